@@ -1,0 +1,63 @@
+#include "ir/builder.h"
+
+#include "absl/strings/str_cat.h"
+#include "ir/verifier.h"
+
+namespace graphjit::ir {
+
+void GraphBuilder::RecordError(absl::Status s) {
+  if (status_.ok()) status_ = std::move(s);
+}
+
+ValueId GraphBuilder::Add(OpCode op, absl::Span<const ValueId> operands, Attrs attrs) {
+  std::vector<ValueType> types;
+  for (ValueId v : operands) {
+    if (v < 0 || v >= graph_.num_nodes()) {
+      RecordError(absl::InvalidArgumentError(
+          absl::StrCat(OpName(op), ": operand %", v, " is not a value of this graph")));
+      return kInvalidValue;
+    }
+    types.push_back(graph_.type(v));
+  }
+  absl::StatusOr<ValueType> type = InferType(op, types, attrs);
+  if (!type.ok()) {
+    RecordError(absl::Status(type.status().code(),
+                             absl::StrCat("%", graph_.num_nodes(), " (", OpName(op), "): ",
+                                          type.status().message())));
+    return kInvalidValue;
+  }
+  return graph_.Append(op, std::vector<ValueId>(operands.begin(), operands.end()),
+                       std::move(attrs), *std::move(type));
+}
+
+ValueId GraphBuilder::Input(absl::string_view name, DType dtype, Shape shape) {
+  return Add(OpCode::kInput, {},
+             Attrs{{"name", std::string(name)}, {"dtype", dtype}, {"shape", std::move(shape)}});
+}
+
+ValueId GraphBuilder::Param(absl::string_view name, DType dtype, Shape shape) {
+  return Add(OpCode::kParam, {},
+             Attrs{{"name", std::string(name)}, {"dtype", dtype}, {"shape", std::move(shape)}});
+}
+
+ValueId GraphBuilder::Scalar(double value, DType dtype) {
+  return Add(OpCode::kConstant, {},
+             Attrs{{"value", std::vector<double>{value}}, {"dtype", dtype}, {"shape", Shape{}}});
+}
+
+void GraphBuilder::Output(ValueId id) {
+  if (id < 0 || id >= graph_.num_nodes()) {
+    RecordError(absl::InvalidArgumentError(
+        absl::StrCat("output %", id, " is not a value of this graph")));
+    return;
+  }
+  graph_.AddOutput(id);
+}
+
+absl::StatusOr<Graph> GraphBuilder::Build() && {
+  if (!status_.ok()) return status_;
+  if (absl::Status s = VerifyGraph(graph_); !s.ok()) return s;
+  return std::move(graph_);
+}
+
+}  // namespace graphjit::ir

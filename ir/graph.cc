@@ -1,0 +1,85 @@
+#include "ir/graph.h"
+
+#include "ir/check.h"
+
+namespace graphjit::ir {
+
+const std::string& Node::name() const {
+  static const std::string* empty = new std::string();
+  const AttrValue* v = attrs.Find("name");
+  return v != nullptr && std::holds_alternative<std::string>(*v) ? std::get<std::string>(*v)
+                                                                 : *empty;
+}
+
+ValueId Graph::Append(OpCode op, std::vector<ValueId> operands, Attrs attrs, ValueType type) {
+  for (ValueId v : operands) {
+    GJ_CHECK(v >= 0 && v < num_nodes()) << "operand %" << v << " of new " << OpName(op)
+                                     << " node does not exist";
+  }
+  nodes_.push_back(Node{op, std::move(operands), std::move(attrs), std::move(type)});
+  return num_nodes() - 1;
+}
+
+void Graph::AddOutput(ValueId id) {
+  GJ_CHECK(id >= 0 && id < num_nodes()) << "output %" << id << " does not exist";
+  outputs_.push_back(id);
+}
+
+const Node& Graph::node(ValueId id) const {
+  GJ_CHECK(id >= 0 && id < num_nodes()) << "no node %" << id;
+  return nodes_[id];
+}
+
+Node& Graph::mutable_node(ValueId id) {
+  GJ_CHECK(id >= 0 && id < num_nodes()) << "no node %" << id;
+  return nodes_[id];
+}
+
+namespace {
+std::vector<ValueId> NodesWithOp(const std::vector<Node>& nodes, OpCode op) {
+  std::vector<ValueId> ids;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].op == op) ids.push_back(static_cast<ValueId>(i));
+  }
+  return ids;
+}
+}  // namespace
+
+std::vector<ValueId> Graph::Inputs() const { return NodesWithOp(nodes_, OpCode::kInput); }
+std::vector<ValueId> Graph::Params() const { return NodesWithOp(nodes_, OpCode::kParam); }
+
+ValueId Graph::FindInput(absl::string_view name) const {
+  for (ValueId id : Inputs()) {
+    if (nodes_[id].name() == name) return id;
+  }
+  return kInvalidValue;
+}
+
+ValueId Graph::FindParam(absl::string_view name) const {
+  for (ValueId id : Params()) {
+    if (nodes_[id].name() == name) return id;
+  }
+  return kInvalidValue;
+}
+
+std::set<std::string> Graph::Symbols() const {
+  std::set<std::string> symbols;
+  for (const Node& n : nodes_) {
+    for (const SymExpr& d : n.type.shape) d.CollectSymbols(&symbols);
+    for (const auto& [name, value] : n.attrs.items()) {
+      if (const auto* dim = std::get_if<SymExpr>(&value)) dim->CollectSymbols(&symbols);
+      if (const auto* dims = std::get_if<std::vector<SymExpr>>(&value)) {
+        for (const SymExpr& d : *dims) d.CollectSymbols(&symbols);
+      }
+    }
+  }
+  return symbols;
+}
+
+int Graph::NumComputeNodes() const {
+  int n = 0;
+  for (const Node& node : nodes_) n += IsSourceOp(node.op) ? 0 : 1;
+  return n;
+}
+
+}  // namespace graphjit::ir

@@ -1,0 +1,75 @@
+// The graph IR: SSA nodes over the one op list, with symbolic shapes.
+#ifndef GRAPHJIT_IR_GRAPH_H_
+#define GRAPHJIT_IR_GRAPH_H_
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "ir/attrs.h"
+#include "ir/op.h"
+
+namespace graphjit::ir {
+
+// A node's index in its graph; operands always refer to earlier nodes (SSA, topological).
+using ValueId = int32_t;
+inline constexpr ValueId kInvalidValue = -1;
+
+struct Node {
+  OpCode op;
+  std::vector<ValueId> operands;
+  Attrs attrs;
+  ValueType type;  // the result: every node has exactly one
+
+  // The `name` attribute of an input or parameter ("" for other ops).
+  const std::string& name() const;
+};
+
+// Inputs (run-time tensors), named parameters (weights) and constants are nodes; a graph
+// may have several outputs. Graphs are plain values: copy one to transform it.
+class Graph {
+ public:
+  explicit Graph(std::string name = "main") : name_(std::move(name)) {}
+
+  // Appends a node whose type the caller has already inferred (GraphBuilder does that and
+  // more); CHECKs that the operands exist.
+  ValueId Append(OpCode op, std::vector<ValueId> operands, Attrs attrs, ValueType type);
+  void AddOutput(ValueId id);
+  void set_outputs(std::vector<ValueId> outputs) { outputs_ = std::move(outputs); }
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+  int num_nodes() const { return static_cast<int>(nodes_.size()); }
+  const Node& node(ValueId id) const;
+  Node& mutable_node(ValueId id);
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::vector<ValueId>& outputs() const { return outputs_; }
+  const ValueType& type(ValueId id) const { return node(id).type; }
+
+  // The input (or param) nodes in graph order.
+  std::vector<ValueId> Inputs() const;
+  std::vector<ValueId> Params() const;
+  // The input (or param) node with this name, or kInvalidValue.
+  ValueId FindInput(absl::string_view name) const;
+  ValueId FindParam(absl::string_view name) const;
+  // Every symbol mentioned by a type or a dim attribute (e.g. {"P", "S"}).
+  std::set<std::string> Symbols() const;
+  // Number of nodes that compute something (not inputs, params or constants).
+  int NumComputeNodes() const;
+
+ private:
+  std::string name_;
+  std::vector<Node> nodes_;
+  std::vector<ValueId> outputs_;
+};
+
+inline bool IsSourceOp(OpCode op) {
+  return op == OpCode::kInput || op == OpCode::kParam || op == OpCode::kConstant ||
+         op == OpCode::kFull;
+}
+
+}  // namespace graphjit::ir
+
+#endif  // GRAPHJIT_IR_GRAPH_H_

@@ -1,0 +1,339 @@
+// Shape inference on symbolic shapes. Dims are compared structurally (SymExpr canonical
+// form); a dim that cannot be proven equal to what a rule needs is an error, so a graph
+// that verifies is valid for every binding of its symbols (with symbols assumed >= 2).
+#include "ir/shape_rules.h"
+
+#include <numeric>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace graphjit::ir {
+namespace {
+
+absl::Status Error(OpCode op, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(OpName(op), ": ", what));
+}
+
+absl::Status RequireFloat(OpCode op, const ValueType& t, absl::string_view which) {
+  if (IsFloat(t.dtype)) return absl::OkStatus();
+  return Error(op, absl::StrCat(which, " must be f32 or f64, got ", TypeToString(t)));
+}
+
+absl::Status RequireSameDType(OpCode op, const ValueType& a, const ValueType& b) {
+  if (a.dtype == b.dtype) return absl::OkStatus();
+  return Error(op, absl::StrCat("operand dtypes differ: ", TypeToString(a), " vs ",
+                                TypeToString(b), " (insert a cast)"));
+}
+
+absl::Status RequireNonNegativeDims(OpCode op, const Shape& shape) {
+  for (const SymExpr& d : shape) {
+    if (std::optional<int64_t> c = d.AsConstant(); c && *c < 0) {
+      return Error(op, absl::StrCat("negative dim ", *c, " in shape ", ShapeToString(shape)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ValueType> SourceRule(OpCode op, absl::Span<const ValueType>, const Attrs& attrs) {
+  ValueType t{attrs.Get<DType>("dtype"), attrs.GetDims("shape")};
+  if (absl::Status s = RequireNonNegativeDims(op, t.shape); !s.ok()) return s;
+  if (attrs.Has("name") && attrs.Get<std::string>("name").empty()) {
+    return Error(op, "name must not be empty");
+  }
+  return t;
+}
+
+absl::StatusOr<ValueType> ConstantRule(OpCode op, absl::Span<const ValueType> in,
+                                       const Attrs& attrs) {
+  absl::StatusOr<ValueType> t = SourceRule(op, in, attrs);
+  if (!t.ok()) return t;
+  std::optional<int64_t> n = NumElements(t->shape).AsConstant();
+  if (!n) return Error(op, absl::StrCat("shape must be constant, got ", ShapeToString(t->shape)));
+  size_t count = attrs.Get<std::vector<double>>("value").size();
+  if (static_cast<int64_t>(count) != *n) {
+    return Error(op, absl::StrCat("has ", count, " value(s) for shape ", ShapeToString(t->shape),
+                                  " (", *n, " elements)"));
+  }
+  return t;
+}
+
+absl::StatusOr<ValueType> BinaryRule(OpCode op, absl::Span<const ValueType> in, const Attrs&) {
+  if (absl::Status s = RequireSameDType(op, in[0], in[1]); !s.ok()) return s;
+  if (in[0].dtype == DType::kBool && op != OpCode::kMaximum && op != OpCode::kMinimum) {
+    return Error(op, "arithmetic on bool operands");
+  }
+  absl::StatusOr<Shape> shape = BroadcastShapes(in[0].shape, in[1].shape);
+  if (!shape.ok()) return Error(op, shape.status().message());
+  return ValueType{in[0].dtype, *shape};
+}
+
+absl::StatusOr<ValueType> FloatBinaryRule(OpCode op, absl::Span<const ValueType> in,
+                                          const Attrs& attrs) {
+  if (absl::Status s = RequireFloat(op, in[0], "operand"); !s.ok()) return s;
+  return BinaryRule(op, in, attrs);
+}
+
+absl::StatusOr<ValueType> CompareRule(OpCode op, absl::Span<const ValueType> in, const Attrs&) {
+  if (absl::Status s = RequireSameDType(op, in[0], in[1]); !s.ok()) return s;
+  absl::StatusOr<Shape> shape = BroadcastShapes(in[0].shape, in[1].shape);
+  if (!shape.ok()) return Error(op, shape.status().message());
+  return ValueType{DType::kBool, *shape};
+}
+
+absl::StatusOr<ValueType> WhereRule(OpCode op, absl::Span<const ValueType> in, const Attrs&) {
+  if (in[0].dtype != DType::kBool) {
+    return Error(op, absl::StrCat("condition must be bool, got ", TypeToString(in[0])));
+  }
+  if (absl::Status s = RequireSameDType(op, in[1], in[2]); !s.ok()) return s;
+  absl::StatusOr<Shape> shape = BroadcastShapes(in[1].shape, in[2].shape);
+  if (shape.ok()) shape = BroadcastShapes(in[0].shape, *shape);
+  if (!shape.ok()) return Error(op, shape.status().message());
+  return ValueType{in[1].dtype, *shape};
+}
+
+absl::StatusOr<ValueType> NumericUnaryRule(OpCode op, absl::Span<const ValueType> in,
+                                           const Attrs&) {
+  if (in[0].dtype == DType::kBool) return Error(op, "operand must be numeric, got bool");
+  return in[0];
+}
+
+absl::StatusOr<ValueType> FloatUnaryRule(OpCode op, absl::Span<const ValueType> in,
+                                         const Attrs& attrs) {
+  if (absl::Status s = RequireFloat(op, in[0], "operand"); !s.ok()) return s;
+  if (attrs.Has("axis")) {
+    absl::StatusOr<int> axis = NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), OpName(op));
+    if (!axis.ok()) return axis.status();
+  }
+  return in[0];
+}
+
+absl::StatusOr<ValueType> CastRule(OpCode, absl::Span<const ValueType> in, const Attrs& attrs) {
+  return ValueType{attrs.Get<DType>("dtype"), in[0].shape};
+}
+
+absl::StatusOr<ValueType> MatmulRule(OpCode op, absl::Span<const ValueType> in, const Attrs&) {
+  const ValueType& a = in[0];
+  const ValueType& b = in[1];
+  if (absl::Status s = RequireSameDType(op, a, b); !s.ok()) return s;
+  if (absl::Status s = RequireFloat(op, a, "lhs"); !s.ok()) return s;
+  if (a.rank() < 2 || b.rank() < 2) {
+    return Error(op, absl::StrCat("operands must have rank >= 2, got ", TypeToString(a), " and ",
+                                  TypeToString(b)));
+  }
+  const SymExpr& k_a = a.shape[a.rank() - 1];
+  const SymExpr& k_b = b.shape[b.rank() - 2];
+  if (k_a != k_b) {
+    return Error(op, absl::StrCat("contraction dims differ: ", TypeToString(a), " @ ",
+                                  TypeToString(b), " (", k_a.ToString(), " vs ", k_b.ToString(),
+                                  ")"));
+  }
+  Shape batch_a(a.shape.begin(), a.shape.end() - 2);
+  Shape batch_b(b.shape.begin(), b.shape.end() - 2);
+  absl::StatusOr<Shape> batch = BroadcastShapes(batch_a, batch_b);
+  if (!batch.ok()) return Error(op, absl::StrCat("batch dims: ", batch.status().message()));
+  Shape out = *batch;
+  out.push_back(a.shape[a.rank() - 2]);
+  out.push_back(b.shape[b.rank() - 1]);
+  return ValueType{a.dtype, out};
+}
+
+absl::StatusOr<ValueType> TransposeRule(OpCode op, absl::Span<const ValueType> in,
+                                        const Attrs& attrs) {
+  const std::vector<int64_t>& perm = attrs.Get<std::vector<int64_t>>("perm");
+  if (static_cast<int>(perm.size()) != in[0].rank()) {
+    return Error(op, absl::StrCat("perm [", absl::StrJoin(perm, ", "), "] does not match rank ",
+                                  in[0].rank()));
+  }
+  std::vector<bool> seen(perm.size(), false);
+  Shape out;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= in[0].rank() || seen[p]) {
+      return Error(op, absl::StrCat("perm [", absl::StrJoin(perm, ", "),
+                                    "] is not a permutation of 0..", in[0].rank() - 1));
+    }
+    seen[p] = true;
+    out.push_back(in[0].shape[p]);
+  }
+  return ValueType{in[0].dtype, out};
+}
+
+absl::StatusOr<ValueType> ReshapeRule(OpCode op, absl::Span<const ValueType> in,
+                                      const Attrs& attrs) {
+  const Shape& shape = attrs.GetDims("shape");
+  if (absl::Status s = RequireNonNegativeDims(op, shape); !s.ok()) return s;
+  if (NumElements(shape) != NumElements(in[0].shape)) {
+    return Error(op, absl::StrCat("cannot reshape ", TypeToString(in[0]), " to ",
+                                  ShapeToString(shape), ": element counts ",
+                                  NumElements(in[0].shape).ToString(), " vs ",
+                                  NumElements(shape).ToString()));
+  }
+  return ValueType{in[0].dtype, shape};
+}
+
+absl::StatusOr<ValueType> ExpandRule(OpCode op, absl::Span<const ValueType> in,
+                                     const Attrs& attrs) {
+  const Shape& shape = attrs.GetDims("shape");
+  absl::StatusOr<Shape> out = BroadcastShapes(in[0].shape, shape);
+  if (!out.ok() || *out != shape) {
+    return Error(op, absl::StrCat("cannot expand ", TypeToString(in[0]), " to ",
+                                  ShapeToString(shape)));
+  }
+  return ValueType{in[0].dtype, shape};
+}
+
+absl::StatusOr<ValueType> ConcatRule(OpCode op, absl::Span<const ValueType> in,
+                                     const Attrs& attrs) {
+  absl::StatusOr<int> axis = NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), "concat");
+  if (!axis.ok()) return axis.status();
+  Shape out = in[0].shape;
+  for (size_t i = 1; i < in.size(); ++i) {
+    if (in[i].dtype != in[0].dtype || in[i].rank() != in[0].rank()) {
+      return Error(op, absl::StrCat("operand ", i, " is ", TypeToString(in[i]),
+                                    ", expected dtype and rank of ", TypeToString(in[0])));
+    }
+    for (int d = 0; d < in[0].rank(); ++d) {
+      if (d != *axis && in[i].shape[d] != in[0].shape[d]) {
+        return Error(op, absl::StrCat("operand ", i, " is ", TypeToString(in[i]), ", dim ", d,
+                                      " must be ", in[0].shape[d].ToString()));
+      }
+    }
+    out[*axis] = out[*axis] + in[i].shape[*axis];
+  }
+  return ValueType{in[0].dtype, out};
+}
+
+absl::StatusOr<ValueType> SliceRule(OpCode op, absl::Span<const ValueType> in,
+                                    const Attrs& attrs) {
+  absl::StatusOr<int> axis = NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), "slice");
+  if (!axis.ok()) return axis.status();
+  const SymExpr& start = attrs.GetDim("start");
+  const SymExpr& end = attrs.GetDim("end");
+  const SymExpr& dim = in[0].shape[*axis];
+  std::optional<int64_t> len = (end - start).AsConstant();
+  std::optional<int64_t> room = (dim - end).AsConstant();
+  std::optional<int64_t> s0 = start.AsConstant();
+  if ((s0 && *s0 < 0) || (len && *len < 0) || (room && *room < 0)) {
+    return Error(op, absl::StrCat("range [", start.ToString(), ", ", end.ToString(),
+                                  ") is not within dim ", *axis, " of ", TypeToString(in[0])));
+  }
+  Shape out = in[0].shape;
+  out[*axis] = end - start;
+  return ValueType{in[0].dtype, out};
+}
+
+absl::StatusOr<ValueType> GatherRule(OpCode op, absl::Span<const ValueType> in, const Attrs&) {
+  if (in[0].rank() < 1) return Error(op, "table must have rank >= 1");
+  if (in[1].dtype != DType::kI64) {
+    return Error(op, absl::StrCat("indices must be i64, got ", TypeToString(in[1])));
+  }
+  Shape out = in[1].shape;
+  out.insert(out.end(), in[0].shape.begin() + 1, in[0].shape.end());
+  return ValueType{in[0].dtype, out};
+}
+
+absl::StatusOr<ValueType> ReduceRule(OpCode op, absl::Span<const ValueType> in,
+                                     const Attrs& attrs) {
+  if (in[0].dtype == DType::kBool) return Error(op, "operand must be numeric, got bool");
+  absl::StatusOr<int> axis = NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), OpName(op));
+  if (!axis.ok()) return axis.status();
+  Shape out = in[0].shape;
+  if (attrs.Get<bool>("keepdim")) {
+    out[*axis] = 1;
+  } else {
+    out.erase(out.begin() + *axis);
+  }
+  return ValueType{in[0].dtype, out};
+}
+
+absl::StatusOr<ValueType> FloatReduceRule(OpCode op, absl::Span<const ValueType> in,
+                                          const Attrs& attrs) {
+  if (absl::Status s = RequireFloat(op, in[0], "operand"); !s.ok()) return s;
+  return ReduceRule(op, in, attrs);
+}
+
+absl::StatusOr<ValueType> NormRule(OpCode op, absl::Span<const ValueType> in, const Attrs&) {
+  if (absl::Status s = RequireFloat(op, in[0], "operand"); !s.ok()) return s;
+  if (in[0].rank() < 1) return Error(op, "operand must have rank >= 1");
+  const SymExpr& last = in[0].shape.back();
+  for (size_t i = 1; i < in.size(); ++i) {
+    const char* which = i == 1 ? "weight" : "bias";
+    if (in[i].dtype != in[0].dtype || in[i].rank() != 1 || in[i].shape[0] != last) {
+      return Error(op, absl::StrCat(which, " must be ", DTypeName(in[0].dtype), "[",
+                                    last.ToString(), "], got ", TypeToString(in[i])));
+    }
+  }
+  return in[0];
+}
+
+absl::StatusOr<ValueType> RopeRule(OpCode op, absl::Span<const ValueType> in, const Attrs&) {
+  if (absl::Status s = RequireFloat(op, in[0], "operand"); !s.ok()) return s;
+  if (in[0].rank() < 1) return Error(op, "operand must have rank >= 1");
+  std::optional<int64_t> dh = in[0].shape.back().AsConstant();
+  if (!dh || *dh % 2 != 0) {
+    return Error(op, absl::StrCat("last dim must be an even constant, got ",
+                                  TypeToString(in[0])));
+  }
+  for (int i = 1; i <= 2; ++i) {
+    if (absl::Status s = RequireSameDType(op, in[0], in[i]); !s.ok()) return s;
+    absl::StatusOr<Shape> b = BroadcastShapes(in[0].shape, in[i].shape);
+    if (!b.ok() || *b != in[0].shape) {
+      return Error(op, absl::StrCat(i == 1 ? "cos " : "sin ", TypeToString(in[i]),
+                                    " does not broadcast to ", TypeToString(in[0])));
+    }
+  }
+  return in[0];
+}
+
+absl::StatusOr<ValueType> CrossEntropyRule(OpCode op, absl::Span<const ValueType> in,
+                                           const Attrs&) {
+  if (absl::Status s = RequireFloat(op, in[0], "logits"); !s.ok()) return s;
+  if (in[1].dtype != DType::kI64) {
+    return Error(op, absl::StrCat("targets must be i64, got ", TypeToString(in[1])));
+  }
+  Shape rows(in[0].shape.begin(), in[0].shape.end() - (in[0].rank() > 0 ? 1 : 0));
+  if (in[0].rank() < 1 || rows != in[1].shape) {
+    return Error(op, absl::StrCat("targets ", TypeToString(in[1]), " must have the shape of ",
+                                  "logits ", TypeToString(in[0]), " without its last dim"));
+  }
+  return ValueType{in[0].dtype, {}};
+}
+
+absl::StatusOr<ValueType> CausalMaskRule(OpCode op, absl::Span<const ValueType> in,
+                                         const Attrs&) {
+  if (absl::Status s = RequireFloat(op, in[0], "operand"); !s.ok()) return s;
+  if (in[0].rank() < 2) return Error(op, "operand must have rank >= 2");
+  return in[0];
+}
+
+absl::StatusOr<ValueType> KvWriteRule(OpCode op, absl::Span<const ValueType> in,
+                                      const Attrs& attrs) {
+  const ValueType& cache = in[0];
+  const ValueType& rows = in[1];
+  if (absl::Status s = RequireSameDType(op, cache, rows); !s.ok()) return s;
+  if (cache.rank() < 2 || rows.rank() != cache.rank()) {
+    return Error(op, absl::StrCat("cache ", TypeToString(cache), " and new rows ",
+                                  TypeToString(rows), " must have the same rank >= 2"));
+  }
+  int axis = cache.rank() - 2;
+  for (int d = 0; d < cache.rank(); ++d) {
+    if (d != axis && cache.shape[d] != rows.shape[d]) {
+      return Error(op, absl::StrCat("new rows ", TypeToString(rows), " do not match cache ",
+                                    TypeToString(cache), " in dim ", d));
+    }
+  }
+  const SymExpr& pos = attrs.GetDim("pos");
+  std::optional<int64_t> p = pos.AsConstant();
+  std::optional<int64_t> room = (cache.shape[axis] - rows.shape[axis] - pos).AsConstant();
+  if ((p && *p < 0) || (room && *room < 0)) {
+    return Error(op, absl::StrCat("rows [", pos.ToString(), ", ",
+                                  (pos + rows.shape[axis]).ToString(), ") are outside cache dim ",
+                                  axis, " of ", TypeToString(cache)));
+  }
+  return cache;
+}
+
+}  // namespace graphjit::ir

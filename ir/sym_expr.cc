@@ -1,0 +1,549 @@
+// Canonical-form symbolic integer arithmetic: polynomials over atoms.
+#include "ir/sym_expr.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <utility>
+
+#include "ir/check.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace graphjit::ir {
+
+// An atom is a symbol or an irreducible div / mod / max / min of two expressions.
+enum class AtomKind { kSymbol, kFloorDiv, kMod, kMax, kMin };
+
+struct Atom {
+  AtomKind kind;
+  std::string name;  // kSymbol
+  SymExpr lhs, rhs;  // the others
+  std::string text;  // canonical text, also the sort key
+};
+
+// A product of atoms times an integer; `key` is the atoms' texts joined by '*'
+// ("" for the constant term).
+struct Term {
+  int64_t coeff = 0;
+  std::vector<std::shared_ptr<const Atom>> factors;  // sorted by text
+  std::string key;
+};
+
+struct SymExpr::Rep {
+  std::vector<Term> terms;  // sorted by key, no zero coefficients, constant term last
+  std::string text;
+};
+
+namespace {
+
+int64_t FloorDivInt(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+int64_t FloorModInt(int64_t a, int64_t b) { return a - FloorDivInt(a, b) * b; }
+
+bool IsSimpleOperand(const SymExpr& e) {
+  if (e.IsSymbol()) return true;
+  std::optional<int64_t> c = e.AsConstant();
+  return c.has_value() && *c >= 0;
+}
+
+std::string OperandText(const SymExpr& e) {
+  return IsSimpleOperand(e) ? e.ToString() : absl::StrCat("(", e.ToString(), ")");
+}
+
+std::string TermText(const Term& t) {
+  if (t.factors.empty()) return absl::StrCat(t.coeff);
+  // Division and mod bind like '*', so inside a product they need parentheses:
+  // `2*(S/3)` is not `2*S/3`.
+  bool wrap = t.coeff != 1 || t.factors.size() > 1;
+  std::vector<std::string> texts;
+  for (const auto& f : t.factors) {
+    bool divlike = f->kind == AtomKind::kFloorDiv || f->kind == AtomKind::kMod;
+    texts.push_back(wrap && divlike ? absl::StrCat("(", f->text, ")") : f->text);
+  }
+  std::string product = absl::StrJoin(texts, "*");
+  if (t.coeff == 1) return product;
+  if (t.coeff == -1) return absl::StrCat("-", product);
+  return absl::StrCat(t.coeff, "*", product);
+}
+
+}  // namespace
+
+// Builds canonical Reps from a map of terms keyed by their atom keys.
+class SymExprBuilder {
+ public:
+  using TermMap = std::map<std::string, Term>;
+
+  static SymExpr Make(TermMap terms) {
+    auto rep = std::make_shared<SymExpr::Rep>();
+    std::optional<Term> constant;
+    for (auto& [key, term] : terms) {
+      if (term.coeff == 0) continue;
+      if (key.empty()) {
+        constant = std::move(term);
+      } else {
+        rep->terms.push_back(std::move(term));
+      }
+    }
+    if (constant) rep->terms.push_back(std::move(*constant));
+    if (rep->terms.empty()) {
+      rep->text.push_back('0');  // not = "0": GCC 12 -Wrestrict false positive
+    } else {
+      for (size_t i = 0; i < rep->terms.size(); ++i) {
+        std::string t = TermText(rep->terms[i]);
+        if (i > 0 && t[0] != '-') rep->text += "+";
+        rep->text += t;
+      }
+    }
+    return SymExpr(std::move(rep));
+  }
+
+  static SymExpr FromAtom(std::shared_ptr<const Atom> atom) {
+    TermMap m;
+    Term t;
+    t.coeff = 1;
+    t.key = atom->text;
+    t.factors.push_back(std::move(atom));
+    m.emplace(t.key, std::move(t));
+    return Make(std::move(m));
+  }
+
+  static TermMap ToMap(const SymExpr& e) {
+    TermMap m;
+    for (const Term& t : e.rep_->terms) m.emplace(t.key, t);
+    return m;
+  }
+
+  static const std::vector<Term>& Terms(const SymExpr& e) { return e.rep_->terms; }
+
+  static void AddTerm(TermMap* m, Term t) {
+    auto it = m->find(t.key);
+    if (it == m->end()) {
+      m->emplace(t.key, std::move(t));
+    } else {
+      it->second.coeff += t.coeff;
+    }
+  }
+
+  static Term Multiply(const Term& a, const Term& b) {
+    Term t;
+    t.coeff = a.coeff * b.coeff;
+    t.factors = a.factors;
+    t.factors.insert(t.factors.end(), b.factors.begin(), b.factors.end());
+    std::stable_sort(t.factors.begin(), t.factors.end(),
+                     [](const auto& x, const auto& y) { return x->text < y->text; });
+    std::vector<std::string> texts;
+    for (const auto& f : t.factors) texts.push_back(f->text);
+    t.key = absl::StrJoin(texts, "*");
+    return t;
+  }
+
+  static std::shared_ptr<const Atom> MakeAtom(AtomKind kind, SymExpr lhs, SymExpr rhs) {
+    auto atom = std::make_shared<Atom>();
+    atom->kind = kind;
+    switch (kind) {
+      case AtomKind::kFloorDiv:
+        atom->text = absl::StrCat(OperandText(lhs), "/", OperandText(rhs));
+        break;
+      case AtomKind::kMod:
+        atom->text = absl::StrCat(OperandText(lhs), "%", OperandText(rhs));
+        break;
+      case AtomKind::kMax:
+      case AtomKind::kMin:
+        if (rhs.ToString() < lhs.ToString()) std::swap(lhs, rhs);  // commutative
+        atom->text = absl::StrCat(kind == AtomKind::kMax ? "max(" : "min(", lhs.ToString(),
+                                  ", ", rhs.ToString(), ")");
+        break;
+      case AtomKind::kSymbol:
+        GJ_FATAL() << "symbols are made by SymExpr::Symbol";
+    }
+    atom->lhs = std::move(lhs);
+    atom->rhs = std::move(rhs);
+    return atom;
+  }
+
+  // Splits `a` into the terms whose coefficients `c` divides (returned divided by c)
+  // and the rest; for integer-valued terms floor((c*q + r) / c) == q + floor(r / c).
+  static std::pair<SymExpr, SymExpr> SplitDivisible(const SymExpr& a, int64_t c) {
+    TermMap quotient, rest;
+    for (const Term& t : Terms(a)) {
+      if (t.coeff % c == 0) {
+        Term q = t;
+        q.coeff /= c;
+        AddTerm(&quotient, std::move(q));
+      } else {
+        AddTerm(&rest, t);
+      }
+    }
+    return {Make(std::move(quotient)), Make(std::move(rest))};
+  }
+};
+
+SymExpr::SymExpr() : SymExpr(int64_t{0}) {}
+
+SymExpr::SymExpr(int64_t value) {
+  SymExprBuilder::TermMap m;
+  Term t;
+  t.coeff = value;
+  m.emplace("", std::move(t));
+  *this = SymExprBuilder::Make(std::move(m));
+}
+
+SymExpr SymExpr::Symbol(absl::string_view name) {
+  auto atom = std::make_shared<Atom>();
+  atom->kind = AtomKind::kSymbol;
+  atom->name = std::string(name);
+  atom->text = atom->name;
+  return SymExprBuilder::FromAtom(std::move(atom));
+}
+
+SymExpr operator+(const SymExpr& a, const SymExpr& b) {
+  SymExprBuilder::TermMap m = SymExprBuilder::ToMap(a);
+  for (const Term& t : SymExprBuilder::Terms(b)) SymExprBuilder::AddTerm(&m, t);
+  return SymExprBuilder::Make(std::move(m));
+}
+
+SymExpr SymExpr::operator-() const { return *this * SymExpr(-1); }
+
+SymExpr operator-(const SymExpr& a, const SymExpr& b) { return a + (-b); }
+
+SymExpr operator*(const SymExpr& a, const SymExpr& b) {
+  SymExprBuilder::TermMap m;
+  for (const Term& x : SymExprBuilder::Terms(a)) {
+    for (const Term& y : SymExprBuilder::Terms(b)) {
+      SymExprBuilder::AddTerm(&m, SymExprBuilder::Multiply(x, y));
+    }
+  }
+  return SymExprBuilder::Make(std::move(m));
+}
+
+SymExpr SymExpr::FloorDiv(const SymExpr& a, const SymExpr& b) {
+  std::optional<int64_t> cb = b.AsConstant();
+  if (cb && *cb != 0) {
+    if (*cb == 1) return a;
+    if (std::optional<int64_t> ca = a.AsConstant()) return FloorDivInt(*ca, *cb);
+    if (*cb > 0) {
+      auto [quotient, rest] = SymExprBuilder::SplitDivisible(a, *cb);
+      if (!quotient.IsConstant() || *quotient.AsConstant() != 0) {
+        return quotient + FloorDiv(rest, b);
+      }
+    }
+  }
+  if (a.IsConstant() && *a.AsConstant() == 0 && !(cb && *cb == 0)) return 0;
+  return SymExprBuilder::FromAtom(SymExprBuilder::MakeAtom(AtomKind::kFloorDiv, a, b));
+}
+
+SymExpr SymExpr::Mod(const SymExpr& a, const SymExpr& b) {
+  std::optional<int64_t> cb = b.AsConstant();
+  if (cb && *cb != 0) {
+    if (*cb == 1 || *cb == -1) return 0;
+    if (std::optional<int64_t> ca = a.AsConstant()) return FloorModInt(*ca, *cb);
+    if (*cb > 0) {
+      auto [quotient, rest] = SymExprBuilder::SplitDivisible(a, *cb);
+      if (!quotient.IsConstant() || *quotient.AsConstant() != 0) return Mod(rest, b);
+    }
+  }
+  return SymExprBuilder::FromAtom(SymExprBuilder::MakeAtom(AtomKind::kMod, a, b));
+}
+
+SymExpr SymExpr::Max(const SymExpr& a, const SymExpr& b) {
+  if (std::optional<int64_t> d = (a - b).AsConstant()) return *d >= 0 ? a : b;
+  return SymExprBuilder::FromAtom(SymExprBuilder::MakeAtom(AtomKind::kMax, a, b));
+}
+
+SymExpr SymExpr::Min(const SymExpr& a, const SymExpr& b) {
+  if (std::optional<int64_t> d = (a - b).AsConstant()) return *d <= 0 ? a : b;
+  return SymExprBuilder::FromAtom(SymExprBuilder::MakeAtom(AtomKind::kMin, a, b));
+}
+
+bool SymExpr::IsConstant() const {
+  return rep_->terms.empty() || (rep_->terms.size() == 1 && rep_->terms[0].factors.empty());
+}
+
+std::optional<int64_t> SymExpr::AsConstant() const {
+  if (rep_->terms.empty()) return 0;
+  if (rep_->terms.size() == 1 && rep_->terms[0].factors.empty()) return rep_->terms[0].coeff;
+  return std::nullopt;
+}
+
+bool SymExpr::IsSymbol(std::string* name) const {
+  if (rep_->terms.size() != 1) return false;
+  const Term& t = rep_->terms[0];
+  if (t.coeff != 1 || t.factors.size() != 1 || t.factors[0]->kind != AtomKind::kSymbol) {
+    return false;
+  }
+  if (name != nullptr) *name = t.factors[0]->name;
+  return true;
+}
+
+namespace {
+
+absl::StatusOr<int64_t> EvaluateAtom(const Atom& atom, const Bindings& bindings) {
+  if (atom.kind == AtomKind::kSymbol) {
+    auto it = bindings.find(atom.name);
+    if (it == bindings.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("symbol '", atom.name, "' is not bound to a value"));
+    }
+    return it->second;
+  }
+  absl::StatusOr<int64_t> a = atom.lhs.Evaluate(bindings);
+  if (!a.ok()) return a.status();
+  absl::StatusOr<int64_t> b = atom.rhs.Evaluate(bindings);
+  if (!b.ok()) return b.status();
+  switch (atom.kind) {
+    case AtomKind::kFloorDiv:
+    case AtomKind::kMod:
+      if (*b == 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("division by zero evaluating '", atom.text, "'"));
+      }
+      return atom.kind == AtomKind::kFloorDiv ? FloorDivInt(*a, *b) : FloorModInt(*a, *b);
+    case AtomKind::kMax:
+      return std::max(*a, *b);
+    case AtomKind::kMin:
+      return std::min(*a, *b);
+    case AtomKind::kSymbol:
+      break;
+  }
+  GJ_FATAL() << "unreachable";
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> SymExpr::Evaluate(const Bindings& bindings) const {
+  int64_t sum = 0;
+  for (const Term& t : rep_->terms) {
+    int64_t product = t.coeff;
+    for (const auto& f : t.factors) {
+      absl::StatusOr<int64_t> v = EvaluateAtom(*f, bindings);
+      if (!v.ok()) return v.status();
+      product *= *v;
+    }
+    sum += product;
+  }
+  return sum;
+}
+
+SymExpr SymExpr::Bind(const Bindings& bindings) const {
+  SymExpr result = 0;
+  for (const Term& t : rep_->terms) {
+    SymExpr product = t.coeff;
+    for (const auto& f : t.factors) {
+      switch (f->kind) {
+        case AtomKind::kSymbol: {
+          auto it = bindings.find(f->name);
+          product = product * (it == bindings.end() ? Symbol(f->name) : SymExpr(it->second));
+          break;
+        }
+        case AtomKind::kFloorDiv:
+          product = product * FloorDiv(f->lhs.Bind(bindings), f->rhs.Bind(bindings));
+          break;
+        case AtomKind::kMod:
+          product = product * Mod(f->lhs.Bind(bindings), f->rhs.Bind(bindings));
+          break;
+        case AtomKind::kMax:
+          product = product * Max(f->lhs.Bind(bindings), f->rhs.Bind(bindings));
+          break;
+        case AtomKind::kMin:
+          product = product * Min(f->lhs.Bind(bindings), f->rhs.Bind(bindings));
+          break;
+      }
+    }
+    result = result + product;
+  }
+  return result;
+}
+
+void SymExpr::CollectSymbols(std::set<std::string>* out) const {
+  for (const Term& t : rep_->terms) {
+    for (const auto& f : t.factors) {
+      if (f->kind == AtomKind::kSymbol) {
+        out->insert(f->name);
+      } else {
+        f->lhs.CollectSymbols(out);
+        f->rhs.CollectSymbols(out);
+      }
+    }
+  }
+}
+
+const std::string& SymExpr::ToString() const { return rep_->text; }
+
+std::string ShapeToString(const Shape& shape) {
+  std::vector<std::string> dims;
+  for (const SymExpr& d : shape) dims.push_back(d.ToString());
+  return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
+}
+
+SymExpr NumElements(const Shape& shape) {
+  SymExpr n = 1;
+  for (const SymExpr& d : shape) n = n * d;
+  return n;
+}
+
+absl::StatusOr<std::vector<int64_t>> EvaluateShape(const Shape& shape,
+                                                   const Bindings& bindings) {
+  std::vector<int64_t> dims;
+  dims.reserve(shape.size());
+  for (const SymExpr& d : shape) {
+    absl::StatusOr<int64_t> v = d.Evaluate(bindings);
+    if (!v.ok()) return v.status();
+    dims.push_back(*v);
+  }
+  return dims;
+}
+
+Shape ConstShape(const std::vector<int64_t>& dims) {
+  return Shape(dims.begin(), dims.end());
+}
+
+// ---------------------------------------------------------------------------------------
+// Parser: expr := term (('+'|'-') term)*; term := unary (('*'|'/'|'%') unary)*;
+// unary := '-' unary | primary; primary := int | name | ('max'|'min') '(' expr ',' expr ')'
+// | '(' expr ')'.
+namespace {
+
+class SymParser {
+ public:
+  SymParser(absl::string_view text, size_t pos) : text_(text), pos_(pos) {}
+
+  absl::StatusOr<SymExpr> Expr(int depth = 0) {
+    if (depth > 200) return Error("expression nested too deeply");
+    absl::StatusOr<SymExpr> lhs = Term(depth);
+    if (!lhs.ok()) return lhs;
+    SymExpr acc = *lhs;
+    while (true) {
+      SkipSpace();
+      if (Peek() != '+' && Peek() != '-') return acc;
+      char op = text_[pos_++];
+      absl::StatusOr<SymExpr> rhs = Term(depth);
+      if (!rhs.ok()) return rhs;
+      acc = op == '+' ? acc + *rhs : acc - *rhs;
+    }
+  }
+
+  size_t pos() const { return pos_; }
+
+ private:
+  absl::StatusOr<SymExpr> Term(int depth) {
+    absl::StatusOr<SymExpr> lhs = Unary(depth);
+    if (!lhs.ok()) return lhs;
+    SymExpr acc = *lhs;
+    while (true) {
+      SkipSpace();
+      char c = Peek();
+      if (c != '*' && c != '/' && c != '%') return acc;
+      ++pos_;
+      absl::StatusOr<SymExpr> rhs = Unary(depth);
+      if (!rhs.ok()) return rhs;
+      if (c == '*') {
+        acc = acc * *rhs;
+      } else {
+        if (rhs->IsConstant() && *rhs->AsConstant() == 0) {
+          return Error(c == '/' ? "division by zero" : "mod by zero");
+        }
+        acc = c == '/' ? SymExpr::FloorDiv(acc, *rhs) : SymExpr::Mod(acc, *rhs);
+      }
+    }
+  }
+
+  absl::StatusOr<SymExpr> Unary(int depth) {
+    SkipSpace();
+    if (Peek() == '-') {
+      ++pos_;
+      if (depth > 200) return Error("expression nested too deeply");
+      absl::StatusOr<SymExpr> e = Unary(depth + 1);
+      if (!e.ok()) return e;
+      return -*e;
+    }
+    return Primary(depth);
+  }
+
+  absl::StatusOr<SymExpr> Primary(int depth) {
+    SkipSpace();
+    char c = Peek();
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      int64_t v = 0;
+      while (std::isdigit(static_cast<unsigned char>(Peek()))) {
+        if (v > (INT64_MAX - 9) / 10) return Error("integer literal too large");
+        v = v * 10 + (text_[pos_++] - '0');
+      }
+      return SymExpr(v);
+    }
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      size_t start = pos_;
+      while (std::isalnum(static_cast<unsigned char>(Peek())) || Peek() == '_') ++pos_;
+      std::string name(text_.substr(start, pos_ - start));
+      SkipSpace();
+      if ((name == "max" || name == "min") && Peek() == '(') {
+        ++pos_;
+        absl::StatusOr<SymExpr> a = Expr(depth + 1);
+        if (!a.ok()) return a;
+        if (absl::Status s = Expect(','); !s.ok()) return s;
+        absl::StatusOr<SymExpr> b = Expr(depth + 1);
+        if (!b.ok()) return b;
+        if (absl::Status s = Expect(')'); !s.ok()) return s;
+        return name == "max" ? SymExpr::Max(*a, *b) : SymExpr::Min(*a, *b);
+      }
+      return SymExpr::Symbol(name);
+    }
+    if (c == '(') {
+      ++pos_;
+      absl::StatusOr<SymExpr> e = Expr(depth + 1);
+      if (!e.ok()) return e;
+      if (absl::Status s = Expect(')'); !s.ok()) return s;
+      return e;
+    }
+    return Error("expected an integer, a symbol name, max(, min( or '('");
+  }
+
+  absl::Status Expect(char c) {
+    SkipSpace();
+    if (Peek() != c) return Error(absl::StrCat("expected '", std::string(1, c), "'"));
+    ++pos_;
+    return absl::OkStatus();
+  }
+
+  absl::Status Error(absl::string_view what) const {
+    std::string found = pos_ < text_.size() ? absl::StrCat("'", text_.substr(pos_, 1), "'")
+                                            : std::string("end of input");
+    return absl::InvalidArgumentError(
+        absl::StrCat("offset ", pos_, ": ", what, " in dim expression, found ", found));
+  }
+
+  char Peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
+  void SkipSpace() {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t')) ++pos_;
+  }
+
+  absl::string_view text_;
+  size_t pos_;
+};
+
+}  // namespace
+
+absl::StatusOr<SymExpr> ParseSymExprAt(absl::string_view text, size_t* pos) {
+  SymParser parser(text, *pos);
+  absl::StatusOr<SymExpr> e = parser.Expr();
+  if (e.ok()) *pos = parser.pos();
+  return e;
+}
+
+absl::StatusOr<SymExpr> ParseSymExpr(absl::string_view text) {
+  size_t pos = 0;
+  absl::StatusOr<SymExpr> e = ParseSymExprAt(text, &pos);
+  if (!e.ok()) return e;
+  while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t')) ++pos;
+  if (pos != text.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "offset ", pos, ": unexpected '", text.substr(pos, 1), "' after dim expression"));
+  }
+  return e;
+}
+
+}  // namespace graphjit::ir

@@ -1,0 +1,101 @@
+// Symbolic integer expressions for tensor dims: shapes, guards, loop bounds and FLOP
+// formulas are all SymExprs, so one graph can serve every value of a symbol such as S.
+#ifndef GRAPHJIT_IR_SYM_EXPR_H_
+#define GRAPHJIT_IR_SYM_EXPR_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace graphjit::ir {
+
+// Values for named symbols, e.g. {"S": 128, "P": 127}.
+using Bindings = absl::flat_hash_map<std::string, int64_t>;
+
+// An immutable integer expression over named symbols with +, -, *, floor division, mod,
+// max and min. Every value is kept in a canonical form (a sum of integer-weighted
+// products of atoms, where an atom is a symbol or an irreducible div/mod/max/min), so
+// structurally equal expressions compare equal: `S+1-1` is `S` and `2*S/2` is `S`.
+// Division and mod are floor semantics (as Python's // and %).
+class SymExpr {
+ public:
+  SymExpr();                               // the constant 0
+  SymExpr(int64_t value);                  // NOLINT: a constant converts implicitly
+  SymExpr(int value) : SymExpr(static_cast<int64_t>(value)) {}  // NOLINT
+  static SymExpr Symbol(absl::string_view name);
+  static SymExpr FloorDiv(const SymExpr& a, const SymExpr& b);
+  static SymExpr Mod(const SymExpr& a, const SymExpr& b);
+  static SymExpr Max(const SymExpr& a, const SymExpr& b);
+  static SymExpr Min(const SymExpr& a, const SymExpr& b);
+
+  friend SymExpr operator+(const SymExpr& a, const SymExpr& b);
+  friend SymExpr operator-(const SymExpr& a, const SymExpr& b);
+  friend SymExpr operator*(const SymExpr& a, const SymExpr& b);
+  friend SymExpr operator/(const SymExpr& a, const SymExpr& b) { return FloorDiv(a, b); }
+  friend SymExpr operator%(const SymExpr& a, const SymExpr& b) { return Mod(a, b); }
+  SymExpr operator-() const;
+
+  bool IsConstant() const;
+  // The value of a constant expression, or nullopt if it mentions a symbol.
+  std::optional<int64_t> AsConstant() const;
+  // True if this is exactly one symbol (e.g. `S`); `name` receives it.
+  bool IsSymbol(std::string* name = nullptr) const;
+
+  // The value under `bindings`; InvalidArgument names an unbound symbol or a division
+  // by zero.
+  absl::StatusOr<int64_t> Evaluate(const Bindings& bindings) const;
+  // Replaces the bound symbols by constants and re-simplifies (partial evaluation).
+  SymExpr Bind(const Bindings& bindings) const;
+  // Adds every symbol the expression mentions to `out`.
+  void CollectSymbols(std::set<std::string>* out) const;
+
+  // Canonical text, e.g. `2*S+1`, `(S+1)/2`, `max(S, 4)`. Parsed back by ParseSymExpr.
+  const std::string& ToString() const;
+
+  friend bool operator==(const SymExpr& a, const SymExpr& b) {
+    return a.rep_ == b.rep_ || a.ToString() == b.ToString();
+  }
+  friend bool operator!=(const SymExpr& a, const SymExpr& b) { return !(a == b); }
+  template <typename H>
+  friend H AbslHashValue(H h, const SymExpr& e) {
+    return H::combine(std::move(h), e.ToString());
+  }
+
+  struct Rep;  // defined in sym_expr.cc
+
+ private:
+  explicit SymExpr(std::shared_ptr<const Rep> rep) : rep_(std::move(rep)) {}
+  std::shared_ptr<const Rep> rep_;
+  friend class SymExprBuilder;
+};
+
+// A tensor shape: one SymExpr per dim.
+using Shape = std::vector<SymExpr>;
+
+// `[2, S+1, 16]`.
+std::string ShapeToString(const Shape& shape);
+// Number of elements (the product of the dims).
+SymExpr NumElements(const Shape& shape);
+// Every dim evaluated under `bindings`.
+absl::StatusOr<std::vector<int64_t>> EvaluateShape(const Shape& shape,
+                                                   const Bindings& bindings);
+// A shape of constants.
+Shape ConstShape(const std::vector<int64_t>& dims);
+
+// Parses the text form written by ToString (and ordinary infix input such as `S + 1 - 1`).
+// Errors give the column and what was expected.
+absl::StatusOr<SymExpr> ParseSymExpr(absl::string_view text);
+// Parses the longest expression starting at `*pos` in `text` and advances `*pos` past it
+// (used by the IR parser for dims inside a larger text). Errors carry the offset.
+absl::StatusOr<SymExpr> ParseSymExprAt(absl::string_view text, size_t* pos);
+
+}  // namespace graphjit::ir
+
+#endif  // GRAPHJIT_IR_SYM_EXPR_H_
