@@ -1,0 +1,73 @@
+// The op functions model code calls on Values (eager or traced alike). Each is a thin
+// spelling of one op of ir/ops.def; scalars become constants of the operand's dtype.
+#ifndef GRAPHJIT_FRONTEND_OPS_H_
+#define GRAPHJIT_FRONTEND_OPS_H_
+
+#include <vector>
+
+#include "frontend/value.h"
+
+namespace graphjit::frontend {
+
+// A scalar constant of `dtype` in the context of `like`.
+Value Scalar(const Value& like, double value);
+
+Value Add(const Value& a, const Value& b);
+Value Sub(const Value& a, const Value& b);
+Value Mul(const Value& a, const Value& b);
+Value Div(const Value& a, const Value& b);
+Value Pow(const Value& a, const Value& b);
+Value Maximum(const Value& a, const Value& b);
+Value Minimum(const Value& a, const Value& b);
+Value Compare(ir::OpCode op, const Value& a, const Value& b);  // eq, ne, lt, le, gt, ge
+Value Where(const Value& cond, const Value& a, const Value& b);
+
+inline Value operator+(const Value& a, const Value& b) { return Add(a, b); }
+inline Value operator-(const Value& a, const Value& b) { return Sub(a, b); }
+inline Value operator*(const Value& a, const Value& b) { return Mul(a, b); }
+inline Value operator/(const Value& a, const Value& b) { return Div(a, b); }
+inline Value operator+(const Value& a, double b) { return Add(a, Scalar(a, b)); }
+inline Value operator-(const Value& a, double b) { return Sub(a, Scalar(a, b)); }
+inline Value operator*(const Value& a, double b) { return Mul(a, Scalar(a, b)); }
+inline Value operator/(const Value& a, double b) { return Div(a, Scalar(a, b)); }
+inline Value operator*(double a, const Value& b) { return Mul(Scalar(b, a), b); }
+
+Value Unary(ir::OpCode op, const Value& x);  // neg, abs, exp, log, sqrt, rsqrt, tanh, ...
+inline Value operator-(const Value& x) { return Unary(ir::OpCode::kNeg, x); }
+inline Value Exp(const Value& x) { return Unary(ir::OpCode::kExp, x); }
+inline Value Log(const Value& x) { return Unary(ir::OpCode::kLog, x); }
+inline Value Sqrt(const Value& x) { return Unary(ir::OpCode::kSqrt, x); }
+inline Value Rsqrt(const Value& x) { return Unary(ir::OpCode::kRsqrt, x); }
+inline Value Tanh(const Value& x) { return Unary(ir::OpCode::kTanh, x); }
+inline Value Sigmoid(const Value& x) { return Unary(ir::OpCode::kSigmoid, x); }
+inline Value Silu(const Value& x) { return Unary(ir::OpCode::kSilu, x); }
+inline Value GeluTanh(const Value& x) { return Unary(ir::OpCode::kGeluTanh, x); }
+Value Cast(const Value& x, ir::DType dtype);
+
+Value Matmul(const Value& a, const Value& b);
+Value Transpose(const Value& x, std::vector<int64_t> perm);
+// Swaps the last two axes.
+Value TransposeLast2(const Value& x);
+Value Reshape(const Value& x, ir::Shape shape);
+Value Expand(const Value& x, ir::Shape shape);
+Value Concat(absl::Span<const Value> xs, int64_t axis);
+Value Slice(const Value& x, int64_t axis, ir::SymExpr start, ir::SymExpr end);
+Value Gather(const Value& table, const Value& indices);
+
+Value ReduceSum(const Value& x, int64_t axis, bool keepdim = false);
+Value ReduceMax(const Value& x, int64_t axis, bool keepdim = false);
+Value ReduceMean(const Value& x, int64_t axis, bool keepdim = false);
+
+Value Softmax(const Value& x, int64_t axis = -1);
+Value RmsNorm(const Value& x, const Value& weight, double eps);
+Value RmsNormUnweighted(const Value& x, double eps);
+Value LayerNorm(const Value& x, const Value& weight, const Value& bias, double eps);
+Value Rope(const Value& x, const Value& cos, const Value& sin);
+Value CrossEntropy(const Value& logits, const Value& targets);
+Value CausalMask(const Value& scores);
+// Writes `rows` into `cache` at row `pos` of the second-to-last axis.
+Value KvWrite(const Value& cache, const Value& rows, ir::SymExpr pos);
+
+}  // namespace graphjit::frontend
+
+#endif  // GRAPHJIT_FRONTEND_OPS_H_

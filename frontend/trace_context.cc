@@ -1,0 +1,67 @@
+#include "frontend/trace_context.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace graphjit::frontend {
+
+TraceContext::TraceContext(std::string graph_name, const InputTypes& inputs,
+                           const runtime::TensorMap& params)
+    : builder_(std::move(graph_name)), params_(params) {
+  for (const auto& [name, type] : inputs) {
+    inputs_[name] = builder_.Input(name, type.dtype, type.shape);
+  }
+}
+
+Value TraceContext::Input(absl::string_view name) {
+  auto it = inputs_.find(name);
+  if (it == inputs_.end()) {
+    std::vector<std::string> names;
+    for (const auto& [n, id] : inputs_) names.push_back(n);
+    std::sort(names.begin(), names.end());
+    RecordError(absl::InvalidArgumentError(absl::StrCat(
+        "model reads input '", name, "', which was not declared (declared: ",
+        absl::StrJoin(names, ", "), ")")));
+    return Value();
+  }
+  return Value(this, it->second);
+}
+
+Value TraceContext::Param(absl::string_view name) {
+  if (auto it = param_nodes_.find(name); it != param_nodes_.end()) return Value(this, it->second);
+  auto it = params_.find(name);
+  if (it == params_.end()) {
+    RecordError(absl::InvalidArgumentError(absl::StrCat("missing parameter '", name, "'")));
+    return Value();
+  }
+  ir::ValueId id =
+      builder_.Param(name, it->second.dtype(), ir::ConstShape(it->second.shape()));
+  param_nodes_[name] = id;
+  return Value(this, id);
+}
+
+Value TraceContext::Emit(ir::OpCode op, absl::Span<const Value> operands, ir::Attrs attrs) {
+  if (!CheckOperands(op, operands)) return Value();
+  std::vector<ir::ValueId> ids;
+  ids.reserve(operands.size());
+  for (const Value& v : operands) ids.push_back(v.id());
+  ir::ValueId id = builder_.Add(op, ids, std::move(attrs));
+  if (id == ir::kInvalidValue) {
+    RecordError(builder_.status());
+    return Value();
+  }
+  return Value(this, id);
+}
+
+absl::StatusOr<ir::Graph> TraceContext::Finish(absl::Span<const Value> outputs) && {
+  if (!status().ok()) return status();
+  for (const Value& v : outputs) {
+    if (!v.valid() || v.context() != this) {
+      return absl::InvalidArgumentError("trace output is not a valid value of this trace");
+    }
+    builder_.Output(v.id());
+  }
+  return std::move(builder_).Build();
+}
+
+}  // namespace graphjit::frontend

@@ -1,0 +1,33 @@
+#include "frontend/value.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace graphjit::frontend {
+
+const ir::ValueType& Value::type() const {
+  static const ir::ValueType* invalid = new ir::ValueType{ir::DType::kF32, {}};
+  return valid() ? ctx_->TypeOf(id_) : *invalid;
+}
+
+void Context::RecordError(absl::Status s) {
+  if (status_.ok()) status_ = std::move(s);
+}
+
+bool Context::CheckOperands(ir::OpCode op, absl::Span<const Value> operands) {
+  for (const Value& v : operands) {
+    if (v.context() != nullptr && v.context() != this) {
+      RecordError(absl::InvalidArgumentError(
+          absl::StrCat(ir::OpName(op), ": operand belongs to another context")));
+      return false;
+    }
+    if (!v.valid()) {
+      // An earlier op failed and was recorded; make sure a default Value is reported too.
+      RecordError(absl::InvalidArgumentError(
+          absl::StrCat(ir::OpName(op), ": operand is not a valid value")));
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace graphjit::frontend

@@ -1,0 +1,71 @@
+// Value handles: model code is written once against these and runs eagerly (each op
+// computed at once) or traced (each op recorded into an ir::Graph), depending on the
+// Context that made the values.
+#ifndef GRAPHJIT_FRONTEND_VALUE_H_
+#define GRAPHJIT_FRONTEND_VALUE_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "ir/graph.h"
+#include "runtime/interpreter.h"
+
+namespace graphjit::frontend {
+
+class Context;
+
+// A handle to one value of a Context. Cheap to copy. A value whose op failed is
+// invalid; ops on it fail quietly and the Context reports the first error.
+class Value {
+ public:
+  Value() = default;
+  Value(Context* ctx, ir::ValueId id) : ctx_(ctx), id_(id) {}
+
+  bool valid() const { return ctx_ != nullptr && id_ != ir::kInvalidValue; }
+  Context* context() const { return ctx_; }
+  ir::ValueId id() const { return id_; }
+  // The value's type; an invalid value reports f32[] (check valid() first if it matters).
+  const ir::ValueType& type() const;
+  ir::DType dtype() const { return type().dtype; }
+  const ir::Shape& shape() const { return type().shape; }
+  int rank() const { return type().rank(); }
+
+ private:
+  Context* ctx_ = nullptr;
+  ir::ValueId id_ = ir::kInvalidValue;
+};
+
+// Where values live. Errors are sticky (as in XLA's XlaBuilder): the first failing op
+// is recorded with its name and every later op returns an invalid Value, so model code
+// need not check after each op; status() tells at the end.
+class Context {
+ public:
+  virtual ~Context() = default;
+
+  // A graph input by name; its type comes from whoever set up the context.
+  virtual Value Input(absl::string_view name) = 0;
+  // True if the caller supplied this (optional) input.
+  virtual bool HasInput(absl::string_view name) const = 0;
+  // A named parameter (weight).
+  virtual Value Param(absl::string_view name) = 0;
+  // Applies `op` to `operands`: computes it (eager) or records it (trace).
+  virtual Value Emit(ir::OpCode op, absl::Span<const Value> operands, ir::Attrs attrs) = 0;
+  virtual const ir::ValueType& TypeOf(ir::ValueId id) const = 0;
+
+  const absl::Status& status() const { return status_; }
+
+ protected:
+  // Keeps the first error, prefixed with `what` (the op or input that failed).
+  void RecordError(absl::Status s);
+  // Validates operands (all valid and of this context); false if an op must not run.
+  bool CheckOperands(ir::OpCode op, absl::Span<const Value> operands);
+
+ private:
+  absl::Status status_;
+};
+
+}  // namespace graphjit::frontend
+
+#endif  // GRAPHJIT_FRONTEND_VALUE_H_
