@@ -67,7 +67,7 @@ class Graph {
 
 inline bool IsSourceOp(OpCode op) {
   return op == OpCode::kInput || op == OpCode::kParam || op == OpCode::kConstant ||
-         op == OpCode::kFull;
+         op == OpCode::kFull || op == OpCode::kIota;
 }
 
 }  // namespace graphjit::ir

@@ -104,7 +104,7 @@ class DecodeModel : public Model {
   }
   ir::DType dtype() const override { return dtype_; }
   const runtime::TensorMap& params() const override { return params_; }
-  std::vector<std::string> DynamicDims() const override { return {"S", "P"}; }
+  std::vector<std::string> DynamicDims() const override { return {"S"}; }
 
   frontend::InputTypes InputTypes(const TraceOptions& options) const override {
     auto it = options.fixed_dims.find("S");

@@ -32,8 +32,9 @@ class Model {
   virtual ir::DType dtype() const = 0;
   // The named parameters (weights), generated from the spec's seed.
   virtual const runtime::TensorMap& params() const = 0;
-  // The dims that change from call to call (e.g. {"S"}) and symbols bound per call
-  // (e.g. {"P"}).
+  // The input dims that may change from call to call (the decode layer's cache length
+  // {"S"}); TraceOptions::fixed_dims may fix them. Scalar symbols bound per call (the
+  // write position P) are not dims: they stay symbolic and are bound when running.
   virtual std::vector<std::string> DynamicDims() const = 0;
   // The inputs to trace with, in order.
   virtual frontend::InputTypes InputTypes(const TraceOptions& options) const = 0;

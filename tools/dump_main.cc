@@ -1,6 +1,8 @@
 // graphjit-dump: prints a model's (or a .gir file's) IR, to inspect what graphjit builds.
-//   graphjit-dump decode                      traced decode layer, symbolic S and P
+//   graphjit-dump decode                      optimized decode layer, symbolic S and P
+//   graphjit-dump decode --stage=traced       as the model recorded it
 //   graphjit-dump decode --dim S=128          the exact-shape graph for S = 128
+//   graphjit-dump decode --print-after-all    the IR after every pass
 //   graphjit-dump graph.gir                   parse, verify and re-print a textual IR file
 #include <cstdio>
 #include <string>
@@ -14,15 +16,23 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "compiler/passes/pipeline.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "models/model.h"
+#include "tools/flag_util.h"
 
-ABSL_FLAG(std::string, stage, "traced", "IR stage to print: traced");
+ABSL_FLAG(std::string, stage, "optimized",
+          "IR stage to print: traced (as the model recorded it) or optimized (after the "
+          "pass pipeline)");
+ABSL_FLAG(std::vector<std::string>, print_after, {},
+          "also print the IR after these passes (comma-separated pass names)");
+ABSL_FLAG(bool, print_after_all, false, "also print the IR after every pass");
 ABSL_FLAG(std::vector<std::string>, dim, {},
           "fix dynamic dims to constants, e.g. --dim S=128 (comma-separated for several)");
 ABSL_FLAG(bool, padded, false, "trace with the optional inputs of padded shapes (kmask)");
-ABSL_FLAG(bool, stats, false, "print node counts after the IR");
+ABSL_FLAG(bool, stats, false,
+          "print node counts (total and computing) after each pass, and pass times");
 
 namespace graphjit {
 namespace {
@@ -41,8 +51,18 @@ absl::StatusOr<ir::Bindings> ParseDims(const std::vector<std::string>& items) {
   return dims;
 }
 
-absl::StatusOr<ir::Graph> LoadGraph(const std::string& what, const ir::Bindings& dims) {
-  if (absl::EndsWith(what, ".gir")) return ir::ParseGraphFile(what);
+// A graph to dump and the parameter values its passes may fold (none for a .gir file).
+struct Loaded {
+  ir::Graph graph;
+  runtime::TensorMap params;
+};
+
+absl::StatusOr<Loaded> LoadGraph(const std::string& what, const ir::Bindings& dims) {
+  if (absl::EndsWith(what, ".gir")) {
+    absl::StatusOr<ir::Graph> g = ir::ParseGraphFile(what);
+    if (!g.ok()) return g.status();
+    return Loaded{*std::move(g), {}};
+  }
   absl::StatusOr<std::unique_ptr<models::Model>> model = models::CreateModel(what);
   if (!model.ok()) return model.status();
   for (const auto& [name, value] : dims) {
@@ -56,7 +76,20 @@ absl::StatusOr<ir::Graph> LoadGraph(const std::string& what, const ir::Bindings&
   models::TraceOptions options;
   options.fixed_dims = dims;
   options.padded = absl::GetFlag(FLAGS_padded);
-  return models::TraceModel(**model, options);
+  absl::StatusOr<ir::Graph> g = models::TraceModel(**model, options);
+  if (!g.ok()) return g.status();
+  return Loaded{*std::move(g), (*model)->params()};
+}
+
+void PrintStats(const ir::Graph& traced, const compiler::Pipeline* pipeline) {
+  std::printf("# %-18s %7s %9s %10s\n", "stage", "nodes", "computing", "time (us)");
+  std::printf("# %-18s %7d %9d %10s\n", "traced", traced.num_nodes(), traced.NumComputeNodes(),
+              "");
+  if (pipeline == nullptr) return;
+  for (const compiler::PassStats& s : pipeline->stats()) {
+    std::printf("# %-18s %7d %9d %10.1f\n", s.name.c_str(), s.nodes_after, s.compute_after,
+                s.seconds * 1e6);
+  }
 }
 
 int Main(int argc, char** argv) {
@@ -64,29 +97,48 @@ int Main(int argc, char** argv) {
       "Prints graphjit IR.\nUsage: graphjit-dump MODEL_SPEC|FILE.gir [flags]\nModels: ",
       absl::StrJoin(models::ModelNames(), ", "),
       " (e.g. decode:d=128,H=8,G=2,dh=16,f=344,dtype=f64)"));
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  std::vector<std::string> normalized = tools::UnderscoreFlagNames(argc, argv);
+  std::vector<char*> raw;
+  for (std::string& a : normalized) raw.push_back(a.data());
+  std::vector<char*> args = absl::ParseCommandLine(static_cast<int>(raw.size()), raw.data());
   if (args.size() != 2) {
     std::fprintf(stderr, "%s\n", absl::ProgramUsageMessage());
     return 2;
   }
-  if (absl::GetFlag(FLAGS_stage) != "traced") {
-    std::fprintf(stderr, "graphjit-dump: unknown --stage '%s' (available: traced)\n",
-                 absl::GetFlag(FLAGS_stage).c_str());
+  const std::string stage = absl::GetFlag(FLAGS_stage);
+  if (stage != "traced" && stage != "optimized") {
+    std::fprintf(stderr, "graphjit-dump: unknown --stage '%s' (stages: traced, optimized)\n",
+                 stage.c_str());
     return 2;
   }
   absl::StatusOr<ir::Bindings> dims = ParseDims(absl::GetFlag(FLAGS_dim));
-  absl::StatusOr<ir::Graph> graph =
-      dims.ok() ? LoadGraph(args[1], *dims) : absl::StatusOr<ir::Graph>(dims.status());
-  if (!graph.ok()) {
-    std::fprintf(stderr, "graphjit-dump: %s\n", std::string(graph.status().message()).c_str());
+  absl::StatusOr<Loaded> loaded =
+      dims.ok() ? LoadGraph(args[1], *dims) : absl::StatusOr<Loaded>(dims.status());
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "graphjit-dump: %s\n", std::string(loaded.status().message()).c_str());
     return 1;
   }
-  std::fputs(ir::PrintGraph(*graph).c_str(), stdout);
-  if (absl::GetFlag(FLAGS_stats)) {
-    std::printf("# nodes: %d (compute: %d, inputs: %zu, params: %zu); symbols: %s\n",
-                graph->num_nodes(), graph->NumComputeNodes(), graph->Inputs().size(),
-                graph->Params().size(), absl::StrJoin(graph->Symbols(), ", ").c_str());
+  ir::Graph graph = loaded->graph;
+  compiler::Pipeline pipeline = compiler::Pipeline::Default();
+  std::vector<std::string> print_after = absl::GetFlag(FLAGS_print_after);
+  if (absl::GetFlag(FLAGS_print_after_all)) print_after.push_back("*");
+  absl::Status status = pipeline.SetPrintAfter(print_after, [](const std::string& pass,
+                                                               const ir::Graph& g) {
+    std::printf("# IR after %s\n%s", pass.c_str(), ir::PrintGraph(g).c_str());
+  });
+  bool optimize = stage == "optimized" || !print_after.empty();
+  if (status.ok() && optimize) {
+    compiler::PassContext ctx{loaded->params};
+    status = pipeline.Run(&graph, &ctx);
   }
+  if (!status.ok()) {
+    std::fprintf(stderr, "graphjit-dump: %s\n", std::string(status.message()).c_str());
+    return 1;
+  }
+  if (print_after.empty()) {
+    std::fputs(ir::PrintGraph(stage == "traced" ? loaded->graph : graph).c_str(), stdout);
+  }
+  if (absl::GetFlag(FLAGS_stats)) PrintStats(loaded->graph, optimize ? &pipeline : nullptr);
   return 0;
 }
 

@@ -1,0 +1,108 @@
+#include "compiler/passes/constant_fold.h"
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/passes/rewriter.h"
+#include "runtime/eager.h"
+
+namespace graphjit::compiler {
+namespace {
+
+using ir::OpCode;
+
+bool HasConstantShape(const ir::Node& n) {
+  for (const ir::SymExpr& d : n.type.shape) {
+    if (!d.IsConstant()) return false;
+  }
+  return true;
+}
+
+// Attributes that mention a symbol (kv_write's P, a symbolic slice bound) make a node
+// depend on run-time bindings even when its operands are known.
+bool AttrsAreConstant(const ir::Node& n) {
+  std::set<std::string> symbols;
+  for (const auto& [name, value] : n.attrs.items()) {
+    if (const auto* d = std::get_if<ir::SymExpr>(&value)) d->CollectSymbols(&symbols);
+    if (const auto* ds = std::get_if<std::vector<ir::SymExpr>>(&value)) {
+      for (const ir::SymExpr& d : *ds) d.CollectSymbols(&symbols);
+    }
+  }
+  return symbols.empty();
+}
+
+std::string FreshParamName(const runtime::TensorMap& params) {
+  for (int i = 0;; ++i) {
+    std::string name = absl::StrCat("folded.", i);
+    if (!params.contains(name)) return name;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<bool> ConstantFold(ir::Graph* graph, PassContext* ctx) {
+  GraphRewriter rw(*graph);
+  // Values known at compile time, by old id: tensors for what was evaluated or read.
+  absl::flat_hash_map<ValueId, runtime::Tensor> known;
+  bool changed = false;
+  for (ValueId id = 0; id < graph->num_nodes(); ++id) {
+    const ir::Node& n = graph->node(id);
+    if (!HasConstantShape(n) || !AttrsAreConstant(n)) {
+      rw.Copy(id);
+      continue;
+    }
+    if (n.op == OpCode::kInput) {
+      rw.Copy(id);
+      continue;
+    }
+    if (n.op == OpCode::kParam) {
+      rw.Copy(id);
+      auto it = ctx->params.find(n.name());
+      if (ctx->params_are_constant && it != ctx->params.end()) known[id] = it->second;
+      continue;
+    }
+    bool all_known = true;
+    std::vector<const runtime::Tensor*> operands;
+    for (ValueId v : n.operands) {
+      auto it = known.find(v);
+      if (it == known.end()) {
+        all_known = false;
+        break;
+      }
+      operands.push_back(&it->second);
+    }
+    if (!all_known) {
+      rw.Copy(id);
+      continue;
+    }
+    absl::StatusOr<runtime::Tensor> value = runtime::EvalNode(n, operands, {});
+    if (!value.ok()) {
+      return absl::Status(value.status().code(),
+                          absl::StrCat("constant_fold: evaluating %", id, " (", ir::OpName(n.op),
+                                       "): ", value.status().message()));
+    }
+    known[id] = *value;
+    if (ir::IsSourceOp(n.op)) {  // a constant, full or iota is already as folded as it gets
+      rw.Copy(id);
+      continue;
+    }
+    changed = true;
+    if (value->numel() <= kMaxInlineElements) {
+      rw.Map(id, rw.Emit(OpCode::kConstant, std::vector<ValueId>{},
+                         ir::Attrs{{"value", value->ToDoubles()},
+                                   {"dtype", n.type.dtype},
+                                   {"shape", n.type.shape}}));
+    } else {
+      std::string name = FreshParamName(ctx->params);
+      ctx->params[name] = *value;
+      rw.Map(id, rw.Emit(OpCode::kParam, std::vector<ValueId>{},
+                         ir::Attrs{{"name", name}, {"dtype", n.type.dtype},
+                                   {"shape", n.type.shape}}));
+    }
+  }
+  absl::StatusOr<ir::Graph> out = std::move(rw).Finish();
+  if (!out.ok()) return out.status();
+  *graph = *std::move(out);
+  return changed;
+}
+
+}  // namespace graphjit::compiler

@@ -1,0 +1,159 @@
+#include "compiler/passes/decompose.h"
+
+#include <cmath>
+
+#include "compiler/passes/rewriter.h"
+
+namespace graphjit::compiler {
+namespace {
+
+using ir::Attrs;
+using ir::OpCode;
+
+// Emits the expansion of one composite node; returns kInvalidValue if it has none.
+class Expander {
+ public:
+  Expander(GraphRewriter& rw, const ir::Node& n) : rw_(rw), n_(n), dt_(n.type.dtype) {}
+
+  ValueId Expand() {
+    switch (n_.op) {
+      case OpCode::kSoftmax: return Softmax(In(0), n_.attrs.GetInt("axis"));
+      case OpCode::kRmsNorm: return RmsNorm();
+      case OpCode::kLayerNorm: return LayerNorm();
+      case OpCode::kSilu:
+        // silu(z) = z / (1 + exp(-z)), as the spec writes it.
+        return Bin(OpCode::kDiv, In(0),
+                   Bin(OpCode::kAdd, S(1.0), Un(OpCode::kExp, Un(OpCode::kNeg, In(0)))));
+      case OpCode::kGeluTanh: return GeluTanh();
+      case OpCode::kRope: return Rope();
+      case OpCode::kCrossEntropy: return CrossEntropy();
+      case OpCode::kCausalMask: return CausalMask();
+      default: return ir::kInvalidValue;
+    }
+  }
+
+ private:
+  ValueId In(int i) const { return rw_.Get(n_.operands[i]); }
+  ValueId S(double v) { return rw_.Scalar(v, dt_); }
+  ValueId Un(OpCode op, ValueId x) { return rw_.Emit(op, {x}); }
+  ValueId Bin(OpCode op, ValueId a, ValueId b) { return rw_.Emit(op, {a, b}); }
+  ValueId Reduce(OpCode op, ValueId x, int64_t axis) {
+    return rw_.Emit(op, {x}, Attrs{{"axis", axis}, {"keepdim", true}});
+  }
+
+  ValueId Softmax(ValueId x, int64_t axis) {
+    ValueId e = Un(OpCode::kExp, Bin(OpCode::kSub, x, Reduce(OpCode::kReduceMax, x, axis)));
+    return Bin(OpCode::kDiv, e, Reduce(OpCode::kReduceSum, e, axis));
+  }
+
+  // x * rsqrt(mean(x*x) + eps), then * w: the weight multiply stays the last op so that
+  // fold_norm_weight can move it into the following matmuls.
+  ValueId RmsNorm() {
+    ValueId x = In(0);
+    ValueId ms = Reduce(OpCode::kReduceMean, Bin(OpCode::kMul, x, x), -1);
+    ValueId r = Un(OpCode::kRsqrt, Bin(OpCode::kAdd, ms, S(n_.attrs.GetFloat("eps"))));
+    ValueId normed = Bin(OpCode::kMul, x, r);
+    return n_.operands.size() > 1 ? Bin(OpCode::kMul, normed, In(1)) : normed;
+  }
+
+  ValueId LayerNorm() {
+    ValueId x = In(0);
+    ValueId xc = Bin(OpCode::kSub, x, Reduce(OpCode::kReduceMean, x, -1));
+    ValueId var = Reduce(OpCode::kReduceMean, Bin(OpCode::kMul, xc, xc), -1);
+    ValueId r = Un(OpCode::kRsqrt, Bin(OpCode::kAdd, var, S(n_.attrs.GetFloat("eps"))));
+    return Bin(OpCode::kAdd, Bin(OpCode::kMul, Bin(OpCode::kMul, xc, r), In(1)), In(2));
+  }
+
+  ValueId GeluTanh() {
+    ValueId x = In(0);
+    ValueId cube = Bin(OpCode::kMul, Bin(OpCode::kMul, x, x), x);
+    ValueId inner = Bin(OpCode::kMul, S(std::sqrt(2.0 / M_PI)),
+                        Bin(OpCode::kAdd, x, Bin(OpCode::kMul, S(0.044715), cube)));
+    ValueId t = Bin(OpCode::kAdd, S(1.0), Un(OpCode::kTanh, inner));
+    return Bin(OpCode::kMul, Bin(OpCode::kMul, S(0.5), x), t);
+  }
+
+  // x * cos + rotate_half(x) * sin, rotate_half([a, b]) = [-b, a].
+  ValueId Rope() {
+    ValueId x = In(0);
+    int64_t d = *n_.type.shape.back().AsConstant();
+    auto half = [&](int64_t start) {
+      return rw_.Emit(OpCode::kSlice, {x},
+                      Attrs{{"axis", int64_t{-1}},
+                            {"start", ir::SymExpr(start)},
+                            {"end", ir::SymExpr(start + d / 2)}});
+    };
+    ValueId rot = rw_.Emit(OpCode::kConcat, {Un(OpCode::kNeg, half(d / 2)), half(0)},
+                           Attrs{{"axis", int64_t{-1}}});
+    return Bin(OpCode::kAdd, Bin(OpCode::kMul, x, In(1)), Bin(OpCode::kMul, rot, In(2)));
+  }
+
+  // mean over rows of logsumexp(row) - row[target], with the row max subtracted before exp;
+  // the target logit is picked with a one-hot `where` (not a multiply, so a -inf logit
+  // elsewhere in the row cannot turn into NaN).
+  ValueId CrossEntropy() {
+    ValueId logits = In(0);
+    const ir::Shape shape = rw_.type(logits).shape;  // a copy: emitting nodes may move it
+    int64_t last = static_cast<int64_t>(shape.size()) - 1;
+    ValueId m = Reduce(OpCode::kReduceMax, logits, -1);
+    ValueId sum = Reduce(OpCode::kReduceSum, Un(OpCode::kExp, Bin(OpCode::kSub, logits, m)), -1);
+    ValueId lse = Bin(OpCode::kAdd, Un(OpCode::kLog, sum), m);
+    ir::Shape target_shape = rw_.type(In(1)).shape;
+    target_shape.push_back(1);
+    ValueId targets = rw_.Emit(OpCode::kReshape, {In(1)}, Attrs{{"shape", target_shape}});
+    ValueId column = rw_.Emit(OpCode::kIota, {},
+                              Attrs{{"dtype", ir::DType::kI64}, {"shape", shape}, {"axis", last}});
+    ValueId hot = Bin(OpCode::kEq, column, targets);
+    ValueId picked =
+        Reduce(OpCode::kReduceSum, rw_.Emit(OpCode::kWhere, {hot, logits, S(0.0)}), -1);
+    ValueId per_row = Bin(OpCode::kSub, lse, picked);
+    ValueId flat = rw_.Emit(OpCode::kReshape, {per_row},
+                            Attrs{{"shape", ir::Shape{ir::NumElements(rw_.type(per_row).shape)}}});
+    return rw_.Emit(OpCode::kReduceMean, {flat},
+                    Attrs{{"axis", int64_t{0}}, {"keepdim", false}});
+  }
+
+  // s where j <= i + (U - T), -inf elsewhere; needs U - T constant.
+  ValueId CausalMask() {
+    const ir::Shape& shape = n_.type.shape;
+    const ir::SymExpr& T = shape[shape.size() - 2];
+    const ir::SymExpr& U = shape.back();
+    std::optional<int64_t> offset = (U - T).AsConstant();
+    if (!offset) return ir::kInvalidValue;
+    ir::Shape square = {T, U};
+    auto iota = [&](int64_t axis) {
+      return rw_.Emit(OpCode::kIota, {},
+                      Attrs{{"dtype", ir::DType::kI64}, {"shape", square}, {"axis", axis}});
+    };
+    ValueId row = iota(0);
+    if (*offset != 0) row = Bin(OpCode::kAdd, row, rw_.Scalar(*offset, ir::DType::kI64));
+    ValueId keep = Bin(OpCode::kLe, iota(1), row);
+    return rw_.Emit(OpCode::kWhere, {keep, In(0), S(-INFINITY)});
+  }
+
+  GraphRewriter& rw_;
+  const ir::Node& n_;
+  ir::DType dt_;
+};
+
+}  // namespace
+
+absl::StatusOr<bool> Decompose(ir::Graph* graph) {
+  GraphRewriter rw(*graph);
+  bool changed = false;
+  for (ValueId id = 0; id < graph->num_nodes(); ++id) {
+    ValueId expanded = Expander(rw, graph->node(id)).Expand();
+    if (expanded == ir::kInvalidValue) {
+      rw.Copy(id);
+    } else {
+      rw.Map(id, expanded);
+      changed = true;
+    }
+  }
+  absl::StatusOr<ir::Graph> out = std::move(rw).Finish();
+  if (!out.ok()) return out.status();
+  *graph = *std::move(out);
+  return changed;
+}
+
+}  // namespace graphjit::compiler

@@ -1,0 +1,117 @@
+#include "compiler/passes/fold_norm_weight.h"
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/passes/rewriter.h"
+
+namespace graphjit::compiler {
+namespace {
+
+using ir::OpCode;
+
+// The tensor of a known value: a parameter (its name) or a constant.
+std::optional<std::pair<std::string, runtime::Tensor>> KnownTensor(const ir::Graph& g,
+                                                                   ValueId id,
+                                                                   const PassContext& ctx) {
+  const ir::Node& n = g.node(id);
+  if (n.op == OpCode::kParam) {
+    auto it = ctx.params.find(n.name());
+    if (it == ctx.params.end()) return std::nullopt;
+    return std::make_pair(n.name(), it->second);
+  }
+  if (n.op == OpCode::kConstant && NumElements(n.type.shape).IsConstant()) {
+    std::vector<int64_t> dims;
+    for (const ir::SymExpr& d : n.type.shape) dims.push_back(*d.AsConstant());
+    absl::StatusOr<runtime::Tensor> t = runtime::Tensor::FromDoubles(
+        n.type.dtype, dims, n.attrs.Get<std::vector<double>>("value"));
+    if (!t.ok()) return std::nullopt;
+    return std::make_pair(absl::StrCat("const", id), *t);
+  }
+  return std::nullopt;
+}
+
+// For mul node `id`: the operand index of a 1-D known weight over the last axis whose
+// other operand already has the product's type (so the weight is a pure per-channel
+// scale), or -1.
+int WeightOperand(const ir::Graph& g, ValueId id, const PassContext& ctx) {
+  const ir::Node& mul = g.node(id);
+  if (mul.op != OpCode::kMul || mul.type.rank() < 1) return -1;
+  for (int w = 0; w < 2; ++w) {
+    const ir::ValueType& wt = g.type(mul.operands[w]);
+    const ir::ValueType& nt = g.type(mul.operands[1 - w]);
+    if (wt.rank() == 1 && wt.shape[0] == mul.type.shape.back() && nt == mul.type &&
+        KnownTensor(g, mul.operands[w], ctx)) {
+      return w;
+    }
+  }
+  return -1;
+}
+
+bool IsFoldableMatmul(const ir::Graph& g, ValueId user, ValueId lhs, const PassContext& ctx) {
+  const ir::Node& m = g.node(user);
+  if (m.op != OpCode::kMatmul || m.operands[0] != lhs || m.operands[1] == lhs) return false;
+  const ir::Node& rhs = g.node(m.operands[1]);
+  return rhs.op == OpCode::kParam && rhs.type.rank() == 2 && ctx.params.contains(rhs.name());
+}
+
+}  // namespace
+
+absl::StatusOr<bool> FoldNormWeight(ir::Graph* graph, PassContext* ctx) {
+  if (!ctx->params_are_constant) return false;
+  const ir::Graph& g = *graph;
+  std::vector<std::vector<ValueId>> users = ComputeUsers(g);
+  // The scaled values whose every use is a foldable matmul, with their weight operand.
+  absl::flat_hash_map<ValueId, int> foldable;
+  for (ValueId id = 0; id < g.num_nodes(); ++id) {
+    int w = WeightOperand(g, id, *ctx);
+    if (w < 0 || users[id].empty()) continue;
+    bool all = true;
+    for (ValueId u : users[id]) {
+      all &= u < g.num_nodes() && IsFoldableMatmul(g, u, id, *ctx);
+    }
+    if (all) foldable[id] = w;
+  }
+  if (foldable.empty()) return false;
+
+  GraphRewriter rw(g);
+  absl::flat_hash_map<std::string, ValueId> scaled_params;  // one node per new weight
+  for (ValueId id = 0; id < g.num_nodes(); ++id) {
+    const ir::Node& n = g.node(id);
+    auto it = n.op == OpCode::kMatmul ? foldable.find(n.operands[0]) : foldable.end();
+    if (it == foldable.end()) {
+      rw.Copy(id);
+      continue;
+    }
+    const ir::Node& mul = g.node(n.operands[0]);
+    ValueId normed = mul.operands[1 - it->second];
+    auto [w_name, w] = *KnownTensor(g, mul.operands[it->second], *ctx);
+    const ir::Node& rhs = g.node(n.operands[1]);
+    const runtime::Tensor& W = ctx->params.at(rhs.name());
+    // W'[k, j] = w[k] * W[k, j]: one rounding per element, the same as the multiply the
+    // graph did at run time, just applied to the weight instead of the activation.
+    std::vector<double> wv = w.ToDoubles(), Wv = W.ToDoubles();
+    int64_t cols = W.dim(1);
+    for (int64_t k = 0; k < W.dim(0); ++k) {
+      for (int64_t j = 0; j < cols; ++j) Wv[k * cols + j] *= wv[k];
+    }
+    std::string name = absl::StrCat(rhs.name(), ".scaled.", w_name);
+    if (!ctx->params.contains(name)) {
+      absl::StatusOr<runtime::Tensor> scaled = runtime::Tensor::FromDoubles(W.dtype(), W.shape(), Wv);
+      if (!scaled.ok()) return scaled.status();
+      ctx->params[name] = *scaled;
+    }
+    auto [slot, inserted] = scaled_params.try_emplace(name, ir::kInvalidValue);
+    if (inserted) {
+      slot->second = rw.Emit(OpCode::kParam, std::vector<ValueId>{},
+                             ir::Attrs{{"name", name}, {"dtype", rhs.type.dtype},
+                                       {"shape", rhs.type.shape}});
+    }
+    rw.Map(id, rw.Emit(OpCode::kMatmul, {rw.Get(normed), slot->second}));
+  }
+  absl::StatusOr<ir::Graph> out = std::move(rw).Finish();
+  if (!out.ok()) return out.status();
+  *graph = *std::move(out);
+  return true;
+}
+
+}  // namespace graphjit::compiler

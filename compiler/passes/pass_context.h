@@ -1,0 +1,21 @@
+// What passes may know beyond the graph: the parameter values, when they are fixed.
+#ifndef GRAPHJIT_COMPILER_PASSES_PASS_CONTEXT_H_
+#define GRAPHJIT_COMPILER_PASSES_PASS_CONTEXT_H_
+
+#include "runtime/interpreter.h"
+
+namespace graphjit::compiler {
+
+struct PassContext {
+  // The graph's named parameters. Passes that compute new weights at compile time
+  // (constant_fold, fold_norm_weight) add them here under new names; the optimized graph
+  // must be run with this map.
+  runtime::TensorMap params;
+  // True when parameter values are fixed for the life of the compiled code (inference),
+  // so passes may read and fold them. False for graphs whose weights change (training).
+  bool params_are_constant = true;
+};
+
+}  // namespace graphjit::compiler
+
+#endif  // GRAPHJIT_COMPILER_PASSES_PASS_CONTEXT_H_

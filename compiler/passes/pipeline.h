@@ -1,0 +1,74 @@
+// The pass pipeline: a list of named graph passes, the IR verifier after each, optional
+// IR printing after chosen passes, and per-pass statistics.
+#ifndef GRAPHJIT_COMPILER_PASSES_PIPELINE_H_
+#define GRAPHJIT_COMPILER_PASSES_PIPELINE_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "compiler/passes/pass_context.h"
+#include "ir/graph.h"
+
+namespace graphjit::compiler {
+
+// A pass rewrites the graph in place and says whether it changed anything.
+using PassFn = std::function<absl::StatusOr<bool>(ir::Graph*, PassContext*)>;
+struct Pass {
+  std::string name;
+  PassFn run;
+};
+
+// Every built-in pass, in the default pipeline's order (the seed's: decompose, cse,
+// constant_fold, simplify, fold_norm_weight, then dce).
+const std::vector<Pass>& BuiltinPasses();
+// A built-in pass by name; InvalidArgument lists the valid names.
+absl::StatusOr<Pass> GetPass(absl::string_view name);
+
+struct PassStats {
+  std::string name;
+  int nodes_before = 0;  // all nodes, inputs and params included
+  int nodes_after = 0;
+  int compute_before = 0;  // nodes that compute (Graph::NumComputeNodes)
+  int compute_after = 0;
+  double seconds = 0;
+  bool changed = false;
+};
+
+class Pipeline {
+ public:
+  // The built-in passes in order.
+  static Pipeline Default();
+  // Built-in passes by name, in the given order.
+  static absl::StatusOr<Pipeline> FromNames(const std::vector<std::string>& names);
+
+  Pipeline& Add(Pass pass);
+  // Runs the verifier after every pass (on by default: it costs far less than the code
+  // generation that follows, and a pass bug caught here names the pass).
+  void set_verify(bool verify) { verify_ = verify; }
+  // Calls `sink(pass, graph)` after each pass in `names` ("*" means every pass).
+  // InvalidArgument if a name is not a pass of this pipeline.
+  absl::Status SetPrintAfter(const std::vector<std::string>& names,
+                             std::function<void(const std::string&, const ir::Graph&)> sink);
+
+  // Runs the passes in order. A pass error, or a verifier failure after a pass, is
+  // returned with the pass named.
+  absl::Status Run(ir::Graph* graph, PassContext* ctx);
+  const std::vector<PassStats>& stats() const { return stats_; }
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<Pass> passes_;
+  bool verify_ = true;
+  bool print_all_ = false;
+  absl::flat_hash_set<std::string> print_after_;
+  std::function<void(const std::string&, const ir::Graph&)> sink_;
+  std::vector<PassStats> stats_;
+};
+
+}  // namespace graphjit::compiler
+
+#endif  // GRAPHJIT_COMPILER_PASSES_PIPELINE_H_

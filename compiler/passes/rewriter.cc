@@ -1,0 +1,72 @@
+#include "compiler/passes/rewriter.h"
+
+#include "absl/strings/str_cat.h"
+#include "ir/check.h"
+
+namespace graphjit::compiler {
+
+GraphRewriter::GraphRewriter(const ir::Graph& source)
+    : source_(source), builder_(source.name()), map_(source.num_nodes(), ir::kInvalidValue) {}
+
+ValueId GraphRewriter::Get(ValueId old_id) const {
+  GJ_CHECK(old_id >= 0 && old_id < static_cast<ValueId>(map_.size()) &&
+           map_[old_id] != ir::kInvalidValue)
+      << "value %" << old_id << " used before it was rewritten";
+  return map_[old_id];
+}
+
+ValueId GraphRewriter::Copy(ValueId old_id) {
+  const ir::Node& n = source_.node(old_id);
+  std::vector<ValueId> operands;
+  operands.reserve(n.operands.size());
+  for (ValueId v : n.operands) operands.push_back(Get(v));
+  ValueId id = builder_.Add(n.op, operands, n.attrs);
+  Map(old_id, id);
+  return id;
+}
+
+ValueId GraphRewriter::Emit(ir::OpCode op, std::initializer_list<ValueId> operands,
+                            ir::Attrs attrs) {
+  return builder_.Add(op, absl::Span<const ValueId>(operands.begin(), operands.size()),
+                      std::move(attrs));
+}
+
+ValueId GraphRewriter::Emit(ir::OpCode op, const std::vector<ValueId>& operands,
+                            ir::Attrs attrs) {
+  return builder_.Add(op, operands, std::move(attrs));
+}
+
+ValueId GraphRewriter::Scalar(double value, ir::DType dtype) {
+  return builder_.Scalar(value, dtype);
+}
+
+absl::StatusOr<ir::Graph> GraphRewriter::Finish() && {
+  for (ValueId out : source_.outputs()) {
+    if (!IsMapped(out)) {
+      return absl::InternalError(absl::StrCat("rewrite left output %", out, " unmapped"));
+    }
+    builder_.Output(Get(out));
+  }
+  return std::move(builder_).Build();
+}
+
+std::vector<std::vector<ValueId>> ComputeUsers(const ir::Graph& graph) {
+  std::vector<std::vector<ValueId>> users(graph.num_nodes());
+  for (ValueId id = 0; id < graph.num_nodes(); ++id) {
+    for (ValueId v : graph.node(id).operands) users[v].push_back(id);
+  }
+  for (ValueId out : graph.outputs()) users[out].push_back(graph.num_nodes());
+  return users;
+}
+
+std::optional<double> ScalarConstantValue(const ir::Graph& graph, ValueId id) {
+  const ir::Node& n = graph.node(id);
+  if (n.op == ir::OpCode::kFull) return n.attrs.GetFloat("value");
+  if (n.op == ir::OpCode::kConstant) {
+    const auto& values = n.attrs.Get<std::vector<double>>("value");
+    if (values.size() == 1) return values[0];
+  }
+  return std::nullopt;
+}
+
+}  // namespace graphjit::compiler
