@@ -39,11 +39,27 @@ struct SymExpr::Rep {
 namespace {
 
 int64_t FloorDivInt(int64_t a, int64_t b) {
+  // INT64_MIN / -1 traps in the hardware divide (SIGFPE on x86); -a is the quotient, and
+  // negating in unsigned arithmetic wraps INT64_MIN to itself like the rest of the
+  // construction-time arithmetic instead of being undefined. Evaluate reports it.
+  if (b == -1) return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
 }
-int64_t FloorModInt(int64_t a, int64_t b) { return a - FloorDivInt(a, b) * b; }
+int64_t FloorModInt(int64_t a, int64_t b) {
+  if (b == -1) return 0;  // see FloorDivInt: a % -1 traps too for INT64_MIN
+  return a - FloorDivInt(a, b) * b;
+}
+
+// The canonical text is an expression's identity (operator== and the hash compare it), so
+// a symbol must print as one token: a name spelled `S+1` or `2` would equal an expression.
+bool IsIdentifier(absl::string_view name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
 
 bool IsSimpleOperand(const SymExpr& e) {
   if (e.IsSymbol()) return true;
@@ -154,7 +170,12 @@ class SymExprBuilder {
         break;
       case AtomKind::kMax:
       case AtomKind::kMin:
-        if (rhs.ToString() < lhs.ToString()) std::swap(lhs, rhs);  // commutative
+        // Commutative, so order the operands: by text, but a constant last, as in sums
+        // (`max(S, 4)`, which is also how people write it).
+        if (std::make_pair(rhs.IsConstant(), rhs.ToString()) <
+            std::make_pair(lhs.IsConstant(), lhs.ToString())) {
+          std::swap(lhs, rhs);
+        }
         atom->text = absl::StrCat(kind == AtomKind::kMax ? "max(" : "min(", lhs.ToString(),
                                   ", ", rhs.ToString(), ")");
         break;
@@ -194,6 +215,8 @@ SymExpr::SymExpr(int64_t value) {
 }
 
 SymExpr SymExpr::Symbol(absl::string_view name) {
+  GJ_CHECK(IsIdentifier(name)) << "symbol name '" << name
+                               << "' is not an identifier ([A-Za-z_][A-Za-z0-9_]*)";
   auto atom = std::make_shared<Atom>();
   atom->kind = AtomKind::kSymbol;
   atom->name = std::string(name);
@@ -282,6 +305,10 @@ bool SymExpr::IsSymbol(std::string* name) const {
 
 namespace {
 
+absl::Status OverflowError(absl::string_view text) {
+  return absl::InvalidArgumentError(absl::StrCat("integer overflow evaluating '", text, "'"));
+}
+
 absl::StatusOr<int64_t> EvaluateAtom(const Atom& atom, const Bindings& bindings) {
   if (atom.kind == AtomKind::kSymbol) {
     auto it = bindings.find(atom.name);
@@ -302,6 +329,9 @@ absl::StatusOr<int64_t> EvaluateAtom(const Atom& atom, const Bindings& bindings)
         return absl::InvalidArgumentError(
             absl::StrCat("division by zero evaluating '", atom.text, "'"));
       }
+      if (atom.kind == AtomKind::kFloorDiv && *a == INT64_MIN && *b == -1) {
+        return OverflowError(atom.text);
+      }
       return atom.kind == AtomKind::kFloorDiv ? FloorDivInt(*a, *b) : FloorModInt(*a, *b);
     case AtomKind::kMax:
       return std::max(*a, *b);
@@ -316,15 +346,17 @@ absl::StatusOr<int64_t> EvaluateAtom(const Atom& atom, const Bindings& bindings)
 }  // namespace
 
 absl::StatusOr<int64_t> SymExpr::Evaluate(const Bindings& bindings) const {
+  // Values become buffer sizes and offsets, so a result that does not fit in int64 is an
+  // error rather than a silently wrapped (and undefined) value.
   int64_t sum = 0;
   for (const Term& t : rep_->terms) {
     int64_t product = t.coeff;
     for (const auto& f : t.factors) {
       absl::StatusOr<int64_t> v = EvaluateAtom(*f, bindings);
       if (!v.ok()) return v.status();
-      product *= *v;
+      if (__builtin_mul_overflow(product, *v, &product)) return OverflowError(rep_->text);
     }
-    sum += product;
+    if (__builtin_add_overflow(sum, product, &sum)) return OverflowError(rep_->text);
   }
   return sum;
 }
@@ -374,6 +406,25 @@ void SymExpr::CollectSymbols(std::set<std::string>* out) const {
 
 const std::string& SymExpr::ToString() const { return rep_->text; }
 
+std::vector<SymExpr::TermView> SymExpr::Terms() const {
+  std::vector<TermView> terms;
+  for (const Term& t : rep_->terms) {
+    TermView out{t.coeff, {}};
+    for (const auto& f : t.factors) {
+      AtomView a;
+      a.kind = static_cast<AtomView::Kind>(f->kind);
+      a.name = f->name;
+      if (f->kind != AtomKind::kSymbol) {
+        a.lhs = std::make_shared<const SymExpr>(f->lhs);
+        a.rhs = std::make_shared<const SymExpr>(f->rhs);
+      }
+      out.factors.push_back(std::move(a));
+    }
+    terms.push_back(std::move(out));
+  }
+  return terms;
+}
+
 std::string ShapeToString(const Shape& shape) {
   std::vector<std::string> dims;
   for (const SymExpr& d : shape) dims.push_back(d.ToString());
@@ -408,12 +459,21 @@ Shape ConstShape(const std::vector<int64_t>& dims) {
 // | '(' expr ')'.
 namespace {
 
+// Bounds on parsed text, so hostile input fails cleanly instead of exhausting the stack or
+// memory: the nesting depth (parentheses, max/min, unary minus, and chained '/' or '%',
+// each of which nests an atom inside the next) and the size of every intermediate result
+// (a product of sums multiplies out, so `(A+B+C)*(A+B+C)*...` grows exponentially in the
+// length of the text). Real dims are nowhere near either.
+constexpr int kMaxDepth = 200;
+constexpr size_t kMaxProductTerms = 4096;
+constexpr size_t kMaxTextSize = 4096;
+
 class SymParser {
  public:
   SymParser(absl::string_view text, size_t pos) : text_(text), pos_(pos) {}
 
   absl::StatusOr<SymExpr> Expr(int depth = 0) {
-    if (depth > 200) return Error("expression nested too deeply");
+    if (depth > kMaxDepth) return Error("expression nested too deeply");
     absl::StatusOr<SymExpr> lhs = Term(depth);
     if (!lhs.ok()) return lhs;
     SymExpr acc = *lhs;
@@ -424,6 +484,7 @@ class SymParser {
       absl::StatusOr<SymExpr> rhs = Term(depth);
       if (!rhs.ok()) return rhs;
       acc = op == '+' ? acc + *rhs : acc - *rhs;
+      if (absl::Status s = CheckSize(acc); !s.ok()) return s;
     }
   }
 
@@ -442,13 +503,19 @@ class SymParser {
       absl::StatusOr<SymExpr> rhs = Unary(depth);
       if (!rhs.ok()) return rhs;
       if (c == '*') {
+        if (SymExprBuilder::Terms(acc).size() * SymExprBuilder::Terms(*rhs).size() >
+            kMaxProductTerms) {
+          return Error("expression too large");
+        }
         acc = acc * *rhs;
       } else {
         if (rhs->IsConstant() && *rhs->AsConstant() == 0) {
           return Error(c == '/' ? "division by zero" : "mod by zero");
         }
+        if (++depth > kMaxDepth) return Error("expression nested too deeply");
         acc = c == '/' ? SymExpr::FloorDiv(acc, *rhs) : SymExpr::Mod(acc, *rhs);
       }
+      if (absl::Status s = CheckSize(acc); !s.ok()) return s;
     }
   }
 
@@ -456,7 +523,7 @@ class SymParser {
     SkipSpace();
     if (Peek() == '-') {
       ++pos_;
-      if (depth > 200) return Error("expression nested too deeply");
+      if (depth > kMaxDepth) return Error("expression nested too deeply");
       absl::StatusOr<SymExpr> e = Unary(depth + 1);
       if (!e.ok()) return e;
       return -*e;
@@ -470,8 +537,10 @@ class SymParser {
     if (std::isdigit(static_cast<unsigned char>(c))) {
       int64_t v = 0;
       while (std::isdigit(static_cast<unsigned char>(Peek()))) {
-        if (v > (INT64_MAX - 9) / 10) return Error("integer literal too large");
-        v = v * 10 + (text_[pos_++] - '0');
+        int digit = text_[pos_] - '0';
+        if (v > (INT64_MAX - digit) / 10) return Error("integer literal too large");
+        v = v * 10 + digit;
+        ++pos_;
       }
       return SymExpr(v);
     }
@@ -488,7 +557,9 @@ class SymParser {
         absl::StatusOr<SymExpr> b = Expr(depth + 1);
         if (!b.ok()) return b;
         if (absl::Status s = Expect(')'); !s.ok()) return s;
-        return name == "max" ? SymExpr::Max(*a, *b) : SymExpr::Min(*a, *b);
+        SymExpr e = name == "max" ? SymExpr::Max(*a, *b) : SymExpr::Min(*a, *b);
+        if (absl::Status s = CheckSize(e); !s.ok()) return s;
+        return e;
       }
       return SymExpr::Symbol(name);
     }
@@ -500,6 +571,11 @@ class SymParser {
       return e;
     }
     return Error("expected an integer, a symbol name, max(, min( or '('");
+  }
+
+  absl::Status CheckSize(const SymExpr& e) const {
+    if (e.ToString().size() <= kMaxTextSize) return absl::OkStatus();
+    return Error("expression too large");
   }
 
   absl::Status Expect(char c) {

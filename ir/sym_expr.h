@@ -29,6 +29,7 @@ class SymExpr {
   SymExpr();                               // the constant 0
   SymExpr(int64_t value);                  // NOLINT: a constant converts implicitly
   SymExpr(int value) : SymExpr(static_cast<int64_t>(value)) {}  // NOLINT
+  // `name` must be an identifier ([A-Za-z_][A-Za-z0-9_]*); CHECK-fails otherwise.
   static SymExpr Symbol(absl::string_view name);
   static SymExpr FloorDiv(const SymExpr& a, const SymExpr& b);
   static SymExpr Mod(const SymExpr& a, const SymExpr& b);
@@ -48,8 +49,8 @@ class SymExpr {
   // True if this is exactly one symbol (e.g. `S`); `name` receives it.
   bool IsSymbol(std::string* name = nullptr) const;
 
-  // The value under `bindings`; InvalidArgument names an unbound symbol or a division
-  // by zero.
+  // The value under `bindings`; InvalidArgument names an unbound symbol, a division
+  // by zero or a result that overflows int64.
   absl::StatusOr<int64_t> Evaluate(const Bindings& bindings) const;
   // Replaces the bound symbols by constants and re-simplifies (partial evaluation).
   SymExpr Bind(const Bindings& bindings) const;
@@ -67,6 +68,20 @@ class SymExpr {
   friend H AbslHashValue(H h, const SymExpr& e) {
     return H::combine(std::move(h), e.ToString());
   }
+
+  // The canonical form, for consumers that rebuild an expression in another language
+  // (the kernel IR): a sum of terms, each an integer times a product of atoms.
+  struct AtomView {
+    enum class Kind { kSymbol, kFloorDiv, kMod, kMax, kMin };
+    Kind kind;
+    std::string name;  // kSymbol
+    std::shared_ptr<const SymExpr> lhs, rhs;  // the other kinds
+  };
+  struct TermView {
+    int64_t coeff;
+    std::vector<AtomView> factors;  // empty for the constant term
+  };
+  std::vector<TermView> Terms() const;
 
   struct Rep;  // defined in sym_expr.cc
 
@@ -90,7 +105,8 @@ absl::StatusOr<std::vector<int64_t>> EvaluateShape(const Shape& shape,
 Shape ConstShape(const std::vector<int64_t>& dims);
 
 // Parses the text form written by ToString (and ordinary infix input such as `S + 1 - 1`).
-// Errors give the column and what was expected.
+// Errors give the column and what was expected; so do input nested or multiplied out
+// beyond fixed bounds far past any real dim (an error rather than exhausted memory).
 absl::StatusOr<SymExpr> ParseSymExpr(absl::string_view text);
 // Parses the longest expression starting at `*pos` in `text` and advances `*pos` past it
 // (used by the IR parser for dims inside a larger text). Errors carry the offset.

@@ -1,0 +1,48 @@
+// CompileProgram: a kernel program to native code (codegen + JIT), behind a header with
+// no LLVM types, so the rest of graphjit never sees LLVM.
+#ifndef GRAPHJIT_COMPILER_CODEGEN_NATIVE_CODE_H_
+#define GRAPHJIT_COMPILER_CODEGEN_NATIVE_CODE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "compiler/lower/kernel_ir.h"
+
+namespace graphjit::compiler {
+
+struct CompileOptions {
+  bool keep_ir = false;   // keep the LLVM IR text before and after optimization
+  bool emit_asm = false;  // also produce the assembly (costs a second codegen)
+};
+
+// Wall seconds per phase of one compile.
+struct CompileTimings {
+  double ir_build = 0;  // kernel program -> llvm::Module
+  double optimize = 0;  // new-PM O2 pipeline with vectorizers
+  double codegen = 0;   // machine code, linking, symbol lookup
+};
+
+// The compiled code of one program; destroying it frees the code (its ResourceTracker).
+class NativeCode {
+ public:
+  // See compiler/lower/kernel_ir.h (Program) for the calling convention.
+  using EntryFn = void (*)(void** args, const int64_t* symbols, char* workspace);
+
+  virtual ~NativeCode() = default;
+  virtual EntryFn entry() const = 0;
+  virtual const std::string& llvm_ir() const = 0;       // empty unless keep_ir
+  virtual const std::string& optimized_ir() const = 0;  // empty unless keep_ir
+  virtual const std::string& assembly() const = 0;      // empty unless emit_asm
+  virtual const CompileTimings& timings() const = 0;
+};
+
+// Emits one llvm::Module for `program`, optimizes it and JIT-compiles it into the
+// process-wide engine. Errors from LLVM keep their message.
+absl::StatusOr<std::unique_ptr<NativeCode>> CompileProgram(const Program& program,
+                                                           const CompileOptions& options = {});
+
+}  // namespace graphjit::compiler
+
+#endif  // GRAPHJIT_COMPILER_CODEGEN_NATIVE_CODE_H_

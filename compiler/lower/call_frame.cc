@@ -1,0 +1,121 @@
+#include "compiler/lower/call_frame.h"
+
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+
+namespace graphjit::compiler {
+
+std::vector<runtime::Tensor> ConstantTensors(const ir::Graph& graph, const LoweredGraph& lowered) {
+  std::vector<runtime::Tensor> tensors;
+  for (const ArgBinding& arg : lowered.args) {
+    if (arg.kind != ArgBinding::Kind::kConstant) continue;
+    const ir::Node& n = graph.node(arg.value);
+    std::vector<int64_t> dims = *ir::EvaluateShape(n.type.shape, {});
+    tensors.push_back(*runtime::Tensor::FromDoubles(n.type.dtype, dims,
+                                                    n.attrs.Get<std::vector<double>>("value")));
+  }
+  return tensors;
+}
+
+namespace {
+
+absl::Status CheckGatherIndices(const ir::Graph& graph, const runtime::TensorMap& inputs) {
+  for (const ir::Node& n : graph.nodes()) {
+    if (n.op != ir::OpCode::kGather) continue;
+    const ir::Node& idx = graph.node(n.operands[1]);
+    if (idx.op != ir::OpCode::kInput) continue;
+    std::optional<int64_t> rows = graph.type(n.operands[0]).shape[0].AsConstant();
+    const runtime::Tensor& t = inputs.at(idx.name());
+    const int64_t* v = t.data<int64_t>();
+    for (int64_t i = 0; rows && i < t.numel(); ++i) {
+      if (v[i] < 0 || v[i] >= *rows) {
+        return absl::InvalidArgumentError(absl::StrCat("input '", idx.name(), "': gather index ",
+                                                       v[i], " at element ", i,
+                                                       " is outside [0, ", *rows, ")"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<CallFrame> PrepareCall(const ir::Graph& graph, const LoweredGraph& lowered,
+                                      const runtime::TensorMap& inputs,
+                                      const runtime::TensorMap& params,
+                                      const std::vector<runtime::Tensor>& constants,
+                                      const ir::Bindings& bindings) {
+  absl::StatusOr<ir::Bindings> bound = runtime::BindInputs(graph, inputs, bindings);
+  if (!bound.ok()) return bound.status();
+  const Program& p = lowered.program;
+  CallFrame frame;
+  for (const std::string& s : p.symbols) {
+    auto it = bound->find(s);
+    if (it == bound->end()) {
+      return absl::InvalidArgumentError(absl::StrCat("symbol '", s, "' is not bound"));
+    }
+    frame.symbols.push_back(it->second);
+  }
+  if (absl::Status s = CheckGatherIndices(graph, inputs); !s.ok()) return s;
+  frame.args.assign(p.num_args, nullptr);
+  frame.outputs.resize(graph.outputs().size());
+  size_t next_constant = 0;
+  for (size_t a = 0; a < lowered.args.size(); ++a) {
+    const ArgBinding& arg = lowered.args[a];
+    const ir::ValueType& type = graph.type(arg.value);
+    switch (arg.kind) {
+      case ArgBinding::Kind::kInput:
+        frame.args[a] = const_cast<void*>(inputs.at(arg.name).raw_data());
+        break;
+      case ArgBinding::Kind::kParam: {
+        auto it = params.find(arg.name);
+        if (it == params.end()) {
+          return absl::InvalidArgumentError(absl::StrCat("missing parameter '", arg.name, "'"));
+        }
+        if (it->second.dtype() != type.dtype || ir::ConstShape(it->second.shape()) != type.shape) {
+          return absl::InvalidArgumentError(absl::StrCat("parameter '", arg.name, "': expected ",
+                                                         ir::TypeToString(type), ", got ",
+                                                         it->second.TypeString()));
+        }
+        frame.args[a] = const_cast<void*>(it->second.raw_data());
+        break;
+      }
+      case ArgBinding::Kind::kConstant:
+        frame.args[a] = const_cast<void*>(constants[next_constant++].raw_data());
+        break;
+      case ArgBinding::Kind::kOutput: {
+        runtime::Tensor out;
+        if (arg.donor_arg >= 0) {
+          // Written in place: the output is the donated input, updated.
+          out = inputs.at(lowered.args[arg.donor_arg].name);
+        } else {
+          absl::StatusOr<std::vector<int64_t>> dims = ir::EvaluateShape(type.shape, *bound);
+          if (!dims.ok()) return dims.status();
+          absl::StatusOr<runtime::Tensor> t = runtime::Tensor::Empty(type.dtype, *dims);
+          if (!t.ok()) return t.status();
+          out = *std::move(t);
+        }
+        frame.args[a] = out.raw_data();
+        frame.outputs[arg.output_index] = out;
+        break;
+      }
+    }
+  }
+  // Outputs returned twice share the first copy's tensor.
+  for (size_t i = 0; i < frame.outputs.size(); ++i) {
+    if (!frame.outputs[i].valid()) return absl::InternalError("output not bound to an arg");
+  }
+  absl::StatusOr<int64_t> bytes = p.workspace_bytes.Evaluate(*bound);
+  if (!bytes.ok()) return bytes.status();
+  if (*bytes > 0) {
+    void* mem = std::aligned_alloc(64, static_cast<size_t>((*bytes + 63) / 64 * 64));
+    if (mem == nullptr) {
+      return absl::ResourceExhaustedError(absl::StrCat("workspace of ", *bytes, " bytes"));
+    }
+    frame.workspace = std::shared_ptr<char>(static_cast<char*>(mem), std::free);
+  }
+  return frame;
+}
+
+}  // namespace graphjit::compiler

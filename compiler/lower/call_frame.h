@@ -1,0 +1,39 @@
+// CallFrame: the arguments of one call of a lowered program, built from named tensors
+// with the same checks and messages as the interpreter.
+#ifndef GRAPHJIT_COMPILER_LOWER_CALL_FRAME_H_
+#define GRAPHJIT_COMPILER_LOWER_CALL_FRAME_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/lower/lower.h"
+#include "runtime/interpreter.h"
+
+namespace graphjit::compiler {
+
+struct CallFrame {
+  std::vector<void*> args;                // Program args
+  std::vector<int64_t> symbols;           // Program symbols
+  std::shared_ptr<char> workspace;        // 64-byte aligned, workspace_bytes long
+  std::vector<runtime::Tensor> outputs;   // graph outputs in order; donated ones share
+                                          // the input's buffer
+};
+
+// Checks `inputs` against the graph's declared inputs (dtype, rank, dims; symbols bound
+// consistently; every program symbol bound) and `params` against its params; checks that
+// gather indices fed directly by an input are in range; allocates outputs and workspace.
+// `constants` holds the tensors of the program's constant buffers (ArgBinding kConstant),
+// in arg order.
+absl::StatusOr<CallFrame> PrepareCall(const ir::Graph& graph, const LoweredGraph& lowered,
+                                      const runtime::TensorMap& inputs,
+                                      const runtime::TensorMap& params,
+                                      const std::vector<runtime::Tensor>& constants,
+                                      const ir::Bindings& bindings);
+
+// The tensors of the constant buffers of `lowered`, in arg order.
+std::vector<runtime::Tensor> ConstantTensors(const ir::Graph& graph, const LoweredGraph& lowered);
+
+}  // namespace graphjit::compiler
+
+#endif  // GRAPHJIT_COMPILER_LOWER_CALL_FRAME_H_

@@ -1,0 +1,202 @@
+#include "compiler/lower/kernel_ir.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/check.h"
+
+namespace graphjit::compiler {
+
+bool IsUnary(ScalarOp op) { return op >= ScalarOp::kNeg; }
+
+const char* ScalarOpName(ScalarOp op) {
+  static const char* const kNames[] = {"+",   "-",   "*",    "/",     "%",    "pow",
+                                       "max", "min", "==",   "!=",    "<",    "<=",
+                                       ">",   ">=",  "and",  "or",    "neg",  "abs",
+                                       "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid",
+                                       "not"};
+  return kNames[static_cast<int>(op)];
+}
+
+namespace {
+
+ExprPtr Make(Expr e) { return std::make_shared<const Expr>(std::move(e)); }
+
+bool IsConstI(const ExprPtr& e, int64_t* v = nullptr) {
+  if (e->kind != ExprKind::kConst || e->dtype != ir::DType::kI64) return false;
+  if (v != nullptr) *v = e->i_value;
+  return true;
+}
+
+int64_t FloorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+bool IsComparison(ScalarOp op) { return op >= ScalarOp::kEq && op <= ScalarOp::kGe; }
+
+}  // namespace
+
+ExprPtr ConstF(double v, ir::DType dtype) {
+  Expr e{ExprKind::kConst, dtype};
+  e.f_value = v;
+  e.i_value = static_cast<int64_t>(v);
+  if (dtype == ir::DType::kBool) e.i_value = v != 0;
+  return Make(std::move(e));
+}
+
+ExprPtr ConstI(int64_t v) {
+  Expr e{ExprKind::kConst, ir::DType::kI64};
+  e.i_value = v;
+  e.f_value = static_cast<double>(v);
+  return Make(std::move(e));
+}
+
+ExprPtr ConstBool(bool v) { return ConstF(v ? 1.0 : 0.0, ir::DType::kBool); }
+
+ExprPtr LoopVar(int index) {
+  Expr e{ExprKind::kLoopVar, ir::DType::kI64};
+  e.index = index;
+  return Make(std::move(e));
+}
+
+ExprPtr SymbolValue(int index) {
+  Expr e{ExprKind::kSymbol, ir::DType::kI64};
+  e.index = index;
+  return Make(std::move(e));
+}
+
+ExprPtr Load(int buffer, ir::DType dtype, std::vector<ExprPtr> indices) {
+  Expr e{ExprKind::kLoad, dtype};
+  e.index = buffer;
+  e.operands = std::move(indices);
+  return Make(std::move(e));
+}
+
+ExprPtr Op(ScalarOp op, ExprPtr a, ExprPtr b) {
+  GJ_CHECK(a != nullptr && (IsUnary(op) == (b == nullptr))) << "bad operands for " << ScalarOpName(op);
+  int64_t x = 0, y = 0;
+  // Fold and simplify i64 index arithmetic so affine indices stay readable and cheap.
+  if (b != nullptr && a->dtype == ir::DType::kI64) {
+    bool ca = IsConstI(a, &x), cb = IsConstI(b, &y);
+    switch (op) {
+      case ScalarOp::kAdd:
+        if (ca && cb) return ConstI(x + y);
+        if (ca && x == 0) return b;
+        if (cb && y == 0) return a;
+        break;
+      case ScalarOp::kSub:
+        if (ca && cb) return ConstI(x - y);
+        if (cb && y == 0) return a;
+        break;
+      case ScalarOp::kMul:
+        if (ca && cb) return ConstI(x * y);
+        if ((ca && x == 0) || (cb && y == 0)) return ConstI(0);
+        if (ca && x == 1) return b;
+        if (cb && y == 1) return a;
+        break;
+      case ScalarOp::kDiv:
+        if (ca && cb && y != 0) return ConstI(FloorDiv(x, y));
+        if (cb && y == 1) return a;
+        break;
+      case ScalarOp::kMod:
+        if (ca && cb && y != 0) return ConstI(x - FloorDiv(x, y) * y);
+        if (cb && y == 1) return ConstI(0);
+        break;
+      default:
+        break;
+    }
+  }
+  Expr e{ExprKind::kOp, IsComparison(op) ? ir::DType::kBool : a->dtype};
+  e.op = op;
+  e.operands.push_back(std::move(a));
+  if (b != nullptr) e.operands.push_back(std::move(b));
+  return Make(std::move(e));
+}
+
+ExprPtr Select(ExprPtr cond, ExprPtr a, ExprPtr b) {
+  Expr e{ExprKind::kSelect, a->dtype};
+  e.operands = {std::move(cond), std::move(a), std::move(b)};
+  return Make(std::move(e));
+}
+
+ExprPtr Cast(ExprPtr x, ir::DType dtype) {
+  if (x->dtype == dtype) return x;
+  Expr e{ExprKind::kCast, dtype};
+  e.operands = {std::move(x)};
+  return Make(std::move(e));
+}
+
+std::string ExprToString(const ExprPtr& e) {
+  switch (e->kind) {
+    case ExprKind::kConst:
+      return ir::IsFloat(e->dtype) ? absl::StrCat(e->f_value) : absl::StrCat(e->i_value);
+    case ExprKind::kLoopVar:
+      return absl::StrCat("i", e->index);
+    case ExprKind::kSymbol:
+      return absl::StrCat("s", e->index);
+    case ExprKind::kLoad: {
+      std::vector<std::string> idx;
+      for (const ExprPtr& i : e->operands) idx.push_back(ExprToString(i));
+      return absl::StrCat("b", e->index, "[", absl::StrJoin(idx, ", "), "]");
+    }
+    case ExprKind::kOp:
+      if (IsUnary(e->op)) {
+        return absl::StrCat(ScalarOpName(e->op), "(", ExprToString(e->operands[0]), ")");
+      }
+      return absl::StrCat("(", ExprToString(e->operands[0]), " ", ScalarOpName(e->op), " ",
+                          ExprToString(e->operands[1]), ")");
+    case ExprKind::kSelect:
+      return absl::StrCat("select(", ExprToString(e->operands[0]), ", ",
+                          ExprToString(e->operands[1]), ", ", ExprToString(e->operands[2]), ")");
+    case ExprKind::kCast:
+      return absl::StrCat(ir::DTypeName(e->dtype), "(", ExprToString(e->operands[0]), ")");
+  }
+  return "?";
+}
+
+std::string ProgramToString(const Program& p) {
+  std::string out = absl::StrCat("program ", p.name, " (symbols: ", absl::StrJoin(p.symbols, ", "),
+                                 "; workspace ", p.workspace_bytes.ToString(), " bytes)\n");
+  static const char* const kKinds[] = {"input", "param", "output", "temp"};
+  for (size_t i = 0; i < p.buffers.size(); ++i) {
+    const Buffer& b = p.buffers[i];
+    absl::StrAppend(&out, "  b", i, " ", kKinds[static_cast<int>(b.kind)], " ", b.name, " : ",
+                    ir::DTypeName(b.dtype), ir::ShapeToString(b.shape));
+    if (b.kind == BufferKind::kTemp) {
+      absl::StrAppend(&out, " @ workspace+", ExprToString(b.workspace_offset));
+    } else {
+      absl::StrAppend(&out, " = args[", b.arg_index, "]");
+    }
+    absl::StrAppend(&out, "\n");
+  }
+  for (const Kernel& k : p.kernels) {
+    std::vector<std::string> loops;
+    for (size_t i = 0; i < k.loops.size(); ++i) {
+      loops.push_back(absl::StrCat("i", i, " < ", ExprToString(k.loops[i])));
+    }
+    std::vector<std::string> store;
+    for (const ExprPtr& s : k.store_indices) store.push_back(ExprToString(s));
+    std::string target = absl::StrCat(
+        "b", k.out, store.empty() ? "" : absl::StrCat("[", absl::StrJoin(store, ", "), "]"));
+    absl::StrAppend(&out, "  kernel ", k.name, " for ", absl::StrJoin(loops, ", "), ":\n");
+    switch (k.kind) {
+      case KernelKind::kPointwise:
+        absl::StrAppend(&out, "    ", target, " = ", ExprToString(k.value), "\n");
+        break;
+      case KernelKind::kReduce:
+        absl::StrAppend(&out, "    ", target, " = ", k.combine == ScalarOp::kMax ? "max" : "sum",
+                        " over i", k.loops.size(), " < ", ExprToString(k.reduce_extent), " of ",
+                        ExprToString(k.value),
+                        k.finish_scale ? absl::StrCat(" * ", ExprToString(k.finish_scale)) : "",
+                        "\n");
+        break;
+      case KernelKind::kMatmul:
+        absl::StrAppend(&out, "    ", target, " = matmul(", k.order == MatmulOrder::kDot ? "dot" : "axpy",
+                        ") lhs ", ExprToString(k.lhs), " rhs ", ExprToString(k.rhs), "\n");
+        break;
+    }
+  }
+  return out;
+}
+
+}  // namespace graphjit::compiler

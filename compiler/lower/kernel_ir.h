@@ -1,0 +1,138 @@
+// The kernel program: what lowering produces from an optimized graph and codegen turns
+// into one LLVM module. Loop nests over buffers with scalar expression bodies; no LLVM
+// types here, so the program can be built, printed and tested without LLVM.
+#ifndef GRAPHJIT_COMPILER_LOWER_KERNEL_IR_H_
+#define GRAPHJIT_COMPILER_LOWER_KERNEL_IR_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+#include "ir/sym_expr.h"
+
+namespace graphjit::compiler {
+
+// Scalar operations of kernel bodies. Integer (i64) ones also do index arithmetic.
+enum class ScalarOp : uint8_t {
+  // binary
+  kAdd, kSub, kMul, kDiv,  // kDiv: float division; on i64 floor division (Python //)
+  kMod,                    // i64 only, floor mod (Python %)
+  kPow, kMax, kMin,        // kMax/kMin propagate NaN on floats
+  kEq, kNe, kLt, kLe, kGt, kGe,  // result bool
+  kAnd, kOr,               // bool
+  // unary
+  kNeg, kAbs, kExp, kLog, kSqrt, kRsqrt, kTanh, kSigmoid, kNot,
+};
+bool IsUnary(ScalarOp op);
+const char* ScalarOpName(ScalarOp op);
+
+struct Expr;
+using ExprPtr = std::shared_ptr<const Expr>;
+
+enum class ExprKind : uint8_t {
+  kConst,    // f_value (float dtypes) or i_value (i64, bool)
+  kLoopVar,  // the value (i64) of loop variable `index` of the enclosing kernel
+  kSymbol,   // the value (i64) of program symbol `index` (Program::symbols), read at run time
+  kLoad,     // buffer `index` at operands = one i64 index per dim of the buffer
+  kOp,       // op applied to operands (1 or 2)
+  kSelect,   // operands[0] (bool) ? operands[1] : operands[2]
+  kCast,     // operands[0] converted to dtype (float->i64 truncates; ->bool is != 0)
+};
+
+// An immutable scalar expression; shared subtrees are allowed (codegen may emit a shared
+// subtree once per evaluation of the enclosing expression).
+struct Expr {
+  ExprKind kind = ExprKind::kConst;
+  ir::DType dtype = ir::DType::kF64;
+  ScalarOp op = ScalarOp::kAdd;
+  int index = -1;
+  double f_value = 0;
+  int64_t i_value = 0;
+  std::vector<ExprPtr> operands = {};
+};
+
+// Constructors (they fold i64 constant arithmetic, so index expressions stay small).
+ExprPtr ConstF(double v, ir::DType dtype);
+ExprPtr ConstI(int64_t v);
+ExprPtr ConstBool(bool v);
+ExprPtr LoopVar(int index);
+ExprPtr SymbolValue(int index);
+ExprPtr Load(int buffer, ir::DType dtype, std::vector<ExprPtr> indices);
+ExprPtr Op(ScalarOp op, ExprPtr a, ExprPtr b = nullptr);  // result dtype inferred
+ExprPtr Select(ExprPtr cond, ExprPtr a, ExprPtr b);
+ExprPtr Cast(ExprPtr x, ir::DType dtype);
+// Text like `(ld b3[i0, (i1 + s0)] * 2.0)`, for dumps and tests.
+std::string ExprToString(const ExprPtr& e);
+
+// Where a buffer lives. Args are pointers passed by the caller in `args[arg_index]`
+// (inputs, parameters, outputs); temps live in the workspace at `workspace_offset` bytes.
+enum class BufferKind : uint8_t { kInput, kParam, kOutput, kTemp };
+
+struct Buffer {
+  std::string name;
+  ir::DType dtype;
+  ir::Shape shape;                 // as SymExprs over program symbols (for the runtime)
+  std::vector<ExprPtr> dims;       // the same dims as kernel expressions (for codegen)
+  BufferKind kind;
+  int arg_index = -1;              // kInput / kParam / kOutput
+  ExprPtr workspace_offset;        // kTemp: byte offset (i64 expr), 64-byte aligned
+  // kOutput only: the input buffer this output is written in place of (the caller passes
+  // the donated input's pointer for both), or -1.
+  int alias_of = -1;
+};
+
+enum class KernelKind : uint8_t {
+  // for i in loops: store(out, store_indices(i), value(i)).
+  // `store_indices` empty means the identity (i_0, .., i_n) over the loops.
+  kPointwise,
+  // for i in loops: acc = init; for r < reduce_extent: acc = combine(acc, value(i, r));
+  //   store(out, store_indices(i), finish(acc)) where finish = acc * finish_scale if set.
+  // The reduction variable is loop variable index loops.size().
+  kReduce,
+  // out[b.., m, n] = sum_k a(b.., m, k) * b(b.., k, n), out contiguous [batch.., M, N].
+  // Loop variables: batch 0..nb-1, then m = nb, n = nb+1, k = nb+2. `lhs` and `rhs` are
+  // expressions over them. kDot order runs k innermost with a scalar accumulator (rhs
+  // contiguous along k); kAxpy runs n innermost, accumulating rows into out (rhs
+  // contiguous along n), and zeroes out first.
+  kMatmul,
+};
+
+enum class MatmulOrder : uint8_t { kDot, kAxpy };
+
+struct Kernel {
+  KernelKind kind = KernelKind::kPointwise;
+  std::string name = "";  // e.g. "k3_reduce_max" (unique within the program)
+  int out = -1;      // buffer written
+  std::vector<ExprPtr> loops = {};          // extents (i64), outermost first
+  std::vector<ExprPtr> store_indices = {};  // see KernelKind
+  ExprPtr value = nullptr;                  // kPointwise, kReduce
+  // kReduce
+  ExprPtr reduce_extent = nullptr;
+  ScalarOp combine = ScalarOp::kAdd;   // kAdd or kMax
+  ExprPtr finish_scale = nullptr;      // optional: acc * finish_scale (means)
+  // kMatmul (loops = batch extents, then M, N, K)
+  ExprPtr lhs = nullptr, rhs = nullptr;
+  MatmulOrder order = MatmulOrder::kDot;
+};
+
+// A whole compiled graph: its symbols, buffers and kernels, run in order by one entry
+//   void entry(void** args, const int64_t* symbols, char* workspace)
+// where args[arg_index] points at each input / param / output buffer, symbols[j] is the
+// value of symbols[j], and workspace holds workspace_bytes bytes (64-byte aligned).
+struct Program {
+  std::string name;
+  std::vector<std::string> symbols;  // e.g. {"S", "P"}
+  std::vector<Buffer> buffers;
+  std::vector<Kernel> kernels;
+  ir::SymExpr workspace_bytes;       // over the symbols
+  int num_args = 0;
+};
+
+// A readable listing of the program (buffers, then one block per kernel).
+std::string ProgramToString(const Program& program);
+
+}  // namespace graphjit::compiler
+
+#endif  // GRAPHJIT_COMPILER_LOWER_KERNEL_IR_H_

@@ -1,0 +1,289 @@
+#include "compiler/lower/program_eval.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace graphjit::compiler {
+namespace {
+
+// Every scalar is carried as a double or an int64 (i64 and bool).
+struct Scalar {
+  double f = 0;
+  int64_t i = 0;
+};
+
+int64_t FloorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+class Evaluator {
+ public:
+  Evaluator(const Program& p, void** args, const int64_t* symbols, char* workspace)
+      : p_(p), args_(args), symbols_(symbols), workspace_(workspace) {}
+
+  absl::Status Run() {
+    for (const Kernel& k : p_.kernels) {
+      kernel_ = &k;
+      vars_.assign(k.loops.size() + 3, 0);
+      std::vector<int64_t> extents;
+      for (const ExprPtr& e : k.loops) extents.push_back(Eval(e).i);
+      if (!status_.ok()) return status_;
+      if (k.kind == KernelKind::kMatmul) {
+        RunMatmul(k, extents);
+      } else {
+        Nest(k, extents, 0);
+      }
+      if (!status_.ok()) return status_;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  void Nest(const Kernel& k, const std::vector<int64_t>& extents, size_t depth) {
+    if (!status_.ok()) return;
+    if (depth < extents.size()) {
+      for (int64_t i = 0; i < extents[depth]; ++i) {
+        vars_[depth] = i;
+        Nest(k, extents, depth + 1);
+      }
+      return;
+    }
+    Scalar v;
+    if (k.kind == KernelKind::kPointwise) {
+      v = Eval(k.value);
+    } else {
+      ir::DType dt = p_.buffers[k.out].dtype;
+      bool fl = ir::IsFloat(dt);
+      bool max = k.combine == ScalarOp::kMax;
+      v.f = max ? -INFINITY : 0.0;
+      v.i = max ? INT64_MIN : 0;
+      int64_t n = Eval(k.reduce_extent).i;
+      for (int64_t r = 0; r < n; ++r) {
+        vars_[extents.size()] = r;
+        Scalar x = Eval(k.value);
+        if (fl) {
+          v.f = max ? (std::isnan(v.f) || std::isnan(x.f) ? NAN : std::max(v.f, x.f)) : v.f + x.f;
+        } else {
+          v.i = max ? std::max(v.i, x.i) : v.i + x.i;
+        }
+      }
+      if (k.finish_scale) v.f *= Eval(k.finish_scale).f;
+    }
+    std::vector<int64_t> idx;
+    if (k.store_indices.empty()) {
+      idx.assign(vars_.begin(), vars_.begin() + extents.size());
+    } else {
+      for (const ExprPtr& e : k.store_indices) idx.push_back(Eval(e).i);
+    }
+    Store(k.out, idx, v);
+  }
+
+  void RunMatmul(const Kernel& k, const std::vector<int64_t>& extents) {
+    size_t nb = extents.size() - 3;
+    std::vector<int64_t> batch(extents.begin(), extents.begin() + nb);
+    int64_t M = extents[nb], N = extents[nb + 1], K = extents[nb + 2];
+    std::vector<int64_t> b(nb, 0);
+    int64_t total = 1;
+    for (int64_t e : batch) total *= e;
+    for (int64_t t = 0; t < total && status_.ok(); ++t) {
+      int64_t rest = t;
+      for (size_t d = nb; d-- > 0;) {
+        vars_[d] = rest % batch[d];
+        rest /= batch[d];
+      }
+      for (int64_t m = 0; m < M; ++m) {
+        for (int64_t n = 0; n < N; ++n) {
+          double acc = 0;
+          for (int64_t kk = 0; kk < K; ++kk) {
+            vars_[nb] = m;
+            vars_[nb + 1] = n;
+            vars_[nb + 2] = kk;
+            acc += Eval(k.lhs).f * Eval(k.rhs).f;
+          }
+          std::vector<int64_t> idx(vars_.begin(), vars_.begin() + nb);
+          idx.push_back(m);
+          idx.push_back(n);
+          Store(k.out, idx, Scalar{acc, 0});
+        }
+      }
+    }
+  }
+
+  char* Base(int b) {
+    const Buffer& buf = p_.buffers[b];
+    if (buf.kind == BufferKind::kTemp) return workspace_ + Eval(buf.workspace_offset).i;
+    return static_cast<char*>(args_[buf.arg_index]);
+  }
+
+  // The flat element offset of `idx` in buffer b, or -1 (with an error) if out of range.
+  int64_t Offset(int b, const std::vector<int64_t>& idx) {
+    const Buffer& buf = p_.buffers[b];
+    if (idx.size() != buf.dims.size()) {
+      Fail(absl::StrCat("buffer b", b, " indexed with ", idx.size(), " indices, rank ",
+                        buf.dims.size()));
+      return -1;
+    }
+    int64_t flat = 0;
+    for (size_t d = 0; d < idx.size(); ++d) {
+      int64_t dim = Eval(buf.dims[d]).i;
+      if (idx[d] < 0 || idx[d] >= dim) {
+        Fail(absl::StrCat("index ", idx[d], " out of range [0, ", dim, ") in dim ", d,
+                          " of buffer b", b, " (", buf.name, ")"));
+        return -1;
+      }
+      flat = flat * dim + idx[d];
+    }
+    return flat;
+  }
+
+  void Store(int b, const std::vector<int64_t>& idx, Scalar v) {
+    int64_t off = Offset(b, idx);
+    if (off < 0) return;
+    char* base = Base(b);
+    switch (p_.buffers[b].dtype) {
+      case ir::DType::kF32: reinterpret_cast<float*>(base)[off] = static_cast<float>(v.f); break;
+      case ir::DType::kF64: reinterpret_cast<double*>(base)[off] = v.f; break;
+      case ir::DType::kI64: reinterpret_cast<int64_t*>(base)[off] = v.i; break;
+      case ir::DType::kBool: reinterpret_cast<bool*>(base)[off] = v.i != 0; break;
+    }
+  }
+
+  Scalar LoadValue(int b, const std::vector<int64_t>& idx) {
+    int64_t off = Offset(b, idx);
+    if (off < 0) return {};
+    const char* base = Base(b);
+    switch (p_.buffers[b].dtype) {
+      case ir::DType::kF32: return {reinterpret_cast<const float*>(base)[off], 0};
+      case ir::DType::kF64: return {reinterpret_cast<const double*>(base)[off], 0};
+      case ir::DType::kI64: {
+        int64_t v = reinterpret_cast<const int64_t*>(base)[off];
+        return {static_cast<double>(v), v};
+      }
+      case ir::DType::kBool: {
+        int64_t v = reinterpret_cast<const bool*>(base)[off];
+        return {static_cast<double>(v), v};
+      }
+    }
+    return {};
+  }
+
+  Scalar Eval(const ExprPtr& e) {
+    if (!status_.ok()) return {};
+    bool fl = ir::IsFloat(e->dtype);
+    switch (e->kind) {
+      case ExprKind::kConst: return {e->f_value, e->i_value};
+      case ExprKind::kLoopVar: return {static_cast<double>(vars_[e->index]), vars_[e->index]};
+      case ExprKind::kSymbol: return {static_cast<double>(symbols_[e->index]), symbols_[e->index]};
+      case ExprKind::kLoad: {
+        std::vector<int64_t> idx;
+        for (const ExprPtr& i : e->operands) idx.push_back(Eval(i).i);
+        return LoadValue(e->index, idx);
+      }
+      case ExprKind::kSelect: return Eval(e->operands[0]).i ? Eval(e->operands[1]) : Eval(e->operands[2]);
+      case ExprKind::kCast: {
+        Scalar x = Eval(e->operands[0]);
+        bool from_float = ir::IsFloat(e->operands[0]->dtype);
+        double f = from_float ? x.f : static_cast<double>(x.i);
+        if (e->dtype == ir::DType::kF32) f = static_cast<float>(f);
+        if (e->dtype == ir::DType::kBool) return {from_float ? double(f != 0) : double(x.i != 0), from_float ? f != 0 : x.i != 0};
+        if (e->dtype == ir::DType::kI64) return {f, from_float ? static_cast<int64_t>(x.f) : x.i};
+        return {f, 0};
+      }
+      case ExprKind::kOp: break;
+    }
+    Scalar a = Eval(e->operands[0]);
+    bool operand_float = ir::IsFloat(e->operands[0]->dtype);
+    auto round = [&](double v) { return e->dtype == ir::DType::kF32 ? double(static_cast<float>(v)) : v; };
+    if (IsUnary(e->op)) {
+      double x = a.f;
+      switch (e->op) {
+        case ScalarOp::kNeg: return fl ? Scalar{round(-x), 0} : Scalar{0, -a.i};
+        case ScalarOp::kAbs: return fl ? Scalar{std::abs(x), 0} : Scalar{0, std::abs(a.i)};
+        case ScalarOp::kExp: return {round(std::exp(x)), 0};
+        case ScalarOp::kLog: return {round(std::log(x)), 0};
+        case ScalarOp::kSqrt: return {round(std::sqrt(x)), 0};
+        case ScalarOp::kRsqrt: return {round(1.0 / std::sqrt(x)), 0};
+        case ScalarOp::kTanh: return {round(std::tanh(x)), 0};
+        case ScalarOp::kSigmoid: return {round(1.0 / (1.0 + std::exp(-x))), 0};
+        case ScalarOp::kNot: return {0, !a.i};
+        default: break;
+      }
+    }
+    Scalar b = Eval(e->operands[1]);
+    if (operand_float) {
+      double x = a.f, y = b.f;
+      auto cmp = [](bool c) { return Scalar{double(c), c}; };
+      switch (e->op) {
+        case ScalarOp::kAdd: return {round(x + y), 0};
+        case ScalarOp::kSub: return {round(x - y), 0};
+        case ScalarOp::kMul: return {round(x * y), 0};
+        case ScalarOp::kDiv: return {round(x / y), 0};
+        case ScalarOp::kPow: return {round(std::pow(x, y)), 0};
+        case ScalarOp::kMax: return {std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y), 0};
+        case ScalarOp::kMin: return {std::isnan(x) || std::isnan(y) ? NAN : std::min(x, y), 0};
+        case ScalarOp::kEq: return cmp(x == y);
+        case ScalarOp::kNe: return cmp(x != y);
+        case ScalarOp::kLt: return cmp(x < y);
+        case ScalarOp::kLe: return cmp(x <= y);
+        case ScalarOp::kGt: return cmp(x > y);
+        case ScalarOp::kGe: return cmp(x >= y);
+        default: break;
+      }
+    } else {
+      int64_t x = a.i, y = b.i;
+      auto cmp = [](bool c) { return Scalar{double(c), c}; };
+      auto i = [](int64_t v) { return Scalar{static_cast<double>(v), v}; };
+      switch (e->op) {
+        case ScalarOp::kAdd: return i(x + y);
+        case ScalarOp::kSub: return i(x - y);
+        case ScalarOp::kMul: return i(x * y);
+        case ScalarOp::kDiv:
+        case ScalarOp::kMod:
+          if (y == 0) {
+            Fail("integer division by zero");
+            return {};
+          }
+          return e->op == ScalarOp::kDiv ? i(FloorDiv(x, y)) : i(x - FloorDiv(x, y) * y);
+        case ScalarOp::kMax: return i(std::max(x, y));
+        case ScalarOp::kMin: return i(std::min(x, y));
+        case ScalarOp::kEq: return cmp(x == y);
+        case ScalarOp::kNe: return cmp(x != y);
+        case ScalarOp::kLt: return cmp(x < y);
+        case ScalarOp::kLe: return cmp(x <= y);
+        case ScalarOp::kGt: return cmp(x > y);
+        case ScalarOp::kGe: return cmp(x >= y);
+        case ScalarOp::kAnd: return cmp(x && y);
+        case ScalarOp::kOr: return cmp(x || y);
+        default: break;
+      }
+    }
+    Fail(absl::StrCat("operator ", ScalarOpName(e->op), " on ", ir::DTypeName(e->operands[0]->dtype)));
+    return {};
+  }
+
+  void Fail(std::string what) {
+    if (status_.ok()) {
+      status_ = absl::InternalError(absl::StrCat("kernel ", kernel_->name, ": ", what));
+    }
+  }
+
+  const Program& p_;
+  void** args_;
+  const int64_t* symbols_;
+  char* workspace_;
+  const Kernel* kernel_ = nullptr;
+  std::vector<int64_t> vars_;
+  absl::Status status_;
+};
+
+}  // namespace
+
+absl::Status EvaluateProgram(const Program& program, void** args, const int64_t* symbols,
+                             char* workspace) {
+  return Evaluator(program, args, symbols, workspace).Run();
+}
+
+}  // namespace graphjit::compiler

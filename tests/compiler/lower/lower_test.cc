@@ -1,0 +1,221 @@
+// Lowering, checked without LLVM: lowered programs run by the reference program evaluator
+// must agree with the interpreter.
+#include "compiler/lower/lower.h"
+
+#include <cmath>
+#include <random>
+
+#include "compiler/lower/call_frame.h"
+#include "compiler/lower/program_eval.h"
+#include "compiler/passes/pipeline.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ir/parser.h"
+#include "models/model.h"
+#include "runtime/interpreter.h"
+
+namespace graphjit::compiler {
+namespace {
+
+using ::testing::HasSubstr;
+using runtime::Tensor;
+using runtime::TensorMap;
+
+absl::StatusOr<std::vector<Tensor>> RunLowered(const ir::Graph& g, const TensorMap& inputs,
+                                               const TensorMap& params,
+                                               const ir::Bindings& bindings,
+                                               LoweredGraph* keep = nullptr) {
+  absl::StatusOr<LoweredGraph> lowered = Lower(g);
+  if (!lowered.ok()) return lowered.status();
+  std::vector<Tensor> constants = ConstantTensors(g, *lowered);
+  absl::StatusOr<CallFrame> frame = PrepareCall(g, *lowered, inputs, params, constants, bindings);
+  if (!frame.ok()) return frame.status();
+  absl::Status s = EvaluateProgram(lowered->program, frame->args.data(), frame->symbols.data(),
+                                   frame->workspace.get());
+  if (!s.ok()) return s;
+  if (keep != nullptr) *keep = *lowered;
+  return frame->outputs;
+}
+
+double MaxRelDiff(const Tensor& a, const Tensor& b) {
+  std::vector<double> x = a.ToDoubles(), y = b.ToDoubles();
+  EXPECT_EQ(x.size(), y.size());
+  double m = 0;
+  for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+    if (x[i] == y[i]) continue;  // infinities included
+    m = std::max(m, std::abs(x[i] - y[i]) / (1 + std::abs(x[i])));
+  }
+  return m;
+}
+
+struct Optimized {
+  ir::Graph graph;
+  TensorMap params;
+};
+
+Optimized Optimize(const models::Model& model, const models::TraceOptions& options) {
+  Optimized o{*models::TraceModel(model, options), model.params()};
+  PassContext ctx{o.params};
+  absl::Status s = Pipeline::Default().Run(&o.graph, &ctx);
+  EXPECT_TRUE(s.ok()) << s;
+  o.params = ctx.params;
+  return o;
+}
+
+TEST(Lower, DecodeLayerMatchesInterpreterSymbolicAndExact) {
+  auto model = *models::CreateModel("decode");
+  for (int64_t S : {2, 7, 64}) {
+    for (bool symbolic : {true, false}) {
+      SCOPED_TRACE(absl::StrCat("S=", S, symbolic ? " symbolic" : " exact"));
+      models::TraceOptions options;
+      if (!symbolic) options.fixed_dims = {{"S", S}};
+      Optimized o = Optimize(*model, options);
+      TensorMap in = *model->ExampleInputs({{"S", S}}, 5);
+      ir::Bindings bind = {{"P", S - 1}};
+      auto want = runtime::Interpret(o.graph, in, o.params, bind);
+      ASSERT_TRUE(want.ok()) << want.status();
+      // The lowered program updates the caches in place: give it its own copies.
+      TensorMap in2 = in;
+      in2["k_cache"] = in.at("k_cache").Clone();
+      in2["v_cache"] = in.at("v_cache").Clone();
+      auto got = RunLowered(o.graph, in2, o.params, bind);
+      ASSERT_TRUE(got.ok()) << got.status();
+      for (int i = 0; i < 3; ++i) EXPECT_LT(MaxRelDiff((*want)[i], (*got)[i]), 1e-12) << i;
+    }
+  }
+}
+
+TEST(Lower, KvWriteIsInPlaceAndTouchesOnlyRowP) {
+  auto model = *models::CreateModel("decode");
+  Optimized o = Optimize(*model, {});
+  const int64_t S = 9;
+  TensorMap in = *model->ExampleInputs({{"S", S}}, 1);
+  Tensor k_before = in.at("k_cache").Clone();
+  LoweredGraph lowered;
+  auto got = RunLowered(o.graph, in, o.params, {{"P", 4}}, &lowered);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE((*got)[1].SharesBufferWith(in.at("k_cache")));
+  EXPECT_TRUE((*got)[2].SharesBufferWith(in.at("v_cache")));
+  std::vector<double> before = k_before.ToDoubles(), after = (*got)[1].ToDoubles();
+  for (int64_t g = 0; g < 2; ++g) {
+    for (int64_t r = 0; r < S; ++r) {
+      bool changed = false;
+      for (int64_t j = 0; j < 16; ++j) changed |= before[(g * S + r) * 16 + j] != after[(g * S + r) * 16 + j];
+      EXPECT_EQ(changed, r == 4) << "group " << g << " row " << r;
+    }
+  }
+  std::string listing = ProgramToString(lowered.program);
+  EXPECT_THAT(listing, ::testing::Not(HasSubstr("_copy")));
+  // Projections read weights along n (axpy); attention scores read K along k (dot).
+  EXPECT_THAT(listing, HasSubstr("matmul(axpy)"));
+  EXPECT_THAT(listing, HasSubstr("matmul(dot)"));
+}
+
+TEST(Lower, WorkspaceReusesDeadTemps) {
+  auto model = *models::CreateModel("decode");
+  Optimized o = Optimize(*model, {{{"S", 64}}, false});
+  absl::StatusOr<LoweredGraph> lowered = Lower(o.graph);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  int64_t sum = 0;
+  for (const Buffer& b : lowered->program.buffers) {
+    if (b.kind != BufferKind::kTemp) continue;
+    sum += (*ir::NumElements(b.shape).AsConstant() * 8 + 63) / 64 * 64;
+  }
+  std::optional<int64_t> ws = lowered->program.workspace_bytes.AsConstant();
+  ASSERT_TRUE(ws.has_value());
+  EXPECT_GT(sum, 0);
+  EXPECT_LT(*ws, sum);
+}
+
+TEST(Lower, TinyGPTLossMatchesInterpreter) {
+  auto model = *models::CreateModel("tinygpt:L=1,d=16,T=8,V=11,B=2");
+  Optimized o = Optimize(*model, {});
+  TensorMap in = *model->ExampleInputs({}, 2);
+  auto want = runtime::Interpret(o.graph, in, o.params);
+  auto got = RunLowered(o.graph, in, o.params, {});
+  ASSERT_TRUE(want.ok()) << want.status();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_LT(MaxRelDiff((*want)[0], (*got)[0]), 1e-12);
+  // A token outside the vocabulary is refused before running.
+  TensorMap bad = in;
+  std::vector<int64_t> tokens(16, 3);
+  tokens[5] = 11;
+  bad["tokens"] = *Tensor::FromVector<int64_t>({2, 8}, absl::Span<const int64_t>(tokens));
+  auto refused = RunLowered(o.graph, bad, o.params, {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("gather index 11"));
+}
+
+TEST(Lower, LayoutAndElementwiseChains) {
+  const char* text = R"(graph g {
+  %0 = input {name="x"} : f64[2, S, 3]
+  %1 = input {name="y"} : f64[3]
+  %2 = transpose(%0) {perm=[2, 0, 1]} : f64[3, 2, S]
+  %3 = reshape(%2) {shape=[6, S]} : f64[6, S]
+  %4 = slice(%3) {axis=0, end=5, start=1} : f64[4, S]
+  %5 = exp(%4) : f64[4, S]
+  %6 = concat(%4, %5, %4) {axis=0} : f64[12, S]
+  %7 = iota {axis=1} : i64[12, S]
+  %8 = cast(%7) {dtype=f64} : f64[12, S]
+  %9 = gt(%6, %8) : bool[12, S]
+  %10 = where(%9, %6, %8) : f64[12, S]
+  %11 = reshape(%1) {shape=[3, 1]} : f64[3, 1]
+  %12 = expand(%11) {shape=[3, 4]} : f64[3, 4]
+  %13 = causal_mask(%12) : f64[3, 4]
+  %14 = reduce_max(%10) {axis=0, keepdim=false} : f64[S]
+  %15 = reduce_mean(%10) {axis=1, keepdim=true} : f64[12, 1]
+  return %10, %13, %14, %15, %0
+})";
+  absl::StatusOr<ir::Graph> g = ir::ParseGraph(text);
+  ASSERT_TRUE(g.ok()) << g.status();
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> normal;
+  for (int64_t S : {1, 5}) {
+    std::vector<double> x(2 * S * 3), y(3);
+    for (double& v : x) v = normal(rng);
+    for (double& v : y) v = normal(rng);
+    TensorMap in = {{"x", *Tensor::FromDoubles(ir::DType::kF64, {2, S, 3}, x)},
+                    {"y", *Tensor::FromDoubles(ir::DType::kF64, {3}, y)}};
+    auto want = runtime::Interpret(*g, in, {});
+    auto got = RunLowered(*g, in, {}, {});
+    ASSERT_TRUE(want.ok()) << want.status();
+    ASSERT_TRUE(got.ok()) << got.status();
+    for (size_t i = 0; i < want->size(); ++i) {
+      EXPECT_LT(MaxRelDiff((*want)[i], (*got)[i]), 1e-15) << "output " << i << " S=" << S;
+    }
+    EXPECT_FALSE((*got)[4].SharesBufferWith(in.at("x")));  // an input returned is copied
+  }
+}
+
+TEST(Lower, CompositesMustBeDecomposedFirst) {
+  absl::StatusOr<ir::Graph> g = ir::ParseGraph(R"(graph g {
+  %0 = input {name="x"} : f32[4]
+  %1 = softmax(%0) {axis=-1} : f32[4]
+  return %1
+})");
+  ASSERT_TRUE(g.ok());
+  absl::StatusOr<LoweredGraph> lowered = Lower(*g);
+  ASSERT_FALSE(lowered.ok());
+  EXPECT_THAT(std::string(lowered.status().message()), HasSubstr("decompose"));
+}
+
+TEST(Lower, BadCallsAreRefusedWithTheInterpretersMessages) {
+  auto model = *models::CreateModel("decode");
+  Optimized o = Optimize(*model, {});
+  TensorMap in = *model->ExampleInputs({{"S", 8}}, 1);
+  auto missing_p = RunLowered(o.graph, in, o.params, {});
+  ASSERT_FALSE(missing_p.ok());
+  EXPECT_THAT(std::string(missing_p.status().message()), HasSubstr("'P'"));
+  TensorMap bad = in;
+  bad["v_cache"] = *Tensor::Zeros(ir::DType::kF64, {2, 9, 16});
+  auto mismatch = RunLowered(o.graph, bad, o.params, {{"P", 7}});
+  ASSERT_FALSE(mismatch.ok());
+  EXPECT_THAT(std::string(mismatch.status().message()), HasSubstr("'v_cache'"));
+  TensorMap no_params;
+  auto params = RunLowered(o.graph, in, no_params, {{"P", 7}});
+  ASSERT_FALSE(params.ok());
+  EXPECT_THAT(std::string(params.status().message()), HasSubstr("missing parameter"));
+}
+
+}  // namespace
+}  // namespace graphjit::compiler
