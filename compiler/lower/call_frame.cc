@@ -39,6 +39,38 @@ absl::Status CheckGatherIndices(const ir::Graph& graph, const runtime::TensorMap
   return absl::OkStatus();
 }
 
+// Positions bound at call time must keep every access in bounds: compiled code does not
+// check as it runs, so a bad P is refused here, as the interpreter's kernels refuse it.
+absl::Status CheckDynamicBounds(const ir::Graph& graph, const ir::Bindings& bindings) {
+  for (ir::ValueId id = 0; id < graph.num_nodes(); ++id) {
+    const ir::Node& n = graph.node(id);
+    if (n.op != ir::OpCode::kKvWrite && n.op != ir::OpCode::kSlice) continue;
+    auto eval = [&](const ir::SymExpr& e) { return e.Evaluate(bindings); };
+    const ir::Shape& in = graph.type(n.operands[0]).shape;
+    absl::StatusOr<int64_t> lo, hi, dim;
+    if (n.op == ir::OpCode::kKvWrite) {
+      int axis = static_cast<int>(in.size()) - 2;
+      lo = eval(n.attrs.GetDim("pos"));
+      hi = eval(n.attrs.GetDim("pos") + graph.type(n.operands[1]).shape[axis]);
+      dim = eval(in[axis]);
+    } else {
+      int axis = *ir::NormalizeAxis(n.attrs.GetInt("axis"), static_cast<int>(in.size()), "slice");
+      lo = eval(n.attrs.GetDim("start"));
+      hi = eval(n.attrs.GetDim("end"));
+      dim = eval(in[axis]);
+    }
+    for (const auto* v : {&lo, &hi, &dim}) {
+      if (!v->ok()) return v->status();
+    }
+    if (*lo < 0 || *hi < *lo || *hi > *dim) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "%", id, " (", ir::OpName(n.op), "): rows [", *lo, ", ", *hi,
+          ") are outside [0, ", *dim, ") for these bindings"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<CallFrame> PrepareCall(const ir::Graph& graph, const LoweredGraph& lowered,
@@ -58,6 +90,7 @@ absl::StatusOr<CallFrame> PrepareCall(const ir::Graph& graph, const LoweredGraph
     frame.symbols.push_back(it->second);
   }
   if (absl::Status s = CheckGatherIndices(graph, inputs); !s.ok()) return s;
+  if (absl::Status s = CheckDynamicBounds(graph, *bound); !s.ok()) return s;
   frame.args.assign(p.num_args, nullptr);
   frame.outputs.resize(graph.outputs().size());
   size_t next_constant = 0;

@@ -211,6 +211,9 @@ TEST(Lower, BadCallsAreRefusedWithTheInterpretersMessages) {
   auto mismatch = RunLowered(o.graph, bad, o.params, {{"P", 7}});
   ASSERT_FALSE(mismatch.ok());
   EXPECT_THAT(std::string(mismatch.status().message()), HasSubstr("'v_cache'"));
+  auto outside = RunLowered(o.graph, in, o.params, {{"P", 8}});  // row 8 of an 8-row cache
+  ASSERT_FALSE(outside.ok());
+  EXPECT_THAT(std::string(outside.status().message()), HasSubstr("outside [0, 8)"));
   TensorMap no_params;
   auto params = RunLowered(o.graph, in, no_params, {{"P", 7}});
   ASSERT_FALSE(params.ok());

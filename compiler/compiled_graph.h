@@ -1,0 +1,73 @@
+// CompiledGraph: a graph through the whole compiler (passes, lowering, LLVM, ORC) into
+// native code you can call with named tensors.
+#ifndef GRAPHJIT_COMPILER_COMPILED_GRAPH_H_
+#define GRAPHJIT_COMPILER_COMPILED_GRAPH_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/codegen/native_code.h"
+#include "compiler/lower/lower.h"
+#include "compiler/passes/pipeline.h"
+#include "runtime/interpreter.h"
+
+namespace graphjit::compiler {
+
+struct CompileGraphOptions {
+  bool optimize = true;  // run the default pass pipeline first (else the graph must
+                         // already be decomposed)
+  bool params_are_constant = true;  // weights fixed for the code's life: passes may fold
+  CompileOptions codegen;           // keep IR text, emit assembly
+};
+
+// Wall seconds per phase of one compile.
+struct PhaseTimings {
+  double passes = 0;
+  double lower = 0;
+  double ir_build = 0;
+  double optimize = 0;
+  double codegen = 0;  // machine code, link, lookup
+  double total() const { return passes + lower + ir_build + optimize + codegen; }
+};
+
+class CompiledGraph {
+ public:
+  // Compiles `graph` with parameter values `params` (kept by the compiled graph, with
+  // whatever weights the passes fold).
+  static absl::StatusOr<std::unique_ptr<CompiledGraph>> Compile(
+      const ir::Graph& graph, const runtime::TensorMap& params,
+      const CompileGraphOptions& options = {});
+
+  // Runs the native code. Inputs are checked like the interpreter's (dtype, rank, dims,
+  // symbols bound consistently) before any memory is touched. Inputs named by
+  // donated_inputs() are updated in place: the corresponding outputs share their buffer.
+  absl::StatusOr<std::vector<runtime::Tensor>> Run(const runtime::TensorMap& inputs,
+                                                   const ir::Bindings& bindings = {}) const;
+
+  // Inputs whose buffers the code writes (kv_write in place).
+  std::vector<std::string> donated_inputs() const;
+
+  const ir::Graph& graph() const { return graph_; }  // after the passes
+  const runtime::TensorMap& params() const { return params_; }
+  const Program& program() const { return lowered_.program; }
+  const NativeCode& code() const { return *code_; }
+  const PhaseTimings& timings() const { return timings_; }
+  const std::vector<PassStats>& pass_stats() const { return pass_stats_; }
+
+ private:
+  CompiledGraph() = default;
+
+  ir::Graph graph_;
+  runtime::TensorMap params_;
+  LoweredGraph lowered_;
+  std::vector<runtime::Tensor> constants_;
+  std::unique_ptr<NativeCode> code_;
+  PhaseTimings timings_;
+  std::vector<PassStats> pass_stats_;
+};
+
+}  // namespace graphjit::compiler
+
+#endif  // GRAPHJIT_COMPILER_COMPILED_GRAPH_H_
