@@ -13,8 +13,10 @@ ValueId GraphBuilder::Add(OpCode op, absl::Span<const ValueId> operands, Attrs a
   std::vector<ValueType> types;
   for (ValueId v : operands) {
     if (v < 0 || v >= graph_.num_nodes()) {
-      RecordError(absl::InvalidArgumentError(
-          absl::StrCat(OpName(op), ": operand %", v, " is not a value of this graph")));
+      // Named like the type errors below (`%N (op): ...`), as builder.h promises.
+      RecordError(absl::InvalidArgumentError(absl::StrCat("%", graph_.num_nodes(), " (", OpName(op),
+                                                          "): operand %", v,
+                                                          " is not a value of this graph")));
       return kInvalidValue;
     }
     types.push_back(graph_.type(v));

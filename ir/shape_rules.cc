@@ -61,6 +61,15 @@ absl::StatusOr<ValueType> ConstantRule(OpCode op, absl::Span<const ValueType> in
   return t;
 }
 
+absl::StatusOr<ValueType> IotaRule(OpCode op, absl::Span<const ValueType> in, const Attrs& attrs) {
+  absl::StatusOr<ValueType> t = SourceRule(op, in, attrs);
+  if (!t.ok()) return t;
+  if (t->dtype == DType::kBool) return Error(op, "dtype must be numeric, got bool");
+  absl::StatusOr<int> axis = NormalizeAxis(attrs.GetInt("axis"), t->rank(), "iota");
+  if (!axis.ok()) return axis.status();
+  return t;
+}
+
 absl::StatusOr<ValueType> BinaryRule(OpCode op, absl::Span<const ValueType> in, const Attrs&) {
   if (absl::Status s = RequireSameDType(op, in[0], in[1]); !s.ok()) return s;
   if (in[0].dtype == DType::kBool && op != OpCode::kMaximum && op != OpCode::kMinimum) {
@@ -177,6 +186,9 @@ absl::StatusOr<ValueType> ReshapeRule(OpCode op, absl::Span<const ValueType> in,
 absl::StatusOr<ValueType> ExpandRule(OpCode op, absl::Span<const ValueType> in,
                                      const Attrs& attrs) {
   const Shape& shape = attrs.GetDims("shape");
+  // Broadcasting lets a target dim be anything the operand's 1 can stretch to, so a
+  // negative target would pass BroadcastShapes.
+  if (absl::Status s = RequireNonNegativeDims(op, shape); !s.ok()) return s;
   absl::StatusOr<Shape> out = BroadcastShapes(in[0].shape, shape);
   if (!out.ok() || *out != shape) {
     return Error(op, absl::StrCat("cannot expand ", TypeToString(in[0]), " to ",
@@ -213,10 +225,15 @@ absl::StatusOr<ValueType> SliceRule(OpCode op, absl::Span<const ValueType> in,
   const SymExpr& start = attrs.GetDim("start");
   const SymExpr& end = attrs.GetDim("end");
   const SymExpr& dim = in[0].shape[*axis];
-  std::optional<int64_t> len = (end - start).AsConstant();
-  std::optional<int64_t> room = (dim - end).AsConstant();
-  std::optional<int64_t> s0 = start.AsConstant();
-  if ((s0 && *s0 < 0) || (len && *len < 0) || (room && *room < 0)) {
+  // 0 <= start <= end <= dim. Each difference that is a constant must be >= 0, including
+  // the implied ones (end >= 0, start <= dim): with a symbolic end, start = 5 on a dim of 4
+  // is out of range for every value of the end.
+  bool out_of_range = false;
+  for (const SymExpr& gap : {start, end - start, dim - end, end, dim - start}) {
+    std::optional<int64_t> c = gap.AsConstant();
+    out_of_range |= c && *c < 0;
+  }
+  if (out_of_range) {
     return Error(op, absl::StrCat("range [", start.ToString(), ", ", end.ToString(),
                                   ") is not within dim ", *axis, " of ", TypeToString(in[0])));
   }
@@ -326,9 +343,16 @@ absl::StatusOr<ValueType> KvWriteRule(OpCode op, absl::Span<const ValueType> in,
     }
   }
   const SymExpr& pos = attrs.GetDim("pos");
-  std::optional<int64_t> p = pos.AsConstant();
-  std::optional<int64_t> room = (cache.shape[axis] - rows.shape[axis] - pos).AsConstant();
-  if ((p && *p < 0) || (room && *room < 0)) {
+  const SymExpr& size = cache.shape[axis];
+  const SymExpr& count = rows.shape[axis];
+  // 0 <= pos and pos + count <= size. As for slice, the implied bounds (count <= size,
+  // pos <= size) catch writes that are out of range whatever the symbolic part is.
+  bool out_of_range = false;
+  for (const SymExpr& gap : {pos, size - count - pos, size - count, size - pos}) {
+    std::optional<int64_t> c = gap.AsConstant();
+    out_of_range |= c && *c < 0;
+  }
+  if (out_of_range) {
     return Error(op, absl::StrCat("rows [", pos.ToString(), ", ",
                                   (pos + rows.shape[axis]).ToString(), ") are outside cache dim ",
                                   axis, " of ", TypeToString(cache)));

@@ -10,6 +10,7 @@ namespace graphjit::ir {
   absl::StatusOr<ValueType> rule(OpCode op, absl::Span<const ValueType> in, const Attrs& attrs);
 GJ_DECLARE_RULE(SourceRule)
 GJ_DECLARE_RULE(ConstantRule)
+GJ_DECLARE_RULE(IotaRule)
 GJ_DECLARE_RULE(BinaryRule)
 GJ_DECLARE_RULE(FloatBinaryRule)
 GJ_DECLARE_RULE(CompareRule)

@@ -1,0 +1,611 @@
+// Tests of InferType: the shape rule of every op in ir/ops.def, with symbolic dims, plus the
+// generic arity and attribute-schema checks.
+#include "ir/shape_rules.h"
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ir/op.h"
+
+namespace graphjit::ir {
+
+[[maybe_unused]] static void PrintTo(const ValueType& t, std::ostream* os) {
+  *os << TypeToString(t);
+}
+
+namespace {
+
+using ::testing::HasSubstr;
+
+const SymExpr S = SymExpr::Symbol("S");
+const SymExpr T = SymExpr::Symbol("T");
+const SymExpr P = SymExpr::Symbol("P");
+
+ValueType F32(Shape shape) { return ValueType{DType::kF32, std::move(shape)}; }
+ValueType F64(Shape shape) { return ValueType{DType::kF64, std::move(shape)}; }
+ValueType I64(Shape shape) { return ValueType{DType::kI64, std::move(shape)}; }
+ValueType Bool(Shape shape) { return ValueType{DType::kBool, std::move(shape)}; }
+
+Attrs Axis(int64_t axis) { return Attrs{{"axis", axis}}; }
+Attrs Reduce(int64_t axis, bool keepdim) { return Attrs{{"axis", axis}, {"keepdim", keepdim}}; }
+Attrs Source(DType dtype, Shape shape) {
+  return Attrs{{"name", std::string("x")}, {"dtype", dtype}, {"shape", std::move(shape)}};
+}
+
+// One call of InferType that must succeed with `want`.
+struct ValidCase {
+  OpCode op;
+  std::vector<ValueType> in;
+  Attrs attrs;
+  ValueType want;
+};
+
+// Every op at least once; ShapeRulesTest.EveryOpHasAValidCase checks that.
+std::vector<ValidCase> ValidCases() {
+  std::vector<ValidCase> cases = {
+      {OpCode::kInput, {}, Source(DType::kF64, {2, S, 16}), F64({2, S, 16})},
+      {OpCode::kParam, {}, Source(DType::kF32, {16, 64}), F32({16, 64})},
+      {OpCode::kConstant,
+       {},
+       Attrs{{"value", std::vector<double>{1, 2, 3, 4, 5, 6}},
+             {"dtype", DType::kI64},
+             {"shape", Shape{2, 3}}},
+       I64({2, 3})},
+      {OpCode::kConstant,
+       {},
+       Attrs{{"value", std::vector<double>{1.5}}, {"dtype", DType::kF32}, {"shape", Shape{}}},
+       F32({})},
+      {OpCode::kFull,
+       {},
+       Attrs{{"value", 0.5}, {"dtype", DType::kF64}, {"shape", Shape{S, 4}}},
+       F64({S, 4})},
+      {OpCode::kIota,
+       {},
+       Attrs{{"axis", int64_t{1}}, {"dtype", DType::kI64}, {"shape", Shape{2, S}}},
+       I64({2, S})},
+      {OpCode::kIota,
+       {},
+       Attrs{{"axis", int64_t{-1}}, {"dtype", DType::kF32}, {"shape", Shape{S}}},
+       F32({S})},
+      {OpCode::kWhere, {Bool({S, 1}), F32({1, 4}), F32({S, 4})}, {}, F32({S, 4})},
+      {OpCode::kWhere, {Bool({}), I64({3}), I64({2, 1})}, {}, I64({2, 3})},
+      {OpCode::kCast, {I64({2, S})}, Attrs{{"dtype", DType::kF32}}, F32({2, S})},
+      {OpCode::kCast, {F64({S})}, Attrs{{"dtype", DType::kBool}}, Bool({S})},
+      {OpCode::kMatmul, {F32({2, S, 16}), F32({16, 8})}, {}, F32({2, S, 8})},
+      {OpCode::kMatmul, {F32({2, 4, 1, 16}), F32({2, 1, 16, S})}, {}, F32({2, 4, 1, S})},
+      {OpCode::kMatmul, {F64({S, T}), F64({3, 1, T, 5})}, {}, F64({3, 1, S, 5})},
+      {OpCode::kTranspose,
+       {F32({2, S, 16})},
+       Attrs{{"perm", std::vector<int64_t>{0, 2, 1}}},
+       F32({2, 16, S})},
+      {OpCode::kTranspose, {F32({})}, Attrs{{"perm", std::vector<int64_t>{}}}, F32({})},
+      {OpCode::kReshape, {F32({2, S, 16})}, Attrs{{"shape", Shape{2 * S, 16}}}, F32({2 * S, 16})},
+      {OpCode::kReshape, {F32({2, S, 16})}, Attrs{{"shape", Shape{S, 32}}}, F32({S, 32})},
+      {OpCode::kReshape, {F32({1, 1})}, Attrs{{"shape", Shape{}}}, F32({})},
+      {OpCode::kExpand, {F32({S, 1})}, Attrs{{"shape", Shape{2, S, 4}}}, F32({2, S, 4})},
+      {OpCode::kConcat, {F32({2, S}), F32({2, T}), F32({2, 3})}, Axis(1), F32({2, S + T + 3})},
+      {OpCode::kConcat, {F32({S, 4}), F32({S, 4})}, Axis(-2), F32({2 * S, 4})},
+      {OpCode::kConcat, {I64({S})}, Axis(0), I64({S})},
+      {OpCode::kSlice,
+       {F32({2, S, 16})},
+       Attrs{{"axis", int64_t{1}}, {"start", SymExpr(1)}, {"end", S}},
+       F32({2, S - 1, 16})},
+      {OpCode::kSlice,
+       {F32({2, 8})},
+       Attrs{{"axis", int64_t{-1}}, {"start", SymExpr(2)}, {"end", SymExpr(8)}},
+       F32({2, 6})},
+      {OpCode::kSlice,
+       {F32({2, S + 1})},
+       Attrs{{"axis", int64_t{1}}, {"start", P}, {"end", P + 1}},
+       F32({2, 1})},
+      {OpCode::kGather, {F32({1000, 64}), I64({2, S})}, {}, F32({2, S, 64})},
+      {OpCode::kGather, {I64({T}), I64({})}, {}, I64({})},
+      {OpCode::kReduceSum, {F32({2, S, 16})}, Reduce(1, false), F32({2, 16})},
+      {OpCode::kReduceSum, {I64({2, S, 16})}, Reduce(-1, true), I64({2, S, 1})},
+      {OpCode::kReduceMax, {F64({S, 4})}, Reduce(0, true), F64({1, 4})},
+      {OpCode::kReduceMean, {F32({S})}, Reduce(0, false), F32({})},
+      {OpCode::kSoftmax, {F32({2, S, S})}, Axis(-1), F32({2, S, S})},
+      {OpCode::kRmsNorm, {F32({2, S, 64})}, Attrs{{"eps", 1e-6}}, F32({2, S, 64})},
+      {OpCode::kRmsNorm, {F64({S, 64}), F64({64})}, Attrs{{"eps", 1e-5}}, F64({S, 64})},
+      {OpCode::kLayerNorm,
+       {F32({S, 64}), F32({64}), F32({64})},
+       Attrs{{"eps", 1e-5}},
+       F32({S, 64})},
+      {OpCode::kRope, {F32({2, 4, S, 8}), F32({S, 8}), F32({S, 8})}, {}, F32({2, 4, S, 8})},
+      {OpCode::kRope, {F64({S, 2}), F64({1, 2}), F64({S, 1})}, {}, F64({S, 2})},
+      {OpCode::kCrossEntropy, {F32({2, S, 100}), I64({2, S})}, {}, F32({})},
+      {OpCode::kCausalMask, {F32({2, S, S + P})}, {}, F32({2, S, S + P})},
+      {OpCode::kKvWrite, {F32({2, S, 16}), F32({2, 1, 16})}, Attrs{{"pos", P}}, F32({2, S, 16})},
+      {OpCode::kKvWrite,
+       {F64({4, 8, 16}), F64({4, 3, 16})},
+       Attrs{{"pos", SymExpr(5)}},
+       F64({4, 8, 16})},
+  };
+  // Elementwise binary ops: `[2, 1, S]` with `[3, 1]` broadcasts to `[2, 3, S]`.
+  for (OpCode op : {OpCode::kAdd, OpCode::kSub, OpCode::kMul, OpCode::kDiv, OpCode::kMaximum,
+                    OpCode::kMinimum}) {
+    cases.push_back({op, {F32({2, 1, S}), F32({3, 1})}, {}, F32({2, 3, S})});
+    cases.push_back({op, {I64({S}), I64({1})}, {}, I64({S})});
+  }
+  cases.push_back({OpCode::kPow, {F64({S, 4}), F64({})}, {}, F64({S, 4})});
+  for (OpCode op : {OpCode::kEq, OpCode::kNe, OpCode::kLt, OpCode::kLe, OpCode::kGt, OpCode::kGe}) {
+    cases.push_back({op, {I64({S, 1}), I64({1, T})}, {}, Bool({S, T})});
+  }
+  cases.push_back({OpCode::kEq, {Bool({2}), Bool({2})}, {}, Bool({2})});
+  for (OpCode op : {OpCode::kNeg, OpCode::kAbs}) {
+    cases.push_back({op, {I64({S, 3})}, {}, I64({S, 3})});
+    cases.push_back({op, {F32({})}, {}, F32({})});
+  }
+  for (OpCode op : {OpCode::kExp, OpCode::kLog, OpCode::kSqrt, OpCode::kRsqrt, OpCode::kTanh,
+                    OpCode::kSigmoid, OpCode::kSilu, OpCode::kGeluTanh}) {
+    cases.push_back({op, {F64({2, S})}, {}, F64({2, S})});
+  }
+  return cases;
+}
+
+TEST(ShapeRulesTest, ValidCasesInferTheExpectedType) {
+  for (const ValidCase& c : ValidCases()) {
+    absl::StatusOr<ValueType> got = InferType(c.op, c.in, c.attrs);
+    ASSERT_TRUE(got.ok()) << OpName(c.op) << ": " << got.status();
+    EXPECT_EQ(*got, c.want) << OpName(c.op) << " gave " << TypeToString(*got);
+  }
+}
+
+TEST(ShapeRulesTest, EveryOpHasAValidCase) {
+  std::set<OpCode> covered;
+  for (const ValidCase& c : ValidCases()) covered.insert(c.op);
+  for (int i = 0; i < kNumOps; ++i) {
+    OpCode op = static_cast<OpCode>(i);
+    EXPECT_TRUE(covered.contains(op)) << "no shape-rule test for " << OpName(op);
+  }
+}
+
+TEST(ShapeRulesTest, OpTableIsConsistent) {
+  std::set<std::string> spellings;
+  for (int i = 0; i < kNumOps; ++i) {
+    OpCode op = static_cast<OpCode>(i);
+    const OpInfo& info = GetOpInfo(op);
+    EXPECT_EQ(info.code, op);
+    EXPECT_TRUE(spellings.insert(info.spelling).second) << info.spelling;
+    EXPECT_EQ(OpFromName(info.spelling), op) << info.spelling;
+    EXPECT_NE(info.shape_rule, nullptr) << info.spelling;
+    EXPECT_TRUE(info.max_arity < 0 || info.max_arity >= info.min_arity) << info.spelling;
+  }
+  EXPECT_EQ(OpFromName("no_such_op"), std::nullopt);
+  EXPECT_EQ(OpFromName(""), std::nullopt);
+  EXPECT_EQ(OpName(OpCode::kKvWrite), "kv_write");
+}
+
+// ---------------------------------------------------------------------------------------
+// Errors. Every message names the op, and InferType never aborts.
+
+struct ErrorCase {
+  OpCode op;
+  std::vector<ValueType> in;
+  Attrs attrs;
+  std::string want;  // a substring of the message
+};
+
+std::vector<ErrorCase> ErrorCases() {
+  return {
+      // Sources.
+      {OpCode::kInput, {}, Source(DType::kF32, {2, -1}), "negative dim -1"},
+      {OpCode::kInput,
+       {},
+       Attrs{{"name", std::string()}, {"dtype", DType::kF32}, {"shape", Shape{2}}},
+       "name must not be empty"},
+      {OpCode::kConstant,
+       {},
+       Attrs{
+           {"value", std::vector<double>{1, 2, 3}}, {"dtype", DType::kF32}, {"shape", Shape{2, 2}}},
+       "3 value(s) for shape [2, 2]"},
+      {OpCode::kConstant,
+       {},
+       Attrs{{"value", std::vector<double>{1}}, {"dtype", DType::kF32}, {"shape", Shape{S}}},
+       "shape must be constant"},
+      {OpCode::kFull,
+       {},
+       Attrs{{"value", 1.0}, {"dtype", DType::kF32}, {"shape", Shape{S, -3}}},
+       "negative dim"},
+      {OpCode::kIota,
+       {},
+       Attrs{{"axis", int64_t{0}}, {"dtype", DType::kBool}, {"shape", Shape{S}}},
+       "dtype must be numeric"},
+      {OpCode::kIota,
+       {},
+       Attrs{{"axis", int64_t{2}}, {"dtype", DType::kI64}, {"shape", Shape{2, S}}},
+       "iota axis 2 is out of range for rank 2"},
+      {OpCode::kIota,
+       {},
+       Attrs{{"axis", int64_t{0}}, {"dtype", DType::kI64}, {"shape", Shape{}}},
+       "out of range for rank 0"},
+      {OpCode::kIota,
+       {},
+       Attrs{{"axis", int64_t{0}}, {"dtype", DType::kI64}, {"shape", Shape{-4}}},
+       "negative dim"},
+      // Broadcasting: a symbol is assumed not to be 1.
+      {OpCode::kAdd, {F32({S}), F32({4})}, {}, "cannot broadcast [S] with [4]"},
+      {OpCode::kMul, {F32({S}), F32({T})}, {}, "cannot broadcast"},
+      {OpCode::kSub, {F32({2, 3}), F32({3, 3, 2})}, {}, "cannot broadcast"},
+      {OpCode::kAdd, {F32({S}), F32({S + 1})}, {}, "S vs S+1"},
+      // Dtypes.
+      {OpCode::kAdd, {F32({2}), F64({2})}, {}, "operand dtypes differ"},
+      {OpCode::kDiv, {Bool({2}), Bool({2})}, {}, "bool"},
+      {OpCode::kPow, {I64({2}), I64({2})}, {}, "must be f32 or f64"},
+      {OpCode::kPow, {F32({2}), F64({2})}, {}, "operand dtypes differ"},
+      {OpCode::kLt, {F32({2}), I64({2})}, {}, "operand dtypes differ"},
+      {OpCode::kExp, {I64({2})}, {}, "must be f32 or f64, got i64[2]"},
+      {OpCode::kSigmoid, {Bool({2})}, {}, "must be f32 or f64"},
+      {OpCode::kNeg, {Bool({2})}, {}, "numeric"},
+      {OpCode::kAbs, {Bool({})}, {}, "numeric"},
+      {OpCode::kWhere, {F32({2}), F32({2}), F32({2})}, {}, "condition must be bool"},
+      {OpCode::kWhere, {Bool({2}), F32({2}), I64({2})}, {}, "operand dtypes differ"},
+      {OpCode::kWhere, {Bool({3}), F32({2}), F32({2})}, {}, "cannot broadcast"},
+      {OpCode::kGather, {F32({10, 4}), F64({2})}, {}, "indices must be i64"},
+      {OpCode::kGather, {F32({}), I64({2})}, {}, "rank >= 1"},
+      {OpCode::kReduceMean, {I64({2, 3})}, Reduce(0, false), "must be f32 or f64"},
+      {OpCode::kReduceSum, {Bool({2, 3})}, Reduce(0, false), "numeric"},
+      {OpCode::kSoftmax, {I64({2})}, Axis(0), "must be f32 or f64"},
+      {OpCode::kCrossEntropy, {F32({S, 10}), I64({T})}, {}, "without its last dim"},
+      {OpCode::kCrossEntropy, {F32({S, 10}), F32({S})}, {}, "targets must be i64"},
+      {OpCode::kCrossEntropy, {F32({}), I64({})}, {}, "without its last dim"},
+      {OpCode::kCrossEntropy, {I64({S, 10}), I64({S})}, {}, "logits must be f32 or f64"},
+      {OpCode::kCausalMask, {F32({S})}, {}, "rank >= 2"},
+      {OpCode::kCausalMask, {I64({S, S})}, {}, "must be f32 or f64"},
+      // Matmul.
+      {OpCode::kMatmul, {F32({2, 3}), F32({4, 5})}, {}, "contraction dims differ"},
+      {OpCode::kMatmul, {F32({S, T}), F32({S, 5})}, {}, "(T vs S)"},
+      {OpCode::kMatmul, {F32({3}), F32({3, 5})}, {}, "rank >= 2"},
+      {OpCode::kMatmul, {F32({2, 4, 1, 16}), F32({3, 1, 16, S})}, {}, "batch dims"},
+      {OpCode::kMatmul, {I64({2, 2}), I64({2, 2})}, {}, "must be f32 or f64"},
+      {OpCode::kMatmul, {F32({2, 2}), F64({2, 2})}, {}, "operand dtypes differ"},
+      // Layout.
+      {OpCode::kTranspose,
+       {F32({2, 3, 4})},
+       Attrs{{"perm", std::vector<int64_t>{0, 1}}},
+       "does not match rank 3"},
+      {OpCode::kTranspose,
+       {F32({2, 3, 4})},
+       Attrs{{"perm", std::vector<int64_t>{0, 1, 1}}},
+       "not a permutation"},
+      {OpCode::kTranspose,
+       {F32({2, 3, 4})},
+       Attrs{{"perm", std::vector<int64_t>{0, 1, 3}}},
+       "not a permutation"},
+      {OpCode::kTranspose,
+       {F32({2, 3, 4})},
+       Attrs{{"perm", std::vector<int64_t>{0, -1, 1}}},
+       "not a permutation"},
+      {OpCode::kReshape, {F32({2, S, 16})}, Attrs{{"shape", Shape{S, 16}}}, "element counts"},
+      {OpCode::kReshape, {F32({2, 3})}, Attrs{{"shape", Shape{7}}}, "cannot reshape"},
+      {OpCode::kReshape, {F32({0})}, Attrs{{"shape", Shape{-1, 0}}}, "negative dim"},
+      {OpCode::kExpand, {F32({S})}, Attrs{{"shape", Shape{4}}}, "cannot expand"},
+      {OpCode::kExpand, {F32({2, 3})}, Attrs{{"shape", Shape{3}}}, "cannot expand"},
+      {OpCode::kExpand, {F32({3})}, Attrs{{"shape", Shape{3, 1}}}, "cannot expand"},
+      {OpCode::kExpand, {F32({1})}, Attrs{{"shape", Shape{-2}}}, "negative dim"},
+      {OpCode::kConcat, {F32({2, S}), F32({3, S})}, Axis(1), "dim 0 must be 2"},
+      {OpCode::kConcat, {F32({2, S}), F64({2, S})}, Axis(1), "expected dtype and rank"},
+      {OpCode::kConcat, {F32({2, S}), F32({2})}, Axis(0), "expected dtype and rank"},
+      {OpCode::kConcat, {F32({2, S}), F32({2, S})}, Axis(2), "axis 2 is out of range"},
+      {OpCode::kConcat, {F32({})}, Axis(0), "out of range for rank 0"},
+      {OpCode::kSlice,
+       {F32({2, 8})},
+       Attrs{{"axis", int64_t{1}}, {"start", SymExpr(2)}, {"end", SymExpr(9)}},
+       "not within dim 1"},
+      {OpCode::kSlice,
+       {F32({2, 8})},
+       Attrs{{"axis", int64_t{1}}, {"start", SymExpr(-1)}, {"end", SymExpr(3)}},
+       "not within"},
+      {OpCode::kSlice,
+       {F32({2, 8})},
+       Attrs{{"axis", int64_t{1}}, {"start", SymExpr(5)}, {"end", SymExpr(3)}},
+       "not within"},
+      {OpCode::kSlice,
+       {F32({2, S})},
+       Attrs{{"axis", int64_t{1}}, {"start", SymExpr(0)}, {"end", S + 1}},
+       "not within"},
+      // A start past a constant dim is out of range whatever the (symbolic) end is.
+      {OpCode::kSlice,
+       {F32({2, 4})},
+       Attrs{{"axis", int64_t{1}}, {"start", SymExpr(5)}, {"end", S}},
+       "not within"},
+      // So is a negative end, whatever the start is.
+      {OpCode::kSlice,
+       {F32({2, 4})},
+       Attrs{{"axis", int64_t{1}}, {"start", P}, {"end", SymExpr(-1)}},
+       "not within"},
+      {OpCode::kSlice,
+       {F32({2, 4})},
+       Attrs{{"axis", int64_t{2}}, {"start", SymExpr(0)}, {"end", SymExpr(1)}},
+       "slice axis 2 is out of range for rank 2"},
+      // Reductions and axes.
+      {OpCode::kReduceSum, {F32({2, 3})}, Reduce(2, false), "reduce_sum axis 2 is out of range"},
+      {OpCode::kReduceMax, {F32({2, 3})}, Reduce(-3, true), "out of range"},
+      {OpCode::kReduceSum, {F32({})}, Reduce(0, true), "out of range for rank 0"},
+      {OpCode::kSoftmax, {F32({2, 3})}, Axis(5), "softmax axis 5"},
+      // Norms and rope.
+      {OpCode::kRmsNorm, {F32({S, 64}), F32({32})}, Attrs{{"eps", 1e-6}}, "weight must be f32[64]"},
+      {OpCode::kRmsNorm, {F32({S, 64}), F64({64})}, Attrs{{"eps", 1e-6}}, "weight"},
+      {OpCode::kRmsNorm, {F32({})}, Attrs{{"eps", 1e-6}}, "rank >= 1"},
+      {OpCode::kRmsNorm, {I64({2, 4})}, Attrs{{"eps", 1e-6}}, "must be f32 or f64"},
+      {OpCode::kLayerNorm,
+       {F32({S, 64}), F32({64}), F32({1, 64})},
+       Attrs{{"eps", 1e-5}},
+       "bias must be f32[64]"},
+      {OpCode::kRope, {F32({S, 7}), F32({S, 7}), F32({S, 7})}, {}, "even constant"},
+      {OpCode::kRope, {F32({S, T}), F32({S, T}), F32({S, T})}, {}, "even constant"},
+      {OpCode::kRope, {F32({S, 8}), F32({2, S, 8}), F32({S, 8})}, {}, "cos"},
+      {OpCode::kRope, {F32({S, 8}), F32({S, 8}), F32({S, 4})}, {}, "sin"},
+      {OpCode::kRope, {F32({S, 8}), F64({S, 8}), F32({S, 8})}, {}, "operand dtypes differ"},
+      {OpCode::kRope, {I64({S, 8}), I64({S, 8}), I64({S, 8})}, {}, "must be f32 or f64"},
+      // kv_write bounds.
+      {OpCode::kKvWrite,
+       {F32({2, 8, 16}), F32({2, 1, 16})},
+       Attrs{{"pos", SymExpr(8)}},
+       "rows [8, 9) are outside cache dim 1"},
+      {OpCode::kKvWrite,
+       {F32({2, 8, 16}), F32({2, 1, 16})},
+       Attrs{{"pos", SymExpr(-1)}},
+       "outside cache"},
+      {OpCode::kKvWrite, {F32({2, S, 16}), F32({2, 1, 16})}, Attrs{{"pos", S}}, "outside cache"},
+      // More new rows than the cache has room for, wherever they go.
+      {OpCode::kKvWrite, {F32({2, 4, 16}), F32({2, 8, 16})}, Attrs{{"pos", P}}, "outside cache"},
+      // A constant position past a constant cache, whatever the number of rows.
+      {OpCode::kKvWrite,
+       {F32({2, 4, 16}), F32({2, T, 16})},
+       Attrs{{"pos", SymExpr(5)}},
+       "outside cache"},
+      {OpCode::kKvWrite,
+       {F32({2, S, 16}), F32({2, 1, 8})},
+       Attrs{{"pos", P}},
+       "do not match cache"},
+      {OpCode::kKvWrite, {F32({S, 16}), F32({1, 1, 16})}, Attrs{{"pos", P}}, "same rank >= 2"},
+      {OpCode::kKvWrite, {F32({16}), F32({16})}, Attrs{{"pos", P}}, "same rank >= 2"},
+      {OpCode::kKvWrite,
+       {F32({2, S, 16}), F64({2, 1, 16})},
+       Attrs{{"pos", P}},
+       "operand dtypes differ"},
+  };
+}
+
+TEST(ShapeRulesTest, ErrorCasesFailWithAMessageNamingTheOp) {
+  for (const ErrorCase& c : ErrorCases()) {
+    absl::StatusOr<ValueType> got = InferType(c.op, c.in, c.attrs);
+    if (got.ok()) {
+      ADD_FAILURE() << OpName(c.op) << " unexpectedly gave " << TypeToString(*got)
+                    << " (wanted error '" << c.want << "')";
+      continue;
+    }
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument) << got.status();
+    std::string message(got.status().message());
+    EXPECT_THAT(message, HasSubstr(c.want)) << OpName(c.op);
+    EXPECT_THAT(message, HasSubstr(std::string(OpName(c.op))));
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Broadcasting details.
+
+TEST(ShapeRulesTest, BroadcastShapes) {
+  auto broadcast = [](const Shape& a, const Shape& b) -> std::string {
+    absl::StatusOr<Shape> s = BroadcastShapes(a, b);
+    return s.ok() ? ShapeToString(*s) : "error";
+  };
+  EXPECT_EQ(broadcast({2, 1, S}, {3, 1}), "[2, 3, S]");
+  EXPECT_EQ(broadcast({3, 1}, {2, 1, S}), "[2, 3, S]");
+  EXPECT_EQ(broadcast({S}, {1}), "[S]");
+  EXPECT_EQ(broadcast({1}, {S}), "[S]");
+  EXPECT_EQ(broadcast({S}, {4}), "error");
+  EXPECT_EQ(broadcast({S}, {T}), "error");
+  EXPECT_EQ(broadcast({S}, {S}), "[S]");
+  EXPECT_EQ(broadcast({2 * S}, {S + S}), "[2*S]");
+  EXPECT_EQ(broadcast({}, {}), "[]");
+  EXPECT_EQ(broadcast({}, {S, 2}), "[S, 2]");
+  EXPECT_EQ(broadcast({0}, {1}), "[0]");
+  EXPECT_EQ(broadcast({0}, {2}), "error");
+  EXPECT_EQ(broadcast({1, 1}, {1}), "[1, 1]");
+}
+
+TEST(ShapeRulesTest, SymbolicDimsAreComparedCanonically) {
+  // `2*S` written two ways is one dim.
+  absl::StatusOr<ValueType> t = InferType(OpCode::kAdd, {F32({S + S}), F32({2 * S})}, {});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->shape[0], 2 * S);
+  // Matmul contraction over `S*T` vs `T*S`.
+  t = InferType(OpCode::kMatmul, {F32({4, S * T}), F32({T * S, 2})}, {});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(*t, F32({4, 2}));
+  // Reshape counts elements symbolically: [S, T] -> [T, S] and [S*T] are fine.
+  t = InferType(OpCode::kReshape, {F32({S, T})}, Attrs{{"shape", Shape{T, S}}});
+  EXPECT_TRUE(t.ok()) << t.status();
+  t = InferType(OpCode::kReshape, {F32({S, T})}, Attrs{{"shape", Shape{S * T}}});
+  EXPECT_TRUE(t.ok()) << t.status();
+  t = InferType(OpCode::kReshape, {F32({S, T})}, Attrs{{"shape", Shape{S * S}}});
+  EXPECT_FALSE(t.ok());
+  // Concat of a slice back together gives the original dim.
+  t = InferType(OpCode::kConcat, {F32({P, 4}), F32({S - P, 4})}, Axis(0));
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(*t, F32({S, 4}));
+}
+
+TEST(ShapeRulesTest, ReduceKeepdim) {
+  ValueType x = F32({2, S, 16});
+  for (int64_t axis = -3; axis < 3; ++axis) {
+    int normalized = static_cast<int>(axis < 0 ? axis + 3 : axis);
+    for (OpCode op : {OpCode::kReduceSum, OpCode::kReduceMax, OpCode::kReduceMean}) {
+      absl::StatusOr<ValueType> kept = InferType(op, {x}, Reduce(axis, true));
+      ASSERT_TRUE(kept.ok()) << kept.status();
+      Shape want_kept = x.shape;
+      want_kept[normalized] = 1;
+      EXPECT_EQ(*kept, F32(want_kept)) << OpName(op) << " axis " << axis;
+      absl::StatusOr<ValueType> dropped = InferType(op, {x}, Reduce(axis, false));
+      ASSERT_TRUE(dropped.ok()) << dropped.status();
+      Shape want_dropped = x.shape;
+      want_dropped.erase(want_dropped.begin() + normalized);
+      EXPECT_EQ(*dropped, F32(want_dropped)) << OpName(op) << " axis " << axis;
+    }
+  }
+}
+
+TEST(ShapeRulesTest, TransposeAppliesThePermutation) {
+  ValueType x = F32({2, S, 16, T});
+  absl::StatusOr<ValueType> t =
+      InferType(OpCode::kTranspose, {x}, Attrs{{"perm", std::vector<int64_t>{3, 0, 2, 1}}});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(*t, F32({T, 2, 16, S}));
+}
+
+TEST(ShapeRulesTest, KvWriteWithSymbolicPositions) {
+  const ValueType cache = F32({2, S, 16});
+  // P unknown: accepted (checked at run time).
+  EXPECT_TRUE(InferType(OpCode::kKvWrite, {cache, F32({2, 1, 16})}, Attrs{{"pos", P}}).ok());
+  // S-1 leaves room for exactly one row.
+  EXPECT_TRUE(InferType(OpCode::kKvWrite, {cache, F32({2, 1, 16})}, Attrs{{"pos", S - 1}}).ok());
+  EXPECT_FALSE(InferType(OpCode::kKvWrite, {cache, F32({2, 2, 16})}, Attrs{{"pos", S - 1}}).ok());
+  // Writing all of it at 0 is fine; at 1 it is not.
+  EXPECT_TRUE(InferType(OpCode::kKvWrite, {cache, cache}, Attrs{{"pos", SymExpr(0)}}).ok());
+  EXPECT_FALSE(InferType(OpCode::kKvWrite, {cache, cache}, Attrs{{"pos", SymExpr(1)}}).ok());
+  // Zero new rows fit anywhere within the cache.
+  EXPECT_TRUE(
+      InferType(OpCode::kKvWrite, {F32({2, 8, 16}), F32({2, 0, 16})}, Attrs{{"pos", SymExpr(8)}})
+          .ok());
+}
+
+// ---------------------------------------------------------------------------------------
+// Arity and attribute schemas (checked before any shape rule runs).
+
+TEST(ShapeRulesTest, ArityErrors) {
+  struct Case {
+    OpCode op;
+    int operands;
+    std::string want;
+  };
+  for (const Case& c : std::vector<Case>{{OpCode::kAdd, 1, "add takes 2 operand(s), got 1"},
+                                         {OpCode::kAdd, 3, "add takes 2 operand(s), got 3"},
+                                         {OpCode::kExp, 0, "exp takes 1 operand(s), got 0"},
+                                         {OpCode::kWhere, 2, "where takes 3 operand(s)"},
+                                         {OpCode::kConcat, 0, "concat takes at least 1"},
+                                         {OpCode::kRmsNorm, 3, "rmsnorm takes 1 to 2"},
+                                         {OpCode::kInput, 1, "input takes 0 operand(s)"}}) {
+    std::vector<ValueType> in(c.operands, F32({2}));
+    Attrs attrs;
+    if (c.op == OpCode::kConcat) attrs = Axis(0);
+    if (c.op == OpCode::kRmsNorm) attrs = Attrs{{"eps", 1e-6}};
+    if (c.op == OpCode::kInput) attrs = Source(DType::kF32, {2});
+    absl::StatusOr<ValueType> got = InferType(c.op, in, attrs);
+    ASSERT_FALSE(got.ok()) << OpName(c.op);
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(got.status().message()), HasSubstr(c.want));
+  }
+  // Concat is variadic.
+  std::vector<ValueType> many(7, F32({S, 2}));
+  absl::StatusOr<ValueType> got = InferType(OpCode::kConcat, many, Axis(1));
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, F32({S, 14}));
+}
+
+TEST(ShapeRulesTest, AttributeSchemaErrors) {
+  struct Case {
+    OpCode op;
+    std::vector<ValueType> in;
+    Attrs attrs;
+    std::string want;
+  };
+  const ValueType x = F32({2, S});
+  const std::vector<Case> cases = {
+      {OpCode::kSoftmax, {x}, {}, "softmax requires attribute 'axis' (int)"},
+      {OpCode::kSoftmax,
+       {x},
+       Attrs{{"axis", 1.0}},
+       "softmax attribute 'axis' must be int, got float"},
+      {OpCode::kSoftmax,
+       {x},
+       Attrs{{"axis", int64_t{1}}, {"dim", int64_t{1}}},
+       "softmax has no attribute 'dim'"},
+      {OpCode::kExp, {x}, Attrs{{"axis", int64_t{1}}}, "exp has no attribute 'axis'"},
+      {OpCode::kTranspose, {x}, Attrs{{"perm", int64_t{1}}}, "'perm' must be ints, got int"},
+      {OpCode::kReshape,
+       {x},
+       Attrs{{"shape", std::vector<int64_t>{2, 3}}},
+       "'shape' must be dims, got ints"},
+      {OpCode::kSlice,
+       {x},
+       Attrs{{"axis", int64_t{1}}, {"start", int64_t{0}}, {"end", S}},
+       "'start' must be dim, got int"},
+      {OpCode::kSlice,
+       {x},
+       Attrs{{"axis", int64_t{1}}, {"start", SymExpr(0)}},
+       "slice requires attribute 'end' (dim)"},
+      {OpCode::kReduceSum,
+       {x},
+       Attrs{{"axis", int64_t{1}}, {"keepdim", int64_t{1}}},
+       "'keepdim' must be bool, got int"},
+      {OpCode::kCast,
+       {x},
+       Attrs{{"dtype", std::string("f64")}},
+       "'dtype' must be dtype, got string"},
+      {OpCode::kCast, {x}, {}, "cast requires attribute 'dtype'"},
+      {OpCode::kKvWrite,
+       {F32({2, S, 4}), F32({2, 1, 4})},
+       Attrs{{"pos", std::vector<SymExpr>{P}}},
+       "'pos' must be dim, got dims"},
+      {OpCode::kRmsNorm,
+       {x},
+       Attrs{{"eps", std::vector<double>{1e-6}}},
+       "'eps' must be float, got floats"},
+      {OpCode::kInput,
+       {},
+       Attrs{{"name", std::string("x")}, {"dtype", DType::kF32}},
+       "input requires attribute 'shape' (dims)"},
+      {OpCode::kInput,
+       {},
+       Attrs{{"name", int64_t{3}}, {"dtype", DType::kF32}, {"shape", Shape{2}}},
+       "'name' must be string, got int"},
+      {OpCode::kConstant,
+       {},
+       Attrs{{"value", 1.0}, {"dtype", DType::kF32}, {"shape", Shape{}}},
+       "'value' must be floats, got float"},
+      {OpCode::kFull,
+       {},
+       Attrs{
+           {"value", 1.0}, {"dtype", DType::kF32}, {"shape", Shape{}}, {"name", std::string("x")}},
+       "full has no attribute 'name'"},
+      {OpCode::kAdd, {x, x}, Attrs{{"axis", int64_t{0}}}, "add has no attribute 'axis'"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<ValueType> got = InferType(c.op, c.in, c.attrs);
+    ASSERT_FALSE(got.ok()) << OpName(c.op) << ": wanted '" << c.want << "'";
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(got.status().message()), HasSubstr(c.want));
+    // CheckOperandsAndAttrs reports the same without the shape rule.
+    EXPECT_FALSE(CheckOperandsAndAttrs(c.op, static_cast<int>(c.in.size()), c.attrs).ok());
+  }
+}
+
+TEST(ShapeRulesTest, NormalizeAxis) {
+  EXPECT_EQ(NormalizeAxis(0, 3, "x").value(), 0);
+  EXPECT_EQ(NormalizeAxis(-1, 3, "x").value(), 2);
+  EXPECT_EQ(NormalizeAxis(-3, 3, "x").value(), 0);
+  EXPECT_FALSE(NormalizeAxis(3, 3, "x").ok());
+  EXPECT_FALSE(NormalizeAxis(-4, 3, "x").ok());
+  EXPECT_FALSE(NormalizeAxis(0, 0, "x").ok());
+  EXPECT_FALSE(NormalizeAxis(INT64_MIN, 3, "x").ok());
+  EXPECT_FALSE(NormalizeAxis(INT64_MAX, 3, "x").ok());
+  EXPECT_THAT(std::string(NormalizeAxis(7, 2, "concat").status().message()),
+              HasSubstr("concat axis 7 is out of range for rank 2"));
+}
+
+TEST(ShapeRulesTest, TypeToString) {
+  EXPECT_EQ(TypeToString(F64({2, S, 16})), "f64[2, S, 16]");
+  EXPECT_EQ(TypeToString(Bool({})), "bool[]");
+  EXPECT_EQ(TypeToString(I64({S + 1})), "i64[S+1]");
+}
+
+}  // namespace
+}  // namespace graphjit::ir
