@@ -1,0 +1,75 @@
+// CompileProgram: kernel program -> llvm::Module (EmitModule) -> JitEngine, with the
+// LLVM types kept behind NativeCode.
+#include "compiler/codegen/native_code.h"
+
+#include <chrono>
+#include <utility>
+
+#include "compiler/codegen/codegen.h"
+#include "compiler/jit/jit_engine.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace graphjit::compiler {
+namespace {
+
+// The engine renames it per module, so every program can use the same one.
+constexpr char kEntryName[] = "graphjit_entry";
+
+class NativeCodeImpl : public NativeCode {
+ public:
+  NativeCodeImpl(std::unique_ptr<JitCode> code, std::string llvm_ir, CompileTimings timings)
+      : code_(std::move(code)), llvm_ir_(std::move(llvm_ir)), timings_(timings) {}
+
+  // The JIT returns a data address; the function-pointer cast is the usual JIT idiom.
+  EntryFn entry() const override { return reinterpret_cast<EntryFn>(code_->entry()); }
+  const std::string& llvm_ir() const override { return llvm_ir_; }
+  const std::string& optimized_ir() const override { return code_->optimized_ir(); }
+  const std::string& assembly() const override { return code_->assembly(); }
+  const CompileTimings& timings() const override { return timings_; }
+
+ private:
+  std::unique_ptr<JitCode> code_;
+  std::string llvm_ir_;
+  CompileTimings timings_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<NativeCode>> CompileProgram(const Program& program,
+                                                           const CompileOptions& options) {
+  absl::StatusOr<JitEngine*> engine = JitEngine::Get();
+  if (!engine.ok()) return engine.status();
+
+  const auto start = std::chrono::steady_clock::now();
+  // One context per compile: LLVM contexts are not thread-safe, and the JIT frees the
+  // context with the module once it is compiled.
+  auto context = std::make_unique<llvm::LLVMContext>();
+  absl::StatusOr<std::unique_ptr<llvm::Module>> module =
+      EmitModule(program, *context, (*engine)->data_layout(), (*engine)->triple(), kEntryName);
+  if (!module.ok()) return module.status();
+  CompileTimings timings;
+  timings.ir_build =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  std::string llvm_ir;
+  if (options.keep_ir) {
+    llvm::raw_string_ostream out(llvm_ir);
+    (*module)->print(out, /*AAW=*/nullptr);
+  }
+
+  JitRequest request;
+  request.context = std::move(context);
+  request.module = *std::move(module);
+  request.entry_name = kEntryName;
+  request.keep_ir = options.keep_ir;
+  request.emit_asm = options.emit_asm;
+  absl::StatusOr<std::unique_ptr<JitCode>> code = (*engine)->Compile(std::move(request));
+  if (!code.ok()) return code.status();
+  timings.optimize = (*code)->timings().optimize_seconds;
+  timings.codegen = (*code)->timings().codegen_seconds;
+  return std::make_unique<NativeCodeImpl>(*std::move(code), std::move(llvm_ir), timings);
+}
+
+}  // namespace graphjit::compiler
