@@ -1,6 +1,7 @@
 #include "ir/attrs.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -47,15 +48,14 @@ namespace {
 std::string FloatText(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::string s = absl::StrFormat("%.*g", precision, v);
-    if (std::strtod(s.c_str(), nullptr) == v) {
-      // Keep a float-looking spelling so `2.0` does not read as an int.
-      if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
-      return s;
-    }
-  }
-  return absl::StrFormat("%.17g", v);
+  // The shortest text that reads back as the same double (so -10 prints as -10.0, not
+  // -1e+01); std::to_chars guarantees the round trip.
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  std::string s(buf, ec == std::errc() ? end : buf);
+  // Keep a float-looking spelling so `2.0` does not read as an int.
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
 }
 
 std::string QuoteString(const std::string& s) {

@@ -3,9 +3,12 @@
 #ifndef GRAPHJIT_RUNTIME_TENSOR_H_
 #define GRAPHJIT_RUNTIME_TENSOR_H_
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -18,6 +21,7 @@ namespace graphjit::runtime {
 using ir::DType;
 
 // The C++ element type of each dtype (bool is stored as one byte).
+// clang-format off
 template <DType D> struct DTypeTraits;
 template <> struct DTypeTraits<DType::kF32> { using T = float; };
 template <> struct DTypeTraits<DType::kF64> { using T = double; };
@@ -28,6 +32,26 @@ template <> constexpr DType DTypeOf<float>() { return DType::kF32; }
 template <> constexpr DType DTypeOf<double>() { return DType::kF64; }
 template <> constexpr DType DTypeOf<int64_t>() { return DType::kI64; }
 template <> constexpr DType DTypeOf<bool>() { return DType::kBool; }
+// clang-format on
+
+// Converts one element between the C++ element types with the op semantics of `cast`:
+// to bool is `x != 0`; float to i64 truncates toward zero, saturates out-of-range values
+// and maps NaN to 0 (as LLVM's fptosi.sat), so no conversion is undefined behaviour.
+template <typename To, typename From>
+inline To ConvertElement(From x) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return x != From{0};
+  } else if constexpr (std::is_same_v<To, int64_t> && std::is_floating_point_v<From>) {
+    if (std::isnan(x)) return 0;
+    // 2^63 is exact in float and double; anything at or beyond it saturates.
+    constexpr From kLimit = static_cast<From>(9223372036854775808.0);
+    if (x >= kLimit) return std::numeric_limits<int64_t>::max();
+    if (x < -kLimit) return std::numeric_limits<int64_t>::min();
+    return static_cast<int64_t>(x);
+  } else {
+    return static_cast<To>(x);
+  }
+}
 
 class Tensor {
  public:
@@ -35,13 +59,14 @@ class Tensor {
 
   // A zero-filled tensor; InvalidArgument for a negative dim.
   static absl::StatusOr<Tensor> Zeros(DType dtype, std::vector<int64_t> shape);
+  // Like Zeros but the contents are unspecified: for kernels that write every element.
+  static absl::StatusOr<Tensor> Empty(DType dtype, std::vector<int64_t> shape);
   // A tensor holding `values` (row-major, converted to dtype); InvalidArgument if the
   // count does not match the shape.
   static absl::StatusOr<Tensor> FromDoubles(DType dtype, std::vector<int64_t> shape,
                                             absl::Span<const double> values);
   template <typename T>
-  static absl::StatusOr<Tensor> FromVector(std::vector<int64_t> shape,
-                                           absl::Span<const T> values);
+  static absl::StatusOr<Tensor> FromVector(std::vector<int64_t> shape, absl::Span<const T> values);
   // A scalar (shape []).
   static Tensor Scalar(DType dtype, double value);
 

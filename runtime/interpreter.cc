@@ -1,0 +1,185 @@
+// The graph interpreter: binds symbols from the inputs, checks every supplied tensor
+// against its declared type, then runs the nodes in order with the eager kernels and
+// frees each intermediate after its last use.
+#include "runtime/interpreter.h"
+
+#include <set>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "runtime/eager.h"
+
+namespace graphjit::runtime {
+namespace {
+
+std::string TypeOf(const ir::Node& n) { return ir::TypeToString(n.type); }
+
+// " with P=3, S=128" for the symbols in `shape` that `bindings` binds ("" if none).
+std::string SymbolValues(const ir::Shape& shape, const ir::Bindings& bindings) {
+  std::set<std::string> symbols;
+  for (const ir::SymExpr& d : shape) d.CollectSymbols(&symbols);
+  std::vector<std::string> parts;
+  for (const std::string& s : symbols) {
+    auto it = bindings.find(s);
+    if (it != bindings.end()) parts.push_back(absl::StrCat(s, "=", it->second));
+  }
+  return parts.empty() ? "" : absl::StrCat(" with ", absl::StrJoin(parts, ", "));
+}
+
+// The tensor supplied for source node `n` ("input" or "parameter"), after checking it
+// exists and has the declared dtype and rank.
+absl::StatusOr<const Tensor*> FindSupplied(absl::string_view kind, const ir::Node& n,
+                                           const TensorMap& tensors) {
+  auto it = tensors.find(n.name());
+  if (it == tensors.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("missing ", kind, " '", n.name(), "' (expected ", TypeOf(n), ")"));
+  }
+  const Tensor& t = it->second;
+  if (!t.valid()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kind, " '", n.name(), "': expected ", TypeOf(n), ", got an empty Tensor"));
+  }
+  if (t.dtype() != n.type.dtype || t.rank() != n.type.rank()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kind, " '", n.name(), "': expected ", TypeOf(n), ", got ", t.TypeString()));
+  }
+  return &t;
+}
+
+// Binds each bare-symbol dim (`S` in `[2, S, 16]`) not bound yet from the tensor.
+void BindBareSymbols(const ir::Node& n, const Tensor& t, ir::Bindings* bindings) {
+  std::string name;
+  for (int i = 0; i < n.type.rank(); ++i) {
+    if (n.type.shape[i].IsSymbol(&name) && !bindings->contains(name)) {
+      bindings->emplace(name, t.dim(i));
+    }
+  }
+}
+
+// Checks every declared dim of source node `n`, evaluated under `bindings`, against `t`.
+absl::Status CheckDims(absl::string_view kind, const ir::Node& n, const Tensor& t,
+                       const ir::Bindings& bindings) {
+  for (int i = 0; i < n.type.rank(); ++i) {
+    absl::StatusOr<int64_t> want = n.type.shape[i].Evaluate(bindings);
+    if (!want.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(kind, " '", n.name(), "' of type ", TypeOf(n),
+                                                     ": ", want.status().message()));
+    }
+    if (*want != t.dim(i)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kind, " '", n.name(), "': expected ", TypeOf(n),
+                       SymbolValues(n.type.shape, bindings), ", got ", t.TypeString()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Operands must name earlier nodes and outputs existing ones (the verifier's rules), so an
+// unverified graph gives an error here rather than an out-of-range access.
+absl::Status CheckStructure(const ir::Graph& graph) {
+  for (ir::ValueId id = 0; id < graph.num_nodes(); ++id) {
+    for (ir::ValueId v : graph.node(id).operands) {
+      if (v < 0 || v >= id) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("%", id, ": operand %", v, " is not defined before use"));
+      }
+    }
+  }
+  for (ir::ValueId v : graph.outputs()) {
+    if (v < 0 || v >= graph.num_nodes()) {
+      return absl::InvalidArgumentError(absl::StrCat("output %", v, " does not exist"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ir::Bindings> BindInputs(const ir::Graph& graph, const TensorMap& inputs,
+                                        const ir::Bindings& bindings) {
+  ir::Bindings bound = bindings;
+  // Two passes: an input's dim such as `S+1` may use a symbol another input binds later.
+  std::vector<std::pair<const ir::Node*, const Tensor*>> supplied;
+  for (ir::ValueId id : graph.Inputs()) {
+    const ir::Node& n = graph.node(id);
+    absl::StatusOr<const Tensor*> t = FindSupplied("input", n, inputs);
+    if (!t.ok()) return t.status();
+    BindBareSymbols(n, **t, &bound);
+    supplied.emplace_back(&n, *t);
+  }
+  for (const auto& [n, t] : supplied) {
+    if (absl::Status s = CheckDims("input", *n, *t, bound); !s.ok()) return s;
+  }
+  return bound;
+}
+
+absl::StatusOr<std::vector<Tensor>> Interpret(const ir::Graph& graph, const TensorMap& inputs,
+                                              const TensorMap& params,
+                                              const ir::Bindings& bindings) {
+  if (absl::Status s = CheckStructure(graph); !s.ok()) return s;
+  absl::StatusOr<ir::Bindings> bound = BindInputs(graph, inputs, bindings);
+  if (!bound.ok()) return bound.status();
+  std::set<std::string> symbols = graph.Symbols();
+  for (const std::string& s : symbols) {
+    if (!bound->contains(s)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("symbol '", s, "' is not bound: it is not a bare dim of any input, so ",
+                       "pass it in bindings (graph symbols: ", absl::StrJoin(symbols, ", "), ")"));
+    }
+  }
+
+  const int n = graph.num_nodes();
+  std::vector<Tensor> values(n);
+  for (ir::ValueId id : graph.Params()) {
+    const ir::Node& node = graph.node(id);
+    absl::StatusOr<const Tensor*> t = FindSupplied("parameter", node, params);
+    if (!t.ok()) return t.status();
+    if (absl::Status s = CheckDims("parameter", node, **t, *bound); !s.ok()) return s;
+    values[id] = **t;  // shares the caller's buffer; kernels never write operands
+  }
+  for (ir::ValueId id : graph.Inputs()) values[id] = inputs.find(graph.node(id).name())->second;
+
+  // last_use[v]: the last node reading v; outputs live to the end (n), unread values die
+  // where they are made.
+  std::vector<int> last_use(n, -1);
+  for (ir::ValueId id = 0; id < n; ++id) {
+    for (ir::ValueId v : graph.node(id).operands) last_use[v] = id;
+  }
+  for (ir::ValueId v : graph.outputs()) last_use[v] = n;
+
+  std::vector<const Tensor*> args;
+  for (ir::ValueId id = 0; id < n; ++id) {
+    const ir::Node& node = graph.node(id);
+    if (node.op != ir::OpCode::kInput && node.op != ir::OpCode::kParam) {
+      args.clear();
+      for (ir::ValueId v : node.operands) args.push_back(&values[v]);
+      absl::StatusOr<Tensor> result = EvalNode(node, args, *bound);
+      if (!result.ok()) {
+        return absl::Status(result.status().code(),
+                            absl::StrCat("%", id, ": ", result.status().message()));
+      }
+      // A kernel result that disagrees with the declared type is a bug (or an unverified
+      // graph), caught here before it spreads.
+      absl::StatusOr<std::vector<int64_t>> declared = ir::EvaluateShape(node.type.shape, *bound);
+      if (!declared.ok() || *declared != result->shape() || result->dtype() != node.type.dtype) {
+        return absl::InternalError(absl::StrCat(
+            "%", id, " (", ir::OpName(node.op), "): computed ", result->TypeString(),
+            ", the graph declares ", TypeOf(node), SymbolValues(node.type.shape, *bound)));
+      }
+      values[id] = *std::move(result);
+    }
+    for (ir::ValueId v : node.operands) {
+      if (last_use[v] == id) values[v] = Tensor();
+    }
+    if (last_use[id] < 0) values[id] = Tensor();
+  }
+
+  std::vector<Tensor> outputs;
+  outputs.reserve(graph.outputs().size());
+  for (ir::ValueId v : graph.outputs()) outputs.push_back(values[v]);
+  return outputs;
+}
+
+}  // namespace graphjit::runtime
