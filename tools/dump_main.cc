@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "compiler/compiled_graph.h"
 #include "compiler/passes/pipeline.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
@@ -23,8 +24,9 @@
 #include "tools/flag_util.h"
 
 ABSL_FLAG(std::string, stage, "optimized",
-          "IR stage to print: traced (as the model recorded it) or optimized (after the "
-          "pass pipeline)");
+          "what to print: traced (as the model recorded it), optimized (after the pass "
+          "pipeline), kernels (the lowered kernel program), llvm (LLVM IR as emitted), "
+          "llvm-opt (after LLVM's O2), asm (machine code)");
 ABSL_FLAG(std::vector<std::string>, print_after, {},
           "also print the IR after these passes (comma-separated pass names)");
 ABSL_FLAG(bool, print_after_all, false, "also print the IR after every pass");
@@ -106,9 +108,11 @@ int Main(int argc, char** argv) {
     return 2;
   }
   const std::string stage = absl::GetFlag(FLAGS_stage);
-  if (stage != "traced" && stage != "optimized") {
-    std::fprintf(stderr, "graphjit-dump: unknown --stage '%s' (stages: traced, optimized)\n",
-                 stage.c_str());
+  const std::vector<std::string> stages = {"traced", "optimized", "kernels",
+                                           "llvm",   "llvm-opt",  "asm"};
+  if (std::find(stages.begin(), stages.end(), stage) == stages.end()) {
+    std::fprintf(stderr, "graphjit-dump: unknown --stage '%s' (stages: %s)\n", stage.c_str(),
+                 absl::StrJoin(stages, ", ").c_str());
     return 2;
   }
   absl::StatusOr<ir::Bindings> dims = ParseDims(absl::GetFlag(FLAGS_dim));
@@ -126,19 +130,46 @@ int Main(int argc, char** argv) {
                                                                const ir::Graph& g) {
     std::printf("# IR after %s\n%s", pass.c_str(), ir::PrintGraph(g).c_str());
   });
-  bool optimize = stage == "optimized" || !print_after.empty();
-  if (status.ok() && optimize) {
-    compiler::PassContext ctx{loaded->params};
-    status = pipeline.Run(&graph, &ctx);
+  bool optimize = stage != "traced" || !print_after.empty();
+  compiler::PassContext ctx{loaded->params};
+  if (status.ok() && optimize) status = pipeline.Run(&graph, &ctx);
+  std::unique_ptr<compiler::CompiledGraph> compiled;
+  bool compile = stage == "kernels" || stage == "llvm" || stage == "llvm-opt" || stage == "asm" ||
+                 absl::GetFlag(FLAGS_stats);
+  if (status.ok() && compile) {
+    compiler::CompileGraphOptions options;
+    options.optimize = false;  // the pipeline above already ran
+    options.codegen.keep_ir = stage == "llvm" || stage == "llvm-opt";
+    options.codegen.emit_asm = stage == "asm";
+    absl::StatusOr<std::unique_ptr<compiler::CompiledGraph>> cg =
+        compiler::CompiledGraph::Compile(graph, ctx.params, options);
+    if (cg.ok()) {
+      compiled = *std::move(cg);
+    } else {
+      status = cg.status();
+    }
   }
   if (!status.ok()) {
     std::fprintf(stderr, "graphjit-dump: %s\n", std::string(status.message()).c_str());
     return 1;
   }
   if (print_after.empty()) {
-    std::fputs(ir::PrintGraph(stage == "traced" ? loaded->graph : graph).c_str(), stdout);
+    if (stage == "traced") std::fputs(ir::PrintGraph(loaded->graph).c_str(), stdout);
+    if (stage == "optimized") std::fputs(ir::PrintGraph(graph).c_str(), stdout);
+    if (stage == "kernels") std::fputs(compiler::ProgramToString(compiled->program()).c_str(), stdout);
+    if (stage == "llvm") std::fputs(compiled->code().llvm_ir().c_str(), stdout);
+    if (stage == "llvm-opt") std::fputs(compiled->code().optimized_ir().c_str(), stdout);
+    if (stage == "asm") std::fputs(compiled->code().assembly().c_str(), stdout);
   }
-  if (absl::GetFlag(FLAGS_stats)) PrintStats(loaded->graph, optimize ? &pipeline : nullptr);
+  if (absl::GetFlag(FLAGS_stats)) {
+    PrintStats(loaded->graph, optimize ? &pipeline : nullptr);
+    const compiler::PhaseTimings& t = compiled->timings();
+    std::printf("# compile (ms): lower %.2f, llvm ir %.2f, llvm O2 %.2f, codegen %.2f; "
+                "kernels %zu, workspace %s bytes\n",
+                t.lower * 1e3, t.ir_build * 1e3, t.optimize * 1e3, t.codegen * 1e3,
+                compiled->program().kernels.size(),
+                compiled->program().workspace_bytes.ToString().c_str());
+  }
   return 0;
 }
 

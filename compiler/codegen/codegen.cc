@@ -1,0 +1,449 @@
+// Kernel program -> llvm::Module: the entry function, one internal function per kernel,
+// and the canonical loop nests the O2 pipeline's loop vectorizer recognizes.
+#include "compiler/codegen/codegen.h"
+
+#include <limits>
+
+#include "compiler/codegen/codegen_emitter.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace graphjit::compiler {
+namespace codegen_internal {
+
+using ir::DType;
+
+namespace {
+
+llvm::StringRef Ref(absl::string_view s) { return llvm::StringRef(s.data(), s.size()); }
+
+}  // namespace
+
+KernelEmitter::KernelEmitter(const Program& program, const Kernel& kernel, llvm::Function* function)
+    : program_(program),
+      kernel_(kernel),
+      function_(function),
+      module_(*function->getParent()),
+      context_(function->getContext()),
+      args_(function->getArg(0)),
+      symbols_(function->getArg(1)),
+      workspace_(function->getArg(2)),
+      prologue_(function->getContext()),
+      body_(function->getContext()),
+      b_(&body_),
+      symbol_values_(program.symbols.size(), nullptr),
+      buffers_(program.buffers.size()) {
+  // FMA contraction only: full fast-math would break agreement with the interpreter.
+  llvm::FastMathFlags fmf;
+  fmf.setAllowContract();
+  prologue_.setFastMathFlags(fmf);
+  body_.setFastMathFlags(fmf);
+}
+
+llvm::Type* KernelEmitter::ValueType(DType dtype) {
+  switch (dtype) {
+    case DType::kF32:
+      return llvm::Type::getFloatTy(context_);
+    case DType::kF64:
+      return llvm::Type::getDoubleTy(context_);
+    case DType::kI64:
+      return llvm::Type::getInt64Ty(context_);
+    case DType::kBool:
+      return llvm::Type::getInt1Ty(context_);
+  }
+  Fail("invalid dtype ", static_cast<int>(dtype));
+  return llvm::Type::getInt64Ty(context_);
+}
+
+llvm::Type* KernelEmitter::MemoryType(DType dtype) {
+  return dtype == DType::kBool ? llvm::Type::getInt8Ty(context_) : ValueType(dtype);
+}
+
+absl::Status KernelEmitter::Emit() {
+  // The entry block is the prologue: symbols, buffer bases, strides and accumulators are
+  // put there on first use, so they dominate every loop and are loaded once.
+  llvm::BasicBlock* entry = llvm::BasicBlock::Create(context_, "entry", function_);
+  llvm::BasicBlock* body = llvm::BasicBlock::Create(context_, "body", function_);
+  prologue_.SetInsertPoint(entry);
+  prologue_.CreateBr(body);
+  prologue_.SetInsertPoint(entry->getTerminator());
+  body_.SetInsertPoint(body);
+
+  if (kernel_.out < 0 || kernel_.out >= static_cast<int>(program_.buffers.size())) {
+    Fail("output buffer b", kernel_.out, " out of range (", program_.buffers.size(), " buffers)");
+    return status_;
+  }
+  if (program_.buffers[kernel_.out].dtype > DType::kBool) {
+    Fail("output buffer b", kernel_.out, " has an invalid dtype");
+    return status_;
+  }
+  for (const ExprPtr& extent : kernel_.loops) {
+    if (!CheckTree(extent, "loop extent")) return status_;
+  }
+  size_t num_vars = kernel_.loops.size();
+  size_t identity_rank = kernel_.loops.size();
+  if (kernel_.kind == KernelKind::kReduce) num_vars += 1;
+  if (kernel_.kind == KernelKind::kMatmul) {
+    if (kernel_.loops.size() < 3) {
+      Fail("matmul needs loops (batch.., M, N, K), has ", kernel_.loops.size());
+      return status_;
+    }
+    identity_rank -= 1;  // (batch.., m, n)
+  }
+  loop_vars_.assign(num_vars, nullptr);
+  for (size_t i = 0; i < identity_rank; ++i) identity_.push_back(LoopVar(static_cast<int>(i)));
+
+  switch (kernel_.kind) {
+    case KernelKind::kPointwise:
+      EmitPointwise();
+      break;
+    case KernelKind::kReduce:
+      EmitReduce();
+      break;
+    case KernelKind::kMatmul:
+      EmitMatmul();
+      break;
+    default:
+      Fail("unknown kernel kind ", static_cast<int>(kernel_.kind));
+  }
+  body_.CreateRetVoid();
+  return status_;
+}
+
+void KernelEmitter::EmitLoop(llvm::Value* extent, int var, absl::FunctionRef<void()> body) {
+  // Top-tested loop with an i64 phi from 0, `slt` exit test and an nuw/nsw increment:
+  // the form LoopRotate and the vectorizer turn into a counted loop.
+  const std::string name = absl::StrCat("i", var);
+  llvm::BasicBlock* preheader = body_.GetInsertBlock();
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(context_, name + ".header", function_);
+  llvm::BasicBlock* loop_body = llvm::BasicBlock::Create(context_, name + ".body", function_);
+  llvm::BasicBlock* latch = llvm::BasicBlock::Create(context_, name + ".latch", function_);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(context_, name + ".exit", function_);
+  body_.CreateBr(header);
+
+  body_.SetInsertPoint(header);
+  llvm::PHINode* iv = body_.CreatePHI(body_.getInt64Ty(), 2, name);
+  iv->addIncoming(body_.getInt64(0), preheader);
+  body_.CreateCondBr(body_.CreateICmpSLT(iv, extent), loop_body, exit);
+
+  body_.SetInsertPoint(loop_body);
+  loop_vars_[var] = iv;
+  body();
+  loop_vars_[var] = nullptr;
+  body_.CreateBr(latch);
+
+  body_.SetInsertPoint(latch);
+  llvm::Value* next = body_.CreateAdd(iv, body_.getInt64(1), name + ".next", /*HasNUW=*/true,
+                                      /*HasNSW=*/true);
+  iv->addIncoming(next, latch);
+  body_.CreateBr(header);
+  body_.SetInsertPoint(exit);
+}
+
+void KernelEmitter::EmitNest(size_t depth, size_t end, absl::FunctionRef<void()> body) {
+  if (depth == end) {
+    body();
+    return;
+  }
+  llvm::Value* extent = EvalTop(kernel_.loops[depth], DType::kI64, "loop extent");
+  EmitLoop(extent, static_cast<int>(depth), [&] { EmitNest(depth + 1, end, body); });
+}
+
+void KernelEmitter::EmitPointwise() {
+  const DType dtype = program_.buffers[kernel_.out].dtype;
+  EmitNest(0, kernel_.loops.size(), [&] {
+    llvm::Value* value = EvalTop(kernel_.value, dtype, "value");
+    const auto& indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
+    StoreElement(kernel_.out, TargetPtr(kernel_.out, indices), value);
+  });
+}
+
+void KernelEmitter::EmitReduce() {
+  const DType dtype = program_.buffers[kernel_.out].dtype;
+  const bool is_max = kernel_.combine == ScalarOp::kMax;
+  if (!is_max && kernel_.combine != ScalarOp::kAdd) {
+    return Fail("reduction combine must be + or max, is ", ScalarOpName(kernel_.combine));
+  }
+  if (dtype != DType::kF32 && dtype != DType::kF64 && dtype != DType::kI64) {
+    return Fail("reduction into a ", ir::DTypeName(dtype), " buffer");
+  }
+  llvm::Type* type = ValueType(dtype);
+  llvm::Value* init;
+  if (dtype == DType::kI64) {
+    init = body_.getInt64(is_max ? std::numeric_limits<int64_t>::min() : 0);
+  } else {
+    init = is_max ? llvm::ConstantFP::getInfinity(type, /*Negative=*/true)
+                  : llvm::ConstantFP::get(type, 0.0);
+  }
+  // The accumulator lives in an alloca that SROA turns into the phi the vectorizer wants.
+  llvm::AllocaInst* acc = Accumulator(dtype);
+  const int reduce_var = static_cast<int>(kernel_.loops.size());
+  EmitNest(0, kernel_.loops.size(), [&] {
+    body_.CreateStore(init, acc);
+    llvm::Value* extent = EvalTop(kernel_.reduce_extent, DType::kI64, "reduce extent");
+    EmitLoop(extent, reduce_var, [&] {
+      llvm::Value* value = EvalTop(kernel_.value, dtype, "value");
+      llvm::Value* sum = body_.CreateLoad(type, acc);
+      llvm::Value* combined;
+      if (is_max) {
+        // NaN-propagating like the interpreter; a maximum reduction needs no fast-math.
+        combined = dtype == DType::kI64
+                       ? body_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, sum, value)
+                       : body_.CreateMaximum(sum, value);
+      } else if (dtype == DType::kI64) {
+        combined = body_.CreateAdd(sum, value);
+      } else {
+        // `reassoc` lets the vectorizer split the sum into lanes (a different, equally
+        // accurate summation order).
+        llvm::IRBuilder<>::FastMathFlagGuard guard(body_);
+        llvm::FastMathFlags fmf = body_.getFastMathFlags();
+        fmf.setAllowReassoc();
+        body_.setFastMathFlags(fmf);
+        combined = body_.CreateFAdd(sum, value);
+      }
+      body_.CreateStore(combined, acc);
+    });
+    llvm::Value* result = body_.CreateLoad(type, acc);
+    if (kernel_.finish_scale != nullptr) {
+      llvm::Value* scale = EvalTop(kernel_.finish_scale, dtype, "finish scale");
+      result =
+          dtype == DType::kI64 ? body_.CreateMul(result, scale) : body_.CreateFMul(result, scale);
+    }
+    const auto& indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
+    StoreElement(kernel_.out, TargetPtr(kernel_.out, indices), result);
+  });
+}
+
+void KernelEmitter::EmitMatmul() {
+  const DType dtype = program_.buffers[kernel_.out].dtype;
+  if (dtype != DType::kF32 && dtype != DType::kF64 && dtype != DType::kI64) {
+    return Fail("matmul into a ", ir::DTypeName(dtype), " buffer");
+  }
+  const bool is_float = dtype != DType::kI64;
+  llvm::Type* type = ValueType(dtype);
+  llvm::Value* zero = llvm::Constant::getNullValue(type);
+  const size_t nb = kernel_.loops.size() - 3;
+  const int m = static_cast<int>(nb), n = m + 1, k = m + 2;
+  const auto& out_indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
+  auto multiply_add = [&](llvm::Value* acc, llvm::Value* a, llvm::Value* b, bool reassoc) {
+    if (!is_float) return body_.CreateAdd(acc, body_.CreateMul(a, b));
+    llvm::IRBuilder<>::FastMathFlagGuard guard(body_);
+    llvm::FastMathFlags fmf = body_.getFastMathFlags();
+    fmf.setAllowReassoc(reassoc);
+    body_.setFastMathFlags(fmf);
+    return body_.CreateFAdd(acc, body_.CreateFMul(a, b));
+  };
+
+  if (kernel_.order == MatmulOrder::kDot) {
+    llvm::AllocaInst* acc = Accumulator(dtype);
+    EmitNest(0, nb + 2, [&] {
+      body_.CreateStore(zero, acc);
+      llvm::Value* extent = EvalTop(kernel_.loops[k], DType::kI64, "K extent");
+      EmitLoop(extent, k, [&] {
+        llvm::Value* a = EvalTop(kernel_.lhs, dtype, "lhs");
+        llvm::Value* b = EvalTop(kernel_.rhs, dtype, "rhs");
+        // A dot product is a reduction: reassoc lets it be split into vector lanes.
+        body_.CreateStore(multiply_add(body_.CreateLoad(type, acc), a, b, true), acc);
+      });
+      StoreElement(kernel_.out, TargetPtr(kernel_.out, out_indices), body_.CreateLoad(type, acc));
+    });
+    return;
+  }
+  if (kernel_.order != MatmulOrder::kAxpy) {
+    return Fail("unknown matmul order ", static_cast<int>(kernel_.order));
+  }
+  EmitNest(0, nb + 1, [&] {
+    llvm::Value* n_extent = EvalTop(kernel_.loops[n], DType::kI64, "N extent");
+    EmitLoop(n_extent, n,
+             [&] { StoreElement(kernel_.out, TargetPtr(kernel_.out, out_indices), zero); });
+    llvm::Value* k_extent = EvalTop(kernel_.loops[k], DType::kI64, "K extent");
+    EmitLoop(k_extent, k, [&] {
+      llvm::Value* a = EvalTop(kernel_.lhs, dtype, "lhs");  // n is not in scope here
+      llvm::Value* n_extent_inner = EvalTop(kernel_.loops[n], DType::kI64, "N extent");
+      EmitLoop(n_extent_inner, n, [&] {
+        llvm::Value* b = EvalTop(kernel_.rhs, dtype, "rhs");
+        llvm::Value* ptr = TargetPtr(kernel_.out, out_indices);
+        if (ptr == nullptr) return;
+        // Each out element is summed over k in order (no reassoc): only FMA contraction.
+        StoreElement(kernel_.out, ptr, multiply_add(LoadElement(kernel_.out, ptr), a, b, false));
+      });
+    });
+  });
+}
+
+llvm::AllocaInst* KernelEmitter::Accumulator(DType dtype) {
+  return prologue_.CreateAlloca(ValueType(dtype), nullptr, "acc");
+}
+
+llvm::Value* KernelEmitter::Symbol(int index) {
+  if (index < 0 || index >= static_cast<int>(symbol_values_.size())) {
+    Fail("symbol s", index, " out of range (", symbol_values_.size(), " symbols)");
+    return prologue_.getInt64(0);
+  }
+  llvm::Value*& value = symbol_values_[index];
+  if (value == nullptr) {
+    llvm::Value* ptr =
+        prologue_.CreateConstInBoundsGEP1_64(prologue_.getInt64Ty(), symbols_, index);
+    value = prologue_.CreateAlignedLoad(prologue_.getInt64Ty(), ptr, llvm::Align(8),
+                                        Ref(program_.symbols[index]));
+  }
+  return value;
+}
+
+const KernelEmitter::BufferAccess* KernelEmitter::Access(int buffer) {
+  if (buffer < 0 || buffer >= static_cast<int>(buffers_.size())) {
+    Fail("buffer b", buffer, " out of range (", buffers_.size(), " buffers)");
+    return nullptr;
+  }
+  BufferAccess& access = buffers_[buffer];
+  if (access.ready) return access.failed ? nullptr : &access;
+  access.ready = true;
+  access.failed = true;
+  const Buffer& buf = program_.buffers[buffer];
+  const std::string what = absl::StrCat("buffer b", buffer, " '", buf.name, "'");
+  if (buf.dtype > DType::kBool) {
+    Fail(what, " has an invalid dtype");
+    return nullptr;
+  }
+  if (buf.kind == BufferKind::kTemp) {
+    llvm::Value* offset = EvalPrologue(buf.workspace_offset, what + " workspace offset");
+    if (failed()) return nullptr;
+    access.base =
+        prologue_.CreateInBoundsGEP(prologue_.getInt8Ty(), workspace_, offset, Ref(buf.name));
+  } else if (buf.kind <= BufferKind::kOutput) {
+    if (buf.arg_index < 0 || buf.arg_index >= program_.num_args) {
+      Fail(what, " arg index ", buf.arg_index, " out of range (", program_.num_args, " args)");
+      return nullptr;
+    }
+    llvm::Value* slot =
+        prologue_.CreateConstInBoundsGEP1_64(prologue_.getPtrTy(), args_, buf.arg_index);
+    access.base =
+        prologue_.CreateAlignedLoad(prologue_.getPtrTy(), slot, llvm::Align(8), Ref(buf.name));
+  } else {
+    Fail(what, " has an invalid kind");
+    return nullptr;
+  }
+  // Row-major strides in elements; the dims are i64 expressions over the symbols.
+  const size_t rank = buf.dims.size();
+  std::vector<llvm::Value*> dims(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    dims[d] = EvalPrologue(buf.dims[d], absl::StrCat(what, " dim ", d));
+  }
+  if (failed()) return nullptr;
+  access.strides.assign(rank, prologue_.getInt64(1));
+  for (size_t d = rank; d-- > 1;) {
+    access.strides[d - 1] = prologue_.CreateMul(access.strides[d], dims[d], "",
+                                                /*HasNUW=*/false, /*HasNSW=*/true);
+  }
+  access.failed = false;
+  return &access;
+}
+
+llvm::Value* KernelEmitter::ElementPtr(int buffer, const std::vector<ExprPtr>& indices) {
+  const BufferAccess* access = Access(buffer);
+  if (access == nullptr) return nullptr;
+  const Buffer& buf = program_.buffers[buffer];
+  if (indices.size() != buf.dims.size()) {
+    Fail("buffer b", buffer, " '", buf.name, "' of rank ", buf.dims.size(), " indexed with ",
+         indices.size(), " indices");
+    return nullptr;
+  }
+  // flat = sum_d index_d * stride_d; nsw because in-bounds indices cannot overflow, which
+  // lets SCEV see affine addresses.
+  llvm::Value* flat = nullptr;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    llvm::Value* index = EvalOperand(indices[d], DType::kI64, /*index=*/true);
+    llvm::Value* term =
+        d + 1 == indices.size() ? index : b_->CreateMul(index, access->strides[d], "", false, true);
+    flat = flat == nullptr ? term : b_->CreateAdd(flat, term, "", false, true);
+  }
+  if (flat == nullptr) flat = b_->getInt64(0);
+  return b_->CreateInBoundsGEP(MemoryType(buf.dtype), access->base, flat);
+}
+
+llvm::Value* KernelEmitter::TargetPtr(int buffer, const std::vector<ExprPtr>& indices) {
+  for (const ExprPtr& index : indices) {
+    if (!CheckTree(index, "store index")) return nullptr;
+  }
+  memo_.clear();
+  return ElementPtr(buffer, indices);
+}
+
+llvm::Value* KernelEmitter::LoadElement(int buffer, llvm::Value* ptr) {
+  const DType dtype = program_.buffers[buffer].dtype;
+  llvm::Value* value =
+      b_->CreateAlignedLoad(MemoryType(dtype), ptr, llvm::Align(ir::DTypeSize(dtype)));
+  // Bools are one byte per element; any nonzero byte is true.
+  return dtype == DType::kBool ? b_->CreateICmpNE(value, b_->getInt8(0)) : value;
+}
+
+void KernelEmitter::StoreElement(int buffer, llvm::Value* ptr, llvm::Value* value) {
+  if (ptr == nullptr || failed()) return;
+  const DType dtype = program_.buffers[buffer].dtype;
+  if (dtype == DType::kBool) value = body_.CreateZExt(value, body_.getInt8Ty());
+  body_.CreateAlignedStore(value, ptr, llvm::Align(ir::DTypeSize(dtype)));
+}
+
+}  // namespace codegen_internal
+
+absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(const Program& program,
+                                                         llvm::LLVMContext& context,
+                                                         const llvm::DataLayout& data_layout,
+                                                         const std::string& triple,
+                                                         const std::string& entry_name) {
+  auto module =
+      std::make_unique<llvm::Module>(program.name.empty() ? "graphjit" : program.name, context);
+  module->setDataLayout(data_layout);
+  module->setTargetTriple(triple);
+  llvm::Type* ptr = llvm::PointerType::getUnqual(context);
+  llvm::FunctionType* type =
+      llvm::FunctionType::get(llvm::Type::getVoidTy(context), {ptr, ptr, ptr}, false);
+  auto make_function = [&](llvm::GlobalValue::LinkageTypes linkage, const std::string& name) {
+    llvm::Function* f = llvm::Function::Create(type, linkage, name, module.get());
+    f->setDoesNotThrow();
+    f->getArg(0)->setName("args");
+    f->getArg(1)->setName("symbols");
+    f->getArg(2)->setName("workspace");
+    // Program's calling convention: the args and symbols arrays are only read, and no
+    // buffer overlaps them or the workspace. Saying so lets LLVM keep symbols and bases in
+    // registers across stores and skip runtime alias checks between temps and args.
+    for (unsigned i = 0; i < 3; ++i) {
+      f->addParamAttr(i, llvm::Attribute::NoAlias);
+      f->addParamAttr(i, llvm::Attribute::NoCapture);
+    }
+    f->addParamAttr(0, llvm::Attribute::ReadOnly);
+    f->addParamAttr(1, llvm::Attribute::ReadOnly);
+    return f;
+  };
+  // Created first, so a kernel of the same name cannot take the entry's name.
+  llvm::Function* entry = make_function(llvm::GlobalValue::ExternalLinkage, entry_name);
+
+  std::vector<llvm::Function*> kernels;
+  for (const Kernel& kernel : program.kernels) {
+    // Internal with a single call site: O2's inliner folds it into the entry. The prefix
+    // keeps kernel names (say "exp") away from the libm functions the kernels call.
+    llvm::Function* f =
+        make_function(llvm::GlobalValue::InternalLinkage, absl::StrCat("gj.", kernel.name));
+    codegen_internal::KernelEmitter emitter(program, kernel, f);
+    if (absl::Status status = emitter.Emit(); !status.ok()) return status;
+    kernels.push_back(f);
+  }
+
+  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "entry", entry));
+  for (llvm::Function* f : kernels) {
+    builder.CreateCall(f, {entry->getArg(0), entry->getArg(1), entry->getArg(2)});
+  }
+  builder.CreateRetVoid();
+
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  if (llvm::verifyModule(*module, &os)) {
+    os.flush();
+    return absl::InternalError(
+        absl::StrCat("program '", program.name, "': invalid LLVM module: ", message));
+  }
+  return module;
+}
+
+}  // namespace graphjit::compiler

@@ -1,0 +1,116 @@
+// Internal to compiler/codegen: the per-kernel IR emitter shared by codegen.cc (module,
+// loops, kernels) and codegen_expr.cc (scalar expressions).
+#ifndef GRAPHJIT_COMPILER_CODEGEN_CODEGEN_EMITTER_H_
+#define GRAPHJIT_COMPILER_CODEGEN_CODEGEN_EMITTER_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "compiler/lower/kernel_ir.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+
+namespace graphjit::compiler::codegen_internal {
+
+// Emits the body of one kernel function `void(ptr args, ptr symbols, ptr workspace)`.
+// Validation happens on the way: the first inconsistency is recorded (naming the kernel)
+// and emission goes on with poison values of the right type, so the IR stays well typed
+// and nothing crashes; the caller discards the module when Emit() fails.
+class KernelEmitter {
+ public:
+  KernelEmitter(const Program& program, const Kernel& kernel, llvm::Function* function);
+  absl::Status Emit();
+
+ private:
+  // A buffer as seen from the kernel: base pointer and row-major element strides,
+  // computed once in the prologue on first use.
+  struct BufferAccess {
+    bool ready = false;
+    bool failed = false;
+    llvm::Value* base = nullptr;
+    std::vector<llvm::Value*> strides;
+  };
+
+  template <typename... Args>
+  void Fail(const Args&... args) {
+    if (status_.ok()) {
+      status_ = absl::InternalError(absl::StrCat("kernel '", kernel_.name, "': ", args...));
+    }
+  }
+  bool failed() const { return !status_.ok(); }
+
+  llvm::Type* ValueType(ir::DType dtype);   // bool is i1 in registers
+  llvm::Type* MemoryType(ir::DType dtype);  // and i8 in memory
+  llvm::Value* Poison(ir::DType dtype) { return llvm::PoisonValue::get(ValueType(dtype)); }
+
+  // --- kernels and loops (codegen.cc)
+  void EmitPointwise();
+  void EmitReduce();
+  void EmitMatmul();
+  // for (i = 0; i < extent; ++i) with i bound to loop variable `var` while `body` runs;
+  // the builder continues after the loop.
+  void EmitLoop(llvm::Value* extent, int var, absl::FunctionRef<void()> body);
+  // Nested loops over kernel_.loops[depth, end) (loop variable = loop position).
+  void EmitNest(size_t depth, size_t end, absl::FunctionRef<void()> body);
+  llvm::Value* Symbol(int index);
+  const BufferAccess* Access(int buffer);
+  // Element address; `indices` are evaluated at the current position (memo kept).
+  llvm::Value* ElementPtr(int buffer, const std::vector<ExprPtr>& indices);
+  // The same as a fresh evaluation (a store target, not part of an expression).
+  llvm::Value* TargetPtr(int buffer, const std::vector<ExprPtr>& indices);
+  llvm::Value* LoadElement(int buffer, llvm::Value* ptr);
+  void StoreElement(int buffer, llvm::Value* ptr, llvm::Value* value);
+  llvm::AllocaInst* Accumulator(ir::DType dtype);
+
+  // --- expressions (codegen_expr.cc)
+  // Evaluates `e` (expected dtype `want`) at the builder's position with a fresh memo.
+  llvm::Value* EvalTop(const ExprPtr& e, ir::DType want, absl::string_view what);
+  // The same in the prologue (buffer dims and offsets): no loop variables, no loads.
+  llvm::Value* EvalPrologue(const ExprPtr& e, absl::string_view what);
+  bool CheckTree(const ExprPtr& e, absl::string_view what);
+  bool ContainsLoad(const Expr* e);
+  llvm::Value* EvalOperand(const ExprPtr& e, ir::DType want, bool index);
+  llvm::Value* Eval(const Expr& e, bool index);
+  llvm::Value* EvalUncached(const Expr& e, bool index);
+  llvm::Value* EvalOp(const Expr& e, bool index);
+  llvm::Value* FloatOp(ScalarOp op, llvm::Value* x, llvm::Value* y, ir::DType dtype);
+  llvm::Value* IntOp(ScalarOp op, llvm::Value* x, llvm::Value* y, bool index);
+  llvm::Value* BoolOp(ScalarOp op, llvm::Value* x, llvm::Value* y);
+  llvm::Value* FloorDivMod(llvm::Value* x, llvm::Value* y, bool mod);
+  llvm::Value* EvalCast(const Expr& e, bool index);
+  llvm::Value* EvalSelect(const Expr& e, bool index);
+  llvm::Value* CallLibm(const char* f64_name, const char* f32_name, llvm::Value* x);
+
+  const Program& program_;
+  const Kernel& kernel_;
+  llvm::Function* function_;
+  llvm::Module& module_;
+  llvm::LLVMContext& context_;
+  llvm::Value* args_;
+  llvm::Value* symbols_;
+  llvm::Value* workspace_;
+  llvm::IRBuilder<> prologue_;  // before the entry block's branch
+  llvm::IRBuilder<> body_;
+  llvm::IRBuilder<>* b_;  // where expressions go: body_ or prologue_
+  bool in_prologue_ = false;
+  absl::Status status_;
+
+  std::vector<llvm::Value*> symbol_values_;
+  std::vector<BufferAccess> buffers_;
+  std::vector<llvm::Value*> loop_vars_;  // null while a variable is out of scope
+  std::vector<ExprPtr> identity_;        // LoopVar(0..n-1): the default store indices
+  // Per evaluation: (node, index context) -> value, so shared subtrees are emitted once.
+  absl::flat_hash_map<std::pair<const Expr*, bool>, llvm::Value*> memo_;
+  absl::flat_hash_map<const Expr*, bool> checked_, contains_load_;
+};
+
+}  // namespace graphjit::compiler::codegen_internal
+
+#endif  // GRAPHJIT_COMPILER_CODEGEN_CODEGEN_EMITTER_H_

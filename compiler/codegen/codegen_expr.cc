@@ -1,0 +1,407 @@
+// Scalar expressions of kernel bodies -> LLVM values, with the semantics of the
+// interpreter (floor division, NaN-propagating max/min, numpy's comparisons).
+#include <utility>
+
+#include "compiler/codegen/codegen_emitter.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Intrinsics.h"
+
+namespace graphjit::compiler::codegen_internal {
+
+using ir::DType;
+
+namespace {
+
+bool IsComparison(ScalarOp op) { return op >= ScalarOp::kEq && op <= ScalarOp::kGe; }
+
+const char* KindName(ExprKind kind) {
+  static const char* const kNames[] = {"constant", "loop variable", "symbol", "load",
+                                       "op",       "select",        "cast"};
+  return kind <= ExprKind::kCast ? kNames[static_cast<int>(kind)] : "invalid expression";
+}
+
+}  // namespace
+
+bool KernelEmitter::CheckTree(const ExprPtr& e, absl::string_view what) {
+  // Shape only (non-null operands, their number, valid enums), once per shared node, so
+  // that evaluation and ExprToString can rely on it.
+  if (e == nullptr) {
+    Fail(what, " is missing");
+    return false;
+  }
+  if (auto it = checked_.find(e.get()); it != checked_.end()) return it->second;
+  size_t want = 0;
+  bool ok = e->dtype <= DType::kBool;
+  switch (e->kind) {
+    case ExprKind::kConst:
+    case ExprKind::kLoopVar:
+    case ExprKind::kSymbol:
+      break;
+    case ExprKind::kLoad:
+      want = e->operands.size();
+      break;
+    case ExprKind::kOp:
+      ok = ok && e->op <= ScalarOp::kNot;
+      want = ok && IsUnary(e->op) ? 1 : 2;
+      break;
+    case ExprKind::kSelect:
+      want = 3;
+      break;
+    case ExprKind::kCast:
+      want = 1;
+      break;
+    default:
+      ok = false;
+  }
+  if (!ok || e->operands.size() != want) {
+    Fail("malformed ", KindName(e->kind), " in ", what, " (", e->operands.size(),
+         " operands, dtype ", static_cast<int>(e->dtype), ")");
+    return checked_[e.get()] = false;
+  }
+  for (const ExprPtr& operand : e->operands) {
+    if (!CheckTree(operand, what)) return checked_[e.get()] = false;
+  }
+  return checked_[e.get()] = true;
+}
+
+bool KernelEmitter::ContainsLoad(const Expr* e) {
+  if (e->kind == ExprKind::kLoad) return true;
+  if (auto it = contains_load_.find(e); it != contains_load_.end()) return it->second;
+  bool result = false;
+  for (const ExprPtr& operand : e->operands) result = result || ContainsLoad(operand.get());
+  return contains_load_[e] = result;
+}
+
+llvm::Value* KernelEmitter::EvalTop(const ExprPtr& e, DType want, absl::string_view what) {
+  if (!CheckTree(e, what)) return Poison(want);
+  if (e->dtype != want) {
+    Fail(what, " ", ExprToString(e), " is ", ir::DTypeName(e->dtype), ", expected ",
+         ir::DTypeName(want));
+    return Poison(want);
+  }
+  memo_.clear();
+  return Eval(*e, /*index=*/false);
+}
+
+llvm::Value* KernelEmitter::EvalPrologue(const ExprPtr& e, absl::string_view what) {
+  // Called in the middle of other evaluations (a load's first use of a buffer): keep their
+  // memo and insertion point.
+  decltype(memo_) saved_memo;
+  std::swap(saved_memo, memo_);
+  llvm::IRBuilder<>* saved_builder = b_;
+  b_ = &prologue_;
+  in_prologue_ = true;
+  llvm::Value* value = EvalTop(e, DType::kI64, what);
+  in_prologue_ = false;
+  b_ = saved_builder;
+  std::swap(saved_memo, memo_);
+  return value;
+}
+
+llvm::Value* KernelEmitter::EvalOperand(const ExprPtr& e, DType want, bool index) {
+  if (e->dtype != want) {
+    Fail("operand ", ExprToString(e), " is ", ir::DTypeName(e->dtype), ", expected ",
+         ir::DTypeName(want));
+    return Poison(want);
+  }
+  return Eval(*e, index);
+}
+
+llvm::Value* KernelEmitter::Eval(const Expr& e, bool index) {
+  const auto key = std::make_pair(&e, index);
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  llvm::Value* value = EvalUncached(e, index);
+  memo_[key] = value;
+  return value;
+}
+
+llvm::Value* KernelEmitter::EvalUncached(const Expr& e, bool index) {
+  switch (e.kind) {
+    case ExprKind::kConst:
+      switch (e.dtype) {
+        case DType::kF32:
+        case DType::kF64:
+          return llvm::ConstantFP::get(ValueType(e.dtype), e.f_value);
+        case DType::kI64:
+          return b_->getInt64(e.i_value);
+        case DType::kBool:
+          return b_->getInt1(e.i_value != 0);
+      }
+      return Poison(e.dtype);
+    case ExprKind::kLoopVar:
+      if (e.dtype != DType::kI64 || in_prologue_ || e.index < 0 ||
+          e.index >= static_cast<int>(loop_vars_.size()) || loop_vars_[e.index] == nullptr) {
+        Fail("loop variable i", e.index, in_prologue_ ? " in a buffer dim or offset" : "",
+             " used outside its loop (", loop_vars_.size(), " loop variables)");
+        return Poison(e.dtype);
+      }
+      return loop_vars_[e.index];
+    case ExprKind::kSymbol:
+      if (e.dtype != DType::kI64) {
+        Fail("symbol s", e.index, " is not i64");
+        return Poison(e.dtype);
+      }
+      return Symbol(e.index);
+    case ExprKind::kLoad: {
+      if (in_prologue_) {
+        Fail("load of b", e.index, " in a buffer dim or offset");
+        return Poison(e.dtype);
+      }
+      llvm::Value* ptr = ElementPtr(e.index, e.operands);
+      if (ptr == nullptr) return Poison(e.dtype);
+      if (program_.buffers[e.index].dtype != e.dtype) {
+        Fail("load of b", e.index, " as ", ir::DTypeName(e.dtype), " but the buffer is ",
+             ir::DTypeName(program_.buffers[e.index].dtype));
+        return Poison(e.dtype);
+      }
+      return LoadElement(e.index, ptr);
+    }
+    case ExprKind::kOp:
+      return EvalOp(e, index);
+    case ExprKind::kSelect:
+      return EvalSelect(e, index);
+    case ExprKind::kCast:
+      return EvalCast(e, index);
+  }
+  return Poison(e.dtype);
+}
+
+llvm::Value* KernelEmitter::EvalOp(const Expr& e, bool index) {
+  const DType dtype = e.operands[0]->dtype;
+  if (e.dtype != (IsComparison(e.op) ? DType::kBool : dtype)) {
+    Fail("op ", ScalarOpName(e.op), " on ", ir::DTypeName(dtype), " typed as ",
+         ir::DTypeName(e.dtype));
+    return Poison(e.dtype);
+  }
+  llvm::Value* x = EvalOperand(e.operands[0], dtype, index);
+  llvm::Value* y = IsUnary(e.op) ? nullptr : EvalOperand(e.operands[1], dtype, index);
+  llvm::Value* result = nullptr;
+  switch (dtype) {
+    case DType::kF32:
+    case DType::kF64:
+      result = FloatOp(e.op, x, y, dtype);
+      break;
+    case DType::kI64:
+      result = IntOp(e.op, x, y, index);
+      break;
+    case DType::kBool:
+      result = BoolOp(e.op, x, y);
+      break;
+  }
+  if (result == nullptr) {
+    Fail("op ", ScalarOpName(e.op), " is not defined on ", ir::DTypeName(dtype));
+    return Poison(e.dtype);
+  }
+  return result;
+}
+
+// Floating ops get the builder's `contract` flag only: no reassociation or NaN/Inf
+// assumptions, so results stay within rounding of the interpreter's.
+llvm::Value* KernelEmitter::FloatOp(ScalarOp op, llvm::Value* x, llvm::Value* y, DType dtype) {
+  llvm::IRBuilder<>& b = *b_;
+  llvm::Value* one = llvm::ConstantFP::get(ValueType(dtype), 1.0);
+  switch (op) {
+    case ScalarOp::kAdd:
+      return b.CreateFAdd(x, y);
+    case ScalarOp::kSub:
+      return b.CreateFSub(x, y);
+    case ScalarOp::kMul:
+      return b.CreateFMul(x, y);
+    case ScalarOp::kDiv:
+      return b.CreateFDiv(x, y);
+    case ScalarOp::kPow:
+      return b.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, y);
+    case ScalarOp::kMax:
+      return b.CreateMaximum(x, y);  // NaN-propagating, as numpy's maximum
+    case ScalarOp::kMin:
+      return b.CreateMinimum(x, y);
+    case ScalarOp::kEq:
+      return b.CreateFCmpOEQ(x, y);
+    case ScalarOp::kNe:
+      return b.CreateFCmpUNE(x, y);  // NaN != NaN is true
+    case ScalarOp::kLt:
+      return b.CreateFCmpOLT(x, y);
+    case ScalarOp::kLe:
+      return b.CreateFCmpOLE(x, y);
+    case ScalarOp::kGt:
+      return b.CreateFCmpOGT(x, y);
+    case ScalarOp::kGe:
+      return b.CreateFCmpOGE(x, y);
+    case ScalarOp::kNeg:
+      return b.CreateFNeg(x);
+    case ScalarOp::kAbs:
+      return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    case ScalarOp::kSqrt:
+      return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
+    case ScalarOp::kRsqrt:
+      return b.CreateFDiv(one, b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
+    case ScalarOp::kExp:
+      return CallLibm("exp", "expf", x);
+    case ScalarOp::kLog:
+      return CallLibm("log", "logf", x);
+    case ScalarOp::kTanh:
+      return CallLibm("tanh", "tanhf", x);
+    case ScalarOp::kSigmoid:
+      return b.CreateFDiv(one, b.CreateFAdd(one, CallLibm("exp", "expf", b.CreateFNeg(x))));
+    default:
+      return nullptr;
+  }
+}
+
+llvm::Value* KernelEmitter::IntOp(ScalarOp op, llvm::Value* x, llvm::Value* y, bool index) {
+  // Index arithmetic is nsw (in-bounds indices do not overflow, and SCEV needs it to see
+  // affine addresses); arithmetic on i64 data wraps, as numpy's does.
+  llvm::IRBuilder<>& b = *b_;
+  switch (op) {
+    case ScalarOp::kAdd:
+      return b.CreateAdd(x, y, "", false, index);
+    case ScalarOp::kSub:
+      return b.CreateSub(x, y, "", false, index);
+    case ScalarOp::kMul:
+      return b.CreateMul(x, y, "", false, index);
+    case ScalarOp::kDiv:
+      return FloorDivMod(x, y, /*mod=*/false);
+    case ScalarOp::kMod:
+      return FloorDivMod(x, y, /*mod=*/true);
+    case ScalarOp::kMax:
+      return b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, y);
+    case ScalarOp::kMin:
+      return b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, x, y);
+    case ScalarOp::kEq:
+      return b.CreateICmpEQ(x, y);
+    case ScalarOp::kNe:
+      return b.CreateICmpNE(x, y);
+    case ScalarOp::kLt:
+      return b.CreateICmpSLT(x, y);
+    case ScalarOp::kLe:
+      return b.CreateICmpSLE(x, y);
+    case ScalarOp::kGt:
+      return b.CreateICmpSGT(x, y);
+    case ScalarOp::kGe:
+      return b.CreateICmpSGE(x, y);
+    case ScalarOp::kNeg:
+      return b.CreateNeg(x, "", index);
+    case ScalarOp::kAbs:
+      return b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b.getFalse());
+    default:
+      return nullptr;
+  }
+}
+
+llvm::Value* KernelEmitter::FloorDivMod(llvm::Value* x, llvm::Value* y, bool mod) {
+  llvm::IRBuilder<>& b = *b_;
+  // A zero divisor would trap (SIGFPE); the interpreter rejects it, compiled code must not
+  // crash, so it divides by 1 instead. Folds away for constant divisors.
+  if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(y); c == nullptr || c->isZero()) {
+    y = b.CreateSelect(b.CreateICmpEQ(y, b.getInt64(0)), b.getInt64(1), y);
+  }
+  llvm::Value* q = b.CreateSDiv(x, y);
+  llvm::Value* r = b.CreateSRem(x, y);
+  // sdiv truncates; Python floors: step down when the remainder is nonzero and its sign
+  // differs from the divisor's.
+  llvm::Value* adjust = b.CreateAnd(b.CreateICmpNE(r, b.getInt64(0)),
+                                    b.CreateICmpSLT(b.CreateXor(r, y), b.getInt64(0)));
+  if (mod) return b.CreateAdd(r, b.CreateSelect(adjust, y, b.getInt64(0)));
+  return b.CreateSub(q, b.CreateZExt(adjust, b.getInt64Ty()));
+}
+
+llvm::Value* KernelEmitter::BoolOp(ScalarOp op, llvm::Value* x, llvm::Value* y) {
+  llvm::IRBuilder<>& b = *b_;
+  switch (op) {
+    case ScalarOp::kAnd:
+    case ScalarOp::kMin:  // false < true, as the interpreter's min/max on bool
+      return b.CreateAnd(x, y);
+    case ScalarOp::kOr:
+    case ScalarOp::kMax:
+      return b.CreateOr(x, y);
+    case ScalarOp::kEq:
+      return b.CreateICmpEQ(x, y);
+    case ScalarOp::kNe:
+      return b.CreateICmpNE(x, y);
+    case ScalarOp::kLt:
+      return b.CreateICmpULT(x, y);
+    case ScalarOp::kLe:
+      return b.CreateICmpULE(x, y);
+    case ScalarOp::kGt:
+      return b.CreateICmpUGT(x, y);
+    case ScalarOp::kGe:
+      return b.CreateICmpUGE(x, y);
+    case ScalarOp::kNot:
+      return b.CreateNot(x);
+    default:
+      return nullptr;
+  }
+}
+
+llvm::Value* KernelEmitter::EvalCast(const Expr& e, bool index) {
+  const DType from = e.operands[0]->dtype, to = e.dtype;
+  llvm::Value* x = EvalOperand(e.operands[0], from, index);
+  llvm::IRBuilder<>& b = *b_;
+  llvm::Type* type = ValueType(to);
+  if (from == to) return x;
+  if (to == DType::kBool) {
+    // Like C++'s bool conversion: NaN is true.
+    return ir::IsFloat(from) ? b.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0))
+                             : b.CreateICmpNE(x, b.getInt64(0));
+  }
+  if (from == DType::kBool)
+    return ir::IsFloat(to) ? b.CreateUIToFP(x, type) : b.CreateZExt(x, type);
+  if (ir::IsFloat(from)) return ir::IsFloat(to) ? b.CreateFPCast(x, type) : b.CreateFPToSI(x, type);
+  return b.CreateSIToFP(x, type);
+}
+
+llvm::Value* KernelEmitter::EvalSelect(const Expr& e, bool index) {
+  llvm::Value* cond = EvalOperand(e.operands[0], DType::kBool, index);
+  const ExprPtr& on_true = e.operands[1];
+  const ExprPtr& on_false = e.operands[2];
+  if (in_prologue_ || (!ContainsLoad(on_true.get()) && !ContainsLoad(on_false.get()))) {
+    llvm::Value* t = EvalOperand(on_true, e.dtype, index);
+    llvm::Value* f = EvalOperand(on_false, e.dtype, index);
+    return b_->CreateSelect(cond, t, f);
+  }
+  // An arm that loads may index out of bounds when not taken (concat, pad: b[i - n] for
+  // i < n), so it runs only when selected. The vectorizer if-converts the diamond with
+  // masked loads where the target has them (AVX2: 32/64-bit elements).
+  llvm::BasicBlock* then_block = llvm::BasicBlock::Create(context_, "sel.true", function_);
+  llvm::BasicBlock* else_block = llvm::BasicBlock::Create(context_, "sel.false", function_);
+  llvm::BasicBlock* merge = llvm::BasicBlock::Create(context_, "sel.merge", function_);
+  b_->CreateCondBr(cond, then_block, else_block);
+  // Values made inside one arm do not dominate the other arm or the merge.
+  const auto saved_memo = memo_;
+  b_->SetInsertPoint(then_block);
+  llvm::Value* t = EvalOperand(on_true, e.dtype, index);
+  llvm::BasicBlock* then_end = b_->GetInsertBlock();
+  b_->CreateBr(merge);
+  memo_ = saved_memo;
+  b_->SetInsertPoint(else_block);
+  llvm::Value* f = EvalOperand(on_false, e.dtype, index);
+  llvm::BasicBlock* else_end = b_->GetInsertBlock();
+  b_->CreateBr(merge);
+  memo_ = saved_memo;
+  b_->SetInsertPoint(merge);
+  llvm::PHINode* phi = b_->CreatePHI(ValueType(e.dtype), 2, "sel");
+  phi->addIncoming(t, then_end);
+  phi->addIncoming(f, else_end);
+  return phi;
+}
+
+llvm::Value* KernelEmitter::CallLibm(const char* f64_name, const char* f32_name, llvm::Value* x) {
+  llvm::Type* type = x->getType();
+  const char* name = type->isFloatTy() ? f32_name : f64_name;
+  llvm::FunctionType* function_type = llvm::FunctionType::get(type, {type}, false);
+  auto* f =
+      llvm::dyn_cast<llvm::Function>(module_.getOrInsertFunction(name, function_type).getCallee());
+  // Only the entry function could have taken the name (kernels are prefixed).
+  if (f == nullptr || f->getFunctionType() != function_type || !f->isDeclaration()) {
+    Fail("function name '", name, "' is taken, cannot call libm's");
+    return x;
+  }
+  // memory(none) (as -fno-math-errno): otherwise the vectorizer sees a possible store and
+  // never maps the call to libmvec.
+  f->setMemoryEffects(llvm::MemoryEffects::none());
+  f->setDoesNotThrow();
+  f->setWillReturn();
+  return b_->CreateCall(f, {x});
+}
+
+}  // namespace graphjit::compiler::codegen_internal
