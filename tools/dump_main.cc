@@ -104,7 +104,7 @@ int Main(int argc, char** argv) {
   for (std::string& a : normalized) raw.push_back(a.data());
   std::vector<char*> args = absl::ParseCommandLine(static_cast<int>(raw.size()), raw.data());
   if (args.size() != 2) {
-    std::fprintf(stderr, "%s\n", absl::ProgramUsageMessage());
+    std::fprintf(stderr, "%s\n", std::string(absl::ProgramUsageMessage()).c_str());
     return 2;
   }
   const std::string stage = absl::GetFlag(FLAGS_stage);

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The command-line tools: IR round trips and their bad-input paths (each must exit
+# non-zero with one clear line on stderr). Usage: tools_test.sh BIN_DIR
+set -u
+bin="$1"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+failures=0
+pass() { echo "ok: $1"; }
+fail() { echo "FAILED: $1"; failures=$((failures + 1)); }
+
+# expect_error NAME EXPECTED_SUBSTRING COMMAND...
+expect_error() {
+  local name="$1" want="$2"
+  shift 2
+  local err
+  err="$("$@" 2>&1 >/dev/null)"
+  local rc=$?
+  if [[ $rc -ne 0 && "$err" == *"$want"* && $(printf '%s\n' "$err" | wc -l) -eq 1 ]]; then
+    pass "$name"
+  else
+    fail "$name (rc=$rc, stderr: $err)"
+  fi
+}
+
+# graphjit-dump output is valid IR that graphjit-dump reads back unchanged.
+for stage in traced optimized; do
+  "$bin/graphjit-dump" decode --stage=$stage > "$work/$stage.gir" &&
+    "$bin/graphjit-dump" "$work/$stage.gir" --stage=traced > "$work/$stage.again.gir" &&
+    cmp -s "$work/$stage.gir" "$work/$stage.again.gir" && pass "dump $stage round trip" ||
+    fail "dump $stage round trip"
+done
+"$bin/graphjit-dump" decode --stage=kernels | grep -q "matmul(axpy)" && pass "dump kernels" ||
+  fail "dump kernels"
+"$bin/graphjit-dump" decode --dim S=64 --stage=llvm-opt | grep -q "<4 x double>" &&
+  pass "dump llvm-opt is vectorized" || fail "dump llvm-opt is vectorized"
+
+expect_error "dump unknown stage" "unknown --stage 'bogus'" "$bin/graphjit-dump" decode --stage=bogus
+expect_error "dump unknown model" "valid models:" "$bin/graphjit-dump" gpt9
+expect_error "dump missing file" "cannot open" "$bin/graphjit-dump" "$work/none.gir"
+printf 'graph g {\n  %%0 = input {name="x"} : f64[2, S+]\n' > "$work/bad.gir"
+expect_error "dump malformed IR" "bad.gir:2:" "$bin/graphjit-dump" "$work/bad.gir"
+expect_error "dump unknown flag" "Unknown command line flag 'bogus'" "$bin/graphjit-dump" decode --bogus
+expect_error "dump unknown pass" "no pass 'nope'" "$bin/graphjit-dump" decode --print-after=nope
+
+# graphjit-run: eager and interpreter agree bitwise; the JIT runs; bad inputs are named.
+"$bin/graphjit-run" decode --dim S=16 --bind P=15 --mode=eager --output-dir "$work/eager" >/dev/null &&
+  "$bin/graphjit-run" decode --dim S=16 --bind P=15 --mode=interp --output-dir "$work/interp" \
+    >/dev/null && cmp -s "$work/eager/output0.npy" "$work/interp/output0.npy" &&
+  pass "run eager == interp" || fail "run eager == interp"
+"$bin/graphjit-run" decode --dim S=16 --bind P=15 --mode=jit --output-dir "$work/jit" >/dev/null &&
+  [[ -s "$work/jit/output2.npy" ]] && pass "run jit" || fail "run jit"
+# Feed an output back in as an input file: a valid .npy of the right type.
+"$bin/graphjit-run" decode --dim S=16 --input "x=@$work/eager/output0.npy" >/dev/null &&
+  pass "run reads its own .npy" || fail "run reads its own .npy"
+head -c 200 "$work/eager/output0.npy" > "$work/trunc.npy"
+expect_error "run truncated npy" "trunc.npy: data has" "$bin/graphjit-run" decode --dim S=16 --input "x=@$work/trunc.npy"
+expect_error "run wrong shape" "input 'k_cache'" "$bin/graphjit-run" decode --dim S=16 --input "k_cache=@$work/eager/output0.npy"
+expect_error "run missing file" "cannot open" "$bin/graphjit-run" decode --input "x=@$work/none.npy"
+expect_error "run unknown mode" "unknown mode 'fast'" "$bin/graphjit-run" decode --mode=fast
+expect_error "run eager on IR" "needs a model spec" "$bin/graphjit-run" "$work/traced.gir" --mode=eager
+expect_error "run missing params" "parameter 'attn_norm'" "$bin/graphjit-run" "$work/traced.gir" --param-dir "$work"
+
+echo "$((22 - failures)) passed, $failures failed"
+[[ $failures -eq 0 ]]
