@@ -4,6 +4,7 @@
 #ifndef GRAPHJIT_FRONTEND_VALUE_H_
 #define GRAPHJIT_FRONTEND_VALUE_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,10 @@ class Value {
  public:
   Value() = default;
   Value(Context* ctx, ir::ValueId id) : ctx_(ctx), id_(id) {}
+  // A handle that also keeps `token` alive: lazy contexts use it to know which values
+  // user code still holds (and to free the others).
+  Value(Context* ctx, ir::ValueId id, std::shared_ptr<const void> token)
+      : ctx_(ctx), id_(id), token_(std::move(token)) {}
 
   bool valid() const { return ctx_ != nullptr && id_ != ir::kInvalidValue; }
   Context* context() const { return ctx_; }
@@ -35,6 +40,7 @@ class Value {
  private:
   Context* ctx_ = nullptr;
   ir::ValueId id_ = ir::kInvalidValue;
+  std::shared_ptr<const void> token_;
 };
 
 // Where values live. Errors are sticky (as in XLA's XlaBuilder): the first failing op

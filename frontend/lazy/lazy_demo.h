@@ -1,0 +1,34 @@
+// The seed's graph-break demo (lecture 12, demo 3): iterate y <- tanh(y @ W) until the
+// largest squared change is below a tolerance. The data-dependent stopping test cuts the
+// lazy graph every iteration; the same loop with a fixed count traces into one graph.
+#ifndef GRAPHJIT_FRONTEND_LAZY_LAZY_DEMO_H_
+#define GRAPHJIT_FRONTEND_LAZY_LAZY_DEMO_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "frontend/lazy/lazy_context.h"
+
+namespace graphjit::frontend {
+
+struct LazyDemoResult {
+  int iterations = 0;
+  std::vector<GraphBreak> graphs;  // every cut, the final materialization last
+  int compiles = 0;                // native compiles the lazy run needed
+  double max_abs_diff = 0;         // vs the same iterations computed eagerly
+  double lazy_seconds = 0;         // the whole lazy loop, compiles included
+  // The same number of iterations traced into one (unrolled) graph.
+  int unrolled_ops = 0;
+  int unrolled_compiles = 0;
+  double unrolled_compile_seconds = 0;
+  double unrolled_run_seconds = 0;
+  double unrolled_max_abs_diff = 0;
+};
+
+// y: 4x32 and W: 32x32 (N(0,1) * 0.5/sqrt(32)) from std::mt19937_64(2); stops when
+// max((y_new - y)^2) < tolerance or after max_iterations.
+absl::StatusOr<LazyDemoResult> RunLazyDemo(int max_iterations = 200, double tolerance = 1e-12);
+
+}  // namespace graphjit::frontend
+
+#endif  // GRAPHJIT_FRONTEND_LAZY_LAZY_DEMO_H_
