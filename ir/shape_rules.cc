@@ -252,6 +252,20 @@ absl::StatusOr<ValueType> GatherRule(OpCode op, absl::Span<const ValueType> in, 
   return ValueType{in[0].dtype, out};
 }
 
+absl::StatusOr<ValueType> ScatterAddRule(OpCode op, absl::Span<const ValueType> in,
+                                         const Attrs& attrs) {
+  // The updates are what gather(table, indices) would return, so reuse its rule.
+  absl::StatusOr<ValueType> gathered = GatherRule(op, in.subspan(0, 2), attrs);
+  if (!gathered.ok()) return gathered.status();
+  if (in[0].dtype == DType::kBool) return Error(op, "table must be numeric, got bool");
+  if (in[2] != *gathered) {
+    return Error(op, absl::StrCat("updates must be ", TypeToString(*gathered), " (indices ",
+                                  TypeToString(in[1]), " then table ", TypeToString(in[0]),
+                                  " without its first dim), got ", TypeToString(in[2])));
+  }
+  return in[0];
+}
+
 absl::StatusOr<ValueType> ReduceRule(OpCode op, absl::Span<const ValueType> in,
                                      const Attrs& attrs) {
   if (in[0].dtype == DType::kBool) return Error(op, "operand must be numeric, got bool");

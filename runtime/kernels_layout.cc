@@ -1,6 +1,7 @@
 // Layout kernels: transpose, reshape, expand, concat, slice, gather. They move elements
 // without arithmetic, so they copy by element size (1, 4 or 8 bytes) and serve every dtype
-// with one instantiation each; contiguous runs become memcpy.
+// with one instantiation each; contiguous runs become memcpy. Also gather's adjoint,
+// scatter_add, which adds (typed per dtype).
 #include <cstring>
 
 #include "runtime/kernels.h"
@@ -162,6 +163,38 @@ absl::StatusOr<Tensor> EvalGather(const ir::Node& node, absl::Span<const Tensor*
     std::memcpy(dst + i * row_bytes, src + ids[i] * row_bytes, static_cast<size_t>(row_bytes));
   }
   return out;
+}
+
+// Rows are added in index order, so repeated indices accumulate deterministically.
+absl::StatusOr<Tensor> EvalScatterAdd(const ir::Node& node,
+                                      absl::Span<const Tensor* const> operands,
+                                      const ir::Bindings& bindings) {
+  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
+  if (!p.ok()) return p.status();
+  const Tensor& table = *operands[0];
+  const Tensor& idx = *operands[1];
+  const int64_t rows = table.dim(0);
+  const int64_t* ids = idx.data<int64_t>();
+  for (int64_t i = 0; i < idx.numel(); ++i) {
+    if (ids[i] < 0 || ids[i] >= rows) {
+      return OpError(
+          node, absl::StrCat("index ", ids[i], " at flat position ", i, " is outside [0, ", rows,
+                             ") for table ", table.TypeString()));
+    }
+  }
+  return Dispatch<GJ_NUMERIC_TYPES>(node, p->dtype, [&](auto tag) -> absl::StatusOr<Tensor> {
+    using T = decltype(tag);
+    absl::StatusOr<Tensor> out = NewResult(*p);
+    if (!out.ok()) return out;
+    std::memcpy(out->raw_data(), table.raw_data(), static_cast<size_t>(table.nbytes()));
+    const int64_t row = Product(table.shape(), 1, table.rank());
+    const T* src = operands[2]->template data<T>();
+    T* dst = out->template data<T>();
+    for (int64_t i = 0; i < idx.numel(); ++i) {
+      for (int64_t j = 0; j < row; ++j) dst[ids[i] * row + j] += src[i * row + j];
+    }
+    return out;
+  });
 }
 
 }  // namespace graphjit::runtime::kernels

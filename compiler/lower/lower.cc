@@ -32,7 +32,7 @@ bool IsTranscendental(OpCode op) {
 bool NeedsDecompose(OpCode op) {
   return op == OpCode::kSoftmax || op == OpCode::kRmsNorm || op == OpCode::kLayerNorm ||
          op == OpCode::kSilu || op == OpCode::kGeluTanh || op == OpCode::kRope ||
-         op == OpCode::kCrossEntropy;
+         op == OpCode::kCrossEntropy || op == OpCode::kScatterAdd;
 }
 
 std::optional<ScalarOp> ScalarOpFor(OpCode op) {

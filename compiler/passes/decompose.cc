@@ -28,6 +28,7 @@ class Expander {
       case OpCode::kRope: return Rope();
       case OpCode::kCrossEntropy: return CrossEntropy();
       case OpCode::kCausalMask: return CausalMask();
+      case OpCode::kScatterAdd: return ScatterAdd();
       default: return ir::kInvalidValue;
     }
   }
@@ -129,6 +130,32 @@ class Expander {
     if (*offset != 0) row = Bin(OpCode::kAdd, row, rw_.Scalar(*offset, ir::DType::kI64));
     ValueId keep = Bin(OpCode::kLe, iota(1), row);
     return rw_.Emit(OpCode::kWhere, {keep, In(0), S(-INFINITY)});
+  }
+
+  // table + reduce_sum over n of where(idx[n] == v, updates[n, ..], 0): a one-hot sum with
+  // V x N x row work rather than N x row, but it fuses into one reduce kernel of existing
+  // ops (the kernel IR has no accumulating store). An out-of-range index matches no row.
+  ValueId ScatterAdd() {
+    const ir::Shape table = rw_.type(In(0)).shape;  // copies: emitting nodes may move them
+    const ir::Shape idx = rw_.type(In(1)).shape;
+    const ir::SymExpr n = ir::NumElements(idx);
+    const ir::Shape row(table.begin() + 1, table.end());
+    ValueId flat = rw_.Emit(OpCode::kReshape, {In(1)}, Attrs{{"shape", ir::Shape{1, n}}});
+    ValueId rows = rw_.Emit(OpCode::kIota, {},
+                            Attrs{{"dtype", ir::DType::kI64},
+                                  {"shape", ir::Shape{table[0], n}},
+                                  {"axis", int64_t{0}}});
+    ir::Shape hit_shape = {table[0], n};
+    hit_shape.resize(2 + row.size(), 1);
+    ValueId hit = rw_.Emit(OpCode::kReshape, {Bin(OpCode::kEq, rows, flat)},
+                           Attrs{{"shape", hit_shape}});
+    ir::Shape update_shape = {1, n};
+    update_shape.insert(update_shape.end(), row.begin(), row.end());
+    ValueId updates = rw_.Emit(OpCode::kReshape, {In(2)}, Attrs{{"shape", update_shape}});
+    ValueId picked = rw_.Emit(OpCode::kWhere, {hit, updates, S(0.0)});
+    ValueId summed = rw_.Emit(OpCode::kReduceSum, {picked},
+                              Attrs{{"axis", int64_t{1}}, {"keepdim", false}});
+    return Bin(OpCode::kAdd, In(0), summed);
   }
 
   GraphRewriter& rw_;

@@ -8,8 +8,8 @@
 
 namespace graphjit::compiler {
 
-// Expands softmax, rmsnorm, layernorm, silu, gelu_tanh, rope, cross_entropy and
-// causal_mask (docs/OPS.md gives each expansion's formula). Numerically careful:
+// Expands softmax, rmsnorm, layernorm, silu, gelu_tanh, rope, cross_entropy, causal_mask
+// and scatter_add (docs/OPS.md gives each expansion's formula). Numerically careful:
 // softmax and cross entropy subtract the row max before exp (log-sum-exp). causal_mask
 // stays composite when its key/query length difference is not a constant. Returns whether
 // anything changed.

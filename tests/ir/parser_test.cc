@@ -105,6 +105,7 @@ Graph AllOpsGraph() {
   ValueId joined = b.Add(OpCode::kConcat, {x, x}, {{"axis", int64_t{1}}});
   b.Add(OpCode::kSlice, {joined}, {{"axis", int64_t{1}}, {"start", SymExpr(1)}, {"end", S + 1}});
   ValueId rows = b.Add(OpCode::kGather, {emb, ids});
+  b.Add(OpCode::kScatterAdd, {emb, ids, rows});
   b.Add(OpCode::kReduceSum, {x}, {{"axis", int64_t{-1}}, {"keepdim", true}});
   b.Add(OpCode::kReduceMax, {x}, {{"axis", int64_t{0}}, {"keepdim", false}});
   b.Add(OpCode::kReduceMean, {x}, {{"axis", int64_t{1}}, {"keepdim", true}});

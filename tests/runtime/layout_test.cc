@@ -1,5 +1,6 @@
-// Layout and source kernels (transpose, reshape, expand, concat, slice, gather, constant,
-// full, iota, input, param) against index-by-index references, for every dtype.
+// Layout and source kernels (transpose, reshape, expand, concat, slice, gather,
+// scatter_add, constant, full, iota, input, param) against index-by-index references, for
+// every dtype.
 #include <algorithm>
 #include <numeric>
 
@@ -13,8 +14,8 @@ using ir::SymExpr;
 using ::testing::HasSubstr;
 
 COVERS_OPS(OpCode::kTranspose, OpCode::kReshape, OpCode::kExpand, OpCode::kConcat, OpCode::kSlice,
-           OpCode::kGather, OpCode::kConstant, OpCode::kFull, OpCode::kIota, OpCode::kInput,
-           OpCode::kParam);
+           OpCode::kGather, OpCode::kScatterAdd, OpCode::kConstant, OpCode::kFull, OpCode::kIota,
+           OpCode::kInput, OpCode::kParam);
 
 const DType kAllDTypes[] = {DType::kF32, DType::kF64, DType::kI64, DType::kBool};
 
@@ -193,6 +194,50 @@ TEST(LayoutTest, GatherRejectsOutOfRangeIndices) {
   }
   Tensor fidx = Random(rng, DType::kF32, {2});
   EXPECT_FALSE(EvalOp(OpCode::kGather, {&table, &fidx}).ok());
+}
+
+TEST(LayoutTest, ScatterAddMatchesReference) {
+  std::mt19937_64 rng(28);
+  for (DType dtype : {DType::kF32, DType::kF64, DType::kI64}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      Dims table_shape = RandomShape(rng, 1, 3, 5);
+      Dims idx_shape = RandomShape(rng, 0, 3, 4);
+      Tensor table = Random(rng, dtype, table_shape, -9, 9);
+      // Few rows and many indices, so repeated indices (which must accumulate) are common.
+      Tensor idx = Random(rng, DType::kI64, idx_shape, 0, table_shape[0] - 1);
+      Dims upd_shape = idx_shape;
+      upd_shape.insert(upd_shape.end(), table_shape.begin() + 1, table_shape.end());
+      Tensor updates = Random(rng, dtype, upd_shape, -9, 9);
+      const int64_t row = Numel(table_shape) / table_shape[0];
+      std::vector<double> want = table.ToDoubles();
+      std::vector<double> ids = idx.ToDoubles();
+      for (size_t i = 0; i < ids.size(); ++i) {
+        for (int64_t j = 0; j < row; ++j) {
+          want[static_cast<int64_t>(ids[i]) * row + j] +=
+              updates.ValueAt(static_cast<int64_t>(i) * row + j);
+        }
+      }
+      ExpectTensor(EvalOp(OpCode::kScatterAdd, {&table, &idx, &updates}), dtype, table_shape, want,
+                   absl::StrCat("scatter_add into ", table.TypeString(), " by ", idx.TypeString()));
+    }
+  }
+}
+
+TEST(LayoutTest, ScatterAddRejectsOutOfRangeIndicesAndBadUpdates) {
+  std::mt19937_64 rng(29);
+  Tensor table = Random(rng, DType::kF64, {5, 3});
+  Tensor updates = Random(rng, DType::kF64, {2, 3});
+  for (double bad : {5.0, -1.0}) {
+    Tensor idx = FromValues(DType::kI64, {2}, {0, bad});
+    absl::StatusOr<Tensor> r = EvalOp(OpCode::kScatterAdd, {&table, &idx, &updates});
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(r.status().message(), HasSubstr("scatter_add"));
+    EXPECT_THAT(r.status().message(), HasSubstr("[0, 5)"));
+  }
+  Tensor idx = FromValues(DType::kI64, {2}, {0, 1});
+  Tensor wrong = Random(rng, DType::kF64, {2, 4});
+  EXPECT_FALSE(EvalOp(OpCode::kScatterAdd, {&table, &idx, &wrong}).ok());
 }
 
 TEST(SourceTest, ConstantConvertsItsValues) {

@@ -184,6 +184,12 @@ std::vector<Case> Cases() {
        {{DType::kF64, {6, kS}}, {DType::kI64, {2, 3}}},
        [](GraphBuilder& b, const std::vector<ValueId>& in, DType,
           [[maybe_unused]] const SymExpr& S) { return Bin(b, OpCode::kGather, in[0], in[1]); }});
+  cases.push_back({"scatter_add",
+                   {{DType::kF64, {6, kS}}, {DType::kI64, {2, 3}}, {DType::kF64, {2, 3, kS}}},
+                   [](GraphBuilder& b, const std::vector<ValueId>& in, DType,
+                      [[maybe_unused]] const SymExpr& S) {
+                     return b.Add(OpCode::kScatterAdd, {in[0], in[1], in[2]});
+                   }});
   for (OpCode op : {OpCode::kReduceSum, OpCode::kReduceMax, OpCode::kReduceMean}) {
     for (int64_t axis : {0, 1, -1}) {
       cases.push_back({absl::StrCat(ir::OpName(op), axis),

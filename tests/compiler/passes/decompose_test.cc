@@ -122,6 +122,11 @@ TEST(Decompose, ExpansionsMatchTheCompositeKernels) {
          return b.Add(OpCode::kCrossEntropy,
                       {in(b, "x", dt, {2, 4, 11}), in(b, "t", DType::kI64, {2, 4})});
        }},
+      {"scatter_add", [&](ir::GraphBuilder& b, DType dt) {
+         return b.Add(OpCode::kScatterAdd, {in(b, "x", dt, {11, 3}),
+                                            in(b, "t", DType::kI64, {2, 4}),
+                                            in(b, "u", dt, {2, 4, 3})});
+       }},
   };
   std::mt19937_64 rng(42);
   std::normal_distribution<double> normal;

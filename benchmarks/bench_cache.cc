@@ -1,0 +1,145 @@
+// The compile cache's hit path: nanoseconds from a call's inputs to the entry that serves
+// it, with 1, 8 and 64 live entries (the goal is under 100 ns, flat in the entry count),
+// and what the cache adds to a whole call of the decode layer.
+// Run: build/bin/bench_cache --benchmark_repetitions=5 --benchmark_report_aggregates_only
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "compiler/cache/compile_cache.h"
+#include "ir/check.h"
+#include "models/model.h"
+
+// Counts every operator new of the process, so the hit benchmarks can report how many
+// allocations a hit makes (none).
+std::atomic<int64_t> g_allocations{0};
+
+// None of the three is inlined: GCC would otherwise see malloc() and free() meet the
+// operator new/delete pairs and warn (-Wmismatched-new-delete).
+[[gnu::noinline]] void* operator new(size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, size_t) noexcept { std::free(p); }
+
+namespace graphjit::compiler::cache {
+namespace {
+
+// A small decode layer: its compiles are quick, and lookups do not depend on its size.
+const models::Model& SmallDecode() {
+  static const models::Model* model =
+      models::CreateModel("decode:d=32,H=4,G=2,dh=8,f=64")->release();
+  return *model;
+}
+
+// A cache with `entries` live exact entries (S = 2 .. entries + 1) and inputs for each.
+struct Warm {
+  std::unique_ptr<CompileCache> cache;
+  std::vector<runtime::TensorMap> inputs;
+  std::vector<std::vector<const runtime::Tensor*>> args;  // in signature order
+};
+
+Warm& WarmCache(ShapePolicy policy, int entries) {
+  static auto* warm = new std::map<std::pair<ShapePolicy, int>, Warm>();
+  Warm& w = (*warm)[{policy, entries}];
+  if (w.cache != nullptr) return w;
+  CompileCacheOptions options;
+  options.policy = policy;
+  options.log = {};
+  w.cache = *CompileCache::Create(SmallDecode(), options);
+  for (int i = 0; i < entries; ++i) {
+    w.inputs.push_back(*SmallDecode().ExampleInputs({{"S", 2 + i}}, i));
+  }
+  for (const runtime::TensorMap& in : w.inputs) {
+    GJ_CHECK(w.cache->Acquire(in).ok());
+    std::vector<const runtime::Tensor*> a;
+    for (const InputGuard& g : w.cache->signature().inputs()) a.push_back(&in.at(g.name));
+    w.args.push_back(std::move(a));
+  }
+  return w;
+}
+
+void ReportHits(benchmark::State& state, const CompileCache& cache, int64_t compiles_before,
+                int64_t allocations_before) {
+  const int64_t allocations = g_allocations.load() - allocations_before;
+  GJ_CHECK(cache.stats().compiles == compiles_before) << "the benchmark loop missed";
+  state.counters["entries"] = static_cast<double>(cache.size());
+  state.counters["allocs_per_hit"] =
+      static_cast<double>(allocations) / static_cast<double>(state.iterations());
+}
+
+// Inputs by name (a TensorMap), as Run receives them: name lookups + guards + the key's
+// hash lookup + LRU and statistics updates under the lock. Calls cycle through the
+// entries, so each lookup is for another key than the last.
+void BM_HitFromTensorMap(benchmark::State& state) {
+  Warm& w = WarmCache(ShapePolicy::kExact, static_cast<int>(state.range(0)));
+  const int64_t compiles = w.cache->stats().compiles;
+  const int64_t allocations = g_allocations.load();
+  size_t i = 0;
+  for (auto _ : state) {
+    auto entry = w.cache->Acquire(w.inputs[i]);
+    benchmark::DoNotOptimize(entry);
+    if (++i == w.inputs.size()) i = 0;
+  }
+  ReportHits(state, *w.cache, compiles, allocations);
+}
+BENCHMARK(BM_HitFromTensorMap)->Arg(1)->Arg(8)->Arg(64);
+
+// The same with the inputs already in signature order: the guards and the lookup alone.
+void BM_HitFromArgs(benchmark::State& state) {
+  Warm& w = WarmCache(ShapePolicy::kExact, static_cast<int>(state.range(0)));
+  const int64_t compiles = w.cache->stats().compiles;
+  const int64_t allocations = g_allocations.load();
+  size_t i = 0;
+  for (auto _ : state) {
+    auto entry = w.cache->Acquire(w.args[i]);
+    benchmark::DoNotOptimize(entry);
+    if (++i == w.args.size()) i = 0;
+  }
+  ReportHits(state, *w.cache, compiles, allocations);
+}
+BENCHMARK(BM_HitFromArgs)->Arg(1)->Arg(8)->Arg(64);
+
+// Symbolic: one entry serving 64 different lengths.
+void BM_HitSymbolic(benchmark::State& state) {
+  Warm& w = WarmCache(ShapePolicy::kSymbolic, 64);
+  const int64_t compiles = w.cache->stats().compiles;
+  const int64_t allocations = g_allocations.load();
+  size_t i = 0;
+  for (auto _ : state) {
+    auto entry = w.cache->Acquire(w.inputs[i]);
+    benchmark::DoNotOptimize(entry);
+    if (++i == w.inputs.size()) i = 0;
+  }
+  ReportHits(state, *w.cache, compiles, allocations);
+}
+BENCHMARK(BM_HitSymbolic);
+
+// A whole decode call at S = 64 through the cache (arg 1) and straight on the compiled
+// graph (arg 0): the difference is what the cache adds per call. Under exact the caches
+// are donated, so the same inputs are reused (the contents do not matter for timing).
+void BM_DecodeCall(benchmark::State& state) {
+  Warm& w = WarmCache(ShapePolicy::kExact, 63);
+  const runtime::TensorMap& in = w.inputs.back();  // S = 64
+  std::shared_ptr<const CacheEntry> entry = *w.cache->Acquire(in);
+  const ir::Bindings bindings = {{"P", 63}};
+  const bool through_cache = state.range(0) == 1;
+  for (auto _ : state) {
+    auto out = through_cache ? w.cache->Run(in, bindings) : entry->compiled().Run(in, bindings);
+    GJ_CHECK(out.ok()) << out.status().message();
+    benchmark::DoNotOptimize(out);
+  }
+  state.SetLabel(through_cache ? "CompileCache::Run" : "CompiledGraph::Run");
+}
+BENCHMARK(BM_DecodeCall)->Arg(0)->Arg(1);
+
+}  // namespace
+}  // namespace graphjit::compiler::cache
+
+BENCHMARK_MAIN();

@@ -1,0 +1,17 @@
+#include "compiler/cache/cache_stats.h"
+
+#include "absl/strings/str_format.h"
+
+namespace graphjit::compiler::cache {
+
+std::string CacheStats::ToString() const {
+  return absl::StrFormat(
+      "calls=%d hits=%d waits=%d compiles=%d failed=%d rejected=%d evictions=%d peak_entries=%d "
+      "compile_s=%.3f (trace %.3f passes %.3f lower %.3f ir %.3f opt %.3f codegen %.3f) "
+      "real=%d padded=%d padding=%.1f%%",
+      calls, hits, waits, compiles, failed_compiles, rejected, evictions, peak_entries,
+      compile_seconds, trace_seconds, phases.passes, phases.lower, phases.ir_build, phases.optimize,
+      phases.codegen, real_elements, padded_elements, 100.0 * padding_overhead());
+}
+
+}  // namespace graphjit::compiler::cache

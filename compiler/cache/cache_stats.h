@@ -1,0 +1,45 @@
+// Counters of one compile cache (so, of one shape policy): what the study tables print.
+#ifndef GRAPHJIT_COMPILER_CACHE_CACHE_STATS_H_
+#define GRAPHJIT_COMPILER_CACHE_CACHE_STATS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "compiler/compiled_graph.h"
+
+namespace graphjit::compiler::cache {
+
+struct CacheStats {
+  int64_t calls = 0;     // lookups that got an entry: hits + compiles
+  int64_t hits = 0;      // served by an entry that existed (including waits)
+  int64_t waits = 0;     // hits that waited for another caller compiling the same key
+  int64_t compiles = 0;  // misses, each a real trace + compile (failed ones included)
+  int64_t failed_compiles = 0;
+  int64_t rejected = 0;  // calls no entry could serve (dtype, rank, a constant dim)
+  int64_t evictions = 0;
+  int64_t peak_entries = 0;  // most entries alive at once
+
+  // Wall seconds of the compiles, summed: trace + passes + lowering + LLVM.
+  double compile_seconds = 0;
+  double trace_seconds = 0;
+  PhaseTimings phases;
+
+  // Sums over calls of each dynamic dim's real value and of the length it ran at; they
+  // differ only under the padding policies.
+  int64_t real_elements = 0;
+  int64_t padded_elements = 0;
+  // padded / real - 1: the extra KV rows read and computed (0.478 for pow2 on the seed's
+  // decode loop).
+  double padding_overhead() const {
+    return real_elements == 0
+               ? 0.0
+               : static_cast<double>(padded_elements) / static_cast<double>(real_elements) - 1;
+  }
+
+  // `calls=512 hits=508 compiles=4 ... padding=47.8%`.
+  std::string ToString() const;
+};
+
+}  // namespace graphjit::compiler::cache
+
+#endif  // GRAPHJIT_COMPILER_CACHE_CACHE_STATS_H_
