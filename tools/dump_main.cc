@@ -71,8 +71,8 @@ absl::StatusOr<Loaded> LoadGraph(const std::string& what, const ir::Bindings& di
     std::vector<std::string> dyn = (*model)->DynamicDims();
     if (std::find(dyn.begin(), dyn.end(), name) == dyn.end()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--dim: model has no dynamic dim '", name, "' (dynamic dims: ",
-                       dyn.empty() ? "none" : absl::StrJoin(dyn, ", "), ")"));
+          absl::StrCat("--dim: model has no dynamic dim '", name,
+                       "' (dynamic dims: ", dyn.empty() ? "none" : absl::StrJoin(dyn, ", "), ")"));
     }
   }
   models::TraceOptions options;
@@ -85,8 +85,7 @@ absl::StatusOr<Loaded> LoadGraph(const std::string& what, const ir::Bindings& di
 
 void PrintStats(const ir::Graph& traced, const compiler::Pipeline* pipeline) {
   std::printf("# %-18s %7s %9s %10s\n", "stage", "nodes", "computing", "time (us)");
-  std::printf("# %-18s %7d %9d %10s\n", "traced", traced.num_nodes(), traced.NumComputeNodes(),
-              "");
+  std::printf("# %-18s %7d %9d %10s\n", "traced", traced.num_nodes(), traced.NumComputeNodes(), "");
   if (pipeline == nullptr) return;
   for (const compiler::PassStats& s : pipeline->stats()) {
     std::printf("# %-18s %7d %9d %10.1f\n", s.name.c_str(), s.nodes_after, s.compute_after,
@@ -126,10 +125,10 @@ int Main(int argc, char** argv) {
   compiler::Pipeline pipeline = compiler::Pipeline::Default();
   std::vector<std::string> print_after = absl::GetFlag(FLAGS_print_after);
   if (absl::GetFlag(FLAGS_print_after_all)) print_after.push_back("*");
-  absl::Status status = pipeline.SetPrintAfter(print_after, [](const std::string& pass,
-                                                               const ir::Graph& g) {
-    std::printf("# IR after %s\n%s", pass.c_str(), ir::PrintGraph(g).c_str());
-  });
+  absl::Status status =
+      pipeline.SetPrintAfter(print_after, [](const std::string& pass, const ir::Graph& g) {
+        std::printf("# IR after %s\n%s", pass.c_str(), ir::PrintGraph(g).c_str());
+      });
   bool optimize = stage != "traced" || !print_after.empty();
   compiler::PassContext ctx{loaded->params};
   if (status.ok() && optimize) status = pipeline.Run(&graph, &ctx);
@@ -156,7 +155,8 @@ int Main(int argc, char** argv) {
   if (print_after.empty()) {
     if (stage == "traced") std::fputs(ir::PrintGraph(loaded->graph).c_str(), stdout);
     if (stage == "optimized") std::fputs(ir::PrintGraph(graph).c_str(), stdout);
-    if (stage == "kernels") std::fputs(compiler::ProgramToString(compiled->program()).c_str(), stdout);
+    if (stage == "kernels")
+      std::fputs(compiler::ProgramToString(compiled->program()).c_str(), stdout);
     if (stage == "llvm") std::fputs(compiled->code().llvm_ir().c_str(), stdout);
     if (stage == "llvm-opt") std::fputs(compiled->code().optimized_ir().c_str(), stdout);
     if (stage == "asm") std::fputs(compiled->code().assembly().c_str(), stdout);
@@ -164,11 +164,11 @@ int Main(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_stats)) {
     PrintStats(loaded->graph, optimize ? &pipeline : nullptr);
     const compiler::PhaseTimings& t = compiled->timings();
-    std::printf("# compile (ms): lower %.2f, llvm ir %.2f, llvm O2 %.2f, codegen %.2f; "
-                "kernels %zu, workspace %s bytes\n",
-                t.lower * 1e3, t.ir_build * 1e3, t.optimize * 1e3, t.codegen * 1e3,
-                compiled->program().kernels.size(),
-                compiled->program().workspace_bytes.ToString().c_str());
+    std::printf(
+        "# compile (ms): lower %.2f, llvm ir %.2f, llvm O2 %.2f, codegen %.2f; "
+        "kernels %zu, workspace %s bytes\n",
+        t.lower * 1e3, t.ir_build * 1e3, t.optimize * 1e3, t.codegen * 1e3,
+        compiled->program().kernels.size(), compiled->program().workspace_bytes.ToString().c_str());
   }
   return 0;
 }

@@ -72,4 +72,15 @@ absl::StatusOr<std::unique_ptr<NativeCode>> CompileProgram(const Program& progra
   return std::make_unique<NativeCodeImpl>(*std::move(code), std::move(llvm_ir), timings);
 }
 
+JitTarget DescribeJitTarget() {
+  JitTarget t;
+  t.llvm_version = LlvmVersion();
+  absl::StatusOr<JitEngine*> engine = JitEngine::Get();
+  if (engine.ok()) {
+    t.cpu_name = (*engine)->cpu_name();
+    t.cpu_features = (*engine)->cpu_features();
+  }
+  return t;
+}
+
 }  // namespace graphjit::compiler

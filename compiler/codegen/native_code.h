@@ -43,6 +43,15 @@ class NativeCode {
 absl::StatusOr<std::unique_ptr<NativeCode>> CompileProgram(const Program& program,
                                                            const CompileOptions& options = {});
 
+// What the JIT targets, for reports: LLVM's version ("19.1.7"), the host CPU LLVM detected
+// ("znver3") and its features; empty strings if the engine could not start.
+struct JitTarget {
+  std::string llvm_version;
+  std::string cpu_name;
+  std::string cpu_features;
+};
+JitTarget DescribeJitTarget();
+
 }  // namespace graphjit::compiler
 
 #endif  // GRAPHJIT_COMPILER_CODEGEN_NATIVE_CODE_H_

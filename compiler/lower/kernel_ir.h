@@ -120,7 +120,9 @@ struct Kernel {
 // A whole compiled graph: its symbols, buffers and kernels, run in order by one entry
 //   void entry(void** args, const int64_t* symbols, char* workspace)
 // where args[arg_index] points at each input / param / output buffer, symbols[j] is the
-// value of symbols[j], and workspace holds workspace_bytes bytes (64-byte aligned).
+// value of symbols[j], and workspace holds workspace_bytes bytes (64-byte aligned). No
+// buffer overlaps the args or symbols arrays or the workspace (codegen marks them noalias);
+// arg buffers may overlap each other (an output written in place of a donated input).
 struct Program {
   std::string name;
   std::vector<std::string> symbols;  // e.g. {"S", "P"}

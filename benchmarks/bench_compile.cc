@@ -1,0 +1,102 @@
+// What a cache miss costs: the decode layer's compile per phase (exact and symbolic S),
+// and compile time against graph size (chains of 1..64 fused elementwise ops) with the
+// fitted log-log exponent.
+// Run: build/bin/bench_compile --benchmark_repetitions=5 --benchmark_report_aggregates_only
+#include <map>
+#include <memory>
+
+#include "benchmark/benchmark.h"
+#include "compiler/analysis/fit.h"
+#include "compiler/compiled_graph.h"
+#include "ir/builder.h"
+#include "ir/check.h"
+#include "models/model.h"
+
+namespace graphjit {
+namespace {
+
+void ReportPhases(benchmark::State& state, const compiler::PhaseTimings& sum) {
+  double n = static_cast<double>(state.iterations());
+  state.counters["passes_ms"] = sum.passes / n * 1e3;
+  state.counters["lower_ms"] = sum.lower / n * 1e3;
+  state.counters["ir_build_ms"] = sum.ir_build / n * 1e3;
+  state.counters["llvm_O2_ms"] = sum.optimize / n * 1e3;
+  state.counters["codegen_ms"] = sum.codegen / n * 1e3;
+}
+
+void Accumulate(compiler::PhaseTimings& sum, const compiler::PhaseTimings& t) {
+  sum.passes += t.passes;
+  sum.lower += t.lower;
+  sum.ir_build += t.ir_build;
+  sum.optimize += t.optimize;
+  sum.codegen += t.codegen;
+}
+
+void BM_CompileDecode(benchmark::State& state) {
+  bool symbolic = state.range(0) == 1;
+  auto model = *models::CreateModel("decode");
+  models::TraceOptions options;
+  if (!symbolic) options.fixed_dims = {{"S", 64}};
+  ir::Graph g = *models::TraceModel(*model, options);
+  compiler::PhaseTimings sum;
+  for (auto _ : state) {
+    auto cg = compiler::CompiledGraph::Compile(g, model->params());
+    GJ_CHECK(cg.ok()) << cg.status().message();
+    Accumulate(sum, (*cg)->timings());
+  }
+  ReportPhases(state, sum);
+  state.SetLabel(symbolic ? "symbolic S" : "exact S=64");
+}
+BENCHMARK(BM_CompileDecode)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// y = f_n(...f_1(x)) over [S, 64], alternating tanh, exp, mul and add: one fused kernel.
+ir::Graph Chain(int length) {
+  ir::GraphBuilder b("chain");
+  ir::ValueId v = b.Input("x", ir::DType::kF64, {ir::SymExpr::Symbol("S"), 64});
+  for (int i = 0; i < length; ++i) {
+    switch (i % 4) {
+      case 0: v = b.Add(ir::OpCode::kTanh, {v}); break;
+      case 1: v = b.Add(ir::OpCode::kMul, {v, b.Scalar(0.5, ir::DType::kF64)}); break;
+      case 2: v = b.Add(ir::OpCode::kExp, {v}); break;
+      default: v = b.Add(ir::OpCode::kAdd, {v, b.Scalar(-1.0, ir::DType::kF64)}); break;
+    }
+  }
+  b.Output(v);
+  return *std::move(b).Build();
+}
+
+std::map<int64_t, double>& ChainSeconds() {
+  static auto* seconds = new std::map<int64_t, double>();
+  return *seconds;
+}
+
+void BM_CompileChain(benchmark::State& state) {
+  ir::Graph g = Chain(static_cast<int>(state.range(0)));
+  compiler::PhaseTimings sum;
+  for (auto _ : state) {
+    auto cg = compiler::CompiledGraph::Compile(g, {});
+    GJ_CHECK(cg.ok()) << cg.status().message();
+    Accumulate(sum, (*cg)->timings());
+  }
+  ReportPhases(state, sum);
+  ChainSeconds()[state.range(0)] = sum.total() / static_cast<double>(state.iterations());
+  // After the longest chain: the exponent of compile time vs ops over all lengths so far.
+  if (state.range(0) == 64 && ChainSeconds().size() >= 2) {
+    std::vector<double> xs, ys;
+    for (const auto& [n, s] : ChainSeconds()) {
+      xs.push_back(static_cast<double>(n));
+      ys.push_back(s);
+    }
+    absl::StatusOr<compiler::LogLogFit> fit = compiler::FitLogLog(xs, ys);
+    if (fit.ok()) {
+      state.counters["fit_slope"] = fit->slope;
+      state.counters["fit_r2"] = fit->r_squared;
+    }
+  }
+}
+BENCHMARK(BM_CompileChain)->RangeMultiplier(2)->Range(1, 64)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace graphjit
+
+BENCHMARK_MAIN();
