@@ -1,8 +1,14 @@
 #include "compiler/compiled_graph.h"
 
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "compiler/lower/call_frame.h"
+#include "ir/printer.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -11,10 +17,33 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// GRAPHJIT_DUMP_DIR=dir (like XLA's --xla_dump_to): every compile in the process writes
+// its stages there as <N>.<graph>.<stage>.txt. Returns "" when unset.
+std::string DumpDir() {
+  const char* dir = std::getenv("GRAPHJIT_DUMP_DIR");
+  return dir == nullptr ? "" : dir;
+}
+
+void DumpStage(const std::string& dir, int64_t index, const std::string& graph, const char* stage,
+               const std::string& text) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::ofstream(std::filesystem::path(dir) / absl::StrCat(index, ".", graph, ".", stage, ".txt"))
+      << text;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
     const ir::Graph& graph, const runtime::TensorMap& params, const CompileGraphOptions& options) {
+  static std::atomic<int64_t> compiles{0};
+  const std::string dump_dir = DumpDir();
+  const int64_t index = compiles.fetch_add(1);
+  CompileOptions codegen = options.codegen;
+  if (!dump_dir.empty()) {
+    codegen.keep_ir = true;
+    DumpStage(dump_dir, index, graph.name(), "0-traced", ir::PrintGraph(graph));
+  }
   std::unique_ptr<CompiledGraph> cg(new CompiledGraph());
   cg->graph_ = graph;
   PassContext ctx{params, options.params_are_constant};
@@ -34,10 +63,17 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
   cg->constants_ = ConstantTensors(cg->graph_, cg->lowered_);
   cg->timings_.lower = SecondsSince(start);
 
-  absl::StatusOr<std::unique_ptr<NativeCode>> code =
-      CompileProgram(cg->lowered_.program, options.codegen);
+  if (!dump_dir.empty()) {
+    DumpStage(dump_dir, index, graph.name(), "1-optimized", ir::PrintGraph(cg->graph_));
+    DumpStage(dump_dir, index, graph.name(), "2-kernels", ProgramToString(cg->lowered_.program));
+  }
+  absl::StatusOr<std::unique_ptr<NativeCode>> code = CompileProgram(cg->lowered_.program, codegen);
   if (!code.ok()) return code.status();
   cg->code_ = *std::move(code);
+  if (!dump_dir.empty()) {
+    DumpStage(dump_dir, index, graph.name(), "3-llvm", cg->code_->llvm_ir());
+    DumpStage(dump_dir, index, graph.name(), "4-llvm-opt", cg->code_->optimized_ir());
+  }
   cg->timings_.ir_build = cg->code_->timings().ir_build;
   cg->timings_.optimize = cg->code_->timings().optimize;
   cg->timings_.codegen = cg->code_->timings().codegen;

@@ -16,6 +16,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "compiler/analysis/bytes_moved.h"
+#include "compiler/analysis/flops.h"
 #include "compiler/compiled_graph.h"
 #include "compiler/passes/pipeline.h"
 #include "ir/parser.h"
@@ -163,6 +165,10 @@ int Main(int argc, char** argv) {
   }
   if (absl::GetFlag(FLAGS_stats)) {
     PrintStats(loaded->graph, optimize ? &pipeline : nullptr);
+    compiler::TrafficReport traffic = compiler::ProgramTraffic(compiled->program());
+    std::printf("# FLOPs (matmul, 2 per multiply-add): %s; kernel bytes read %s, written %s\n",
+                compiler::CountFlops(graph).total.ToString().c_str(),
+                traffic.bytes_read.ToString().c_str(), traffic.bytes_written.ToString().c_str());
     const compiler::PhaseTimings& t = compiled->timings();
     std::printf(
         "# compile (ms): lower %.2f, llvm ir %.2f, llvm O2 %.2f, codegen %.2f; "

@@ -61,5 +61,13 @@ expect_error "run unknown mode" "unknown mode 'fast'" "$bin/graphjit-run" decode
 expect_error "run eager on IR" "needs a model spec" "$bin/graphjit-run" "$work/traced.gir" --mode=eager
 expect_error "run missing params" "parameter 'attn_norm'" "$bin/graphjit-run" "$work/traced.gir" --param-dir "$work"
 
-echo "$((22 - failures)) passed, $failures failed"
+# GRAPHJIT_DUMP_DIR: every compile writes its stages.
+GRAPHJIT_DUMP_DIR="$work/dump" "$bin/graphjit-run" decode --dim S=8 >/dev/null &&
+  grep -q "kv_write" "$work/dump/0.decode.1-optimized.txt" &&
+  grep -q "define" "$work/dump/0.decode.4-llvm-opt.txt" && pass "GRAPHJIT_DUMP_DIR" ||
+  fail "GRAPHJIT_DUMP_DIR"
+"$bin/graphjit-dump" decode --stats | grep -q "FLOPs (matmul, 2 per multiply-add): 512\*S+346112" &&
+  pass "dump --stats FLOPs" || fail "dump --stats FLOPs"
+
+echo "$((24 - failures)) passed, $failures failed"
 [[ $failures -eq 0 ]]
