@@ -69,5 +69,28 @@ GRAPHJIT_DUMP_DIR="$work/dump" "$bin/graphjit-run" decode --dim S=8 >/dev/null &
 "$bin/graphjit-dump" decode --stats | grep -q "FLOPs (matmul, 2 per multiply-add): 512\*S+346112" &&
   pass "dump --stats FLOPs" || fail "dump --stats FLOPs"
 
-echo "$((24 - failures)) passed, $failures failed"
+# graphjit-study on a short run: every JSON key, and compile counts the key functions
+# predict for S = 101..140 (pow2 and mult128: buckets 128 and 256).
+"$bin/graphjit-study" --steps 40 --json "$work/study.json" >"$work/study.txt" 2>&1 &&
+  python3 - "$work/study.json" <<'PY' && pass "study --json" || fail "study --json ($(tail -3 "$work/study.txt"))"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for key in ("policies", "symbolic", "graph_breaks", "overhead", "flops", "machine"):
+    assert key in d, key
+for p in d["policies"]:
+    for key in ("policy", "compiles", "compile_seconds", "padding_ratio", "run_seconds", "max_abs_diff"):
+        assert key in p, key
+    assert len(p["step_seconds"]) == 40
+    assert p["max_abs_diff"] < 1e-12, p
+compiles = {p["policy"]: p["compiles"] for p in d["policies"]}
+assert compiles == {"exact": 40, "pow2": 2, "mult128": 2, "symbolic": 1, "auto": 2}, compiles
+assert d["graph_breaks"]["final_graph_empty"] is True
+for key in ("cpu", "cores", "llvm"):
+    assert key in d["machine"], key
+PY
+expect_error "study unknown section" "unknown section 'nope'" "$bin/graphjit-study" --only=nope
+expect_error "study bad dtype" "--dtype: expected f32 or f64" "$bin/graphjit-study" --dtype=f16 --only=breaks
+expect_error "study non-decode model" "the studies run a decode layer" "$bin/graphjit-study" --model=linear --only=breaks
+
+echo "$((28 - failures)) passed, $failures failed"
 [[ $failures -eq 0 ]]
