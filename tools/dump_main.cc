@@ -18,6 +18,8 @@
 #include "absl/strings/str_split.h"
 #include "compiler/analysis/bytes_moved.h"
 #include "compiler/analysis/flops.h"
+#include "compiler/analysis/six_nd.h"
+#include "compiler/cache/policy.h"
 #include "compiler/compiled_graph.h"
 #include "compiler/passes/pipeline.h"
 #include "ir/parser.h"
@@ -35,6 +37,13 @@ ABSL_FLAG(bool, print_after_all, false, "also print the IR after every pass");
 ABSL_FLAG(std::vector<std::string>, dim, {},
           "fix dynamic dims to constants, e.g. --dim S=128 (comma-separated for several)");
 ABSL_FLAG(bool, padded, false, "trace with the optional inputs of padded shapes (kmask)");
+ABSL_FLAG(std::string, policy, "",
+          "show the graph a compile-cache policy compiles for --dim S=N: exact, pow2, mult128 "
+          "(padded to the bucket, with kmask), symbolic (S left symbolic for N >= 2), auto "
+          "(its first compile: exact)");
+ABSL_FLAG(std::vector<std::string>, bind, {},
+          "values of call symbols (e.g. --bind P=127) for evaluating --stats formulas");
+ABSL_FLAG(std::string, dtype, "", "f32 or f64: the model's dtype (unless its spec says)");
 ABSL_FLAG(bool, stats, false,
           "print node counts (total and computing) after each pass, and pass times");
 
@@ -59,18 +68,33 @@ absl::StatusOr<ir::Bindings> ParseDims(const std::vector<std::string>& items) {
 struct Loaded {
   ir::Graph graph;
   runtime::TensorMap params;
+  std::unique_ptr<models::Model> model;  // null for an IR file
+  models::TraceOptions options;
 };
 
 absl::StatusOr<Loaded> LoadGraph(const std::string& what, const ir::Bindings& dims) {
   if (absl::EndsWith(what, ".gir")) {
+    if (!absl::GetFlag(FLAGS_policy).empty() || !absl::GetFlag(FLAGS_dtype).empty()) {
+      return absl::InvalidArgumentError("--policy and --dtype apply to model specs, not IR files");
+    }
     absl::StatusOr<ir::Graph> g = ir::ParseGraphFile(what);
     if (!g.ok()) return g.status();
     return Loaded{*std::move(g), {}};
   }
-  absl::StatusOr<std::unique_ptr<models::Model>> model = models::CreateModel(what);
+  std::string spec = what;
+  if (const std::string dtype = absl::GetFlag(FLAGS_dtype); !dtype.empty()) {
+    if (dtype != "f32" && dtype != "f64") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--dtype: expected f32 or f64, got '", dtype, "'"));
+    }
+    if (spec.find("dtype=") == std::string::npos) {
+      spec += absl::StrCat(spec.find(':') == std::string::npos ? ":" : ",", "dtype=", dtype);
+    }
+  }
+  absl::StatusOr<std::unique_ptr<models::Model>> model = models::CreateModel(spec);
   if (!model.ok()) return model.status();
+  std::vector<std::string> dyn = (*model)->DynamicDims();
   for (const auto& [name, value] : dims) {
-    std::vector<std::string> dyn = (*model)->DynamicDims();
     if (std::find(dyn.begin(), dyn.end(), name) == dyn.end()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--dim: model has no dynamic dim '", name,
@@ -80,9 +104,40 @@ absl::StatusOr<Loaded> LoadGraph(const std::string& what, const ir::Bindings& di
   models::TraceOptions options;
   options.fixed_dims = dims;
   options.padded = absl::GetFlag(FLAGS_padded);
+  if (const std::string name = absl::GetFlag(FLAGS_policy); !name.empty()) {
+    absl::StatusOr<compiler::cache::ShapePolicy> policy = compiler::cache::ParsePolicy(name);
+    if (!policy.ok()) return policy.status();
+    options.padded = compiler::cache::PadsInputs(*policy);
+    for (const std::string& d : dyn) {
+      auto it = dims.find(d);
+      if (it == dims.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--policy: give the length to compile for with --dim ", d, "=N"));
+      }
+      // auto's first compile is exact; later ones are what symbolic gives.
+      compiler::cache::DimKey key = compiler::cache::KeyFor(
+          *policy == compiler::cache::ShapePolicy::kAuto ? compiler::cache::ShapePolicy::kExact
+                                                         : *policy,
+          it->second);
+      if (key == compiler::cache::kSymbolicDim) {
+        options.fixed_dims.erase(d);
+      } else {
+        options.fixed_dims[d] = key;
+      }
+    }
+  }
   absl::StatusOr<ir::Graph> g = models::TraceModel(**model, options);
   if (!g.ok()) return g.status();
-  return Loaded{*std::move(g), (*model)->params()};
+  Loaded loaded{*std::move(g), (*model)->params()};
+  loaded.model = *std::move(model);
+  loaded.options = options;
+  return loaded;
+}
+
+// `512*S+346112`, and its value when every symbol is bound (`= 411648`).
+std::string Formula(const ir::SymExpr& e, const ir::Bindings& bindings) {
+  absl::StatusOr<int64_t> v = e.Evaluate(bindings);
+  return v.ok() && !e.IsConstant() ? absl::StrCat(e.ToString(), " = ", *v) : e.ToString();
 }
 
 void PrintStats(const ir::Graph& traced, const compiler::Pipeline* pipeline) {
@@ -166,9 +221,29 @@ int Main(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_stats)) {
     PrintStats(loaded->graph, optimize ? &pipeline : nullptr);
     compiler::TrafficReport traffic = compiler::ProgramTraffic(compiled->program());
+    ir::Bindings values = *dims;
+    absl::StatusOr<ir::Bindings> bind = ParseDims(absl::GetFlag(FLAGS_bind));
+    if (!bind.ok()) {
+      std::fprintf(stderr, "graphjit-dump: --bind: %s\n", std::string(bind.status().message()).c_str());
+      return 1;
+    }
+    for (const auto& [k, v] : *bind) values[k] = v;
     std::printf("# FLOPs (matmul, 2 per multiply-add): %s; kernel bytes read %s, written %s\n",
-                compiler::CountFlops(graph).total.ToString().c_str(),
-                traffic.bytes_read.ToString().c_str(), traffic.bytes_written.ToString().c_str());
+                Formula(compiler::CountFlops(graph).total, values).c_str(),
+                Formula(traffic.bytes_read, values).c_str(),
+                Formula(traffic.bytes_written, values).c_str());
+    if (loaded->model != nullptr) {
+      // Forward and training (forward + autodiff backward) FLOPs of the traced model.
+      absl::StatusOr<compiler::ModelFlops> mf =
+          compiler::CountModelFlops(*loaded->model, loaded->options);
+      if (mf.ok()) {
+        std::printf("# params N = %lld; forward FLOPs %s; training FLOPs %s\n",
+                    static_cast<long long>(mf->num_params), Formula(mf->forward, values).c_str(),
+                    Formula(mf->train, values).c_str());
+      } else {
+        std::printf("# training FLOPs: %s\n", std::string(mf.status().message()).c_str());
+      }
+    }
     const compiler::PhaseTimings& t = compiled->timings();
     std::printf(
         "# compile (ms): lower %.2f, llvm ir %.2f, llvm O2 %.2f, codegen %.2f; "

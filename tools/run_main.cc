@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "compiler/cache/compile_cache.h"
 #include "compiler/compiled_graph.h"
 #include "ir/parser.h"
 #include "models/model.h"
@@ -31,6 +32,9 @@ ABSL_FLAG(std::vector<std::string>, bind, {}, "call symbols, e.g. --bind P=63");
 ABSL_FLAG(std::vector<std::string>, dim, {},
           "for models: fix dynamic dims and size the example inputs, e.g. --dim S=64");
 ABSL_FLAG(std::string, mode, "jit", "eager (models only), interp or jit");
+ABSL_FLAG(std::string, policy, "",
+          "with --mode=jit and a model: run through a compile cache with this shape policy "
+          "(exact, pow2, mult128, symbolic, auto)");
 ABSL_FLAG(std::string, output_dir, "", "write output i as outputI.npy here (else print)");
 ABSL_FLAG(int64_t, seed, 0, "seed of example inputs");
 
@@ -131,6 +135,19 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
       return s;
     }
   }
+  if (const std::string name = absl::GetFlag(FLAGS_policy); !name.empty()) {
+    if (model == nullptr || mode != "jit") {
+      return absl::InvalidArgumentError("--policy needs a model spec and --mode=jit");
+    }
+    absl::StatusOr<compiler::cache::ShapePolicy> policy = compiler::cache::ParsePolicy(name);
+    if (!policy.ok()) return policy.status();
+    compiler::cache::CompileCacheOptions options;
+    options.policy = *policy;
+    absl::StatusOr<std::unique_ptr<compiler::cache::CompileCache>> cache =
+        compiler::cache::CompileCache::Create(*model, options);
+    if (!cache.ok()) return cache.status();
+    return (*cache)->Run(inputs, *bind);
+  }
   if (mode == "eager") return models::RunEager(*model, inputs, *bind);
   if (mode == "interp") return runtime::Interpret(graph, inputs, params, *bind);
   absl::StatusOr<std::unique_ptr<compiler::CompiledGraph>> cg =
@@ -143,7 +160,7 @@ int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(absl::StrCat(
       "Runs a model or an IR file on .npy inputs.\nUsage: graphjit-run MODEL_SPEC|FILE.gir "
       "[--input NAME=@x.npy]... [--param-dir DIR] [--bind P=N] [--dim S=N] "
-      "[--mode=eager|interp|jit] [--output-dir DIR]\nModels: ",
+      "[--mode=eager|interp|jit] [--policy=P] [--output-dir DIR]\nModels: ",
       absl::StrJoin(models::ModelNames(), ", ")));
   // Repeated --input flags accumulate (abseil keeps only the last occurrence otherwise).
   std::vector<std::string> normalized = tools::UnderscoreFlagNames(argc, argv);

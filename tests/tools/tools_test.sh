@@ -61,6 +61,15 @@ expect_error "run unknown mode" "unknown mode 'fast'" "$bin/graphjit-run" decode
 expect_error "run eager on IR" "needs a model spec" "$bin/graphjit-run" "$work/traced.gir" --mode=eager
 expect_error "run missing params" "parameter 'attn_norm'" "$bin/graphjit-run" "$work/traced.gir" --param-dir "$work"
 
+# A policy runs through the compile cache (padded to the bucket) and matches plain jit.
+"$bin/graphjit-run" decode --dim S=16 --bind P=15 --mode=jit --policy=pow2 --output-dir "$work/pow2" \
+  >/dev/null && [[ -s "$work/pow2/output0.npy" ]] && pass "run --policy" || fail "run --policy"
+expect_error "run unknown policy" "unknown shape policy 'best'" "$bin/graphjit-run" decode --policy=best
+"$bin/graphjit-dump" decode --policy=pow2 --dim S=100 --stage=traced | grep -q 'kmask.*f64\[1, 1, 128\]' &&
+  pass "dump --policy" || fail "dump --policy"
+"$bin/graphjit-dump" tinygpt:L=2,d=64,T=32,V=21,B=2 --stats | grep -q "training FLOPs 41410560" &&
+  pass "dump --stats training FLOPs" || fail "dump --stats training FLOPs"
+
 # GRAPHJIT_DUMP_DIR: every compile writes its stages.
 GRAPHJIT_DUMP_DIR="$work/dump" "$bin/graphjit-run" decode --dim S=8 >/dev/null &&
   grep -q "kv_write" "$work/dump/0.decode.1-optimized.txt" &&
@@ -92,5 +101,5 @@ expect_error "study unknown section" "unknown section 'nope'" "$bin/graphjit-stu
 expect_error "study bad dtype" "--dtype: expected f32 or f64" "$bin/graphjit-study" --dtype=f16 --only=breaks
 expect_error "study non-decode model" "the studies run a decode layer" "$bin/graphjit-study" --model=linear --only=breaks
 
-echo "$((28 - failures)) passed, $failures failed"
+echo "$((32 - failures)) passed, $failures failed"
 [[ $failures -eq 0 ]]
