@@ -79,7 +79,9 @@ absl::StatusOr<Loaded> LoadGraph(const std::string& what, const ir::Bindings& di
     }
     absl::StatusOr<ir::Graph> g = ir::ParseGraphFile(what);
     if (!g.ok()) return g.status();
-    return Loaded{*std::move(g), {}};
+    Loaded loaded;
+    loaded.graph = *std::move(g);
+    return loaded;
   }
   std::string spec = what;
   if (const std::string dtype = absl::GetFlag(FLAGS_dtype); !dtype.empty()) {
@@ -128,7 +130,9 @@ absl::StatusOr<Loaded> LoadGraph(const std::string& what, const ir::Bindings& di
   }
   absl::StatusOr<ir::Graph> g = models::TraceModel(**model, options);
   if (!g.ok()) return g.status();
-  Loaded loaded{*std::move(g), (*model)->params()};
+  Loaded loaded;
+  loaded.graph = *std::move(g);
+  loaded.params = (*model)->params();
   loaded.model = *std::move(model);
   loaded.options = options;
   return loaded;

@@ -99,7 +99,7 @@ TrafficReport ProgramTraffic(const Program& program) {
         t.bytes_written = *n * ir::DTypeSize(out.dtype);
       }
     }
-    if (k.kind == KernelKind::kMatmul) {
+    if (k.kind == KernelKind::kMatmul || k.kind == KernelKind::kExternMatmul) {
       // Loops are batch.., M, N, K: their product is the multiply-adds.
       if (std::optional<ir::SymExpr> n = LoopProduct(k, k.loops.size(), program)) {
         t.flops = 2 * *n;

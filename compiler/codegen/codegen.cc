@@ -84,7 +84,7 @@ absl::Status KernelEmitter::Emit() {
   size_t num_vars = kernel_.loops.size();
   size_t identity_rank = kernel_.loops.size();
   if (kernel_.kind == KernelKind::kReduce) num_vars += 1;
-  if (kernel_.kind == KernelKind::kMatmul) {
+  if (kernel_.kind == KernelKind::kMatmul || kernel_.kind == KernelKind::kExternMatmul) {
     if (kernel_.loops.size() < 3) {
       Fail("matmul needs loops (batch.., M, N, K), has ", kernel_.loops.size());
       return status_;
@@ -103,6 +103,9 @@ absl::Status KernelEmitter::Emit() {
       break;
     case KernelKind::kMatmul:
       EmitMatmul();
+      break;
+    case KernelKind::kExternMatmul:
+      EmitExternMatmul();
       break;
     default:
       Fail("unknown kernel kind ", static_cast<int>(kernel_.kind));
@@ -269,6 +272,46 @@ void KernelEmitter::EmitMatmul() {
         StoreElement(kernel_.out, ptr, multiply_add(LoadElement(kernel_.out, ptr), a, b, false));
       });
     });
+  });
+}
+
+void KernelEmitter::EmitExternMatmul() {
+  const DType dtype = program_.buffers[kernel_.out].dtype;
+  if (dtype != DType::kF32 && dtype != DType::kF64) {
+    return Fail("extern matmul into a ", ir::DTypeName(dtype), " buffer");
+  }
+  for (const ExprPtr* operand : {&kernel_.lhs, &kernel_.rhs}) {
+    const Expr* e = operand->get();
+    if (e == nullptr || e->kind != ExprKind::kLoad || e->dtype != dtype || e->operands.size() < 2) {
+      return Fail("extern matmul operands must be ", ir::DTypeName(dtype),
+                  " loads of a matrix (rank >= 2)");
+    }
+  }
+  const size_t nb = kernel_.loops.size() - 3;
+  if (program_.buffers[kernel_.out].dims.size() != nb + 2) {
+    return Fail("extern matmul output must have rank ", nb + 2);
+  }
+  // Declared, not defined: the JIT resolves it to the host function registered by
+  // CompileProgram (runtime/jit_helpers.h).
+  llvm::Type* ptr = body_.getPtrTy();
+  llvm::Type* i64 = body_.getInt64Ty();
+  llvm::FunctionType* type = llvm::FunctionType::get(
+      body_.getVoidTy(), {ptr, ptr, ptr, i64, i64, i64, body_.getInt32Ty()}, false);
+  llvm::FunctionCallee helper = module_.getOrInsertFunction(
+      dtype == DType::kF64 ? "graphjit_rt_matmul_f64" : "graphjit_rt_matmul_f32", type);
+  if (auto* f = llvm::dyn_cast<llvm::Function>(helper.getCallee())) f->setDoesNotThrow();
+  std::vector<ExprPtr> out_origin(identity_.begin(), identity_.begin() + nb);
+  out_origin.push_back(ConstI(0));
+  out_origin.push_back(ConstI(0));
+  EmitNest(0, nb, [&] {
+    llvm::Value* a = TargetPtr(kernel_.lhs->index, kernel_.lhs->operands);
+    llvm::Value* b = TargetPtr(kernel_.rhs->index, kernel_.rhs->operands);
+    llvm::Value* c = TargetPtr(kernel_.out, out_origin);
+    llvm::Value* m = EvalTop(kernel_.loops[nb], DType::kI64, "M extent");
+    llvm::Value* n = EvalTop(kernel_.loops[nb + 1], DType::kI64, "N extent");
+    llvm::Value* k = EvalTop(kernel_.loops[nb + 2], DType::kI64, "K extent");
+    if (a == nullptr || b == nullptr || c == nullptr || failed()) return;
+    body_.CreateCall(helper, {a, b, c, m, n, k, body_.getInt32(kernel_.transpose_rhs ? 1 : 0)});
   });
 }
 

@@ -54,6 +54,7 @@ class KernelEmitter {
   void EmitPointwise();
   void EmitReduce();
   void EmitMatmul();
+  void EmitExternMatmul();  // per batch, a call to the runtime's BLAS helper
   // for (i = 0; i < extent; ++i) with i bound to loop variable `var` while `body` runs;
   // the builder continues after the loop.
   void EmitLoop(llvm::Value* extent, int var, absl::FunctionRef<void()> body);

@@ -10,6 +10,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/raw_ostream.h"
+#include "runtime/jit_helpers.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -35,12 +36,28 @@ class NativeCodeImpl : public NativeCode {
   CompileTimings timings_;
 };
 
+// The host functions generated code may call, registered once per process: they live in
+// the static runtime library, so the JIT cannot find them among the exported symbols.
+absl::Status RegisterRuntimeHelpers(JitEngine& engine) {
+  static const absl::Status* const status = [&engine] {
+    absl::Status s = engine.RegisterHostSymbol("graphjit_rt_matmul_f32",
+                                               reinterpret_cast<void*>(&graphjit_rt_matmul_f32));
+    if (s.ok()) {
+      s = engine.RegisterHostSymbol("graphjit_rt_matmul_f64",
+                                    reinterpret_cast<void*>(&graphjit_rt_matmul_f64));
+    }
+    return new absl::Status(std::move(s));
+  }();
+  return *status;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<NativeCode>> CompileProgram(const Program& program,
                                                            const CompileOptions& options) {
   absl::StatusOr<JitEngine*> engine = JitEngine::Get();
   if (!engine.ok()) return engine.status();
+  if (absl::Status s = RegisterRuntimeHelpers(**engine); !s.ok()) return s;
 
   const auto start = std::chrono::steady_clock::now();
   // One context per compile: LLVM contexts are not thread-safe, and the JIT frees the

@@ -194,6 +194,10 @@ std::string ProgramToString(const Program& p) {
         absl::StrAppend(&out, "    ", target, " = matmul(", k.order == MatmulOrder::kDot ? "dot" : "axpy",
                         ") lhs ", ExprToString(k.lhs), " rhs ", ExprToString(k.rhs), "\n");
         break;
+      case KernelKind::kExternMatmul:
+        absl::StrAppend(&out, "    ", target, " = extern_matmul(blas) lhs &", ExprToString(k.lhs),
+                        " rhs &", ExprToString(k.rhs), k.transpose_rhs ? " transposed" : "", "\n");
+        break;
     }
   }
   return out;

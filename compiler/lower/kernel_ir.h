@@ -97,6 +97,16 @@ enum class KernelKind : uint8_t {
   // contiguous along k); kAxpy runs n innermost, accumulating rows into out (rhs
   // contiguous along n), and zeroes out first.
   kMatmul,
+  // The same product through OpenBLAS (graphjit_rt_matmul_f32/_f64 in
+  // runtime/jit_helpers.h), chosen by lowering for products large enough that BLAS's
+  // blocked kernels beat the generated loops. Loops as kMatmul (batch.., M, N, K), but only
+  // the batch loops run in the kernel: per batch it calls the helper once. `lhs` and `rhs`
+  // are loads of the first element of the batch's operand matrix, of which only the
+  // address is used: both operands are materialized buffers, row-major and contiguous in
+  // their last two dims, lhs [.., M, K] and rhs [.., K, N], or [.., N, K] when
+  // `transpose_rhs` (a transposed buffer read without a copy). Broadcast batch dims are in
+  // the load indices, as in kMatmul. out is contiguous [batch.., M, N]; f32 and f64 only.
+  kExternMatmul,
 };
 
 enum class MatmulOrder : uint8_t { kDot, kAxpy };
@@ -115,6 +125,7 @@ struct Kernel {
   // kMatmul (loops = batch extents, then M, N, K)
   ExprPtr lhs = nullptr, rhs = nullptr;
   MatmulOrder order = MatmulOrder::kDot;
+  bool transpose_rhs = false;  // kExternMatmul: rhs stored [.., N, K]
 };
 
 // A whole compiled graph: its symbols, buffers and kernels, run in order by one entry

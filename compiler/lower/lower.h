@@ -31,7 +31,9 @@ struct LoweredGraph {
 // slice, concat, iota) are inlined into their consumers as index rewrites, so a chain of
 // them costs one loop nest. A value is materialized in a buffer when it is a graph output,
 // a reduction, a matmul, a gather or a kv_write, or when several kernels would otherwise
-// recompute an expensive expression. kv_write of a graph input whose old value nobody
+// recompute an expensive expression. Float matmuls of at least 4096 multiply-adds
+// (and more than one row) call OpenBLAS on materialized operands; smaller ones, and
+// matrix-vector products, are generated loops. kv_write of a graph input whose old value nobody
 // else reads is done in place (the output aliases the donated input). Temps share one
 // workspace, reusing space whose live ranges do not overlap.
 absl::StatusOr<LoweredGraph> Lower(const ir::Graph& graph);

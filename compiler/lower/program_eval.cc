@@ -33,6 +33,8 @@ class Evaluator {
       if (!status_.ok()) return status_;
       if (k.kind == KernelKind::kMatmul) {
         RunMatmul(k, extents);
+      } else if (k.kind == KernelKind::kExternMatmul) {
+        RunExternMatmul(k, extents);
       } else {
         Nest(k, extents, 0);
       }
@@ -107,6 +109,53 @@ class Evaluator {
           idx.push_back(m);
           idx.push_back(n);
           Store(k.out, idx, Scalar{acc, 0});
+        }
+      }
+    }
+  }
+
+  // The matrix origins come from the batch's lhs/rhs loads; every element is then read
+  // bounds-checked at the origin's batch index.
+  void RunExternMatmul(const Kernel& k, const std::vector<int64_t>& extents) {
+    if (extents.size() < 3 || k.lhs->kind != ExprKind::kLoad || k.rhs->kind != ExprKind::kLoad) {
+      return Fail("extern matmul needs loops (batch.., M, N, K) and lhs/rhs loads");
+    }
+    size_t nb = extents.size() - 3;
+    int64_t M = extents[nb], N = extents[nb + 1], K = extents[nb + 2];
+    int64_t total = 1;
+    for (size_t d = 0; d < nb; ++d) total *= extents[d];
+    auto origin = [&](const ExprPtr& load) {
+      std::vector<int64_t> idx;
+      for (const ExprPtr& i : load->operands) idx.push_back(Eval(i).i);
+      if (idx.size() < 2 || idx[idx.size() - 1] != 0 || idx[idx.size() - 2] != 0) {
+        Fail("extern matmul operand must be loaded at a matrix origin (.., 0, 0)");
+      }
+      return idx;
+    };
+    for (int64_t t = 0; t < total && status_.ok(); ++t) {
+      int64_t rest = t;
+      for (size_t d = nb; d-- > 0;) {
+        vars_[d] = rest % extents[d];
+        rest /= extents[d];
+      }
+      std::vector<int64_t> a = origin(k.lhs), b = origin(k.rhs);
+      std::vector<int64_t> c(vars_.begin(), vars_.begin() + nb);
+      c.resize(nb + 2);
+      if (!status_.ok()) return;
+      const size_t ar = a.size(), br = b.size();
+      for (int64_t m = 0; m < M && status_.ok(); ++m) {
+        for (int64_t n = 0; n < N; ++n) {
+          double acc = 0;
+          for (int64_t kk = 0; kk < K; ++kk) {
+            a[ar - 2] = m;
+            a[ar - 1] = kk;
+            b[br - 2] = k.transpose_rhs ? n : kk;
+            b[br - 1] = k.transpose_rhs ? kk : n;
+            acc += LoadValue(k.lhs->index, a).f * LoadValue(k.rhs->index, b).f;
+          }
+          c[nb] = m;
+          c[nb + 1] = n;
+          Store(k.out, c, Scalar{acc, 0});
         }
       }
     }

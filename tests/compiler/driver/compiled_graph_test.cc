@@ -4,10 +4,12 @@
 #include <cmath>
 #include <fstream>
 
+#include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
 #include "models/model.h"
+#include "runtime/interpreter.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -98,6 +100,81 @@ TEST(CompiledDecode, CacheWriteIsInPlace) {
         changed |= a[(g * S + r) * 16 + j] != b[(g * S + r) * 16 + j];
       EXPECT_EQ(changed, r == P) << g << " " << r;
     }
+  }
+}
+
+// Matmuls above the lowering threshold call the runtime's BLAS helper: batched with a
+// broadcast rhs batch, a transposed rhs read in place, an inlined lhs materialized first.
+TEST(CompiledMatmul, BlasCallsMatchInterpreter) {
+  for (const char* dtype : {"f64", "f32"}) {
+    SCOPED_TRACE(dtype);
+    std::string text = absl::StrReplaceAll(R"(graph g {
+  %0 = input {name="a"} : DT[3, 24, 40]
+  %1 = input {name="b"} : DT[1, 56, 40]
+  %2 = input {name="c"} : DT[40, 56]
+  %3 = add(%0, %0) : DT[3, 24, 40]
+  %4 = transpose(%1) {perm=[0, 2, 1]} : DT[1, 40, 56]
+  %5 = matmul(%3, %4) : DT[3, 24, 56]
+  %6 = matmul(%0, %2) : DT[3, 24, 56]
+  return %5, %6
+})",
+                                           {{"DT", dtype}});
+    absl::StatusOr<ir::Graph> g = ir::ParseGraph(text);
+    ASSERT_TRUE(g.ok()) << g.status();
+    CompileGraphOptions options;
+    options.codegen.keep_ir = true;
+    auto cg = CompiledGraph::Compile(*g, {}, options);
+    ASSERT_TRUE(cg.ok()) << cg.status();
+    EXPECT_THAT((*cg)->code().llvm_ir(), HasSubstr(absl::StrCat("@graphjit_rt_matmul_", dtype)));
+    const ir::DType dt = std::string(dtype) == "f64" ? ir::DType::kF64 : ir::DType::kF32;
+    std::vector<double> a(3 * 24 * 40), b(56 * 40), c(40 * 56);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(0.37 * i);
+    for (size_t i = 0; i < b.size(); ++i) b[i] = std::cos(0.11 * i);
+    for (size_t i = 0; i < c.size(); ++i) c[i] = std::sin(0.05 * i + 1);
+    TensorMap in = {{"a", *Tensor::FromDoubles(dt, {3, 24, 40}, a)},
+                    {"b", *Tensor::FromDoubles(dt, {1, 56, 40}, b)},
+                    {"c", *Tensor::FromDoubles(dt, {40, 56}, c)}};
+    auto want = runtime::Interpret(*g, in, {});
+    auto got = (*cg)->Run(in);
+    ASSERT_TRUE(want.ok()) << want.status();
+    ASSERT_TRUE(got.ok()) << got.status();
+    const double tolerance = dt == ir::DType::kF64 ? 1e-12 : 1e-5;
+    for (int i = 0; i < 2; ++i) EXPECT_LT(MaxDiff((*want)[i], (*got)[i]), tolerance) << i;
+  }
+}
+
+// Symbolic rows through BLAS: S = 0 (nothing to do), S = 1 (gemv with the rhs transposed
+// or not) and more; a column-vector rhs (N = 1) also goes to gemv.
+TEST(CompiledMatmul, BlasHandlesSymbolicRowsAndVectors) {
+  absl::StatusOr<ir::Graph> g = ir::ParseGraph(R"(graph g {
+  %0 = input {name="a"} : f64[S, 128]
+  %1 = input {name="w"} : f64[48, 128]
+  %2 = input {name="u"} : f64[128, 1]
+  %3 = transpose(%1) {perm=[1, 0]} : f64[128, 48]
+  %4 = matmul(%0, %3) : f64[S, 48]
+  %5 = matmul(%1, %2) : f64[48, 1]
+  return %4, %5
+})");
+  ASSERT_TRUE(g.ok()) << g.status();
+  CompileGraphOptions options;
+  options.codegen.keep_ir = true;
+  auto cg = CompiledGraph::Compile(*g, {}, options);
+  ASSERT_TRUE(cg.ok()) << cg.status();
+  EXPECT_THAT((*cg)->code().llvm_ir(), HasSubstr("@graphjit_rt_matmul_f64"));
+  for (int64_t S : {0, 1, 5}) {
+    SCOPED_TRACE(absl::StrCat("S=", S));
+    std::vector<double> a(S * 128), w(48 * 128), u(128);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(0.3 * i);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = std::cos(0.7 * i);
+    for (size_t i = 0; i < u.size(); ++i) u[i] = std::sin(0.9 * i + 2);
+    TensorMap in = {{"a", *Tensor::FromDoubles(ir::DType::kF64, {S, 128}, a)},
+                    {"w", *Tensor::FromDoubles(ir::DType::kF64, {48, 128}, w)},
+                    {"u", *Tensor::FromDoubles(ir::DType::kF64, {128, 1}, u)}};
+    auto want = runtime::Interpret(*g, in, {});
+    auto got = (*cg)->Run(in);
+    ASSERT_TRUE(want.ok()) << want.status();
+    ASSERT_TRUE(got.ok()) << got.status();
+    for (int i = 0; i < 2; ++i) EXPECT_LT(MaxDiff((*want)[i], (*got)[i]), 1e-12) << i;
   }
 }
 

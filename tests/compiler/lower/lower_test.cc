@@ -187,6 +187,56 @@ TEST(Lower, LayoutAndElementwiseChains) {
   }
 }
 
+// Big products go to BLAS (kExternMatmul): an inlined lhs is materialized for it, a
+// transposed rhs buffer is read in place, and a rhs batch of 1 is broadcast. A small
+// product and a matrix-vector product stay generated loops.
+TEST(Lower, BigMatmulsCallBlas) {
+  const char* text = R"(graph g {
+  %0 = input {name="a"} : f64[2, S, 128]
+  %1 = input {name="b"} : f64[1, 48, 128]
+  %2 = input {name="v"} : f64[1, 128]
+  %3 = mul(%0, %0) : f64[2, S, 128]
+  %4 = transpose(%1) {perm=[0, 2, 1]} : f64[1, 128, 48]
+  %5 = matmul(%3, %4) : f64[2, S, 48]
+  %6 = slice(%4) {axis=2, end=4, start=0} : f64[1, 128, 4]
+  %7 = slice(%6) {axis=1, end=4, start=0} : f64[1, 4, 4]
+  %8 = matmul(%7, %7) : f64[1, 4, 4]
+  %9 = reshape(%4) {shape=[128, 48]} : f64[128, 48]
+  %10 = matmul(%2, %9) : f64[1, 48]
+  return %5, %8, %10
+})";
+  absl::StatusOr<ir::Graph> g = ir::ParseGraph(text);
+  ASSERT_TRUE(g.ok()) << g.status();
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> normal;
+  for (int64_t S : {0, 1, 24}) {
+    std::vector<double> a(2 * S * 128), b(48 * 128), v(128);
+    for (std::vector<double>* x : {&a, &b, &v}) {
+      for (double& e : *x) e = normal(rng);
+    }
+    TensorMap in = {{"a", *Tensor::FromDoubles(ir::DType::kF64, {2, S, 128}, a)},
+                    {"b", *Tensor::FromDoubles(ir::DType::kF64, {1, 48, 128}, b)},
+                    {"v", *Tensor::FromDoubles(ir::DType::kF64, {1, 128}, v)}};
+    auto want = runtime::Interpret(*g, in, {});
+    LoweredGraph lowered;
+    auto got = RunLowered(*g, in, {}, {}, &lowered);
+    ASSERT_TRUE(want.ok()) << want.status();
+    ASSERT_TRUE(got.ok()) << got.status();
+    for (size_t i = 0; i < want->size(); ++i) {
+      EXPECT_LT(MaxRelDiff((*want)[i], (*got)[i]), 1e-12) << "output " << i << " S=" << S;
+    }
+    std::string listing = ProgramToString(lowered.program);
+    // Symbolic S: the constant dims alone (48 * 128) pass the threshold.
+    EXPECT_THAT(listing, HasSubstr("b4 = (b0[i0, i1, i2] * b0[i0, i1, i2])"));  // lhs copy
+    EXPECT_THAT(listing,
+                HasSubstr("kernel k1_matmul_blas for i0 < 2, i1 < s0, i2 < 48, i3 < 128:\n"
+                          "    b3 = extern_matmul(blas) lhs &b4[i0, 0, 0] rhs &b1[0, 0, 0] "
+                          "transposed"));
+    EXPECT_THAT(listing, HasSubstr("k2_matmul for i0 < 1, i1 < 4, i2 < 4, i3 < 4:"));
+    EXPECT_THAT(listing, HasSubstr("k3_matmul for i0 < 1, i1 < 48, i2 < 128:"));
+  }
+}
+
 TEST(Lower, CompositesMustBeDecomposedFirst) {
   absl::StatusOr<ir::Graph> g = ir::ParseGraph(R"(graph g {
   %0 = input {name="x"} : f32[4]
