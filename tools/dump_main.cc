@@ -50,20 +50,6 @@ ABSL_FLAG(bool, stats, false,
 namespace graphjit {
 namespace {
 
-absl::StatusOr<ir::Bindings> ParseDims(const std::vector<std::string>& items) {
-  ir::Bindings dims;
-  for (const std::string& item : items) {
-    std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
-    int64_t value = 0;
-    if (kv.size() != 2 || kv[0].empty() || !absl::SimpleAtoi(kv[1], &value) || value < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--dim: expected NAME=non-negative integer, got '", item, "'"));
-    }
-    dims[kv[0]] = value;
-  }
-  return dims;
-}
-
 // A graph to dump and the parameter values its passes may fold (none for a .gir file).
 struct Loaded {
   ir::Graph graph;
@@ -175,7 +161,9 @@ int Main(int argc, char** argv) {
                  absl::StrJoin(stages, ", ").c_str());
     return 2;
   }
-  absl::StatusOr<ir::Bindings> dims = ParseDims(absl::GetFlag(FLAGS_dim));
+  absl::StatusOr<ir::Bindings> dims = tools::ParseBindingsFlag(absl::GetFlag(FLAGS_dim), "dim");
+  absl::StatusOr<ir::Bindings> bind = tools::ParseBindingsFlag(absl::GetFlag(FLAGS_bind), "bind");
+  if (dims.ok() && !bind.ok()) dims = bind.status();
   absl::StatusOr<Loaded> loaded =
       dims.ok() ? LoadGraph(args[1], *dims) : absl::StatusOr<Loaded>(dims.status());
   if (!loaded.ok()) {
@@ -226,11 +214,6 @@ int Main(int argc, char** argv) {
     PrintStats(loaded->graph, optimize ? &pipeline : nullptr);
     compiler::TrafficReport traffic = compiler::ProgramTraffic(compiled->program());
     ir::Bindings values = *dims;
-    absl::StatusOr<ir::Bindings> bind = ParseDims(absl::GetFlag(FLAGS_bind));
-    if (!bind.ok()) {
-      std::fprintf(stderr, "graphjit-dump: --bind: %s\n", std::string(bind.status().message()).c_str());
-      return 1;
-    }
     for (const auto& [k, v] : *bind) values[k] = v;
     std::printf("# FLOPs (matmul, 2 per multiply-add): %s; kernel bytes read %s, written %s\n",
                 Formula(compiler::CountFlops(graph).total, values).c_str(),

@@ -2,8 +2,15 @@
 #ifndef GRAPHJIT_TOOLS_FLAG_UTIL_H_
 #define GRAPHJIT_TOOLS_FLAG_UTIL_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "ir/sym_expr.h"
 
 namespace graphjit::tools {
 
@@ -21,6 +28,23 @@ inline std::vector<std::string> UnderscoreFlagNames(int argc, char** argv) {
     }
   }
   return args;
+}
+
+// Parses `NAME=value` items of a list flag such as `--dim S=64,P=63` into bindings;
+// InvalidArgument names `flag` and the item. Dims and positions are never negative.
+inline absl::StatusOr<ir::Bindings> ParseBindingsFlag(const std::vector<std::string>& items,
+                                                      const std::string& flag) {
+  ir::Bindings bindings;
+  for (const std::string& item : items) {
+    std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    int64_t value = 0;
+    if (kv.size() != 2 || kv[0].empty() || !absl::SimpleAtoi(kv[1], &value) || value < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", flag, ": expected NAME=non-negative integer, got '", item, "'"));
+    }
+    bindings[kv[0]] = value;
+  }
+  return bindings;
 }
 
 }  // namespace graphjit::tools

@@ -44,21 +44,6 @@ namespace {
 using runtime::Tensor;
 using runtime::TensorMap;
 
-absl::StatusOr<ir::Bindings> ParseBindings(const std::vector<std::string>& items,
-                                           absl::string_view flag) {
-  ir::Bindings b;
-  for (const std::string& item : items) {
-    std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
-    int64_t v = 0;
-    if (kv.size() != 2 || kv[0].empty() || !absl::SimpleAtoi(kv[1], &v)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--", flag, ": expected NAME=integer, got '", item, "'"));
-    }
-    b[kv[0]] = v;
-  }
-  return b;
-}
-
 absl::Status ReadInputs(const std::vector<std::string>& items, TensorMap* inputs) {
   for (const std::string& item : items) {
     std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
@@ -93,9 +78,9 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
     return absl::InvalidArgumentError(
         absl::StrCat("--mode: unknown mode '", mode, "' (modes: eager, interp, jit)"));
   }
-  absl::StatusOr<ir::Bindings> bind = ParseBindings(absl::GetFlag(FLAGS_bind), "bind");
+  absl::StatusOr<ir::Bindings> bind = tools::ParseBindingsFlag(absl::GetFlag(FLAGS_bind), "bind");
   if (!bind.ok()) return bind.status();
-  absl::StatusOr<ir::Bindings> dims = ParseBindings(absl::GetFlag(FLAGS_dim), "dim");
+  absl::StatusOr<ir::Bindings> dims = tools::ParseBindingsFlag(absl::GetFlag(FLAGS_dim), "dim");
   if (!dims.ok()) return dims.status();
   TensorMap inputs, params;
   if (absl::Status s = ReadInputs(absl::GetFlag(FLAGS_input), &inputs); !s.ok()) return s;
