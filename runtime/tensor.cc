@@ -2,8 +2,11 @@
 // start of a buffer), construction from host values, views and printing.
 #include "runtime/tensor.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -185,6 +188,15 @@ std::string Tensor::DebugString(int max_values) const {
   if (shown < numel_) values.push_back("...");
   absl::StrAppend(&s, " {", absl::StrJoin(values, ", "), "}");
   return s;
+}
+
+double MaxAbsDiff(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape()) return std::numeric_limits<double>::infinity();
+  double worst = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    worst = std::max(worst, std::abs(a.ValueAt(i) - b.ValueAt(i)));
+  }
+  return worst;
 }
 
 }  // namespace graphjit::runtime

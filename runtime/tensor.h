@@ -115,6 +115,9 @@ class Tensor {
   std::shared_ptr<uint8_t> buffer_;  // 64-byte aligned
 };
 
+// The largest |a[i] - b[i]| over all elements (as doubles); +inf if the shapes differ.
+double MaxAbsDiff(const Tensor& a, const Tensor& b);
+
 }  // namespace graphjit::runtime
 
 #endif  // GRAPHJIT_RUNTIME_TENSOR_H_

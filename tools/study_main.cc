@@ -61,13 +61,6 @@ double MedianCallSeconds(const std::function<void()>& f, int reps, int batches =
   return t[t.size() / 2];
 }
 
-double MaxAbsDiff(const Tensor& a, const Tensor& b) {
-  std::vector<double> x = a.ToDoubles(), y = b.ToDoubles();
-  double m = 0;
-  for (size_t i = 0; i < x.size() && i < y.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
-
 // A progress line on stderr, only when it is a terminal.
 void Progress(const std::string& what) {
   if (isatty(STDERR_FILENO)) std::fprintf(stderr, "\r\033[K%s", what.c_str());
@@ -124,7 +117,8 @@ absl::Status StudyPolicies(const models::Model& model, tools::JsonWriter& json) 
   json.Key("policies").BeginArray();
   for (Row& row : rows) {
     for (size_t i = 0; i < row.r.outputs.size(); ++i) {
-      row.max_diff = std::max(row.max_diff, MaxAbsDiff(row.r.outputs[i], exact.r.outputs[i]));
+      row.max_diff =
+          std::max(row.max_diff, runtime::MaxAbsDiff(row.r.outputs[i], exact.r.outputs[i]));
     }
     const cache::CacheStats& s = row.r.stats;
     t.Add({row.name, absl::StrCat(s.compiles), tools::FormatSeconds(s.compile_seconds),
@@ -215,7 +209,7 @@ absl::Status StudySymbolic(const models::Model& model, tools::JsonWriter& json) 
     absl::StatusOr<std::vector<Tensor>> b = (*exact)->Run(FreshCaches(*in), bind);
     if (!a.ok()) return a.status();
     if (!b.ok()) return b.status();
-    double diff = MaxAbsDiff((*a)[0], (*b)[0]);
+    double diff = runtime::MaxAbsDiff((*a)[0], (*b)[0]);
     // The caches are updated in place at row P each call: rerunning is the same work.
     TensorMap ins = FreshCaches(*in), ine = FreshCaches(*in);
     double ts = MedianCallSeconds([&] { (void)(*sym)->Run(ins, bind); }, 200);

@@ -26,13 +26,6 @@ runtime::Tensor Normal(std::vector<int64_t> shape, std::mt19937_64& rng, double 
   return *runtime::Tensor::FromDoubles(ir::DType::kF64, std::move(shape), v);
 }
 
-double MaxAbsDiff(const runtime::Tensor& a, const runtime::Tensor& b) {
-  std::vector<double> x = a.ToDoubles(), y = b.ToDoubles();
-  double m = 0;
-  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
-
 }  // namespace
 
 absl::StatusOr<LazyDemoResult> RunLazyDemo(int max_iterations, double tolerance) {
@@ -67,7 +60,7 @@ absl::StatusOr<LazyDemoResult> RunLazyDemo(int max_iterations, double tolerance)
   for (int i = 0; i < r.iterations; ++i) ye = Tanh(Matmul(ye, we));
   absl::StatusOr<std::vector<runtime::Tensor>> ref = eager.Results({ye});
   if (!ref.ok()) return ref.status();
-  r.max_abs_diff = MaxAbsDiff(*out, (*ref)[0]);
+  r.max_abs_diff = runtime::MaxAbsDiff(*out, (*ref)[0]);
 
   // A structured loop: the same count traced into one graph, compiled once.
   TraceContext trace("unrolled",
@@ -87,7 +80,7 @@ absl::StatusOr<LazyDemoResult> RunLazyDemo(int max_iterations, double tolerance)
   absl::StatusOr<std::vector<runtime::Tensor>> unrolled = (*cg)->Run(in);
   if (!unrolled.ok()) return unrolled.status();
   r.unrolled_run_seconds = Seconds(start);
-  r.unrolled_max_abs_diff = MaxAbsDiff((*unrolled)[0], (*ref)[0]);
+  r.unrolled_max_abs_diff = runtime::MaxAbsDiff((*unrolled)[0], (*ref)[0]);
   return r;
 }
 

@@ -169,3 +169,17 @@ TEST(TensorTest, ConvertElementIsDefinedEverywhere) {
 
 }  // namespace
 }  // namespace graphjit::runtime
+
+namespace graphjit::runtime {
+namespace {
+
+TEST(TensorMaxAbsDiff, LargestElementDifferenceOrInfinityForOtherShapes) {
+  Tensor a = *Tensor::FromDoubles(DType::kF64, {2, 2}, {1, 2, 3, 4});
+  Tensor b = *Tensor::FromDoubles(DType::kF64, {2, 2}, {1, 2.5, 2, 4});
+  EXPECT_EQ(MaxAbsDiff(a, b), 1.0);
+  EXPECT_EQ(MaxAbsDiff(a, a), 0.0);
+  EXPECT_TRUE(std::isinf(MaxAbsDiff(a, *Tensor::Zeros(DType::kF64, {4}))));
+}
+
+}  // namespace
+}  // namespace graphjit::runtime

@@ -30,14 +30,6 @@ inline std::unique_ptr<models::Model> SmallDecode(const char* spec = kSmallDecod
   return *std::move(model);
 }
 
-inline double MaxDiff(const runtime::Tensor& a, const runtime::Tensor& b) {
-  EXPECT_EQ(a.shape(), b.shape());
-  std::vector<double> x = a.ToDoubles(), y = b.ToDoubles();
-  double m = 0;
-  for (size_t i = 0; i < x.size() && i < y.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
-
 // Decode inputs at cache length S with fresh caches (compiled code updates donated
 // caches in place, so a call must not share them with another).
 inline runtime::TensorMap DecodeInputs(const models::Model& model, int64_t S, uint64_t seed = 7) {

@@ -17,7 +17,6 @@ using runtime::TensorMap;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using testutil::DecodeInputs;
-using testutil::MaxDiff;
 
 std::unique_ptr<CompileCache> MakeCache(const models::Model& model, ShapePolicy policy,
                                         int64_t capacity = 0) {
@@ -59,7 +58,7 @@ TEST(CompileCache, ShortLoopsCompileWhatTheKeyFunctionsPredict) {
       ASSERT_EQ(r->outputs.size(), static_cast<size_t>(loop.steps));
       if (policy == ShapePolicy::kExact) reference = r->outputs;
       for (int64_t t = 0; t < loop.steps; ++t) {
-        EXPECT_LT(MaxDiff(r->outputs[t], reference[t]), 1e-12) << "step " << t;
+        EXPECT_LT(runtime::MaxAbsDiff(r->outputs[t], reference[t]), 1e-12) << "step " << t;
       }
     }
   }
@@ -80,7 +79,7 @@ TEST(CompileCache, SymbolicSpecializesZeroAndOneAndSharesOneEntryForTheRest) {
     absl::StatusOr<std::vector<Tensor>> want = models::RunEager(model, in, {});
     ASSERT_TRUE(got.ok()) << got.status();
     ASSERT_TRUE(want.ok()) << want.status();
-    for (int i = 0; i < 2; ++i) EXPECT_LT(MaxDiff((*got)[i], (*want)[i]), 1e-12) << i;
+    for (int i = 0; i < 2; ++i) EXPECT_LT(runtime::MaxAbsDiff((*got)[i], (*want)[i]), 1e-12) << i;
   }
   EXPECT_EQ(ids.size(), 3u);
   EXPECT_EQ(cache->stats().compiles, 3);
@@ -96,7 +95,7 @@ TEST(CompileCache, SymbolicDecodeAtOneRowHasItsOwnEntry) {
     absl::StatusOr<std::vector<Tensor>> got = cache->Run(in, {{"P", S - 1}});
     ASSERT_TRUE(got.ok()) << got.status();
     ASSERT_TRUE(want.ok()) << want.status();
-    EXPECT_LT(MaxDiff((*got)[0], (*want)[0]), 1e-12) << "S=" << S;
+    EXPECT_LT(runtime::MaxAbsDiff((*got)[0], (*want)[0]), 1e-12) << "S=" << S;
   }
   EXPECT_EQ(cache->stats().compiles, 2);  // S=1, then one symbolic entry for 2 and 3
 }
@@ -160,7 +159,7 @@ TEST(CompileCache, AnF32ModelServesF32Inputs) {
   absl::StatusOr<std::vector<Tensor>> got = cache->Run(in, {{"P", 4}});
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ((*got)[0].dtype(), ir::DType::kF32);
-  EXPECT_LT(MaxDiff((*got)[0], (*want)[0]), 1e-4);
+  EXPECT_LT(runtime::MaxAbsDiff((*got)[0], (*want)[0]), 1e-4);
 }
 
 TEST(CompileCache, ExplainMissNamesTheFailedGuardOfTheNearestEntry) {
@@ -240,7 +239,7 @@ TEST(CompileCache, EvictionKeepsTheBoundFreesCodeAndRecompilesWhenNeeded) {
     absl::StatusOr<std::vector<Tensor>> want = reference->Run(DecodeInputs(*model, S));
     ASSERT_TRUE(got.ok()) << got.status();
     ASSERT_TRUE(want.ok()) << want.status();
-    for (int i = 0; i < 3; ++i) EXPECT_LT(MaxDiff((*got)[i], (*want)[i]), 1e-12) << i;
+    for (int i = 0; i < 3; ++i) EXPECT_LT(runtime::MaxAbsDiff((*got)[i], (*want)[i]), 1e-12) << i;
     EXPECT_LE(cache->size(), 2);
   }
   // The entry compiled for S=2 was evicted and destroyed (its code freed); coming back to
@@ -273,9 +272,9 @@ TEST(CompileCache, ExactDonatesTheCallersCachesPaddingNeverWritesThem) {
     absl::StatusOr<std::vector<Tensor>> out = cache->Run(in, {{"P", 5}});
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_EQ((*out)[1].shape(), (std::vector<int64_t>{2, 6, 8}));
-    EXPECT_GT(MaxDiff((*out)[1], k_before), 0);  // the new key was written at row P
+    EXPECT_GT(runtime::MaxAbsDiff((*out)[1], k_before), 0);  // the new key was written at row P
     if (PadsInputs(policy)) {
-      EXPECT_EQ(MaxDiff(in["k_cache"], k_before), 0);
+      EXPECT_EQ(runtime::MaxAbsDiff(in["k_cache"], k_before), 0);
       EXPECT_FALSE((*out)[1].SharesBufferWith(in["k_cache"]));
     } else {
       EXPECT_TRUE((*out)[1].SharesBufferWith(in["k_cache"]));

@@ -28,7 +28,6 @@ namespace {
 
 using runtime::Tensor;
 using testutil::DecodeInputs;
-using testutil::MaxDiff;
 
 // Generous: only reached if the behaviour under test is broken (the wait would never end).
 constexpr std::chrono::seconds kDeadline{120};
@@ -71,7 +70,7 @@ TEST(CompileCacheConcurrency, CallersOfTheSameNewKeyWaitForOneCompile) {
   EXPECT_EQ(s.waits, kThreads - 1);
   for (int i = 0; i < kThreads; ++i) {
     ASSERT_TRUE(results[i].ok()) << results[i].status();
-    EXPECT_EQ(MaxDiff((*results[i])[0], (*results[0])[0]), 0) << i;
+    EXPECT_EQ(runtime::MaxAbsDiff((*results[i])[0], (*results[0])[0]), 0) << i;
   }
 }
 
@@ -141,7 +140,7 @@ TEST(CompileCacheConcurrency, MixedLoadWithEvictionGivesTheSingleThreadedResults
             continue;
           }
           for (int o = 0; o < 3; ++o) {
-            if (MaxDiff((*got)[o], want[S - 2][o]) > 1e-12) ++mismatches;
+            if (runtime::MaxAbsDiff((*got)[o], want[S - 2][o]) > 1e-12) ++mismatches;
           }
         }
       });

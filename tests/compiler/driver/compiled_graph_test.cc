@@ -18,14 +18,6 @@ using runtime::Tensor;
 using runtime::TensorMap;
 using ::testing::HasSubstr;
 
-double MaxDiff(const Tensor& a, const Tensor& b) {
-  std::vector<double> x = a.ToDoubles(), y = b.ToDoubles();
-  EXPECT_EQ(x.size(), y.size());
-  double m = 0;
-  for (size_t i = 0; i < x.size() && i < y.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
-
 // Copies of the caches, since compiled code updates donated inputs in place.
 TensorMap Fresh(const TensorMap& in) {
   TensorMap out = in;
@@ -58,7 +50,8 @@ TEST(CompiledDecode, MatchesInterpreterExactSymbolicMaskedUnmasked) {
         auto got = (*cg)->Run(Fresh(in), bind);
         ASSERT_TRUE(want.ok()) << want.status();
         ASSERT_TRUE(got.ok()) << got.status();
-        for (int i = 0; i < 3; ++i) EXPECT_LT(MaxDiff((*want)[i], (*got)[i]), 1e-12) << i;
+        for (int i = 0; i < 3; ++i)
+          EXPECT_LT(runtime::MaxAbsDiff((*want)[i], (*got)[i]), 1e-12) << i;
       }
     }
   }
@@ -77,7 +70,7 @@ TEST(CompiledDecode, SymbolicCodeAgreesWithExactCode) {
     auto a = (*symbolic)->Run(Fresh(in), {{"P", S - 1}});
     auto b = (*exact)->Run(Fresh(in), {{"P", S - 1}});
     ASSERT_TRUE(a.ok() && b.ok());
-    EXPECT_LT(MaxDiff((*a)[0], (*b)[0]), 1e-12) << "S=" << S;
+    EXPECT_LT(runtime::MaxAbsDiff((*a)[0], (*b)[0]), 1e-12) << "S=" << S;
   }
 }
 
@@ -139,7 +132,8 @@ TEST(CompiledMatmul, BlasCallsMatchInterpreter) {
     ASSERT_TRUE(want.ok()) << want.status();
     ASSERT_TRUE(got.ok()) << got.status();
     const double tolerance = dt == ir::DType::kF64 ? 1e-12 : 1e-5;
-    for (int i = 0; i < 2; ++i) EXPECT_LT(MaxDiff((*want)[i], (*got)[i]), tolerance) << i;
+    for (int i = 0; i < 2; ++i)
+      EXPECT_LT(runtime::MaxAbsDiff((*want)[i], (*got)[i]), tolerance) << i;
   }
 }
 
@@ -174,7 +168,7 @@ TEST(CompiledMatmul, BlasHandlesSymbolicRowsAndVectors) {
     auto got = (*cg)->Run(in);
     ASSERT_TRUE(want.ok()) << want.status();
     ASSERT_TRUE(got.ok()) << got.status();
-    for (int i = 0; i < 2; ++i) EXPECT_LT(MaxDiff((*want)[i], (*got)[i]), 1e-12) << i;
+    for (int i = 0; i < 2; ++i) EXPECT_LT(runtime::MaxAbsDiff((*want)[i], (*got)[i]), 1e-12) << i;
   }
 }
 

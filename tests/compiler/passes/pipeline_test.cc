@@ -16,9 +16,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 TEST(Pipeline, DefaultIsTheSeedOrder) {
-  EXPECT_THAT(Pipeline::Default().names(),
-              ElementsAre("decompose", "cse", "constant_fold", "simplify", "fold_norm_weight",
-                          "dce"));
+  EXPECT_THAT(Pipeline::Default().names(), ElementsAre("decompose", "cse", "constant_fold",
+                                                       "simplify", "fold_norm_weight", "dce"));
   absl::StatusOr<Pipeline> p = Pipeline::FromNames({"cse", "bogus"});
   ASSERT_FALSE(p.ok());
   EXPECT_THAT(std::string(p.status().message()), HasSubstr("unknown pass 'bogus'"));
@@ -72,14 +71,6 @@ TEST(Pipeline, PrintsAfterChosenPassesAndRecordsStats) {
   }
 }
 
-double MaxAbsDiff(const runtime::Tensor& a, const runtime::Tensor& b) {
-  std::vector<double> x = a.ToDoubles(), y = b.ToDoubles();
-  EXPECT_EQ(x.size(), y.size());
-  double m = 0;
-  for (size_t i = 0; i < x.size() && i < y.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
-
 class OptimizedDecode : public ::testing::TestWithParam<int64_t> {};
 
 TEST_P(OptimizedDecode, AgreesWithTheTracedGraph) {
@@ -109,7 +100,7 @@ TEST_P(OptimizedDecode, AgreesWithTheTracedGraph) {
     auto got = runtime::Interpret(optimized, in, ctx.params, bind);
     ASSERT_TRUE(want.ok()) << want.status();
     ASSERT_TRUE(got.ok()) << got.status();
-    for (int i = 0; i < 3; ++i) EXPECT_LT(MaxAbsDiff((*want)[i], (*got)[i]), 1e-12) << i;
+    for (int i = 0; i < 3; ++i) EXPECT_LT(runtime::MaxAbsDiff((*want)[i], (*got)[i]), 1e-12) << i;
   }
 }
 
