@@ -96,14 +96,15 @@ namespace {
 class DecodeModel : public Model {
  public:
   DecodeModel(const LayerCfg& cfg, ir::DType dtype, uint64_t seed)
-      : cfg_(cfg), dtype_(dtype), seed_(seed), params_(LayerParams(cfg, dtype, seed)) {}
+      : cfg_(cfg), dtype_(dtype), seed_(seed) {
+    params_ = LayerParams(cfg, dtype, seed);
+  }
 
   std::string Spec() const override {
     return absl::StrFormat("decode:d=%d,H=%d,G=%d,dh=%d,f=%d,dtype=%s,seed=%d", cfg_.d, cfg_.H,
                            cfg_.G, cfg_.dh, cfg_.f, ir::DTypeName(dtype_), seed_);
   }
   ir::DType dtype() const override { return dtype_; }
-  const runtime::TensorMap& params() const override { return params_; }
   std::vector<std::string> DynamicDims() const override { return {"S"}; }
 
   frontend::InputTypes InputTypes(const TraceOptions& options) const override {
@@ -156,7 +157,6 @@ class DecodeModel : public Model {
   LayerCfg cfg_;
   ir::DType dtype_;
   uint64_t seed_;
-  runtime::TensorMap params_;
 };
 
 }  // namespace

@@ -29,7 +29,6 @@ class LinearModel : public Model {
                            cfg_.tokens, ir::DTypeName(dtype_), seed_);
   }
   ir::DType dtype() const override { return dtype_; }
-  const runtime::TensorMap& params() const override { return params_; }
   std::vector<std::string> DynamicDims() const override { return {}; }
   frontend::InputTypes InputTypes(const TraceOptions&) const override {
     return {{"x", {dtype_, {cfg_.tokens, cfg_.in}}}};
@@ -48,7 +47,6 @@ class LinearModel : public Model {
   LinearCfg cfg_;
   ir::DType dtype_;
   uint64_t seed_;
-  runtime::TensorMap params_;
 };
 
 }  // namespace

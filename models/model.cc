@@ -1,8 +1,17 @@
 #include "models/model.h"
 
+#include <utility>
+
 #include "frontend/eager_context.h"
 
 namespace graphjit::models {
+
+absl::Status Model::SetWeights(runtime::TensorMap weights) {
+  absl::Status fits = runtime::CheckWeights(params_, weights);
+  if (!fits.ok()) return fits;
+  params_ = std::move(weights);
+  return absl::OkStatus();
+}
 
 absl::StatusOr<ir::Graph> TraceModel(const Model& model, const TraceOptions& options) {
   std::string name = model.Spec().substr(0, model.Spec().find(':'));

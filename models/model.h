@@ -12,6 +12,7 @@
 #include "frontend/trace_context.h"
 #include "frontend/value.h"
 #include "runtime/interpreter.h"
+#include "runtime/weights.h"
 
 namespace graphjit::models {
 
@@ -30,8 +31,14 @@ class Model {
   // The canonical spec string, e.g. `decode:d=128,H=8,G=2,dh=16,f=344,dtype=f64`.
   virtual std::string Spec() const = 0;
   virtual ir::DType dtype() const = 0;
-  // The named parameters (weights), generated from the spec's seed.
-  virtual const runtime::TensorMap& params() const = 0;
+  // The named parameters (weights): generated from the spec's seed, or set by SetWeights.
+  const runtime::TensorMap& params() const { return params_; }
+  // Replaces the parameters with `weights` (e.g. from runtime::LoadWeights), which must
+  // have exactly the names, dtypes and shapes of params() (runtime::CheckWeights' message
+  // otherwise, and the model is unchanged). The model shares the tensors' buffers. Graphs
+  // compiled before, and a compile cache's existing entries, keep the weights they were
+  // compiled with: set weights before compiling. Not safe concurrently with other calls.
+  absl::Status SetWeights(runtime::TensorMap weights);
   // The input dims that may change from call to call (the decode layer's cache length
   // {"S"}); TraceOptions::fixed_dims may fix them. Scalar symbols bound per call (the
   // write position P) are not dims: they stay symbolic and are bound when running.
@@ -47,6 +54,10 @@ class Model {
   // Seeded random inputs for `bindings` (completed with defaults).
   virtual absl::StatusOr<runtime::TensorMap> ExampleInputs(const ir::Bindings& bindings,
                                                            uint64_t seed) const = 0;
+
+ protected:
+  // Every model's constructor fills this; params() and SetWeights are the same for all.
+  runtime::TensorMap params_;
 };
 
 // Creates a model from a spec string: `decode`, `decode:d=128,H=8,G=2,dh=16,f=344,dtype=f64`,

@@ -84,7 +84,9 @@ namespace {
 class TinyGPTModel : public Model {
  public:
   TinyGPTModel(const GPTConfig& cfg, ir::DType dtype, uint64_t seed)
-      : cfg_(cfg), dtype_(dtype), seed_(seed), params_(GPTParams(cfg, dtype, seed)) {}
+      : cfg_(cfg), dtype_(dtype), seed_(seed) {
+    params_ = GPTParams(cfg, dtype, seed);
+  }
 
   std::string Spec() const override {
     return absl::StrFormat("tinygpt:L=%d,d=%d,T=%d,V=%d,B=%d,dtype=%s,seed=%d", cfg_.n_layer,
@@ -92,7 +94,6 @@ class TinyGPTModel : public Model {
                            ir::DTypeName(dtype_), seed_);
   }
   ir::DType dtype() const override { return dtype_; }
-  const runtime::TensorMap& params() const override { return params_; }
   std::vector<std::string> DynamicDims() const override { return {}; }
   frontend::InputTypes InputTypes(const TraceOptions&) const override {
     return {{"tokens", {ir::DType::kI64, {cfg_.batch, cfg_.block_size}}}};
@@ -117,7 +118,6 @@ class TinyGPTModel : public Model {
   GPTConfig cfg_;
   ir::DType dtype_;
   uint64_t seed_;
-  runtime::TensorMap params_;
 };
 
 }  // namespace

@@ -58,7 +58,6 @@ class ScaleRowsModel : public models::Model {
   }
   std::string Spec() const override { return "scale_rows"; }
   ir::DType dtype() const override { return ir::DType::kF64; }
-  const runtime::TensorMap& params() const override { return params_; }
   std::vector<std::string> DynamicDims() const override { return {"S"}; }
   frontend::InputTypes InputTypes(const models::TraceOptions& options) const override {
     auto it = options.fixed_dims.find("S");
@@ -76,9 +75,6 @@ class ScaleRowsModel : public models::Model {
     return runtime::TensorMap{
         {"x", models::RandomNormal(ir::DType::kF64, {bindings.at("S"), 4}, rng)}};
   }
-
- private:
-  runtime::TensorMap params_;
 };
 
 }  // namespace graphjit::compiler::cache::testutil
