@@ -1,4 +1,4 @@
-// One Llama-style decode layer (../shared/spec/decode_layer.md): RMSNorm, GQA attention
+// One Llama-style decode layer (docs/spec/decode_layer.md): RMSNorm, GQA attention
 // over a KV cache with RoPE, SwiGLU MLP. The study's embedded default model.
 #ifndef GRAPHJIT_MODELS_DECODE_LAYER_H_
 #define GRAPHJIT_MODELS_DECODE_LAYER_H_

@@ -1,4 +1,4 @@
-// TinyGPT (../shared/spec/tinygpt_flops.md): a GPT-2 style model used for FLOP accounting
+// TinyGPT (docs/spec/tinygpt_flops.md): a GPT-2 style model used for FLOP accounting
 // and the C = 6ND check; forward ends in the cross-entropy loss of predicting the input.
 #ifndef GRAPHJIT_MODELS_TINYGPT_H_
 #define GRAPHJIT_MODELS_TINYGPT_H_

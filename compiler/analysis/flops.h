@@ -1,4 +1,4 @@
-// FLOP accounting (../shared/spec/tinygpt_flops.md): only matmul-like work counts, 2 FLOPs
+// FLOP accounting (docs/spec/tinygpt_flops.md): only matmul-like work counts, 2 FLOPs
 // per multiply-add, as PyTorch's FlopCounterMode counts. Counts are SymExprs over the
 // graph's symbols, so a symbolic graph reports a formula (e.g. of S) and an exact graph a
 // number.

@@ -20,7 +20,7 @@ absl::StatusOr<runtime::Tensor> Resize(const runtime::Tensor& t, const std::vect
 std::vector<int64_t> ShapeAt(const std::vector<DimGuard>& dims, const DimValues& lengths);
 
 // The additive mask `guard` declares, at `lengths`: 0 where every dynamic index is below
-// its real length `real[k]`, -inf elsewhere (the kmask of ../shared/spec/decode_layer.md).
+// its real length `real[k]`, -inf elsewhere (the kmask of docs/spec/decode_layer.md).
 absl::StatusOr<runtime::Tensor> MakeMask(const InputGuard& guard, const DimValues& real,
                                          const DimValues& lengths);
 

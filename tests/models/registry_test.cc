@@ -67,7 +67,7 @@ TEST(TinyGPT, LossAtInitIsNearLogV) {
 }
 
 TEST(TinyGPT, ParameterCountsMatchTheSpec) {
-  // N from ../shared/spec/tinygpt_flops.md.
+  // N from docs/spec/tinygpt_flops.md.
   struct Row { int64_t L, d, T, V, N; };
   for (Row r : {Row{2, 8, 32, 21, 2184}, Row{2, 64, 32, 21, 103488}, Row{2, 64, 96, 44, 109056},
                 Row{2, 256, 32, 21, 1593600}, Row{8, 512, 32, 21, 25247232}}) {

@@ -1,6 +1,6 @@
-// The exact figures of ../shared/spec/tinygpt_flops.md (seed demo 3), computed by the FLOP
+// The exact figures of docs/spec/tinygpt_flops.md (seed demo 3), computed by the FLOP
 // analysis on traced forward graphs and their autodiff graphs.
-#include "compiler/analysis/six_nd.h"
+#include "studies/six_nd.h"
 
 #include <cmath>
 #include <cstdio>
@@ -9,7 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace graphjit::compiler {
+namespace graphjit::studies {
 namespace {
 
 using ::testing::HasSubstr;
@@ -80,4 +80,4 @@ TEST(SixNd, Gpt3Arithmetic) {
 }
 
 }  // namespace
-}  // namespace graphjit::compiler
+}  // namespace graphjit::studies

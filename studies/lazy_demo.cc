@@ -1,4 +1,4 @@
-#include "frontend/lazy/lazy_demo.h"
+#include "studies/lazy_demo.h"
 
 #include <chrono>
 #include <cmath>
@@ -8,8 +8,13 @@
 #include "frontend/ops.h"
 #include "frontend/trace_context.h"
 
-namespace graphjit::frontend {
+namespace graphjit::studies {
 namespace {
+
+using compiler::LazyContext;
+using frontend::EagerContext;
+using frontend::TraceContext;
+using frontend::Value;
 
 using Clock = std::chrono::steady_clock;
 
@@ -84,4 +89,4 @@ absl::StatusOr<LazyDemoResult> RunLazyDemo(int max_iterations, double tolerance)
   return r;
 }
 
-}  // namespace graphjit::frontend
+}  // namespace graphjit::studies

@@ -1,5 +1,5 @@
 // The seed's decode loop (seed 000 demo 1): the default decode layer, prompt 100, 512
-// steps (S = 101 .. 612), under every policy; the table of ../shared/spec/decode_layer.md.
+// steps (S = 101 .. 612), under every policy; the table of docs/spec/decode_layer.md.
 //
 // One test on purpose: ctest runs each test in its own process, and the exact policy's
 // 512 real compiles are by far the suite's most expensive part, so they run once and
@@ -8,19 +8,27 @@
 #include <cstdio>
 #include <map>
 
-#include "cache_test_util.h"
-#include "compiler/cache/decode_loop.h"
 #include "gtest/gtest.h"
+#include "models/jit_model.h"
+#include "studies/decode_loop.h"
+#include "tests/compiler/cache/cache_test_util.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::studies {
 namespace {
+
+using compiler::cache::AllPolicies;
+using compiler::cache::CacheStats;
+using compiler::JitOptions;
+using compiler::cache::PolicyName;
+using compiler::cache::ShapePolicy;
+namespace testutil = compiler::cache::testutil;
 
 TEST(DecodeLoop512, ReproducesTheSeedsTableUnderEveryPolicy) {
   absl::StatusOr<std::unique_ptr<models::Model>> model = models::CreateModel("decode");
   ASSERT_TRUE(model.ok()) << model.status();
   std::map<ShapePolicy, DecodeLoopResult> runs;
   for (ShapePolicy policy : AllPolicies()) {
-    CompileCacheOptions options;
+    JitOptions options;
     options.policy = policy;
     options.log = {};
     if (policy == ShapePolicy::kExact) options.capacity = 4;
@@ -81,4 +89,4 @@ TEST(DecodeLoop512, ReproducesTheSeedsTableUnderEveryPolicy) {
 }
 
 }  // namespace
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::studies

@@ -1,48 +1,60 @@
-#include "compiler/cache/decode_loop.h"
+#include "studies/decode_loop.h"
 
 #include <chrono>
 #include <random>
 
 #include "absl/strings/str_cat.h"
 #include "compiler/cache/padding.h"
+#include "models/jit_model.h"
 #include "models/random_init.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::studies {
 namespace {
 
+using compiler::cache::Resize;
 using runtime::Tensor;
 
-// The decode layer's dims as the cache's signature declares them.
+// The decode layer's dims as the function's declared input types give them.
 struct DecodeDims {
   int64_t d = 0, G = 0, dh = 0;
   ir::DType dtype = ir::DType::kF64;
 };
 
-absl::StatusOr<DecodeDims> DimsOf(const CompileCache& cache) {
-  const InputSignature& sig = cache.signature();
-  auto find = [&](absl::string_view name) -> const InputGuard* {
-    for (const InputGuard& g : sig.inputs()) {
-      if (g.name == name) return &g;
+absl::StatusOr<DecodeDims> DimsOf(const compiler::JitFunction& fn) {
+  const std::optional<frontend::InputTypes>& types = fn.options().input_types;
+  auto find = [&](absl::string_view name) -> const ir::ValueType* {
+    if (!types) return nullptr;
+    for (const auto& [n, type] : *types) {
+      if (n == name) return &type;
     }
     return nullptr;
   };
-  const InputGuard* x = find("x");
-  const InputGuard* k = find("k_cache");
+  const ir::ValueType* x = find("x");
+  const ir::ValueType* k = find("k_cache");
+  std::string symbol;
   bool ok = x != nullptr && k != nullptr && find("v_cache") && find("cos") && find("sin") &&
-            x->dims.size() == 2 && k->dims.size() == 3 && k->dims[1].dynamic == 0 &&
-            sig.dynamic_dims() == std::vector<std::string>{"S"};
+            x->rank() == 2 && k->rank() == 3 && x->shape[1].IsConstant() &&
+            k->shape[0].IsConstant() && k->shape[2].IsConstant() && k->shape[1].IsSymbol(&symbol);
   if (!ok) {
+    std::string declared = "(none declared)";
+    if (types) {
+      declared.clear();
+      for (const auto& [n, type] : *types) {
+        absl::StrAppend(&declared, declared.empty() ? "" : ", ", n, ": ", ir::TypeToString(type));
+      }
+    }
     return absl::InvalidArgumentError(absl::StrCat(
         "the decode loop needs a decode layer (x, k_cache [G, S, dh], v_cache, cos, sin), "
-        "got a model with inputs ",
-        sig.ToString()));
+        "got a function with inputs ",
+        declared));
   }
-  return DecodeDims{x->dims[1].constant, k->dims[0].constant, k->dims[2].constant, x->dtype};
+  return DecodeDims{*x->shape[1].AsConstant(), *k->shape[0].AsConstant(),
+                    *k->shape[2].AsConstant(), x->dtype};
 }
 
 }  // namespace
 
-absl::StatusOr<DecodeLoopResult> RunDecodeLoop(CompileCache& cache,
+absl::StatusOr<DecodeLoopResult> RunDecodeLoop(compiler::JitFunction& cache,
                                                const DecodeLoopOptions& options) {
   absl::StatusOr<DecodeDims> dims = DimsOf(cache);
   if (!dims.ok()) return dims.status();
@@ -92,11 +104,12 @@ absl::StatusOr<DecodeLoopResult> RunDecodeLoop(CompileCache& cache,
 }
 
 absl::StatusOr<DecodeLoopResult> RunDecodeLoop(const models::Model& model,
-                                               const CompileCacheOptions& cache_options,
+                                               const compiler::JitOptions& jit_options,
                                                const DecodeLoopOptions& options) {
-  absl::StatusOr<std::unique_ptr<CompileCache>> cache = CompileCache::Create(model, cache_options);
+  absl::StatusOr<std::unique_ptr<compiler::JitFunction>> cache =
+      models::JitModel(model, jit_options);
   if (!cache.ok()) return cache.status();
   return RunDecodeLoop(**cache, options);
 }
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::studies

@@ -1,4 +1,4 @@
-#include "compiler/analysis/six_nd.h"
+#include "studies/six_nd.h"
 
 #include <cmath>
 
@@ -7,8 +7,13 @@
 #include "compiler/analysis/flops.h"
 #include "compiler/autodiff/autodiff.h"
 
-namespace graphjit::compiler {
+namespace graphjit::studies {
 namespace {
+
+using compiler::BuildGradientGraph;
+using compiler::CountFlops;
+using compiler::DifferentiableSources;
+using compiler::SumOutputToScalar;
 
 // Traced graphs of exact models count to constants.
 absl::StatusOr<int64_t> Exact(const ir::SymExpr& e, absl::string_view what) {
@@ -170,4 +175,4 @@ std::string FormatSixNReport(const std::vector<SixNRow>& rows, const Gpt3Compute
   return out;
 }
 
-}  // namespace graphjit::compiler
+}  // namespace graphjit::studies

@@ -1,17 +1,17 @@
-// The decode loop of seed 000 demo 1 (../shared/spec/decode_layer.md): one decode layer
+// The decode loop of seed 000 demo 1 (docs/spec/decode_layer.md): one decode layer
 // called for `steps` tokens while its KV cache grows by one row per step, through a
-// CompileCache under one shape policy. The policy study prints its table from this.
-#ifndef GRAPHJIT_COMPILER_CACHE_DECODE_LOOP_H_
-#define GRAPHJIT_COMPILER_CACHE_DECODE_LOOP_H_
+// Jit function (models::JitModel) under one shape policy. The policy study prints its table from this.
+#ifndef GRAPHJIT_STUDIES_DECODE_LOOP_H_
+#define GRAPHJIT_STUDIES_DECODE_LOOP_H_
 
 #include <cstdint>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "compiler/cache/compile_cache.h"
+#include "compiler/jit.h"
 #include "models/decode_layer.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::studies {
 
 struct DecodeLoopOptions {
   int64_t prompt = 100;  // cache rows before the first step (N(0,1) keys and values)
@@ -28,20 +28,21 @@ struct DecodeLoopResult {
   std::vector<double> step_seconds;
   std::vector<int64_t> live_entries;  // cache entries alive after each step
   runtime::Tensor k_cache, v_cache;   // after the last step, [G, prompt + steps, dh]
-  CacheStats stats;                   // the cache's counters after the loop
+  compiler::cache::CacheStats stats;  // the cache's counters after the loop
 };
 
-// Runs the loop through `cache`, whose model must be a decode layer (inputs x, k_cache,
-// v_cache, cos, sin; dynamic dim S; call symbol P). Per step: append one zero row to each
-// cache, RoPE tables for position S - 1, call with P = S - 1, keep the returned caches.
-absl::StatusOr<DecodeLoopResult> RunDecodeLoop(CompileCache& cache,
+// Runs the loop through `fn`, a decode layer with declared input types (as
+// models::JitModel makes it: x, k_cache [G, S, dh], v_cache, cos, sin; call symbol P). Per
+// step: append one zero row to each cache, RoPE tables for position S - 1, call with
+// P = S - 1, keep the returned caches.
+absl::StatusOr<DecodeLoopResult> RunDecodeLoop(compiler::JitFunction& fn,
                                                const DecodeLoopOptions& options = {});
 
-// Likewise through a new cache for `model` with `cache_options`.
+// Likewise through a new Jit function for `model` with `jit_options`.
 absl::StatusOr<DecodeLoopResult> RunDecodeLoop(const models::Model& model,
-                                               const CompileCacheOptions& cache_options,
+                                               const compiler::JitOptions& jit_options,
                                                const DecodeLoopOptions& options = {});
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::studies
 
-#endif  // GRAPHJIT_COMPILER_CACHE_DECODE_LOOP_H_
+#endif  // GRAPHJIT_STUDIES_DECODE_LOOP_H_

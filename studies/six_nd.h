@@ -1,9 +1,9 @@
-// The C = 6ND check (../shared/spec/tinygpt_flops.md, seed demo 3): parameters N and the
+// The C = 6ND check (docs/spec/tinygpt_flops.md, seed demo 3): parameters N and the
 // forward and training FLOPs per token of the seed's models, counted by the FLOP analysis
 // on their traced forward graphs and their gradient graphs; and the seed's GPT-3
 // arithmetic. Data only: the study tool and tests print it with FormatSixNReport.
-#ifndef GRAPHJIT_COMPILER_ANALYSIS_SIX_ND_H_
-#define GRAPHJIT_COMPILER_ANALYSIS_SIX_ND_H_
+#ifndef GRAPHJIT_STUDIES_SIX_ND_H_
+#define GRAPHJIT_STUDIES_SIX_ND_H_
 
 #include <cstdint>
 #include <string>
@@ -15,7 +15,7 @@
 #include "models/model.h"
 #include "models/tinygpt.h"
 
-namespace graphjit::compiler {
+namespace graphjit::studies {
 
 struct ModelFlops {
   int64_t num_params = 0;  // N: the elements of every param, each counted once
@@ -68,6 +68,6 @@ struct Gpt3Compute {
 // The table and the GPT-3 lines as text, numbers with thousands separators.
 std::string FormatSixNReport(const std::vector<SixNRow>& rows, const Gpt3Compute& gpt3 = {});
 
-}  // namespace graphjit::compiler
+}  // namespace graphjit::studies
 
-#endif  // GRAPHJIT_COMPILER_ANALYSIS_SIX_ND_H_
+#endif  // GRAPHJIT_STUDIES_SIX_ND_H_

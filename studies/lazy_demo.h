@@ -1,22 +1,22 @@
 // The seed's graph-break demo (lecture 12, demo 3): iterate y <- tanh(y @ W) until the
 // largest squared change is below a tolerance. The data-dependent stopping test cuts the
 // lazy graph every iteration; the same loop with a fixed count traces into one graph.
-#ifndef GRAPHJIT_FRONTEND_LAZY_LAZY_DEMO_H_
-#define GRAPHJIT_FRONTEND_LAZY_LAZY_DEMO_H_
+#ifndef GRAPHJIT_STUDIES_LAZY_DEMO_H_
+#define GRAPHJIT_STUDIES_LAZY_DEMO_H_
 
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "frontend/lazy/lazy_context.h"
+#include "compiler/lazy/lazy_context.h"
 
-namespace graphjit::frontend {
+namespace graphjit::studies {
 
 struct LazyDemoResult {
   int iterations = 0;
-  std::vector<GraphBreak> graphs;  // every cut, the final materialization last
-  int compiles = 0;                // native compiles the lazy run needed
-  double max_abs_diff = 0;         // vs the same iterations computed eagerly
-  double lazy_seconds = 0;         // the whole lazy loop, compiles included
+  std::vector<compiler::GraphBreak> graphs;  // every cut, the final materialization last
+  int compiles = 0;                          // native compiles the lazy run needed
+  double max_abs_diff = 0;                   // vs the same iterations computed eagerly
+  double lazy_seconds = 0;                   // the whole lazy loop, compiles included
   // The same number of iterations traced into one (unrolled) graph.
   int unrolled_ops = 0;
   int unrolled_compiles = 0;
@@ -29,6 +29,6 @@ struct LazyDemoResult {
 // max((y_new - y)^2) < tolerance or after max_iterations.
 absl::StatusOr<LazyDemoResult> RunLazyDemo(int max_iterations = 200, double tolerance = 1e-12);
 
-}  // namespace graphjit::frontend
+}  // namespace graphjit::studies
 
-#endif  // GRAPHJIT_FRONTEND_LAZY_LAZY_DEMO_H_
+#endif  // GRAPHJIT_STUDIES_LAZY_DEMO_H_
