@@ -1,7 +1,7 @@
 // The compile cache's hit path: nanoseconds from a call's inputs to the entry that serves
-// it, with 1, 8 and 64 live entries (the goal is under 100 ns, flat in the entry count),
-// and what the cache adds to a whole call of the decode layer.
-// Run: build/bin/bench_cache --benchmark_repetitions=5 --benchmark_report_aggregates_only
+// it, with 1, 8 and 64 live entries (flat in the entry count), what the cache adds to a
+// whole call of the decode layer, and a Jit hit + run of a tiny user function.
+// Run: build/bin/bench_dispatch --benchmark_repetitions=5 --benchmark_report_aggregates_only
 #include <atomic>
 #include <cstdlib>
 #include <map>
@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "compiler/cache/compile_cache.h"
+#include "compiler/jit.h"
+#include "frontend/ops.h"
 #include "ir/check.h"
+#include "models/jit_model.h"
 #include "models/model.h"
 
 // Counts every operator new of the process, so the hit benchmarks can report how many
@@ -40,32 +42,26 @@ const models::Model& SmallDecode() {
 
 // A cache with `entries` live exact entries (S = 2 .. entries + 1) and inputs for each.
 struct Warm {
-  std::unique_ptr<CompileCache> cache;
+  std::unique_ptr<JitFunction> cache;
   std::vector<runtime::TensorMap> inputs;
-  std::vector<std::vector<const runtime::Tensor*>> args;  // in signature order
 };
 
 Warm& WarmCache(ShapePolicy policy, int entries) {
   static auto* warm = new std::map<std::pair<ShapePolicy, int>, Warm>();
   Warm& w = (*warm)[{policy, entries}];
   if (w.cache != nullptr) return w;
-  CompileCacheOptions options;
+  JitOptions options;
   options.policy = policy;
   options.log = {};
-  w.cache = *CompileCache::Create(SmallDecode(), options);
+  w.cache = *models::JitModel(SmallDecode(), options);
   for (int i = 0; i < entries; ++i) {
     w.inputs.push_back(*SmallDecode().ExampleInputs({{"S", 2 + i}}, i));
   }
-  for (const runtime::TensorMap& in : w.inputs) {
-    GJ_CHECK(w.cache->Acquire(in).ok());
-    std::vector<const runtime::Tensor*> a;
-    for (const InputGuard& g : w.cache->signature().inputs()) a.push_back(&in.at(g.name));
-    w.args.push_back(std::move(a));
-  }
+  for (const runtime::TensorMap& in : w.inputs) GJ_CHECK(w.cache->Acquire(in).ok());
   return w;
 }
 
-void ReportHits(benchmark::State& state, const CompileCache& cache, int64_t compiles_before,
+void ReportHits(benchmark::State& state, const JitFunction& cache, int64_t compiles_before,
                 int64_t allocations_before) {
   const int64_t allocations = g_allocations.load() - allocations_before;
   GJ_CHECK(cache.stats().compiles == compiles_before) << "the benchmark loop missed";
@@ -90,21 +86,6 @@ void BM_HitFromTensorMap(benchmark::State& state) {
   ReportHits(state, *w.cache, compiles, allocations);
 }
 BENCHMARK(BM_HitFromTensorMap)->Arg(1)->Arg(8)->Arg(64);
-
-// The same with the inputs already in signature order: the guards and the lookup alone.
-void BM_HitFromArgs(benchmark::State& state) {
-  Warm& w = WarmCache(ShapePolicy::kExact, static_cast<int>(state.range(0)));
-  const int64_t compiles = w.cache->stats().compiles;
-  const int64_t allocations = g_allocations.load();
-  size_t i = 0;
-  for (auto _ : state) {
-    auto entry = w.cache->Acquire(w.args[i]);
-    benchmark::DoNotOptimize(entry);
-    if (++i == w.args.size()) i = 0;
-  }
-  ReportHits(state, *w.cache, compiles, allocations);
-}
-BENCHMARK(BM_HitFromArgs)->Arg(1)->Arg(8)->Arg(64);
 
 // Symbolic: one entry serving 64 different lengths.
 void BM_HitSymbolic(benchmark::State& state) {
@@ -135,9 +116,38 @@ void BM_DecodeCall(benchmark::State& state) {
     GJ_CHECK(out.ok()) << out.status().message();
     benchmark::DoNotOptimize(out);
   }
-  state.SetLabel(through_cache ? "CompileCache::Run" : "CompiledGraph::Run");
+  state.SetLabel(through_cache ? "JitFunction::Run" : "CompiledGraph::Run");
 }
 BENCHMARK(BM_DecodeCall)->Arg(0)->Arg(1);
+
+// A tiny user function (3 ops on 4 elements) through Jit (arg 1: guards, lookup, run)
+// and straight on its compiled graph (arg 0): the whole cost of a Jit call that hits.
+void BM_JitTinyFunction(benchmark::State& state) {
+  static JitFunction* fn = [] {
+    JitOptions options;
+    options.policy = ShapePolicy::kAuto;
+    options.log = {};
+    auto body = [](frontend::Context& ctx) -> std::vector<frontend::Value> {
+      return {frontend::Tanh(ctx.Input("x") * ctx.Param("w") + 1.0)};
+    };
+    runtime::TensorMap weights = {
+        {"w", *runtime::Tensor::FromDoubles(ir::DType::kF64, {4}, {1, 2, 3, 4})}};
+    return Jit("tiny", body, weights, options)->release();
+  }();
+  runtime::TensorMap in = {
+      {"x", *runtime::Tensor::FromDoubles(ir::DType::kF64, {4}, {0.1, 0.2, 0.3, 0.4})}};
+  std::shared_ptr<const CacheEntry> entry = *fn->Acquire(in);
+  const int64_t compiles = fn->stats().compiles;
+  const bool through_jit = state.range(0) == 1;
+  for (auto _ : state) {
+    auto out = through_jit ? fn->Run(in) : entry->compiled().Run(in);
+    GJ_CHECK(out.ok()) << out.status().message();
+    benchmark::DoNotOptimize(out);
+  }
+  GJ_CHECK(fn->stats().compiles == compiles) << "the benchmark loop missed";
+  state.SetLabel(through_jit ? "JitFunction::Run" : "CompiledGraph::Run");
+}
+BENCHMARK(BM_JitTinyFunction)->Arg(0)->Arg(1);
 
 }  // namespace
 }  // namespace graphjit::compiler::cache

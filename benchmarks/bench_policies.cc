@@ -3,9 +3,9 @@
 // compiles and padding each policy needed as counters.
 // Run: build/bin/bench_policies --benchmark_repetitions=3 --benchmark_report_aggregates_only
 #include "benchmark/benchmark.h"
-#include "compiler/cache/decode_loop.h"
 #include "ir/check.h"
 #include "models/model.h"
+#include "studies/decode_loop.h"
 
 namespace graphjit {
 namespace {
@@ -15,14 +15,14 @@ namespace cache = compiler::cache;
 void BM_DecodeLoop(benchmark::State& state) {
   cache::ShapePolicy policy = cache::AllPolicies()[state.range(0)];
   auto model = *models::CreateModel("decode");
-  cache::DecodeLoopOptions loop;
+  studies::DecodeLoopOptions loop;
   loop.steps = state.range(1);
   cache::CacheStats stats;
   double run_seconds = 0;
   for (auto _ : state) {
-    cache::CompileCacheOptions options;
+    compiler::JitOptions options;
     options.policy = policy;
-    auto r = cache::RunDecodeLoop(*model, options, loop);
+    auto r = studies::RunDecodeLoop(*model, options, loop);
     GJ_CHECK(r.ok()) << r.status().message();
     stats = r->stats;
     double total = 0;

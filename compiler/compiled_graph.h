@@ -30,6 +30,14 @@ struct PhaseTimings {
   double optimize = 0;
   double codegen = 0;  // machine code, link, lookup
   double total() const { return passes + lower + ir_build + optimize + codegen; }
+  PhaseTimings& operator+=(const PhaseTimings& o) {
+    passes += o.passes;
+    lower += o.lower;
+    ir_build += o.ir_build;
+    optimize += o.optimize;
+    codegen += o.codegen;
+    return *this;
+  }
 };
 
 class CompiledGraph {

@@ -1,10 +1,11 @@
-// Traces a small decode layer, serves a growing KV cache through a compile cache with the
-// pow2 policy, and checks the result against the interpreter. Exit 0 on success.
+// A registry model through compiler::Jit: a small decode layer serves a growing KV cache
+// with the pow2 policy, checked against the interpreter. Exit 0 on success.
 #include <cmath>
 #include <cstdio>
 
-#include "compiler/cache/compile_cache.h"
+#include "compiler/jit.h"
 #include "ir/printer.h"
+#include "models/jit_model.h"
 #include "models/model.h"
 #include "runtime/interpreter.h"
 
@@ -12,9 +13,9 @@ int main() {
   namespace gj = graphjit;
   auto model = gj::models::CreateModel("decode:d=32,H=4,G=2,dh=8,f=64");
   if (!model.ok()) return 1;
-  gj::compiler::cache::CompileCacheOptions options;
+  gj::compiler::JitOptions options;
   options.policy = gj::compiler::cache::ShapePolicy::kPow2;
-  auto cache = gj::compiler::cache::CompileCache::Create(**model, options);
+  auto cache = gj::models::JitModel(**model, options);
   if (!cache.ok()) return 2;
   auto graph = gj::models::TraceModel(**model);  // symbolic, for the reference
   if (!graph.ok()) return 3;

@@ -1,4 +1,5 @@
 // Counters of one compile cache (so, of one shape policy): what the study tables print.
+// A Jit function's stats sum those of its caches (one per input signature).
 #ifndef GRAPHJIT_COMPILER_CACHE_CACHE_STATS_H_
 #define GRAPHJIT_COMPILER_CACHE_CACHE_STATS_H_
 
@@ -10,10 +11,11 @@
 namespace graphjit::compiler::cache {
 
 struct CacheStats {
-  int64_t calls = 0;     // lookups that got an entry: hits + compiles
+  int64_t calls = 0;     // lookups that got an entry: hits + compiles + shared
   int64_t hits = 0;      // served by an entry that existed (including waits)
   int64_t waits = 0;     // hits that waited for another caller compiling the same key
-  int64_t compiles = 0;  // misses, each a real trace + compile (failed ones included)
+  int64_t compiles = 0;  // misses that ran a real trace + compile (failed ones included)
+  int64_t shared = 0;    // misses whose traced graph had live code in the code store
   int64_t failed_compiles = 0;
   int64_t rejected = 0;  // calls no entry could serve (dtype, rank, a constant dim)
   int64_t evictions = 0;
@@ -24,8 +26,8 @@ struct CacheStats {
   double trace_seconds = 0;
   PhaseTimings phases;
 
-  // Sums over calls of each dynamic dim's real value and of the length it ran at; they
-  // differ only under the padding policies.
+  // Sums over calls of each named or padded dim's real value and of the length it ran
+  // at; they differ only under the padding policies.
   int64_t real_elements = 0;
   int64_t padded_elements = 0;
   // padded / real - 1: the extra KV rows read and computed (0.478 for pow2 on the seed's
@@ -35,6 +37,9 @@ struct CacheStats {
                ? 0.0
                : static_cast<double>(padded_elements) / static_cast<double>(real_elements) - 1;
   }
+
+  // Adds every counter (peak_entries too: the peaks of separate caches add up).
+  CacheStats& operator+=(const CacheStats& other);
 
   // `calls=512 hits=508 compiles=4 ... padding=47.8%`.
   std::string ToString() const;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "compiler/cache/padding.h"
+#include "frontend/trace_context.h"
 
 namespace graphjit::compiler::cache {
 namespace {
@@ -20,19 +21,18 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void AddTimings(const PhaseTimings& t, PhaseTimings* sum) {
-  sum->passes += t.passes;
-  sum->lower += t.lower;
-  sum->ir_build += t.ir_build;
-  sum->optimize += t.optimize;
-  sum->codegen += t.codegen;
-}
-
 bool HasDynamicDim(const std::vector<DimGuard>& dims) {
   return std::any_of(dims.begin(), dims.end(), [](const DimGuard& d) { return d.dynamic >= 0; });
 }
 
-// Each output's dims as constants or dynamic dims, so padded outputs can be cut back.
+absl::StatusOr<ir::Graph> Trace(const TracedFunction& fn, const frontend::InputTypes& types) {
+  frontend::TraceContext ctx(fn.name, types, fn.weights);
+  std::vector<frontend::Value> outputs = fn.body(ctx);
+  return std::move(ctx).Finish(outputs);
+}
+
+// Each output's dims as constants or padded dynamic dims, from a trace with the padded
+// dims symbolic, so padded outputs can be cut back.
 absl::StatusOr<std::vector<std::vector<DimGuard>>> OutputDims(const ir::Graph& graph,
                                                               const InputSignature& sig) {
   std::vector<std::vector<DimGuard>> outputs;
@@ -46,13 +46,15 @@ absl::StatusOr<std::vector<std::vector<DimGuard>>> OutputDims(const ir::Graph& g
         d.constant = *c;
       } else if (shape[a].IsSymbol(&symbol)) {
         for (int k = 0; k < sig.num_dynamic(); ++k) {
-          if (sig.dynamic_dims()[k] == symbol) d.dynamic = k;
+          if (sig.dynamic_dims()[k].padded() && sig.dynamic_dims()[k].symbol == symbol) {
+            d.dynamic = k;
+          }
         }
       }
       if (!shape[a].IsConstant() && d.dynamic < 0) {
         return absl::InvalidArgumentError(
             absl::StrCat("output ", i, " dim ", a, " is `", shape[a].ToString(),
-                         "`: a padded output can only be cut back along a bare dynamic dim"));
+                         "`: a padded output can only be cut back along a bare padded dim"));
       }
       dims.push_back(d);
     }
@@ -63,96 +65,63 @@ absl::StatusOr<std::vector<std::vector<DimGuard>>> OutputDims(const ir::Graph& g
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<CompileCache>> CompileCache::Create(const models::Model& model,
-                                                                   CompileCacheOptions options) {
-  if (options.capacity < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("compile cache capacity must be >= 0 (0: no bound), got ", options.capacity));
-  }
-  models::TraceOptions padded;
-  padded.padded = true;
-  absl::StatusOr<InputSignature> sig =
-      InputSignature::Create(model.InputTypes({}), model.InputTypes(padded), model.DynamicDims());
-  if (!sig.ok()) return sig.status();
-  std::vector<std::vector<DimGuard>> output_dims;
-  if (PadsInputs(options.policy) && sig->num_dynamic() > 0) {
-    // Padding is sound only if the model masks the padded positions out itself.
-    if (sig->masks().empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          model.Spec(), ": policy ", PolicyName(options.policy),
-          " pads the dynamic dims, but the model declares no mask input for padded traces; "
-          "use exact, symbolic or auto"));
-    }
-    for (const InputGuard& m : sig->masks()) {
-      if (!ir::IsFloat(m.dtype) || !HasDynamicDim(m.dims)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            model.Spec(), ": mask input '", m.name,
-            "' must be a float tensor over a dynamic dim (an additive 0 / -inf mask)"));
-      }
-    }
-    // A symbolic trace (no compile) tells which output dims to cut back.
-    absl::StatusOr<ir::Graph> graph = models::TraceModel(model, padded);
-    if (!graph.ok()) return graph.status();
-    absl::StatusOr<std::vector<std::vector<DimGuard>>> dims = OutputDims(*graph, *sig);
-    if (!dims.ok()) return dims.status();
-    output_dims = *std::move(dims);
-  }
-  return std::unique_ptr<CompileCache>(
-      new CompileCache(model, std::move(options), *std::move(sig), std::move(output_dims)));
-}
-
-CompileCache::CompileCache(const models::Model& model, CompileCacheOptions options,
-                           InputSignature signature, std::vector<std::vector<DimGuard>> output_dims)
-    : model_(model),
-      options_(std::move(options)),
+CompileCache::CompileCache(const TracedFunction& function, const JitOptions& options,
+                           InputSignature signature)
+    : function_(function),
+      options_(options),
       signature_(std::move(signature)),
-      output_dims_(std::move(output_dims)),
-      name_(model.Spec().substr(0, model.Spec().find(':'))) {
+      prefix_(absl::StrCat(function.name, "/", PolicyName(options.policy))),
+      store_(*options.store),
+      auto_state_(signature_.num_dynamic()) {
   for (const InputGuard& g : signature_.inputs()) {
     name_hashes_.push_back(TensorMap::hasher{}(g.name));
   }
 }
 
-std::string CompileCache::Prefix() const {
-  return absl::StrCat(name_, "/", PolicyName(options_.policy));
-}
-
 std::string CompileCache::KeysText(const DimKeys& keys) const {
-  std::vector<std::string> parts;
+  // Dims that are named, symbolic or padded are the interesting ones; when there are
+  // none (exact keys of unnamed dims) every dim shows.
+  std::vector<std::string> shown, all;
   for (int k = 0; k < signature_.num_dynamic(); ++k) {
-    parts.push_back(KeyToString(signature_.dynamic_dims()[k], keys[k]));
+    const DynamicDim& d = signature_.dynamic_dims()[k];
+    std::string text = KeyToString(d.symbol, keys[k]);
+    if (d.named || d.padded() || IsSymbolicKey(keys[k])) shown.push_back(text);
+    all.push_back(std::move(text));
   }
-  return parts.empty() ? "(no dynamic dims)" : absl::StrJoin(parts, ",");
+  if (shown.empty()) shown = std::move(all);
+  return shown.empty() ? "(no dims)" : absl::StrJoin(shown, ",");
 }
 
-CompileCache::Args CompileCache::ResolveArgs(const TensorMap& inputs) const {
-  Args args;
+bool CompileCache::Matches(const TensorMap& inputs, Args* args) const {
+  if (inputs.size() != name_hashes_.size()) return false;
+  args->clear();
   for (size_t i = 0; i < name_hashes_.size(); ++i) {
+    const InputGuard& g = signature_.inputs()[i];
     // raw_hash_set's find(key, hash): the lookup with a precomputed hash.
+    auto it = inputs.find(g.name, name_hashes_[i]);
+    if (it == inputs.end() || it->second.dtype() != g.dtype ||
+        it->second.shape().size() != g.dims.size()) {
+      return false;
+    }
+    args->push_back(&it->second);
+  }
+  return true;
+}
+
+void CompileCache::Resolve(const TensorMap& inputs, Args* args) const {
+  args->clear();
+  for (size_t i = 0; i < name_hashes_.size(); ++i) {
     auto it = inputs.find(signature_.inputs()[i].name, name_hashes_[i]);
-    args.push_back(it == inputs.end() ? nullptr : &it->second);
+    args->push_back(it == inputs.end() ? nullptr : &it->second);
   }
-  return args;
 }
 
-absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::Acquire(const TensorMap& inputs) {
-  Args args = ResolveArgs(inputs);
-  DimValues values{};
+absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::Acquire(const Args& args) {
+  DimValues values;
   return AcquireImpl(args, &values);
 }
 
-absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::Acquire(
-    absl::Span<const Tensor* const> args) {
-  if (args.size() != signature_.inputs().size()) {
-    return absl::InvalidArgumentError(absl::StrCat(Prefix(), ": expected ",
-                                                   signature_.inputs().size(), " inputs (",
-                                                   signature_.ToString(), "), got ", args.size()));
-  }
-  DimValues values{};
-  return AcquireImpl(args, &values);
-}
-
-absl::Status CompileCache::Reject(absl::Span<const Tensor* const> args) {
+absl::Status CompileCache::Reject(const Args& args) {
   std::string why = signature_.ExplainFailure(args);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -160,13 +129,12 @@ absl::Status CompileCache::Reject(absl::Span<const Tensor* const> args) {
   }
   if (options_.log.guards) LogLine("guards", absl::StrCat(Prefix(), ": rejected: ", why));
   return absl::InvalidArgumentError(absl::StrCat(Prefix(), ": ", why,
-                                                 "; no entry can serve this call (the model "
-                                                 "is traced for ",
+                                                 "; no entry can serve this call (traced for ",
                                                  signature_.ToString(), ")"));
 }
 
-absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::AcquireImpl(
-    absl::Span<const Tensor* const> args, DimValues* values) {
+absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::AcquireImpl(const Args& args,
+                                                                            DimValues* values) {
   if (!signature_.Bind(args, values)) return Reject(args);
   // Entries dropped or evicted here are destroyed after the lock is released (freeing
   // code takes the JIT's own locks).
@@ -182,10 +150,7 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::AcquireImpl(
       CacheEntry* entry = it->second.get();
       ++stats_.calls;
       ++stats_.hits;
-      for (int k = 0; k < signature_.num_dynamic(); ++k) {
-        stats_.real_elements += (*values)[k];
-        stats_.padded_elements += RunLength(keys[k], (*values)[k]);
-      }
+      CountElementsLocked(keys, *values);
       entry->last_use_ = ++tick_;
       if (entry->state_ == CacheEntry::State::kReady) {
         result = it->second;
@@ -207,16 +172,43 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::AcquireImpl(
   return result;
 }
 
+DimKeys CompileCache::PeekKeysLocked(const DimValues& values) const {
+  DimKeys keys(signature_.num_dynamic());
+  for (int k = 0; k < signature_.num_dynamic(); ++k) {
+    const DynamicDim& d = signature_.dynamic_dims()[k];
+    if (d.policy == ShapePolicy::kAuto) {
+      AutoDimState state = auto_state_[k];  // a copy: peeking must not change history
+      keys[k] = state.Observe(values[k]);
+    } else {
+      keys[k] = KeyFor(d.policy, values[k]);
+    }
+  }
+  // Duck sizing: an unnamed symbolic dim shares the symbol of the first unnamed symbolic
+  // dim of equal value (so `x + y` over two growing dims traces), named dims keep their
+  // own; the entry then guards the equality.
+  for (int k = 0; k < signature_.num_dynamic(); ++k) {
+    if (keys[k] != kSymbolicDim) continue;
+    int rep = k;
+    if (!signature_.dynamic_dims()[k].named) {
+      for (int j = 0; j < k; ++j) {
+        if (IsSymbolicKey(keys[j]) && !signature_.dynamic_dims()[j].named &&
+            values[j] == values[k]) {
+          rep = SymbolicRep(keys[j]);
+          break;
+        }
+      }
+    }
+    keys[k] = SymbolicKey(rep);
+  }
+  return keys;
+}
+
 DimKeys CompileCache::KeysLocked(const DimValues& values,
                                  std::vector<std::shared_ptr<CacheEntry>>* dropped) {
-  DimKeys keys{};
   for (int k = 0; k < signature_.num_dynamic(); ++k) {
-    if (options_.policy != ShapePolicy::kAuto) {
-      keys[k] = KeyFor(options_.policy, values[k]);
-      continue;
-    }
+    if (signature_.dynamic_dims()[k].policy != ShapePolicy::kAuto) continue;
     const bool was_dynamic = auto_state_[k].dynamic();
-    keys[k] = auto_state_[k].Observe(values[k]);
+    auto_state_[k].Observe(values[k]);
     if (was_dynamic || !auto_state_[k].dynamic()) continue;
     // The dim just turned dynamic: entries specialized to its first value (other than
     // the 0/1 specializations) can no longer be reached.
@@ -231,12 +223,14 @@ DimKeys CompileCache::KeysLocked(const DimValues& values,
       }
     }
     if (options_.log.recompiles) {
-      LogLine("recompiles", absl::StrCat(Prefix(), ": dim ", signature_.dynamic_dims()[k],
-                                         " saw a second value (", values[k],
+      LogLine("recompiles", absl::StrCat(Prefix(), ": dim ", signature_.DimSource(k), " (",
+                                         signature_.dynamic_dims()[k].symbol,
+                                         ") saw a second value (", values[k],
                                          "): now symbolic; dropped ", count, " exact entries"));
     }
   }
-  return keys;
+  // The states are up to date: Peek's copies observe values already seen.
+  return PeekKeysLocked(values);
 }
 
 std::string CompileCache::ExplainMissLocked(const DimValues& values) const {
@@ -254,21 +248,11 @@ std::string CompileCache::ExplainMissLocked(const DimValues& values) const {
                       nearest->id_, ", nearest of ", entries_.size(), ")");
 }
 
-std::string CompileCache::ExplainMiss(const TensorMap& inputs) const {
-  Args args = ResolveArgs(inputs);
-  DimValues values{};
+std::string CompileCache::ExplainMiss(const Args& args) const {
+  DimValues values;
   if (!signature_.Bind(args, &values)) return signature_.ExplainFailure(args);
   std::lock_guard<std::mutex> lock(mu_);
-  DimKeys keys{};
-  for (int k = 0; k < signature_.num_dynamic(); ++k) {
-    if (options_.policy == ShapePolicy::kAuto) {
-      AutoDimState state = auto_state_[k];  // a copy: explaining must not change history
-      keys[k] = state.Observe(values[k]);
-    } else {
-      keys[k] = KeyFor(options_.policy, values[k]);
-    }
-  }
-  if (entries_.contains(keys)) return "";
+  if (entries_.contains(PeekKeysLocked(values))) return "";
   return ExplainMissLocked(values);
 }
 
@@ -302,20 +286,12 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::CompileLocked(
   auto entry = std::make_shared<CacheEntry>();
   entry->id_ = next_id_++;
   entry->keys_ = keys;
-  std::array<DimRange, kMaxDynamicDims> ranges{};
-  for (int k = 0; k < signature_.num_dynamic(); ++k) {
-    ranges[k] = RangeForKey(options_.policy, keys[k]);
-  }
-  entry->guards_ = EntryGuards(signature_.num_dynamic(), ranges);
-  entry->padded_ = PadsInputs(options_.policy) && signature_.num_dynamic() > 0;
+  entry->guards_ = EntryGuards(signature_, keys);
+  entry->padded_ = signature_.pads();
   entry->last_use_ = ++tick_;
   entries_[keys] = entry;
   ++stats_.calls;
-  ++stats_.compiles;
-  for (int k = 0; k < signature_.num_dynamic(); ++k) {
-    stats_.real_elements += values[k];
-    stats_.padded_elements += RunLength(keys[k], values[k]);
-  }
+  CountElementsLocked(keys, values);
   EvictLocked(entry.get(), released);
   stats_.peak_entries = std::max<int64_t>(stats_.peak_entries, entries_.size());
   if (options_.log.guards) {
@@ -328,28 +304,32 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::CompileLocked(
   // Compile without the lock: hits and other keys' compiles go on meanwhile.
   lock.unlock();
   if (options_.before_compile) options_.before_compile(keys);
+  bool compiled = false;
   double trace_s = 0, total_s = 0;
-  absl::StatusOr<std::unique_ptr<CompiledGraph>> compiled = Compile(keys, &trace_s, &total_s);
+  absl::Status status = Compile(entry.get(), &compiled, &trace_s, &total_s);
   lock.lock();
 
+  ++(compiled || !status.ok() ? stats_.compiles : stats_.shared);
   stats_.compile_seconds += total_s;
   stats_.trace_seconds += trace_s;
   absl::StatusOr<std::shared_ptr<const CacheEntry>> result;
-  if (compiled.ok()) {
-    AddTimings((*compiled)->timings(), &stats_.phases);
-    entry->compiled_ = *std::move(compiled);
+  if (status.ok()) {
+    if (compiled) stats_.phases += entry->compiled_->timings();
     entry->state_ = CacheEntry::State::kReady;
     if (options_.log.recompiles) {
-      LogLine("recompiles", absl::StrFormat("%s: compiled entry #%d for %s in %.3f s (miss: %s)",
-                                            Prefix(), entry->id_, KeysText(keys), total_s, reason));
+      LogLine("recompiles",
+              absl::StrFormat("%s: %s entry #%d for %s in %.3f s (miss: %s; code %s)", Prefix(),
+                              compiled ? "compiled" : "shared code for", entry->id_,
+                              KeysText(keys), total_s, reason,
+                              entry->content_key_.ToHex().substr(0, 12)));
     }
     result = entry;
   } else {
     // Not cached: a later call with this key tries again (and fails the same way).
     entry->state_ = CacheEntry::State::kFailed;
-    entry->error_ = absl::Status(
-        compiled.status().code(),
-        absl::StrCat(Prefix(), ": compiling ", KeysText(keys), ": ", compiled.status().message()));
+    entry->error_ = absl::Status(status.code(), absl::StrCat(Prefix(), ": compiling ",
+                                                             KeysText(keys), ": ",
+                                                             status.message()));
     ++stats_.failed_compiles;
     auto it = entries_.find(keys);
     if (it != entries_.end() && it->second == entry) {
@@ -363,36 +343,61 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::CompileLocked(
   return result;
 }
 
-absl::StatusOr<std::unique_ptr<CompiledGraph>> CompileCache::Compile(const DimKeys& keys,
-                                                                     double* trace_s,
-                                                                     double* total_s) const {
+absl::Status CompileCache::Compile(CacheEntry* entry, bool* compiled, double* trace_s,
+                                   double* total_s) const {
   auto start = std::chrono::steady_clock::now();
-  models::TraceOptions trace;
-  trace.padded = PadsInputs(options_.policy) && signature_.num_dynamic() > 0;
-  for (int k = 0; k < signature_.num_dynamic(); ++k) {
-    if (keys[k] != kSymbolicDim) trace.fixed_dims[signature_.dynamic_dims()[k]] = keys[k];
+  const bool padded = signature_.pads();
+  absl::StatusOr<ir::Graph> graph = Trace(function_, signature_.TraceTypes(entry->keys_, padded));
+  absl::Status status = graph.status();
+  if (status.ok() && padded) {
+    // Which output dims follow the padded dims: a trace with those left symbolic.
+    absl::StatusOr<ir::Graph> symbolic =
+        Trace(function_, signature_.TraceTypes(entry->keys_, true, /*symbolic_padded=*/true));
+    absl::StatusOr<std::vector<std::vector<DimGuard>>> dims =
+        symbolic.ok() ? OutputDims(*symbolic, signature_)
+                      : absl::StatusOr<std::vector<std::vector<DimGuard>>>(symbolic.status());
+    status = dims.status();
+    if (dims.ok()) entry->output_dims_ = *std::move(dims);
   }
-  absl::StatusOr<ir::Graph> graph = models::TraceModel(model_, trace);
   *trace_s = SecondsSince(start);
-  if (!graph.ok()) {
-    *total_s = SecondsSince(start);
-    return graph.status();
+  if (status.ok()) {
+    entry->content_key_ = GraphContentKey(*graph, function_.weights, options_.compile);
+    absl::StatusOr<std::shared_ptr<const CompiledGraph>> code = store_.GetOrCompile(
+        entry->content_key_,
+        [&] { return CompiledGraph::Compile(*graph, function_.weights, options_.compile); },
+        compiled);
+    status = code.status();
+    if (code.ok()) entry->compiled_ = *std::move(code);
   }
-  absl::StatusOr<std::unique_ptr<CompiledGraph>> compiled =
-      CompiledGraph::Compile(*graph, model_.params(), options_.compile);
   *total_s = SecondsSince(start);
-  return compiled;
+  return status;
 }
 
-absl::StatusOr<std::vector<Tensor>> CompileCache::Run(const TensorMap& inputs,
+void CompileCache::CountElementsLocked(const DimKeys& keys, const DimValues& values) {
+  for (int k = 0; k < signature_.num_dynamic(); ++k) {
+    const DynamicDim& d = signature_.dynamic_dims()[k];
+    if (!d.named && !d.padded()) continue;
+    stats_.real_elements += values[k];
+    stats_.padded_elements += RunLength(keys[k], values[k]);
+  }
+}
+
+ir::Bindings CompileCache::CallBindings(const DimValues& values,
+                                        const ir::Bindings& bindings) const {
+  ir::Bindings b = bindings;
+  for (int k = 0; k < signature_.num_dynamic(); ++k) {
+    const DynamicDim& d = signature_.dynamic_dims()[k];
+    if (d.named) b[d.symbol] = values[k];
+  }
+  return options_.complete_bindings ? options_.complete_bindings(std::move(b)) : b;
+}
+
+absl::StatusOr<std::vector<Tensor>> CompileCache::Run(const TensorMap& inputs, const Args& args,
                                                       const ir::Bindings& bindings) {
-  Args args = ResolveArgs(inputs);
-  DimValues real{};
+  DimValues real;
   absl::StatusOr<std::shared_ptr<const CacheEntry>> entry = AcquireImpl(args, &real);
   if (!entry.ok()) return entry.status();
-  ir::Bindings b = bindings;
-  for (int k = 0; k < signature_.num_dynamic(); ++k) b[signature_.dynamic_dims()[k]] = real[k];
-  b = model_.CompleteBindings(std::move(b));
+  ir::Bindings b = CallBindings(real, bindings);
   if ((*entry)->padded()) return RunPadded(**entry, inputs, real, std::move(b));
   return (*entry)->compiled().Run(inputs, b);
 }
@@ -401,11 +406,11 @@ absl::StatusOr<std::vector<Tensor>> CompileCache::RunPadded(const CacheEntry& en
                                                             const TensorMap& inputs,
                                                             const DimValues& real,
                                                             ir::Bindings bindings) const {
-  DimValues lengths{};
+  DimValues lengths(signature_.num_dynamic());
   for (int k = 0; k < signature_.num_dynamic(); ++k) {
     lengths[k] = RunLength(entry.keys()[k], real[k]);
     // Call symbols (P) were completed from the real length; the graph's dims are padded.
-    bindings[signature_.dynamic_dims()[k]] = lengths[k];
+    if (signature_.dynamic_dims()[k].named) bindings[signature_.dynamic_dims()[k].symbol] = lengths[k];
   }
   // Copies even when no padding is needed, so the caller's tensors are never written.
   TensorMap padded = inputs;
@@ -422,9 +427,9 @@ absl::StatusOr<std::vector<Tensor>> CompileCache::RunPadded(const CacheEntry& en
   }
   absl::StatusOr<std::vector<Tensor>> outputs = entry.compiled().Run(padded, bindings);
   if (!outputs.ok()) return outputs.status();
-  for (size_t i = 0; i < outputs->size() && i < output_dims_.size(); ++i) {
-    if (!HasDynamicDim(output_dims_[i])) continue;
-    std::vector<int64_t> shape = ShapeAt(output_dims_[i], real);
+  for (size_t i = 0; i < outputs->size() && i < entry.output_dims_.size(); ++i) {
+    if (!HasDynamicDim(entry.output_dims_[i])) continue;
+    std::vector<int64_t> shape = ShapeAt(entry.output_dims_[i], real);
     if ((*outputs)[i].shape() == shape) continue;
     absl::StatusOr<Tensor> cut = Resize((*outputs)[i], shape);
     if (!cut.ok()) return cut.status();

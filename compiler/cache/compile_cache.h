@@ -1,16 +1,19 @@
-// CompileCache: compiled code for a model, one entry per key of a shape policy, guarded
-// by the input shapes (seed 000 demos 1 and 2; docs in compiler/cache/policy.h).
+// CompileCache: compiled code for one traced function and one input signature (names,
+// dtypes, ranks), one entry per key of the shape policy, guarded by the input dims (seed
+// 000 demos 1 and 2; policies in compiler/cache/policy.h). compiler::JitFunction keeps
+// one per signature it has seen; use that (compiler/jit.h) rather than this directly.
 //
-// Every miss traces the model (fixed dims per the key) and compiles it for real through
-// CompiledGraph::Compile. A hit costs a guard check and one hash lookup, no allocation.
-// Entries beyond `capacity` are evicted least recently used first; an evicted entry's
-// code is freed (its ResourceTracker) once no caller is still running it.
+// Every miss traces the function (dims fixed per the key), takes the content key of the
+// traced graph and its weights, and gets code from the CodeStore: code another entry or
+// function compiled and still holds, or a real compile through CompiledGraph::Compile.
+// A hit costs a guard check and one hash lookup, no allocation. Entries beyond
+// `capacity` are evicted least recently used first; an evicted entry's code is freed
+// once no entry and no running caller holds it.
 //
-// Tensors: under exact, symbolic and auto the caller's inputs go to the code as they
-// are, so inputs the code updates in place (the decode layer's k_cache and v_cache, see
-// CompiledGraph::donated_inputs) are updated and returned as the outputs. Under the
-// padding policies the cache pads copies of the inputs and cuts the outputs back, so the
-// caller's tensors are never written.
+// Tensors: unpadded entries get the caller's inputs as they are, so inputs the code
+// updates in place (CompiledGraph::donated_inputs, the decode layer's caches) are
+// updated and returned as outputs. Padded entries pad copies of the inputs and cut the
+// outputs back, so the caller's tensors are never written.
 //
 // Thread-safe: callers with the same new key wait for one compile, different keys compile
 // in parallel. The lock is a std::mutex rather than absl::Mutex: Debian's abseil is built
@@ -20,7 +23,6 @@
 #ifndef GRAPHJIT_COMPILER_CACHE_COMPILE_CACHE_H_
 #define GRAPHJIT_COMPILER_CACHE_COMPILE_CACHE_H_
 
-#include <array>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -33,22 +35,20 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "compiler/cache/cache_log.h"
 #include "compiler/cache/cache_stats.h"
+#include "compiler/cache/code_store.h"
 #include "compiler/cache/guards.h"
-#include "compiler/cache/policy.h"
 #include "compiler/compiled_graph.h"
-#include "models/model.h"
+#include "compiler/jit_options.h"
+#include "frontend/value.h"
 
 namespace graphjit::compiler::cache {
 
-struct CompileCacheOptions {
-  ShapePolicy policy = ShapePolicy::kExact;
-  int64_t capacity = 0;  // most live entries (least recently used evicted); 0: no bound
-  CompileGraphOptions compile;
-  LogFlags log = LogFlagsFromEnv();
-  // For tests: runs on the compiling thread before each compile, outside the cache lock.
-  std::function<void(const DimKeys&)> before_compile;
+// What a cache compiles: a function over frontend Values and the weights it reads.
+struct TracedFunction {
+  std::string name;
+  std::function<std::vector<frontend::Value>(frontend::Context&)> body;
+  runtime::TensorMap weights;
 };
 
 // One compiled entry. Acquire hands out only entries whose compile succeeded.
@@ -59,16 +59,22 @@ class CacheEntry {
   const EntryGuards& guards() const { return guards_; }
   bool padded() const { return padded_; }
   const CompiledGraph& compiled() const { return *compiled_; }
+  // The code, shared with every entry whose graph has the same content key.
+  const std::shared_ptr<const CompiledGraph>& code() const { return compiled_; }
+  const ContentKey& content_key() const { return content_key_; }
 
  private:
   friend class CompileCache;
   enum class State { kCompiling, kReady, kFailed };
 
   int64_t id_ = 0;
-  DimKeys keys_{};
+  DimKeys keys_;
   EntryGuards guards_;
   bool padded_ = false;
-  std::unique_ptr<CompiledGraph> compiled_;  // set once, before state_ becomes kReady
+  // Padded entries: each output's dims (a constant or a padded dynamic dim), to cut back.
+  std::vector<std::vector<DimGuard>> output_dims_;
+  ContentKey content_key_;
+  std::shared_ptr<const CompiledGraph> compiled_;  // set once, before state_ is kReady
   // Guarded by the owning cache's mu_.
   State state_ = State::kCompiling;
   absl::Status error_;
@@ -77,73 +83,70 @@ class CacheEntry {
 
 class CompileCache {
  public:
-  // `model` must outlive the cache. InvalidArgument if the model's inputs cannot be
-  // guarded (see InputSignature::Create), or if a padding policy is asked of a model that
-  // declares no mask for padding or has outputs it could not cut back.
-  static absl::StatusOr<std::unique_ptr<CompileCache>> Create(const models::Model& model,
-                                                              CompileCacheOptions options = {});
+  // `function` and `options` must outlive the cache (the JitFunction owns all three).
+  CompileCache(const TracedFunction& function, const JitOptions& options,
+               InputSignature signature);
 
-  // Runs the model on `inputs`, compiling on a miss. `bindings` gives the call symbols
-  // (the decode layer's P), completed by Model::CompleteBindings from the real dims; the
-  // dynamic dims themselves are read from the inputs. Inputs the model cannot accept
-  // under any key (dtype, rank, a constant dim) are InvalidArgument naming the guard.
+  using Args = absl::InlinedVector<const runtime::Tensor*, 8>;
+  // The call's inputs in signature().inputs() order, or false when `inputs` has other
+  // names, dtypes or ranks than this cache's signature (so another cache serves it).
+  bool Matches(const runtime::TensorMap& inputs, Args* args) const;
+  // The call's inputs in signature order by name alone (null where missing, extra
+  // inputs ignored), for signatures whose guards must explain what differs.
+  void Resolve(const runtime::TensorMap& inputs, Args* args) const;
+
+  // Runs the function on `args` (from Matches), compiling on a miss. `bindings` gives
+  // the call symbols, completed by JitOptions::complete_bindings from the named dims.
   absl::StatusOr<std::vector<runtime::Tensor>> Run(const runtime::TensorMap& inputs,
-                                                   const ir::Bindings& bindings = {});
+                                                   const Args& args,
+                                                   const ir::Bindings& bindings);
+  // The lookup alone: the entry serving `args`, compiled first on a miss. The entry
+  // stays valid while held, even if evicted.
+  absl::StatusOr<std::shared_ptr<const CacheEntry>> Acquire(const Args& args);
 
-  // The lookup alone (what Run does before running): the entry serving `inputs`,
-  // compiled first on a miss. The entry stays valid while held, even if evicted.
-  absl::StatusOr<std::shared_ptr<const CacheEntry>> Acquire(const runtime::TensorMap& inputs);
-  // Likewise with the inputs in signature().inputs() order (null for a missing one).
-  absl::StatusOr<std::shared_ptr<const CacheEntry>> Acquire(
-      absl::Span<const runtime::Tensor* const> args);
-
-  // Why `inputs` would miss: the first failed guard of the nearest entry (the one with
-  // the fewest failed guards, most recently used on a tie), e.g.
+  // Why `args` would miss: the first failed guard of the nearest entry (the one with the
+  // fewest failed guards, most recently used on a tie), e.g.
   // `k_cache.shape[1] == 128 failed: got 129 (entry #3, nearest of 4)`. "" on a hit,
   // "no live entries" on an empty cache.
-  std::string ExplainMiss(const runtime::TensorMap& inputs) const;
+  std::string ExplainMiss(const Args& args) const;
 
   CacheStats stats() const;
   int64_t size() const;  // live entries (compiling ones included)
-  ShapePolicy policy() const { return options_.policy; }
   const InputSignature& signature() const { return signature_; }
-  const models::Model& model() const { return model_; }
 
  private:
-  using Args = absl::InlinedVector<const runtime::Tensor*, 8>;
-
-  CompileCache(const models::Model& model, CompileCacheOptions options, InputSignature signature,
-               std::vector<std::vector<DimGuard>> output_dims);
-
-  Args ResolveArgs(const runtime::TensorMap& inputs) const;
-  absl::StatusOr<std::shared_ptr<const CacheEntry>> AcquireImpl(
-      absl::Span<const runtime::Tensor* const> args, DimValues* values);
-  absl::Status Reject(absl::Span<const runtime::Tensor* const> args);
+  absl::StatusOr<std::shared_ptr<const CacheEntry>> AcquireImpl(const Args& args,
+                                                                DimValues* values);
+  absl::Status Reject(const Args& args);
   // The *Locked functions are called with mu_ held.
   // Keys for `values`; updates the auto policy's state (and drops the entries a dim
   // turning dynamic makes unreachable into `dropped`).
   DimKeys KeysLocked(const DimValues& values, std::vector<std::shared_ptr<CacheEntry>>* dropped);
+  // Keys without touching the auto state (for ExplainMiss).
+  DimKeys PeekKeysLocked(const DimValues& values) const;
   std::string ExplainMissLocked(const DimValues& values) const;
+  // Adds a call's named and padded dims to the real / padded element counts.
+  void CountElementsLocked(const DimKeys& keys, const DimValues& values);
   void EvictLocked(const CacheEntry* keep, std::vector<std::shared_ptr<CacheEntry>>* evicted);
   // The miss path: returns with `lock` held, but releases it while compiling.
   absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileLocked(
       std::unique_lock<std::mutex>& lock, const DimKeys& keys, const DimValues& values,
       std::vector<std::shared_ptr<CacheEntry>>* released);
-  absl::StatusOr<std::unique_ptr<CompiledGraph>> Compile(const DimKeys& keys, double* trace_s,
-                                                         double* total_s) const;
+  // Traces and compiles (or finds in the store) the code of `entry`.
+  absl::Status Compile(CacheEntry* entry, bool* compiled, double* trace_s, double* total_s) const;
   absl::StatusOr<std::vector<runtime::Tensor>> RunPadded(const CacheEntry& entry,
                                                          const runtime::TensorMap& inputs,
                                                          const DimValues& real,
                                                          ir::Bindings bindings) const;
+  ir::Bindings CallBindings(const DimValues& values, const ir::Bindings& bindings) const;
   std::string KeysText(const DimKeys& keys) const;
-  std::string Prefix() const;
+  const std::string& Prefix() const { return prefix_; }
 
-  const models::Model& model_;
-  const CompileCacheOptions options_;
+  const TracedFunction& function_;
+  const JitOptions& options_;
   const InputSignature signature_;
-  // Under padding policies: each output's dims (a constant or a dynamic dim), to cut back.
-  const std::vector<std::vector<DimGuard>> output_dims_;
-  const std::string name_;  // the model's name, for messages
+  const std::string prefix_;  // `name/policy`, for messages
+  CodeStore& store_;
   // Hashes of the input names, so finding them in a TensorMap hashes no strings.
   std::vector<size_t> name_hashes_;
 
@@ -151,7 +154,7 @@ class CompileCache {
   std::condition_variable compiled_;  // notified when any entry leaves kCompiling
   // Guarded by mu_:
   absl::flat_hash_map<DimKeys, std::shared_ptr<CacheEntry>, DimKeysHash> entries_;
-  std::array<AutoDimState, kMaxDynamicDims> auto_state_;
+  std::vector<AutoDimState> auto_state_;
   uint64_t tick_ = 0;  // the LRU clock: entries keep the tick of their last use
   int64_t next_id_ = 1;
   CacheStats stats_;

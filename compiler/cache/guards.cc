@@ -9,7 +9,7 @@ namespace graphjit::compiler::cache {
 namespace {
 
 absl::StatusOr<InputGuard> GuardFor(const std::string& name, const ir::ValueType& type,
-                                    const std::vector<std::string>& dynamic_dims) {
+                                    const std::vector<DynamicDim>& dynamic_dims) {
   InputGuard guard{name, type.dtype, {}};
   for (size_t axis = 0; axis < type.shape.size(); ++axis) {
     const ir::SymExpr& dim = type.shape[axis];
@@ -19,43 +19,47 @@ absl::StatusOr<InputGuard> GuardFor(const std::string& name, const ir::ValueType
       d.constant = *c;
     } else if (dim.IsSymbol(&symbol)) {
       for (size_t k = 0; k < dynamic_dims.size(); ++k) {
-        if (dynamic_dims[k] == symbol) d.dynamic = static_cast<int>(k);
+        if (dynamic_dims[k].symbol == symbol) d.dynamic = static_cast<int>(k);
       }
     }
     if (!dim.IsConstant() && d.dynamic < 0) {
+      std::vector<std::string> names;
+      for (const DynamicDim& dd : dynamic_dims) names.push_back(dd.symbol);
       return absl::InvalidArgumentError(
           absl::StrCat("input '", name, "' dim ", axis, " is `", dim.ToString(),
                        "`: the compile cache guards constant dims and bare dynamic dims (",
-                       absl::StrJoin(dynamic_dims, ", "), ") only"));
+                       absl::StrJoin(names, ", "), ") only"));
     }
     guard.dims.push_back(d);
   }
   return guard;
 }
 
-std::string DimText(const InputGuard& g, const std::vector<std::string>& dynamic_dims) {
+std::string DimText(const InputGuard& g, const std::vector<DynamicDim>& dynamic_dims) {
   std::vector<std::string> dims;
   for (const DimGuard& d : g.dims) {
-    dims.push_back(d.dynamic >= 0 ? dynamic_dims[d.dynamic] : absl::StrCat(d.constant));
+    dims.push_back(d.dynamic >= 0 ? dynamic_dims[d.dynamic].symbol : absl::StrCat(d.constant));
   }
   return absl::StrCat(g.name, ": ", ir::DTypeName(g.dtype), "[", absl::StrJoin(dims, ", "), "]");
 }
 
+std::string RangeText(const std::string& source, const DimRange& r) {
+  if (r.lo == r.hi) return absl::StrCat(source, " == ", r.lo);
+  if (r.unbounded()) return absl::StrCat(source, " >= ", r.lo);
+  return absl::StrCat(source, " in [", r.lo, ", ", r.hi, "]");
+}
+
 }  // namespace
 
-absl::StatusOr<InputSignature> InputSignature::Create(
-    const frontend::InputTypes& inputs, const frontend::InputTypes& padded_inputs,
-    const std::vector<std::string>& dynamic_dims) {
-  if (dynamic_dims.size() > kMaxDynamicDims) {
-    return absl::InvalidArgumentError(absl::StrCat("the compile cache handles at most ",
-                                                   kMaxDynamicDims, " dynamic dims, the model has ",
-                                                   dynamic_dims.size()));
-  }
+absl::StatusOr<InputSignature> InputSignature::Create(const frontend::InputTypes& inputs,
+                                                      const frontend::InputTypes& masks,
+                                                      std::vector<DynamicDim> dynamic_dims) {
   InputSignature sig;
-  sig.dynamic_dims_ = dynamic_dims;
-  sig.dim_sources_.resize(dynamic_dims.size());
+  sig.dynamic_dims_ = std::move(dynamic_dims);
+  const size_t n = sig.dynamic_dims_.size();
+  sig.dim_sources_.resize(n);
   for (const auto& [name, type] : inputs) {
-    absl::StatusOr<InputGuard> g = GuardFor(name, type, dynamic_dims);
+    absl::StatusOr<InputGuard> g = GuardFor(name, type, sig.dynamic_dims_);
     if (!g.ok()) return g.status();
     for (size_t axis = 0; axis < g->dims.size(); ++axis) {
       int k = g->dims[axis].dynamic;
@@ -65,32 +69,35 @@ absl::StatusOr<InputSignature> InputSignature::Create(
     }
     sig.inputs_.push_back(*std::move(g));
   }
-  for (size_t k = 0; k < dynamic_dims.size(); ++k) {
+  for (size_t k = 0; k < n; ++k) {
     if (sig.dim_sources_[k].empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "dynamic dim '", dynamic_dims[k], "' is not a dim of any input, so no call binds it"));
+      return absl::InvalidArgumentError(absl::StrCat("dynamic dim '", sig.dynamic_dims_[k].symbol,
+                                                     "' is not a dim of any input, so no call "
+                                                     "binds it"));
     }
   }
-  for (const auto& [name, type] : padded_inputs) {
-    auto same = [&](const std::pair<std::string, ir::ValueType>& in) { return in.first == name; };
-    auto it = std::find_if(inputs.begin(), inputs.end(), same);
-    if (it != inputs.end()) {
-      if (!(it->second == type)) {
+  for (const auto& [name, type] : masks) {
+    for (const InputGuard& in : sig.inputs_) {
+      if (in.name == name) {
         return absl::InvalidArgumentError(
-            absl::StrCat("input '", name, "' is ", ir::TypeToString(it->second), " unpadded but ",
-                         ir::TypeToString(type), " when traced for padding"));
+            absl::StrCat("mask '", name, "' has the name of an input the caller passes"));
       }
-      continue;
     }
-    absl::StatusOr<InputGuard> g = GuardFor(name, type, dynamic_dims);
+    absl::StatusOr<InputGuard> g = GuardFor(name, type, sig.dynamic_dims_);
     if (!g.ok()) return g.status();
     sig.masks_.push_back(*std::move(g));
   }
   return sig;
 }
 
+bool InputSignature::pads() const {
+  return std::any_of(dynamic_dims_.begin(), dynamic_dims_.end(),
+                     [](const DynamicDim& d) { return d.padded(); });
+}
+
 bool InputSignature::Bind(absl::Span<const runtime::Tensor* const> args, DimValues* values) const {
-  uint32_t bound = 0;  // bit k: dynamic dim k has a value
+  // -1 marks a dim not yet bound (dims are never negative).
+  values->assign(dynamic_dims_.size(), -1);
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const runtime::Tensor* t = args[i];
     const InputGuard& g = inputs_[i];
@@ -100,11 +107,10 @@ bool InputSignature::Bind(absl::Span<const runtime::Tensor* const> args, DimValu
       const DimGuard& d = g.dims[a];
       if (d.dynamic < 0) {
         if (dims[a] != d.constant) return false;
-      } else if (bound & (1u << d.dynamic)) {
-        if ((*values)[d.dynamic] != dims[a]) return false;
-      } else {
+      } else if ((*values)[d.dynamic] < 0) {
         (*values)[d.dynamic] = dims[a];
-        bound |= 1u << d.dynamic;
+      } else if ((*values)[d.dynamic] != dims[a]) {
+        return false;
       }
     }
   }
@@ -112,8 +118,7 @@ bool InputSignature::Bind(absl::Span<const runtime::Tensor* const> args, DimValu
 }
 
 std::string InputSignature::ExplainFailure(absl::Span<const runtime::Tensor* const> args) const {
-  DimValues values{};
-  uint32_t bound = 0;
+  std::vector<int64_t> values(dynamic_dims_.size(), -1);
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const runtime::Tensor* t = args[i];
     const InputGuard& g = inputs_[i];
@@ -136,19 +141,42 @@ std::string InputSignature::ExplainFailure(absl::Span<const runtime::Tensor* con
         if (got != d.constant) {
           return absl::StrCat(g.name, ".shape[", a, "] == ", d.constant, " failed: got ", got);
         }
-      } else if (bound & (1u << d.dynamic)) {
-        if (values[d.dynamic] != got) {
-          return absl::StrCat(g.name, ".shape[", a, "] == ", DimSource(d.dynamic), " (",
-                              dynamic_dims_[d.dynamic], ") failed: got ", got, " vs ",
-                              values[d.dynamic]);
-        }
-      } else {
+      } else if (values[d.dynamic] < 0) {
         values[d.dynamic] = got;
-        bound |= 1u << d.dynamic;
+      } else if (values[d.dynamic] != got) {
+        return absl::StrCat(g.name, ".shape[", a, "] == ", DimSource(d.dynamic), " (",
+                            dynamic_dims_[d.dynamic].symbol, ") failed: got ", got, " vs ",
+                            values[d.dynamic]);
       }
     }
   }
   return "";
+}
+
+frontend::InputTypes InputSignature::TraceTypes(const DimKeys& keys, bool with_masks,
+                                                bool symbolic_padded) const {
+  auto type_of = [&](const InputGuard& g) {
+    ir::ValueType type{g.dtype, {}};
+    for (const DimGuard& d : g.dims) {
+      if (d.dynamic < 0) {
+        type.shape.push_back(ir::SymExpr(d.constant));
+      } else if (symbolic_padded && dynamic_dims_[d.dynamic].padded()) {
+        type.shape.push_back(ir::SymExpr::Symbol(dynamic_dims_[d.dynamic].symbol));
+      } else if (IsSymbolicKey(keys[d.dynamic])) {
+        type.shape.push_back(
+            ir::SymExpr::Symbol(dynamic_dims_[SymbolicRep(keys[d.dynamic])].symbol));
+      } else {
+        type.shape.push_back(ir::SymExpr(keys[d.dynamic]));
+      }
+    }
+    return type;
+  };
+  frontend::InputTypes types;
+  for (const InputGuard& g : inputs_) types.emplace_back(g.name, type_of(g));
+  if (with_masks) {
+    for (const InputGuard& g : masks_) types.emplace_back(g.name, type_of(g));
+  }
+  return types;
 }
 
 std::string InputSignature::ToString() const {
@@ -157,28 +185,33 @@ std::string InputSignature::ToString() const {
   return absl::StrJoin(parts, ", ");
 }
 
+EntryGuards::EntryGuards(const InputSignature& signature, const DimKeys& keys) {
+  for (int k = 0; k < signature.num_dynamic(); ++k) {
+    ranges_.push_back(RangeForKey(signature.dynamic_dims()[k].policy, keys[k]));
+    int rep = IsSymbolicKey(keys[k]) ? SymbolicRep(keys[k]) : -1;
+    same_as_.push_back(rep == k ? -1 : rep);
+  }
+}
+
 int EntryGuards::CountFailures(const DimValues& values) const {
   int n = 0;
-  for (int k = 0; k < num_dynamic_; ++k) n += ranges_[k].Contains(values[k]) ? 0 : 1;
+  for (size_t k = 0; k < ranges_.size(); ++k) {
+    n += ranges_[k].Contains(values[k]) ? 0 : 1;
+    n += same_as_[k] >= 0 && values[k] != values[same_as_[k]] ? 1 : 0;
+  }
   return n;
 }
 
-namespace {
-
-std::string RangeText(const std::string& source, const DimRange& r) {
-  if (r.lo == r.hi) return absl::StrCat(source, " == ", r.lo);
-  if (r.unbounded()) return absl::StrCat(source, " >= ", r.lo);
-  return absl::StrCat(source, " in [", r.lo, ", ", r.hi, "]");
-}
-
-}  // namespace
-
 std::string EntryGuards::ExplainFailure(const InputSignature& signature,
                                         const DimValues& values) const {
-  for (int k = 0; k < num_dynamic_; ++k) {
+  for (size_t k = 0; k < ranges_.size(); ++k) {
+    const std::string& source = signature.DimSource(static_cast<int>(k));
     if (!ranges_[k].Contains(values[k])) {
-      return absl::StrCat(RangeText(signature.DimSource(k), ranges_[k]), " failed: got ",
-                          values[k]);
+      return absl::StrCat(RangeText(source, ranges_[k]), " failed: got ", values[k]);
+    }
+    if (same_as_[k] >= 0 && values[k] != values[same_as_[k]]) {
+      return absl::StrCat(source, " == ", signature.DimSource(same_as_[k]), " failed: got ",
+                          values[k], " vs ", values[same_as_[k]]);
     }
   }
   return "";
@@ -186,8 +219,12 @@ std::string EntryGuards::ExplainFailure(const InputSignature& signature,
 
 std::string EntryGuards::ToString(const InputSignature& signature) const {
   std::vector<std::string> parts;
-  for (int k = 0; k < num_dynamic_; ++k) {
-    parts.push_back(RangeText(signature.DimSource(k), ranges_[k]));
+  for (size_t k = 0; k < ranges_.size(); ++k) {
+    const std::string& source = signature.DimSource(static_cast<int>(k));
+    parts.push_back(RangeText(source, ranges_[k]));
+    if (same_as_[k] >= 0) {
+      parts.push_back(absl::StrCat(source, " == ", signature.DimSource(same_as_[k])));
+    }
   }
   return parts.empty() ? "(no dynamic dims)" : absl::StrJoin(parts, ", ");
 }

@@ -21,7 +21,7 @@ constexpr NamedPolicy kPolicies[] = {{ShapePolicy::kExact, "exact"},
 
 // Size 0 and 1 are always specialized (as TorchDynamo does): a size-1 dim broadcasts,
 // so a graph traced with a symbolic S may assume S >= 2.
-DimKey SymbolicKey(int64_t s) { return s >= 2 ? kSymbolicDim : s; }
+DimKey SymbolicOrSmall(int64_t s) { return s >= 2 ? kSymbolicDim : s; }
 
 }  // namespace
 
@@ -71,7 +71,7 @@ DimKey KeyFor(ShapePolicy policy, int64_t s) {
     case ShapePolicy::kMult128:
       return RoundUp128(s);
     case ShapePolicy::kSymbolic:
-      return SymbolicKey(s);
+      return SymbolicOrSmall(s);
     case ShapePolicy::kAuto:
       break;
   }
@@ -84,11 +84,11 @@ DimKey AutoDimState::Observe(int64_t s) {
     if (*first_ == s) return s;
     dynamic_ = true;
   }
-  return SymbolicKey(s);
+  return SymbolicOrSmall(s);
 }
 
 DimRange RangeForKey(ShapePolicy policy, DimKey key) {
-  if (key == kSymbolicDim) return {2, DimRange{}.hi};
+  if (IsSymbolicKey(key)) return {2, DimRange{}.hi};
   switch (policy) {
     case ShapePolicy::kPow2:
       // Bucket L serves (L/2, L]; bucket 1 also serves 0 (NextPow2(0) == 1).
@@ -101,7 +101,7 @@ DimRange RangeForKey(ShapePolicy policy, DimKey key) {
 }
 
 std::string KeyToString(absl::string_view dim, DimKey key) {
-  return key == kSymbolicDim ? absl::StrCat(dim, "=sym") : absl::StrCat(dim, "=", key);
+  return IsSymbolicKey(key) ? absl::StrCat(dim, "=sym") : absl::StrCat(dim, "=", key);
 }
 
 }  // namespace graphjit::compiler::cache

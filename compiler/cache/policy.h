@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
@@ -32,10 +33,21 @@ std::vector<ShapePolicy> AllPolicies();
 // True for the bucketing policies, which pad inputs and pass a mask.
 bool PadsInputs(ShapePolicy policy);
 
-// The key of one dynamic dim: a length the entry is compiled for, or kSymbolicDim for an
-// entry compiled with the dim left symbolic.
+// The key of one dynamic dim: a length the entry is compiled for (>= 0), or a negative
+// key for an entry compiled with the dim left symbolic. KeyFor and AutoDimState return
+// kSymbolicDim; the cache then refines it to SymbolicKey(r): the dim shares the symbol
+// of dynamic dim r (duck sizing: unnamed dims of equal value share one symbol).
 using DimKey = int64_t;
 inline constexpr DimKey kSymbolicDim = -1;
+inline bool IsSymbolicKey(DimKey key) { return key < 0; }
+inline DimKey SymbolicKey(int rep) { return -1 - static_cast<DimKey>(rep); }
+inline int SymbolicRep(DimKey key) { return static_cast<int>(-1 - key); }
+
+// A call's value and key of every dynamic dim, in the signature's order. Inline storage
+// covers every input dim of the models here, so a hit allocates nothing.
+inline constexpr int kInlineDims = 16;
+using DimValues = absl::InlinedVector<int64_t, kInlineDims>;
+using DimKeys = absl::InlinedVector<DimKey, kInlineDims>;
 
 // The bucket functions. NextPow2(0) is 1 (the smallest power of two), RoundUp128(0) is 0.
 int64_t NextPow2(int64_t s);
@@ -69,7 +81,7 @@ DimRange RangeForKey(ShapePolicy policy, DimKey key);
 
 // The length the entry runs at for a call with value `s`: the bucket for padding
 // policies, `s` itself otherwise.
-inline int64_t RunLength(DimKey key, int64_t s) { return key == kSymbolicDim ? s : key; }
+inline int64_t RunLength(DimKey key, int64_t s) { return IsSymbolicKey(key) ? s : key; }
 
 // `S=128`, `S=sym`.
 std::string KeyToString(absl::string_view dim, DimKey key);

@@ -10,4 +10,5 @@ cmake --install "$build_dir" --prefix "$work/prefix" > "$work.install.log"
 cmake -S "$src_dir/../../examples" -B "$work/consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$work/prefix" > /dev/null
 cmake --build "$work/consumer" > /dev/null
+"$work/consumer/jit_function"
 "$work/consumer/decode_with_cache"

@@ -1,11 +1,11 @@
 // CompileCache on small models: compile counts the key functions predict, 0/1
 // specialization, guard failures, miss explanations, logging, eviction, and what happens
 // to the caller's tensors. Every miss is a real compile.
-#include "compiler/cache/compile_cache.h"
+#include "compiler/jit.h"
+#include "models/jit_model.h"
 
 #include "absl/strings/str_split.h"
 #include "cache_test_util.h"
-#include "compiler/cache/decode_loop.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -18,50 +18,15 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using testutil::DecodeInputs;
 
-std::unique_ptr<CompileCache> MakeCache(const models::Model& model, ShapePolicy policy,
+std::unique_ptr<JitFunction> MakeCache(const models::Model& model, ShapePolicy policy,
                                         int64_t capacity = 0) {
-  CompileCacheOptions options;
+  JitOptions options;
   options.policy = policy;
   options.capacity = capacity;
   options.log = {};
-  absl::StatusOr<std::unique_ptr<CompileCache>> cache = CompileCache::Create(model, options);
+  absl::StatusOr<std::unique_ptr<JitFunction>> cache = models::JitModel(model, options);
   EXPECT_TRUE(cache.ok()) << cache.status();
   return *std::move(cache);
-}
-
-// Short loops around the interesting boundaries (1, 128, 256) under every policy: the
-// compiles are what the key functions predict, and the outputs equal exact's.
-TEST(CompileCache, ShortLoopsCompileWhatTheKeyFunctionsPredict) {
-  auto model = testutil::SmallDecode();
-  struct Loop {
-    int64_t prompt, steps;
-  };
-  for (Loop loop : {Loop{0, 9}, Loop{126, 5}, Loop{250, 10}}) {
-    DecodeLoopOptions opts;
-    opts.prompt = loop.prompt;
-    opts.steps = loop.steps;
-    std::vector<Tensor> reference;
-    for (ShapePolicy policy : AllPolicies()) {
-      SCOPED_TRACE(
-          absl::StrCat(PolicyName(policy), " prompt=", loop.prompt, " steps=", loop.steps));
-      auto cache = MakeCache(*model, policy);
-      absl::StatusOr<DecodeLoopResult> r = RunDecodeLoop(*cache, opts);
-      ASSERT_TRUE(r.ok()) << r.status();
-      int64_t want = testutil::PredictedCompiles(policy, loop.prompt, loop.steps);
-      EXPECT_EQ(r->stats.compiles, want);
-      EXPECT_EQ(r->stats.hits, loop.steps - want);
-      EXPECT_EQ(r->stats.calls, loop.steps);
-      EXPECT_EQ(r->stats.real_elements, (2 * loop.prompt + loop.steps + 1) * loop.steps / 2);
-      if (!PadsInputs(policy)) {
-        EXPECT_EQ(r->stats.padded_elements, r->stats.real_elements);
-      }
-      ASSERT_EQ(r->outputs.size(), static_cast<size_t>(loop.steps));
-      if (policy == ShapePolicy::kExact) reference = r->outputs;
-      for (int64_t t = 0; t < loop.steps; ++t) {
-        EXPECT_LT(runtime::MaxAbsDiff(r->outputs[t], reference[t]), 1e-12) << "step " << t;
-      }
-    }
-  }
 }
 
 TEST(CompileCache, SymbolicSpecializesZeroAndOneAndSharesOneEntryForTheRest) {
@@ -195,11 +160,11 @@ TEST(CompileCache, LogsOneLinePerEventWhenAsked) {
   EXPECT_TRUE(ParseLogFlags("all").guards);
 
   auto model = testutil::SmallDecode();
-  CompileCacheOptions options;
+  JitOptions options;
   options.policy = ShapePolicy::kExact;
   options.capacity = 1;
   options.log = both;
-  auto cache = *CompileCache::Create(*model, options);
+  auto cache = *models::JitModel(*model, options);
   ::testing::internal::CaptureStderr();
   for (int64_t S : {2, 3}) ASSERT_TRUE(cache->Run(DecodeInputs(*model, S)).ok());
   ASSERT_TRUE(cache->Run(DecodeInputs(*model, 3)).ok());  // a hit logs nothing
@@ -285,15 +250,15 @@ TEST(CompileCache, ExactDonatesTheCallersCachesPaddingNeverWritesThem) {
 TEST(CompileCache, PaddingNeedsAModelThatDeclaresAMask) {
   testutil::ScaleRowsModel model;  // no mask for padded traces
   for (ShapePolicy policy : {ShapePolicy::kPow2, ShapePolicy::kMult128}) {
-    CompileCacheOptions options;
+    JitOptions options;
     options.policy = policy;
-    absl::StatusOr<std::unique_ptr<CompileCache>> cache = CompileCache::Create(model, options);
+    absl::StatusOr<std::unique_ptr<JitFunction>> cache = models::JitModel(model, options);
     ASSERT_FALSE(cache.ok());
     EXPECT_THAT(cache.status().message(), HasSubstr("declares no mask input"));
   }
-  CompileCacheOptions options;
+  JitOptions options;
   options.capacity = -1;
-  EXPECT_FALSE(CompileCache::Create(model, options).ok());
+  EXPECT_FALSE(models::JitModel(model, options).ok());
 }
 
 // Traces only where S * 4 == 8: other lengths fail inside the compile.

@@ -1,5 +1,5 @@
-// Guards: the model's input signature (dtype, rank, constant dims, one value per dynamic
-// dim) and the per-entry dim ranges, with the messages that explain a failure.
+// Guards: an input signature (dtype, rank, constant dims, one value per dynamic dim) and
+// the per-entry dim ranges and equalities, with the messages that explain a failure.
 #include "compiler/cache/guards.h"
 
 #include "cache_test_util.h"
@@ -16,13 +16,22 @@ class GuardsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     model_ = testutil::SmallDecode();
+    sig_ = Signature(ShapePolicy::kExact);
+    in_ = testutil::DecodeInputs(*model_, 8);
+  }
+
+  // The decode layer's signature with S keyed by `policy` (and its padding mask).
+  InputSignature Signature(ShapePolicy policy) {
     models::TraceOptions padded;
     padded.padded = true;
-    absl::StatusOr<InputSignature> sig = InputSignature::Create(
-        model_->InputTypes({}), model_->InputTypes(padded), model_->DynamicDims());
-    ASSERT_TRUE(sig.ok()) << sig.status();
-    sig_ = *sig;
-    in_ = testutil::DecodeInputs(*model_, 8);
+    frontend::InputTypes masks;
+    for (const auto& [name, type] : model_->InputTypes(padded)) {
+      if (name == "kmask") masks.emplace_back(name, type);
+    }
+    absl::StatusOr<InputSignature> sig =
+        InputSignature::Create(model_->InputTypes({}), masks, {{"S", policy, true}});
+    EXPECT_TRUE(sig.ok()) << sig.status();
+    return *sig;
   }
 
   std::vector<const Tensor*> Args() {
@@ -80,30 +89,50 @@ TEST_F(GuardsTest, EachFailureNamesTheGuard) {
 
 TEST_F(GuardsTest, EntryRangesExplainTheFirstFailure) {
   DimValues v{129};
-  EntryGuards exact(1, {DimRange{128, 128}});
+  EntryGuards exact(sig_, DimKeys{128});
   EXPECT_FALSE(exact.Check(v));
   EXPECT_EQ(exact.CountFailures(v), 1);
   EXPECT_EQ(exact.ExplainFailure(sig_, v), "k_cache.shape[1] == 128 failed: got 129");
   EXPECT_EQ(exact.ToString(sig_), "k_cache.shape[1] == 128");
 
-  EntryGuards symbolic(1, {RangeForKey(ShapePolicy::kSymbolic, kSymbolicDim)});
+  EntryGuards symbolic(Signature(ShapePolicy::kSymbolic), DimKeys{SymbolicKey(0)});
   EXPECT_TRUE(symbolic.Check(v));
   EXPECT_EQ(symbolic.ExplainFailure(sig_, v), "");
   EXPECT_EQ(symbolic.ExplainFailure(sig_, DimValues{1}), "k_cache.shape[1] >= 2 failed: got 1");
 
-  EntryGuards bucket(1, {RangeForKey(ShapePolicy::kPow2, 512)});
+  EntryGuards bucket(Signature(ShapePolicy::kPow2), DimKeys{512});
   EXPECT_EQ(bucket.ExplainFailure(sig_, DimValues{513}),
             "k_cache.shape[1] in [257, 512] failed: got 513");
 }
 
+TEST(GuardsCreate, DimsTracedWithAnotherDimsSymbolMustEqualIt) {
+  const ir::SymExpr a = ir::SymExpr::Symbol("a"), b = ir::SymExpr::Symbol("b");
+  frontend::InputTypes types = {{"x", {ir::DType::kF64, {a}}}, {"y", {ir::DType::kF64, {b}}}};
+  absl::StatusOr<InputSignature> sig = InputSignature::Create(
+      types, {}, {{"a", ShapePolicy::kAuto, false}, {"b", ShapePolicy::kAuto, false}});
+  ASSERT_TRUE(sig.ok()) << sig.status();
+  EntryGuards same(*sig, DimKeys{SymbolicKey(0), SymbolicKey(0)});  // b traced as a
+  EXPECT_TRUE(same.Check(DimValues{5, 5}));
+  EXPECT_FALSE(same.Check(DimValues{5, 6}));
+  EXPECT_EQ(same.ExplainFailure(*sig, DimValues{5, 6}),
+            "y.shape[0] == x.shape[0] failed: got 6 vs 5");
+  EXPECT_EQ(same.ToString(*sig), "x.shape[0] >= 2, y.shape[0] >= 2, y.shape[0] == x.shape[0]");
+  frontend::InputTypes traced = sig->TraceTypes(DimKeys{SymbolicKey(0), SymbolicKey(0)}, false);
+  EXPECT_EQ(ir::TypeToString(traced[1].second), "f64[a]");
+  traced = sig->TraceTypes(DimKeys{3, SymbolicKey(1)}, false);
+  EXPECT_EQ(ir::TypeToString(traced[0].second), "f64[3]");
+  EXPECT_EQ(ir::TypeToString(traced[1].second), "f64[b]");
+}
+
 TEST(GuardsCreate, UnguardableDimsAreRefused) {
   frontend::InputTypes types = {{"x", {ir::DType::kF64, {ir::SymExpr::Symbol("S") + 1, 4}}}};
-  absl::StatusOr<InputSignature> sig = InputSignature::Create(types, types, {"S"});
+  absl::StatusOr<InputSignature> sig =
+      InputSignature::Create(types, {}, {{"S", ShapePolicy::kExact, true}});
   ASSERT_FALSE(sig.ok());
   EXPECT_THAT(sig.status().message(), HasSubstr("input 'x' dim 0 is `S+1`"));
 
   frontend::InputTypes plain = {{"x", {ir::DType::kF64, {4}}}};
-  sig = InputSignature::Create(plain, plain, {"S"});
+  sig = InputSignature::Create(plain, {}, {{"S", ShapePolicy::kExact, true}});
   ASSERT_FALSE(sig.ok());
   EXPECT_THAT(sig.status().message(), HasSubstr("dynamic dim 'S' is not a dim of any input"));
 }

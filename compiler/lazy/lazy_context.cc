@@ -1,9 +1,11 @@
-#include "frontend/lazy/lazy_context.h"
+#include "compiler/lazy/lazy_context.h"
 
 #include "absl/strings/str_cat.h"
 #include "ir/printer.h"
 
-namespace graphjit::frontend {
+namespace graphjit::compiler {
+
+using frontend::Value;
 
 // What a Value of this context refers to: a computed tensor, or a node of the graph being
 // recorded (in epoch `epoch`). Owned by the Value handles, so it dies with the last one.
@@ -14,10 +16,12 @@ struct LazyContext::Slot {
   int epoch = -1;
 };
 
-LazyContext::LazyContext(runtime::TensorMap inputs, runtime::TensorMap params)
+LazyContext::LazyContext(runtime::TensorMap inputs, runtime::TensorMap params,
+                         std::shared_ptr<CodeStore> store)
     : inputs_(std::move(inputs)),
       params_(std::move(params)),
-      builder_(std::make_unique<ir::GraphBuilder>("lazy")) {}
+      builder_(std::make_unique<ir::GraphBuilder>("lazy")),
+      store_(store != nullptr ? std::move(store) : CodeStore::Default()) {}
 
 LazyContext::~LazyContext() = default;
 
@@ -108,15 +112,18 @@ absl::Status LazyContext::Cut() {
     for (const auto& s : live) builder_->Output(s->node);
     absl::StatusOr<ir::Graph> graph = std::move(*builder_).Build();
     if (!graph.ok()) return graph.status();
-    std::string key = ir::PrintGraph(*graph);
+    // Inputs are named by order of first use, so equal computations on different data
+    // record equal graphs: the same content key, the same code.
+    const ContentKey key = GraphContentKey(*graph, {}, {});
     auto it = code_.find(key);
     if (it == code_.end()) {
-      absl::StatusOr<std::unique_ptr<compiler::CompiledGraph>> cg =
-          compiler::CompiledGraph::Compile(*graph, {});
-      if (!cg.ok()) return cg.status();
-      it = code_.emplace(std::move(key), *std::move(cg)).first;
-      ++compiles_;
-      record.compiled = true;
+      bool compiled = false;
+      absl::StatusOr<std::shared_ptr<const CompiledGraph>> code = store_->GetOrCompile(
+          key, [&] { return CompiledGraph::Compile(*graph, {}); }, &compiled);
+      if (!code.ok()) return code.status();
+      it = code_.emplace(key, *std::move(code)).first;
+      compiles_ += compiled ? 1 : 0;
+      record.compiled = compiled;
     }
     runtime::TensorMap in;
     for (size_t i = 0; i < graph_inputs_.size(); ++i) {
@@ -129,7 +136,6 @@ absl::Status LazyContext::Cut() {
   graphs_.push_back(record);
   // Start the next graph; handles that died leave expired slots behind, dropped here.
   ++epoch_;
-  // One name for all: the name is part of the printed graph, the cache key.
   builder_ = std::make_unique<ir::GraphBuilder>("lazy");
   graph_inputs_.clear();
   input_nodes_.clear();
@@ -156,4 +162,4 @@ absl::StatusOr<double> LazyContext::Item(const Value& v) {
   return t->ValueAt(0);
 }
 
-}  // namespace graphjit::frontend
+}  // namespace graphjit::compiler

@@ -2,38 +2,36 @@
 // errors at the op that caused them.
 #include <cmath>
 
-#include "frontend/lazy/lazy_context.h"
-#include "frontend/lazy/lazy_demo.h"
+#include "compiler/lazy/lazy_context.h"
 #include "frontend/ops.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace graphjit::frontend {
+namespace graphjit::compiler {
 namespace {
 
+using frontend::Value;
 using runtime::Tensor;
 using ::testing::HasSubstr;
 
-TEST(LazyDemo, EveryIterationIsOneSevenOpGraphCompiledOnce) {
-  absl::StatusOr<LazyDemoResult> r = RunLazyDemo();
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_GT(r->iterations, 2);
-  EXPECT_LE(r->iterations, 200);
-  // One graph per stopping test, plus the final materialization.
-  ASSERT_EQ(r->graphs.size(), static_cast<size_t>(r->iterations) + 1);
-  for (int i = 0; i < r->iterations; ++i) {
-    // matmul, tanh, two subs (the square is written (a - b) * (a - b)), mul, two maxes.
-    EXPECT_EQ(r->graphs[i].ops, 7) << i;
-  }
-  // y_new was computed by the last stopping test's graph: nothing left to run.
-  EXPECT_EQ(r->graphs.back().ops, 0);
-  // Same structure every iteration (only the data differs): compiled once.
-  EXPECT_EQ(r->compiles, 1);
-  EXPECT_TRUE(r->graphs[0].compiled);
-  EXPECT_FALSE(r->graphs[1].compiled);
-  EXPECT_LT(r->max_abs_diff, 1e-14);
-  EXPECT_EQ(r->unrolled_ops, 2 * r->iterations);
-  EXPECT_LT(r->unrolled_max_abs_diff, 1e-14);
+TEST(Lazy, ContextsSharingAStoreCompileEachGraphOnce) {
+  auto store = std::make_shared<CodeStore>();
+  auto run = [&](LazyContext& ctx, double v) {
+    Value x = ctx.Tensor(*Tensor::FromDoubles(ir::DType::kF64, {4}, {v, v, v, v}));
+    absl::StatusOr<double> item = ctx.Item(ReduceSum(Tanh(x) * 3.0, 0));
+    EXPECT_TRUE(item.ok()) << item.status();
+    return item.ok() ? *item : 0.0;
+  };
+  LazyContext a({}, {}, store), b({}, {}, store);
+  EXPECT_NEAR(run(a, 0.5), 12 * std::tanh(0.5), 1e-12);
+  EXPECT_NEAR(run(b, 0.25), 12 * std::tanh(0.25), 1e-12);  // other data, same graph
+  EXPECT_EQ(a.compiles(), 1);
+  EXPECT_EQ(b.compiles(), 0);
+  EXPECT_FALSE(b.graphs().back().compiled);
+  CodeStoreStats s = store->stats();
+  EXPECT_EQ(s.compiles, 1);
+  EXPECT_EQ(s.hits, 1);
+  EXPECT_EQ(s.live, 1);
 }
 
 TEST(Lazy, NothingRunsUntilAValueIsNeeded) {
@@ -97,4 +95,4 @@ TEST(Lazy, ItemNeedsOneElement) {
 }
 
 }  // namespace
-}  // namespace graphjit::frontend
+}  // namespace graphjit::compiler

@@ -1,9 +1,10 @@
 // LazyContext: model code records ops without running them; a concrete value (Item(),
-// Materialize()) cuts the pending graph there (a graph break), compiles it through a
-// structural-hash keyed cache of native code, runs it, and recording goes on in a new
-// graph. The same Value handles and op functions as eager and traced code.
-#ifndef GRAPHJIT_FRONTEND_LAZY_LAZY_CONTEXT_H_
-#define GRAPHJIT_FRONTEND_LAZY_LAZY_CONTEXT_H_
+// Materialize()) cuts the pending graph there (a graph break), gets its native code from
+// the CodeStore by content key (the same store Jit functions use, so equal graphs share
+// one compile), runs it, and recording goes on in a new graph. The same Value handles
+// and op functions as eager and traced code.
+#ifndef GRAPHJIT_COMPILER_LAZY_LAZY_CONTEXT_H_
+#define GRAPHJIT_COMPILER_LAZY_LAZY_CONTEXT_H_
 
 #include <memory>
 #include <string>
@@ -11,11 +12,12 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "compiler/cache/code_store.h"
 #include "compiler/compiled_graph.h"
 #include "frontend/value.h"
 #include "ir/builder.h"
 
-namespace graphjit::frontend {
+namespace graphjit::compiler {
 
 // One cut: how many compute ops its graph had (0 when everything asked for was ready).
 struct GraphBreak {
@@ -24,36 +26,39 @@ struct GraphBreak {
   bool compiled = false;  // a cache miss compiled it (else reused code)
 };
 
-class LazyContext : public Context {
+class LazyContext : public frontend::Context {
  public:
-  // `inputs` and `params` are concrete tensors the code may read by name.
-  LazyContext(runtime::TensorMap inputs = {}, runtime::TensorMap params = {});
+  // `inputs` and `params` are concrete tensors the code may read by name. Code comes from
+  // `store` (null: CodeStore::Default()).
+  LazyContext(runtime::TensorMap inputs = {}, runtime::TensorMap params = {},
+              std::shared_ptr<CodeStore> store = nullptr);
   ~LazyContext() override;
 
   // A concrete tensor as a value (already materialized).
-  Value Tensor(const runtime::Tensor& t);
+  frontend::Value Tensor(const runtime::Tensor& t);
 
-  Value Input(absl::string_view name) override;
+  frontend::Value Input(absl::string_view name) override;
   bool HasInput(absl::string_view name) const override { return inputs_.contains(name); }
-  Value Param(absl::string_view name) override;
-  Value Emit(ir::OpCode op, absl::Span<const Value> operands, ir::Attrs attrs) override;
+  frontend::Value Param(absl::string_view name) override;
+  frontend::Value Emit(ir::OpCode op, absl::Span<const frontend::Value> operands,
+                       ir::Attrs attrs) override;
   const ir::ValueType& TypeOf(ir::ValueId id) const override;
 
   // Cuts the pending graph and returns `v`'s tensor. Every pending value a live handle
   // still refers to is computed by the same graph (so it is never recomputed later);
   // values no handle refers to are dropped.
-  absl::StatusOr<runtime::Tensor> Materialize(const Value& v);
+  absl::StatusOr<runtime::Tensor> Materialize(const frontend::Value& v);
   // The value of a one-element tensor, e.g. for `if (ctx.Item(err) < 1e-12)`.
-  absl::StatusOr<double> Item(const Value& v);
+  absl::StatusOr<double> Item(const frontend::Value& v);
 
   const std::vector<GraphBreak>& graphs() const { return graphs_; }
-  int compiles() const { return compiles_; }
+  int compiles() const { return compiles_; }  // cuts whose graph this context compiled
   // Pending (not yet computed) ops.
   int pending_ops() const;
 
  private:
   struct Slot;
-  Value NewValue(std::shared_ptr<Slot> slot);
+  frontend::Value NewValue(std::shared_ptr<Slot> slot);
   // The current graph's node for a slot (an input node for a computed tensor).
   ir::ValueId NodeFor(const std::shared_ptr<Slot>& slot);
   absl::Status Cut();
@@ -66,11 +71,14 @@ class LazyContext : public Context {
   absl::flat_hash_map<const Slot*, ir::ValueId> input_nodes_;
   int epoch_ = 0;
   // Native code by the pending graph's canonical text (structure, shapes and constants).
-  absl::flat_hash_map<std::string, std::unique_ptr<compiler::CompiledGraph>> code_;
+  std::shared_ptr<CodeStore> store_;
+  // The code this context's graphs used, held so the store keeps it while the context
+  // lives (the store itself holds code only weakly).
+  absl::flat_hash_map<ContentKey, std::shared_ptr<const CompiledGraph>> code_;
   std::vector<GraphBreak> graphs_;
   int compiles_ = 0;
 };
 
-}  // namespace graphjit::frontend
+}  // namespace graphjit::compiler
 
-#endif  // GRAPHJIT_FRONTEND_LAZY_LAZY_CONTEXT_H_
+#endif  // GRAPHJIT_COMPILER_LAZY_LAZY_CONTEXT_H_

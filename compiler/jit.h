@@ -1,0 +1,99 @@
+// compiler::Jit: shape-guarded, cached compilation of any function written against the
+// frontend (graphjit's torch.compile). The first call with a new input signature (names,
+// dtypes, ranks) traces the function with the call's shapes; guards come from that
+// trace; a call that fails them compiles a new entry, per the shape policy:
+//
+//   graphjit::compiler::JitOptions options;
+//   options.policy = graphjit::compiler::cache::ShapePolicy::kAuto;
+//   auto fn = graphjit::compiler::Jit("mlp", [](graphjit::frontend::Context& ctx) {
+//     return std::vector<graphjit::frontend::Value>{Softmax(Matmul(ctx.Input("x"),
+//                                                                  ctx.Param("w1")))};
+//   }, weights, options);
+//   auto y = (*fn)->Run({{"x", x}});
+//
+// Compiled code lives in a CodeStore by content (traced graph, weights, options, target),
+// so equal graphs - another entry's, another function's - share one compile.
+#ifndef GRAPHJIT_COMPILER_JIT_H_
+#define GRAPHJIT_COMPILER_JIT_H_
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/cache/cache_stats.h"
+#include "compiler/cache/code_store.h"
+#include "compiler/cache/compile_cache.h"
+#include "compiler/jit_options.h"
+#include "frontend/value.h"
+#include "runtime/interpreter.h"
+
+namespace graphjit::compiler {
+
+using TraceFn = std::function<std::vector<frontend::Value>(frontend::Context&)>;
+
+class JitFunction {
+ public:
+  // Runs the function on `inputs` (by name), compiling on a miss. `bindings` gives call
+  // symbols (a symbol the function uses that is no input dim, e.g. the decode layer's
+  // write position P). A trace error (a shape error in the function) is returned by the
+  // call that traced it and is not cached.
+  absl::StatusOr<std::vector<runtime::Tensor>> Run(const runtime::TensorMap& inputs,
+                                                   const ir::Bindings& bindings = {});
+  // The lookup alone: the entry that serves `inputs`, compiled first on a miss.
+  absl::StatusOr<std::shared_ptr<const cache::CacheEntry>> Acquire(
+      const runtime::TensorMap& inputs);
+  // Why `inputs` would miss (see CompileCache::ExplainMiss); "" on a hit.
+  std::string ExplainMiss(const runtime::TensorMap& inputs) const;
+
+  // Counters summed over every input signature seen.
+  cache::CacheStats stats() const;
+  int64_t size() const;  // live entries
+  int64_t num_signatures() const;
+  // The signature of the most recently created cache, e.g. `x: f64[x_0, 4]`; "" before
+  // the first call.
+  std::string SignatureText() const;
+
+  const std::string& name() const { return function_.name; }
+  cache::ShapePolicy policy() const { return options_.policy; }
+  const JitOptions& options() const { return options_; }
+  const runtime::TensorMap& weights() const { return function_.weights; }
+  CodeStore& store() const { return *options_.store; }
+
+ private:
+  friend absl::StatusOr<std::unique_ptr<JitFunction>> Jit(std::string name, TraceFn fn,
+                                                          runtime::TensorMap weights,
+                                                          JitOptions options);
+  JitFunction(cache::TracedFunction function, JitOptions options)
+      : function_(std::move(function)), options_(std::move(options)) {}
+
+  // The cache whose signature `inputs` has, created on first sight; null with `error`
+  // set when the options do not fit the call (e.g. a dynamic dim of a missing input).
+  cache::CompileCache* CacheFor(const runtime::TensorMap& inputs, cache::CompileCache::Args* args,
+                                absl::Status* error);
+  absl::StatusOr<cache::InputSignature> SignatureFor(const runtime::TensorMap& inputs) const;
+  // The types and dynamic dims of a signature: from JitOptions::input_types, or from a
+  // call's tensors (every dim a dynamic dim, keyed per the policy).
+  absl::Status DeclaredTypes(frontend::InputTypes* types,
+                             std::vector<cache::DynamicDim>* dims) const;
+  absl::Status CallTypes(const runtime::TensorMap& inputs, frontend::InputTypes* types,
+                         std::vector<cache::DynamicDim>* dims) const;
+
+  const cache::TracedFunction function_;
+  const JitOptions options_;
+  mutable std::mutex mu_;
+  std::vector<std::unique_ptr<cache::CompileCache>> caches_;  // guarded by mu_; never shrinks
+};
+
+// A JitFunction for `fn` reading `weights` by name (ctx.Param). InvalidArgument for
+// options that cannot work: a padding policy without JitOptions::padding, symbolic
+// without dynamic dims, a negative capacity, an empty function.
+absl::StatusOr<std::unique_ptr<JitFunction>> Jit(std::string name, TraceFn fn,
+                                                 runtime::TensorMap weights,
+                                                 JitOptions options = {});
+
+}  // namespace graphjit::compiler
+
+#endif  // GRAPHJIT_COMPILER_JIT_H_
