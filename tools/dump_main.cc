@@ -18,14 +18,15 @@
 #include "absl/strings/str_split.h"
 #include "compiler/analysis/bytes_moved.h"
 #include "compiler/analysis/flops.h"
-#include "compiler/analysis/six_nd.h"
 #include "compiler/cache/policy.h"
 #include "compiler/compiled_graph.h"
 #include "compiler/passes/pipeline.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "models/model.h"
+#include "studies/six_nd.h"
 #include "tools/flag_util.h"
+#include "tools/weights_flag.h"
 
 ABSL_FLAG(std::string, stage, "optimized",
           "what to print: traced (as the model recorded it), optimized (after the pass "
@@ -46,11 +47,17 @@ ABSL_FLAG(std::vector<std::string>, bind, {},
 ABSL_FLAG(std::string, dtype, "", "f32 or f64: the model's dtype (unless its spec says)");
 ABSL_FLAG(bool, stats, false,
           "print node counts (total and computing) after each pass, and pass times");
+ABSL_FLAG(std::string, weights, "",
+          "DIR of NAME.npy files or FILE.safetensors: the weights to compile with (what "
+          "constant folding and fold_norm_weight fold), one tensor per parameter with its "
+          "dtype and shape (default: a model's seeded weights; an IR file's params stay "
+          "unfolded)");
 
 namespace graphjit {
 namespace {
 
-// A graph to dump and the parameter values its passes may fold (none for a .gir file).
+// A graph to dump and the parameter values its passes may fold (for a .gir file, only
+// --weights).
 struct Loaded {
   ir::Graph graph;
   runtime::TensorMap params;
@@ -67,6 +74,11 @@ absl::StatusOr<Loaded> LoadGraph(const std::string& what, const ir::Bindings& di
     if (!g.ok()) return g.status();
     Loaded loaded;
     loaded.graph = *std::move(g);
+    if (const std::string path = absl::GetFlag(FLAGS_weights); !path.empty()) {
+      absl::StatusOr<runtime::TensorMap> w = tools::LoadGraphWeights(path, loaded.graph);
+      if (!w.ok()) return w.status();
+      loaded.params = *std::move(w);
+    }
     return loaded;
   }
   std::string spec = what;
@@ -81,6 +93,9 @@ absl::StatusOr<Loaded> LoadGraph(const std::string& what, const ir::Bindings& di
   }
   absl::StatusOr<std::unique_ptr<models::Model>> model = models::CreateModel(spec);
   if (!model.ok()) return model.status();
+  if (const std::string path = absl::GetFlag(FLAGS_weights); !path.empty()) {
+    if (absl::Status s = tools::ApplyWeightsFlag(path, **model); !s.ok()) return s;
+  }
   std::vector<std::string> dyn = (*model)->DynamicDims();
   for (const auto& [name, value] : dims) {
     if (std::find(dyn.begin(), dyn.end(), name) == dyn.end()) {
@@ -221,8 +236,8 @@ int Main(int argc, char** argv) {
                 Formula(traffic.bytes_written, values).c_str());
     if (loaded->model != nullptr) {
       // Forward and training (forward + autodiff backward) FLOPs of the traced model.
-      absl::StatusOr<compiler::ModelFlops> mf =
-          compiler::CountModelFlops(*loaded->model, loaded->options);
+      absl::StatusOr<studies::ModelFlops> mf =
+          studies::CountModelFlops(*loaded->model, loaded->options);
       if (mf.ok()) {
         std::printf("# params N = %lld; forward FLOPs %s; training FLOPs %s\n",
                     static_cast<long long>(mf->num_params), Formula(mf->forward, values).c_str(),

@@ -1,7 +1,9 @@
 // graphjit-run: runs a model spec or a textual IR file on .npy inputs and writes the
 // outputs as .npy files.
 //   graphjit-run decode --dim S=64 --bind P=63 --mode=jit --output-dir out/
-//   graphjit-run g.gir --input x=@x.npy --param-dir weights/ --output-dir out/
+//   graphjit-run g.gir --input x=@x.npy --weights weights/ --output-dir out/
+//   graphjit-run decode --weights model.safetensors --mode=eager
+//   graphjit-run decode:seed=3 --save-weights model.safetensors
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -15,26 +17,35 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "compiler/cache/compile_cache.h"
+#include "compiler/cache/policy.h"
 #include "compiler/compiled_graph.h"
+#include "compiler/jit.h"
 #include "ir/parser.h"
+#include "models/jit_model.h"
 #include "models/model.h"
 #include "runtime/npy.h"
+#include "runtime/weights.h"
 #include "tools/flag_util.h"
+#include "tools/weights_flag.h"
 
 ABSL_FLAG(std::vector<std::string>, input, {},
           "NAME=@FILE.npy for a graph input (repeat the flag or separate with commas); a "
           "model's inputs not given are seeded random ones (--seed, --dim)");
-ABSL_FLAG(std::string, param_dir, "",
-          "directory of NAME.npy files, one per parameter (models default to their seeded "
-          "weights)");
+ABSL_FLAG(std::string, weights, "",
+          "DIR of NAME.npy files or FILE.safetensors: the weights every mode computes with, "
+          "exactly one tensor per parameter with its dtype and shape (models default to "
+          "their seeded weights; an IR file needs them)");
+ABSL_FLAG(std::string, param_dir, "", "the old name of --weights (give one of the two)");
+ABSL_FLAG(std::string, save_weights, "",
+          "write the weights the run would use (a model's seeded ones, or --weights) to DIR "
+          "as NAME.npy files or to FILE.safetensors, and exit without running");
 ABSL_FLAG(std::vector<std::string>, bind, {}, "call symbols, e.g. --bind P=63");
 ABSL_FLAG(std::vector<std::string>, dim, {},
           "for models: fix dynamic dims and size the example inputs, e.g. --dim S=64");
 ABSL_FLAG(std::string, mode, "jit", "eager (models only), interp or jit");
 ABSL_FLAG(std::string, policy, "",
-          "with --mode=jit and a model: run through a compile cache with this shape policy "
-          "(exact, pow2, mult128, symbolic, auto)");
+          "with --mode=jit and a model: run through models::JitModel (a compile cache) with "
+          "this shape policy (exact, pow2, mult128, symbolic, auto)");
 ABSL_FLAG(std::string, output_dir, "", "write output i as outputI.npy here (else print)");
 ABSL_FLAG(int64_t, seed, 0, "seed of example inputs");
 
@@ -58,18 +69,15 @@ absl::Status ReadInputs(const std::vector<std::string>& items, TensorMap* inputs
   return absl::OkStatus();
 }
 
-absl::Status ReadParams(const ir::Graph& graph, const std::string& dir, TensorMap* params) {
-  for (ir::ValueId id : graph.Params()) {
-    const std::string& name = graph.node(id).name();
-    std::string path = (std::filesystem::path(dir) / (name + ".npy")).string();
-    absl::StatusOr<Tensor> t = runtime::ReadNpy(path);
-    if (!t.ok()) {
-      return absl::Status(t.status().code(),
-                          absl::StrCat("parameter '", name, "': ", t.status().message()));
-    }
-    (*params)[name] = *std::move(t);
+// The path of --weights or of its alias --param-dir; "" when neither is given.
+absl::StatusOr<std::string> WeightsPath() {
+  const std::string weights = absl::GetFlag(FLAGS_weights);
+  const std::string alias = absl::GetFlag(FLAGS_param_dir);
+  if (!weights.empty() && !alias.empty()) {
+    return absl::InvalidArgumentError(
+        "--param-dir is the old name of --weights: give one of them, not both");
   }
-  return absl::OkStatus();
+  return weights.empty() ? alias : weights;
 }
 
 absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
@@ -82,6 +90,8 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
   if (!bind.ok()) return bind.status();
   absl::StatusOr<ir::Bindings> dims = tools::ParseBindingsFlag(absl::GetFlag(FLAGS_dim), "dim");
   if (!dims.ok()) return dims.status();
+  absl::StatusOr<std::string> weights = WeightsPath();
+  if (!weights.ok()) return weights.status();
   TensorMap inputs, params;
   if (absl::Status s = ReadInputs(absl::GetFlag(FLAGS_input), &inputs); !s.ok()) return s;
 
@@ -94,10 +104,19 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
     absl::StatusOr<ir::Graph> g = ir::ParseGraphFile(what);
     if (!g.ok()) return g.status();
     graph = *std::move(g);
+    if (!weights->empty()) {
+      absl::StatusOr<TensorMap> w = tools::LoadGraphWeights(*weights, graph);
+      if (!w.ok()) return w.status();
+      params = *std::move(w);
+    }
   } else {
     absl::StatusOr<std::unique_ptr<models::Model>> m = models::CreateModel(what);
     if (!m.ok()) return m.status();
     model = *std::move(m);
+    // Before anything is traced or compiled: every mode below reads model->params().
+    if (!weights->empty()) {
+      if (absl::Status s = tools::ApplyWeightsFlag(*weights, *model); !s.ok()) return s;
+    }
     models::TraceOptions options;
     options.fixed_dims = *dims;
     options.padded = inputs.contains("kmask");
@@ -114,11 +133,14 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
     *bind = model->CompleteBindings(example);
     for (const std::string& d : model->DynamicDims()) bind->erase(d);  // bound from inputs
   }
-  if (!absl::GetFlag(FLAGS_param_dir).empty()) {
-    params.clear();
-    if (absl::Status s = ReadParams(graph, absl::GetFlag(FLAGS_param_dir), &params); !s.ok()) {
-      return s;
+  if (const std::string path = absl::GetFlag(FLAGS_save_weights); !path.empty()) {
+    if (params.empty()) {
+      return absl::InvalidArgumentError(
+          "--save-weights: no weights to save (an IR file's come from --weights)");
     }
+    if (absl::Status s = runtime::SaveWeights(path, params); !s.ok()) return s;
+    std::printf("wrote %s (%zu tensors)\n", path.c_str(), params.size());
+    return std::vector<Tensor>{};
   }
   if (const std::string name = absl::GetFlag(FLAGS_policy); !name.empty()) {
     if (model == nullptr || mode != "jit") {
@@ -126,12 +148,12 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
     }
     absl::StatusOr<compiler::cache::ShapePolicy> policy = compiler::cache::ParsePolicy(name);
     if (!policy.ok()) return policy.status();
-    compiler::cache::CompileCacheOptions options;
+    compiler::JitOptions options;
     options.policy = *policy;
-    absl::StatusOr<std::unique_ptr<compiler::cache::CompileCache>> cache =
-        compiler::cache::CompileCache::Create(*model, options);
-    if (!cache.ok()) return cache.status();
-    return (*cache)->Run(inputs, *bind);
+    // JitModel copies the model's weights (the --weights ones, set above).
+    absl::StatusOr<std::unique_ptr<compiler::JitFunction>> fn = models::JitModel(*model, options);
+    if (!fn.ok()) return fn.status();
+    return (*fn)->Run(inputs, *bind);
   }
   if (mode == "eager") return models::RunEager(*model, inputs, *bind);
   if (mode == "interp") return runtime::Interpret(graph, inputs, params, *bind);
@@ -144,8 +166,9 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(absl::StrCat(
       "Runs a model or an IR file on .npy inputs.\nUsage: graphjit-run MODEL_SPEC|FILE.gir "
-      "[--input NAME=@x.npy]... [--param-dir DIR] [--bind P=N] [--dim S=N] "
-      "[--mode=eager|interp|jit] [--policy=P] [--output-dir DIR]\nModels: ",
+      "[--input NAME=@x.npy]... [--weights DIR|FILE.safetensors] [--bind P=N] [--dim S=N] "
+      "[--mode=eager|interp|jit] [--policy=P] [--output-dir DIR] "
+      "[--save-weights DIR|FILE.safetensors]\nModels: ",
       absl::StrJoin(models::ModelNames(), ", ")));
   // Repeated --input flags accumulate (abseil keeps only the last occurrence otherwise).
   std::vector<std::string> normalized = tools::UnderscoreFlagNames(argc, argv);

@@ -20,14 +20,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "compiler/analysis/six_nd.h"
-#include "compiler/cache/decode_loop.h"
 #include "compiler/compiled_graph.h"
-#include "frontend/lazy/lazy_demo.h"
 #include "models/model.h"
+#include "studies/decode_loop.h"
+#include "studies/lazy_demo.h"
+#include "studies/six_nd.h"
 #include "tools/flag_util.h"
 #include "tools/json_writer.h"
 #include "tools/study_table.h"
+#include "tools/weights_flag.h"
 
 ABSL_FLAG(std::vector<std::string>, only, {},
           "sections to run (default all): policies, symbolic, breaks, overhead, flops");
@@ -36,6 +37,10 @@ ABSL_FLAG(int64_t, prompt, 100, "cache rows before the first decode step");
 ABSL_FLAG(std::string, dtype, "f64", "f32 or f64 (the decode model's dtype)");
 ABSL_FLAG(std::string, model, "decode", "decode model spec (dtype= in it wins over --dtype)");
 ABSL_FLAG(std::string, json, "", "also write the results as JSON to this file");
+ABSL_FLAG(std::string, weights, "",
+          "DIR of NAME.npy files or FILE.safetensors: the weights of --model for the "
+          "policies, symbolic and overhead studies, one tensor per parameter with its dtype "
+          "and shape (default: the model's seeded weights)");
 
 namespace graphjit {
 namespace {
@@ -86,7 +91,7 @@ void Observations(const std::vector<std::string>& lines) {
 
 absl::Status StudyPolicies(const models::Model& model, tools::JsonWriter& json) {
   namespace cache = compiler::cache;
-  cache::DecodeLoopOptions loop;
+  studies::DecodeLoopOptions loop;
   loop.prompt = absl::GetFlag(FLAGS_prompt);
   loop.steps = absl::GetFlag(FLAGS_steps);
   std::printf("== 1. Compile-cache policies: %lld decode steps, KV length %lld -> %lld ==\n\n",
@@ -94,15 +99,15 @@ absl::Status StudyPolicies(const models::Model& model, tools::JsonWriter& json) 
               static_cast<long long>(loop.prompt + loop.steps));
   struct Row {
     std::string name;
-    cache::DecodeLoopResult r;
+    studies::DecodeLoopResult r;
     double run_seconds = 0, max_diff = 0;
   };
   std::vector<Row> rows;
   for (cache::ShapePolicy p : cache::AllPolicies()) {
     Progress(absl::StrCat("policies: ", cache::PolicyName(p), " ..."));
-    cache::CompileCacheOptions options;
+    compiler::JitOptions options;
     options.policy = p;
-    absl::StatusOr<cache::DecodeLoopResult> r = cache::RunDecodeLoop(model, options, loop);
+    absl::StatusOr<studies::DecodeLoopResult> r = studies::RunDecodeLoop(model, options, loop);
     if (!r.ok()) return r.status();
     Row row{std::string(cache::PolicyName(p)), *std::move(r)};
     double total = 0;
@@ -251,12 +256,12 @@ absl::Status StudySymbolic(const models::Model& model, tools::JsonWriter& json) 
 absl::Status StudyBreaks(tools::JsonWriter& json) {
   std::printf("== 3. Graph breaks: iterate y <- tanh(y @ W) until the change is < 1e-12 ==\n\n");
   Progress("breaks: running ...");
-  absl::StatusOr<frontend::LazyDemoResult> r = frontend::RunLazyDemo();
+  absl::StatusOr<studies::LazyDemoResult> r = studies::RunLazyDemo();
   ProgressDone();
   if (!r.ok()) return r.status();
   std::vector<int> ops;
   int empty = 0;
-  for (const frontend::GraphBreak& g : r->graphs) {
+  for (const compiler::GraphBreak& g : r->graphs) {
     if (g.ops == 0) {
       ++empty;
     } else if (std::find(ops.begin(), ops.end(), g.ops) == ops.end()) {
@@ -372,13 +377,13 @@ absl::Status StudyFlops(tools::JsonWriter& json) {
   std::printf(
       "== 5. Where C = 6ND comes from: FLOPs counted on forward and autodiff graphs ==\n\n");
   Progress("flops: tracing and differentiating ...");
-  absl::StatusOr<std::vector<compiler::SixNRow>> rows = compiler::SeedSixNTable();
+  absl::StatusOr<std::vector<studies::SixNRow>> rows = studies::SeedSixNTable();
   ProgressDone();
   if (!rows.ok()) return rows.status();
-  compiler::Gpt3Compute gpt3;
-  std::fputs(compiler::FormatSixNReport(*rows, gpt3).c_str(), stdout);
+  studies::Gpt3Compute gpt3;
+  std::fputs(studies::FormatSixNReport(*rows, gpt3).c_str(), stdout);
   json.Key("flops").BeginObject().Key("rows").BeginArray();
-  for (const compiler::SixNRow& r : *rows) {
+  for (const studies::SixNRow& r : *rows) {
     json.BeginObject()
         .Member("name", r.name)
         .Member("spec", r.spec)
@@ -394,9 +399,9 @@ absl::Status StudyFlops(tools::JsonWriter& json) {
       .Member("gpt3_pf_days", gpt3.pf_days())
       .Member("gpt3_attention_share", gpt3.attention_share())
       .EndObject();
-  const compiler::SixNRow& lin = rows->front();
-  const compiler::SixNRow *narrow = nullptr, *widest = nullptr;
-  for (const compiler::SixNRow& r : *rows) {
+  const studies::SixNRow& lin = rows->front();
+  const studies::SixNRow *narrow = nullptr, *widest = nullptr;
+  for (const studies::SixNRow& r : *rows) {
     if (r.context_over_width() <= 0) continue;
     if (narrow == nullptr || r.context_over_width() > narrow->context_over_width()) narrow = &r;
     if (widest == nullptr || r.context_over_width() < widest->context_over_width()) widest = &r;
@@ -434,7 +439,7 @@ int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Reproduces the seed studies with real compilation.\nUsage: graphjit-study "
       "[--only=policies,symbolic,breaks,overhead,flops] [--steps N] [--prompt N] "
-      "[--dtype f32|f64] [--model SPEC] [--json FILE]");
+      "[--dtype f32|f64] [--model SPEC] [--weights DIR|FILE.safetensors] [--json FILE]");
   std::vector<std::string> normalized = tools::UnderscoreFlagNames(argc, argv);
   std::vector<char*> raw;
   for (std::string& a : normalized) raw.push_back(a.data());
@@ -474,10 +479,17 @@ int Main(int argc, char** argv) {
     return fail(absl::InvalidArgumentError(
         absl::StrCat("--model: the studies run a decode layer, got '", spec, "'")));
   }
+  if (const std::string path = absl::GetFlag(FLAGS_weights); !path.empty()) {
+    if (absl::Status s = tools::ApplyWeightsFlag(path, **model); !s.ok()) return fail(s);
+  }
 
   compiler::JitTarget target = compiler::DescribeJitTarget();
-  std::printf("graphjit-study: %s on %s (%u cores), LLVM %s, target %s\n\n",
-              (*model)->Spec().c_str(), CpuModel().c_str(), std::thread::hardware_concurrency(),
+  // With --weights the spec's seed= no longer says where the weights came from.
+  const std::string weights = absl::GetFlag(FLAGS_weights);
+  const std::string model_text =
+      weights.empty() ? (*model)->Spec() : absl::StrCat((*model)->Spec(), " weights=", weights);
+  std::printf("graphjit-study: %s on %s (%u cores), LLVM %s, target %s\n\n", model_text.c_str(),
+              CpuModel().c_str(), std::thread::hardware_concurrency(),
               target.llvm_version.c_str(), target.cpu_name.c_str());
   tools::JsonWriter json;
   json.BeginObject();
@@ -488,6 +500,7 @@ int Main(int argc, char** argv) {
       .Member("llvm", target.llvm_version)
       .Member("llvm_cpu", target.cpu_name)
       .Member("model", (*model)->Spec())
+      .Member("weights", weights.empty() ? "seeded" : weights)
       .EndObject();
   auto start = Clock::now();
   absl::Status status;

@@ -6,7 +6,8 @@ bin="$1"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 failures=0
-pass() { echo "ok: $1"; }
+passes=0
+pass() { echo "ok: $1"; passes=$((passes + 1)); }
 fail() { echo "FAILED: $1"; failures=$((failures + 1)); }
 
 # expect_error NAME EXPECTED_SUBSTRING COMMAND...
@@ -59,7 +60,6 @@ expect_error "run wrong shape" "input 'k_cache'" "$bin/graphjit-run" decode --di
 expect_error "run missing file" "cannot open" "$bin/graphjit-run" decode --input "x=@$work/none.npy"
 expect_error "run unknown mode" "unknown mode 'fast'" "$bin/graphjit-run" decode --mode=fast
 expect_error "run eager on IR" "needs a model spec" "$bin/graphjit-run" "$work/traced.gir" --mode=eager
-expect_error "run missing params" "parameter 'attn_norm'" "$bin/graphjit-run" "$work/traced.gir" --param-dir "$work"
 
 # A policy runs through the compile cache (padded to the bucket) and matches plain jit.
 "$bin/graphjit-run" decode --dim S=16 --bind P=15 --mode=jit --policy=pow2 --output-dir "$work/pow2" \
@@ -69,6 +69,162 @@ expect_error "run unknown policy" "unknown shape policy 'best'" "$bin/graphjit-r
   pass "dump --policy" || fail "dump --policy"
 "$bin/graphjit-dump" tinygpt:L=2,d=64,T=32,V=21,B=2 --stats | grep -q "training FLOPs 41410560" &&
   pass "dump --stats training FLOPs" || fail "dump --stats training FLOPs"
+
+# --weights DIR|FILE.safetensors (graphjit-run's --param-dir is its old name). decode:seed=3's
+# weights, saved as a .npy directory and as a .safetensors file, are what every mode and
+# policy computes decode with: all agree with decode:seed=3 itself (eager and interp
+# bitwise, compiled code within rounding) and differ from decode's own seeded weights.
+# npy_check OP TOL REF DIR...: every outputI.npy of each DIR against REF's, max |diff| OP
+# TOL (le: the same within TOL; gt: different by more than TOL). Parses .npy without numpy.
+npy_check() {
+  python3 - "$@" <<'PY'
+import ast, glob, os, struct, sys
+
+def load(path):
+    b = open(path, "rb").read()
+    assert b[:6] == b"\x93NUMPY", path
+    n_len, fmt_len = (2, "<H") if b[6] == 1 else (4, "<I")
+    (hlen,) = struct.unpack(fmt_len, b[8:8 + n_len])
+    start = 8 + n_len + hlen
+    h = ast.literal_eval(b[8 + n_len:start].decode("latin1"))
+    assert not h["fortran_order"], path
+    code = {"<f8": "d", "<f4": "f", "<i8": "q", "|b1": "?"}[h["descr"]]
+    n = 1
+    for d in h["shape"]:
+        n *= d
+    size = n * struct.calcsize(code)
+    return tuple(h["shape"]), struct.unpack("<%d%s" % (n, code), b[start:start + size])
+
+op, tol, ref, dirs = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4:]
+names = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ref, "output*.npy")))
+assert names, ref
+ok = True
+for d in dirs:
+    diff = 0.0
+    for name in names:
+        (sa, a), (sb, b) = load(os.path.join(ref, name)), load(os.path.join(d, name))
+        assert sa == sb, (d, name, sa, sb)
+        diff = max([diff] + [abs(x - y) for x, y in zip(a, b)])
+    if not (diff <= tol if op == "le" else diff > tol):
+        print("%s vs %s: max |diff| %g, want %s %g" % (d, ref, diff, op, tol))
+        ok = False
+sys.exit(0 if ok else 1)
+PY
+}
+run_dims=(--dim S=16 --bind P=15)
+"$bin/graphjit-run" decode:seed=3 --save-weights "$work/w3" >/dev/null &&
+  "$bin/graphjit-run" decode:seed=3 --save-weights "$work/w3.safetensors" >/dev/null &&
+  [[ -s "$work/w3/wq.npy" && -s "$work/w3.safetensors" ]] && pass "run --save-weights" ||
+  fail "run --save-weights"
+"$bin/graphjit-run" decode:seed=3 "${run_dims[@]}" --mode=eager --output-dir "$work/seed3" >/dev/null &&
+  npy_check gt 1e-6 "$work/eager" "$work/seed3" && pass "seed=3 differs from the default weights" ||
+  fail "seed=3 differs from the default weights"
+for w in w3 w3.safetensors; do
+  ok=1 exact_dirs=() close_dirs=()
+  for m in eager interp jit exact pow2 symbolic auto; do
+    case $m in
+      eager | interp | jit) flags=(--mode=$m) ;;
+      *) flags=(--mode=jit --policy=$m) ;;
+    esac
+    out="$work/run.$w.$m"
+    "$bin/graphjit-run" decode "${run_dims[@]}" "${flags[@]}" --weights "$work/$w" --output-dir "$out" \
+      >/dev/null || { ok=0; echo "graphjit-run decode --weights $w ${flags[*]} failed"; }
+    if [[ $m == eager || $m == interp ]]; then exact_dirs+=("$out"); else close_dirs+=("$out"); fi
+  done
+  [[ $ok -eq 1 ]] && npy_check le 0 "$work/seed3" "${exact_dirs[@]}" &&
+    npy_check le 1e-9 "$work/seed3" "${close_dirs[@]}" &&
+    npy_check gt 1e-6 "$work/eager" "${exact_dirs[@]}" "${close_dirs[@]}" &&
+    pass "run --weights $w: every mode and policy uses them" ||
+    fail "run --weights $w: every mode and policy uses them"
+done
+# The old bug: --param-dir was ignored by --mode=eager and by --policy.
+"$bin/graphjit-run" decode "${run_dims[@]}" --mode=eager --param-dir "$work/w3" \
+  --output-dir "$work/pd.eager" >/dev/null &&
+  "$bin/graphjit-run" decode "${run_dims[@]}" --policy=auto --param-dir "$work/w3" \
+    --output-dir "$work/pd.auto" >/dev/null &&
+  npy_check le 0 "$work/seed3" "$work/pd.eager" && npy_check le 1e-9 "$work/seed3" "$work/pd.auto" &&
+  pass "run --param-dir is --weights" || fail "run --param-dir is --weights"
+# An IR file's params come from --weights too, checked against its param nodes. Inputs:
+# earlier outputs of the right types, and rotary cos/sin written here.
+python3 - "$work" <<'PY'
+import math, os, struct, sys
+for name, f in (("cos", math.cos), ("sin", math.sin)):
+    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1, 16), }"
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    data = struct.pack("<16d", *(f(0.3 * i) for i in range(16)))
+    with open(os.path.join(sys.argv[1], name + ".npy"), "wb") as out:
+        out.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + data)
+PY
+gir_inputs=(--input "x=@$work/eager/output0.npy" --input "k_cache=@$work/eager/output1.npy"
+  --input "v_cache=@$work/eager/output2.npy" --input "cos=@$work/cos.npy"
+  --input "sin=@$work/sin.npy" --bind P=15)
+"$bin/graphjit-run" decode "${gir_inputs[@]}" --mode=eager --weights "$work/w3.safetensors" \
+  --output-dir "$work/gir.ref" >/dev/null &&
+  "$bin/graphjit-run" "$work/traced.gir" "${gir_inputs[@]}" --mode=interp --weights "$work/w3" \
+    --output-dir "$work/gir.interp" >/dev/null &&
+  "$bin/graphjit-run" "$work/traced.gir" "${gir_inputs[@]}" --mode=jit \
+    --param-dir "$work/w3.safetensors" --output-dir "$work/gir.jit" >/dev/null &&
+  npy_check le 0 "$work/gir.ref" "$work/gir.interp" &&
+  npy_check le 1e-9 "$work/gir.ref" "$work/gir.jit" &&
+  "$bin/graphjit-run" decode "${gir_inputs[@]}" --mode=eager --output-dir "$work/gir.default" \
+    >/dev/null && npy_check gt 1e-6 "$work/gir.default" "$work/gir.ref" &&
+  pass "run IR file --weights" || fail "run IR file --weights"
+# Bad weights: one line naming the file and the tensor, exit non-zero, in every tool.
+mkdir -p "$work/wmiss" "$work/wshape" "$work/wextra"
+cp "$work/w3"/*.npy "$work/wmiss/" && rm "$work/wmiss/wq.npy"
+cp "$work/w3"/*.npy "$work/wshape/" && cp "$work/w3/wk.npy" "$work/wshape/wq.npy"
+cp "$work/w3"/*.npy "$work/wextra/" && cp "$work/w3/wk.npy" "$work/wextra/extra.npy"
+"$bin/graphjit-run" decode:f=172 --save-weights "$work/wf172.safetensors" >/dev/null
+"$bin/graphjit-run" decode:dtype=f32 --save-weights "$work/wf32.safetensors" >/dev/null
+head -c 1000 "$work/w3.safetensors" > "$work/trunc.safetensors"
+printf 'not a safetensors file' > "$work/junk.safetensors"
+for m in eager interp jit; do
+  expect_error "run --weights missing tensor ($m)" \
+    "wmiss: weights: missing 'wq' (expected f64[128, 128])" \
+    "$bin/graphjit-run" decode --mode=$m --weights "$work/wmiss"
+done
+expect_error "run --policy --weights missing tensor" "wmiss: weights: missing 'wq'" \
+  "$bin/graphjit-run" decode --policy=pow2 --weights "$work/wmiss"
+expect_error "run --weights wrong shape" \
+  "wshape: weights: 'wq' has f64[128, 32], expected f64[128, 128]" \
+  "$bin/graphjit-run" decode --mode=eager --weights "$work/wshape"
+expect_error "run --weights wrong shape (safetensors)" \
+  "wf172.safetensors: weights: 'w_down' has f64[172, 128], expected f64[344, 128]" \
+  "$bin/graphjit-run" decode --mode=eager --weights "$work/wf172.safetensors"
+expect_error "run --weights wrong dtype" \
+  "wf32.safetensors: weights: 'attn_norm' has f32[128], expected f64[128]" \
+  "$bin/graphjit-run" decode --mode=interp --weights "$work/wf32.safetensors"
+expect_error "run --weights extra tensor" "wextra: weights: unexpected tensor 'extra'" \
+  "$bin/graphjit-run" decode --weights "$work/wextra"
+expect_error "run --weights truncated safetensors" "trunc.safetensors: tensor 'attn_norm'" \
+  "$bin/graphjit-run" decode --mode=eager --weights "$work/trunc.safetensors"
+expect_error "run --weights junk safetensors" "junk.safetensors: " \
+  "$bin/graphjit-run" decode --policy=auto --weights "$work/junk.safetensors"
+expect_error "run --weights not found" "none.safetensors: not found" \
+  "$bin/graphjit-run" decode --weights "$work/none.safetensors"
+expect_error "run --weights and --param-dir" "give one of them, not both" \
+  "$bin/graphjit-run" decode --weights "$work/w3" --param-dir "$work/w3"
+expect_error "run IR file missing params" "wmiss: weights: missing 'wq'" \
+  "$bin/graphjit-run" "$work/traced.gir" --param-dir "$work/wmiss"
+expect_error "run --save-weights of an IR file" "no weights to save" \
+  "$bin/graphjit-run" "$work/traced.gir" --save-weights "$work/none"
+# graphjit-dump compiles with them (an IR file's norm weights fold only given values);
+# graphjit-study checks them before any study runs, and runs on them.
+"$bin/graphjit-dump" "$work/traced.gir" --weights "$work/w3.safetensors" --stats |
+  grep -Eq '^# dce +71 ' && ! "$bin/graphjit-dump" "$work/traced.gir" --stats | grep -Eq '^# dce +71 ' &&
+  "$bin/graphjit-dump" decode --weights "$work/w3" --stage=kernels >/dev/null &&
+  pass "dump --weights" || fail "dump --weights"
+expect_error "dump --weights wrong shape" "wshape: weights: 'wq' has f64[128, 32]" \
+  "$bin/graphjit-dump" decode --weights "$work/wshape"
+expect_error "dump IR file --weights missing tensor" "wmiss: weights: missing 'wq'" \
+  "$bin/graphjit-dump" "$work/traced.gir" --weights "$work/wmiss"
+"$bin/graphjit-study" --only=overhead --weights "$work/w3.safetensors" >"$work/study_w.txt" 2>&1 &&
+  grep -q "Framework overhead" "$work/study_w.txt" && pass "study --weights" ||
+  fail "study --weights ($(tail -1 "$work/study_w.txt"))"
+expect_error "study --weights missing tensor" "wmiss: weights: missing 'wq'" \
+  "$bin/graphjit-study" --only=breaks --weights "$work/wmiss"
+expect_error "study --weights wrong dtype" "weights: 'attn_norm' has f64[128], expected f32[128]" \
+  "$bin/graphjit-study" --only=breaks --dtype=f32 --weights "$work/w3"
 
 # GRAPHJIT_DUMP_DIR: every compile writes its stages.
 GRAPHJIT_DUMP_DIR="$work/dump" "$bin/graphjit-run" decode --dim S=8 >/dev/null &&
@@ -101,5 +257,5 @@ expect_error "study unknown section" "unknown section 'nope'" "$bin/graphjit-stu
 expect_error "study bad dtype" "--dtype: expected f32 or f64" "$bin/graphjit-study" --dtype=f16 --only=breaks
 expect_error "study non-decode model" "the studies run a decode layer" "$bin/graphjit-study" --model=linear --only=breaks
 
-echo "$((32 - failures)) passed, $failures failed"
+echo "$passes passed, $failures failed"
 [[ $failures -eq 0 ]]
