@@ -256,13 +256,24 @@ absl::Status JitFunction::CallTypes(const runtime::TensorMap& inputs, frontend::
 
 cache::CompileCache* JitFunction::CacheFor(const runtime::TensorMap& inputs,
                                            cache::CompileCache::Args* args, absl::Status* error) {
+  // The hit path takes no lock here: a function usually sees one signature, then sticks
+  // to it, and caches are never destroyed before the function.
+  if (cache::CompileCache* last = last_.load(std::memory_order_acquire); last != nullptr) {
+    if (last->Matches(inputs, args)) return last;
+    if (options_.input_types) {
+      // Declared types: one signature, whose guards reject (and explain) what differs.
+      last->Resolve(inputs, args);
+      return last;
+    }
+  }
   std::lock_guard<std::mutex> lock(mu_);
-  // The newest cache first: a function usually sees one signature, then sticks to it.
   for (auto it = caches_.rbegin(); it != caches_.rend(); ++it) {
-    if ((*it)->Matches(inputs, args)) return it->get();
+    if ((*it)->Matches(inputs, args)) {
+      last_.store(it->get(), std::memory_order_release);
+      return it->get();
+    }
   }
   if (options_.input_types && !caches_.empty()) {
-    // Declared types: one signature, whose guards reject (and explain) what differs.
     caches_.front()->Resolve(inputs, args);
     return caches_.front().get();
   }
@@ -278,6 +289,7 @@ cache::CompileCache* JitFunction::CacheFor(const runtime::TensorMap& inputs,
   }
   caches_.push_back(std::make_unique<cache::CompileCache>(function_, options_, *std::move(sig)));
   if (!caches_.back()->Matches(inputs, args)) caches_.back()->Resolve(inputs, args);
+  last_.store(caches_.back().get(), std::memory_order_release);
   return caches_.back().get();
 }
 

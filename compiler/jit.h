@@ -16,6 +16,7 @@
 #ifndef GRAPHJIT_COMPILER_JIT_H_
 #define GRAPHJIT_COMPILER_JIT_H_
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -85,6 +86,8 @@ class JitFunction {
   const JitOptions options_;
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<cache::CompileCache>> caches_;  // guarded by mu_; never shrinks
+  // The cache that last matched a call outside the fast path (or was just created).
+  std::atomic<cache::CompileCache*> last_{nullptr};
 };
 
 // A JitFunction for `fn` reading `weights` by name (ctx.Param). InvalidArgument for
