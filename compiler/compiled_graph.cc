@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/cache/disk_cache.h"
 #include "compiler/lower/call_frame.h"
 #include "ir/printer.h"
 
@@ -67,16 +68,22 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
     DumpStage(dump_dir, index, graph.name(), "1-optimized", ir::PrintGraph(cg->graph_));
     DumpStage(dump_dir, index, graph.name(), "2-kernels", ProgramToString(cg->lowered_.program));
   }
-  absl::StatusOr<std::unique_ptr<NativeCode>> code = CompileProgram(cg->lowered_.program, codegen);
-  if (!code.ok()) return code.status();
-  cg->code_ = *std::move(code);
+  KernelSetOptions kernel_options;
+  kernel_options.codegen = codegen;
+  kernel_options.threads = options.compile_threads;
+  kernel_options.disk = options.use_disk_cache ? DiskCache::Default() : nullptr;
+  absl::StatusOr<std::unique_ptr<KernelSet>> kernels =
+      KernelSet::Compile(cg->lowered_.program, kernel_options);
+  if (!kernels.ok()) return kernels.status();
+  cg->kernels_ = *std::move(kernels);
   if (!dump_dir.empty()) {
-    DumpStage(dump_dir, index, graph.name(), "3-llvm", cg->code_->llvm_ir());
-    DumpStage(dump_dir, index, graph.name(), "4-llvm-opt", cg->code_->optimized_ir());
+    DumpStage(dump_dir, index, graph.name(), "3-llvm", cg->kernels_->llvm_ir());
+    DumpStage(dump_dir, index, graph.name(), "4-llvm-opt", cg->kernels_->optimized_ir());
   }
-  cg->timings_.ir_build = cg->code_->timings().ir_build;
-  cg->timings_.optimize = cg->code_->timings().optimize;
-  cg->timings_.codegen = cg->code_->timings().codegen;
+  const CompileTimings& t = cg->kernels_->stats().timings;
+  cg->timings_.ir_build = t.ir_build;
+  cg->timings_.optimize = t.optimize;
+  cg->timings_.codegen = t.codegen;
   return cg;
 }
 
@@ -85,7 +92,7 @@ absl::StatusOr<std::vector<runtime::Tensor>> CompiledGraph::Run(
   absl::StatusOr<CallFrame> frame =
       PrepareCall(graph_, lowered_, inputs, params_, constants_, bindings);
   if (!frame.ok()) return frame.status();
-  code_->entry()(frame->args.data(), frame->symbols.data(), frame->workspace.get());
+  kernels_->Run(frame->args.data(), frame->symbols.data(), frame->workspace.get());
   return std::move(frame->outputs);
 }
 

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/codegen/native_code.h"
+#include "compiler/kernel_set.h"
 #include "compiler/lower/lower.h"
 #include "compiler/passes/pipeline.h"
 #include "runtime/interpreter.h"
@@ -20,6 +21,10 @@ struct CompileGraphOptions {
                          // already be decomposed)
   bool params_are_constant = true;  // weights fixed for the code's life: passes may fold
   CompileOptions codegen;           // keep IR text, emit assembly
+  int compile_threads = 0;          // 0: GRAPHJIT_COMPILE_THREADS, else all cores
+  // Kernels' object code is loaded from / stored to GRAPHJIT_CACHE_DIR
+  // (compiler/cache/disk_cache.h; `off` disables it for the process).
+  bool use_disk_cache = true;
 };
 
 // Wall seconds per phase of one compile.
@@ -29,6 +34,8 @@ struct PhaseTimings {
   double ir_build = 0;
   double optimize = 0;
   double codegen = 0;  // machine code, link, lookup
+  // ir_build, optimize and codegen are summed over the kernels compiled, which compile in
+  // parallel: with several threads they can add up to more than the wall time.
   double total() const { return passes + lower + ir_build + optimize + codegen; }
   PhaseTimings& operator+=(const PhaseTimings& o) {
     passes += o.passes;
@@ -60,7 +67,8 @@ class CompiledGraph {
   const ir::Graph& graph() const { return graph_; }  // after the passes
   const runtime::TensorMap& params() const { return params_; }
   const Program& program() const { return lowered_.program; }
-  const NativeCode& code() const { return *code_; }
+  // The kernels' code, their content keys and what compiling them cost.
+  const KernelSet& kernels() const { return *kernels_; }
   const PhaseTimings& timings() const { return timings_; }
   const std::vector<PassStats>& pass_stats() const { return pass_stats_; }
 
@@ -71,7 +79,7 @@ class CompiledGraph {
   runtime::TensorMap params_;
   LoweredGraph lowered_;
   std::vector<runtime::Tensor> constants_;
-  std::unique_ptr<NativeCode> code_;
+  std::unique_ptr<KernelSet> kernels_;
   PhaseTimings timings_;
   std::vector<PassStats> pass_stats_;
 };

@@ -221,9 +221,9 @@ int Main(int argc, char** argv) {
     if (stage == "optimized") std::fputs(ir::PrintGraph(graph).c_str(), stdout);
     if (stage == "kernels")
       std::fputs(compiler::ProgramToString(compiled->program()).c_str(), stdout);
-    if (stage == "llvm") std::fputs(compiled->code().llvm_ir().c_str(), stdout);
-    if (stage == "llvm-opt") std::fputs(compiled->code().optimized_ir().c_str(), stdout);
-    if (stage == "asm") std::fputs(compiled->code().assembly().c_str(), stdout);
+    if (stage == "llvm") std::fputs(compiled->kernels().llvm_ir().c_str(), stdout);
+    if (stage == "llvm-opt") std::fputs(compiled->kernels().optimized_ir().c_str(), stdout);
+    if (stage == "asm") std::fputs(compiled->kernels().assembly().c_str(), stdout);
   }
   if (absl::GetFlag(FLAGS_stats)) {
     PrintStats(loaded->graph, optimize ? &pipeline : nullptr);
@@ -252,6 +252,12 @@ int Main(int argc, char** argv) {
         "kernels %zu, workspace %s bytes\n",
         t.lower * 1e3, t.ir_build * 1e3, t.optimize * 1e3, t.codegen * 1e3,
         compiled->program().kernels.size(), compiled->program().workspace_bytes.ToString().c_str());
+    // Phases above are summed over the kernels, which compile in parallel.
+    const compiler::KernelSetStats& k = compiled->kernels().stats();
+    std::printf(
+        "# kernels: %d distinct of %d; compiled %d, reused %d (live), loaded %d (disk); "
+        "%d threads, %.2f ms wall\n",
+        k.distinct, k.kernels, k.compiled, k.reused, k.loaded, k.threads, k.wall_seconds * 1e3);
   }
   return 0;
 }

@@ -16,6 +16,7 @@ LogFlags ParseLogFlags(absl::string_view text) {
     word = absl::StripAsciiWhitespace(word);
     if (word == "recompiles" || word == "all") flags.recompiles = true;
     if (word == "guards" || word == "all") flags.guards = true;
+    if (word == "cache" || word == "all") flags.cache = true;
   }
   return flags;
 }

@@ -1,7 +1,9 @@
 // Event logging of the compile cache, switched on by GRAPHJIT_LOG (off by default):
 //   GRAPHJIT_LOG=recompiles         every compile (with the guard that missed) and eviction
 //   GRAPHJIT_LOG=guards             every new entry's guards, every miss and rejected call
-//   GRAPHJIT_LOG=recompiles,guards  both (`all` is both too)
+//   GRAPHJIT_LOG=cache              the on-disk code cache: files ignored (and why),
+//                                   loads, stores, cleanup
+//   GRAPHJIT_LOG=recompiles,guards  several channels (`all` is every one)
 // One line per event on stderr.
 #ifndef GRAPHJIT_COMPILER_CACHE_CACHE_LOG_H_
 #define GRAPHJIT_COMPILER_CACHE_CACHE_LOG_H_
@@ -13,6 +15,7 @@ namespace graphjit::compiler::cache {
 struct LogFlags {
   bool recompiles = false;
   bool guards = false;
+  bool cache = false;
 };
 
 // Parses a comma-separated list; unknown words are ignored (other parts of graphjit may

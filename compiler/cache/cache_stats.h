@@ -22,6 +22,12 @@ struct CacheStats {
   int64_t peak_entries = 0;  // most entries alive at once
 
   // Wall seconds of the compiles, summed: trace + passes + lowering + LLVM.
+  // The kernels of those compiles: compiled, found live in the kernel store (shared with
+  // another entry or graph), or loaded from the disk cache.
+  int64_t kernels_compiled = 0;
+  int64_t kernels_reused = 0;
+  int64_t kernels_loaded = 0;
+
   double compile_seconds = 0;
   double trace_seconds = 0;
   PhaseTimings phases;

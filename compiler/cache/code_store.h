@@ -1,13 +1,18 @@
-// CodeStore: compiled graphs by content key (compiler/cache/content_key.h), shared by
-// every cache entry, Jit function and lazy context that compiles the same thing.
+// Content-addressed stores of compiled code: CodeStore holds compiled graphs by the key of
+// their traced graph (compiler/cache/content_key.h), shared by every cache entry, Jit
+// function and lazy context that compiles the same thing; KernelStore holds the machine
+// code of single kernels by the key of their canonical form (compiler/lower/kernel_unit.h),
+// shared by every graph that lowers to an equal kernel.
 //
-// The store holds code weakly: whoever uses code (a cache entry, a lazy context) holds
-// it, and code no holder uses any more is freed at once (its ResourceTracker), so
-// evicting an entry frees its code exactly when no other entry shares it. Concurrent
-// requests for one key compile it once; the others wait for that compile.
+// A store holds code weakly: whoever uses code (a cache entry, a lazy context, a compiled
+// graph) holds it, and code no holder uses any more is freed at once (its
+// ResourceTracker), so evicting an entry frees its code exactly when nothing else shares
+// it. Concurrent requests for one key compile it once; the others wait for that compile.
 #ifndef GRAPHJIT_COMPILER_CACHE_CODE_STORE_H_
 #define GRAPHJIT_COMPILER_CACHE_CODE_STORE_H_
 
+#include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -18,6 +23,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "compiler/cache/content_key.h"
+#include "compiler/codegen/native_code.h"
 #include "compiler/compiled_graph.h"
 
 namespace graphjit::compiler {
@@ -29,34 +35,34 @@ struct CodeStoreStats {
   int64_t failed_compiles = 0;
   double compile_seconds = 0;  // wall seconds of the compiles, summed
   int64_t live = 0;            // keys whose code someone still holds
-  // `lookups=30 hits=6 compiles=24 live=3`.
+  // `lookups=30 hits=6 compiles=24 failed=0 live=3 compile=0.512s`.
   std::string ToString() const;
 };
 
-class CodeStore {
+template <typename T>
+class ContentStore {
  public:
-  CodeStore() = default;
-  CodeStore(const CodeStore&) = delete;
-  CodeStore& operator=(const CodeStore&) = delete;
+  ContentStore() = default;
+  ContentStore(const ContentStore&) = delete;
+  ContentStore& operator=(const ContentStore&) = delete;
 
-  // The process-wide store that Jit functions and lazy contexts use by default.
-  static std::shared_ptr<CodeStore> Default();
-
-  using CompileFn = absl::FunctionRef<absl::StatusOr<std::unique_ptr<CompiledGraph>>()>;
+  using CompileFn = absl::FunctionRef<absl::StatusOr<std::unique_ptr<T>>()>;
   // The live code for `key`, or the result of `compile` (run without the store's lock,
   // once per key however many callers ask at the same time). `*compiled` tells which.
   // A failed compile is returned to every caller waiting for it and not kept.
-  absl::StatusOr<std::shared_ptr<const CompiledGraph>> GetOrCompile(const ContentKey& key,
-                                                                   CompileFn compile,
-                                                                   bool* compiled = nullptr);
+  absl::StatusOr<std::shared_ptr<const T>> GetOrCompile(const ContentKey& key, CompileFn compile,
+                                                        bool* compiled = nullptr);
   // The live code for `key`, or null.
-  std::shared_ptr<const CompiledGraph> Find(const ContentKey& key) const;
-
+  std::shared_ptr<const T> Find(const ContentKey& key) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = slots_.find(key);
+    return it == slots_.end() ? nullptr : it->second.code.lock();
+  }
   CodeStoreStats stats() const;
 
  private:
   struct Slot {
-    std::weak_ptr<const CompiledGraph> code;
+    std::weak_ptr<const T> code;
     bool compiling = false;
   };
   // Drops slots whose code died, when they outnumber the live ones (amortized O(1)).
@@ -68,6 +74,81 @@ class CodeStore {
   size_t sweep_at_ = 64;
   CodeStoreStats stats_;
 };
+
+// Compiled graphs by graph content key.
+class CodeStore : public ContentStore<CompiledGraph> {
+ public:
+  // The process-wide store that Jit functions and lazy contexts use by default.
+  static std::shared_ptr<CodeStore> Default();
+};
+
+// Machine code of single kernels by kernel content key.
+class KernelStore : public ContentStore<NativeCode> {
+ public:
+  // The process-wide store every CompiledGraph compiles its kernels through.
+  static KernelStore& Default();
+};
+
+template <typename T>
+void ContentStore<T>::SweepLocked() {
+  if (slots_.size() < sweep_at_) return;
+  absl::erase_if(slots_,
+                 [](const auto& kv) { return !kv.second.compiling && kv.second.code.expired(); });
+  sweep_at_ = std::max<size_t>(64, 2 * slots_.size());
+}
+
+template <typename T>
+absl::StatusOr<std::shared_ptr<const T>> ContentStore<T>::GetOrCompile(const ContentKey& key,
+                                                                       CompileFn compile,
+                                                                       bool* compiled) {
+  if (compiled != nullptr) *compiled = false;
+  std::unique_lock<std::mutex> lock(mu_);
+  ++stats_.lookups;
+  while (true) {
+    Slot& slot = slots_[key];
+    if (std::shared_ptr<const T> code = slot.code.lock()) {
+      ++stats_.hits;
+      return code;
+    }
+    if (!slot.compiling) break;
+    compiled_.wait(lock);  // the slot may be gone (a failed compile): look it up again
+  }
+  slots_[key].compiling = true;
+  ++stats_.compiles;
+  lock.unlock();
+  auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<std::unique_ptr<T>> result = compile();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::shared_ptr<const T> code;
+  if (result.ok()) code = std::shared_ptr<const T>(*std::move(result));
+  // Destroying the last holder frees code under the JIT's locks, never under ours:
+  // `code` outlives the lock below.
+  lock.lock();
+  stats_.compile_seconds += seconds;
+  if (code == nullptr) {
+    ++stats_.failed_compiles;
+    slots_.erase(key);
+  } else {
+    Slot& slot = slots_[key];
+    slot.code = code;
+    slot.compiling = false;
+    SweepLocked();
+  }
+  compiled_.notify_all();
+  if (code == nullptr) return result.status();
+  if (compiled != nullptr) *compiled = true;
+  return code;
+}
+
+template <typename T>
+CodeStoreStats ContentStore<T>::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  CodeStoreStats s = stats_;
+  s.live = 0;
+  for (const auto& [key, slot] : slots_) s.live += slot.code.expired() ? 0 : 1;
+  return s;
+}
 
 }  // namespace graphjit::compiler
 

@@ -314,7 +314,13 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::CompileLocked(
   stats_.trace_seconds += trace_s;
   absl::StatusOr<std::shared_ptr<const CacheEntry>> result;
   if (status.ok()) {
-    if (compiled) stats_.phases += entry->compiled_->timings();
+    if (compiled) {
+      stats_.phases += entry->compiled_->timings();
+      const KernelSetStats& k = entry->compiled_->kernels().stats();
+      stats_.kernels_compiled += k.compiled;
+      stats_.kernels_reused += k.reused;
+      stats_.kernels_loaded += k.loaded;
+    }
     entry->state_ = CacheEntry::State::kReady;
     if (options_.log.recompiles) {
       LogLine("recompiles",

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "compiler/codegen/native_code.h"
+#include "compiler/compiled_graph.h"
 #include "ir/printer.h"
 
 // Header-only use of xxHash: the inlined XXH3 needs no link-time library.
@@ -52,17 +53,34 @@ std::string ContentKey::ToHex() const { return absl::StrFormat("%016x%016x", hi,
 
 const char* GraphjitVersion() { return GRAPHJIT_VERSION; }
 
+namespace {
+
+// What code depends on besides its source: once per process (describing the target asks
+// the JIT engine).
+const std::string& TargetText() {
+  static const std::string* target = [] {
+    JitTarget t = DescribeJitTarget();
+    return new std::string(absl::StrCat(GraphjitVersion(), "|", t.llvm_version, "|", t.triple, "|", t.cpu_name,
+                                        "|", t.cpu_features));
+  }();
+  return *target;
+}
+
+}  // namespace
+
+ContentKey KernelContentKey(const std::string& unit_text) {
+  Hasher h;
+  h.Text("graphjit-kernel-key-v1");
+  h.Text(TargetText());
+  h.Text(unit_text);
+  return h.Finish();
+}
+
 ContentKey GraphContentKey(const ir::Graph& graph, const runtime::TensorMap& params,
                            const CompileGraphOptions& options) {
   Hasher h;
   h.Text("graphjit-graph-key-v1");
-  h.Text(GraphjitVersion());
-  // The target once per process: describing it asks the JIT engine.
-  static const std::string target = [] {
-    JitTarget t = DescribeJitTarget();
-    return absl::StrCat(t.llvm_version, "|", t.cpu_name, "|", t.cpu_features);
-  }();
-  h.Text(target);
+  h.Text(TargetText());
   // Only options that change the code; keep_ir and emit_asm change what is kept.
   h.Text(absl::StrCat("optimize=", options.optimize, ",const=", options.params_are_constant));
   ir::Graph renamed = graph;

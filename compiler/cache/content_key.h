@@ -8,11 +8,12 @@
 #include <cstdint>
 #include <string>
 
-#include "compiler/compiled_graph.h"
 #include "ir/graph.h"
 #include "runtime/interpreter.h"
 
 namespace graphjit::compiler {
+
+struct CompileGraphOptions;  // compiler/compiled_graph.h
 
 // A 128-bit XXH3 hash (xxHash, libxxhash-dev).
 struct ContentKey {
@@ -34,6 +35,10 @@ struct ContentKey {
 // and features, and the LLVM and graphjit versions.
 ContentKey GraphContentKey(const ir::Graph& graph, const runtime::TensorMap& params,
                            const CompileGraphOptions& options);
+
+// The key of compiling one kernel unit (compiler/lower/kernel_unit.h) for the JIT's
+// target: its canonical text, the CPU name and features, the LLVM and graphjit versions.
+ContentKey KernelContentKey(const std::string& unit_text);
 
 // The version of graphjit that produced code, e.g. "0.1.0".
 const char* GraphjitVersion();

@@ -29,6 +29,7 @@ class NativeCodeImpl : public NativeCode {
   const std::string& optimized_ir() const override { return code_->optimized_ir(); }
   const std::string& assembly() const override { return code_->assembly(); }
   const CompileTimings& timings() const override { return timings_; }
+  const std::string& object() const override { return code_->object(); }
 
  private:
   std::unique_ptr<JitCode> code_;
@@ -82,6 +83,8 @@ absl::StatusOr<std::unique_ptr<NativeCode>> CompileProgram(const Program& progra
   request.entry_name = kEntryName;
   request.keep_ir = options.keep_ir;
   request.emit_asm = options.emit_asm;
+  request.symbol = options.symbol;
+  request.keep_object = options.keep_object;
   absl::StatusOr<std::unique_ptr<JitCode>> code = (*engine)->Compile(std::move(request));
   if (!code.ok()) return code.status();
   timings.optimize = (*code)->timings().optimize_seconds;
@@ -89,11 +92,26 @@ absl::StatusOr<std::unique_ptr<NativeCode>> CompileProgram(const Program& progra
   return std::make_unique<NativeCodeImpl>(*std::move(code), std::move(llvm_ir), timings);
 }
 
+absl::StatusOr<std::unique_ptr<NativeCode>> LoadNativeCode(const std::string& object,
+                                                           const std::string& symbol) {
+  absl::StatusOr<JitEngine*> engine = JitEngine::Get();
+  if (!engine.ok()) return engine.status();
+  // Loaded code may call the runtime helpers too.
+  if (absl::Status s = RegisterRuntimeHelpers(**engine); !s.ok()) return s;
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<std::unique_ptr<JitCode>> code = (*engine)->Load(object, symbol);
+  if (!code.ok()) return code.status();
+  CompileTimings timings;
+  timings.codegen = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return std::make_unique<NativeCodeImpl>(*std::move(code), "", timings);
+}
+
 JitTarget DescribeJitTarget() {
   JitTarget t;
   t.llvm_version = LlvmVersion();
   absl::StatusOr<JitEngine*> engine = JitEngine::Get();
   if (engine.ok()) {
+    t.triple = (*engine)->triple();
     t.cpu_name = (*engine)->cpu_name();
     t.cpu_features = (*engine)->cpu_features();
   }

@@ -15,6 +15,10 @@ namespace graphjit::compiler {
 struct CompileOptions {
   bool keep_ir = false;   // keep the LLVM IR text before and after optimization
   bool emit_asm = false;  // also produce the assembly (costs a second codegen)
+  // The entry's symbol in the JIT (empty: unique per compile). Code that is stored and
+  // loaded later is named after its content key, so a loaded object links as compiled.
+  std::string symbol;
+  bool keep_object = false;  // keep the object file (NativeCode::object) to store it
 };
 
 // Wall seconds per phase of one compile.
@@ -36,6 +40,7 @@ class NativeCode {
   virtual const std::string& optimized_ir() const = 0;  // empty unless keep_ir
   virtual const std::string& assembly() const = 0;      // empty unless emit_asm
   virtual const CompileTimings& timings() const = 0;
+  virtual const std::string& object() const = 0;  // empty unless keep_object / loaded
 };
 
 // Emits one llvm::Module for `program`, optimizes it and JIT-compiles it into the
@@ -43,10 +48,16 @@ class NativeCode {
 absl::StatusOr<std::unique_ptr<NativeCode>> CompileProgram(const Program& program,
                                                            const CompileOptions& options = {});
 
+// Links an object file a CompileProgram with keep_object produced (in any process of the
+// same target) and looks up its entry `symbol`. InvalidArgument if it does not link.
+absl::StatusOr<std::unique_ptr<NativeCode>> LoadNativeCode(const std::string& object,
+                                                           const std::string& symbol);
+
 // What the JIT targets, for reports: LLVM's version ("19.1.7"), the host CPU LLVM detected
 // ("znver3") and its features; empty strings if the engine could not start.
 struct JitTarget {
   std::string llvm_version;
+  std::string triple;
   std::string cpu_name;
   std::string cpu_features;
 };

@@ -22,6 +22,7 @@
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
@@ -90,12 +91,13 @@ void IsolateEntry(llvm::Module& module, llvm::Function& entry, const std::string
 class JitCodeImpl : public JitCode {
  public:
   JitCodeImpl(llvm::orc::ResourceTrackerSP tracker, void* entry, std::string optimized_ir,
-              std::string assembly, JitTimings timings)
+              std::string assembly, JitTimings timings, std::string object = "")
       : tracker_(std::move(tracker)),
         entry_(entry),
         optimized_ir_(std::move(optimized_ir)),
         assembly_(std::move(assembly)),
-        timings_(timings) {}
+        timings_(timings),
+        object_(std::move(object)) {}
 
   ~JitCodeImpl() override {
     // A destructor cannot return the error, and an unchecked llvm::Error would vanish
@@ -110,6 +112,7 @@ class JitCodeImpl : public JitCode {
   const std::string& optimized_ir() const override { return optimized_ir_; }
   const std::string& assembly() const override { return assembly_; }
   const JitTimings& timings() const override { return timings_; }
+  const std::string& object() const override { return object_; }
 
  private:
   llvm::orc::ResourceTrackerSP tracker_;
@@ -117,6 +120,7 @@ class JitCodeImpl : public JitCode {
   std::string optimized_ir_;
   std::string assembly_;
   JitTimings timings_;
+  std::string object_;
 };
 
 // Thread safety: LLJIT (adding, looking up, removing code) is thread-safe. TargetMachines
@@ -131,6 +135,8 @@ class JitEngineImpl : public JitEngine {
   const std::string& cpu_name() const override { return cpu_name_; }
   const std::string& cpu_features() const override { return cpu_features_; }
   absl::StatusOr<std::unique_ptr<JitCode>> Compile(JitRequest request) override;
+  absl::StatusOr<std::unique_ptr<JitCode>> Load(const std::string& object,
+                                                const std::string& symbol) override;
   absl::Status RegisterHostSymbol(std::string name, void* address) override;
 
  private:
@@ -144,7 +150,8 @@ class JitEngineImpl : public JitEngine {
         data_layout_(jit_->getDataLayout()),
         triple_(jit_->getTargetTriple().str()),
         cpu_name_(std::move(cpu_name)),
-        cpu_features_(std::move(cpu_features)) {}
+        cpu_features_(std::move(cpu_features)),
+        object_compiler_(jit_internal::MakePooledCompiler(pool_)) {}
 
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::shared_ptr<jit_internal::TargetMachinePool> pool_;
@@ -154,6 +161,16 @@ class JitEngineImpl : public JitEngine {
   const std::string cpu_name_;
   const std::string cpu_features_;
   std::atomic<uint64_t> next_module_id_{0};
+  // Machine code for keep_object requests, outside ORC's compile layer so the object
+  // bytes can be kept.
+  std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler> object_compiler_;
+  // Links `object` under a new tracker and looks up `symbol` (both paths end here).
+  absl::StatusOr<std::unique_ptr<JitCode>> LinkObject(std::unique_ptr<llvm::MemoryBuffer> object,
+                                                      const std::string& symbol,
+                                                      std::string optimized_ir,
+                                                      std::string assembly, JitTimings timings,
+                                                      Clock::time_point codegen_start,
+                                                      bool keep_object);
 
   absl::Mutex host_symbols_mutex_;
   absl::flat_hash_map<std::string, void*> host_symbols_ ABSL_GUARDED_BY(host_symbols_mutex_);
@@ -271,7 +288,9 @@ absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Compile(JitRequest reque
         absl::StrCat("module '", module.getModuleIdentifier(), "' is invalid: ", problems));
   }
   IsolateEntry(module, *entry,
-               absl::StrCat(request.entry_name, ".gj", next_module_id_.fetch_add(1)));
+               request.symbol.empty()
+                   ? absl::StrCat(request.entry_name, ".gj", next_module_id_.fetch_add(1))
+                   : request.symbol);
   const std::string symbol = entry->getName().str();
   jit_internal::MarkMathDeclarations(module);
   {
@@ -296,6 +315,15 @@ absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Compile(JitRequest reque
   }
 
   const Clock::time_point codegen_start = Clock::now();
+  if (request.keep_object) {
+    llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object = (*object_compiler_)(module);
+    if (!object) {
+      return LlvmError(absl::StatusCode::kInternal, "cannot generate machine code",
+                       object.takeError());
+    }
+    return LinkObject(std::move(*object), symbol, std::move(optimized_ir), std::move(assembly),
+                      timings, codegen_start, /*keep_object=*/true);
+  }
   llvm::orc::ResourceTrackerSP tracker = jit_->getMainJITDylib().createResourceTracker();
   if (llvm::Error error = jit_->addIRModule(
           tracker,
@@ -316,6 +344,43 @@ absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Compile(JitRequest reque
   timings.codegen_seconds = SecondsSince(codegen_start);
   return std::make_unique<JitCodeImpl>(std::move(tracker), address->toPtr<void*>(),
                                        std::move(optimized_ir), std::move(assembly), timings);
+}
+
+absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::LinkObject(
+    std::unique_ptr<llvm::MemoryBuffer> object, const std::string& symbol,
+    std::string optimized_ir, std::string assembly, JitTimings timings,
+    Clock::time_point codegen_start, bool keep_object) {
+  std::string bytes = keep_object ? object->getBuffer().str() : std::string();
+  llvm::orc::ResourceTrackerSP tracker = jit_->getMainJITDylib().createResourceTracker();
+  if (llvm::Error error = jit_->addObjectFile(tracker, std::move(object))) {
+    return FailAndRemove(tracker, LlvmError(absl::StatusCode::kInvalidArgument,
+                                            "cannot add the object to the JIT", std::move(error)));
+  }
+  std::string session_errors;
+  session_error_sink = &session_errors;
+  llvm::Expected<llvm::orc::ExecutorAddr> address = jit_->lookup(symbol);
+  session_error_sink = nullptr;
+  if (!address) {
+    std::string message = llvm::toString(address.takeError());
+    if (!session_errors.empty()) message = absl::StrCat(session_errors, " (", message, ")");
+    return FailAndRemove(
+        tracker, absl::InvalidArgumentError(absl::StrCat("cannot link '", symbol, "': ", message)));
+  }
+  timings.codegen_seconds = SecondsSince(codegen_start);
+  return std::make_unique<JitCodeImpl>(std::move(tracker), address->toPtr<void*>(),
+                                       std::move(optimized_ir), std::move(assembly), timings,
+                                       std::move(bytes));
+}
+
+absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Load(const std::string& object,
+                                                             const std::string& symbol) {
+  // The object file parser checks the structure it reads; what is loaded here passed the
+  // disk cache's checksum and header checks first (compiler/cache/disk_cache.h).
+  if (object.empty() || symbol.empty()) {
+    return absl::InvalidArgumentError("loading code needs an object and a symbol");
+  }
+  return LinkObject(llvm::MemoryBuffer::getMemBufferCopy(object, symbol), symbol, "", "", {},
+                    Clock::now(), /*keep_object=*/true);
 }
 
 absl::Status JitEngineImpl::RegisterHostSymbol(std::string name, void* address) {

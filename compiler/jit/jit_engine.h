@@ -27,6 +27,10 @@ struct JitRequest {
   std::string entry_name;                // the function to look up
   bool keep_ir = false;                  // keep the optimized IR text
   bool emit_asm = false;                 // also produce assembly text
+  // The entry's symbol in the engine; empty: a name unique in the engine. A caller that
+  // names it (after a content key) must not have two live modules of the same name.
+  std::string symbol;
+  bool keep_object = false;  // keep the object file (to store it and Load it later)
 };
 
 // Compiled code in the engine; the destructor removes it (ResourceTracker::remove).
@@ -37,6 +41,8 @@ class JitCode {
   virtual const std::string& optimized_ir() const = 0;
   virtual const std::string& assembly() const = 0;
   virtual const JitTimings& timings() const = 0;
+  // The relocatable object the code was linked from (empty unless keep_object).
+  virtual const std::string& object() const = 0;
 };
 
 class JitEngine {
@@ -56,6 +62,11 @@ class JitEngine {
   // so any number of modules with the same entry name can be live at once; a broken
   // module is InvalidArgument, a link failure (an unresolved symbol) keeps LLVM's message.
   virtual absl::StatusOr<std::unique_ptr<JitCode>> Compile(JitRequest request) = 0;
+  // Links an object that Compile produced (JitCode::object) in this or another process
+  // of the same target and looks up `symbol`. A malformed object or a missing symbol is
+  // an error, never a crash; the object is kept (object() returns it).
+  virtual absl::StatusOr<std::unique_ptr<JitCode>> Load(const std::string& object,
+                                                        const std::string& symbol) = 0;
 
   // Makes the host function or object at `address` callable from JIT code as `name`
   // (runtime helpers that are not exported from the executable). Register before

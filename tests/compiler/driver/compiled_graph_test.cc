@@ -118,7 +118,7 @@ TEST(CompiledMatmul, BlasCallsMatchInterpreter) {
     options.codegen.keep_ir = true;
     auto cg = CompiledGraph::Compile(*g, {}, options);
     ASSERT_TRUE(cg.ok()) << cg.status();
-    EXPECT_THAT((*cg)->code().llvm_ir(), HasSubstr(absl::StrCat("@graphjit_rt_matmul_", dtype)));
+    EXPECT_THAT((*cg)->kernels().llvm_ir(), HasSubstr(absl::StrCat("@graphjit_rt_matmul_", dtype)));
     const ir::DType dt = std::string(dtype) == "f64" ? ir::DType::kF64 : ir::DType::kF32;
     std::vector<double> a(3 * 24 * 40), b(56 * 40), c(40 * 56);
     for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(0.37 * i);
@@ -154,7 +154,7 @@ TEST(CompiledMatmul, BlasHandlesSymbolicRowsAndVectors) {
   options.codegen.keep_ir = true;
   auto cg = CompiledGraph::Compile(*g, {}, options);
   ASSERT_TRUE(cg.ok()) << cg.status();
-  EXPECT_THAT((*cg)->code().llvm_ir(), HasSubstr("@graphjit_rt_matmul_f64"));
+  EXPECT_THAT((*cg)->kernels().llvm_ir(), HasSubstr("@graphjit_rt_matmul_f64"));
   for (int64_t S : {0, 1, 5}) {
     SCOPED_TRACE(absl::StrCat("S=", S));
     std::vector<double> a(S * 128), w(48 * 128), u(128);
@@ -178,8 +178,8 @@ TEST(CompiledDecode, HotLoopsAreVectorized) {
   options.codegen.keep_ir = true;
   auto cg = CompiledGraph::Compile(*models::TraceModel(*model), model->params(), options);
   ASSERT_TRUE(cg.ok()) << cg.status();
-  EXPECT_THAT((*cg)->code().optimized_ir(), HasSubstr("<4 x double>"));
-  EXPECT_FALSE((*cg)->code().llvm_ir().empty());
+  EXPECT_THAT((*cg)->kernels().optimized_ir(), HasSubstr("<4 x double>"));
+  EXPECT_FALSE((*cg)->kernels().llvm_ir().empty());
   const PhaseTimings& t = (*cg)->timings();
   EXPECT_GT(t.optimize, 0);
   EXPECT_GT(t.codegen, 0);

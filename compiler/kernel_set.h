@@ -1,0 +1,88 @@
+// KernelSet: a lowered program's kernels as separately compiled, content-addressed units
+// (compiler/lower/kernel_unit.h) and the host-side driver that runs them in order. Equal
+// kernels - within one graph (the layers of a model) or across graphs (the exact
+// entries of a growing cache) - are compiled once and shared through the KernelStore;
+// the distinct ones of a graph compile in parallel.
+#ifndef GRAPHJIT_COMPILER_KERNEL_SET_H_
+#define GRAPHJIT_COMPILER_KERNEL_SET_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/cache/content_key.h"
+#include "compiler/codegen/native_code.h"
+#include "compiler/lower/kernel_ir.h"
+
+namespace graphjit::compiler {
+
+class DiskCache;  // compiler/cache/disk_cache.h
+
+struct KernelSetOptions {
+  CompileOptions codegen;  // keep_ir / emit_asm compile privately (the text is kept)
+  // Threads compiling one program's kernels: 0 reads GRAPHJIT_COMPILE_THREADS, else the
+  // hardware concurrency.
+  int threads = 0;
+  // Object code of kernels by content key across processes; null: memory only.
+  // CompiledGraph passes DiskCache::Default() (GRAPHJIT_CACHE_DIR).
+  DiskCache* disk = nullptr;
+};
+
+struct KernelSetStats {
+  int kernels = 0;    // kernels of the program
+  int distinct = 0;   // distinct canonical kernels among them
+  int compiled = 0;   // distinct kernels this set compiled
+  int reused = 0;     // distinct kernels found live in the store
+  int loaded = 0;     // distinct kernels loaded from the disk cache
+  int threads = 0;    // compile threads used
+  CompileTimings timings;  // summed over the compiled kernels
+  double wall_seconds = 0;  // the whole KernelSet::Compile
+};
+
+class KernelSet {
+ public:
+  static absl::StatusOr<std::unique_ptr<KernelSet>> Compile(const Program& program,
+                                                            const KernelSetOptions& options = {});
+
+  // Runs the kernels in order with Program's calling convention (see kernel_ir.h).
+  void Run(void** args, const int64_t* symbols, char* workspace) const;
+
+  const KernelSetStats& stats() const { return stats_; }
+  // The content key of each kernel, in program order.
+  std::vector<ContentKey> keys() const;
+  // Concatenated per-kernel texts (empty unless keep_ir / emit_asm).
+  const std::string& llvm_ir() const { return llvm_ir_; }
+  const std::string& optimized_ir() const { return optimized_ir_; }
+  const std::string& assembly() const { return assembly_; }
+
+ private:
+  struct Call {
+    std::shared_ptr<const NativeCode> code;
+    NativeCode::EntryFn entry = nullptr;
+    std::vector<int> buffers;  // program buffer of each unit arg
+    std::vector<int> symbols;  // program symbol of each unit symbol
+    ContentKey key;
+  };
+  // Where each program buffer is at run time: an arg, or the workspace at an offset
+  // (constant, or an i64 expression of the symbols).
+  struct Address {
+    int arg = -1;
+    int64_t offset = 0;
+    ExprPtr offset_expr;
+  };
+
+  std::vector<Call> calls_;
+  std::vector<Address> addresses_;
+  KernelSetStats stats_;
+  std::string llvm_ir_, optimized_ir_, assembly_;
+};
+
+// GRAPHJIT_COMPILE_THREADS, or the hardware concurrency when unset (a bad value is
+// reported once on stderr and ignored).
+int DefaultCompileThreads();
+
+}  // namespace graphjit::compiler
+
+#endif  // GRAPHJIT_COMPILER_KERNEL_SET_H_

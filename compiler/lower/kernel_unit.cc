@@ -1,0 +1,136 @@
+#include "compiler/lower/kernel_unit.h"
+
+#include <cstring>
+#include <functional>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace graphjit::compiler {
+namespace {
+
+// Renumbers buffers and symbols by first use while copying expressions.
+class Canonicalizer {
+ public:
+  explicit Canonicalizer(const Program& program) : program_(program) {}
+
+  ExprPtr Map(const ExprPtr& e) {
+    if (e == nullptr) return nullptr;
+    if (auto it = memo_.find(e.get()); it != memo_.end()) return it->second;
+    Expr copy = *e;
+    if (e->kind == ExprKind::kLoad) copy.index = BufferIndex(e->index);
+    if (e->kind == ExprKind::kSymbol) copy.index = SymbolIndex(e->index);
+    for (ExprPtr& operand : copy.operands) operand = Map(operand);
+    ExprPtr mapped = std::make_shared<const Expr>(std::move(copy));
+    memo_[e.get()] = mapped;
+    return mapped;
+  }
+
+  int BufferIndex(int b) {
+    auto [it, inserted] = buffer_index_.try_emplace(b, static_cast<int>(buffers_.size()));
+    if (inserted) buffers_.push_back(b);
+    return it->second;
+  }
+  int SymbolIndex(int s) {
+    auto [it, inserted] = symbol_index_.try_emplace(s, static_cast<int>(symbols_.size()));
+    if (inserted) symbols_.push_back(s);
+    return it->second;
+  }
+
+  std::vector<int>& buffers() { return buffers_; }
+  std::vector<int>& symbols() { return symbols_; }
+
+ private:
+  const Program& program_;
+  absl::flat_hash_map<const Expr*, ExprPtr> memo_;
+  absl::flat_hash_map<int, int> buffer_index_, symbol_index_;
+  std::vector<int> buffers_, symbols_;
+};
+
+// Every field codegen reads, with doubles as their bits (ExprToString rounds them).
+void AppendExpr(const ExprPtr& e, std::string* out) {
+  if (e == nullptr) {
+    out->append("_");
+    return;
+  }
+  absl::StrAppend(out, "(", static_cast<int>(e->kind), ":", ir::DTypeName(e->dtype), ":",
+                  static_cast<int>(e->op), ":", e->index, ":");
+  if (e->kind == ExprKind::kConst) {
+    uint64_t bits;
+    std::memcpy(&bits, &e->f_value, sizeof(bits));
+    absl::StrAppend(out, absl::Hex(bits), ":", e->i_value);
+  }
+  for (const ExprPtr& operand : e->operands) AppendExpr(operand, out);
+  out->append(")");
+}
+
+void AppendExprs(const char* what, const std::vector<ExprPtr>& es, std::string* out) {
+  absl::StrAppend(out, what, "[");
+  for (const ExprPtr& e : es) AppendExpr(e, out);
+  out->append("]\n");
+}
+
+}  // namespace
+
+KernelUnit MakeKernelUnit(const Program& program, int kernel) {
+  const Kernel& k = program.kernels[kernel];
+  Canonicalizer c(program);
+  Kernel unit_kernel = k;
+  unit_kernel.name = "k";
+  // The output first, then operands in the order the kernel reads them.
+  unit_kernel.out = c.BufferIndex(k.out);
+  for (ExprPtr& e : unit_kernel.loops) e = c.Map(e);
+  for (ExprPtr& e : unit_kernel.store_indices) e = c.Map(e);
+  for (ExprPtr* e : {&unit_kernel.value, &unit_kernel.reduce_extent, &unit_kernel.finish_scale,
+                     &unit_kernel.lhs, &unit_kernel.rhs}) {
+    *e = c.Map(*e);
+  }
+  KernelUnit unit;
+  // Buffer dims may mention symbols the body does not: map them all before the counts
+  // are final (a dims expression never adds buffers).
+  std::vector<std::vector<ExprPtr>> dims;
+  for (size_t i = 0; i < c.buffers().size(); ++i) {
+    std::vector<ExprPtr> d;
+    for (const ExprPtr& e : program.buffers[c.buffers()[i]].dims) d.push_back(c.Map(e));
+    dims.push_back(std::move(d));
+  }
+  unit.buffers = c.buffers();
+  unit.symbols = c.symbols();
+  Program& p = unit.program;
+  p.name = "kernel";
+  for (size_t j = 0; j < unit.symbols.size(); ++j) p.symbols.push_back(absl::StrCat("s", j));
+  for (size_t i = 0; i < unit.buffers.size(); ++i) {
+    const Buffer& from = program.buffers[unit.buffers[i]];
+    Buffer b;
+    b.name = absl::StrCat("b", i);
+    b.dtype = from.dtype;
+    b.dims = std::move(dims[i]);
+    b.kind = static_cast<int>(i) == unit_kernel.out ? BufferKind::kOutput : BufferKind::kInput;
+    b.arg_index = static_cast<int>(i);
+    p.buffers.push_back(std::move(b));
+  }
+  p.num_args = static_cast<int>(p.buffers.size());
+  p.workspace_bytes = ir::SymExpr(0);
+  p.kernels.push_back(std::move(unit_kernel));
+
+  std::string& t = unit.text;
+  const Kernel& u = p.kernels[0];
+  absl::StrAppend(&t, "kernel-unit-v1 symbols=", p.symbols.size(), "\n");
+  for (const Buffer& b : p.buffers) {
+    absl::StrAppend(&t, "buffer ", b.name, " ", ir::DTypeName(b.dtype),
+                    b.kind == BufferKind::kOutput ? " out " : " in ");
+    AppendExprs("dims", b.dims, &t);
+  }
+  absl::StrAppend(&t, "kind=", static_cast<int>(u.kind), " out=", u.out,
+                  " combine=", static_cast<int>(u.combine), " order=", static_cast<int>(u.order),
+                  " transpose_rhs=", u.transpose_rhs, "\n");
+  AppendExprs("loops", u.loops, &t);
+  AppendExprs("store", u.store_indices, &t);
+  AppendExprs("value", {u.value}, &t);
+  AppendExprs("reduce", {u.reduce_extent, u.finish_scale}, &t);
+  AppendExprs("matmul", {u.lhs, u.rhs}, &t);
+  return unit;
+}
+
+}  // namespace graphjit::compiler
