@@ -10,6 +10,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "compiler/cache/code_store.h"
 #include "compiler/cache/disk_cache.h"
 #include "compiler/lower/kernel_unit.h"
@@ -113,59 +114,94 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& pro
   // without them.
   const bool keep_text = options.codegen.keep_ir || options.codegen.emit_asm;
   KernelStore& store = KernelStore::Default();
-  std::vector<absl::StatusOr<std::shared_ptr<const NativeCode>>> results(jobs.size());
-  std::vector<char> compiled(jobs.size(), 0), loaded(jobs.size(), 0);
+  std::vector<std::shared_ptr<const KernelCode>> code(jobs.size());
+  std::vector<int> missing;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    if (!keep_text) code[j] = store.Find(set->calls_[jobs[j]].key);
+    if (code[j] == nullptr) missing.push_back(static_cast<int>(j));
+  }
+  KernelSetStats& stats = set->stats_;
+  stats.reused = static_cast<int>(jobs.size() - missing.size());
+
+  // The missing kernels compile in modules of up to kKernelsPerModule (LLVM's fixed cost
+  // per module, measured at about 6-9 ms here, is what a handful of small kernels cost),
+  // balanced, in first-use order: the grouping depends only on what is missing, so a new
+  // process that misses the same kernels forms the same modules and finds them on disk.
+  constexpr int kKernelsPerModule = 6;
+  const int num_groups = (static_cast<int>(missing.size()) + kKernelsPerModule - 1) /
+                         kKernelsPerModule;
+  struct Group {
+    std::vector<int> members;  // indices into jobs
+    ContentKey key;
+    std::vector<std::string> symbols;
+    absl::StatusOr<std::shared_ptr<const NativeModule>> module = absl::UnknownError("not run");
+    bool built = false;   // compiled or loaded here (else a live module was shared)
+    bool loaded = false;  // from the disk cache
+  };
+  std::vector<Group> groups(num_groups);
+  for (size_t m = 0; m < missing.size(); ++m) {
+    groups[m * num_groups / missing.size()].members.push_back(missing[m]);
+  }
+  for (Group& g : groups) {
+    std::string members;
+    for (int j : g.members) absl::StrAppend(&members, set->calls_[jobs[j]].key.ToHex(), ",");
+    g.key = KernelContentKey(absl::StrCat("module-v1:", members));
+    // Named after the module's key, so its object links under the same names anywhere.
+    for (size_t i = 0; i < g.members.size(); ++i) {
+      g.symbols.push_back(absl::StrCat("gj_", g.key.ToHex(), "_", i));
+    }
+  }
+
   DiskCache* disk = keep_text ? nullptr : options.disk;
   std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t j; (j = next.fetch_add(1)) < jobs.size();) {
-      const KernelUnit& unit = units[jobs[j]];
-      const ContentKey& key = set->calls_[jobs[j]].key;
-      auto compile = [&]() -> absl::StatusOr<std::unique_ptr<NativeCode>> {
-        // Shared code is named after its key, so an object stored by one process links
-        // under the same name in the next.
-        const std::string symbol = keep_text ? "" : absl::StrCat("gj_k_", key.ToHex());
-        if (disk != nullptr) {
-          if (std::optional<std::string> object = disk->Load(key)) {
-            absl::StatusOr<std::unique_ptr<NativeCode>> code = LoadNativeCode(*object, symbol);
-            if (code.ok()) {
-              loaded[j] = 1;
-              return code;
-            }
-            // Passed the file checks but does not link: never load it again.
-            disk->Remove(key);
-          }
+  auto build = [&](Group& g) -> absl::StatusOr<std::unique_ptr<NativeModule>> {
+    if (disk != nullptr) {
+      if (std::optional<std::string> object = disk->Load(g.key)) {
+        absl::StatusOr<std::unique_ptr<NativeModule>> loaded = LoadModule(*object, g.symbols);
+        if (loaded.ok()) {
+          g.loaded = true;
+          return loaded;
         }
-        CompileOptions codegen = options.codegen;
-        codegen.symbol = symbol;
-        codegen.keep_object = disk != nullptr;
-        absl::StatusOr<std::unique_ptr<NativeCode>> code = CompileProgram(unit.program, codegen);
-        if (!code.ok()) {
-          return absl::Status(code.status().code(),
-                              absl::StrCat("kernel ", program.kernels[jobs[j]].name, ": ",
-                                           code.status().message()));
-        }
-        if (disk != nullptr) disk->Store(key, (*code)->object());
-        return code;
-      };
-      if (keep_text) {
-        absl::StatusOr<std::unique_ptr<NativeCode>> code = compile();
-        if (code.ok()) {
-          results[j] = std::shared_ptr<const NativeCode>(*std::move(code));
-        } else {
-          results[j] = code.status();
-        }
-        compiled[j] = 1;
-      } else {
-        bool did = false;
-        results[j] = store.GetOrCompile(key, compile, &did);
-        compiled[j] = did && !loaded[j];
+        // Passed the file checks but does not link: never load it again.
+        disk->Remove(g.key);
       }
+    }
+    std::vector<const Program*> programs;
+    for (int j : g.members) programs.push_back(&units[jobs[j]].program);
+    CompileOptions codegen = options.codegen;
+    codegen.keep_object = disk != nullptr;
+    absl::StatusOr<std::unique_ptr<NativeModule>> compiled =
+        CompileModule(programs, g.symbols, codegen);
+    if (!compiled.ok()) {
+      std::vector<std::string> names;
+      for (int j : g.members) names.push_back(program.kernels[jobs[j]].name);
+      return absl::Status(compiled.status().code(),
+                          absl::StrCat("kernels ", absl::StrJoin(names, ", "), ": ",
+                                       compiled.status().message()));
+    }
+    if (disk != nullptr) disk->Store(g.key, (*compiled)->object());
+    return compiled;
+  };
+  ModuleStore& modules = ModuleStore::Default();
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < groups.size();) {
+      Group& g = groups[i];
+      if (keep_text) {
+        // Private: its entry names must not clash with the shared module of this key.
+        for (std::string& symbol : g.symbols) absl::StrAppend(&symbol, "_", i, "_private");
+        absl::StatusOr<std::unique_ptr<NativeModule>> m = build(g);
+        g.module = m.ok() ? absl::StatusOr<std::shared_ptr<const NativeModule>>(*std::move(m))
+                          : m.status();
+        g.built = true;
+        continue;
+      }
+      // One live module per key: concurrent graphs missing the same kernels share it.
+      g.module = modules.GetOrCompile(g.key, [&] { return build(g); }, &g.built);
     }
   };
   const int threads = std::max(
       1, std::min<int>(options.threads > 0 ? options.threads : DefaultCompileThreads(),
-                       static_cast<int>(jobs.size())));
+                       num_groups));
   if (threads == 1) {
     worker();
   } else {
@@ -174,33 +210,33 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& pro
     for (std::thread& t : pool) t.join();
   }
 
-  KernelSetStats& stats = set->stats_;
   stats.kernels = static_cast<int>(program.kernels.size());
   stats.distinct = static_cast<int>(jobs.size());
-  stats.threads = threads;
-  for (size_t j = 0; j < jobs.size(); ++j) {
-    if (!results[j].ok()) return results[j].status();
-    const NativeCode& code = **results[j];
-    if (loaded[j]) {
-      ++stats.loaded;
-      stats.timings.codegen += code.timings().codegen;
-    } else if (compiled[j]) {
-      ++stats.compiled;
-      stats.timings.ir_build += code.timings().ir_build;
-      stats.timings.optimize += code.timings().optimize;
-      stats.timings.codegen += code.timings().codegen;
-    } else {
-      ++stats.reused;
+  stats.threads = num_groups == 0 ? 0 : threads;
+  stats.modules = num_groups;
+  for (Group& g : groups) {
+    if (!g.module.ok()) return g.module.status();
+    const NativeModule& module = **g.module;
+    const int n = static_cast<int>(g.members.size());
+    (!g.built ? stats.reused : g.loaded ? stats.loaded : stats.compiled) += n;
+    if (g.built) {
+      stats.timings.ir_build += module.timings().ir_build;
+      stats.timings.optimize += module.timings().optimize;
+      stats.timings.codegen += module.timings().codegen;
     }
     if (keep_text) {
-      const std::string header = absl::StrCat("; kernel ", program.kernels[jobs[j]].name, "\n");
-      absl::StrAppend(&set->llvm_ir_, header, code.llvm_ir());
-      absl::StrAppend(&set->optimized_ir_, header, code.optimized_ir());
-      absl::StrAppend(&set->assembly_, header, code.assembly());
+      absl::StrAppend(&set->llvm_ir_, module.llvm_ir());
+      absl::StrAppend(&set->optimized_ir_, module.optimized_ir());
+      absl::StrAppend(&set->assembly_, module.assembly());
+    }
+    for (size_t i = 0; i < g.members.size(); ++i) {
+      auto kernel = std::make_shared<const KernelCode>(KernelCode{*g.module, static_cast<int>(i)});
+      const int j = g.members[i];
+      code[j] = keep_text ? kernel : store.Insert(set->calls_[jobs[j]].key, std::move(kernel));
     }
   }
   for (Call& call : set->calls_) {
-    call.code = *results[job_of.at(call.key)];
+    call.code = code[job_of.at(call.key)];
     call.entry = call.code->entry();
   }
   stats.wall_seconds = SecondsSince(start);

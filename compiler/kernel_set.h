@@ -18,7 +18,8 @@
 
 namespace graphjit::compiler {
 
-class DiskCache;  // compiler/cache/disk_cache.h
+class DiskCache;          // compiler/cache/disk_cache.h
+struct KernelCode;        // compiler/cache/code_store.h
 
 struct KernelSetOptions {
   CompileOptions codegen;  // keep_ir / emit_asm compile privately (the text is kept)
@@ -36,6 +37,7 @@ struct KernelSetStats {
   int compiled = 0;   // distinct kernels this set compiled
   int reused = 0;     // distinct kernels found live in the store
   int loaded = 0;     // distinct kernels loaded from the disk cache
+  int modules = 0;    // LLVM modules the missing kernels compiled (or loaded) as
   int threads = 0;    // compile threads used
   CompileTimings timings;  // summed over the compiled kernels
   double wall_seconds = 0;  // the whole KernelSet::Compile
@@ -52,14 +54,14 @@ class KernelSet {
   const KernelSetStats& stats() const { return stats_; }
   // The content key of each kernel, in program order.
   std::vector<ContentKey> keys() const;
-  // Concatenated per-kernel texts (empty unless keep_ir / emit_asm).
+  // Concatenated per-module texts (empty unless keep_ir / emit_asm).
   const std::string& llvm_ir() const { return llvm_ir_; }
   const std::string& optimized_ir() const { return optimized_ir_; }
   const std::string& assembly() const { return assembly_; }
 
  private:
   struct Call {
-    std::shared_ptr<const NativeCode> code;
+    std::shared_ptr<const KernelCode> code;
     NativeCode::EntryFn entry = nullptr;
     std::vector<int> buffers;  // program buffer of each unit arg
     std::vector<int> symbols;  // program symbol of each unit symbol

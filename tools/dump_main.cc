@@ -256,8 +256,9 @@ int Main(int argc, char** argv) {
     const compiler::KernelSetStats& k = compiled->kernels().stats();
     std::printf(
         "# kernels: %d distinct of %d; compiled %d, reused %d (live), loaded %d (disk); "
-        "%d threads, %.2f ms wall\n",
-        k.distinct, k.kernels, k.compiled, k.reused, k.loaded, k.threads, k.wall_seconds * 1e3);
+        "%d modules on %d threads, %.2f ms wall\n",
+        k.distinct, k.kernels, k.compiled, k.reused, k.loaded, k.modules, k.threads,
+        k.wall_seconds * 1e3);
   }
   return 0;
 }

@@ -117,8 +117,8 @@ absl::Status StudyPolicies(const models::Model& model, tools::JsonWriter& json) 
   }
   ProgressDone();
   const Row& exact = rows[0];
-  Table t({"policy", "compiles", "compile time", "per compile", "padding", "run time (no compiles)",
-           "max |diff| vs exact"});
+  Table t({"policy", "compiles", "kernels new/reused", "compile time", "per compile", "padding",
+           "run time (no compiles)", "max |diff| vs exact"});
   json.Key("policies").BeginArray();
   for (Row& row : rows) {
     for (size_t i = 0; i < row.r.outputs.size(); ++i) {
@@ -126,7 +126,9 @@ absl::Status StudyPolicies(const models::Model& model, tools::JsonWriter& json) 
           std::max(row.max_diff, runtime::MaxAbsDiff(row.r.outputs[i], exact.r.outputs[i]));
     }
     const cache::CacheStats& s = row.r.stats;
-    t.Add({row.name, absl::StrCat(s.compiles), tools::FormatSeconds(s.compile_seconds),
+    t.Add({row.name, absl::StrCat(s.compiles),
+           absl::StrCat(s.kernels_compiled + s.kernels_loaded, "/", s.kernels_reused),
+           tools::FormatSeconds(s.compile_seconds),
            tools::FormatSeconds(s.compile_seconds / std::max<int64_t>(1, s.compiles)),
            absl::StrFormat("%.1f%%", 100 * s.padding_overhead()),
            tools::FormatSeconds(row.run_seconds), absl::StrFormat("%.1e", row.max_diff)});
@@ -134,6 +136,9 @@ absl::Status StudyPolicies(const models::Model& model, tools::JsonWriter& json) 
         .Member("policy", row.name)
         .Member("compiles", s.compiles)
         .Member("compile_seconds", s.compile_seconds)
+        .Member("kernels_compiled", s.kernels_compiled)
+        .Member("kernels_loaded", s.kernels_loaded)
+        .Member("kernels_reused", s.kernels_reused)
         .Member("padding_ratio", s.padding_overhead())
         .Member("run_seconds", row.run_seconds)
         .Member("max_abs_diff", row.max_diff)
@@ -155,12 +160,16 @@ absl::Status StudyPolicies(const models::Model& model, tools::JsonWriter& json) 
   for (const Row& r : rows) worst = std::max(worst, r.max_diff);
   Observations({
       absl::StrFormat("exact compiles once per KV length: %d compiles at %s each, %s in all, "
-                      "against %s of running the %d steps.",
+                      "against %s of running the %d steps; of their kernels %d were new and %d "
+                      "reused from earlier entries (content-addressed: only what depends on S "
+                      "is compiled again).",
                       exact.r.stats.compiles,
                       tools::FormatSeconds(exact.r.stats.compile_seconds /
                                            std::max<int64_t>(1, exact.r.stats.compiles)),
                       tools::FormatSeconds(exact.r.stats.compile_seconds),
-                      tools::FormatSeconds(exact.run_seconds), static_cast<int>(loop.steps)),
+                      tools::FormatSeconds(exact.run_seconds), static_cast<int>(loop.steps),
+                      static_cast<int>(exact.r.stats.kernels_compiled + exact.r.stats.kernels_loaded),
+                      static_cast<int>(exact.r.stats.kernels_reused)),
       absl::StrFormat("Buckets trade compiles for waste: pow2 compiles %d times and reads %.1f%% "
                       "extra KV rows; mult128 compiles %d times for %.1f%%.",
                       pow2.r.stats.compiles, 100 * pow2.r.stats.padding_overhead(),

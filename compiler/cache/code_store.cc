@@ -15,6 +15,11 @@ std::shared_ptr<CodeStore> CodeStore::Default() {
   return *store;
 }
 
+ModuleStore& ModuleStore::Default() {
+  static auto* store = new ModuleStore();
+  return *store;
+}
+
 KernelStore& KernelStore::Default() {
   static auto* store = new KernelStore();
   return *store;

@@ -7,7 +7,8 @@
 // A store holds code weakly: whoever uses code (a cache entry, a lazy context, a compiled
 // graph) holds it, and code no holder uses any more is freed at once (its
 // ResourceTracker), so evicting an entry frees its code exactly when nothing else shares
-// it. Concurrent requests for one key compile it once; the others wait for that compile.
+// it. Concurrent requests for one key compile it once; the others wait for that compile
+// (GetOrCompile), or the first of concurrent compiles is kept (Insert).
 #ifndef GRAPHJIT_COMPILER_CACHE_CODE_STORE_H_
 #define GRAPHJIT_COMPILER_CACHE_CODE_STORE_H_
 
@@ -52,6 +53,21 @@ class ContentStore {
   // A failed compile is returned to every caller waiting for it and not kept.
   absl::StatusOr<std::shared_ptr<const T>> GetOrCompile(const ContentKey& key, CompileFn compile,
                                                         bool* compiled = nullptr);
+  // Offers `code` for `key`: returns the live code already there (a concurrent compile
+  // won), else keeps a weak reference to `code` and returns it.
+  std::shared_ptr<const T> Insert(const ContentKey& key, std::shared_ptr<const T> code) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.lookups;
+    Slot& slot = slots_[key];
+    if (std::shared_ptr<const T> live = slot.code.lock()) {
+      ++stats_.hits;
+      return live;
+    }
+    ++stats_.compiles;
+    slot.code = code;
+    SweepLocked();
+    return code;
+  }
   // The live code for `key`, or null.
   std::shared_ptr<const T> Find(const ContentKey& key) const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -82,8 +98,23 @@ class CodeStore : public ContentStore<CompiledGraph> {
   static std::shared_ptr<CodeStore> Default();
 };
 
+// One kernel's machine code: entry `index` of a module compiled with others (the module
+// lives while any of its kernels is used).
+struct KernelCode {
+  std::shared_ptr<const NativeModule> module;
+  int index = 0;
+  NativeCode::EntryFn entry() const { return module->entry(index); }
+};
+
+// Modules of kernels by the key of their member list: one live module per key, so the
+// entry names derived from the key are unique among live code.
+class ModuleStore : public ContentStore<NativeModule> {
+ public:
+  static ModuleStore& Default();
+};
+
 // Machine code of single kernels by kernel content key.
-class KernelStore : public ContentStore<NativeCode> {
+class KernelStore : public ContentStore<KernelCode> {
  public:
   // The process-wide store every CompiledGraph compiles its kernels through.
   static KernelStore& Default();

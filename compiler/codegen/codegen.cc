@@ -430,44 +430,69 @@ void KernelEmitter::StoreElement(int buffer, llvm::Value* ptr, llvm::Value* valu
 
 }  // namespace codegen_internal
 
+namespace {
+
+// A function with Program's calling convention, void(ptr args, ptr symbols, ptr workspace).
+llvm::Function* MakeProgramFunction(llvm::Module& module, llvm::GlobalValue::LinkageTypes linkage,
+                                    const std::string& name) {
+  llvm::LLVMContext& context = module.getContext();
+  llvm::Type* ptr = llvm::PointerType::getUnqual(context);
+  llvm::FunctionType* type =
+      llvm::FunctionType::get(llvm::Type::getVoidTy(context), {ptr, ptr, ptr}, false);
+  llvm::Function* f = llvm::Function::Create(type, linkage, name, &module);
+  f->setDoesNotThrow();
+  f->getArg(0)->setName("args");
+  f->getArg(1)->setName("symbols");
+  f->getArg(2)->setName("workspace");
+  // Program's calling convention: the args and symbols arrays are only read, and no
+  // buffer overlaps them or the workspace. Saying so lets LLVM keep symbols and bases in
+  // registers across stores and skip runtime alias checks between temps and args.
+  for (unsigned i = 0; i < 3; ++i) {
+    f->addParamAttr(i, llvm::Attribute::NoAlias);
+    f->addParamAttr(i, llvm::Attribute::NoCapture);
+  }
+  f->addParamAttr(0, llvm::Attribute::ReadOnly);
+  f->addParamAttr(1, llvm::Attribute::ReadOnly);
+  return f;
+}
+
+std::unique_ptr<llvm::Module> NewModule(const std::string& name, llvm::LLVMContext& context,
+                                        const llvm::DataLayout& data_layout,
+                                        const std::string& triple) {
+  auto module = std::make_unique<llvm::Module>(name.empty() ? "graphjit" : name, context);
+  module->setDataLayout(data_layout);
+  module->setTargetTriple(triple);
+  return module;
+}
+
+absl::Status Verify(const llvm::Module& module, const std::string& what) {
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  if (llvm::verifyModule(module, &os)) {
+    os.flush();
+    return absl::InternalError(absl::StrCat(what, ": invalid LLVM module: ", message));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(const Program& program,
                                                          llvm::LLVMContext& context,
                                                          const llvm::DataLayout& data_layout,
                                                          const std::string& triple,
                                                          const std::string& entry_name) {
-  auto module =
-      std::make_unique<llvm::Module>(program.name.empty() ? "graphjit" : program.name, context);
-  module->setDataLayout(data_layout);
-  module->setTargetTriple(triple);
-  llvm::Type* ptr = llvm::PointerType::getUnqual(context);
-  llvm::FunctionType* type =
-      llvm::FunctionType::get(llvm::Type::getVoidTy(context), {ptr, ptr, ptr}, false);
-  auto make_function = [&](llvm::GlobalValue::LinkageTypes linkage, const std::string& name) {
-    llvm::Function* f = llvm::Function::Create(type, linkage, name, module.get());
-    f->setDoesNotThrow();
-    f->getArg(0)->setName("args");
-    f->getArg(1)->setName("symbols");
-    f->getArg(2)->setName("workspace");
-    // Program's calling convention: the args and symbols arrays are only read, and no
-    // buffer overlaps them or the workspace. Saying so lets LLVM keep symbols and bases in
-    // registers across stores and skip runtime alias checks between temps and args.
-    for (unsigned i = 0; i < 3; ++i) {
-      f->addParamAttr(i, llvm::Attribute::NoAlias);
-      f->addParamAttr(i, llvm::Attribute::NoCapture);
-    }
-    f->addParamAttr(0, llvm::Attribute::ReadOnly);
-    f->addParamAttr(1, llvm::Attribute::ReadOnly);
-    return f;
-  };
+  std::unique_ptr<llvm::Module> module = NewModule(program.name, context, data_layout, triple);
   // Created first, so a kernel of the same name cannot take the entry's name.
-  llvm::Function* entry = make_function(llvm::GlobalValue::ExternalLinkage, entry_name);
+  llvm::Function* entry =
+      MakeProgramFunction(*module, llvm::GlobalValue::ExternalLinkage, entry_name);
 
   std::vector<llvm::Function*> kernels;
   for (const Kernel& kernel : program.kernels) {
     // Internal with a single call site: O2's inliner folds it into the entry. The prefix
     // keeps kernel names (say "exp") away from the libm functions the kernels call.
-    llvm::Function* f =
-        make_function(llvm::GlobalValue::InternalLinkage, absl::StrCat("gj.", kernel.name));
+    llvm::Function* f = MakeProgramFunction(*module, llvm::GlobalValue::InternalLinkage,
+                                            absl::StrCat("gj.", kernel.name));
     codegen_internal::KernelEmitter emitter(program, kernel, f);
     if (absl::Status status = emitter.Emit(); !status.ok()) return status;
     kernels.push_back(f);
@@ -478,14 +503,38 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(const Program& program,
     builder.CreateCall(f, {entry->getArg(0), entry->getArg(1), entry->getArg(2)});
   }
   builder.CreateRetVoid();
-
-  std::string message;
-  llvm::raw_string_ostream os(message);
-  if (llvm::verifyModule(*module, &os)) {
-    os.flush();
-    return absl::InternalError(
-        absl::StrCat("program '", program.name, "': invalid LLVM module: ", message));
+  if (absl::Status s = Verify(*module, absl::StrCat("program '", program.name, "'")); !s.ok()) {
+    return s;
   }
+  return module;
+}
+
+absl::StatusOr<std::unique_ptr<llvm::Module>> EmitEntriesModule(
+    const std::vector<const Program*>& programs, const std::vector<std::string>& entry_names,
+    llvm::LLVMContext& context, const llvm::DataLayout& data_layout, const std::string& triple) {
+  if (programs.size() != entry_names.size()) {
+    return absl::InternalError("EmitEntriesModule: one entry name per program");
+  }
+  std::unique_ptr<llvm::Module> module = NewModule("kernels", context, data_layout, triple);
+  for (size_t i = 0; i < programs.size(); ++i) {
+    const Program& program = *programs[i];
+    llvm::Function* entry =
+        MakeProgramFunction(*module, llvm::GlobalValue::ExternalLinkage, entry_names[i]);
+    std::vector<llvm::Function*> kernels;
+    for (const Kernel& kernel : program.kernels) {
+      llvm::Function* f = MakeProgramFunction(*module, llvm::GlobalValue::InternalLinkage,
+                                              absl::StrCat("gj.", i, ".", kernel.name));
+      codegen_internal::KernelEmitter emitter(program, kernel, f);
+      if (absl::Status status = emitter.Emit(); !status.ok()) return status;
+      kernels.push_back(f);
+    }
+    llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "entry", entry));
+    for (llvm::Function* f : kernels) {
+      builder.CreateCall(f, {entry->getArg(0), entry->getArg(1), entry->getArg(2)});
+    }
+    builder.CreateRetVoid();
+  }
+  if (absl::Status s = Verify(*module, "kernel module"); !s.ok()) return s;
   return module;
 }
 

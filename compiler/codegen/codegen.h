@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "compiler/lower/kernel_ir.h"
@@ -22,6 +23,13 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(const Program& program,
                                                          const llvm::DataLayout& data_layout,
                                                          const std::string& triple,
                                                          const std::string& entry_name);
+
+// Emits one module holding each of `programs` as its own external entry function
+// `entry_names[i]` (same signature), so several programs share one optimization pipeline
+// and one link while staying separately callable.
+absl::StatusOr<std::unique_ptr<llvm::Module>> EmitEntriesModule(
+    const std::vector<const Program*>& programs, const std::vector<std::string>& entry_names,
+    llvm::LLVMContext& context, const llvm::DataLayout& data_layout, const std::string& triple);
 
 }  // namespace graphjit::compiler
 

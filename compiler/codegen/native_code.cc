@@ -37,6 +37,27 @@ class NativeCodeImpl : public NativeCode {
   CompileTimings timings_;
 };
 
+class NativeModuleImpl : public NativeModule {
+ public:
+  NativeModuleImpl(std::unique_ptr<JitCode> code, std::string llvm_ir, CompileTimings timings)
+      : code_(std::move(code)), llvm_ir_(std::move(llvm_ir)), timings_(timings) {}
+
+  int size() const override { return static_cast<int>(code_->entries().size()); }
+  NativeCode::EntryFn entry(int i) const override {
+    return reinterpret_cast<NativeCode::EntryFn>(code_->entries()[i]);
+  }
+  const std::string& llvm_ir() const override { return llvm_ir_; }
+  const std::string& optimized_ir() const override { return code_->optimized_ir(); }
+  const std::string& assembly() const override { return code_->assembly(); }
+  const CompileTimings& timings() const override { return timings_; }
+  const std::string& object() const override { return code_->object(); }
+
+ private:
+  std::unique_ptr<JitCode> code_;
+  std::string llvm_ir_;
+  CompileTimings timings_;
+};
+
 // The host functions generated code may call, registered once per process: they live in
 // the static runtime library, so the JIT cannot find them among the exported symbols.
 absl::Status RegisterRuntimeHelpers(JitEngine& engine) {
@@ -92,6 +113,53 @@ absl::StatusOr<std::unique_ptr<NativeCode>> CompileProgram(const Program& progra
   return std::make_unique<NativeCodeImpl>(*std::move(code), std::move(llvm_ir), timings);
 }
 
+absl::StatusOr<std::unique_ptr<NativeModule>> CompileModule(
+    const std::vector<const Program*>& programs, const std::vector<std::string>& symbols,
+    const CompileOptions& options) {
+  absl::StatusOr<JitEngine*> engine = JitEngine::Get();
+  if (!engine.ok()) return engine.status();
+  if (absl::Status s = RegisterRuntimeHelpers(**engine); !s.ok()) return s;
+  const auto start = std::chrono::steady_clock::now();
+  auto context = std::make_unique<llvm::LLVMContext>();
+  absl::StatusOr<std::unique_ptr<llvm::Module>> module = EmitEntriesModule(
+      programs, symbols, *context, (*engine)->data_layout(), (*engine)->triple());
+  if (!module.ok()) return module.status();
+  CompileTimings timings;
+  timings.ir_build =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::string llvm_ir;
+  if (options.keep_ir) {
+    llvm::raw_string_ostream out(llvm_ir);
+    (*module)->print(out, /*AAW=*/nullptr);
+  }
+  JitRequest request;
+  request.context = std::move(context);
+  request.module = *std::move(module);
+  request.entries = symbols;
+  request.keep_ir = options.keep_ir;
+  request.emit_asm = options.emit_asm;
+  request.keep_object = options.keep_object;
+  absl::StatusOr<std::unique_ptr<JitCode>> code = (*engine)->Compile(std::move(request));
+  if (!code.ok()) return code.status();
+  timings.optimize = (*code)->timings().optimize_seconds;
+  timings.codegen = (*code)->timings().codegen_seconds;
+  return std::make_unique<NativeModuleImpl>(*std::move(code), std::move(llvm_ir), timings);
+}
+
+absl::StatusOr<std::unique_ptr<NativeModule>> LoadModule(const std::string& object,
+                                                         const std::vector<std::string>& symbols) {
+  absl::StatusOr<JitEngine*> engine = JitEngine::Get();
+  if (!engine.ok()) return engine.status();
+  // Loaded code may call the runtime helpers too.
+  if (absl::Status s = RegisterRuntimeHelpers(**engine); !s.ok()) return s;
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<std::unique_ptr<JitCode>> code = (*engine)->Load(object, symbols);
+  if (!code.ok()) return code.status();
+  CompileTimings timings;
+  timings.codegen = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return std::make_unique<NativeModuleImpl>(*std::move(code), "", timings);
+}
+
 absl::StatusOr<std::unique_ptr<NativeCode>> LoadNativeCode(const std::string& object,
                                                            const std::string& symbol) {
   absl::StatusOr<JitEngine*> engine = JitEngine::Get();
@@ -99,7 +167,7 @@ absl::StatusOr<std::unique_ptr<NativeCode>> LoadNativeCode(const std::string& ob
   // Loaded code may call the runtime helpers too.
   if (absl::Status s = RegisterRuntimeHelpers(**engine); !s.ok()) return s;
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<std::unique_ptr<JitCode>> code = (*engine)->Load(object, symbol);
+  absl::StatusOr<std::unique_ptr<JitCode>> code = (*engine)->Load(object, {symbol});
   if (!code.ok()) return code.status();
   CompileTimings timings;
   timings.codegen = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "compiler/lower/kernel_ir.h"
@@ -47,6 +48,31 @@ class NativeCode {
 // process-wide engine. Errors from LLVM keep their message.
 absl::StatusOr<std::unique_ptr<NativeCode>> CompileProgram(const Program& program,
                                                            const CompileOptions& options = {});
+
+// Several programs compiled as one module (one optimization pipeline, one link: LLVM's
+// fixed cost per module is several times that of a small kernel), each its own entry.
+// Destroying it frees the code of all of them.
+class NativeModule {
+ public:
+  virtual ~NativeModule() = default;
+  virtual int size() const = 0;
+  virtual NativeCode::EntryFn entry(int i) const = 0;
+  virtual const std::string& llvm_ir() const = 0;       // empty unless keep_ir
+  virtual const std::string& optimized_ir() const = 0;  // empty unless keep_ir
+  virtual const std::string& assembly() const = 0;      // empty unless emit_asm
+  virtual const CompileTimings& timings() const = 0;
+  virtual const std::string& object() const = 0;  // empty unless keep_object / loaded
+};
+
+// Compiles `programs` into one module whose entry i is exported as `symbols[i]` (names
+// unique among live code). options.symbol is ignored.
+absl::StatusOr<std::unique_ptr<NativeModule>> CompileModule(
+    const std::vector<const Program*>& programs, const std::vector<std::string>& symbols,
+    const CompileOptions& options = {});
+// Links an object a CompileModule with keep_object produced (in any process of the same
+// target) and looks up its entries. InvalidArgument if it does not link.
+absl::StatusOr<std::unique_ptr<NativeModule>> LoadModule(const std::string& object,
+                                                         const std::vector<std::string>& symbols);
 
 // Links an object file a CompileProgram with keep_object produced (in any process of the
 // same target) and looks up its entry `symbol`. InvalidArgument if it does not link.

@@ -2,6 +2,7 @@
 // pipeline, one ResourceTracker per compiled module.
 #include "compiler/jit/jit_engine.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -70,30 +71,36 @@ absl::Status FailAndRemove(const llvm::orc::ResourceTrackerSP& tracker, absl::St
   return status;
 }
 
-// The entry becomes `symbol` and every other definition internal: all compiled modules
-// share the main JITDylib, where two modules with the same external name would clash
-// ("Duplicate definition"), and internal kernels can be inlined and dropped.
-void IsolateEntry(llvm::Module& module, llvm::Function& entry, const std::string& symbol) {
+// The entries become the symbols given and every other definition internal: all
+// compiled modules share the main JITDylib, where two modules with the same external
+// name would clash ("Duplicate definition"), and internal kernels can be inlined and
+// dropped.
+void IsolateEntries(llvm::Module& module, const std::vector<llvm::Function*>& entries,
+                    const std::vector<std::string>& symbols) {
   for (llvm::GlobalValue& value : module.global_values()) {
-    if (&value == &entry || value.isDeclaration() || value.hasLocalLinkage() ||
+    if (std::find(entries.begin(), entries.end(), &value) != entries.end() ||
+        value.isDeclaration() || value.hasLocalLinkage() ||
         value.getName().starts_with("llvm.")) {
       continue;
     }
     value.setLinkage(llvm::GlobalValue::InternalLinkage);
     value.setVisibility(llvm::GlobalValue::DefaultVisibility);  // required of local linkage
   }
-  // Only external symbols are visible to lookup.
-  entry.setLinkage(llvm::GlobalValue::ExternalLinkage);
-  entry.setVisibility(llvm::GlobalValue::DefaultVisibility);
-  entry.setName(symbol);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    // Only external symbols are visible to lookup.
+    entries[i]->setLinkage(llvm::GlobalValue::ExternalLinkage);
+    entries[i]->setVisibility(llvm::GlobalValue::DefaultVisibility);
+    if (entries[i]->getName() != symbols[i]) entries[i]->setName(symbols[i]);
+  }
 }
 
 class JitCodeImpl : public JitCode {
  public:
-  JitCodeImpl(llvm::orc::ResourceTrackerSP tracker, void* entry, std::string optimized_ir,
-              std::string assembly, JitTimings timings, std::string object = "")
+  JitCodeImpl(llvm::orc::ResourceTrackerSP tracker, std::vector<void*> entries,
+              std::string optimized_ir, std::string assembly, JitTimings timings,
+              std::string object = "")
       : tracker_(std::move(tracker)),
-        entry_(entry),
+        entries_(std::move(entries)),
         optimized_ir_(std::move(optimized_ir)),
         assembly_(std::move(assembly)),
         timings_(timings),
@@ -108,7 +115,8 @@ class JitCodeImpl : public JitCode {
     }
   }
 
-  void* entry() const override { return entry_; }
+  void* entry() const override { return entries_.front(); }
+  const std::vector<void*>& entries() const override { return entries_; }
   const std::string& optimized_ir() const override { return optimized_ir_; }
   const std::string& assembly() const override { return assembly_; }
   const JitTimings& timings() const override { return timings_; }
@@ -116,7 +124,7 @@ class JitCodeImpl : public JitCode {
 
  private:
   llvm::orc::ResourceTrackerSP tracker_;
-  void* entry_;
+  std::vector<void*> entries_;
   std::string optimized_ir_;
   std::string assembly_;
   JitTimings timings_;
@@ -136,7 +144,7 @@ class JitEngineImpl : public JitEngine {
   const std::string& cpu_features() const override { return cpu_features_; }
   absl::StatusOr<std::unique_ptr<JitCode>> Compile(JitRequest request) override;
   absl::StatusOr<std::unique_ptr<JitCode>> Load(const std::string& object,
-                                                const std::string& symbol) override;
+                                                const std::vector<std::string>& symbols) override;
   absl::Status RegisterHostSymbol(std::string name, void* address) override;
 
  private:
@@ -164,9 +172,13 @@ class JitEngineImpl : public JitEngine {
   // Machine code for keep_object requests, outside ORC's compile layer so the object
   // bytes can be kept.
   std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler> object_compiler_;
-  // Links `object` under a new tracker and looks up `symbol` (both paths end here).
+  // Looks up each entry of a module just added under `tracker` (removed on failure).
+  absl::StatusOr<std::vector<void*>> LookupEntries(const llvm::orc::ResourceTrackerSP& tracker,
+                                                   const std::vector<std::string>& symbols,
+                                                   absl::StatusCode code);
+  // Links `object` under a new tracker and looks up its entries (both paths end here).
   absl::StatusOr<std::unique_ptr<JitCode>> LinkObject(std::unique_ptr<llvm::MemoryBuffer> object,
-                                                      const std::string& symbol,
+                                                      const std::vector<std::string>& symbols,
                                                       std::string optimized_ir,
                                                       std::string assembly, JitTimings timings,
                                                       Clock::time_point codegen_start,
@@ -269,11 +281,24 @@ absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Compile(JitRequest reque
   if (&module.getContext() != request.context.get()) {
     return absl::InvalidArgumentError("the module was not created in the request's context");
   }
-  llvm::Function* entry = module.getFunction(request.entry_name);
-  if (entry == nullptr || entry->isDeclaration()) {
-    return absl::InvalidArgumentError(absl::StrCat("entry function '", request.entry_name,
-                                                   "' is not defined in module '",
-                                                   module.getModuleIdentifier(), "'"));
+  // The entries and the symbols they get.
+  std::vector<std::string> names = request.entries;
+  std::vector<std::string> symbols = request.entries;
+  if (names.empty()) {
+    names = {request.entry_name};
+    symbols = {request.symbol.empty()
+                   ? absl::StrCat(request.entry_name, ".gj", next_module_id_.fetch_add(1))
+                   : request.symbol};
+  }
+  std::vector<llvm::Function*> entries;
+  for (const std::string& name : names) {
+    llvm::Function* entry = module.getFunction(name);
+    if (entry == nullptr || entry->isDeclaration()) {
+      return absl::InvalidArgumentError(absl::StrCat("entry function '", name,
+                                                     "' is not defined in module '",
+                                                     module.getModuleIdentifier(), "'"));
+    }
+    entries.push_back(entry);
   }
 
   JitTimings timings;
@@ -287,11 +312,7 @@ absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Compile(JitRequest reque
     return absl::InvalidArgumentError(
         absl::StrCat("module '", module.getModuleIdentifier(), "' is invalid: ", problems));
   }
-  IsolateEntry(module, *entry,
-               request.symbol.empty()
-                   ? absl::StrCat(request.entry_name, ".gj", next_module_id_.fetch_add(1))
-                   : request.symbol);
-  const std::string symbol = entry->getName().str();
+  IsolateEntries(module, entries, symbols);
   jit_internal::MarkMathDeclarations(module);
   {
     absl::StatusOr<jit_internal::TargetMachinePool::Lease> machine = pool_->Acquire();
@@ -321,7 +342,7 @@ absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Compile(JitRequest reque
       return LlvmError(absl::StatusCode::kInternal, "cannot generate machine code",
                        object.takeError());
     }
-    return LinkObject(std::move(*object), symbol, std::move(optimized_ir), std::move(assembly),
+    return LinkObject(std::move(*object), symbols, std::move(optimized_ir), std::move(assembly),
                       timings, codegen_start, /*keep_object=*/true);
   }
   llvm::orc::ResourceTrackerSP tracker = jit_->getMainJITDylib().createResourceTracker();
@@ -331,23 +352,36 @@ absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Compile(JitRequest reque
     return FailAndRemove(tracker, LlvmError(absl::StatusCode::kInternal,
                                             "cannot add the module to the JIT", std::move(error)));
   }
-  std::string session_errors;
-  session_error_sink = &session_errors;
-  llvm::Expected<llvm::orc::ExecutorAddr> address = jit_->lookup(symbol);
-  session_error_sink = nullptr;
-  if (!address) {
-    std::string message = llvm::toString(address.takeError());
-    if (!session_errors.empty()) message = absl::StrCat(session_errors, " (", message, ")");
-    return FailAndRemove(
-        tracker, absl::InternalError(absl::StrCat("cannot link '", symbol, "': ", message)));
-  }
+  absl::StatusOr<std::vector<void*>> addresses =
+      LookupEntries(tracker, symbols, absl::StatusCode::kInternal);
+  if (!addresses.ok()) return addresses.status();
   timings.codegen_seconds = SecondsSince(codegen_start);
-  return std::make_unique<JitCodeImpl>(std::move(tracker), address->toPtr<void*>(),
+  return std::make_unique<JitCodeImpl>(std::move(tracker), *std::move(addresses),
                                        std::move(optimized_ir), std::move(assembly), timings);
 }
 
+absl::StatusOr<std::vector<void*>> JitEngineImpl::LookupEntries(
+    const llvm::orc::ResourceTrackerSP& tracker, const std::vector<std::string>& symbols,
+    absl::StatusCode code) {
+  std::vector<void*> addresses;
+  for (const std::string& symbol : symbols) {
+    std::string session_errors;
+    session_error_sink = &session_errors;
+    llvm::Expected<llvm::orc::ExecutorAddr> address = jit_->lookup(symbol);
+    session_error_sink = nullptr;
+    if (!address) {
+      std::string message = llvm::toString(address.takeError());
+      if (!session_errors.empty()) message = absl::StrCat(session_errors, " (", message, ")");
+      return FailAndRemove(tracker,
+                           absl::Status(code, absl::StrCat("cannot link '", symbol, "': ", message)));
+    }
+    addresses.push_back(address->toPtr<void*>());
+  }
+  return addresses;
+}
+
 absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::LinkObject(
-    std::unique_ptr<llvm::MemoryBuffer> object, const std::string& symbol,
+    std::unique_ptr<llvm::MemoryBuffer> object, const std::vector<std::string>& symbols,
     std::string optimized_ir, std::string assembly, JitTimings timings,
     Clock::time_point codegen_start, bool keep_object) {
   std::string bytes = keep_object ? object->getBuffer().str() : std::string();
@@ -356,31 +390,24 @@ absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::LinkObject(
     return FailAndRemove(tracker, LlvmError(absl::StatusCode::kInvalidArgument,
                                             "cannot add the object to the JIT", std::move(error)));
   }
-  std::string session_errors;
-  session_error_sink = &session_errors;
-  llvm::Expected<llvm::orc::ExecutorAddr> address = jit_->lookup(symbol);
-  session_error_sink = nullptr;
-  if (!address) {
-    std::string message = llvm::toString(address.takeError());
-    if (!session_errors.empty()) message = absl::StrCat(session_errors, " (", message, ")");
-    return FailAndRemove(
-        tracker, absl::InvalidArgumentError(absl::StrCat("cannot link '", symbol, "': ", message)));
-  }
+  absl::StatusOr<std::vector<void*>> addresses =
+      LookupEntries(tracker, symbols, absl::StatusCode::kInvalidArgument);
+  if (!addresses.ok()) return addresses.status();
   timings.codegen_seconds = SecondsSince(codegen_start);
-  return std::make_unique<JitCodeImpl>(std::move(tracker), address->toPtr<void*>(),
+  return std::make_unique<JitCodeImpl>(std::move(tracker), *std::move(addresses),
                                        std::move(optimized_ir), std::move(assembly), timings,
                                        std::move(bytes));
 }
 
-absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Load(const std::string& object,
-                                                             const std::string& symbol) {
+absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Load(
+    const std::string& object, const std::vector<std::string>& symbols) {
   // The object file parser checks the structure it reads; what is loaded here passed the
   // disk cache's checksum and header checks first (compiler/cache/disk_cache.h).
-  if (object.empty() || symbol.empty()) {
-    return absl::InvalidArgumentError("loading code needs an object and a symbol");
+  if (object.empty() || symbols.empty()) {
+    return absl::InvalidArgumentError("loading code needs an object and its entry symbols");
   }
-  return LinkObject(llvm::MemoryBuffer::getMemBufferCopy(object, symbol), symbol, "", "", {},
-                    Clock::now(), /*keep_object=*/true);
+  return LinkObject(llvm::MemoryBuffer::getMemBufferCopy(object, symbols.front()), symbols, "",
+                    "", {}, Clock::now(), /*keep_object=*/true);
 }
 
 absl::Status JitEngineImpl::RegisterHostSymbol(std::string name, void* address) {

@@ -31,13 +31,19 @@ struct JitRequest {
   // names it (after a content key) must not have two live modules of the same name.
   std::string symbol;
   bool keep_object = false;  // keep the object file (to store it and Load it later)
+  // Several entries instead of one: the module's functions of these names stay
+  // external under exactly these names (their callers make them unique), everything
+  // else is internalized; entry_name and symbol are then ignored.
+  std::vector<std::string> entries;
 };
 
 // Compiled code in the engine; the destructor removes it (ResourceTracker::remove).
 class JitCode {
  public:
   virtual ~JitCode() = default;
-  virtual void* entry() const = 0;
+  virtual void* entry() const = 0;  // the first entry
+  // Every entry, in JitRequest::entries order (one element for a single-entry module).
+  virtual const std::vector<void*>& entries() const = 0;
   virtual const std::string& optimized_ir() const = 0;
   virtual const std::string& assembly() const = 0;
   virtual const JitTimings& timings() const = 0;
@@ -66,7 +72,7 @@ class JitEngine {
   // of the same target and looks up `symbol`. A malformed object or a missing symbol is
   // an error, never a crash; the object is kept (object() returns it).
   virtual absl::StatusOr<std::unique_ptr<JitCode>> Load(const std::string& object,
-                                                        const std::string& symbol) = 0;
+                                                        const std::vector<std::string>& symbols) = 0;
 
   // Makes the host function or object at `address` callable from JIT code as `name`
   // (runtime helpers that are not exported from the executable). Register before
