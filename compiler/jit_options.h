@@ -68,6 +68,14 @@ struct JitOptions {
   // P = S - 1 when P is not given). Empty: bindings are used as given.
   std::function<ir::Bindings(ir::Bindings)> complete_bindings;
   CompileGraphOptions compile;
+  // Tiered compilation: a miss is traced and served at once by the interpreter while the
+  // code compiles on a background thread; the entry switches to compiled code when it is
+  // ready. The background queue holds at most `tier_queue` entries and drops the one
+  // asked for least recently when full (so exact does not build a backlog of lengths
+  // nobody asks for again). Inputs the code would update in place are not updated by
+  // the interpreter tier: use the returned outputs.
+  bool tiered = false;
+  int tier_queue = 4;
   cache::LogFlags log = cache::LogFlagsFromEnv();
   // Where compiled code is looked up and kept, by content; null: the process-wide store
   // (CodeStore::Default()), so equal graphs of different functions share code.

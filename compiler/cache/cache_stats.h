@@ -19,6 +19,13 @@ struct CacheStats {
   int64_t failed_compiles = 0;
   int64_t rejected = 0;  // calls no entry could serve (dtype, rank, a constant dim)
   int64_t evictions = 0;
+  // Tiered: calls the interpreter served, background compiles run and dropped.
+  int64_t interpreted = 0;
+  int64_t background_compiles = 0;
+  int64_t dropped_compiles = 0;
+  // The longest time any call spent before its code (or the interpreter) started: the
+  // lookup, and on an untiered miss the whole compile.
+  double max_stall_seconds = 0;
   int64_t peak_entries = 0;  // most entries alive at once
 
   // Wall seconds of the compiles, summed: trace + passes + lowering + LLVM.

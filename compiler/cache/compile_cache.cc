@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "compiler/cache/padding.h"
 #include "frontend/trace_context.h"
+#include "runtime/interpreter.h"
 
 namespace graphjit::compiler::cache {
 namespace {
@@ -78,6 +79,15 @@ CompileCache::CompileCache(const TracedFunction& function, const JitOptions& opt
   }
 }
 
+CompileCache::~CompileCache() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  queued_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
 std::string CompileCache::KeysText(const DimKeys& keys) const {
   // Dims that are named, symbolic or padded are the interesting ones; when there are
   // none (exact keys of unnamed dims) every dim shows.
@@ -118,7 +128,20 @@ void CompileCache::Resolve(const TensorMap& inputs, Args* args) const {
 
 absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::Acquire(const Args& args) {
   DimValues values;
-  return AcquireImpl(args, &values);
+  std::shared_ptr<const CompiledGraph> code;
+  absl::StatusOr<std::shared_ptr<const CacheEntry>> entry = AcquireImpl(args, &values, &code);
+  if (!entry.ok() || code != nullptr) return entry;
+  // A tiered entry still interpreted: callers of Acquire want its code, so compile it
+  // here (the code store makes a concurrent background compile of it the same compile).
+  auto* mutable_entry = const_cast<CacheEntry*>(entry->get());
+  const auto start = std::chrono::steady_clock::now();
+  bool compiled = false;
+  absl::StatusOr<std::shared_ptr<const CompiledGraph>> built =
+      CompileTraced(mutable_entry, &compiled);
+  if (!built.ok()) return built.status();
+  std::lock_guard<std::mutex> lock(mu_);
+  InstallLocked(mutable_entry, *std::move(built), compiled, SecondsSince(start));
+  return entry;
 }
 
 absl::Status CompileCache::Reject(const Args& args) {
@@ -133,8 +156,8 @@ absl::Status CompileCache::Reject(const Args& args) {
                                                  signature_.ToString(), ")"));
 }
 
-absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::AcquireImpl(const Args& args,
-                                                                            DimValues* values) {
+absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::AcquireImpl(
+    const Args& args, DimValues* values, std::shared_ptr<const CompiledGraph>* code) {
   if (!signature_.Bind(args, values)) return Reject(args);
   // Entries dropped or evicted here are destroyed after the lock is released (freeing
   // code takes the JIT's own locks).
@@ -154,6 +177,10 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::AcquireImpl(cons
       entry->last_use_ = ++tick_;
       if (entry->state_ == CacheEntry::State::kReady) {
         result = it->second;
+      } else if (entry->state_ == CacheEntry::State::kInterpreted) {
+        // Asked for again: its background compile moves to the back of the queue.
+        EnqueueLocked(it->second);
+        result = it->second;
       } else {
         // Another caller is compiling this key: wait for it rather than compile twice.
         std::shared_ptr<CacheEntry> held = it->second;
@@ -168,6 +195,7 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::AcquireImpl(cons
       GJ_CHECK(!result.ok() || entry->guards_.Check(*values))
           << "key " << KeysText(keys) << " maps to an entry whose guards fail";
     }
+    if (result.ok()) *code = (*result)->compiled_;
   }
   return result;
 }
@@ -263,7 +291,7 @@ void CompileCache::EvictLocked(const CacheEntry* keep,
     // Entries still compiling are not candidates: their callers are waiting for them.
     const CacheEntry* victim = nullptr;
     for (const auto& [keys, entry] : entries_) {
-      if (entry.get() == keep || entry->state_ != CacheEntry::State::kReady) continue;
+      if (entry.get() == keep || entry->state_ == CacheEntry::State::kCompiling) continue;
       if (victim == nullptr || entry->last_use_ < victim->last_use_) victim = entry.get();
     }
     if (victim == nullptr) return;  // all compiling: over the bound until they finish
@@ -304,23 +332,35 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::CompileLocked(
   // Compile without the lock: hits and other keys' compiles go on meanwhile.
   lock.unlock();
   if (options_.before_compile) options_.before_compile(keys);
+  const auto start = std::chrono::steady_clock::now();
+  absl::Status status = TraceEntry(entry.get());
+  const double trace_s = SecondsSince(start);
   bool compiled = false;
-  double trace_s = 0, total_s = 0;
-  absl::Status status = Compile(entry.get(), &compiled, &trace_s, &total_s);
+  std::shared_ptr<const CompiledGraph> code;
+  if (status.ok() && !options_.tiered) {
+    absl::StatusOr<std::shared_ptr<const CompiledGraph>> built =
+        CompileTraced(entry.get(), &compiled);
+    status = built.status();
+    if (built.ok()) code = *std::move(built);
+  }
+  const double total_s = SecondsSince(start);
   lock.lock();
 
-  ++(compiled || !status.ok() ? stats_.compiles : stats_.shared);
-  stats_.compile_seconds += total_s;
   stats_.trace_seconds += trace_s;
   absl::StatusOr<std::shared_ptr<const CacheEntry>> result;
-  if (status.ok()) {
-    if (compiled) {
-      stats_.phases += entry->compiled_->timings();
-      const KernelSetStats& k = entry->compiled_->kernels().stats();
-      stats_.kernels_compiled += k.compiled;
-      stats_.kernels_reused += k.reused;
-      stats_.kernels_loaded += k.loaded;
+  if (status.ok() && options_.tiered) {
+    stats_.compile_seconds += trace_s;
+    entry->state_ = CacheEntry::State::kInterpreted;
+    EnqueueLocked(entry);
+    if (options_.log.recompiles) {
+      LogLine("recompiles",
+              absl::StrFormat("%s: traced entry #%d for %s in %.3f s (miss: %s); interpreted "
+                              "until its background compile is done",
+                              Prefix(), entry->id_, KeysText(keys), trace_s, reason));
     }
+    result = entry;
+  } else if (status.ok()) {
+    InstallLocked(entry.get(), std::move(code), compiled, total_s);
     entry->state_ = CacheEntry::State::kReady;
     if (options_.log.recompiles) {
       LogLine("recompiles",
@@ -331,6 +371,8 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::CompileLocked(
     }
     result = entry;
   } else {
+    ++stats_.compiles;
+    stats_.compile_seconds += total_s;
     // Not cached: a later call with this key tries again (and fails the same way).
     entry->state_ = CacheEntry::State::kFailed;
     entry->error_ = absl::Status(status.code(), absl::StrCat(Prefix(), ": compiling ",
@@ -349,34 +391,106 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::CompileLocked(
   return result;
 }
 
-absl::Status CompileCache::Compile(CacheEntry* entry, bool* compiled, double* trace_s,
-                                   double* total_s) const {
-  auto start = std::chrono::steady_clock::now();
+void CompileCache::InstallLocked(CacheEntry* entry, std::shared_ptr<const CompiledGraph> code,
+                                 bool compiled, double seconds) {
+  if (entry->compiled_ != nullptr) return;  // Acquire and the background both compiled it
+  ++(compiled ? stats_.compiles : stats_.shared);
+  stats_.compile_seconds += seconds;
+  if (compiled) {
+    stats_.phases += code->timings();
+    const KernelSetStats& k = code->kernels().stats();
+    stats_.kernels_compiled += k.compiled;
+    stats_.kernels_reused += k.reused;
+    stats_.kernels_loaded += k.loaded;
+  }
+  entry->compiled_ = std::move(code);
+  if (entry->state_ == CacheEntry::State::kInterpreted) entry->state_ = CacheEntry::State::kReady;
+}
+
+void CompileCache::EnqueueLocked(const std::shared_ptr<CacheEntry>& entry) {
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    if (it->lock() == entry) {
+      queue_.erase(it);
+      break;
+    }
+  }
+  while (static_cast<int>(queue_.size()) >= std::max(1, options_.tier_queue)) {
+    std::shared_ptr<CacheEntry> dropped = queue_.front().lock();
+    queue_.pop_front();
+    if (dropped == nullptr) continue;
+    ++stats_.dropped_compiles;
+    if (options_.log.recompiles) {
+      LogLine("recompiles", absl::StrCat(Prefix(), ": dropped the background compile of entry #",
+                                         dropped->id_, " (", KeysText(dropped->keys_),
+                                         "): asked for least recently, queue full"));
+    }
+  }
+  queue_.push_back(entry);
+  if (!worker_.joinable()) worker_ = std::thread([this] { BackgroundLoop(); });
+  queued_.notify_one();
+}
+
+void CompileCache::BackgroundLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    queued_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    if (stop_) return;
+    std::shared_ptr<CacheEntry> entry = queue_.front().lock();
+    queue_.pop_front();
+    if (entry == nullptr || entry->compiled_ != nullptr) continue;
+    lock.unlock();
+    const auto start = std::chrono::steady_clock::now();
+    bool compiled = false;
+    absl::StatusOr<std::shared_ptr<const CompiledGraph>> code =
+        CompileTraced(entry.get(), &compiled);
+    const double seconds = SecondsSince(start);
+    lock.lock();
+    ++stats_.background_compiles;
+    if (!code.ok()) {
+      // The interpreter goes on serving it; a traced graph that does not compile is a bug.
+      ++stats_.failed_compiles;
+      LogLine("recompiles", absl::StrCat(Prefix(), ": background compile of entry #", entry->id_,
+                                         " failed: ", code.status().message()));
+      continue;
+    }
+    InstallLocked(entry.get(), *std::move(code), compiled, seconds);
+    if (options_.log.recompiles) {
+      LogLine("recompiles", absl::StrFormat("%s: installed compiled code for entry #%d (%s) "
+                                            "after %.3f s in the background",
+                                            Prefix(), entry->id_, KeysText(entry->keys_),
+                                            seconds));
+    }
+    // Release the entry (and maybe its code) outside the lock.
+    lock.unlock();
+    entry.reset();
+    lock.lock();
+  }
+}
+
+absl::Status CompileCache::TraceEntry(CacheEntry* entry) const {
   const bool padded = signature_.pads();
   absl::StatusOr<ir::Graph> graph = Trace(function_, signature_.TraceTypes(entry->keys_, padded));
-  absl::Status status = graph.status();
-  if (status.ok() && padded) {
+  if (!graph.ok()) return graph.status();
+  if (padded) {
     // Which output dims follow the padded dims: a trace with those left symbolic.
     absl::StatusOr<ir::Graph> symbolic =
         Trace(function_, signature_.TraceTypes(entry->keys_, true, /*symbolic_padded=*/true));
-    absl::StatusOr<std::vector<std::vector<DimGuard>>> dims =
-        symbolic.ok() ? OutputDims(*symbolic, signature_)
-                      : absl::StatusOr<std::vector<std::vector<DimGuard>>>(symbolic.status());
-    status = dims.status();
-    if (dims.ok()) entry->output_dims_ = *std::move(dims);
+    if (!symbolic.ok()) return symbolic.status();
+    absl::StatusOr<std::vector<std::vector<DimGuard>>> dims = OutputDims(*symbolic, signature_);
+    if (!dims.ok()) return dims.status();
+    entry->output_dims_ = *std::move(dims);
   }
-  *trace_s = SecondsSince(start);
-  if (status.ok()) {
-    entry->content_key_ = GraphContentKey(*graph, function_.weights, options_.compile);
-    absl::StatusOr<std::shared_ptr<const CompiledGraph>> code = store_.GetOrCompile(
-        entry->content_key_,
-        [&] { return CompiledGraph::Compile(*graph, function_.weights, options_.compile); },
-        compiled);
-    status = code.status();
-    if (code.ok()) entry->compiled_ = *std::move(code);
-  }
-  *total_s = SecondsSince(start);
-  return status;
+  entry->content_key_ = GraphContentKey(*graph, function_.weights, options_.compile);
+  entry->traced_ = *std::move(graph);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const CompiledGraph>> CompileCache::CompileTraced(
+    CacheEntry* entry, bool* compiled) const {
+  return store_.GetOrCompile(
+      entry->content_key_,
+      [&] { return CompiledGraph::Compile(entry->traced_, function_.weights, options_.compile); },
+      compiled);
 }
 
 void CompileCache::CountElementsLocked(const DimKeys& keys, const DimValues& values) {
@@ -400,15 +514,32 @@ ir::Bindings CompileCache::CallBindings(const DimValues& values,
 
 absl::StatusOr<std::vector<Tensor>> CompileCache::Run(const TensorMap& inputs, const Args& args,
                                                       const ir::Bindings& bindings) {
+  const auto start = std::chrono::steady_clock::now();
   DimValues real;
-  absl::StatusOr<std::shared_ptr<const CacheEntry>> entry = AcquireImpl(args, &real);
+  std::shared_ptr<const CompiledGraph> code;
+  absl::StatusOr<std::shared_ptr<const CacheEntry>> entry = AcquireImpl(args, &real, &code);
   if (!entry.ok()) return entry.status();
+  const double stall = SecondsSince(start);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.max_stall_seconds = std::max(stats_.max_stall_seconds, stall);
+    if (code == nullptr) ++stats_.interpreted;
+  }
   ir::Bindings b = CallBindings(real, bindings);
-  if ((*entry)->padded()) return RunPadded(**entry, inputs, real, std::move(b));
-  return (*entry)->compiled().Run(inputs, b);
+  if ((*entry)->padded()) return RunPadded(**entry, code.get(), inputs, real, std::move(b));
+  return RunTier(**entry, code.get(), inputs, b);
+}
+
+absl::StatusOr<std::vector<Tensor>> CompileCache::RunTier(const CacheEntry& entry,
+                                                          const CompiledGraph* code,
+                                                          const TensorMap& inputs,
+                                                          const ir::Bindings& bindings) const {
+  if (code != nullptr) return code->Run(inputs, bindings);
+  return runtime::Interpret(entry.traced(), inputs, function_.weights, bindings);
 }
 
 absl::StatusOr<std::vector<Tensor>> CompileCache::RunPadded(const CacheEntry& entry,
+                                                            const CompiledGraph* code,
                                                             const TensorMap& inputs,
                                                             const DimValues& real,
                                                             ir::Bindings bindings) const {
@@ -431,7 +562,7 @@ absl::StatusOr<std::vector<Tensor>> CompileCache::RunPadded(const CacheEntry& en
     if (!mask.ok()) return mask.status();
     padded[m.name] = *std::move(mask);
   }
-  absl::StatusOr<std::vector<Tensor>> outputs = entry.compiled().Run(padded, bindings);
+  absl::StatusOr<std::vector<Tensor>> outputs = RunTier(entry, code, padded, bindings);
   if (!outputs.ok()) return outputs.status();
   for (size_t i = 0; i < outputs->size() && i < entry.output_dims_.size(); ++i) {
     if (!HasDynamicDim(entry.output_dims_[i])) continue;

@@ -24,11 +24,13 @@
 #define GRAPHJIT_COMPILER_CACHE_COMPILE_CACHE_H_
 
 #include <condition_variable>
+#include <deque>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -58,14 +60,19 @@ class CacheEntry {
   const DimKeys& keys() const { return keys_; }
   const EntryGuards& guards() const { return guards_; }
   bool padded() const { return padded_; }
+  // The code (Acquire returns entries whose code is installed, tiered ones included).
   const CompiledGraph& compiled() const { return *compiled_; }
   // The code, shared with every entry whose graph has the same content key.
   const std::shared_ptr<const CompiledGraph>& code() const { return compiled_; }
+  // The traced graph (the interpreter tier runs it while the code compiles).
+  const ir::Graph& traced() const { return traced_; }
   const ContentKey& content_key() const { return content_key_; }
 
  private:
   friend class CompileCache;
-  enum class State { kCompiling, kReady, kFailed };
+  // kTracing: the miss is being traced (and, untiered, compiled); kInterpreted: tiered,
+  // traced and served by the interpreter until the background compile installs code.
+  enum class State { kCompiling, kInterpreted, kReady, kFailed };
 
   int64_t id_ = 0;
   DimKeys keys_;
@@ -74,7 +81,10 @@ class CacheEntry {
   // Padded entries: each output's dims (a constant or a padded dynamic dim), to cut back.
   std::vector<std::vector<DimGuard>> output_dims_;
   ContentKey content_key_;
-  std::shared_ptr<const CompiledGraph> compiled_;  // set once, before state_ is kReady
+  ir::Graph traced_;  // set once, before state_ leaves kCompiling
+  // Untiered: set before state_ is kReady. Tiered: installed by the background compile
+  // (guarded by the cache's mu_ until then).
+  std::shared_ptr<const CompiledGraph> compiled_;
   // Guarded by the owning cache's mu_.
   State state_ = State::kCompiling;
   absl::Status error_;
@@ -86,6 +96,7 @@ class CompileCache {
   // `function` and `options` must outlive the cache (the JitFunction owns all three).
   CompileCache(const TracedFunction& function, const JitOptions& options,
                InputSignature signature);
+  ~CompileCache();  // stops the background compile thread (tiered)
 
   using Args = absl::InlinedVector<const runtime::Tensor*, 8>;
   // The call's inputs in signature().inputs() order, or false when `inputs` has other
@@ -115,8 +126,10 @@ class CompileCache {
   const InputSignature& signature() const { return signature_; }
 
  private:
-  absl::StatusOr<std::shared_ptr<const CacheEntry>> AcquireImpl(const Args& args,
-                                                                DimValues* values);
+  // The entry for `args`; `*code` receives its code, null while a tiered entry is served
+  // by the interpreter.
+  absl::StatusOr<std::shared_ptr<const CacheEntry>> AcquireImpl(
+      const Args& args, DimValues* values, std::shared_ptr<const CompiledGraph>* code);
   absl::Status Reject(const Args& args);
   // The *Locked functions are called with mu_ held.
   // Keys for `values`; updates the auto policy's state (and drops the entries a dim
@@ -132,12 +145,28 @@ class CompileCache {
   absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileLocked(
       std::unique_lock<std::mutex>& lock, const DimKeys& keys, const DimValues& values,
       std::vector<std::shared_ptr<CacheEntry>>* released);
-  // Traces and compiles (or finds in the store) the code of `entry`.
-  absl::Status Compile(CacheEntry* entry, bool* compiled, double* trace_s, double* total_s) const;
+  // Traces `entry` (its graph, and under padding the output dims to cut back).
+  absl::Status TraceEntry(CacheEntry* entry) const;
+  // The code of a traced entry: live code of its content key, or a real compile.
+  absl::StatusOr<std::shared_ptr<const CompiledGraph>> CompileTraced(CacheEntry* entry,
+                                                                    bool* compiled) const;
+  // Installs `code` in `entry` and counts the compile (mu_ held).
+  void InstallLocked(CacheEntry* entry, std::shared_ptr<const CompiledGraph> code, bool compiled,
+                     double seconds);
+  // Tiered: queues `entry` for the background compile (or moves it to the back: it was
+  // asked for again); the queue is bounded and drops its oldest entry when full.
+  void EnqueueLocked(const std::shared_ptr<CacheEntry>& entry);
+  void BackgroundLoop();
   absl::StatusOr<std::vector<runtime::Tensor>> RunPadded(const CacheEntry& entry,
+                                                         const CompiledGraph* code,
                                                          const runtime::TensorMap& inputs,
                                                          const DimValues& real,
                                                          ir::Bindings bindings) const;
+  // Runs the entry's code, or the interpreter on its traced graph when `code` is null.
+  absl::StatusOr<std::vector<runtime::Tensor>> RunTier(const CacheEntry& entry,
+                                                       const CompiledGraph* code,
+                                                       const runtime::TensorMap& inputs,
+                                                       const ir::Bindings& bindings) const;
   ir::Bindings CallBindings(const DimValues& values, const ir::Bindings& bindings) const;
   std::string KeysText(const DimKeys& keys) const;
   const std::string& Prefix() const { return prefix_; }
@@ -158,6 +187,11 @@ class CompileCache {
   uint64_t tick_ = 0;  // the LRU clock: entries keep the tick of their last use
   int64_t next_id_ = 1;
   CacheStats stats_;
+  // Tiered compilation (guarded by mu_): the bounded queue and its thread.
+  std::deque<std::weak_ptr<CacheEntry>> queue_;
+  std::condition_variable queued_;
+  bool stop_ = false;
+  std::thread worker_;
 };
 
 }  // namespace graphjit::compiler::cache
