@@ -1,19 +1,32 @@
 // What a cache miss costs: the decode layer's compile per phase (exact and symbolic S),
-// and compile time against graph size (chains of 1..64 fused elementwise ops) with the
-// fitted log-log exponent.
+// TinyGPT's against depth (layers share kernels), a warm start from the disk cache, and
+// compile time against graph size (chains of 1..64 fused elementwise ops) with the
+// fitted log-log exponent. Every cold compile frees the last one's code first and skips
+// the disk cache, so each iteration compiles every kernel for real.
 // Run: build/bin/bench_compile --benchmark_repetitions=5 --benchmark_report_aggregates_only
+#include <unistd.h>
+
+#include <filesystem>
 #include <map>
 #include <memory>
 
+#include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "compiler/analysis/fit.h"
 #include "compiler/compiled_graph.h"
 #include "ir/builder.h"
 #include "ir/check.h"
+#include "compiler/cache/disk_cache.h"
 #include "models/model.h"
 
 namespace graphjit {
 namespace {
+
+compiler::CompileGraphOptions Cold() {
+  compiler::CompileGraphOptions o;
+  o.use_disk_cache = false;
+  return o;
+}
 
 void ReportPhases(benchmark::State& state, const compiler::PhaseTimings& sum) {
   double n = static_cast<double>(state.iterations());
@@ -40,7 +53,7 @@ void BM_CompileDecode(benchmark::State& state) {
   ir::Graph g = *models::TraceModel(*model, options);
   compiler::PhaseTimings sum;
   for (auto _ : state) {
-    auto cg = compiler::CompiledGraph::Compile(g, model->params());
+    auto cg = compiler::CompiledGraph::Compile(g, model->params(), Cold());
     GJ_CHECK(cg.ok()) << cg.status().message();
     Accumulate(sum, (*cg)->timings());
   }
@@ -48,6 +61,48 @@ void BM_CompileDecode(benchmark::State& state) {
   state.SetLabel(symbolic ? "symbolic S" : "exact S=64");
 }
 BENCHMARK(BM_CompileDecode)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// TinyGPT (d=64) with L layers: the layers lower to equal kernels, compiled once.
+void BM_CompileTinyGPT(benchmark::State& state) {
+  auto model = *models::CreateModel(absl::StrCat("tinygpt:L=", state.range(0)));
+  ir::Graph g = *models::TraceModel(*model);
+  compiler::KernelSetStats kernels;
+  for (auto _ : state) {
+    auto cg = compiler::CompiledGraph::Compile(g, model->params(), Cold());
+    GJ_CHECK(cg.ok()) << cg.status().message();
+    kernels = (*cg)->kernels().stats();
+  }
+  state.counters["kernels"] = kernels.kernels;
+  state.counters["distinct"] = kernels.distinct;
+  state.counters["modules"] = kernels.modules;
+}
+BENCHMARK(BM_CompileTinyGPT)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// A new process's first compile of the decode layer when an earlier one left its code in
+// the disk cache: passes, lowering, and loading the modules' objects (no LLVM).
+void BM_WarmStartDecodeFromDisk(benchmark::State& state) {
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / absl::StrCat("gj_bench_disk_", ::getpid()))
+          .string();
+  std::filesystem::remove_all(dir);
+  auto disk = *compiler::DiskCache::Open(dir, int64_t{1} << 30);
+  auto model = *models::CreateModel("decode");
+  ir::Graph g = *models::TraceModel(*model);
+  compiler::CompileGraphOptions warm;
+  warm.disk_cache = disk.get();
+  GJ_CHECK(compiler::CompiledGraph::Compile(g, model->params(), warm).ok());  // fills the disk
+  compiler::KernelSetStats kernels;
+  for (auto _ : state) {
+    auto cg = compiler::CompiledGraph::Compile(g, model->params(), warm);
+    GJ_CHECK(cg.ok()) << cg.status().message();
+    kernels = (*cg)->kernels().stats();
+    GJ_CHECK(kernels.compiled == 0) << "the warm start compiled";
+  }
+  state.counters["loaded"] = kernels.loaded;
+  std::filesystem::remove_all(dir);
+}
+BENCHMARK(BM_WarmStartDecodeFromDisk)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // y = f_n(...f_1(x)) over [S, 64], alternating tanh, exp, mul and add: one fused kernel.
 ir::Graph Chain(int length) {
@@ -74,7 +129,7 @@ void BM_CompileChain(benchmark::State& state) {
   ir::Graph g = Chain(static_cast<int>(state.range(0)));
   compiler::PhaseTimings sum;
   for (auto _ : state) {
-    auto cg = compiler::CompiledGraph::Compile(g, {});
+    auto cg = compiler::CompiledGraph::Compile(g, {}, Cold());
     GJ_CHECK(cg.ok()) << cg.status().message();
     Accumulate(sum, (*cg)->timings());
   }

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/cache/disk_cache.h"
+#include "compiler/cache/remote_cache.h"
 #include "compiler/lower/call_frame.h"
 #include "ir/printer.h"
 
@@ -71,7 +72,10 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
   KernelSetOptions kernel_options;
   kernel_options.codegen = codegen;
   kernel_options.threads = options.compile_threads;
-  kernel_options.disk = options.use_disk_cache ? DiskCache::Default() : nullptr;
+  kernel_options.disk = !options.use_disk_cache ? nullptr
+                        : options.disk_cache != nullptr ? options.disk_cache
+                                                        : DiskCache::Default();
+  kernel_options.remote = RemoteCache::ForUrl(options.remote_cache);
   absl::StatusOr<std::unique_ptr<KernelSet>> kernels =
       KernelSet::Compile(cg->lowered_.program, kernel_options);
   if (!kernels.ok()) return kernels.status();

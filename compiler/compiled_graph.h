@@ -16,6 +16,8 @@
 
 namespace graphjit::compiler {
 
+class DiskCache;  // compiler/cache/disk_cache.h
+
 struct CompileGraphOptions {
   bool optimize = true;  // run the default pass pipeline first (else the graph must
                          // already be decomposed)
@@ -25,6 +27,10 @@ struct CompileGraphOptions {
   // Kernels' object code is loaded from / stored to GRAPHJIT_CACHE_DIR
   // (compiler/cache/disk_cache.h; `off` disables it for the process).
   bool use_disk_cache = true;
+  DiskCache* disk_cache = nullptr;  // with use_disk_cache: this one, not the process's
+  // The shared remote tier below the disk cache (compiler/cache/remote_cache.h):
+  // `redis://HOST:PORT[/DB]`, `off`, or empty for GRAPHJIT_REMOTE_CACHE (unset: none).
+  std::string remote_cache;
 };
 
 // Wall seconds per phase of one compile.
