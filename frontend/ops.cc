@@ -38,6 +38,11 @@ Value Scalar(const Value& like, double value) {
                          {"shape", ir::Shape{}}});
 }
 
+Value Iota(Context& ctx, ir::Shape shape, int64_t axis, ir::DType dtype) {
+  return ctx.Emit(OpCode::kIota, {},
+                  Attrs{{"axis", axis}, {"dtype", dtype}, {"shape", std::move(shape)}});
+}
+
 Value Add(const Value& a, const Value& b) { return Emit(OpCode::kAdd, {a, b}); }
 Value Sub(const Value& a, const Value& b) { return Emit(OpCode::kSub, {a, b}); }
 Value Mul(const Value& a, const Value& b) { return Emit(OpCode::kMul, {a, b}); }
@@ -100,6 +105,16 @@ Value ReduceMax(const Value& x, int64_t axis, bool keepdim) {
 }
 Value ReduceMean(const Value& x, int64_t axis, bool keepdim) {
   return Emit(OpCode::kReduceMean, {x}, Attrs{{"axis", axis}, {"keepdim", keepdim}});
+}
+
+Value ArgMin(const Value& x, int64_t axis, bool keepdim) {
+  return Emit(OpCode::kArgMin, {x}, Attrs{{"axis", axis}, {"keepdim", keepdim}});
+}
+Value ArgMax(const Value& x, int64_t axis, bool keepdim) {
+  return Emit(OpCode::kArgMax, {x}, Attrs{{"axis", axis}, {"keepdim", keepdim}});
+}
+Value CumSum(const Value& x, int64_t axis) {
+  return Emit(OpCode::kCumSum, {x}, Attrs{{"axis", axis}});
 }
 
 Value Softmax(const Value& x, int64_t axis) {

@@ -11,6 +11,8 @@ namespace graphjit::frontend {
 
 // A scalar constant of `dtype` in the context of `like`.
 Value Scalar(const Value& like, double value);
+// Element [i_0, .., i_n] is i_axis, as `dtype` (iota).
+Value Iota(Context& ctx, ir::Shape shape, int64_t axis, ir::DType dtype);
 
 Value Add(const Value& a, const Value& b);
 Value Sub(const Value& a, const Value& b);
@@ -40,6 +42,8 @@ inline Value Sqrt(const Value& x) { return Unary(ir::OpCode::kSqrt, x); }
 inline Value Rsqrt(const Value& x) { return Unary(ir::OpCode::kRsqrt, x); }
 inline Value Tanh(const Value& x) { return Unary(ir::OpCode::kTanh, x); }
 inline Value Sigmoid(const Value& x) { return Unary(ir::OpCode::kSigmoid, x); }
+inline Value Sin(const Value& x) { return Unary(ir::OpCode::kSin, x); }
+inline Value Log1p(const Value& x) { return Unary(ir::OpCode::kLog1p, x); }
 inline Value Silu(const Value& x) { return Unary(ir::OpCode::kSilu, x); }
 inline Value GeluTanh(const Value& x) { return Unary(ir::OpCode::kGeluTanh, x); }
 Value Cast(const Value& x, ir::DType dtype);
@@ -57,6 +61,11 @@ Value Gather(const Value& table, const Value& indices);
 Value ReduceSum(const Value& x, int64_t axis, bool keepdim = false);
 Value ReduceMax(const Value& x, int64_t axis, bool keepdim = false);
 Value ReduceMean(const Value& x, int64_t axis, bool keepdim = false);
+// The index (i64) of the first minimum / maximum along `axis`.
+Value ArgMin(const Value& x, int64_t axis, bool keepdim = false);
+Value ArgMax(const Value& x, int64_t axis, bool keepdim = false);
+// Running sum along `axis` (same shape as x).
+Value CumSum(const Value& x, int64_t axis);
 
 Value Softmax(const Value& x, int64_t axis = -1);
 Value RmsNorm(const Value& x, const Value& weight, double eps);

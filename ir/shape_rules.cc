@@ -27,11 +27,21 @@ absl::Status RequireSameDType(OpCode op, const ValueType& a, const ValueType& b)
                                 TypeToString(b), " (insert a cast)"));
 }
 
+// Also rules out dims, and element counts, whose constants overflowed int64 (a graph built
+// in C++ can hold them; the parser rejects them at the dim).
 absl::Status RequireNonNegativeDims(OpCode op, const Shape& shape) {
   for (const SymExpr& d : shape) {
+    if (d.Overflowed()) {
+      return Error(op, absl::StrCat("dim ", d.ToString(), " in shape ", ShapeToString(shape),
+                                    " overflows int64"));
+    }
     if (std::optional<int64_t> c = d.AsConstant(); c && *c < 0) {
       return Error(op, absl::StrCat("negative dim ", *c, " in shape ", ShapeToString(shape)));
     }
+  }
+  if (NumElements(shape).Overflowed()) {
+    return Error(op, absl::StrCat("the element count of shape ", ShapeToString(shape),
+                                  " overflows int64"));
   }
   return absl::OkStatus();
 }
@@ -284,6 +294,27 @@ absl::StatusOr<ValueType> FloatReduceRule(OpCode op, absl::Span<const ValueType>
                                           const Attrs& attrs) {
   if (absl::Status s = RequireFloat(op, in[0], "operand"); !s.ok()) return s;
   return ReduceRule(op, in, attrs);
+}
+
+absl::StatusOr<ValueType> ArgReduceRule(OpCode op, absl::Span<const ValueType> in,
+                                        const Attrs& attrs) {
+  absl::StatusOr<ValueType> reduced = ReduceRule(op, in, attrs);
+  if (!reduced.ok()) return reduced;
+  // An index into an empty axis does not exist (numpy raises too). A symbolic axis is
+  // assumed non-empty, like every symbol here.
+  const int axis = *NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), OpName(op));
+  if (in[0].shape[axis].AsConstant() == 0) {
+    return Error(op, absl::StrCat("axis ", axis, " of ", TypeToString(in[0]),
+                                  " is empty: there is no index to return"));
+  }
+  return ValueType{DType::kI64, reduced->shape};
+}
+
+absl::StatusOr<ValueType> ScanRule(OpCode op, absl::Span<const ValueType> in, const Attrs& attrs) {
+  if (in[0].dtype == DType::kBool) return Error(op, "operand must be numeric, got bool");
+  absl::StatusOr<int> axis = NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), OpName(op));
+  if (!axis.ok()) return axis.status();
+  return in[0];
 }
 
 absl::StatusOr<ValueType> NormRule(OpCode op, absl::Span<const ValueType> in, const Attrs&) {

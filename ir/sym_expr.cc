@@ -9,6 +9,7 @@
 #include "ir/check.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_join.h"
 
 namespace graphjit::ir {
@@ -21,6 +22,7 @@ struct Atom {
   std::string name;  // kSymbol
   SymExpr lhs, rhs;  // the others
   std::string text;  // canonical text, also the sort key
+  bool overflow = false;  // lhs or rhs overflowed
 };
 
 // A product of atoms times an integer; `key` is the atoms' texts joined by '*'
@@ -34,6 +36,9 @@ struct Term {
 struct SymExpr::Rep {
   std::vector<Term> terms;  // sorted by key, no zero coefficients, constant term last
   std::string text;
+  // Some coefficient of this expression or of one it was built from left int64 (the
+  // arithmetic wrapped): Evaluate fails and the parser reports the dim.
+  bool overflow = false;
 };
 
 namespace {
@@ -41,7 +46,7 @@ namespace {
 int64_t FloorDivInt(int64_t a, int64_t b) {
   // INT64_MIN / -1 traps in the hardware divide (SIGFPE on x86); -a is the quotient, and
   // negating in unsigned arithmetic wraps INT64_MIN to itself like the rest of the
-  // construction-time arithmetic instead of being undefined. Evaluate reports it.
+  // construction-time arithmetic instead of being undefined. FloorDiv marks the overflow.
   if (b == -1) return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
@@ -94,10 +99,13 @@ class SymExprBuilder {
  public:
   using TermMap = std::map<std::string, Term>;
 
-  static SymExpr Make(TermMap terms) {
+  // `overflow`: the arithmetic that made `terms` (or an operand of it) overflowed.
+  static SymExpr Make(TermMap terms, bool overflow = false) {
     auto rep = std::make_shared<SymExpr::Rep>();
+    rep->overflow = overflow;
     std::optional<Term> constant;
     for (auto& [key, term] : terms) {
+      for (const auto& f : term.factors) rep->overflow = rep->overflow || f->overflow;
       if (term.coeff == 0) continue;
       if (key.empty()) {
         constant = std::move(term);
@@ -135,19 +143,30 @@ class SymExprBuilder {
   }
 
   static const std::vector<Term>& Terms(const SymExpr& e) { return e.rep_->terms; }
+  static bool Overflowed(const SymExpr& e) { return e.rep_->overflow; }
 
-  static void AddTerm(TermMap* m, Term t) {
+  // `e`, marked as overflowed if `overflow` is set.
+  static SymExpr MarkOverflow(SymExpr e, bool overflow) {
+    if (!overflow || e.rep_->overflow) return e;
+    auto rep = std::make_shared<SymExpr::Rep>(*e.rep_);
+    rep->overflow = true;
+    return SymExpr(std::move(rep));
+  }
+
+  // Coefficients combine with wrapping arithmetic (no undefined behaviour); `*overflow` is
+  // set when a result does not fit in int64.
+  static void AddTerm(TermMap* m, Term t, bool* overflow) {
     auto it = m->find(t.key);
     if (it == m->end()) {
       m->emplace(t.key, std::move(t));
     } else {
-      it->second.coeff += t.coeff;
+      *overflow |= __builtin_add_overflow(it->second.coeff, t.coeff, &it->second.coeff);
     }
   }
 
-  static Term Multiply(const Term& a, const Term& b) {
+  static Term Multiply(const Term& a, const Term& b, bool* overflow) {
     Term t;
-    t.coeff = a.coeff * b.coeff;
+    *overflow |= __builtin_mul_overflow(a.coeff, b.coeff, &t.coeff);
     t.factors = a.factors;
     t.factors.insert(t.factors.end(), b.factors.begin(), b.factors.end());
     std::stable_sort(t.factors.begin(), t.factors.end(),
@@ -182,6 +201,7 @@ class SymExprBuilder {
       case AtomKind::kSymbol:
         GJ_FATAL() << "symbols are made by SymExpr::Symbol";
     }
+    atom->overflow = Overflowed(lhs) || Overflowed(rhs);
     atom->lhs = std::move(lhs);
     atom->rhs = std::move(rhs);
     return atom;
@@ -189,18 +209,20 @@ class SymExprBuilder {
 
   // Splits `a` into the terms whose coefficients `c` divides (returned divided by c)
   // and the rest; for integer-valued terms floor((c*q + r) / c) == q + floor(r / c).
+  // (`c` > 0, so neither the division nor the sums of distinct terms overflow.)
   static std::pair<SymExpr, SymExpr> SplitDivisible(const SymExpr& a, int64_t c) {
     TermMap quotient, rest;
+    bool overflow = a.rep_->overflow;
     for (const Term& t : Terms(a)) {
       if (t.coeff % c == 0) {
         Term q = t;
         q.coeff /= c;
-        AddTerm(&quotient, std::move(q));
+        AddTerm(&quotient, std::move(q), &overflow);
       } else {
-        AddTerm(&rest, t);
+        AddTerm(&rest, t, &overflow);
       }
     }
-    return {Make(std::move(quotient)), Make(std::move(rest))};
+    return {Make(std::move(quotient), overflow), Make(std::move(rest), overflow)};
   }
 };
 
@@ -226,8 +248,9 @@ SymExpr SymExpr::Symbol(absl::string_view name) {
 
 SymExpr operator+(const SymExpr& a, const SymExpr& b) {
   SymExprBuilder::TermMap m = SymExprBuilder::ToMap(a);
-  for (const Term& t : SymExprBuilder::Terms(b)) SymExprBuilder::AddTerm(&m, t);
-  return SymExprBuilder::Make(std::move(m));
+  bool overflow = SymExprBuilder::Overflowed(a) || SymExprBuilder::Overflowed(b);
+  for (const Term& t : SymExprBuilder::Terms(b)) SymExprBuilder::AddTerm(&m, t, &overflow);
+  return SymExprBuilder::Make(std::move(m), overflow);
 }
 
 SymExpr SymExpr::operator-() const { return *this * SymExpr(-1); }
@@ -236,19 +259,24 @@ SymExpr operator-(const SymExpr& a, const SymExpr& b) { return a + (-b); }
 
 SymExpr operator*(const SymExpr& a, const SymExpr& b) {
   SymExprBuilder::TermMap m;
+  bool overflow = SymExprBuilder::Overflowed(a) || SymExprBuilder::Overflowed(b);
   for (const Term& x : SymExprBuilder::Terms(a)) {
     for (const Term& y : SymExprBuilder::Terms(b)) {
-      SymExprBuilder::AddTerm(&m, SymExprBuilder::Multiply(x, y));
+      SymExprBuilder::AddTerm(&m, SymExprBuilder::Multiply(x, y, &overflow), &overflow);
     }
   }
-  return SymExprBuilder::Make(std::move(m));
+  return SymExprBuilder::Make(std::move(m), overflow);
 }
 
 SymExpr SymExpr::FloorDiv(const SymExpr& a, const SymExpr& b) {
   std::optional<int64_t> cb = b.AsConstant();
+  const bool overflow = a.Overflowed() || b.Overflowed();
   if (cb && *cb != 0) {
-    if (*cb == 1) return a;
-    if (std::optional<int64_t> ca = a.AsConstant()) return FloorDivInt(*ca, *cb);
+    if (*cb == 1) return SymExprBuilder::MarkOverflow(a, overflow);
+    if (std::optional<int64_t> ca = a.AsConstant()) {
+      return SymExprBuilder::MarkOverflow(FloorDivInt(*ca, *cb),
+                                          overflow || (*ca == INT64_MIN && *cb == -1));
+    }
     if (*cb > 0) {
       auto [quotient, rest] = SymExprBuilder::SplitDivisible(a, *cb);
       if (!quotient.IsConstant() || *quotient.AsConstant() != 0) {
@@ -256,15 +284,20 @@ SymExpr SymExpr::FloorDiv(const SymExpr& a, const SymExpr& b) {
       }
     }
   }
-  if (a.IsConstant() && *a.AsConstant() == 0 && !(cb && *cb == 0)) return 0;
+  if (a.IsConstant() && *a.AsConstant() == 0 && !(cb && *cb == 0)) {
+    return SymExprBuilder::MarkOverflow(0, overflow);
+  }
   return SymExprBuilder::FromAtom(SymExprBuilder::MakeAtom(AtomKind::kFloorDiv, a, b));
 }
 
 SymExpr SymExpr::Mod(const SymExpr& a, const SymExpr& b) {
   std::optional<int64_t> cb = b.AsConstant();
+  const bool overflow = a.Overflowed() || b.Overflowed();
   if (cb && *cb != 0) {
-    if (*cb == 1 || *cb == -1) return 0;
-    if (std::optional<int64_t> ca = a.AsConstant()) return FloorModInt(*ca, *cb);
+    if (*cb == 1 || *cb == -1) return SymExprBuilder::MarkOverflow(0, overflow);
+    if (std::optional<int64_t> ca = a.AsConstant()) {
+      return SymExprBuilder::MarkOverflow(FloorModInt(*ca, *cb), overflow);
+    }
     if (*cb > 0) {
       auto [quotient, rest] = SymExprBuilder::SplitDivisible(a, *cb);
       if (!quotient.IsConstant() || *quotient.AsConstant() != 0) return Mod(rest, b);
@@ -273,15 +306,34 @@ SymExpr SymExpr::Mod(const SymExpr& a, const SymExpr& b) {
   return SymExprBuilder::FromAtom(SymExprBuilder::MakeAtom(AtomKind::kMod, a, b));
 }
 
+// The sign of a - b when it is a constant that did not overflow (a wrapped difference
+// would have the wrong sign).
+static std::optional<int> ConstantSign(const SymExpr& a, const SymExpr& b) {
+  std::optional<int64_t> ca = a.AsConstant(), cb = b.AsConstant();
+  if (ca && cb) return *ca < *cb ? -1 : *ca > *cb ? 1 : 0;
+  SymExpr d = a - b;
+  std::optional<int64_t> c = d.AsConstant();
+  if (!c || (d.Overflowed() && !a.Overflowed() && !b.Overflowed())) return std::nullopt;
+  return *c < 0 ? -1 : *c > 0 ? 1 : 0;
+}
+
 SymExpr SymExpr::Max(const SymExpr& a, const SymExpr& b) {
-  if (std::optional<int64_t> d = (a - b).AsConstant()) return *d >= 0 ? a : b;
+  const bool overflow = a.Overflowed() || b.Overflowed();
+  if (std::optional<int> sign = ConstantSign(a, b)) {
+    return SymExprBuilder::MarkOverflow(*sign >= 0 ? a : b, overflow);
+  }
   return SymExprBuilder::FromAtom(SymExprBuilder::MakeAtom(AtomKind::kMax, a, b));
 }
 
 SymExpr SymExpr::Min(const SymExpr& a, const SymExpr& b) {
-  if (std::optional<int64_t> d = (a - b).AsConstant()) return *d <= 0 ? a : b;
+  const bool overflow = a.Overflowed() || b.Overflowed();
+  if (std::optional<int> sign = ConstantSign(a, b)) {
+    return SymExprBuilder::MarkOverflow(*sign <= 0 ? a : b, overflow);
+  }
   return SymExprBuilder::FromAtom(SymExprBuilder::MakeAtom(AtomKind::kMin, a, b));
 }
+
+bool SymExpr::Overflowed() const { return rep_->overflow; }
 
 bool SymExpr::IsConstant() const {
   return rep_->terms.empty() || (rep_->terms.size() == 1 && rep_->terms[0].factors.empty());
@@ -348,6 +400,7 @@ absl::StatusOr<int64_t> EvaluateAtom(const Atom& atom, const Bindings& bindings)
 absl::StatusOr<int64_t> SymExpr::Evaluate(const Bindings& bindings) const {
   // Values become buffer sizes and offsets, so a result that does not fit in int64 is an
   // error rather than a silently wrapped (and undefined) value.
+  if (rep_->overflow) return OverflowError(rep_->text);
   int64_t sum = 0;
   for (const Term& t : rep_->terms) {
     int64_t product = t.coeff;
@@ -388,7 +441,7 @@ SymExpr SymExpr::Bind(const Bindings& bindings) const {
     }
     result = result + product;
   }
-  return result;
+  return SymExprBuilder::MarkOverflow(result, rep_->overflow);
 }
 
 void SymExpr::CollectSymbols(std::set<std::string>* out) const {
@@ -470,7 +523,7 @@ constexpr size_t kMaxTextSize = 4096;
 
 class SymParser {
  public:
-  SymParser(absl::string_view text, size_t pos) : text_(text), pos_(pos) {}
+  SymParser(absl::string_view text, size_t pos) : text_(text), start_(pos), pos_(pos) {}
 
   absl::StatusOr<SymExpr> Expr(int depth = 0) {
     if (depth > kMaxDepth) return Error("expression nested too deeply");
@@ -509,7 +562,8 @@ class SymParser {
         }
         acc = acc * *rhs;
       } else {
-        if (rhs->IsConstant() && *rhs->AsConstant() == 0) {
+        // (A divisor that wrapped to 0 is reported as the overflow it is.)
+        if (rhs->IsConstant() && *rhs->AsConstant() == 0 && !rhs->Overflowed()) {
           return Error(c == '/' ? "division by zero" : "mod by zero");
         }
         if (++depth > kMaxDepth) return Error("expression nested too deeply");
@@ -578,6 +632,21 @@ class SymParser {
     return Error("expression too large");
   }
 
+ public:
+  // A constant of the dim (a coefficient, or the constant term) left int64. The parse goes
+  // on with wrapped values (they are defined, and marked) so that the error can quote the
+  // whole dim, at its start.
+  absl::Status OverflowError() const {
+    absl::string_view text = absl::StripAsciiWhitespace(text_.substr(start_, pos_ - start_));
+    std::string quoted = text.size() <= 60 ? std::string(text)
+                                           : absl::StrCat(text.substr(0, 57), "...");
+    return absl::InvalidArgumentError(
+        absl::StrCat("offset ", start_, ": dim '", quoted,
+                     "' overflows int64 (its constants must stay within +-2^63)"));
+  }
+
+ private:
+
   absl::Status Expect(char c) {
     SkipSpace();
     if (Peek() != c) return Error(absl::StrCat("expected '", std::string(1, c), "'"));
@@ -598,6 +667,7 @@ class SymParser {
   }
 
   absl::string_view text_;
+  size_t start_;
   size_t pos_;
 };
 
@@ -606,6 +676,7 @@ class SymParser {
 absl::StatusOr<SymExpr> ParseSymExprAt(absl::string_view text, size_t* pos) {
   SymParser parser(text, *pos);
   absl::StatusOr<SymExpr> e = parser.Expr();
+  if (e.ok() && e->Overflowed()) return parser.OverflowError();  // quotes up to pos()
   if (e.ok()) *pos = parser.pos();
   return e;
 }

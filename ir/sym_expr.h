@@ -48,6 +48,10 @@ class SymExpr {
   std::optional<int64_t> AsConstant() const;
   // True if this is exactly one symbol (e.g. `S`); `name` receives it.
   bool IsSymbol(std::string* name = nullptr) const;
+  // True if building this expression (or one it was built from) overflowed int64: the
+  // coefficients wrapped, e.g. `3037000500*3037000500`. Such an expression prints its
+  // wrapped value; Evaluate fails on it and the parsers reject it.
+  bool Overflowed() const;
 
   // The value under `bindings`; InvalidArgument names an unbound symbol, a division
   // by zero or a result that overflows int64.
@@ -106,7 +110,8 @@ Shape ConstShape(const std::vector<int64_t>& dims);
 
 // Parses the text form written by ToString (and ordinary infix input such as `S + 1 - 1`).
 // Errors give the column and what was expected; so do input nested or multiplied out
-// beyond fixed bounds far past any real dim (an error rather than exhausted memory).
+// beyond fixed bounds far past any real dim (an error rather than exhausted memory), and a
+// dim whose constants overflow int64 (the error gives the offset where the dim starts).
 absl::StatusOr<SymExpr> ParseSymExpr(absl::string_view text);
 // Parses the longest expression starting at `*pos` in `text` and advances `*pos` past it
 // (used by the IR parser for dims inside a larger text). Errors carry the offset.

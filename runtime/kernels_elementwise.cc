@@ -5,21 +5,13 @@
 #include <cstring>
 
 #include "runtime/kernels.h"
+#include "runtime/scalar_semantics.h"
 
 namespace graphjit::runtime::kernels {
 namespace {
 
-// i64 arithmetic wraps (two's complement) instead of overflowing into undefined behaviour.
-int64_t WrapAdd(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-}
-int64_t WrapSub(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
-}
-int64_t WrapMul(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-}
-int64_t WrapNeg(int64_t a) { return WrapSub(0, a); }
+// i64 arithmetic wraps (two's complement) instead of overflowing into undefined behaviour;
+// the helpers are shared with the compiler (runtime/scalar_semantics.h).
 
 template <typename T>
 constexpr bool kIsI64 = std::is_same_v<T, int64_t>;
@@ -56,9 +48,7 @@ struct DivOp {
   template <typename T>
   T operator()(T a, T b) const {
     if constexpr (kIsI64<T>) {
-      if (b == -1) return WrapNeg(a);  // INT64_MIN / -1 overflows
-      int64_t q = a / b;
-      return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+      return FloorDivI64(a, b);
     } else {
       return a / b;
     }
@@ -292,6 +282,8 @@ GJ_FLOAT_UNARY_KERNEL(Sqrt, std::sqrt(x))
 GJ_FLOAT_UNARY_KERNEL(Rsqrt, decltype(x){1} / std::sqrt(x))
 GJ_FLOAT_UNARY_KERNEL(Tanh, std::tanh(x))
 GJ_FLOAT_UNARY_KERNEL(Sigmoid, decltype(x){1} / (decltype(x){1} + std::exp(-x)))
+GJ_FLOAT_UNARY_KERNEL(Sin, std::sin(x))
+GJ_FLOAT_UNARY_KERNEL(Log1p, std::log1p(x))
 #undef GJ_FLOAT_UNARY_KERNEL
 
 absl::StatusOr<Tensor> EvalCast(const ir::Node& node, absl::Span<const Tensor* const> operands,

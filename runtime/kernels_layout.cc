@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "runtime/kernels.h"
+#include "runtime/scalar_semantics.h"
 
 namespace graphjit::runtime::kernels {
 namespace {
@@ -191,7 +192,14 @@ absl::StatusOr<Tensor> EvalScatterAdd(const ir::Node& node,
     const T* src = operands[2]->template data<T>();
     T* dst = out->template data<T>();
     for (int64_t i = 0; i < idx.numel(); ++i) {
-      for (int64_t j = 0; j < row; ++j) dst[ids[i] * row + j] += src[i * row + j];
+      for (int64_t j = 0; j < row; ++j) {
+        T& d = dst[ids[i] * row + j];
+        if constexpr (std::is_same_v<T, int64_t>) {
+          d = WrapAdd(d, src[i * row + j]);  // i64 wraps, as add does
+        } else {
+          d += src[i * row + j];
+        }
+      }
     }
     return out;
   });

@@ -1,7 +1,7 @@
-// Reductions over one axis (sum, max, mean) and softmax. The tensor is viewed as
-// [outer, n, inner] around the axis: a last-axis reduction (inner == 1) reads each row
-// contiguously; otherwise whole rows of `inner` accumulators are updated at once, so the
-// inner loop is still unit-stride.
+// Reductions over one axis (sum, max, mean, argmin, argmax), the cumulative sum and
+// softmax. The tensor is viewed as [outer, n, inner] around the axis: a last-axis
+// reduction (inner == 1) reads each row contiguously; otherwise whole rows of `inner`
+// accumulators are updated at once, so the inner loop is still unit-stride.
 #include <cmath>
 #include <limits>
 
@@ -57,6 +57,25 @@ T MaxStep(T m, T v) {
     return v > m ? v : m;
 }
 
+// argmin's starting best: +inf for floats, INT64_MAX for i64.
+template <typename T>
+constexpr T Highest() {
+  if constexpr (std::is_floating_point_v<T>)
+    return std::numeric_limits<T>::infinity();
+  else
+    return std::numeric_limits<T>::max();
+}
+
+// Whether `v` replaces `best` in argmin (kMin) / argmax: a strict comparison keeps the
+// first extremum on ties, and the first NaN wins and stays (numpy's argmin and argmax).
+template <bool kMin, typename T>
+bool Better(T v, T best) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(v)) return !std::isnan(best);
+  }
+  return kMin ? v < best : v > best;
+}
+
 template <typename T>
 T MaxRow(const T* x, int64_t n) {
   T m = Lowest<T>();
@@ -102,6 +121,47 @@ void MaxReduce(const T* x, const AxisSplit& s, T* out) {
     const T* block = x + o * s.n * s.inner;
     for (int64_t r = 0; r < s.n; ++r) {
       for (int64_t j = 0; j < s.inner; ++j) m[j] = MaxStep(m[j], block[r * s.inner + j]);
+    }
+  }
+}
+
+// argmin (kMin) or argmax; the shape rule has ruled out an empty axis.
+template <bool kMin, typename T>
+void ArgReduce(const T* x, const AxisSplit& s, int64_t* out) {
+  const T init = kMin ? Highest<T>() : Lowest<T>();
+  std::vector<T> best(s.inner);
+  for (int64_t o = 0; o < s.outer; ++o) {
+    int64_t* index = out + o * s.inner;
+    std::fill(best.begin(), best.end(), init);
+    std::fill(index, index + s.inner, int64_t{0});
+    const T* block = x + o * s.n * s.inner;
+    for (int64_t r = 0; r < s.n; ++r) {
+      for (int64_t j = 0; j < s.inner; ++j) {
+        const T v = block[r * s.inner + j];
+        if (Better<kMin>(v, best[j])) {
+          best[j] = v;
+          index[j] = r;
+        }
+      }
+    }
+  }
+}
+
+// Running sums in index order, in SumType (f32 in double, i64 wrapping): compiled scans
+// add in the same order and type, so the two agree exactly.
+template <typename T>
+void CumSum(const T* x, const AxisSplit& s, T* out) {
+  using S = SumType<T>;
+  std::vector<S> acc(s.inner);
+  for (int64_t o = 0; o < s.outer; ++o) {
+    std::fill(acc.begin(), acc.end(), S{0});
+    const int64_t base = o * s.n * s.inner;
+    for (int64_t r = 0; r < s.n; ++r) {
+      for (int64_t j = 0; j < s.inner; ++j) {
+        const int64_t at = base + r * s.inner + j;
+        acc[j] += static_cast<S>(x[at]);
+        out[at] = static_cast<T>(acc[j]);
+      }
     }
   }
 }
@@ -185,6 +245,53 @@ absl::StatusOr<Tensor> EvalReduceMean(const ir::Node& node,
                                       absl::Span<const Tensor* const> operands,
                                       const ir::Bindings& bindings) {
   return EvalReduction<GJ_FLOAT_TYPES>(node, operands, bindings, Reduction::kMean);
+}
+
+namespace {
+
+template <bool kMin>
+absl::StatusOr<Tensor> EvalArgReduce(const ir::Node& node, absl::Span<const Tensor* const> operands,
+                                     const ir::Bindings& bindings) {
+  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
+  if (!p.ok()) return p.status();
+  const Tensor& x = *operands[0];
+  absl::StatusOr<AxisSplit> split = SplitAt(node, *p, x);
+  if (!split.ok()) return split.status();
+  return Dispatch<GJ_NUMERIC_TYPES>(node, x.dtype(), [&](auto tag) -> absl::StatusOr<Tensor> {
+    using T = decltype(tag);
+    absl::StatusOr<Tensor> out = NewResult(*p);  // i64
+    if (!out.ok()) return out;
+    ArgReduce<kMin>(x.template data<T>(), *split, out->template data<int64_t>());
+    return out;
+  });
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> EvalArgMin(const ir::Node& node, absl::Span<const Tensor* const> operands,
+                                  const ir::Bindings& bindings) {
+  return EvalArgReduce<true>(node, operands, bindings);
+}
+
+absl::StatusOr<Tensor> EvalArgMax(const ir::Node& node, absl::Span<const Tensor* const> operands,
+                                  const ir::Bindings& bindings) {
+  return EvalArgReduce<false>(node, operands, bindings);
+}
+
+absl::StatusOr<Tensor> EvalCumSum(const ir::Node& node, absl::Span<const Tensor* const> operands,
+                                  const ir::Bindings& bindings) {
+  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
+  if (!p.ok()) return p.status();
+  const Tensor& x = *operands[0];
+  absl::StatusOr<AxisSplit> split = SplitAt(node, *p, x);
+  if (!split.ok()) return split.status();
+  return Dispatch<GJ_NUMERIC_TYPES>(node, x.dtype(), [&](auto tag) -> absl::StatusOr<Tensor> {
+    using T = decltype(tag);
+    absl::StatusOr<Tensor> out = NewResult(*p);
+    if (!out.ok()) return out;
+    CumSum(x.template data<T>(), *split, out->template data<T>());
+    return out;
+  });
 }
 
 absl::StatusOr<Tensor> EvalSoftmax(const ir::Node& node, absl::Span<const Tensor* const> operands,

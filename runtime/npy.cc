@@ -108,6 +108,17 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes, absl::string_view what)
     return Bad(what, absl::StrCat("data has ", bytes.size() - pos, " bytes, shape ", *shape_text,
                                   " of ", ir::DTypeName(dtype), " needs ", need));
   }
+  if (dtype == DType::kBool) {
+    // numpy writes bools as bytes 0 and 1; any other byte would load as a bool with an
+    // undefined value (reading it is undefined behaviour), so it is rejected.
+    for (size_t i = 0; i < need; ++i) {
+      uint8_t byte = static_cast<uint8_t>(bytes[pos + i]);
+      if (byte > 1) {
+        return Bad(what, absl::StrCat("bool element ", i, " is byte ", static_cast<int>(byte),
+                                      " (expected 0 or 1)"));
+      }
+    }
+  }
   absl::StatusOr<Tensor> t = Tensor::Empty(dtype, shape);
   if (!t.ok()) return t.status();
   if (need > 0) std::memcpy(t->raw_data(), bytes.data() + pos, need);

@@ -12,8 +12,9 @@
 namespace graphjit::runtime {
 
 // Parses the bytes of a .npy file. Anything malformed (bad magic, truncated header or
-// data, an unsupported dtype, Fortran order, big-endian data) is InvalidArgument whose
-// message starts with `what` (e.g. the file name) and says what was expected.
+// data, an unsupported dtype, Fortran order, big-endian data, bool bytes other than 0
+// and 1) is InvalidArgument whose message starts with `what` (e.g. the file name) and
+// says what was expected.
 absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes, absl::string_view what);
 // Reads a file: NotFound if it cannot be opened, else as ParseNpy.
 absl::StatusOr<Tensor> ReadNpy(const std::string& path);

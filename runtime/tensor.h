@@ -15,6 +15,7 @@
 #include "absl/types/span.h"
 #include "ir/check.h"
 #include "ir/dtype.h"
+#include "runtime/scalar_semantics.h"
 
 namespace graphjit::runtime {
 
@@ -34,24 +35,7 @@ template <> constexpr DType DTypeOf<int64_t>() { return DType::kI64; }
 template <> constexpr DType DTypeOf<bool>() { return DType::kBool; }
 // clang-format on
 
-// Converts one element between the C++ element types with the op semantics of `cast`:
-// to bool is `x != 0`; float to i64 truncates toward zero, saturates out-of-range values
-// and maps NaN to 0 (as LLVM's fptosi.sat), so no conversion is undefined behaviour.
-template <typename To, typename From>
-inline To ConvertElement(From x) {
-  if constexpr (std::is_same_v<To, bool>) {
-    return x != From{0};
-  } else if constexpr (std::is_same_v<To, int64_t> && std::is_floating_point_v<From>) {
-    if (std::isnan(x)) return 0;
-    // 2^63 is exact in float and double; anything at or beyond it saturates.
-    constexpr From kLimit = static_cast<From>(9223372036854775808.0);
-    if (x >= kLimit) return std::numeric_limits<int64_t>::max();
-    if (x < -kLimit) return std::numeric_limits<int64_t>::min();
-    return static_cast<int64_t>(x);
-  } else {
-    return static_cast<To>(x);
-  }
-}
+// ConvertElement<To>(x), the element conversion of `cast`, is in scalar_semantics.h.
 
 class Tensor {
  public:

@@ -20,6 +20,9 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# GRAPHJIT_BOOTSTRAP_PACKAGES_ONLY=1: only the packages (scripts/sanitize.sh builds elsewhere).
+[[ -n ${GRAPHJIT_BOOTSTRAP_PACKAGES_ONLY:-} ]] && exit 0
+
 BUILD_DIR="${GRAPHJIT_BUILD_DIR:-build}"
 if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release

@@ -42,6 +42,8 @@ FlopRule RuleFor(OpCode op) {
     case OpCode::kRsqrt:
     case OpCode::kTanh:
     case OpCode::kSigmoid:
+    case OpCode::kSin:
+    case OpCode::kLog1p:
     case OpCode::kCast:
     // Layout, gathers and their adjoint.
     case OpCode::kTranspose:
@@ -51,10 +53,13 @@ FlopRule RuleFor(OpCode op) {
     case OpCode::kSlice:
     case OpCode::kGather:
     case OpCode::kScatterAdd:
-    // Reductions and composites.
+    // Reductions, scans and composites.
     case OpCode::kReduceSum:
     case OpCode::kReduceMax:
     case OpCode::kReduceMean:
+    case OpCode::kArgMin:
+    case OpCode::kArgMax:
+    case OpCode::kCumSum:
     case OpCode::kSoftmax:
     case OpCode::kRmsNorm:
     case OpCode::kLayerNorm:

@@ -90,6 +90,9 @@ void Rule::Apply() {
     case OpCode::kLe:
     case OpCode::kGt:
     case OpCode::kGe:
+    // Indices: integer results (Run returns before Apply for them; listed for -Wswitch).
+    case OpCode::kArgMin:
+    case OpCode::kArgMax:
       return;
 
     case OpCode::kAdd:
@@ -169,6 +172,13 @@ void Rule::Apply() {
     case OpCode::kSigmoid:
       Set(0, e_.Mul(g, e_.Mul(y, e_.ScalarMinus(1.0, y))));
       return;
+    case OpCode::kSin:
+      // cos(x) = sin(x + pi/2): graphjit has no cos op.
+      Set(0, e_.Mul(g, e_.Unary(OpCode::kSin, e_.AddScalar(X(0), std::numbers::pi / 2))));
+      return;
+    case OpCode::kLog1p:
+      Set(0, e_.Div(g, e_.AddScalar(X(0), 1.0)));
+      return;
     case OpCode::kCast:
       // Float to float only (Run drops integer operands); back to the operand's dtype.
       Set(0, e_.Cast(g, f_.type(X(0)).dtype));
@@ -228,6 +238,13 @@ void Rule::Apply() {
     case OpCode::kReduceMax:
       Reduce();
       return;
+    case OpCode::kCumSum: {
+      // dx_j = sum_{i >= j} g_i, the reverse running sum: sum(g) - cumsum(g) + g.
+      const int64_t axis = n_.attrs.GetInt("axis");
+      ValueId total = e_.ReduceSum(g, axis, true);
+      Set(0, e_.Add(e_.Sub(total, e_.Emit(OpCode::kCumSum, {g}, n_.attrs)), g));
+      return;
+    }
     case OpCode::kSoftmax: {
       // dx = y * (g - sum(g * y)) along the axis.
       const int64_t axis = n_.attrs.GetInt("axis");

@@ -67,7 +67,9 @@ DimKey KeyFor(ShapePolicy policy, int64_t s) {
     case ShapePolicy::kExact:
       return s;
     case ShapePolicy::kPow2:
-      return NextPow2(s);
+      // 0 is a bucket of its own: padding no rows up to one and masking it would leave a
+      // softmax over nothing but -inf (NaN) where the exact result is empty.
+      return s == 0 ? 0 : NextPow2(s);
     case ShapePolicy::kMult128:
       return RoundUp128(s);
     case ShapePolicy::kSymbolic:
@@ -91,8 +93,8 @@ DimRange RangeForKey(ShapePolicy policy, DimKey key) {
   if (IsSymbolicKey(key)) return {2, DimRange{}.hi};
   switch (policy) {
     case ShapePolicy::kPow2:
-      // Bucket L serves (L/2, L]; bucket 1 also serves 0 (NextPow2(0) == 1).
-      return {key <= 1 ? 0 : key / 2 + 1, key};
+      // Bucket L serves (L/2, L]; buckets 0 and 1 serve themselves.
+      return {key <= 1 ? key : key / 2 + 1, key};
     case ShapePolicy::kMult128:
       return {key == 0 ? 0 : key - 127, key};
     default:

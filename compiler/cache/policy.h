@@ -49,7 +49,8 @@ inline constexpr int kInlineDims = 16;
 using DimValues = absl::InlinedVector<int64_t, kInlineDims>;
 using DimKeys = absl::InlinedVector<DimKey, kInlineDims>;
 
-// The bucket functions. NextPow2(0) is 1 (the smallest power of two), RoundUp128(0) is 0.
+// The bucket functions. NextPow2(0) is 1 (the smallest power of two), RoundUp128(0) is 0;
+// the pow2 policy keeps 0 a bucket of its own (KeyFor(kPow2, 0) == 0).
 int64_t NextPow2(int64_t s);
 int64_t RoundUp128(int64_t s);
 

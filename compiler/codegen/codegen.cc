@@ -83,7 +83,11 @@ absl::Status KernelEmitter::Emit() {
   }
   size_t num_vars = kernel_.loops.size();
   size_t identity_rank = kernel_.loops.size();
-  if (kernel_.kind == KernelKind::kReduce) num_vars += 1;
+  if (kernel_.kind == KernelKind::kReduce || kernel_.kind == KernelKind::kArgReduce ||
+      kernel_.kind == KernelKind::kScan) {
+    num_vars += 1;
+  }
+  if (kernel_.kind == KernelKind::kScan) identity_rank += 1;  // (i.., r)
   if (kernel_.kind == KernelKind::kMatmul || kernel_.kind == KernelKind::kExternMatmul) {
     if (kernel_.loops.size() < 3) {
       Fail("matmul needs loops (batch.., M, N, K), has ", kernel_.loops.size());
@@ -100,6 +104,12 @@ absl::Status KernelEmitter::Emit() {
       break;
     case KernelKind::kReduce:
       EmitReduce();
+      break;
+    case KernelKind::kArgReduce:
+      EmitArgReduce();
+      break;
+    case KernelKind::kScan:
+      EmitScan();
       break;
     case KernelKind::kMatmul:
       EmitMatmul();
@@ -215,6 +225,97 @@ void KernelEmitter::EmitReduce() {
     }
     const auto& indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
     StoreElement(kernel_.out, TargetPtr(kernel_.out, indices), result);
+  });
+}
+
+void KernelEmitter::EmitArgReduce() {
+  const bool is_min = kernel_.combine == ScalarOp::kMin;
+  if (!is_min && kernel_.combine != ScalarOp::kMax) {
+    return Fail("arg reduction combine must be min or max, is ", ScalarOpName(kernel_.combine));
+  }
+  if (program_.buffers[kernel_.out].dtype != DType::kI64) {
+    return Fail("arg reduction into a ", ir::DTypeName(program_.buffers[kernel_.out].dtype),
+                " buffer (indices are i64)");
+  }
+  if (!CheckTree(kernel_.value, "value")) return;
+  const DType dtype = kernel_.value->dtype;
+  if (dtype != DType::kF32 && dtype != DType::kF64 && dtype != DType::kI64) {
+    return Fail("arg reduction over ", ir::DTypeName(dtype), " values");
+  }
+  llvm::Type* type = ValueType(dtype);
+  llvm::Value* init;
+  if (dtype == DType::kI64) {
+    init = body_.getInt64(is_min ? std::numeric_limits<int64_t>::max()
+                                 : std::numeric_limits<int64_t>::min());
+  } else {
+    init = llvm::ConstantFP::getInfinity(type, /*Negative=*/!is_min);
+  }
+  llvm::AllocaInst* best = Accumulator(dtype);
+  llvm::AllocaInst* index = Accumulator(DType::kI64);
+  const int reduce_var = static_cast<int>(kernel_.loops.size());
+  EmitNest(0, kernel_.loops.size(), [&] {
+    body_.CreateStore(init, best);
+    body_.CreateStore(body_.getInt64(0), index);
+    llvm::Value* extent = EvalTop(kernel_.reduce_extent, DType::kI64, "reduce extent");
+    EmitLoop(extent, reduce_var, [&] {
+      llvm::Value* value = EvalTop(kernel_.value, dtype, "value");
+      llvm::Value* current = body_.CreateLoad(type, best);
+      // Strictly better keeps the first of equal extrema; a NaN is taken once (the first)
+      // and then never beaten, as in the interpreter.
+      llvm::Value* better;
+      if (dtype == DType::kI64) {
+        better = is_min ? body_.CreateICmpSLT(value, current) : body_.CreateICmpSGT(value, current);
+      } else {
+        llvm::Value* ordered =
+            is_min ? body_.CreateFCmpOLT(value, current) : body_.CreateFCmpOGT(value, current);
+        llvm::Value* first_nan = body_.CreateAnd(body_.CreateFCmpUNO(value, value),
+                                                 body_.CreateFCmpORD(current, current));
+        better = body_.CreateOr(ordered, first_nan);
+      }
+      body_.CreateStore(body_.CreateSelect(better, value, current), best);
+      body_.CreateStore(body_.CreateSelect(better, loop_vars_[reduce_var],
+                                           body_.CreateLoad(body_.getInt64Ty(), index)),
+                        index);
+    });
+    const auto& indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
+    StoreElement(kernel_.out, TargetPtr(kernel_.out, indices),
+                 body_.CreateLoad(body_.getInt64Ty(), index));
+  });
+}
+
+void KernelEmitter::EmitScan() {
+  const DType dtype = program_.buffers[kernel_.out].dtype;
+  if (kernel_.combine != ScalarOp::kAdd) {
+    return Fail("scan combine must be +, is ", ScalarOpName(kernel_.combine));
+  }
+  if (dtype != DType::kF32 && dtype != DType::kF64 && dtype != DType::kI64) {
+    return Fail("scan into a ", ir::DTypeName(dtype), " buffer");
+  }
+  // f32 accumulates in f64, as the eager kernel does; the order is the index order (no
+  // reassoc: every prefix is a result, so there is nothing to split into lanes).
+  const DType acc_dtype = dtype == DType::kF32 ? DType::kF64 : dtype;
+  llvm::Type* acc_type = ValueType(acc_dtype);
+  llvm::AllocaInst* acc = Accumulator(acc_dtype);
+  const int scan_var = static_cast<int>(kernel_.loops.size());
+  EmitNest(0, kernel_.loops.size(), [&] {
+    body_.CreateStore(llvm::Constant::getNullValue(acc_type), acc);
+    llvm::Value* extent = EvalTop(kernel_.reduce_extent, DType::kI64, "scan extent");
+    EmitLoop(extent, scan_var, [&] {
+      llvm::Value* value = EvalTop(kernel_.value, dtype, "value");
+      llvm::Value* sum = body_.CreateLoad(acc_type, acc);
+      llvm::Value* next;
+      if (dtype == DType::kI64) {
+        next = body_.CreateAdd(sum, value);  // wraps, as numpy's
+      } else {
+        if (dtype == DType::kF32) value = body_.CreateFPExt(value, acc_type);
+        next = body_.CreateFAdd(sum, value);
+      }
+      body_.CreateStore(next, acc);
+      llvm::Value* result =
+          dtype == DType::kF32 ? body_.CreateFPTrunc(next, ValueType(dtype)) : next;
+      const auto& indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
+      StoreElement(kernel_.out, TargetPtr(kernel_.out, indices), result);
+    });
   });
 }
 

@@ -53,6 +53,8 @@ class KernelEmitter {
   // --- kernels and loops (codegen.cc)
   void EmitPointwise();
   void EmitReduce();
+  void EmitArgReduce();  // argmin / argmax: best value and its index
+  void EmitScan();       // running sums, stored at every step
   void EmitMatmul();
   void EmitExternMatmul();  // per batch, a call to the runtime's BLAS helper
   // for (i = 0; i < extent; ++i) with i bound to loop variable `var` while `body` runs;

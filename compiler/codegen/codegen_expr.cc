@@ -41,7 +41,7 @@ bool KernelEmitter::CheckTree(const ExprPtr& e, absl::string_view what) {
       want = e->operands.size();
       break;
     case ExprKind::kOp:
-      ok = ok && e->op <= ScalarOp::kNot;
+      ok = ok && e->op <= ScalarOp::kLog1p;  // the last ScalarOp
       want = ok && IsUnary(e->op) ? 1 : 2;
       break;
     case ExprKind::kSelect:
@@ -241,6 +241,10 @@ llvm::Value* KernelEmitter::FloatOp(ScalarOp op, llvm::Value* x, llvm::Value* y,
       return CallLibm("log", "logf", x);
     case ScalarOp::kTanh:
       return CallLibm("tanh", "tanhf", x);
+    case ScalarOp::kSin:
+      return CallLibm("sin", "sinf", x);
+    case ScalarOp::kLog1p:
+      return CallLibm("log1p", "log1pf", x);
     case ScalarOp::kSigmoid:
       return b.CreateFDiv(one, b.CreateFAdd(one, CallLibm("exp", "expf", b.CreateFNeg(x))));
     default:
@@ -291,9 +295,15 @@ llvm::Value* KernelEmitter::IntOp(ScalarOp op, llvm::Value* x, llvm::Value* y, b
 llvm::Value* KernelEmitter::FloorDivMod(llvm::Value* x, llvm::Value* y, bool mod) {
   llvm::IRBuilder<>& b = *b_;
   // A zero divisor would trap (SIGFPE); the interpreter rejects it, compiled code must not
-  // crash, so it divides by 1 instead. Folds away for constant divisors.
-  if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(y); c == nullptr || c->isZero()) {
-    y = b.CreateSelect(b.CreateICmpEQ(y, b.getInt64(0)), b.getInt64(1), y);
+  // crash, so it divides by 1 instead. INT64_MIN / -1 traps too (and is poison in LLVM):
+  // -1 also divides by 1 and the quotient is negated, wrapping as the interpreter's
+  // (runtime/scalar_semantics.h); the remainder by 1 is 0, as x % -1. Folds away for
+  // constant divisors.
+  llvm::Value* minus_one = nullptr;
+  if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(y);
+      c == nullptr || c->isZero() || c->isMinusOne()) {
+    minus_one = b.CreateICmpEQ(y, b.getInt64(-1));
+    y = b.CreateSelect(b.CreateOr(b.CreateICmpEQ(y, b.getInt64(0)), minus_one), b.getInt64(1), y);
   }
   llvm::Value* q = b.CreateSDiv(x, y);
   llvm::Value* r = b.CreateSRem(x, y);
@@ -302,7 +312,8 @@ llvm::Value* KernelEmitter::FloorDivMod(llvm::Value* x, llvm::Value* y, bool mod
   llvm::Value* adjust = b.CreateAnd(b.CreateICmpNE(r, b.getInt64(0)),
                                     b.CreateICmpSLT(b.CreateXor(r, y), b.getInt64(0)));
   if (mod) return b.CreateAdd(r, b.CreateSelect(adjust, y, b.getInt64(0)));
-  return b.CreateSub(q, b.CreateZExt(adjust, b.getInt64Ty()));
+  llvm::Value* floor = b.CreateSub(q, b.CreateZExt(adjust, b.getInt64Ty()));
+  return minus_one == nullptr ? floor : b.CreateSelect(minus_one, b.CreateNeg(x), floor);
 }
 
 llvm::Value* KernelEmitter::BoolOp(ScalarOp op, llvm::Value* x, llvm::Value* y) {
@@ -346,7 +357,13 @@ llvm::Value* KernelEmitter::EvalCast(const Expr& e, bool index) {
   }
   if (from == DType::kBool)
     return ir::IsFloat(to) ? b.CreateUIToFP(x, type) : b.CreateZExt(x, type);
-  if (ir::IsFloat(from)) return ir::IsFloat(to) ? b.CreateFPCast(x, type) : b.CreateFPToSI(x, type);
+  // Float to i64 saturates and maps NaN to 0 (fptosi would be poison out of range), as the
+  // interpreter's cast (runtime/scalar_semantics.h).
+  if (ir::IsFloat(from)) {
+    return ir::IsFloat(to) ? b.CreateFPCast(x, type)
+                           : b.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {type, x->getType()},
+                                               {x});
+  }
   return b.CreateSIToFP(x, type);
 }
 

@@ -41,9 +41,25 @@ absl::Status CheckGatherIndices(const ir::Graph& graph, const runtime::TensorMap
 
 // Positions bound at call time must keep every access in bounds: compiled code does not
 // check as it runs, so a bad P is refused here, as the interpreter's kernels refuse it.
+// So is an argmin / argmax over an axis that is empty for these bindings (it has no
+// index to return; the shape rule refuses a constant empty axis).
 absl::Status CheckDynamicBounds(const ir::Graph& graph, const ir::Bindings& bindings) {
   for (ir::ValueId id = 0; id < graph.num_nodes(); ++id) {
     const ir::Node& n = graph.node(id);
+    if (n.op == ir::OpCode::kArgMin || n.op == ir::OpCode::kArgMax) {
+      const ir::Shape& in = graph.type(n.operands[0]).shape;
+      const int axis =
+          *ir::NormalizeAxis(n.attrs.GetInt("axis"), static_cast<int>(in.size()), ir::OpName(n.op));
+      absl::StatusOr<int64_t> dim = in[axis].Evaluate(bindings);
+      if (!dim.ok()) return dim.status();
+      if (*dim == 0) {
+        return absl::InvalidArgumentError(absl::StrCat("%", id, " (", ir::OpName(n.op), "): axis ",
+                                                       axis,
+                                                       " is empty for these bindings: "
+                                                       "there is no index to return"));
+      }
+      continue;
+    }
     if (n.op != ir::OpCode::kKvWrite && n.op != ir::OpCode::kSlice) continue;
     auto eval = [&](const ir::SymExpr& e) { return e.Evaluate(bindings); };
     const ir::Shape& in = graph.type(n.operands[0]).shape;
@@ -106,7 +122,9 @@ absl::StatusOr<CallFrame> PrepareCall(const ir::Graph& graph, const LoweredGraph
         if (it == params.end()) {
           return absl::InvalidArgumentError(absl::StrCat("missing parameter '", arg.name, "'"));
         }
-        if (it->second.dtype() != type.dtype || ir::ConstShape(it->second.shape()) != type.shape) {
+        // A param's dims may mention symbols (bound above), as in the interpreter.
+        absl::StatusOr<std::vector<int64_t>> dims = ir::EvaluateShape(type.shape, *bound);
+        if (it->second.dtype() != type.dtype || !dims.ok() || it->second.shape() != *dims) {
           return absl::InvalidArgumentError(absl::StrCat("parameter '", arg.name, "': expected ",
                                                          ir::TypeToString(type), ", got ",
                                                          it->second.TypeString()));

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/check.h"
+#include "runtime/scalar_semantics.h"
 
 namespace graphjit::compiler {
 
@@ -13,7 +14,7 @@ const char* ScalarOpName(ScalarOp op) {
                                        "max", "min", "==",   "!=",    "<",    "<=",
                                        ">",   ">=",  "and",  "or",    "neg",  "abs",
                                        "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid",
-                                       "not"};
+                                       "not", "sin", "log1p"};
   return kNames[static_cast<int>(op)];
 }
 
@@ -27,10 +28,12 @@ bool IsConstI(const ExprPtr& e, int64_t* v = nullptr) {
   return true;
 }
 
-int64_t FloorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
+// Folded constants follow the run-time semantics: i64 wraps, division floors.
+using runtime::FloorDivI64;
+using runtime::FloorModI64;
+using runtime::WrapAdd;
+using runtime::WrapMul;
+using runtime::WrapSub;
 
 bool IsComparison(ScalarOp op) { return op >= ScalarOp::kEq && op <= ScalarOp::kGe; }
 
@@ -39,7 +42,8 @@ bool IsComparison(ScalarOp op) { return op >= ScalarOp::kEq && op <= ScalarOp::k
 ExprPtr ConstF(double v, ir::DType dtype) {
   Expr e{ExprKind::kConst, dtype};
   e.f_value = v;
-  e.i_value = static_cast<int64_t>(v);
+  // A float constant's i_value is unused, but it must not be an undefined conversion.
+  e.i_value = runtime::SaturatingToI64(v);
   if (dtype == ir::DType::kBool) e.i_value = v != 0;
   return Make(std::move(e));
 }
@@ -80,26 +84,26 @@ ExprPtr Op(ScalarOp op, ExprPtr a, ExprPtr b) {
     bool ca = IsConstI(a, &x), cb = IsConstI(b, &y);
     switch (op) {
       case ScalarOp::kAdd:
-        if (ca && cb) return ConstI(x + y);
+        if (ca && cb) return ConstI(WrapAdd(x, y));
         if (ca && x == 0) return b;
         if (cb && y == 0) return a;
         break;
       case ScalarOp::kSub:
-        if (ca && cb) return ConstI(x - y);
+        if (ca && cb) return ConstI(WrapSub(x, y));
         if (cb && y == 0) return a;
         break;
       case ScalarOp::kMul:
-        if (ca && cb) return ConstI(x * y);
+        if (ca && cb) return ConstI(WrapMul(x, y));
         if ((ca && x == 0) || (cb && y == 0)) return ConstI(0);
         if (ca && x == 1) return b;
         if (cb && y == 1) return a;
         break;
       case ScalarOp::kDiv:
-        if (ca && cb && y != 0) return ConstI(FloorDiv(x, y));
+        if (ca && cb && y != 0) return ConstI(FloorDivI64(x, y));
         if (cb && y == 1) return a;
         break;
       case ScalarOp::kMod:
-        if (ca && cb && y != 0) return ConstI(x - FloorDiv(x, y) * y);
+        if (ca && cb && y != 0) return ConstI(FloorModI64(x, y));
         if (cb && y == 1) return ConstI(0);
         break;
       default:
@@ -189,6 +193,15 @@ std::string ProgramToString(const Program& p) {
                         ExprToString(k.value),
                         k.finish_scale ? absl::StrCat(" * ", ExprToString(k.finish_scale)) : "",
                         "\n");
+        break;
+      case KernelKind::kArgReduce:
+        absl::StrAppend(&out, "    ", target, " = ", k.combine == ScalarOp::kMin ? "argmin" : "argmax",
+                        " over i", k.loops.size(), " < ", ExprToString(k.reduce_extent), " of ",
+                        ExprToString(k.value), "\n");
+        break;
+      case KernelKind::kScan:
+        absl::StrAppend(&out, "    ", target, " = running sum over i", k.loops.size(), " < ",
+                        ExprToString(k.reduce_extent), " of ", ExprToString(k.value), "\n");
         break;
       case KernelKind::kMatmul:
         absl::StrAppend(&out, "    ", target, " = matmul(", k.order == MatmulOrder::kDot ? "dot" : "axpy",

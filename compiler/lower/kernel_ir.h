@@ -24,6 +24,7 @@ enum class ScalarOp : uint8_t {
   kAnd, kOr,               // bool
   // unary
   kNeg, kAbs, kExp, kLog, kSqrt, kRsqrt, kTanh, kSigmoid, kNot,
+  kSin, kLog1p,  // float; appended so earlier ops keep their numbers
 };
 bool IsUnary(ScalarOp op);
 const char* ScalarOpName(ScalarOp op);
@@ -107,6 +108,16 @@ enum class KernelKind : uint8_t {
   // `transpose_rhs` (a transposed buffer read without a copy). Broadcast batch dims are in
   // the load indices, as in kMatmul. out is contiguous [batch.., M, N]; f32 and f64 only.
   kExternMatmul,
+  // argmin (combine kMin) / argmax (kMax) into an i64 buffer: as kReduce, but the kernel
+  // keeps the best value (of value's dtype) and its r, and stores the r of the first
+  // extremum: r replaces the best only if strictly better, or if it is the first NaN
+  // (numpy's rule). An empty extent stores 0 (PrepareCall refuses such calls first).
+  kArgReduce,
+  // Running sum (combine kAdd): for i in loops: acc = 0; for r < reduce_extent:
+  //   acc += value(i, r); store(out, store_indices(i, r), acc).
+  // In index order, f32 accumulating in f64 (as the eager kernel: results agree exactly).
+  // `store_indices` empty means (i_0, .., i_n, r).
+  kScan,
 };
 
 enum class MatmulOrder : uint8_t { kDot, kAxpy };
@@ -118,9 +129,9 @@ struct Kernel {
   std::vector<ExprPtr> loops = {};          // extents (i64), outermost first
   std::vector<ExprPtr> store_indices = {};  // see KernelKind
   ExprPtr value = nullptr;                  // kPointwise, kReduce
-  // kReduce
+  // kReduce, kArgReduce, kScan
   ExprPtr reduce_extent = nullptr;
-  ScalarOp combine = ScalarOp::kAdd;   // kAdd or kMax
+  ScalarOp combine = ScalarOp::kAdd;   // kAdd or kMax (kReduce), kMin or kMax (kArgReduce)
   ExprPtr finish_scale = nullptr;      // optional: acc * finish_scale (means)
   // kMatmul (loops = batch extents, then M, N, K)
   ExprPtr lhs = nullptr, rhs = nullptr;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/lower/simplify_index.h"
 #include "ir/check.h"
 
 namespace graphjit::compiler {
@@ -21,13 +22,14 @@ bool IsLayout(OpCode op) {
 
 bool AlwaysMaterialized(OpCode op) {
   return op == OpCode::kReduceSum || op == OpCode::kReduceMax || op == OpCode::kReduceMean ||
+         op == OpCode::kArgMin || op == OpCode::kArgMax || op == OpCode::kCumSum ||
          op == OpCode::kMatmul || op == OpCode::kGather || op == OpCode::kKvWrite;
 }
 
 bool IsTranscendental(OpCode op) {
   return op == OpCode::kExp || op == OpCode::kLog || op == OpCode::kTanh ||
          op == OpCode::kSigmoid || op == OpCode::kPow || op == OpCode::kSqrt ||
-         op == OpCode::kRsqrt;
+         op == OpCode::kRsqrt || op == OpCode::kSin || op == OpCode::kLog1p;
 }
 
 // Composites that decompose handles; lowering expects them gone.
@@ -60,6 +62,8 @@ std::optional<ScalarOp> ScalarOpFor(OpCode op) {
     case OpCode::kRsqrt: return ScalarOp::kRsqrt;
     case OpCode::kTanh: return ScalarOp::kTanh;
     case OpCode::kSigmoid: return ScalarOp::kSigmoid;
+    case OpCode::kSin: return ScalarOp::kSin;
+    case OpCode::kLog1p: return ScalarOp::kLog1p;
     default: return std::nullopt;
   }
 }
@@ -198,8 +202,12 @@ class Lowerer {
       return operand(i, BroadcastIndex(g_.type(n.operands[i]).shape, out, idx));
     };
     switch (n.op) {
-      case OpCode::kConstant:
-        return ConstF(n.attrs.Get<std::vector<double>>("value")[0], n.type.dtype);
+      case OpCode::kConstant: {
+        // Constants of one element are inlined (larger ones are param buffers); a constant
+        // of no elements is never read (every loop over it runs zero times).
+        const auto& value = n.attrs.Get<std::vector<double>>("value");
+        return ConstF(value.empty() ? 0.0 : value[0], n.type.dtype);
+      }
       case OpCode::kFull:
         return ConstF(n.attrs.GetFloat("value"), n.type.dtype);
       case OpCode::kIota: {
@@ -380,7 +388,12 @@ class Lowerer {
       case OpCode::kReduceSum:
       case OpCode::kReduceMax:
       case OpCode::kReduceMean:
+      case OpCode::kArgMin:
+      case OpCode::kArgMax:
         LowerReduce(id, out);
+        break;
+      case OpCode::kCumSum:
+        LowerScan(id, out);
         break;
       case OpCode::kMatmul:
         LowerMatmul(id, out);
@@ -437,6 +450,33 @@ class Lowerer {
     if (n.op == OpCode::kReduceMean) {
       k.finish_scale = Op(ScalarOp::kDiv, ConstF(1.0, n.type.dtype), Cast(k.reduce_extent, n.type.dtype));
     }
+    if (n.op == OpCode::kArgMin || n.op == OpCode::kArgMax) {
+      k.kind = KernelKind::kArgReduce;
+      k.combine = n.op == OpCode::kArgMin ? ScalarOp::kMin : ScalarOp::kMax;
+    }
+    AddKernel(std::move(k));
+  }
+
+  // cumsum: the loops run over every dim but the axis, the scan variable (loop variable
+  // rank - 1) along it; each prefix sum is stored where the scan is.
+  void LowerScan(ValueId id, int out) {
+    const ir::Node& n = g_.node(id);
+    const ir::Shape& shape = n.type.shape;
+    const int rank = n.type.rank();
+    const int axis = *ir::NormalizeAxis(n.attrs.GetInt("axis"), rank, "cumsum");
+    Kernel k{KernelKind::kScan, KernelName(id), out};
+    std::vector<ExprPtr> idx;
+    for (int d = 0, o = 0; d < rank; ++d) {
+      if (d == axis) {
+        idx.push_back(LoopVar(rank - 1));
+      } else {
+        k.loops.push_back(Sym(shape[d]));
+        idx.push_back(LoopVar(o++));
+      }
+    }
+    k.reduce_extent = Sym(shape[axis]);
+    k.value = Value(n.operands[0], idx);
+    k.store_indices = idx;
     AddKernel(std::move(k));
   }
 
@@ -677,6 +717,10 @@ class Lowerer {
 
 }  // namespace
 
-absl::StatusOr<LoweredGraph> Lower(const ir::Graph& graph) { return Lowerer(graph).Run(); }
+absl::StatusOr<LoweredGraph> Lower(const ir::Graph& graph, const LowerOptions& options) {
+  absl::StatusOr<LoweredGraph> lowered = Lowerer(graph).Run();
+  if (lowered.ok() && options.simplify_indices) SimplifyKernelIndices(&lowered->program);
+  return lowered;
+}
 
 }  // namespace graphjit::compiler

@@ -35,8 +35,12 @@ struct LoweredGraph {
 // (and more than one row) call OpenBLAS on materialized operands; smaller ones, and
 // matrix-vector products, are generated loops. kv_write of a graph input whose old value nobody
 // else reads is done in place (the output aliases the donated input). Temps share one
-// workspace, reusing space whose live ranges do not overlap.
-absl::StatusOr<LoweredGraph> Lower(const ir::Graph& graph);
+// workspace, reusing space whose live ranges do not overlap. Last, the kernels' index
+// expressions are simplified (compiler/lower/simplify_index.h).
+struct LowerOptions {
+  bool simplify_indices = true;  // off: the expressions as built (for tests and --stats)
+};
+absl::StatusOr<LoweredGraph> Lower(const ir::Graph& graph, const LowerOptions& options = {});
 
 }  // namespace graphjit::compiler
 

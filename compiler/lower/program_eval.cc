@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/scalar_semantics.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -14,10 +15,13 @@ struct Scalar {
   int64_t i = 0;
 };
 
-int64_t FloorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
+// i64 arithmetic, division and float -> i64 casts as the eager kernels do them.
+using runtime::FloorDivI64;
+using runtime::FloorModI64;
+using runtime::SaturatingToI64;
+using runtime::WrapAdd;
+using runtime::WrapMul;
+using runtime::WrapSub;
 
 class Evaluator {
  public:
@@ -56,6 +60,10 @@ class Evaluator {
     Scalar v;
     if (k.kind == KernelKind::kPointwise) {
       v = Eval(k.value);
+    } else if (k.kind == KernelKind::kArgReduce) {
+      v = ArgReduce(k, extents.size());
+    } else if (k.kind == KernelKind::kScan) {
+      return Scan(k, extents.size());  // stores as it goes
     } else {
       ir::DType dt = p_.buffers[k.out].dtype;
       bool fl = ir::IsFloat(dt);
@@ -69,7 +77,7 @@ class Evaluator {
         if (fl) {
           v.f = max ? (std::isnan(v.f) || std::isnan(x.f) ? NAN : std::max(v.f, x.f)) : v.f + x.f;
         } else {
-          v.i = max ? std::max(v.i, x.i) : v.i + x.i;
+          v.i = max ? std::max(v.i, x.i) : WrapAdd(v.i, x.i);
         }
       }
       if (k.finish_scale) v.f *= Eval(k.finish_scale).f;
@@ -81,6 +89,56 @@ class Evaluator {
       for (const ExprPtr& e : k.store_indices) idx.push_back(Eval(e).i);
     }
     Store(k.out, idx, v);
+  }
+
+  // The r of the first extremum of value over r (the scan variable is loop variable
+  // `var`): strictly better replaces, so does the first NaN.
+  Scalar ArgReduce(const Kernel& k, size_t var) {
+    const bool min = k.combine == ScalarOp::kMin;
+    const bool fl = ir::IsFloat(k.value->dtype);
+    double best_f = min ? INFINITY : -INFINITY;
+    int64_t best_i = min ? INT64_MAX : INT64_MIN, index = 0;
+    int64_t n = Eval(k.reduce_extent).i;
+    for (int64_t r = 0; r < n && status_.ok(); ++r) {
+      vars_[var] = r;
+      Scalar x = Eval(k.value);
+      bool better;
+      if (fl) {
+        better = std::isnan(x.f) ? !std::isnan(best_f) : min ? x.f < best_f : x.f > best_f;
+      } else {
+        better = min ? x.i < best_i : x.i > best_i;
+      }
+      if (better) {
+        best_f = x.f;
+        best_i = x.i;
+        index = r;
+      }
+    }
+    return {static_cast<double>(index), index};
+  }
+
+  // Running sums over r, stored at store_indices (or (i.., r)). Doubles hold f32 sums
+  // exactly as the compiled scan's f64 accumulator; i64 wraps.
+  void Scan(const Kernel& k, size_t var) {
+    const bool fl = ir::IsFloat(p_.buffers[k.out].dtype);
+    Scalar acc;
+    int64_t n = Eval(k.reduce_extent).i;
+    for (int64_t r = 0; r < n && status_.ok(); ++r) {
+      vars_[var] = r;
+      Scalar x = Eval(k.value);
+      if (fl) {
+        acc.f += x.f;
+      } else {
+        acc.i = WrapAdd(acc.i, x.i);
+      }
+      std::vector<int64_t> idx;
+      if (k.store_indices.empty()) {
+        idx.assign(vars_.begin(), vars_.begin() + var + 1);
+      } else {
+        for (const ExprPtr& e : k.store_indices) idx.push_back(Eval(e).i);
+      }
+      Store(k.out, idx, acc);
+    }
   }
 
   void RunMatmul(const Kernel& k, const std::vector<int64_t>& extents) {
@@ -238,7 +296,7 @@ class Evaluator {
         double f = from_float ? x.f : static_cast<double>(x.i);
         if (e->dtype == ir::DType::kF32) f = static_cast<float>(f);
         if (e->dtype == ir::DType::kBool) return {from_float ? double(f != 0) : double(x.i != 0), from_float ? f != 0 : x.i != 0};
-        if (e->dtype == ir::DType::kI64) return {f, from_float ? static_cast<int64_t>(x.f) : x.i};
+        if (e->dtype == ir::DType::kI64) return {f, from_float ? SaturatingToI64(x.f) : x.i};
         return {f, 0};
       }
       case ExprKind::kOp: break;
@@ -249,14 +307,16 @@ class Evaluator {
     if (IsUnary(e->op)) {
       double x = a.f;
       switch (e->op) {
-        case ScalarOp::kNeg: return fl ? Scalar{round(-x), 0} : Scalar{0, -a.i};
-        case ScalarOp::kAbs: return fl ? Scalar{std::abs(x), 0} : Scalar{0, std::abs(a.i)};
+        case ScalarOp::kNeg: return fl ? Scalar{round(-x), 0} : Scalar{0, runtime::WrapNeg(a.i)};
+        case ScalarOp::kAbs: return fl ? Scalar{std::abs(x), 0} : Scalar{0, runtime::WrapAbs(a.i)};
         case ScalarOp::kExp: return {round(std::exp(x)), 0};
         case ScalarOp::kLog: return {round(std::log(x)), 0};
         case ScalarOp::kSqrt: return {round(std::sqrt(x)), 0};
         case ScalarOp::kRsqrt: return {round(1.0 / std::sqrt(x)), 0};
         case ScalarOp::kTanh: return {round(std::tanh(x)), 0};
         case ScalarOp::kSigmoid: return {round(1.0 / (1.0 + std::exp(-x))), 0};
+        case ScalarOp::kSin: return {round(std::sin(x)), 0};
+        case ScalarOp::kLog1p: return {round(std::log1p(x)), 0};
         case ScalarOp::kNot: return {0, !a.i};
         default: break;
       }
@@ -286,16 +346,16 @@ class Evaluator {
       auto cmp = [](bool c) { return Scalar{double(c), c}; };
       auto i = [](int64_t v) { return Scalar{static_cast<double>(v), v}; };
       switch (e->op) {
-        case ScalarOp::kAdd: return i(x + y);
-        case ScalarOp::kSub: return i(x - y);
-        case ScalarOp::kMul: return i(x * y);
+        case ScalarOp::kAdd: return i(WrapAdd(x, y));
+        case ScalarOp::kSub: return i(WrapSub(x, y));
+        case ScalarOp::kMul: return i(WrapMul(x, y));
         case ScalarOp::kDiv:
         case ScalarOp::kMod:
           if (y == 0) {
             Fail("integer division by zero");
             return {};
           }
-          return e->op == ScalarOp::kDiv ? i(FloorDiv(x, y)) : i(x - FloorDiv(x, y) * y);
+          return e->op == ScalarOp::kDiv ? i(FloorDivI64(x, y)) : i(FloorModI64(x, y));
         case ScalarOp::kMax: return i(std::max(x, y));
         case ScalarOp::kMin: return i(std::min(x, y));
         case ScalarOp::kEq: return cmp(x == y);

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/passes/rewriter.h"
 #include "runtime/eager.h"
+#include "runtime/scalar_semantics.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -28,6 +29,17 @@ bool AttrsAreConstant(const ir::Node& n) {
     }
   }
   return symbols.empty();
+}
+
+// Constants hold their values as doubles (the `value` attribute), which is exact for f32,
+// f64 and bool and for i64 up to 2^53; other i64 values are folded into a param instead.
+bool FitsInConstant(const runtime::Tensor& t) {
+  if (t.dtype() != ir::DType::kI64) return true;
+  const int64_t* v = t.data<int64_t>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (runtime::SaturatingToI64(static_cast<double>(v[i])) != v[i]) return false;
+  }
+  return true;
 }
 
 std::string FreshParamName(const runtime::TensorMap& params) {
@@ -86,7 +98,7 @@ absl::StatusOr<bool> ConstantFold(ir::Graph* graph, PassContext* ctx) {
       continue;
     }
     changed = true;
-    if (value->numel() <= kMaxInlineElements) {
+    if (value->numel() <= kMaxInlineElements && FitsInConstant(*value)) {
       rw.Map(id, rw.Emit(OpCode::kConstant, std::vector<ValueId>{},
                          ir::Attrs{{"value", value->ToDoubles()},
                                    {"dtype", n.type.dtype},

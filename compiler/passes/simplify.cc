@@ -23,7 +23,8 @@ class Simplifier {
         break;
       case OpCode::kSub:
         if (IsScalar(in[1], 0.0) && SameType(in[0], n)) return in[0];
-        if (in[0] == in[1] && ir::IsFloat(n.type.dtype)) {
+        // x - x is 0 only on i64: on floats inf - inf and nan - nan are nan.
+        if (in[0] == in[1] && n.type.dtype == ir::DType::kI64) {
           return rw_.Emit(OpCode::kFull, std::vector<ValueId>{},
                           ir::Attrs{{"value", 0.0}, {"dtype", n.type.dtype},
                                     {"shape", n.type.shape}});

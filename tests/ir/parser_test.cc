@@ -90,7 +90,7 @@ Graph AllOpsGraph() {
   b.Add(OpCode::kNeg, {counts});
   b.Add(OpCode::kAbs, {x});
   for (OpCode op : {OpCode::kExp, OpCode::kLog, OpCode::kSqrt, OpCode::kRsqrt, OpCode::kTanh,
-                    OpCode::kSigmoid}) {
+                    OpCode::kSigmoid, OpCode::kSin, OpCode::kLog1p}) {
     b.Add(op, {full32});
   }
   b.Add(OpCode::kExp, {odd});
@@ -109,6 +109,10 @@ Graph AllOpsGraph() {
   b.Add(OpCode::kReduceSum, {x}, {{"axis", int64_t{-1}}, {"keepdim", true}});
   b.Add(OpCode::kReduceMax, {x}, {{"axis", int64_t{0}}, {"keepdim", false}});
   b.Add(OpCode::kReduceMean, {x}, {{"axis", int64_t{1}}, {"keepdim", true}});
+  b.Add(OpCode::kArgMin, {x}, {{"axis", int64_t{-1}}, {"keepdim", false}});
+  b.Add(OpCode::kArgMax, {counts}, {{"axis", int64_t{0}}, {"keepdim", true}});
+  b.Add(OpCode::kCumSum, {x}, {{"axis", int64_t{1}}});
+  b.Add(OpCode::kCumSum, {counts}, {{"axis", int64_t{-1}}});
   b.Add(OpCode::kSoftmax, {x}, {{"axis", int64_t{-1}}});
   ValueId normed = b.Add(OpCode::kRmsNorm, {x, w}, {{"eps", 1e-6}});
   b.Add(OpCode::kRmsNorm, {x}, {{"eps", 1e-5}});

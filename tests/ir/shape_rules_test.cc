@@ -112,6 +112,11 @@ std::vector<ValidCase> ValidCases() {
       {OpCode::kReduceSum, {I64({2, S, 16})}, Reduce(-1, true), I64({2, S, 1})},
       {OpCode::kReduceMax, {F64({S, 4})}, Reduce(0, true), F64({1, 4})},
       {OpCode::kReduceMean, {F32({S})}, Reduce(0, false), F32({})},
+      {OpCode::kArgMin, {F64({500, S})}, Reduce(1, false), I64({500})},
+      {OpCode::kArgMin, {I64({S, 3})}, Reduce(0, true), I64({1, 3})},
+      {OpCode::kArgMax, {F32({2, S, 16})}, Reduce(-1, false), I64({2, S})},
+      {OpCode::kCumSum, {F64({1000000})}, Axis(0), F64({1000000})},
+      {OpCode::kCumSum, {I64({S, 4})}, Axis(-2), I64({S, 4})},
       {OpCode::kSoftmax, {F32({2, S, S})}, Axis(-1), F32({2, S, S})},
       {OpCode::kRmsNorm, {F32({2, S, 64})}, Attrs{{"eps", 1e-6}}, F32({2, S, 64})},
       {OpCode::kRmsNorm, {F64({S, 64}), F64({64})}, Attrs{{"eps", 1e-5}}, F64({S, 64})},
@@ -144,8 +149,9 @@ std::vector<ValidCase> ValidCases() {
     cases.push_back({op, {I64({S, 3})}, {}, I64({S, 3})});
     cases.push_back({op, {F32({})}, {}, F32({})});
   }
-  for (OpCode op : {OpCode::kExp, OpCode::kLog, OpCode::kSqrt, OpCode::kRsqrt, OpCode::kTanh,
-                    OpCode::kSigmoid, OpCode::kSilu, OpCode::kGeluTanh}) {
+  for (OpCode op :
+       {OpCode::kExp, OpCode::kLog, OpCode::kSqrt, OpCode::kRsqrt, OpCode::kTanh, OpCode::kSigmoid,
+        OpCode::kSin, OpCode::kLog1p, OpCode::kSilu, OpCode::kGeluTanh}) {
     cases.push_back({op, {F64({2, S})}, {}, F64({2, S})});
   }
   return cases;
@@ -333,6 +339,13 @@ std::vector<ErrorCase> ErrorCases() {
       {OpCode::kReduceSum, {F32({2, 3})}, Reduce(2, false), "reduce_sum axis 2 is out of range"},
       {OpCode::kReduceMax, {F32({2, 3})}, Reduce(-3, true), "out of range"},
       {OpCode::kReduceSum, {F32({})}, Reduce(0, true), "out of range for rank 0"},
+      {OpCode::kArgMin, {Bool({2, 3})}, Reduce(1, false), "argmin: operand must be numeric"},
+      {OpCode::kArgMax, {F32({2, 3})}, Reduce(2, false), "argmax axis 2 is out of range"},
+      {OpCode::kArgMin, {F64({4, 0})}, Reduce(1, true), "axis 1 of f64[4, 0] is empty"},
+      {OpCode::kArgMax, {F64({0, S})}, Reduce(-2, false), "is empty"},
+      {OpCode::kCumSum, {Bool({3})}, Axis(0), "cumsum: operand must be numeric"},
+      {OpCode::kCumSum, {F32({})}, Axis(0), "cumsum axis 0 is out of range for rank 0"},
+      {OpCode::kCumSum, {F32({2, 3})}, Axis(-3), "out of range"},
       {OpCode::kSoftmax, {F32({2, 3})}, Axis(5), "softmax axis 5"},
       // Norms and rope.
       {OpCode::kRmsNorm, {F32({S, 64}), F32({32})}, Attrs{{"eps", 1e-6}}, "weight must be f32[64]"},

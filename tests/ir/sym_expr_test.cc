@@ -359,8 +359,10 @@ TEST(SymExprTest, HostileInputFailsCleanly) {
   ASSERT_TRUE(e.ok()) << e.status();
   EXPECT_EQ(Eval(*e, {{"S", int64_t{1} << 60}}), int64_t{1} << 10);
   // Constant folding of INT64_MIN / -1 must not trap (x86 idiv faults on it); the
-  // quotient wraps like the rest of the construction-time arithmetic.
-  EXPECT_TRUE(ParseSymExpr("(-9223372036854775807-1)/(-1)").ok());
+  // quotient does not fit in int64, so the dim is an overflow error (issue 16).
+  absl::StatusOr<SymExpr> min_div = ParseSymExpr("(-9223372036854775807-1)/(-1)");
+  ASSERT_FALSE(min_div.ok());
+  EXPECT_THAT(std::string(min_div.status().message()), HasSubstr("overflows int64"));
   EXPECT_EQ(Parse("(-9223372036854775807-1)%(-1)"), SymExpr(0));
 }
 

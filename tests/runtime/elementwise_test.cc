@@ -15,7 +15,8 @@ using ::testing::HasSubstr;
 COVERS_OPS(OpCode::kAdd, OpCode::kSub, OpCode::kMul, OpCode::kDiv, OpCode::kPow, OpCode::kMaximum,
            OpCode::kMinimum, OpCode::kEq, OpCode::kNe, OpCode::kLt, OpCode::kLe, OpCode::kGt,
            OpCode::kGe, OpCode::kWhere, OpCode::kNeg, OpCode::kAbs, OpCode::kExp, OpCode::kLog,
-           OpCode::kSqrt, OpCode::kRsqrt, OpCode::kTanh, OpCode::kSigmoid, OpCode::kCast);
+           OpCode::kSqrt, OpCode::kRsqrt, OpCode::kTanh, OpCode::kSigmoid, OpCode::kSin,
+           OpCode::kLog1p, OpCode::kCast);
 
 using BinaryRef = std::function<double(double, double)>;
 
@@ -192,6 +193,9 @@ TEST(ElementwiseTest, UnaryOpsMatchReference) {
       {OpCode::kRsqrt, [](double x) { return 1 / std::sqrt(x); }, 0.01, 10, floats},
       {OpCode::kTanh, [](double x) { return std::tanh(x); }, -4, 4, floats},
       {OpCode::kSigmoid, [](double x) { return 1 / (1 + std::exp(-x)); }, -8, 8, floats},
+      {OpCode::kSin, [](double x) { return std::sin(x); }, -10, 10, floats},
+      // log1p near 0 is what it is for: log(1 + x) would lose the digits there.
+      {OpCode::kLog1p, [](double x) { return std::log1p(x); }, -0.999, 1e-3, floats},
   };
   std::mt19937_64 rng(3);
   for (const UnaryCase& c : cases) {
@@ -206,6 +210,19 @@ TEST(ElementwiseTest, UnaryOpsMatchReference) {
       }
     }
   }
+}
+
+TEST(ElementwiseTest, Log1pKeepsTheDigitsThatLogOfOnePlusXLoses) {
+  // 1 + 1e-18 rounds to 1 in f64, so log(1 + x) would be 0; log1p(x) is x to first order.
+  Tensor x = FromValues(DType::kF64, {3}, {1e-18, -1e-10, -1});
+  absl::StatusOr<Tensor> y = EvalOp(OpCode::kLog1p, {&x});
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(y->ValueAt(0), 1e-18);
+  EXPECT_DOUBLE_EQ(y->ValueAt(1), -1e-10 - 0.5e-20);
+  EXPECT_EQ(y->ValueAt(2), -std::numeric_limits<double>::infinity());
+  Tensor i = FromValues(DType::kI64, {1}, {1});
+  EXPECT_FALSE(EvalOp(OpCode::kLog1p, {&i}).ok());
+  EXPECT_FALSE(EvalOp(OpCode::kSin, {&i}).ok());
 }
 
 TEST(ElementwiseTest, CastBetweenEveryPairOfDTypes) {

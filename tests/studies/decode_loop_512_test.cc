@@ -63,7 +63,10 @@ TEST(DecodeLoop512, ReproducesTheSeedsTableUnderEveryPolicy) {
     EXPECT_EQ(s.padded_elements, row.padded);
     EXPECT_NEAR(s.padding_overhead(), row.overhead, 0.0005);
     EXPECT_GT(s.compile_seconds, 0);
-    EXPECT_GE(s.compile_seconds, s.phases.total());
+    // Kernels compile on several threads, so their phases (summed per thread) may add up
+    // to more than the wall time of the compiles; each phase is still positive.
+    EXPECT_GT(s.phases.optimize, 0);
+    EXPECT_GT(s.phases.codegen, 0);
 
     // Every policy computes exact's outputs, and leaves the same caches behind.
     const DecodeLoopResult& exact = runs[ShapePolicy::kExact];

@@ -240,8 +240,15 @@ GRAPHJIT_DUMP_DIR="$work/dump" "$bin/graphjit-run" decode --dim S=8 >/dev/null &
   python3 - "$work/study.json" <<'PY' && pass "study --json" || fail "study --json ($(tail -3 "$work/study.txt"))"
 import json, sys
 d = json.load(open(sys.argv[1]))
-for key in ("policies", "symbolic", "graph_breaks", "overhead", "flops", "machine"):
+for key in ("policies", "symbolic", "graph_breaks", "overhead", "flops", "powerlaws", "machine"):
     assert key in d, key
+pl = d["powerlaws"]
+for key in ("loss_factors", "chinchilla", "mean_estimation", "nearest_neighbor", "zipf_capacity",
+            "zipf_data", "compiles", "seconds"):
+    assert key in pl, key
+assert abs(pl["mean_estimation"]["slope"] + 1) < 0.05, pl["mean_estimation"]
+assert [c["d"] for c in pl["nearest_neighbor"]] == [1, 2, 4, 8]
+assert pl["chinchilla"]["points"][-1]["loss_slope"] is None  # no next N
 for p in d["policies"]:
     for key in ("policy", "compiles", "compile_seconds", "padding_ratio", "run_seconds", "max_abs_diff"):
         assert key in p, key
@@ -253,6 +260,13 @@ assert d["graph_breaks"]["final_graph_empty"] is True
 for key in ("cpu", "cores", "llvm"):
     assert key in d["machine"], key
 PY
+# The plots, where matplotlib is installed (Debian's python3-matplotlib).
+if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
+  /usr/bin/python3 "$(dirname "$0")/../../tools/plot_study.py" "$work/study.json" "$work/study.png" \
+    >/dev/null && [[ -s "$work/study.png" ]] && pass "plot_study.py" || fail "plot_study.py"
+else
+  echo "skip: plot_study.py (no matplotlib)"
+fi
 expect_error "study unknown section" "unknown section 'nope'" "$bin/graphjit-study" --only=nope
 expect_error "study bad dtype" "--dtype: expected f32 or f64" "$bin/graphjit-study" --dtype=f16 --only=breaks
 expect_error "study non-decode model" "the studies run a decode layer" "$bin/graphjit-study" --model=linear --only=breaks

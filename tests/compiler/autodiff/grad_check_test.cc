@@ -87,14 +87,14 @@ std::vector<GradCase> Cases() {
                      return Op(b, OpCode::kWhere, {cond, in[1], in[2]});
                    }});
   for (OpCode op : {OpCode::kNeg, OpCode::kAbs, OpCode::kExp, OpCode::kTanh, OpCode::kSigmoid,
-                    OpCode::kSilu, OpCode::kGeluTanh}) {
+                    OpCode::kSin, OpCode::kSilu, OpCode::kGeluTanh}) {
     cases.push_back(
         {std::string(ir::OpName(op)),
          {op},
          {F("x", {3, 4})},
          [op](GraphBuilder& b, const std::vector<ValueId>& in) { return Op(b, op, {in[0]}); }});
   }
-  for (OpCode op : {OpCode::kLog, OpCode::kSqrt, OpCode::kRsqrt}) {
+  for (OpCode op : {OpCode::kLog, OpCode::kLog1p, OpCode::kSqrt, OpCode::kRsqrt}) {
     cases.push_back(
         {std::string(ir::OpName(op)),
          {op},
@@ -212,6 +212,23 @@ std::vector<GradCase> Cases() {
        [](GraphBuilder& b, const std::vector<ValueId>& in) {
          return Op(b, OpCode::kReduceMax, {in[0]}, {{"axis", int64_t{-1}}, {"keepdim", false}});
        }});
+  // An index path carries no gradient, the value it selects does: x[argmax(x)] * x.
+  cases.push_back(
+      {"gather_at_argmax",
+       {OpCode::kArgMax},
+       {F("x", {6})},
+       [](GraphBuilder& b, const std::vector<ValueId>& in) {
+         ValueId i = Op(b, OpCode::kArgMax, {in[0]}, {{"axis", int64_t{0}}, {"keepdim", true}});
+         return Op(b, OpCode::kMul, {Op(b, OpCode::kGather, {in[0], i}), in[0]});
+       }});
+  for (int64_t axis : {0, 1, -1}) {
+    cases.push_back({absl::StrCat("cumsum", axis),
+                     {OpCode::kCumSum},
+                     {F("x", {3, 4, 5})},
+                     [axis](GraphBuilder& b, const std::vector<ValueId>& in) {
+                       return Op(b, OpCode::kCumSum, {in[0]}, {{"axis", axis}});
+                     }});
+  }
   for (int64_t axis : {0, -1}) {
     cases.push_back({absl::StrCat("softmax", axis),
                      {OpCode::kSoftmax},
@@ -285,11 +302,13 @@ std::vector<GradCase> Cases() {
 }
 
 // Ops that carry no gradient: sources (inputs and params are the leaves differentiated
-// with respect to) and comparisons, whose bool results stop it.
+// with respect to), comparisons, whose bool results stop it, and the index-valued
+// argmin / argmax.
 const std::set<OpCode>& WithoutGradient() {
   static const auto* ops = new std::set<OpCode>{
-      OpCode::kInput, OpCode::kParam, OpCode::kConstant, OpCode::kFull, OpCode::kIota, OpCode::kEq,
-      OpCode::kNe,    OpCode::kLt,    OpCode::kLe,       OpCode::kGt,   OpCode::kGe};
+      OpCode::kInput, OpCode::kParam,  OpCode::kConstant, OpCode::kFull, OpCode::kIota,
+      OpCode::kEq,    OpCode::kNe,     OpCode::kLt,       OpCode::kLe,   OpCode::kGt,
+      OpCode::kGe,    OpCode::kArgMin, OpCode::kArgMax};
   return *ops;
 }
 

@@ -62,6 +62,19 @@ class ProgramBuilder {
     k.finish_scale = std::move(finish_scale);
     return k;
   }
+  Kernel& ArgReduce(int out, std::vector<ExprPtr> loops, ExprPtr extent, ScalarOp combine,
+                    ExprPtr value) {
+    Kernel& k = Reduce(out, std::move(loops), std::move(extent), combine, std::move(value));
+    k.kind = KernelKind::kArgReduce;
+    return k;
+  }
+  Kernel& Scan(int out, std::vector<ExprPtr> loops, ExprPtr extent, ExprPtr value,
+               std::vector<ExprPtr> store_indices = {}) {
+    Kernel& k = Reduce(out, std::move(loops), std::move(extent), ScalarOp::kAdd, std::move(value));
+    k.kind = KernelKind::kScan;
+    k.store_indices = std::move(store_indices);
+    return k;
+  }
   Kernel& Matmul(int out, std::vector<ExprPtr> loops, ExprPtr lhs, ExprPtr rhs, MatmulOrder order) {
     Kernel& k = NewKernel(KernelKind::kMatmul, out, std::move(loops));
     k.lhs = std::move(lhs);
@@ -346,6 +359,113 @@ TEST(CodegenTest, IntegerSumAndMaxReductions) {
   std::vector<int64_t> xs = {1, -2, 3, -4, 5, -10, -20, -3, -40, -50}, os(4);
   RunEntry(*code, {xs.data(), os.data()});
   EXPECT_THAT(os, ::testing::ElementsAre(3, 5, -123, -3));
+}
+
+// The first extremum per row (ties, a row of +inf, NaNs) for f64, f32 and i64 values, and
+// an empty extent, which stores 0.
+TEST(CodegenTest, ArgMinAndArgMaxKeepTheFirstExtremumAndTheFirstNaN) {
+  constexpr int kRows = 5, kCols = 37;
+  std::vector<double> xs(kRows * kCols);
+  for (int i = 0; i < kRows * kCols; ++i) xs[i] = std::round(std::cos(i * 0.9) * 3);  // ties
+  for (int j = 0; j < kCols; ++j) xs[1 * kCols + j] = kInf;                           // all +inf
+  xs[2 * kCols + 5] = kNaN;  // row 2: NaNs after values
+  xs[2 * kCols + 30] = kNaN;
+  xs[3 * kCols + 36] = -100;  // row 3: the minimum in the vector tail
+  xs[4 * kCols + 0] = -kInf;  // row 4: -inf first
+  std::vector<float> fs(xs.begin(), xs.end());
+  std::vector<int64_t> is(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) is[i] = std::isfinite(xs[i]) ? int64_t(xs[i]) : -7;
+  auto first = [&](int row, bool min, bool as_int) {
+    int best = 0;
+    for (int j = 0; j < kCols; ++j) {
+      const double v = as_int ? double(is[row * kCols + j]) : xs[row * kCols + j];
+      const double b = as_int ? double(is[row * kCols + best]) : xs[row * kCols + best];
+      if (std::isnan(v)) return int64_t{j};
+      if (min ? v < b : v > b) best = j;
+    }
+    return int64_t{best};
+  };
+
+  ProgramBuilder pb;
+  int x64 = pb.Arg("x64", DType::kF64, {C(kRows), C(kCols)});
+  int x32 = pb.Arg("x32", DType::kF32, {C(kRows), C(kCols)});
+  int xi = pb.Arg("xi", DType::kI64, {C(kRows), C(kCols)});
+  int out = pb.Arg("out", DType::kI64, {C(6), C(kRows)}, BufferKind::kOutput);
+  int empty = pb.Arg("empty", DType::kI64, {C(1)}, BufferKind::kOutput);
+  const int loads[] = {x64, x32, xi};
+  const DType dtypes[] = {DType::kF64, DType::kF32, DType::kI64};
+  for (int t = 0; t < 3; ++t) {
+    for (int m = 0; m < 2; ++m) {
+      pb.ArgReduce(out, {C(kRows)}, C(kCols), m == 0 ? ScalarOp::kMin : ScalarOp::kMax,
+                   Load(loads[t], dtypes[t], {I(0), I(1)}))
+          .store_indices = {C(2 * t + m), I(0)};
+    }
+  }
+  pb.ArgReduce(empty, {}, C(0), ScalarOp::kMin, F(1)).store_indices = {C(0)};
+  auto code = Compile(pb.program());
+  ASSERT_NE(code, nullptr);
+  std::vector<int64_t> os(6 * kRows, -1), es = {-1};
+  RunEntry(*code, {xs.data(), fs.data(), is.data(), os.data(), es.data()});
+  for (int t = 0; t < 3; ++t) {
+    for (int m = 0; m < 2; ++m) {
+      for (int r = 0; r < kRows; ++r) {
+        EXPECT_EQ(os[(2 * t + m) * kRows + r], first(r, m == 0, t == 2))
+            << ir::DTypeName(dtypes[t]) << (m == 0 ? " argmin" : " argmax") << " row " << r;
+      }
+    }
+  }
+  EXPECT_EQ(os[1 * kRows + 2], 5) << "the first NaN wins argmax";
+  EXPECT_EQ(os[0 * kRows + 1], 0) << "argmin of all +inf is the first";
+  EXPECT_EQ(os[0 * kRows + 3], 36);
+  EXPECT_EQ(es[0], 0);
+}
+
+// Running sums along the contiguous axis (identity store) and along a strided one, f32
+// accumulating in f64 (so the result is the double sum rounded per element), i64 wrapping.
+TEST(CodegenTest, ScansAreRunningSumsInIndexOrder) {
+  constexpr int kRows = 3, kCols = 37;
+  ProgramBuilder pb;
+  int x64 = pb.Arg("x64", DType::kF64, {C(kRows), C(kCols)});
+  int x32 = pb.Arg("x32", DType::kF32, {C(kRows), C(kCols)});
+  int xi = pb.Arg("xi", DType::kI64, {C(2)});
+  int rows64 = pb.Arg("rows64", DType::kF64, {C(kRows), C(kCols)}, BufferKind::kOutput);
+  int cols64 = pb.Arg("cols64", DType::kF64, {C(kRows), C(kCols)}, BufferKind::kOutput);
+  int rows32 = pb.Arg("rows32", DType::kF32, {C(kRows), C(kCols)}, BufferKind::kOutput);
+  int wrapped = pb.Arg("wrapped", DType::kI64, {C(2)}, BufferKind::kOutput);
+  pb.Scan(rows64, {C(kRows)}, C(kCols), Load(x64, DType::kF64, {I(0), I(1)}));
+  // Along axis 0: the loop runs over columns, the scan variable i1 over rows.
+  pb.Scan(cols64, {C(kCols)}, C(kRows), Load(x64, DType::kF64, {I(1), I(0)}), {I(1), I(0)});
+  pb.Scan(rows32, {C(kRows)}, C(kCols), Load(x32, DType::kF32, {I(0), I(1)}));
+  pb.Scan(wrapped, {}, C(2), Load(xi, DType::kI64, {I(0)}));
+  auto code = Compile(pb.program());
+  ASSERT_NE(code, nullptr);
+  std::vector<double> xs(kRows * kCols), r64(xs.size()), c64(xs.size());
+  std::vector<float> xf(xs.size()), r32(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    xs[i] = std::sin(i * 1.3) * 1e3 + 1e-3 * i;
+    xf[i] = static_cast<float>(std::cos(i * 0.7) * 1e4);
+  }
+  std::vector<int64_t> xi_v = {std::numeric_limits<int64_t>::max(), 1}, wi(2);
+  RunEntry(*code,
+           {xs.data(), xf.data(), xi_v.data(), r64.data(), c64.data(), r32.data(), wi.data()});
+  for (int i = 0; i < kRows; ++i) {
+    double acc = 0, acc32 = 0;
+    for (int j = 0; j < kCols; ++j) {
+      acc += xs[i * kCols + j];
+      acc32 += xf[i * kCols + j];
+      EXPECT_EQ(r64[i * kCols + j], acc) << i << "," << j;
+      EXPECT_EQ(r32[i * kCols + j], static_cast<float>(acc32)) << i << "," << j;
+    }
+  }
+  for (int j = 0; j < kCols; ++j) {
+    double acc = 0;
+    for (int i = 0; i < kRows; ++i) {
+      acc += xs[i * kCols + j];
+      EXPECT_EQ(c64[i * kCols + j], acc) << i << "," << j;
+    }
+  }
+  EXPECT_EQ(wi[0], std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(wi[1], std::numeric_limits<int64_t>::min());
 }
 
 // out[b, m, n] = sum_k a[b, m, k] * w[(b,) k, n] for both loop orders, against naive loops.
@@ -644,24 +764,28 @@ void RandomProgramsMatchTheEvaluator(DType dtype, double rel) {
     int out_i = pb.Arg("out_i", DType::kI64, {C(kRows), C(kCols)}, BufferKind::kOutput);
     int out_b = pb.Arg("out_b", DType::kBool, {C(kRows), C(kCols)}, BufferKind::kOutput);
     int out_r = pb.Arg("out_r", dtype, {C(kRows)}, BufferKind::kOutput);
+    int out_s = pb.Arg("out_s", dtype, {C(kRows), C(kCols)}, BufferKind::kOutput);
     pb.Pointwise(out_f, {C(kRows), C(kCols)}, gen.Float(4));
     pb.Pointwise(out_i, {C(kRows), C(kCols)}, gen.Int(4));
     pb.Pointwise(out_b, {C(kRows), C(kCols)}, gen.Bool(3));
     pb.Reduce(out_r, {C(kRows)}, C(kCols), p % 2 ? ScalarOp::kMax : ScalarOp::kAdd, gen.Float(3));
+    pb.Scan(out_s, {C(kRows)}, C(kCols), gen.Float(3));
     auto code = Compile(pb.program());
     ASSERT_NE(code, nullptr);
 
     std::vector<T> want_f(kRows * kCols), got_f(want_f.size()), want_r(kRows), got_r(kRows);
+    std::vector<T> want_s(want_f.size()), got_s(want_f.size());
     std::vector<int64_t> want_i(kRows * kCols), got_i(want_i.size());
     std::vector<uint8_t> want_b(kRows * kCols), got_b(want_b.size());
-    std::vector<void*> want_args = {x.data(),      row.data(),    n.data(),      flag.data(),
-                                    want_f.data(), want_i.data(), want_b.data(), want_r.data()};
+    std::vector<void*> want_args = {x.data(),      row.data(),    n.data(),
+                                    flag.data(),   want_f.data(), want_i.data(),
+                                    want_b.data(), want_r.data(), want_s.data()};
     int64_t no_symbols = 0;
     absl::Status status =
         EvaluateProgram(pb.program(), want_args.data(), &no_symbols, /*workspace=*/nullptr);
     ASSERT_TRUE(status.ok()) << status << "\n" << ProgramToString(pb.program());
     RunEntry(*code, {x.data(), row.data(), n.data(), flag.data(), got_f.data(), got_i.data(),
-                     got_b.data(), got_r.data()});
+                     got_b.data(), got_r.data(), got_s.data()});
     for (size_t i = 0; i < want_f.size(); ++i) {
       ASSERT_TRUE(Close(got_f[i], want_f[i], rel)) << i << "\n" << ProgramToString(pb.program());
       ASSERT_EQ(got_i[i], want_i[i]) << i << "\n" << ProgramToString(pb.program());
@@ -669,6 +793,10 @@ void RandomProgramsMatchTheEvaluator(DType dtype, double rel) {
     }
     for (int r = 0; r < kRows; ++r) {
       ASSERT_TRUE(Close(got_r[r], want_r[r], rel * kCols)) << "row " << r << "\n"
+                                                           << ProgramToString(pb.program());
+    }
+    for (size_t i = 0; i < want_s.size(); ++i) {
+      ASSERT_TRUE(Close(got_s[i], want_s[i], rel * kCols)) << "scan " << i << "\n"
                                                            << ProgramToString(pb.program());
     }
   }
@@ -762,6 +890,32 @@ TEST(CodegenTest, InvalidKernelsAndBuffersAreErrors) {
     pb.Arg("out", DType::kF64, {C(4)}, BufferKind::kOutput);
     pb.Reduce(0, {C(4)}, C(3), ScalarOp::kMul, F(1));
     EXPECT_THAT(std::string(CompileStatus(pb.program()).message()), HasSubstr("combine"));
+  }
+  {
+    ProgramBuilder pb;
+    pb.Arg("out", DType::kI64, {C(4)}, BufferKind::kOutput);
+    pb.ArgReduce(0, {C(4)}, C(3), ScalarOp::kAdd, F(1));
+    EXPECT_THAT(std::string(CompileStatus(pb.program()).message()),
+                HasSubstr("arg reduction combine must be min or max"));
+  }
+  {
+    ProgramBuilder pb;
+    pb.Arg("out", DType::kF64, {C(4)}, BufferKind::kOutput);
+    pb.ArgReduce(0, {C(4)}, C(3), ScalarOp::kMin, F(1));
+    EXPECT_THAT(std::string(CompileStatus(pb.program()).message()), HasSubstr("indices are i64"));
+  }
+  {
+    ProgramBuilder pb;
+    pb.Arg("out", DType::kI64, {C(4)}, BufferKind::kOutput);
+    pb.ArgReduce(0, {C(4)}, C(3), ScalarOp::kMin, ConstBool(true));
+    EXPECT_THAT(std::string(CompileStatus(pb.program()).message()),
+                HasSubstr("arg reduction over bool values"));
+  }
+  {
+    ProgramBuilder pb;
+    pb.Arg("out", DType::kF64, {C(4), C(3)}, BufferKind::kOutput);
+    pb.Scan(0, {C(4)}, C(3), F(1)).combine = ScalarOp::kMax;
+    EXPECT_THAT(std::string(CompileStatus(pb.program()).message()), HasSubstr("scan combine"));
   }
 }
 

@@ -3,12 +3,14 @@
 // Tolerances: 1e-12 (f64) / 1e-5 (f32), relative to 1 + |expected|.
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 
 #include "compiler/compiled_graph.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/builder.h"
+#include "ir/parser.h"
 #include "ir/printer.h"
 
 namespace graphjit::compiler {
@@ -126,13 +128,13 @@ std::vector<Case> Cases() {
        [](GraphBuilder& b, const std::vector<ValueId>& in, DType,
           [[maybe_unused]] const SymExpr& S) { return Bin(b, OpCode::kPow, in[0], in[1]); }});
   for (OpCode op : {OpCode::kNeg, OpCode::kAbs, OpCode::kExp, OpCode::kTanh, OpCode::kSigmoid,
-                    OpCode::kSilu, OpCode::kGeluTanh}) {
+                    OpCode::kSin, OpCode::kSilu, OpCode::kGeluTanh}) {
     cases.push_back({std::string(ir::OpName(op)),
                      {{DType::kF64, {2, kS, 5}}},
                      [op](GraphBuilder& b, const std::vector<ValueId>& in, DType,
                           [[maybe_unused]] const SymExpr& S) { return b.Add(op, {in[0]}); }});
   }
-  for (OpCode op : {OpCode::kLog, OpCode::kSqrt, OpCode::kRsqrt}) {
+  for (OpCode op : {OpCode::kLog, OpCode::kLog1p, OpCode::kSqrt, OpCode::kRsqrt}) {
     cases.push_back({absl::StrCat(ir::OpName(op), "_pos"),
                      {{DType::kF64, {kS, 7}}},
                      [op](GraphBuilder& b, const std::vector<ValueId>& in, DType,
@@ -200,6 +202,63 @@ std::vector<Case> Cases() {
                        }});
     }
   }
+  // Index results are compared exactly (the tolerance is below 1 for any index). The
+  // values are inputs or exact functions of them, so both sides see the same numbers.
+  for (OpCode op : {OpCode::kArgMin, OpCode::kArgMax}) {
+    for (int64_t axis : {0, 1, -1}) {
+      cases.push_back({absl::StrCat(ir::OpName(op), axis),
+                       {{DType::kF64, {3, kS, 4}}},
+                       [op, axis](GraphBuilder& b, const std::vector<ValueId>& in, DType,
+                                  [[maybe_unused]] const SymExpr& S) {
+                         return b.Add(op, {in[0]}, {{"axis", axis}, {"keepdim", axis == 1}});
+                       }});
+    }
+    // i64 values in [0, 5): ties on almost every line; fused with a negation.
+    cases.push_back({absl::StrCat(ir::OpName(op), "_i64_ties"),
+                     {{DType::kI64, {kS, 6}}},
+                     [op](GraphBuilder& b, const std::vector<ValueId>& in, DType,
+                          [[maybe_unused]] const SymExpr& S) {
+                       ValueId neg = b.Add(OpCode::kNeg, {in[0]});
+                       ValueId idx = b.Add(op, {neg}, {{"axis", int64_t{-1}}, {"keepdim", false}});
+                       return b.Add(OpCode::kCast, {idx}, {{"dtype", DType::kF64}});
+                     }});
+  }
+  for (int64_t axis : {0, 1, -1}) {
+    cases.push_back({absl::StrCat("cumsum", axis),
+                     {{DType::kF64, {3, kS, 4}}},
+                     [axis](GraphBuilder& b, const std::vector<ValueId>& in, DType dt,
+                            [[maybe_unused]] const SymExpr& S) {
+                       // A fused producer and consumer around the scan.
+                       ValueId x = Bin(b, OpCode::kMul, in[0], b.Scalar(2.0, dt));
+                       ValueId c = b.Add(OpCode::kCumSum, {x}, {{"axis", axis}});
+                       return b.Add(OpCode::kExp, {Bin(b, OpCode::kMul, c, b.Scalar(0.1, dt))});
+                     }});
+  }
+  cases.push_back({"cumsum_i64",
+                   {{DType::kI64, {2, kS}}},
+                   [](GraphBuilder& b, const std::vector<ValueId>& in, DType,
+                      [[maybe_unused]] const SymExpr& S) {
+                     return b.Add(OpCode::kCumSum, {in[0]}, {{"axis", int64_t{1}}});
+                   }});
+  // The study's nearest-neighbour step: squared distances |a|^2 + |b|^2 - 2 a.b (a matmul
+  // against the transposed training points), the arg-min over them, then a gather of the
+  // neighbours' targets.
+  cases.push_back(
+      {"nearest_neighbor",
+       {{DType::kF64, {kS, 3}}, {DType::kF64, {7, 3}}, {DType::kF64, {7}}},
+       [](GraphBuilder& b, const std::vector<ValueId>& in, DType dt,
+          [[maybe_unused]] const SymExpr& S) {
+         auto sq = [&](ValueId v, bool keep) {
+           return b.Add(OpCode::kReduceSum, {Bin(b, OpCode::kMul, v, v)},
+                        {{"axis", int64_t{1}}, {"keepdim", keep}});
+         };
+         ValueId bt = b.Add(OpCode::kTranspose, {in[1]}, {{"perm", std::vector<int64_t>{1, 0}}});
+         ValueId dot = Bin(b, OpCode::kMatmul, in[0], bt);
+         ValueId d2 = Bin(b, OpCode::kSub, Bin(b, OpCode::kAdd, sq(in[0], true), sq(in[1], false)),
+                          Bin(b, OpCode::kMul, b.Scalar(2.0, dt), dot));
+         ValueId idx = b.Add(OpCode::kArgMin, {d2}, {{"axis", int64_t{1}}, {"keepdim", false}});
+         return Bin(b, OpCode::kGather, in[2], idx);
+       }});
   cases.push_back({"softmax",
                    {{DType::kF64, {3, kS}}},
                    [](GraphBuilder& b, const std::vector<ValueId>& in, DType,
@@ -273,6 +332,177 @@ TEST(OpDifferential, CompiledMatchesInterpreter) {
     for (DType dt : {DType::kF64, DType::kF32}) {
       for (bool symbolic : {true, false}) Check(c, dt, symbolic, rng);
     }
+  }
+}
+
+// Zero-size tensors (issue 16): every case above with S = 0, symbolic and exact, f64 and
+// f32. Where the interpreter rejects the call (kv_write at pos S-1 = -1), the compiled code
+// must reject it too, not write out of bounds.
+TEST(OpDifferential, ZeroSizeDimsInEveryOp) {
+  std::mt19937_64 rng(16);
+  for (const Case& c : Cases()) {
+    for (DType dt : {DType::kF64, DType::kF32}) {
+      for (bool symbolic : {true, false}) {
+        SCOPED_TRACE(absl::StrCat(c.name, " ", ir::DTypeName(dt), symbolic ? " symbolic" : " exact",
+                                  " S=0"));
+        GraphBuilder b(c.name);
+        std::vector<ValueId> ins;
+        for (size_t i = 0; i < c.inputs.size(); ++i) {
+          auto [idt, shape] = c.inputs[i];
+          if (ir::IsFloat(idt)) idt = dt;
+          ins.push_back(b.Input(absl::StrCat("in", i), idt, symbolic ? shape : Bind(shape, 0)));
+        }
+        b.Output(c.body(b, ins, dt, symbolic ? kS : SymExpr(0)));
+        absl::StatusOr<ir::Graph> g = std::move(b).Build();
+        if (!symbolic && !g.ok()) {
+          // An exact graph that is invalid at S = 0 (argmin over an empty axis, kv_write at
+          // row -1) is refused when built, with a message: that is the check.
+          EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument) << g.status();
+          continue;
+        }
+        ASSERT_TRUE(g.ok()) << g.status();
+        ir::Bindings bind = {{"S", 0}};
+        TensorMap in = RandomInputs(*g, rng, bind);
+        absl::StatusOr<std::unique_ptr<CompiledGraph>> cg = CompiledGraph::Compile(*g, {});
+        ASSERT_TRUE(cg.ok()) << cg.status() << "\n" << ir::PrintGraph(*g);
+        auto want = runtime::Interpret(*g, in, {}, bind);
+        auto got = (*cg)->Run(in, bind);
+        if (!want.ok()) {
+          EXPECT_FALSE(got.ok()) << "the interpreter says " << want.status();
+          continue;
+        }
+        ASSERT_TRUE(got.ok()) << got.status();
+        const Tensor& w = (*want)[0];
+        const Tensor& v = (*got)[0];
+        EXPECT_EQ(w.TypeString(), v.TypeString());
+        std::vector<double> wv = w.ToDoubles(), vv = v.ToDoubles();
+        ASSERT_EQ(wv.size(), vv.size());
+        for (size_t i = 0; i < wv.size(); ++i) {
+          if (std::isnan(wv[i])) {
+            EXPECT_TRUE(std::isnan(vv[i])) << i;
+          } else if (std::isinf(wv[i])) {
+            EXPECT_EQ(wv[i], vv[i]) << i;  // the max over an empty axis is -inf in both
+          } else {
+            EXPECT_NEAR(wv[i], vv[i], 1e-5 * (1 + std::abs(wv[i]))) << i;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Results fixed by the op semantics (docs/OPS.md), textual IR in, expected values out,
+// compiled; each was a divergence between the interpreter and compiled code.
+TEST(OpDifferential, TextualIrRegressions) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  auto run = [](const char* text, const TensorMap& in) -> std::vector<Tensor> {
+    absl::StatusOr<ir::Graph> g = ir::ParseGraph(text);
+    EXPECT_TRUE(g.ok()) << g.status();
+    if (!g.ok()) return {};
+    absl::StatusOr<std::unique_ptr<CompiledGraph>> cg = CompiledGraph::Compile(*g, {});
+    EXPECT_TRUE(cg.ok()) << cg.status();
+    if (!cg.ok()) return {};
+    absl::StatusOr<std::vector<Tensor>> out = (*cg)->Run(in);
+    EXPECT_TRUE(out.ok()) << out.status();
+    absl::StatusOr<std::vector<Tensor>> want = runtime::Interpret(*g, in, {});
+    EXPECT_TRUE(want.ok()) << want.status();
+    if (!out.ok() || !want.ok()) return {};
+    EXPECT_EQ(out->size(), want->size());
+    for (size_t i = 0; i < out->size() && i < want->size(); ++i) {
+      EXPECT_EQ((*out)[i].DebugString(100), (*want)[i].DebugString(100)) << "output " << i;
+    }
+    return *out;
+  };
+  auto ints = [](const Tensor& t) {
+    return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel());
+  };
+
+  // An empty constant, and one made by constant folding (both crashed lowering).
+  std::vector<Tensor> out = run(R"(graph z {
+    %0 = constant {value=[]} : f32[0, 5]
+    %1 = iota {axis=1} : i64[0, 5]
+    %2 = neg(%1) : i64[0, 5]
+    return %0, %2
+  })", {});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].TypeString(), "f32[0, 5]");
+  EXPECT_EQ(out[1].TypeString(), "i64[0, 5]");
+
+  // Float to i64 saturates (compiled gave INT64_MIN for every out-of-range value), from
+  // inputs and from constants (folded).
+  std::vector<double> x = {1e300, -1e300, INFINITY, -INFINITY, NAN, -2.5};
+  out = run(R"(graph c {
+    %0 = input {name="x"} : f64[6]
+    %1 = cast(%0) {dtype=i64} : i64[6]
+    %2 = input {name="y"} : f32[6]
+    %3 = cast(%2) {dtype=i64} : i64[6]
+    %4 = constant {value=[1e+300, -1e+300, inf, -inf, nan, -2.5]} : f64[6]
+    %5 = cast(%4) {dtype=i64} : i64[6]
+    return %1, %3, %5
+  })", {{"x", *Tensor::FromDoubles(DType::kF64, {6}, x)},
+        {"y", *Tensor::FromDoubles(DType::kF32, {6}, x)}});
+  ASSERT_EQ(out.size(), 3u);
+  for (const Tensor& t : out) {
+    EXPECT_EQ(ints(t), (std::vector<int64_t>{kMax, kMin, kMax, kMin, 0, -2}));
+  }
+
+  // INT64_MIN // -1 wraps to INT64_MIN (it trapped, SIGFPE, in compiled code); % -1 is 0.
+  out = run(R"(graph d {
+    %a = input {name="a"} : i64[4]
+    %b = input {name="b"} : i64[4]
+    %q = div(%a, %b) : i64[4]
+    %m = constant {value=[-1]} : i64[]
+    %r = div(%a, %m) : i64[4]
+    return %q, %r
+  })", {{"a", *Tensor::FromVector<int64_t>({4}, std::vector<int64_t>{kMin, 7, -7, kMax})},
+        {"b", *Tensor::FromVector<int64_t>({4}, std::vector<int64_t>{-1, -2, 2, -1})}});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(ints(out[0]), (std::vector<int64_t>{kMin, -4, -4, -kMax}));
+  EXPECT_EQ(ints(out[1]), (std::vector<int64_t>{kMin, -7, 7, -kMax}));
+
+  // i64 constants beyond 2^53 survive constant folding (folded values are not rounded
+  // through the double-valued `constant` attribute).
+  out = run(R"(graph big {
+    %0 = full {value=4611686018427387904} : i64[2]
+    %1 = constant {value=[1, 3]} : i64[2]
+    %2 = add(%0, %1) : i64[2]
+    return %2
+  })", {});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(ints(out[0]), (std::vector<int64_t>{4611686018427387905, 4611686018427387907}));
+}
+
+// argmin / argmax have no index to return on an empty axis: a constant one fails the
+// build, a symbolic one bound to 0 is refused by the compiled code as by the interpreter.
+TEST(OpDifferential, ArgReductionOverAnEmptyAxisIsRefused) {
+  for (OpCode op : {OpCode::kArgMin, OpCode::kArgMax}) {
+    SCOPED_TRACE(ir::OpName(op));
+    GraphBuilder exact("exact");
+    exact.Output(exact.Add(op, {exact.Input("x", DType::kF64, {3, 0})},
+                           {{"axis", int64_t{1}}, {"keepdim", false}}));
+    absl::StatusOr<ir::Graph> built = std::move(exact).Build();
+    ASSERT_FALSE(built.ok());
+    EXPECT_THAT(built.status().message(), ::testing::HasSubstr("is empty"));
+
+    GraphBuilder b("symbolic");
+    b.Output(b.Add(op, {b.Input("x", DType::kF64, {3, kS})},
+                   {{"axis", int64_t{1}}, {"keepdim", false}}));
+    absl::StatusOr<ir::Graph> g = std::move(b).Build();
+    ASSERT_TRUE(g.ok()) << g.status();
+    absl::StatusOr<std::unique_ptr<CompiledGraph>> cg = CompiledGraph::Compile(*g, {});
+    ASSERT_TRUE(cg.ok()) << cg.status();
+    TensorMap empty = {{"x", *Tensor::FromDoubles(DType::kF64, {3, 0}, {})}};
+    EXPECT_FALSE(runtime::Interpret(*g, empty, {}).ok());
+    absl::StatusOr<std::vector<Tensor>> got = (*cg)->Run(empty);
+    ASSERT_FALSE(got.ok());
+    EXPECT_THAT(got.status().message(), ::testing::HasSubstr("axis 1 is empty for these bindings"));
+    // The same code serves a non-empty axis.
+    TensorMap one = {{"x", *Tensor::FromDoubles(DType::kF64, {3, 2}, {1, 2, 4, 3, 5, 5})}};
+    got = (*cg)->Run(one);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ((*got)[0].ToDoubles(), (op == OpCode::kArgMin ? std::vector<double>{0, 1, 0}
+                                                            : std::vector<double>{1, 0, 0}));
   }
 }
 

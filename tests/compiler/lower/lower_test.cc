@@ -187,6 +187,52 @@ TEST(Lower, LayoutAndElementwiseChains) {
   }
 }
 
+// argmin / argmax become arg reductions over their (inlined) operand and cumsum a scan
+// along its axis; the evaluator computes them in the interpreter's order, so the results
+// are equal, not just close.
+TEST(Lower, ArgReductionsAndScansHaveTheirOwnKernels) {
+  const char* text = R"(graph g {
+  %0 = input {name="x"} : f64[S, 5]
+  %1 = mul(%0, %0) : f64[S, 5]
+  %2 = argmin(%1) {axis=1, keepdim=false} : i64[S]
+  %3 = argmax(%0) {axis=0, keepdim=true} : i64[1, 5]
+  %4 = exp(%0) : f64[S, 5]
+  %5 = cumsum(%4) {axis=0} : f64[S, 5]
+  %6 = sin(%0) : f64[S, 5]
+  %7 = cumsum(%6) {axis=-1} : f64[S, 5]
+  %8 = log1p(%1) : f64[S, 5]
+  return %2, %3, %5, %7, %8
+})";
+  absl::StatusOr<ir::Graph> g = ir::ParseGraph(text);
+  ASSERT_TRUE(g.ok()) << g.status();
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> normal;
+  for (int64_t S : {1, 6}) {
+    std::vector<double> x(S * 5);
+    for (double& v : x) v = std::round(normal(rng) * 2) / 2;  // ties for the arg-reductions
+    TensorMap in = {{"x", *Tensor::FromDoubles(ir::DType::kF64, {S, 5}, x)}};
+    auto want = runtime::Interpret(*g, in, {});
+    LoweredGraph lowered;
+    auto got = RunLowered(*g, in, {}, {}, &lowered);
+    ASSERT_TRUE(want.ok()) << want.status();
+    ASSERT_TRUE(got.ok()) << got.status();
+    for (size_t i = 0; i < want->size(); ++i) {
+      EXPECT_EQ((*want)[i].dtype(), (*got)[i].dtype()) << "output " << i;
+      EXPECT_EQ((*want)[i].ToDoubles(), (*got)[i].ToDoubles()) << "output " << i << " S=" << S;
+    }
+    std::string listing = ProgramToString(lowered.program);
+    EXPECT_THAT(listing, HasSubstr("k0_argmin for i0 < s0:\n"
+                                   "    b1 = argmin over i1 < 5 of (b0[i0, i1] * b0[i0, i1])"));
+    EXPECT_THAT(listing, HasSubstr("k1_argmax for i0 < 1, i1 < 5:\n"
+                                   "    b2 = argmax over i2 < s0 of b0[i2, i1]"));
+    // The scan runs along its axis (the last loop variable), the other dims around it.
+    EXPECT_THAT(listing, HasSubstr("k2_cumsum for i0 < 5:\n"
+                                   "    b3[i1, i0] = running sum over i1 < s0 of exp(b0[i1, i0])"));
+    EXPECT_THAT(listing, HasSubstr("b4[i0, i1] = running sum over i1 < 5 of sin(b0[i0, i1])"));
+    EXPECT_THAT(listing, HasSubstr("log1p((b0[i0, i1] * b0[i0, i1]))"));
+  }
+}
+
 // Big products go to BLAS (kExternMatmul): an inlined lhs is materialized for it, a
 // transposed rhs buffer is read in place, and a rhs batch of 1 is broadcast. A small
 // product and a matrix-vector product stay generated loops.

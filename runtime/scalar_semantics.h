@@ -1,0 +1,72 @@
+// The scalar semantics of the ops where C++ leaves a case undefined, in one place: the
+// eager kernels, constant folding (through them), the kernel-program evaluator and the
+// kernel IR's constant folding all call these, and codegen emits the same (docs/OPS.md).
+//   - i64 add, sub, mul, neg and abs wrap (two's complement);
+//   - i64 division floors (Python's //) and mod floors (Python's %); INT64_MIN // -1 wraps
+//     to INT64_MIN and INT64_MIN % -1 is 0; the divisor must not be 0 (callers check);
+//   - float to i64 truncates toward zero, saturates out-of-range values and maps NaN to 0
+//     (LLVM's llvm.fptosi.sat); to bool is `x != 0` (NaN is true).
+// No function here is undefined behaviour for any input (except a zero divisor).
+#ifndef GRAPHJIT_RUNTIME_SCALAR_SEMANTICS_H_
+#define GRAPHJIT_RUNTIME_SCALAR_SEMANTICS_H_
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+namespace graphjit::runtime {
+
+inline int64_t WrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+inline int64_t WrapSub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+inline int64_t WrapMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+inline int64_t WrapNeg(int64_t a) { return WrapSub(0, a); }
+inline int64_t WrapAbs(int64_t a) { return a < 0 ? WrapNeg(a) : a; }
+
+// Floor division; `b` must not be 0.
+inline int64_t FloorDivI64(int64_t a, int64_t b) {
+  if (b == -1) return WrapNeg(a);  // INT64_MIN / -1 overflows (and traps on x86)
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+// Floor mod (the sign of the divisor); `b` must not be 0.
+inline int64_t FloorModI64(int64_t a, int64_t b) {
+  if (b == -1) return 0;  // INT64_MIN % -1 traps on x86
+  int64_t r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+// Float to i64 as llvm.fptosi.sat: truncation toward zero, saturation, NaN -> 0.
+template <typename F>
+inline int64_t SaturatingToI64(F x) {
+  static_assert(std::is_floating_point_v<F>);
+  if (std::isnan(x)) return 0;
+  // 2^63 is exact in float and double; anything at or beyond it saturates.
+  constexpr F kLimit = static_cast<F>(9223372036854775808.0);
+  if (x >= kLimit) return std::numeric_limits<int64_t>::max();
+  if (x < -kLimit) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(x);
+}
+
+// Converts one element between the C++ element types (float, double, int64_t, bool) with
+// the semantics of `cast`.
+template <typename To, typename From>
+inline To ConvertElement(From x) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return x != From{0};
+  } else if constexpr (std::is_same_v<To, int64_t> && std::is_floating_point_v<From>) {
+    return SaturatingToI64(x);
+  } else {
+    return static_cast<To>(x);
+  }
+}
+
+}  // namespace graphjit::runtime
+
+#endif  // GRAPHJIT_RUNTIME_SCALAR_SEMANTICS_H_
