@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "compiler/cache/code_store.h"
 #include "compiler/cache/disk_cache.h"
+#include "compiler/cache/remote_cache.h"
 #include "compiler/lower/kernel_unit.h"
 
 namespace graphjit::compiler {
@@ -136,7 +137,11 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& pro
     std::vector<std::string> symbols;
     absl::StatusOr<std::shared_ptr<const NativeModule>> module = absl::UnknownError("not run");
     bool built = false;   // compiled or loaded here (else a live module was shared)
-    bool loaded = false;  // from the disk cache
+    bool loaded = false;  // from the disk or the remote cache
+    bool fetched = false;  // from the remote cache
+    // The remote cache's answer: a value, a miss (compiled under its lock), a fallback
+    // (compiled without it); waited: another process held the lock for a while.
+    bool remote_hit = false, remote_miss = false, remote_fallback = false, remote_wait = false;
   };
   std::vector<Group> groups(num_groups);
   for (size_t m = 0; m < missing.size(); ++m) {
@@ -153,6 +158,7 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& pro
   }
 
   DiskCache* disk = keep_text ? nullptr : options.disk;
+  RemoteCache* remote = keep_text ? nullptr : options.remote;
   std::atomic<size_t> next{0};
   auto build = [&](Group& g) -> absl::StatusOr<std::unique_ptr<NativeModule>> {
     if (disk != nullptr) {
@@ -166,19 +172,44 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& pro
         disk->Remove(g.key);
       }
     }
+    // Below the disk: the remote value, or its lock (this process compiles the module
+    // for all), or a bounded wait for the process that holds it.
+    RemoteCache::Claim claim;
+    if (remote != nullptr) {
+      claim = remote->Acquire(g.key);
+      g.remote_wait = claim.waited;
+      if (claim.kind == RemoteCache::Claim::kHit) {
+        absl::StatusOr<std::unique_ptr<NativeModule>> loaded =
+            LoadModule(claim.payload, g.symbols);
+        if (loaded.ok()) {
+          g.loaded = g.fetched = g.remote_hit = true;
+          if (disk != nullptr) disk->Store(g.key, claim.payload);
+          return loaded;
+        }
+        remote->Reject(g.key, absl::StrCat("does not link: ", loaded.status().message()));
+        claim = RemoteCache::Claim();  // compiled and published without the lock
+        g.remote_miss = true;
+      } else if (claim.kind == RemoteCache::Claim::kLocked) {
+        g.remote_miss = true;
+      } else {
+        g.remote_fallback = true;
+      }
+    }
     std::vector<const Program*> programs;
     for (int j : g.members) programs.push_back(&units[jobs[j]].program);
     CompileOptions codegen = options.codegen;
-    codegen.keep_object = disk != nullptr;
+    codegen.keep_object = disk != nullptr || remote != nullptr;
     absl::StatusOr<std::unique_ptr<NativeModule>> compiled =
         CompileModule(programs, g.symbols, codegen);
     if (!compiled.ok()) {
+      if (remote != nullptr) remote->Release(g.key, claim);
       std::vector<std::string> names;
       for (int j : g.members) names.push_back(program.kernels[jobs[j]].name);
       return absl::Status(compiled.status().code(),
                           absl::StrCat("kernels ", absl::StrJoin(names, ", "), ": ",
                                        compiled.status().message()));
     }
+    if (remote != nullptr) remote->Publish(g.key, (*compiled)->object(), claim);
     if (disk != nullptr) disk->Store(g.key, (*compiled)->object());
     return compiled;
   };
@@ -214,11 +245,19 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& pro
   stats.distinct = static_cast<int>(jobs.size());
   stats.threads = num_groups == 0 ? 0 : threads;
   stats.modules = num_groups;
+  stats.remote = remote != nullptr;
   for (Group& g : groups) {
     if (!g.module.ok()) return g.module.status();
     const NativeModule& module = **g.module;
     const int n = static_cast<int>(g.members.size());
     (!g.built ? stats.reused : g.loaded ? stats.loaded : stats.compiled) += n;
+    if (g.built && g.fetched) stats.fetched += n;
+    if (g.built) {
+      stats.remote_hits += g.remote_hit;
+      stats.remote_misses += g.remote_miss;
+      stats.remote_lock_waits += g.remote_wait;
+      stats.remote_fallbacks += g.remote_fallback;
+    }
     if (g.built) {
       stats.timings.ir_build += module.timings().ir_build;
       stats.timings.optimize += module.timings().optimize;

@@ -19,6 +19,7 @@
 namespace graphjit::compiler {
 
 class DiskCache;          // compiler/cache/disk_cache.h
+class RemoteCache;        // compiler/cache/remote_cache.h
 struct KernelCode;        // compiler/cache/code_store.h
 
 struct KernelSetOptions {
@@ -29,6 +30,11 @@ struct KernelSetOptions {
   // Object code of kernels by content key across processes; null: memory only.
   // CompiledGraph passes DiskCache::Default() (GRAPHJIT_CACHE_DIR).
   DiskCache* disk = nullptr;
+  // The shared tier below `disk` (Redis, GRAPHJIT_REMOTE_CACHE): on a local miss the
+  // module is fetched from it (and stored on disk), or compiled once across processes
+  // under its lock and stored in both. Null: none. CompiledGraph passes
+  // RemoteCache::ForUrl(CompileGraphOptions::remote_cache).
+  RemoteCache* remote = nullptr;
 };
 
 struct KernelSetStats {
@@ -36,9 +42,18 @@ struct KernelSetStats {
   int distinct = 0;   // distinct canonical kernels among them
   int compiled = 0;   // distinct kernels this set compiled
   int reused = 0;     // distinct kernels found live in the store
-  int loaded = 0;     // distinct kernels loaded from the disk cache
+  int loaded = 0;     // distinct kernels loaded from the disk or the remote cache
+  int fetched = 0;    // of them, from the remote cache
   int modules = 0;    // LLVM modules the missing kernels compiled (or loaded) as
   int threads = 0;    // compile threads used
+  // The remote cache (when one is set), in modules: values found, keys missing, keys
+  // waited on while another process compiled them, keys compiled without its lock
+  // (server unreachable / slow / failing, or the wait ran out).
+  bool remote = false;
+  int remote_hits = 0;
+  int remote_misses = 0;
+  int remote_lock_waits = 0;
+  int remote_fallbacks = 0;
   CompileTimings timings;  // summed over the compiled kernels
   double wall_seconds = 0;  // the whole KernelSet::Compile
 };

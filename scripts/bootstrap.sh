@@ -5,8 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # python3 only runs a test's JSON check (tools/plot_study.py also wants python3-matplotlib).
+# libhiredis-dev: the remote code cache's client; redis-server (with redis-cli): its tests.
 PACKAGES=(ninja-build ccache llvm-19-dev libopenblas-dev libabsl-dev libgtest-dev
-          libgmock-dev libbenchmark-dev nlohmann-json3-dev libxxhash-dev python3)
+          libgmock-dev libbenchmark-dev nlohmann-json3-dev libxxhash-dev libhiredis-dev
+          redis-server python3)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -6,4 +6,7 @@
 
 namespace {
 const int kDiskCacheOff = setenv("GRAPHJIT_CACHE_DIR", "off", /*overwrite=*/0);
+// Nor code a shared Redis holds (GRAPHJIT_REMOTE_CACHE exported for services): always off
+// here; tests/tools/remote_cache_test.sh tests it.
+const int kRemoteCacheOff = setenv("GRAPHJIT_REMOTE_CACHE", "off", /*overwrite=*/1);
 }  // namespace

@@ -258,10 +258,17 @@ int Main(int argc, char** argv) {
     // Phases above are summed over the kernels, which compile in parallel.
     const compiler::KernelSetStats& k = compiled->kernels().stats();
     std::printf(
-        "# kernels: %d distinct of %d; compiled %d, reused %d (live), loaded %d (disk); "
+        "# kernels: %d distinct of %d; compiled %d, reused %d (live), loaded %d (disk/remote); "
         "%d modules on %d threads, %.2f ms wall\n",
         k.distinct, k.kernels, k.compiled, k.reused, k.loaded, k.modules, k.threads,
         k.wall_seconds * 1e3);
+    // Only with a remote cache (GRAPHJIT_REMOTE_CACHE); counts are of modules.
+    if (k.remote) {
+      std::printf(
+          "# remote cache: fetched %d kernels; modules: hits %d, misses %d, lock waits %d, "
+          "fallbacks %d\n",
+          k.fetched, k.remote_hits, k.remote_misses, k.remote_lock_waits, k.remote_fallbacks);
+    }
     // Index simplification (the last step of lower): distinct expression nodes per kernel
     // as lowering builds them and as codegen gets them.
     absl::StatusOr<compiler::LoweredGraph> plain =

@@ -12,34 +12,15 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/cache/code_record.h"
 #include "compiler/codegen/native_code.h"
-
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
 namespace graphjit::compiler {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kMagic[8] = {'G', 'J', 'C', 'O', 'D', 'E', '\0', '\1'};
-constexpr uint32_t kFormatVersion = 1;
 constexpr int64_t kDefaultMaxBytes = int64_t{1} << 30;
-// Far above any kernel's object (a few KiB): a larger length field is corrupt.
-constexpr uint64_t kMaxPayload = uint64_t{256} << 20;
-
-void PutU32(std::string* out, uint32_t v) { out->append(reinterpret_cast<const char*>(&v), 4); }
-void PutU64(std::string* out, uint64_t v) { out->append(reinterpret_cast<const char*>(&v), 8); }
-uint64_t GetU64(const char* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-uint32_t GetU32(const char* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
 
 std::string DefaultDir() {
   if (const char* dir = std::getenv("GRAPHJIT_CACHE_DIR"); dir != nullptr && *dir != '\0') {
@@ -121,10 +102,6 @@ std::string DiskCache::PathOf(const ContentKey& key) const {
   return (fs::path(dir_) / absl::StrCat(key.ToHex(), ".gjcode")).string();
 }
 
-std::string DiskCache::Header(const ContentKey& key) const {
-  return absl::StrCat(identity_, "key=", key.ToHex(), "\n");
-}
-
 void DiskCache::Reject(const std::string& path, const std::string& why) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -144,40 +121,9 @@ std::optional<std::string> DiskCache::Load(const ContentKey& key) {
     return std::nullopt;
   }
   std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string header = Header(key);
-  // magic, version, header length, header, payload length, payload, checksum
-  const size_t fixed = sizeof(kMagic) + 4 + 4 + 8 + 8;
-  if (file.size() < fixed) {
-    Reject(path, absl::StrCat("truncated (", file.size(), " bytes)"));
-    return std::nullopt;
-  }
-  if (std::memcmp(file.data(), kMagic, sizeof(kMagic)) != 0) {
-    Reject(path, "not a graphjit code file (bad magic)");
-    return std::nullopt;
-  }
-  const char* p = file.data() + sizeof(kMagic);
-  if (uint32_t version = GetU32(p); version != kFormatVersion) {
-    Reject(path, absl::StrCat("format version ", version, ", expected ", kFormatVersion));
-    return std::nullopt;
-  }
-  const uint32_t header_len = GetU32(p + 4);
-  if (header_len > file.size() - fixed) {
-    Reject(path, "truncated (header past the end)");
-    return std::nullopt;
-  }
-  const uint64_t payload_len = GetU64(p + 8 + header_len);
-  if (payload_len > kMaxPayload || fixed + header_len + payload_len != file.size()) {
-    Reject(path, absl::StrCat("truncated or oversized (", file.size(), " bytes)"));
-    return std::nullopt;
-  }
-  const uint64_t stored_sum = GetU64(file.data() + file.size() - 8);
-  if (XXH3_64bits(file.data(), file.size() - 8) != stored_sum) {
-    Reject(path, "checksum mismatch (corrupt)");
-    return std::nullopt;
-  }
-  // Checked after the checksum: a mismatch here is a foreign writer, not corruption.
-  if (std::string(p + 8, header_len) != header) {
-    Reject(path, "written by another graphjit, LLVM or CPU (header differs)");
+  absl::StatusOr<std::string> payload = DecodeCodeRecord(identity_, key, file);
+  if (!payload.ok()) {
+    Reject(path, std::string(payload.status().message()));
     return std::nullopt;
   }
   // Recently used files survive the size bound.
@@ -188,19 +134,12 @@ std::optional<std::string> DiskCache::Load(const ContentKey& key) {
     ++stats_.hits;
   }
   if (log_.cache) cache::LogLine("cache", absl::StrCat("loaded ", path));
-  return file.substr(fixed - 8 + header_len, payload_len);
+  return *std::move(payload);
 }
 
 void DiskCache::Store(const ContentKey& key, const std::string& payload) {
-  if (!writable_.load() || payload.size() > kMaxPayload) return;
-  const std::string header = Header(key);
-  std::string file(kMagic, sizeof(kMagic));
-  PutU32(&file, kFormatVersion);
-  PutU32(&file, static_cast<uint32_t>(header.size()));
-  file += header;
-  PutU64(&file, payload.size());
-  file += payload;
-  PutU64(&file, XXH3_64bits(file.data(), file.size()));
+  if (!writable_.load() || payload.size() > kMaxCodePayload) return;
+  const std::string file = EncodeCodeRecord(identity_, key, payload);
 
   static std::atomic<uint64_t> counter{0};
   const std::string path = PathOf(key);

@@ -7,7 +7,7 @@
 //   GRAPHJIT_CACHE_MAX_BYTES  the size bound (default 1 GiB); least recently used files
 //                             are removed past it
 //
-// One file per key: a header (magic, format version, graphjit and LLVM versions, target
+// One file per key, a record of compiler/cache/code_record.h: a header (magic, format version, graphjit and LLVM versions, target
 // triple, CPU and features, the key), the payload and an XXH3-64 checksum of both. A file
 // is written to a temporary name and renamed, so concurrent processes never see half a
 // file (two writers of one key both leave a valid one). A truncated, corrupt, foreign-
@@ -67,7 +67,6 @@ class DiskCache {
  private:
   DiskCache(std::string dir, int64_t max_bytes, std::string identity, cache::LogFlags log)
       : dir_(std::move(dir)), max_bytes_(max_bytes), identity_(std::move(identity)), log_(log) {}
-  std::string Header(const ContentKey& key) const;
   void Reject(const std::string& path, const std::string& why);
   void KeepBound();
 

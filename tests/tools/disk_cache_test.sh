@@ -12,7 +12,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 ok() { pass=$((pass + 1)); }
 spec="decode:d=32,H=4,G=2,dh=8,f=64"
 
-# `# kernels: D distinct of N; compiled C, reused R (live), loaded L (disk); M modules ...`
+# `# kernels: D distinct of N; compiled C, reused R (live), loaded L (disk/remote); M modules ...`
 kernels() { "$bin/graphjit-dump" "$spec" --dim S=7 --bind P=6 --stats "$@" | grep '^# kernels:'; }
 
 cold="$(kernels)"
