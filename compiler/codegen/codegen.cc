@@ -578,32 +578,42 @@ absl::Status Verify(const llvm::Module& module, const std::string& what) {
 
 }  // namespace
 
+namespace {
+
+// Adds `program` to `module` as the external function `entry_name`, which runs its
+// kernels in order; each kernel is an internal function `prefix<name>` with a single call
+// site, which O2's inliner folds into the entry. The prefix keeps kernel names (say
+// "exp") away from the libm functions the kernels call.
+absl::Status AddProgramEntry(llvm::Module& module, const Program& program,
+                             const std::string& entry_name, const std::string& prefix) {
+  // Created first, so a kernel of the same name cannot take the entry's name.
+  llvm::Function* entry =
+      MakeProgramFunction(module, llvm::GlobalValue::ExternalLinkage, entry_name);
+  std::vector<llvm::Function*> kernels;
+  for (const Kernel& kernel : program.kernels) {
+    llvm::Function* f = MakeProgramFunction(module, llvm::GlobalValue::InternalLinkage,
+                                            absl::StrCat(prefix, kernel.name));
+    codegen_internal::KernelEmitter emitter(program, kernel, f);
+    if (absl::Status status = emitter.Emit(); !status.ok()) return status;
+    kernels.push_back(f);
+  }
+  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(module.getContext(), "entry", entry));
+  for (llvm::Function* f : kernels) {
+    builder.CreateCall(f, {entry->getArg(0), entry->getArg(1), entry->getArg(2)});
+  }
+  builder.CreateRetVoid();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(const Program& program,
                                                          llvm::LLVMContext& context,
                                                          const llvm::DataLayout& data_layout,
                                                          const std::string& triple,
                                                          const std::string& entry_name) {
   std::unique_ptr<llvm::Module> module = NewModule(program.name, context, data_layout, triple);
-  // Created first, so a kernel of the same name cannot take the entry's name.
-  llvm::Function* entry =
-      MakeProgramFunction(*module, llvm::GlobalValue::ExternalLinkage, entry_name);
-
-  std::vector<llvm::Function*> kernels;
-  for (const Kernel& kernel : program.kernels) {
-    // Internal with a single call site: O2's inliner folds it into the entry. The prefix
-    // keeps kernel names (say "exp") away from the libm functions the kernels call.
-    llvm::Function* f = MakeProgramFunction(*module, llvm::GlobalValue::InternalLinkage,
-                                            absl::StrCat("gj.", kernel.name));
-    codegen_internal::KernelEmitter emitter(program, kernel, f);
-    if (absl::Status status = emitter.Emit(); !status.ok()) return status;
-    kernels.push_back(f);
-  }
-
-  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "entry", entry));
-  for (llvm::Function* f : kernels) {
-    builder.CreateCall(f, {entry->getArg(0), entry->getArg(1), entry->getArg(2)});
-  }
-  builder.CreateRetVoid();
+  if (absl::Status s = AddProgramEntry(*module, program, entry_name, "gj."); !s.ok()) return s;
   if (absl::Status s = Verify(*module, absl::StrCat("program '", program.name, "'")); !s.ok()) {
     return s;
   }
@@ -618,22 +628,8 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> EmitEntriesModule(
   }
   std::unique_ptr<llvm::Module> module = NewModule("kernels", context, data_layout, triple);
   for (size_t i = 0; i < programs.size(); ++i) {
-    const Program& program = *programs[i];
-    llvm::Function* entry =
-        MakeProgramFunction(*module, llvm::GlobalValue::ExternalLinkage, entry_names[i]);
-    std::vector<llvm::Function*> kernels;
-    for (const Kernel& kernel : program.kernels) {
-      llvm::Function* f = MakeProgramFunction(*module, llvm::GlobalValue::InternalLinkage,
-                                              absl::StrCat("gj.", i, ".", kernel.name));
-      codegen_internal::KernelEmitter emitter(program, kernel, f);
-      if (absl::Status status = emitter.Emit(); !status.ok()) return status;
-      kernels.push_back(f);
-    }
-    llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "entry", entry));
-    for (llvm::Function* f : kernels) {
-      builder.CreateCall(f, {entry->getArg(0), entry->getArg(1), entry->getArg(2)});
-    }
-    builder.CreateRetVoid();
+    absl::Status s = AddProgramEntry(*module, *programs[i], entry_names[i], absl::StrCat("gj.", i, "."));
+    if (!s.ok()) return s;
   }
   if (absl::Status s = Verify(*module, "kernel module"); !s.ok()) return s;
   return module;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "compiler/codegen/codegen.h"
 #include "compiler/jit/jit_engine.h"
 #include "llvm/IR/LLVMContext.h"
@@ -73,77 +74,82 @@ absl::Status RegisterRuntimeHelpers(JitEngine& engine) {
   return *status;
 }
 
-}  // namespace
+// What every compile shares: a fresh context, the module `emit` builds in it, the IR
+// text if kept, then optimization, machine code and linking by the engine. `request`
+// brings the entries and what to keep.
+struct Compiled {
+  std::unique_ptr<JitCode> code;
+  std::string llvm_ir;
+  CompileTimings timings;
+};
+using EmitFn = absl::FunctionRef<absl::StatusOr<std::unique_ptr<llvm::Module>>(
+    llvm::LLVMContext&, const JitEngine&)>;
 
-absl::StatusOr<std::unique_ptr<NativeCode>> CompileProgram(const Program& program,
-                                                           const CompileOptions& options) {
+absl::StatusOr<Compiled> EmitAndCompile(EmitFn emit, JitRequest request) {
   absl::StatusOr<JitEngine*> engine = JitEngine::Get();
   if (!engine.ok()) return engine.status();
   if (absl::Status s = RegisterRuntimeHelpers(**engine); !s.ok()) return s;
-
   const auto start = std::chrono::steady_clock::now();
   // One context per compile: LLVM contexts are not thread-safe, and the JIT frees the
   // context with the module once it is compiled.
   auto context = std::make_unique<llvm::LLVMContext>();
-  absl::StatusOr<std::unique_ptr<llvm::Module>> module =
-      EmitModule(program, *context, (*engine)->data_layout(), (*engine)->triple(), kEntryName);
+  absl::StatusOr<std::unique_ptr<llvm::Module>> module = emit(*context, **engine);
   if (!module.ok()) return module.status();
-  CompileTimings timings;
-  timings.ir_build =
+  Compiled out;
+  out.timings.ir_build =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
-  std::string llvm_ir;
-  if (options.keep_ir) {
-    llvm::raw_string_ostream out(llvm_ir);
-    (*module)->print(out, /*AAW=*/nullptr);
+  if (request.keep_ir) {
+    llvm::raw_string_ostream text(out.llvm_ir);
+    (*module)->print(text, /*AAW=*/nullptr);
   }
-
-  JitRequest request;
   request.context = std::move(context);
   request.module = *std::move(module);
-  request.entry_name = kEntryName;
-  request.keep_ir = options.keep_ir;
-  request.emit_asm = options.emit_asm;
-  request.symbol = options.symbol;
-  request.keep_object = options.keep_object;
   absl::StatusOr<std::unique_ptr<JitCode>> code = (*engine)->Compile(std::move(request));
   if (!code.ok()) return code.status();
-  timings.optimize = (*code)->timings().optimize_seconds;
-  timings.codegen = (*code)->timings().codegen_seconds;
-  return std::make_unique<NativeCodeImpl>(*std::move(code), std::move(llvm_ir), timings);
+  out.timings.optimize = (*code)->timings().optimize_seconds;
+  out.timings.codegen = (*code)->timings().codegen_seconds;
+  out.code = *std::move(code);
+  return out;
+}
+
+JitRequest RequestFor(const CompileOptions& options) {
+  JitRequest request;
+  request.keep_ir = options.keep_ir;
+  request.emit_asm = options.emit_asm;
+  request.keep_object = options.keep_object;
+  return request;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<NativeCode>> CompileProgram(const Program& program,
+                                                           const CompileOptions& options) {
+  JitRequest request = RequestFor(options);
+  request.entry_name = kEntryName;
+  request.symbol = options.symbol;
+  absl::StatusOr<Compiled> c = EmitAndCompile(
+      [&](llvm::LLVMContext& context, const JitEngine& engine) {
+        return EmitModule(program, context, engine.data_layout(), engine.triple(), kEntryName);
+      },
+      std::move(request));
+  if (!c.ok()) return c.status();
+  return std::make_unique<NativeCodeImpl>(std::move(c->code), std::move(c->llvm_ir), c->timings);
 }
 
 absl::StatusOr<std::unique_ptr<NativeModule>> CompileModule(
     const std::vector<const Program*>& programs, const std::vector<std::string>& symbols,
     const CompileOptions& options) {
-  absl::StatusOr<JitEngine*> engine = JitEngine::Get();
-  if (!engine.ok()) return engine.status();
-  if (absl::Status s = RegisterRuntimeHelpers(**engine); !s.ok()) return s;
-  const auto start = std::chrono::steady_clock::now();
-  auto context = std::make_unique<llvm::LLVMContext>();
-  absl::StatusOr<std::unique_ptr<llvm::Module>> module = EmitEntriesModule(
-      programs, symbols, *context, (*engine)->data_layout(), (*engine)->triple());
-  if (!module.ok()) return module.status();
-  CompileTimings timings;
-  timings.ir_build =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::string llvm_ir;
-  if (options.keep_ir) {
-    llvm::raw_string_ostream out(llvm_ir);
-    (*module)->print(out, /*AAW=*/nullptr);
-  }
-  JitRequest request;
-  request.context = std::move(context);
-  request.module = *std::move(module);
+  JitRequest request = RequestFor(options);
   request.entries = symbols;
-  request.keep_ir = options.keep_ir;
-  request.emit_asm = options.emit_asm;
-  request.keep_object = options.keep_object;
-  absl::StatusOr<std::unique_ptr<JitCode>> code = (*engine)->Compile(std::move(request));
-  if (!code.ok()) return code.status();
-  timings.optimize = (*code)->timings().optimize_seconds;
-  timings.codegen = (*code)->timings().codegen_seconds;
-  return std::make_unique<NativeModuleImpl>(*std::move(code), std::move(llvm_ir), timings);
+  absl::StatusOr<Compiled> c = EmitAndCompile(
+      [&](llvm::LLVMContext& context, const JitEngine& engine) {
+        return EmitEntriesModule(programs, symbols, context, engine.data_layout(),
+                                 engine.triple());
+      },
+      std::move(request));
+  if (!c.ok()) return c.status();
+  return std::make_unique<NativeModuleImpl>(std::move(c->code), std::move(c->llvm_ir),
+                                            c->timings);
 }
 
 absl::StatusOr<std::unique_ptr<NativeModule>> LoadModule(const std::string& object,
