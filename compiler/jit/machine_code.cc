@@ -23,7 +23,7 @@ TargetMachinePool::Lease::~Lease() {
 
 absl::StatusOr<TargetMachinePool::Lease> TargetMachinePool::Acquire() {
   {
-    absl::MutexLock lock(&mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     if (!idle_.empty()) {
       std::unique_ptr<llvm::TargetMachine> machine = std::move(idle_.back());
       idle_.pop_back();
@@ -42,7 +42,7 @@ absl::StatusOr<TargetMachinePool::Lease> TargetMachinePool::Acquire() {
 }
 
 void TargetMachinePool::Release(std::unique_ptr<llvm::TargetMachine> machine) {
-  absl::MutexLock lock(&mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
   idle_.push_back(std::move(machine));
 }
 

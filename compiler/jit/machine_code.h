@@ -4,12 +4,11 @@
 #define GRAPHJIT_COMPILER_JIT_MACHINE_CODE_H_
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "llvm/ExecutionEngine/Orc/IRCompileLayer.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/Module.h"
@@ -47,8 +46,11 @@ class TargetMachinePool {
   void Release(std::unique_ptr<llvm::TargetMachine> machine);
 
   const llvm::orc::JITTargetMachineBuilder builder_;
-  absl::Mutex mutex_;
-  std::vector<std::unique_ptr<llvm::TargetMachine>> idle_ ABSL_GUARDED_BY(mutex_);
+  // A std::mutex, not absl::Mutex: Debian's abseil is built without TSan, which would
+  // then not see a machine handed from one compile thread to the next and report the
+  // machine's own state as racy.
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<llvm::TargetMachine>> idle_;  // guarded by mutex_
 };
 
 // ORC's compile function: IR -> object file with a pooled machine, so concurrent

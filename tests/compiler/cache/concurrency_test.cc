@@ -1,17 +1,12 @@
-// Jit functions (compile caches) from several threads: one compile per new key however many callers ask for
-// it at once, compiles of different keys overlapping, and a mixed load with eviction
-// giving the single-threaded results.
+// Jit functions (compile caches) from several threads: one compile per new key however
+// many callers ask for it at once, compiles of different keys overlapping, and a mixed
+// load with eviction giving the single-threaded results.
 //
-// ThreadSanitizer: configure a separate build dir with the project's option and run
-// these tests there (from the source dir):
-//   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRAPHJIT_TSAN=ON
-//   ninja -C build-tsan -j2 cache_test
-//   export TSAN_OPTIONS="halt_on_error=1 suppressions=tests/compiler/cache/tsan.supp"
-//   build-tsan/bin/cache_test --gtest_filter='*Concurrency*'
-// Debian's abseil is not built for TSan, which therefore cannot see absl::Mutex: the
-// cache and this test synchronize with the standard library only (std::mutex,
-// std::barrier), and tsan.supp silences the one false report this leaves, in the JIT's
-// TargetMachinePool.
+// ThreadSanitizer: `scripts/sanitize.sh thread` builds build-tsan/ and runs these tests
+// (and the Jit, JIT engine, driver and lazy tests) under TSan. Debian's abseil is not
+// built for TSan, which therefore cannot see absl::Mutex: the cache, the code stores, the
+// JIT's TargetMachinePool and this test synchronize with the standard library only
+// (std::mutex, std::barrier), so no project code needs a suppression.
 #include <atomic>
 #include <barrier>
 #include <chrono>

@@ -42,8 +42,9 @@ TEST(KernelSet, TheLayersOfAModelShareTheirKernels) {
 TEST(KernelSet, ExactEntriesShareTheKernelsThatDoNotDependOnS) {
   auto s5 = CompileModel("decode:d=32,H=4,G=2,dh=8,f=64", {{"S", 5}});
   auto s6 = CompileModel("decode:d=32,H=4,G=2,dh=8,f=64", {{"S", 6}});
-  const KernelSetStats& a = s5->kernels().stats();
-  const KernelSetStats& b = s6->kernels().stats();
+  // Copies: s5 is destroyed below.
+  const KernelSetStats a = s5->kernels().stats();
+  const KernelSetStats b = s6->kernels().stats();
   EXPECT_EQ(a.reused, 0);
   EXPECT_GT(b.reused, a.distinct / 2);  // projections, norms, MLP: the same code
   EXPECT_GT(b.compiled, 0);             // attention over S = 6 is new
