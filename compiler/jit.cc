@@ -15,8 +15,9 @@ using cache::ShapePolicy;
 
 bool IsIdentifier(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
 }
 
 // `x_0` for dim 0 of input `x`; characters a symbol cannot hold become '_'.
@@ -30,6 +31,14 @@ std::string DefaultSymbol(const std::string& input, int axis) {
 }
 
 std::string Where(const DimSpec& d) { return absl::StrCat(d.input, ".shape[", d.axis, "]"); }
+
+// The index of the dynamic dim named `symbol`, or -1.
+int DimIndex(const std::vector<DynamicDim>& dims, const std::string& symbol) {
+  for (size_t k = 0; k < dims.size(); ++k) {
+    if (dims[k].symbol == symbol) return static_cast<int>(k);
+  }
+  return -1;
+}
 
 // How one dim is keyed: exact and auto apply to every dim; symbolic to the declared
 // ones; pow2 and mult128 to the padded ones; every other dim is exact.
@@ -75,9 +84,10 @@ absl::StatusOr<std::unique_ptr<JitFunction>> Jit(std::string name, TraceFn fn,
   }
   if (options.policy == ShapePolicy::kSymbolic && options.dynamic_dims.empty() &&
       !options.input_types && !(options.padding && !options.padding->dims.empty())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "jit '", name, "': policy symbolic needs JitOptions::dynamic_dims, the dims to leave "
-        "symbolic (e.g. {\"x\", 0} for dim 0 of input x)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("jit '", name,
+                     "': policy symbolic needs JitOptions::dynamic_dims, the dims to leave "
+                     "symbolic (e.g. {\"x\", 0} for dim 0 of input x)"));
   }
   std::vector<DimSpec> declared = options.dynamic_dims;
   if (options.padding) {
@@ -89,9 +99,9 @@ absl::StatusOr<std::unique_ptr<JitFunction>> Jit(std::string name, TraceFn fn,
           absl::StrCat("jit '", name, "': dynamic dim ", Where(d), ": axis must be >= 0"));
     }
     if (!d.symbol.empty() && !IsIdentifier(d.symbol)) {
-      return absl::InvalidArgumentError(absl::StrCat("jit '", name, "': dynamic dim ", Where(d),
-                                                     ": symbol '", d.symbol,
-                                                     "' is not an identifier ([A-Za-z_][A-Za-z0-9_]*)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("jit '", name, "': dynamic dim ", Where(d), ": symbol '", d.symbol,
+                       "' is not an identifier ([A-Za-z_][A-Za-z0-9_]*)"));
     }
   }
   if (options.store == nullptr) options.store = CodeStore::Default();
@@ -101,15 +111,9 @@ absl::StatusOr<std::unique_ptr<JitFunction>> Jit(std::string name, TraceFn fn,
 
 absl::StatusOr<cache::InputSignature> JitFunction::SignatureFor(
     const runtime::TensorMap& inputs) const {
-  const std::string prefix = absl::StrCat("jit '", function_.name, "'");
+  const std::string prefix = Prefix();
   const ShapePolicy policy = options_.policy;
   std::vector<DynamicDim> dims;
-  auto dim_index = [&](const std::string& symbol) {
-    for (size_t k = 0; k < dims.size(); ++k) {
-      if (dims[k].symbol == symbol) return static_cast<int>(k);
-    }
-    return -1;
-  };
   frontend::InputTypes types;
   if (options_.input_types) {
     absl::Status s = DeclaredTypes(&types, &dims);
@@ -130,14 +134,15 @@ absl::StatusOr<cache::InputSignature> JitFunction::SignatureFor(
     for (const MaskSpec& m : options_.padding->masks) {
       ir::DType dtype = m.dtype.value_or(first.value_or(ir::DType::kF64));
       if (!ir::IsFloat(dtype)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(prefix, ": mask '", m.input, "' must be a float tensor (an additive 0 / "
-                         "-inf mask), got ", ir::DTypeName(dtype)));
+        return absl::InvalidArgumentError(absl::StrCat(prefix, ": mask '", m.input,
+                                                       "' must be a float tensor (an additive 0 / "
+                                                       "-inf mask), got ",
+                                                       ir::DTypeName(dtype)));
       }
       for (const ir::SymExpr& e : m.shape) {
         std::string symbol;
         if (e.IsConstant()) continue;
-        int k = e.IsSymbol(&symbol) ? dim_index(symbol) : -1;
+        int k = e.IsSymbol(&symbol) ? DimIndex(dims, symbol) : -1;
         if (k < 0 || !dims[k].padded()) {
           return absl::InvalidArgumentError(
               absl::StrCat(prefix, ": mask '", m.input, "' dim `", e.ToString(),
@@ -170,9 +175,9 @@ absl::Status JitFunction::DeclaredTypes(frontend::InputTypes* types,
         }
       }
       if (symbol.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "jit '", function_.name, "': padding dim ", Where(d),
-            " is not a symbolic dim of the declared input types"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(Prefix(), ": padding dim ", Where(d),
+                         " is not a symbolic dim of the declared input types"));
       }
       padded.insert(symbol);
     }
@@ -190,7 +195,7 @@ absl::Status JitFunction::DeclaredTypes(frontend::InputTypes* types,
 
 absl::Status JitFunction::CallTypes(const runtime::TensorMap& inputs, frontend::InputTypes* types,
                                     std::vector<cache::DynamicDim>* dims) const {
-  const std::string prefix = absl::StrCat("jit '", function_.name, "'");
+  const std::string prefix = Prefix();
   std::vector<std::string> names;
   for (const auto& [n, t] : inputs) names.push_back(n);
   std::sort(names.begin(), names.end());
@@ -218,12 +223,6 @@ absl::Status JitFunction::CallTypes(const runtime::TensorMap& inputs, frontend::
     }
     if (!d.spec->symbol.empty()) named.insert(d.spec->symbol);
   }
-  auto dim_index = [&](const std::string& symbol) {
-    for (size_t k = 0; k < dims->size(); ++k) {
-      if ((*dims)[k].symbol == symbol) return static_cast<int>(k);
-    }
-    return -1;
-  };
   for (const std::string& n : names) {
     const runtime::Tensor& t = inputs.at(n);
     ir::ValueType type{t.dtype(), {}};
@@ -237,11 +236,11 @@ absl::Status JitFunction::CallTypes(const runtime::TensorMap& inputs, frontend::
       dim.symbol = dim.named ? decl->spec->symbol : DefaultSymbol(n, axis);
       // Unnamed dims never share a symbol by accident (`a.b` and `a_b` both sanitize to
       // `a_b_0`): only names the caller chose are shared.
-      while (!dim.named && (named.contains(dim.symbol) || dim_index(dim.symbol) >= 0)) {
+      while (!dim.named && (named.contains(dim.symbol) || DimIndex(*dims, dim.symbol) >= 0)) {
         dim.symbol += "_";
       }
       dim.policy = DimPolicy(options_.policy, decl != nullptr, decl != nullptr && decl->padded);
-      int k = dim_index(dim.symbol);
+      int k = DimIndex(*dims, dim.symbol);
       if (k < 0) {
         dims->push_back(dim);
       } else if (dim.padded()) {
@@ -324,11 +323,7 @@ std::string JitFunction::ExplainMiss(const runtime::TensorMap& inputs) const {
   }
   // Explain against the newest signature: its first failing guard names the difference.
   const cache::InputSignature& sig = caches_.back()->signature();
-  args.clear();
-  for (const cache::InputGuard& g : sig.inputs()) {
-    auto it = inputs.find(g.name);
-    args.push_back(it == inputs.end() ? nullptr : &it->second);
-  }
+  caches_.back()->Resolve(inputs, &args);
   std::string why = sig.ExplainFailure(args);
   if (why.empty()) {
     std::vector<std::string> names;

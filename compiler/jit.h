@@ -75,6 +75,7 @@ class JitFunction {
   cache::CompileCache* CacheFor(const runtime::TensorMap& inputs, cache::CompileCache::Args* args,
                                 absl::Status* error);
   absl::StatusOr<cache::InputSignature> SignatureFor(const runtime::TensorMap& inputs) const;
+  std::string Prefix() const { return "jit '" + function_.name + "'"; }
   // The types and dynamic dims of a signature: from JitOptions::input_types, or from a
   // call's tensors (every dim a dynamic dim, keyed per the policy).
   absl::Status DeclaredTypes(frontend::InputTypes* types,

@@ -15,17 +15,13 @@
 #include "compiler/cache/disk_cache.h"
 #include "compiler/cache/remote_cache.h"
 #include "compiler/lower/kernel_unit.h"
+#include "runtime/scalar_semantics.h"
 
 namespace graphjit::compiler {
 namespace {
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-int64_t FloorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
 // A workspace offset: i64 arithmetic over symbols (lowering builds them from SymExprs).
@@ -43,8 +39,8 @@ int64_t EvalOffset(const ExprPtr& e, const int64_t* symbols) {
         case ScalarOp::kAdd: return a + b;
         case ScalarOp::kSub: return a - b;
         case ScalarOp::kMul: return a * b;
-        case ScalarOp::kDiv: return FloorDiv(a, b);
-        case ScalarOp::kMod: return a - FloorDiv(a, b) * b;
+        case ScalarOp::kDiv: return runtime::FloorDivI64(a, b);
+        case ScalarOp::kMod: return runtime::FloorModI64(a, b);
         case ScalarOp::kMax: return std::max(a, b);
         case ScalarOp::kMin: return std::min(a, b);
         default: break;

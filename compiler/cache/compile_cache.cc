@@ -104,16 +104,11 @@ std::string CompileCache::KeysText(const DimKeys& keys) const {
 
 bool CompileCache::Matches(const TensorMap& inputs, Args* args) const {
   if (inputs.size() != name_hashes_.size()) return false;
-  args->clear();
+  Resolve(inputs, args);
   for (size_t i = 0; i < name_hashes_.size(); ++i) {
     const InputGuard& g = signature_.inputs()[i];
-    // raw_hash_set's find(key, hash): the lookup with a precomputed hash.
-    auto it = inputs.find(g.name, name_hashes_[i]);
-    if (it == inputs.end() || it->second.dtype() != g.dtype ||
-        it->second.shape().size() != g.dims.size()) {
-      return false;
-    }
-    args->push_back(&it->second);
+    const runtime::Tensor* t = (*args)[i];
+    if (t == nullptr || t->dtype() != g.dtype || t->shape().size() != g.dims.size()) return false;
   }
   return true;
 }
@@ -121,6 +116,7 @@ bool CompileCache::Matches(const TensorMap& inputs, Args* args) const {
 void CompileCache::Resolve(const TensorMap& inputs, Args* args) const {
   args->clear();
   for (size_t i = 0; i < name_hashes_.size(); ++i) {
+    // raw_hash_set's find(key, hash): the lookup with a precomputed hash.
     auto it = inputs.find(signature_.inputs()[i].name, name_hashes_[i]);
     args->push_back(it == inputs.end() ? nullptr : &it->second);
   }
@@ -211,32 +207,41 @@ DimKeys CompileCache::PeekKeysLocked(const DimValues& values) const {
       keys[k] = KeyFor(d.policy, values[k]);
     }
   }
-  // Duck sizing: an unnamed symbolic dim shares the symbol of the first unnamed symbolic
-  // dim of equal value (so `x + y` over two growing dims traces), named dims keep their
-  // own; the entry then guards the equality.
+  DuckSize(values, &keys);
+  return keys;
+}
+
+void CompileCache::DuckSize(const DimValues& values, DimKeys* keys) const {
+  // An unnamed symbolic dim shares the symbol of the first unnamed symbolic dim of equal
+  // value (so `x + y` over two growing dims traces), named dims keep their own; the entry
+  // then guards the equality.
   for (int k = 0; k < signature_.num_dynamic(); ++k) {
-    if (keys[k] != kSymbolicDim) continue;
+    if ((*keys)[k] != kSymbolicDim) continue;
     int rep = k;
     if (!signature_.dynamic_dims()[k].named) {
       for (int j = 0; j < k; ++j) {
-        if (IsSymbolicKey(keys[j]) && !signature_.dynamic_dims()[j].named &&
+        if (IsSymbolicKey((*keys)[j]) && !signature_.dynamic_dims()[j].named &&
             values[j] == values[k]) {
-          rep = SymbolicRep(keys[j]);
+          rep = SymbolicRep((*keys)[j]);
           break;
         }
       }
     }
-    keys[k] = SymbolicKey(rep);
+    (*keys)[k] = SymbolicKey(rep);
   }
-  return keys;
 }
 
 DimKeys CompileCache::KeysLocked(const DimValues& values,
                                  std::vector<std::shared_ptr<CacheEntry>>* dropped) {
+  DimKeys keys(signature_.num_dynamic());
   for (int k = 0; k < signature_.num_dynamic(); ++k) {
-    if (signature_.dynamic_dims()[k].policy != ShapePolicy::kAuto) continue;
+    const DynamicDim& d = signature_.dynamic_dims()[k];
+    if (d.policy != ShapePolicy::kAuto) {
+      keys[k] = KeyFor(d.policy, values[k]);
+      continue;
+    }
     const bool was_dynamic = auto_state_[k].dynamic();
-    auto_state_[k].Observe(values[k]);
+    keys[k] = auto_state_[k].Observe(values[k]);
     if (was_dynamic || !auto_state_[k].dynamic()) continue;
     // The dim just turned dynamic: entries specialized to its first value (other than
     // the 0/1 specializations) can no longer be reached.
@@ -252,13 +257,12 @@ DimKeys CompileCache::KeysLocked(const DimValues& values,
     }
     if (options_.log.recompiles) {
       LogLine("recompiles", absl::StrCat(Prefix(), ": dim ", signature_.DimSource(k), " (",
-                                         signature_.dynamic_dims()[k].symbol,
-                                         ") saw a second value (", values[k],
+                                         d.symbol, ") saw a second value (", values[k],
                                          "): now symbolic; dropped ", count, " exact entries"));
     }
   }
-  // The states are up to date: Peek's copies observe values already seen.
-  return PeekKeysLocked(values);
+  DuckSize(values, &keys);
+  return keys;
 }
 
 std::string CompileCache::ExplainMissLocked(const DimValues& values) const {
@@ -365,9 +369,8 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::CompileLocked(
     if (options_.log.recompiles) {
       LogLine("recompiles",
               absl::StrFormat("%s: %s entry #%d for %s in %.3f s (miss: %s; code %s)", Prefix(),
-                              compiled ? "compiled" : "shared code for", entry->id_,
-                              KeysText(keys), total_s, reason,
-                              entry->content_key_.ToHex().substr(0, 12)));
+                              compiled ? "compiled" : "shared code for", entry->id_, KeysText(keys),
+                              total_s, reason, entry->content_key_.ToHex().substr(0, 12)));
     }
     result = entry;
   } else {
@@ -375,9 +378,9 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::CompileLocked(
     stats_.compile_seconds += total_s;
     // Not cached: a later call with this key tries again (and fails the same way).
     entry->state_ = CacheEntry::State::kFailed;
-    entry->error_ = absl::Status(status.code(), absl::StrCat(Prefix(), ": compiling ",
-                                                             KeysText(keys), ": ",
-                                                             status.message()));
+    entry->error_ = absl::Status(
+        status.code(),
+        absl::StrCat(Prefix(), ": compiling ", KeysText(keys), ": ", status.message()));
     ++stats_.failed_compiles;
     auto it = entries_.find(keys);
     if (it != entries_.end() && it->second == entry) {
@@ -457,8 +460,7 @@ void CompileCache::BackgroundLoop() {
     if (options_.log.recompiles) {
       LogLine("recompiles", absl::StrFormat("%s: installed compiled code for entry #%d (%s) "
                                             "after %.3f s in the background",
-                                            Prefix(), entry->id_, KeysText(entry->keys_),
-                                            seconds));
+                                            Prefix(), entry->id_, KeysText(entry->keys_), seconds));
     }
     // Release the entry (and maybe its code) outside the lock.
     lock.unlock();
@@ -547,7 +549,8 @@ absl::StatusOr<std::vector<Tensor>> CompileCache::RunPadded(const CacheEntry& en
   for (int k = 0; k < signature_.num_dynamic(); ++k) {
     lengths[k] = RunLength(entry.keys()[k], real[k]);
     // Call symbols (P) were completed from the real length; the graph's dims are padded.
-    if (signature_.dynamic_dims()[k].named) bindings[signature_.dynamic_dims()[k].symbol] = lengths[k];
+    if (signature_.dynamic_dims()[k].named)
+      bindings[signature_.dynamic_dims()[k].symbol] = lengths[k];
   }
   // Copies even when no padding is needed, so the caller's tensors are never written.
   TensorMap padded = inputs;

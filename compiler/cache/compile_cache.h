@@ -137,6 +137,8 @@ class CompileCache {
   DimKeys KeysLocked(const DimValues& values, std::vector<std::shared_ptr<CacheEntry>>* dropped);
   // Keys without touching the auto state (for ExplainMiss).
   DimKeys PeekKeysLocked(const DimValues& values) const;
+  // Refines the symbolic keys to their class representative (duck sizing).
+  void DuckSize(const DimValues& values, DimKeys* keys) const;
   std::string ExplainMissLocked(const DimValues& values) const;
   // Adds a call's named and padded dims to the real / padded element counts.
   void CountElementsLocked(const DimKeys& keys, const DimValues& values);

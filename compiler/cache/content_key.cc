@@ -53,25 +53,21 @@ std::string ContentKey::ToHex() const { return absl::StrFormat("%016x%016x", hi,
 
 const char* GraphjitVersion() { return GRAPHJIT_VERSION; }
 
-namespace {
-
-// What code depends on besides its source: once per process (describing the target asks
-// the JIT engine).
-const std::string& TargetText() {
-  static const std::string* target = [] {
+std::string JitIdentity() {
+  // Once per process: describing the target asks the JIT engine.
+  static const std::string* identity = [] {
     JitTarget t = DescribeJitTarget();
-    return new std::string(absl::StrCat(GraphjitVersion(), "|", t.llvm_version, "|", t.triple, "|", t.cpu_name,
-                                        "|", t.cpu_features));
+    return new std::string(absl::StrCat("graphjit=", GraphjitVersion(), "\nllvm=", t.llvm_version,
+                                        "\ntriple=", t.triple, "\ncpu=", t.cpu_name,
+                                        "\nfeatures=", t.cpu_features, "\n"));
   }();
-  return *target;
+  return *identity;
 }
-
-}  // namespace
 
 ContentKey KernelContentKey(const std::string& unit_text) {
   Hasher h;
   h.Text("graphjit-kernel-key-v1");
-  h.Text(TargetText());
+  h.Text(JitIdentity());
   h.Text(unit_text);
   return h.Finish();
 }
@@ -80,7 +76,7 @@ ContentKey GraphContentKey(const ir::Graph& graph, const runtime::TensorMap& par
                            const CompileGraphOptions& options) {
   Hasher h;
   h.Text("graphjit-graph-key-v1");
-  h.Text(TargetText());
+  h.Text(JitIdentity());
   // Only options that change the code; keep_ir and emit_asm change what is kept.
   h.Text(absl::StrCat("optimize=", options.optimize, ",const=", options.params_are_constant));
   ir::Graph renamed = graph;

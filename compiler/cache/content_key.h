@@ -40,6 +40,10 @@ ContentKey GraphContentKey(const ir::Graph& graph, const runtime::TensorMap& par
 // target: its canonical text, the CPU name and features, the LLVM and graphjit versions.
 ContentKey KernelContentKey(const std::string& unit_text);
 
+// What code depends on besides its source, part of every key and the header of every
+// stored record: graphjit and LLVM versions, target triple, CPU name and features.
+std::string JitIdentity();
+
 // The version of graphjit that produced code, e.g. "0.1.0".
 const char* GraphjitVersion();
 

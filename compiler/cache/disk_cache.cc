@@ -13,7 +13,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/cache/code_record.h"
-#include "compiler/codegen/native_code.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -36,13 +35,6 @@ std::string DefaultDir() {
 }
 
 }  // namespace
-
-std::string JitIdentity() {
-  JitTarget t = DescribeJitTarget();
-  return absl::StrCat("graphjit=", GraphjitVersion(), "\nllvm=", t.llvm_version,
-                      "\ntriple=", t.triple, "\ncpu=", t.cpu_name, "\nfeatures=", t.cpu_features,
-                      "\n");
-}
 
 DiskCache* DiskCache::Default() {
   static DiskCache* cache = []() -> DiskCache* {

@@ -80,8 +80,6 @@ class DiskCache {
   DiskCacheStats stats_;  // guarded by mu_
 };
 
-// The identity code on disk must match: graphjit and LLVM versions, triple, CPU, features.
-std::string JitIdentity();
 
 }  // namespace graphjit::compiler
 

@@ -30,7 +30,6 @@ class NativeCodeImpl : public NativeCode {
   const std::string& optimized_ir() const override { return code_->optimized_ir(); }
   const std::string& assembly() const override { return code_->assembly(); }
   const CompileTimings& timings() const override { return timings_; }
-  const std::string& object() const override { return code_->object(); }
 
  private:
   std::unique_ptr<JitCode> code_;
@@ -82,8 +81,8 @@ struct Compiled {
   std::string llvm_ir;
   CompileTimings timings;
 };
-using EmitFn = absl::FunctionRef<absl::StatusOr<std::unique_ptr<llvm::Module>>(
-    llvm::LLVMContext&, const JitEngine&)>;
+using EmitFn = absl::FunctionRef<absl::StatusOr<std::unique_ptr<llvm::Module>>(llvm::LLVMContext&,
+                                                                               const JitEngine&)>;
 
 absl::StatusOr<Compiled> EmitAndCompile(EmitFn emit, JitRequest request) {
   absl::StatusOr<JitEngine*> engine = JitEngine::Get();
@@ -126,7 +125,6 @@ absl::StatusOr<std::unique_ptr<NativeCode>> CompileProgram(const Program& progra
                                                            const CompileOptions& options) {
   JitRequest request = RequestFor(options);
   request.entry_name = kEntryName;
-  request.symbol = options.symbol;
   absl::StatusOr<Compiled> c = EmitAndCompile(
       [&](llvm::LLVMContext& context, const JitEngine& engine) {
         return EmitModule(program, context, engine.data_layout(), engine.triple(), kEntryName);
@@ -143,13 +141,11 @@ absl::StatusOr<std::unique_ptr<NativeModule>> CompileModule(
   request.entries = symbols;
   absl::StatusOr<Compiled> c = EmitAndCompile(
       [&](llvm::LLVMContext& context, const JitEngine& engine) {
-        return EmitEntriesModule(programs, symbols, context, engine.data_layout(),
-                                 engine.triple());
+        return EmitEntriesModule(programs, symbols, context, engine.data_layout(), engine.triple());
       },
       std::move(request));
   if (!c.ok()) return c.status();
-  return std::make_unique<NativeModuleImpl>(std::move(c->code), std::move(c->llvm_ir),
-                                            c->timings);
+  return std::make_unique<NativeModuleImpl>(std::move(c->code), std::move(c->llvm_ir), c->timings);
 }
 
 absl::StatusOr<std::unique_ptr<NativeModule>> LoadModule(const std::string& object,
@@ -164,20 +160,6 @@ absl::StatusOr<std::unique_ptr<NativeModule>> LoadModule(const std::string& obje
   CompileTimings timings;
   timings.codegen = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return std::make_unique<NativeModuleImpl>(*std::move(code), "", timings);
-}
-
-absl::StatusOr<std::unique_ptr<NativeCode>> LoadNativeCode(const std::string& object,
-                                                           const std::string& symbol) {
-  absl::StatusOr<JitEngine*> engine = JitEngine::Get();
-  if (!engine.ok()) return engine.status();
-  // Loaded code may call the runtime helpers too.
-  if (absl::Status s = RegisterRuntimeHelpers(**engine); !s.ok()) return s;
-  const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<std::unique_ptr<JitCode>> code = (*engine)->Load(object, {symbol});
-  if (!code.ok()) return code.status();
-  CompileTimings timings;
-  timings.codegen = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return std::make_unique<NativeCodeImpl>(*std::move(code), "", timings);
 }
 
 JitTarget DescribeJitTarget() {

@@ -16,10 +16,8 @@ namespace graphjit::compiler {
 struct CompileOptions {
   bool keep_ir = false;   // keep the LLVM IR text before and after optimization
   bool emit_asm = false;  // also produce the assembly (costs a second codegen)
-  // The entry's symbol in the JIT (empty: unique per compile). Code that is stored and
-  // loaded later is named after its content key, so a loaded object links as compiled.
-  std::string symbol;
-  bool keep_object = false;  // keep the object file (NativeCode::object) to store it
+  // CompileModule: keep the object file (NativeModule::object) to store it.
+  bool keep_object = false;
 };
 
 // Wall seconds per phase of one compile.
@@ -41,7 +39,6 @@ class NativeCode {
   virtual const std::string& optimized_ir() const = 0;  // empty unless keep_ir
   virtual const std::string& assembly() const = 0;      // empty unless emit_asm
   virtual const CompileTimings& timings() const = 0;
-  virtual const std::string& object() const = 0;  // empty unless keep_object / loaded
 };
 
 // Emits one llvm::Module for `program`, optimizes it and JIT-compiles it into the
@@ -65,7 +62,7 @@ class NativeModule {
 };
 
 // Compiles `programs` into one module whose entry i is exported as `symbols[i]` (names
-// unique among live code). options.symbol is ignored.
+// unique among live code).
 absl::StatusOr<std::unique_ptr<NativeModule>> CompileModule(
     const std::vector<const Program*>& programs, const std::vector<std::string>& symbols,
     const CompileOptions& options = {});
@@ -73,11 +70,6 @@ absl::StatusOr<std::unique_ptr<NativeModule>> CompileModule(
 // target) and looks up its entries. InvalidArgument if it does not link.
 absl::StatusOr<std::unique_ptr<NativeModule>> LoadModule(const std::string& object,
                                                          const std::vector<std::string>& symbols);
-
-// Links an object file a CompileProgram with keep_object produced (in any process of the
-// same target) and looks up its entry `symbol`. InvalidArgument if it does not link.
-absl::StatusOr<std::unique_ptr<NativeCode>> LoadNativeCode(const std::string& object,
-                                                           const std::string& symbol);
 
 // What the JIT targets, for reports: LLVM's version ("19.1.7"), the host CPU LLVM detected
 // ("znver3") and its features; empty strings if the engine could not start.

@@ -79,8 +79,7 @@ void IsolateEntries(llvm::Module& module, const std::vector<llvm::Function*>& en
                     const std::vector<std::string>& symbols) {
   for (llvm::GlobalValue& value : module.global_values()) {
     if (std::find(entries.begin(), entries.end(), &value) != entries.end() ||
-        value.isDeclaration() || value.hasLocalLinkage() ||
-        value.getName().starts_with("llvm.")) {
+        value.isDeclaration() || value.hasLocalLinkage() || value.getName().starts_with("llvm.")) {
       continue;
     }
     value.setLinkage(llvm::GlobalValue::InternalLinkage);
@@ -286,9 +285,7 @@ absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Compile(JitRequest reque
   std::vector<std::string> symbols = request.entries;
   if (names.empty()) {
     names = {request.entry_name};
-    symbols = {request.symbol.empty()
-                   ? absl::StrCat(request.entry_name, ".gj", next_module_id_.fetch_add(1))
-                   : request.symbol};
+    symbols = {absl::StrCat(request.entry_name, ".gj", next_module_id_.fetch_add(1))};
   }
   std::vector<llvm::Function*> entries;
   for (const std::string& name : names) {
@@ -372,8 +369,8 @@ absl::StatusOr<std::vector<void*>> JitEngineImpl::LookupEntries(
     if (!address) {
       std::string message = llvm::toString(address.takeError());
       if (!session_errors.empty()) message = absl::StrCat(session_errors, " (", message, ")");
-      return FailAndRemove(tracker,
-                           absl::Status(code, absl::StrCat("cannot link '", symbol, "': ", message)));
+      return FailAndRemove(
+          tracker, absl::Status(code, absl::StrCat("cannot link '", symbol, "': ", message)));
     }
     addresses.push_back(address->toPtr<void*>());
   }
@@ -406,8 +403,8 @@ absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Load(
   if (object.empty() || symbols.empty()) {
     return absl::InvalidArgumentError("loading code needs an object and its entry symbols");
   }
-  return LinkObject(llvm::MemoryBuffer::getMemBufferCopy(object, symbols.front()), symbols, "",
-                    "", {}, Clock::now(), /*keep_object=*/true);
+  return LinkObject(llvm::MemoryBuffer::getMemBufferCopy(object, symbols.front()), symbols, "", "",
+                    {}, Clock::now(), /*keep_object=*/true);
 }
 
 absl::Status JitEngineImpl::RegisterHostSymbol(std::string name, void* address) {

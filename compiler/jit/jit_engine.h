@@ -27,13 +27,11 @@ struct JitRequest {
   std::string entry_name;                // the function to look up
   bool keep_ir = false;                  // keep the optimized IR text
   bool emit_asm = false;                 // also produce assembly text
-  // The entry's symbol in the engine; empty: a name unique in the engine. A caller that
-  // names it (after a content key) must not have two live modules of the same name.
-  std::string symbol;
   bool keep_object = false;  // keep the object file (to store it and Load it later)
   // Several entries instead of one: the module's functions of these names stay
   // external under exactly these names (their callers make them unique), everything
-  // else is internalized; entry_name and symbol are then ignored.
+  // else is internalized; entry_name is then ignored. A caller that names entries (after
+  // a content key) must not have two live modules with the same names.
   std::vector<std::string> entries;
 };
 
