@@ -1,6 +1,8 @@
 #include "compiler/compiled_graph.h"
 
 #include <atomic>
+#include <cstdio>
+#include <mutex>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -10,6 +12,7 @@
 #include "compiler/cache/disk_cache.h"
 #include "compiler/cache/remote_cache.h"
 #include "compiler/lower/call_frame.h"
+#include "compiler/profile.h"
 #include "ir/printer.h"
 
 namespace graphjit::compiler {
@@ -91,12 +94,63 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
   return cg;
 }
 
+struct CompiledGraph::EnvProfile {
+  std::mutex mu;  // calls may come from several threads
+  std::vector<double> seconds;
+  ir::Bindings symbols;
+  int calls = 0;
+};
+
+CompiledGraph::CompiledGraph() {
+  if (ProfileFromEnv()) env_profile_ = std::make_unique<EnvProfile>();
+}
+
+CompiledGraph::~CompiledGraph() {
+  if (env_profile_ == nullptr) return;
+  std::lock_guard<std::mutex> lock(env_profile_->mu);
+  if (env_profile_->calls == 0) return;
+  KernelProfile profile = MakeProfile(program(), env_profile_->seconds, env_profile_->calls,
+                                      env_profile_->symbols);
+  std::fprintf(stderr, "%s", FormatProfile(profile).c_str());
+}
+
 absl::StatusOr<std::vector<runtime::Tensor>> CompiledGraph::Run(
     const runtime::TensorMap& inputs, const ir::Bindings& bindings) const {
+  if (env_profile_ != nullptr) {
+    std::vector<double> seconds;
+    ir::Bindings symbols;
+    absl::StatusOr<std::vector<runtime::Tensor>> out =
+        RunTimed(inputs, bindings, &seconds, &symbols);
+    if (out.ok()) {
+      std::lock_guard<std::mutex> lock(env_profile_->mu);
+      std::vector<double>& sum = env_profile_->seconds;
+      sum.resize(seconds.size());
+      for (size_t k = 0; k < seconds.size(); ++k) sum[k] += seconds[k];
+      env_profile_->symbols = std::move(symbols);  // the bytes column uses the last call's
+      ++env_profile_->calls;
+    }
+    return out;
+  }
   absl::StatusOr<CallFrame> frame =
       PrepareCall(graph_, lowered_, inputs, params_, constants_, bindings);
   if (!frame.ok()) return frame.status();
   kernels_->Run(frame->args.data(), frame->symbols.data(), frame->workspace.get());
+  return std::move(frame->outputs);
+}
+
+absl::StatusOr<std::vector<runtime::Tensor>> CompiledGraph::RunTimed(
+    const runtime::TensorMap& inputs, const ir::Bindings& bindings,
+    std::vector<double>* kernel_seconds, ir::Bindings* symbols) const {
+  absl::StatusOr<CallFrame> frame =
+      PrepareCall(graph_, lowered_, inputs, params_, constants_, bindings);
+  if (!frame.ok()) return frame.status();
+  kernel_seconds->resize(program().kernels.size(), 0.0);
+  kernels_->RunTimed(frame->args.data(), frame->symbols.data(), frame->workspace.get(),
+                     kernel_seconds->data());
+  symbols->clear();
+  for (size_t s = 0; s < program().symbols.size(); ++s) {
+    (*symbols)[program().symbols[s]] = frame->symbols[s];
+  }
   return std::move(frame->outputs);
 }
 

@@ -55,6 +55,8 @@ struct PhaseTimings {
 
 class CompiledGraph {
  public:
+  ~CompiledGraph();
+
   // Compiles `graph` with parameter values `params` (kept by the compiled graph, with
   // whatever weights the passes fold).
   static absl::StatusOr<std::unique_ptr<CompiledGraph>> Compile(
@@ -64,8 +66,16 @@ class CompiledGraph {
   // Runs the native code. Inputs are checked like the interpreter's (dtype, rank, dims,
   // symbols bound consistently) before any memory is touched. Inputs named by
   // donated_inputs() are updated in place: the corresponding outputs share their buffer.
+  // With GRAPHJIT_PROFILE=1 in the environment every call is timed per kernel and the
+  // table of compiler/profile.h goes to stderr when the compiled graph is destroyed.
   absl::StatusOr<std::vector<runtime::Tensor>> Run(const runtime::TensorMap& inputs,
                                                    const ir::Bindings& bindings = {}) const;
+  // Run, adding each kernel's wall seconds to (*kernel_seconds)[k] (resized to one slot
+  // per kernel of program()) and setting *symbols to the program symbols' values.
+  absl::StatusOr<std::vector<runtime::Tensor>> RunTimed(const runtime::TensorMap& inputs,
+                                                        const ir::Bindings& bindings,
+                                                        std::vector<double>* kernel_seconds,
+                                                        ir::Bindings* symbols) const;
 
   // Inputs whose buffers the code writes (kv_write in place).
   std::vector<std::string> donated_inputs() const;
@@ -79,7 +89,8 @@ class CompiledGraph {
   const std::vector<PassStats>& pass_stats() const { return pass_stats_; }
 
  private:
-  CompiledGraph() = default;
+  CompiledGraph();
+  struct EnvProfile;  // GRAPHJIT_PROFILE's sums (compiled_graph.cc)
 
   ir::Graph graph_;
   runtime::TensorMap params_;
@@ -88,6 +99,7 @@ class CompiledGraph {
   std::unique_ptr<KernelSet> kernels_;
   PhaseTimings timings_;
   std::vector<PassStats> pass_stats_;
+  std::unique_ptr<EnvProfile> env_profile_;  // null unless GRAPHJIT_PROFILE is set
 };
 
 }  // namespace graphjit::compiler

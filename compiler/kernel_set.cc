@@ -100,7 +100,7 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& pro
   for (int k = 0; k < static_cast<int>(program.kernels.size()); ++k) {
     units.push_back(MakeKernelUnit(program, k));
     Call call;
-    call.key = KernelContentKey(units.back().text);
+    call.key = KernelContentKey(units.back().text, options.codegen);
     call.buffers = units.back().buffers;
     call.symbols = units.back().symbols;
     if (job_of.try_emplace(call.key, static_cast<int>(jobs.size())).second) jobs.push_back(k);
@@ -278,7 +278,9 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& pro
   return set;
 }
 
-void KernelSet::Run(void** args, const int64_t* symbols, char* workspace) const {
+template <typename OnCall>
+void KernelSet::RunCalls(void** args, const int64_t* symbols, char* workspace,
+                         OnCall on_call) const {
   absl::InlinedVector<void*, 64> address(addresses_.size());
   for (size_t b = 0; b < addresses_.size(); ++b) {
     const Address& a = addresses_[b];
@@ -295,8 +297,24 @@ void KernelSet::Run(void** args, const int64_t* symbols, char* workspace) const 
     unit_symbols.clear();
     for (int b : call.buffers) unit_args.push_back(address[b]);
     for (int s : call.symbols) unit_symbols.push_back(symbols[s]);
-    call.entry(unit_args.data(), unit_symbols.data(), nullptr);
+    on_call(call, unit_args.data(), unit_symbols.data());
   }
+}
+
+void KernelSet::Run(void** args, const int64_t* symbols, char* workspace) const {
+  RunCalls(args, symbols, workspace, [](const Call& call, void** a, const int64_t* s) {
+    call.entry(a, s, nullptr);
+  });
+}
+
+void KernelSet::RunTimed(void** args, const int64_t* symbols, char* workspace,
+                         double* kernel_seconds) const {
+  size_t k = 0;
+  RunCalls(args, symbols, workspace, [&](const Call& call, void** a, const int64_t* s) {
+    const auto start = std::chrono::steady_clock::now();
+    call.entry(a, s, nullptr);
+    kernel_seconds[k++] += SecondsSince(start);
+  });
 }
 
 std::vector<ContentKey> KernelSet::keys() const {

@@ -65,6 +65,10 @@ class KernelSet {
 
   // Runs the kernels in order with Program's calling convention (see kernel_ir.h).
   void Run(void** args, const int64_t* symbols, char* workspace) const;
+  // The same, adding each kernel's wall seconds to kernel_seconds[k] (program order, one
+  // slot per kernel): what the profiler (compiler/profile.h) reads.
+  void RunTimed(void** args, const int64_t* symbols, char* workspace,
+                double* kernel_seconds) const;
 
   const KernelSetStats& stats() const { return stats_; }
   // The content key of each kernel, in program order.
@@ -82,6 +86,8 @@ class KernelSet {
     std::vector<int> symbols;  // program symbol of each unit symbol
     ContentKey key;
   };
+  template <typename OnCall>
+  void RunCalls(void** args, const int64_t* symbols, char* workspace, OnCall on_call) const;
   // Where each program buffer is at run time: an arg, or the workspace at an offset
   // (constant, or an i64 expression of the symbols).
   struct Address {

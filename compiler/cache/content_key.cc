@@ -64,10 +64,13 @@ std::string JitIdentity() {
   return *identity;
 }
 
-ContentKey KernelContentKey(const std::string& unit_text) {
+ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& codegen) {
   Hasher h;
-  h.Text("graphjit-kernel-key-v1");
+  // v2: register-tiled matmuls (the generated code changed; v1 objects must not load).
+  h.Text("graphjit-kernel-key-v2");
   h.Text(JitIdentity());
+  // Only options that change the code; keep_ir, emit_asm and keep_object change what is kept.
+  h.Text(absl::StrCat("tile_matmuls=", codegen.tile_matmuls, "\n"));
   h.Text(unit_text);
   return h.Finish();
 }
@@ -78,7 +81,8 @@ ContentKey GraphContentKey(const ir::Graph& graph, const runtime::TensorMap& par
   h.Text("graphjit-graph-key-v1");
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir and emit_asm change what is kept.
-  h.Text(absl::StrCat("optimize=", options.optimize, ",const=", options.params_are_constant));
+  h.Text(absl::StrCat("optimize=", options.optimize, ",const=", options.params_are_constant,
+                      ",tile_matmuls=", options.codegen.tile_matmuls));
   ir::Graph renamed = graph;
   renamed.set_name("g");
   h.Text(ir::PrintGraph(renamed));

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "compiler/codegen/native_code.h"
 #include "ir/graph.h"
 #include "runtime/interpreter.h"
 
@@ -38,7 +39,7 @@ ContentKey GraphContentKey(const ir::Graph& graph, const runtime::TensorMap& par
 
 // The key of compiling one kernel unit (compiler/lower/kernel_unit.h) for the JIT's
 // target: its canonical text, the CPU name and features, the LLVM and graphjit versions.
-ContentKey KernelContentKey(const std::string& unit_text);
+ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& codegen = {});
 
 // What code depends on besides its source, part of every key and the header of every
 // stored record: graphjit and LLVM versions, target triple, CPU name and features.

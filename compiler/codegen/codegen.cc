@@ -20,8 +20,10 @@ llvm::StringRef Ref(absl::string_view s) { return llvm::StringRef(s.data(), s.si
 
 }  // namespace
 
-KernelEmitter::KernelEmitter(const Program& program, const Kernel& kernel, llvm::Function* function)
+KernelEmitter::KernelEmitter(const Program& program, const Kernel& kernel, llvm::Function* function,
+                             const CompileOptions& options)
     : program_(program),
+      options_(options),
       kernel_(kernel),
       function_(function),
       module_(*function->getParent()),
@@ -319,103 +321,6 @@ void KernelEmitter::EmitScan() {
   });
 }
 
-void KernelEmitter::EmitMatmul() {
-  const DType dtype = program_.buffers[kernel_.out].dtype;
-  if (dtype != DType::kF32 && dtype != DType::kF64 && dtype != DType::kI64) {
-    return Fail("matmul into a ", ir::DTypeName(dtype), " buffer");
-  }
-  const bool is_float = dtype != DType::kI64;
-  llvm::Type* type = ValueType(dtype);
-  llvm::Value* zero = llvm::Constant::getNullValue(type);
-  const size_t nb = kernel_.loops.size() - 3;
-  const int m = static_cast<int>(nb), n = m + 1, k = m + 2;
-  const auto& out_indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
-  auto multiply_add = [&](llvm::Value* acc, llvm::Value* a, llvm::Value* b, bool reassoc) {
-    if (!is_float) return body_.CreateAdd(acc, body_.CreateMul(a, b));
-    llvm::IRBuilder<>::FastMathFlagGuard guard(body_);
-    llvm::FastMathFlags fmf = body_.getFastMathFlags();
-    fmf.setAllowReassoc(reassoc);
-    body_.setFastMathFlags(fmf);
-    return body_.CreateFAdd(acc, body_.CreateFMul(a, b));
-  };
-
-  if (kernel_.order == MatmulOrder::kDot) {
-    llvm::AllocaInst* acc = Accumulator(dtype);
-    EmitNest(0, nb + 2, [&] {
-      body_.CreateStore(zero, acc);
-      llvm::Value* extent = EvalTop(kernel_.loops[k], DType::kI64, "K extent");
-      EmitLoop(extent, k, [&] {
-        llvm::Value* a = EvalTop(kernel_.lhs, dtype, "lhs");
-        llvm::Value* b = EvalTop(kernel_.rhs, dtype, "rhs");
-        // A dot product is a reduction: reassoc lets it be split into vector lanes.
-        body_.CreateStore(multiply_add(body_.CreateLoad(type, acc), a, b, true), acc);
-      });
-      StoreElement(kernel_.out, TargetPtr(kernel_.out, out_indices), body_.CreateLoad(type, acc));
-    });
-    return;
-  }
-  if (kernel_.order != MatmulOrder::kAxpy) {
-    return Fail("unknown matmul order ", static_cast<int>(kernel_.order));
-  }
-  EmitNest(0, nb + 1, [&] {
-    llvm::Value* n_extent = EvalTop(kernel_.loops[n], DType::kI64, "N extent");
-    EmitLoop(n_extent, n,
-             [&] { StoreElement(kernel_.out, TargetPtr(kernel_.out, out_indices), zero); });
-    llvm::Value* k_extent = EvalTop(kernel_.loops[k], DType::kI64, "K extent");
-    EmitLoop(k_extent, k, [&] {
-      llvm::Value* a = EvalTop(kernel_.lhs, dtype, "lhs");  // n is not in scope here
-      llvm::Value* n_extent_inner = EvalTop(kernel_.loops[n], DType::kI64, "N extent");
-      EmitLoop(n_extent_inner, n, [&] {
-        llvm::Value* b = EvalTop(kernel_.rhs, dtype, "rhs");
-        llvm::Value* ptr = TargetPtr(kernel_.out, out_indices);
-        if (ptr == nullptr) return;
-        // Each out element is summed over k in order (no reassoc): only FMA contraction.
-        StoreElement(kernel_.out, ptr, multiply_add(LoadElement(kernel_.out, ptr), a, b, false));
-      });
-    });
-  });
-}
-
-void KernelEmitter::EmitExternMatmul() {
-  const DType dtype = program_.buffers[kernel_.out].dtype;
-  if (dtype != DType::kF32 && dtype != DType::kF64) {
-    return Fail("extern matmul into a ", ir::DTypeName(dtype), " buffer");
-  }
-  for (const ExprPtr* operand : {&kernel_.lhs, &kernel_.rhs}) {
-    const Expr* e = operand->get();
-    if (e == nullptr || e->kind != ExprKind::kLoad || e->dtype != dtype || e->operands.size() < 2) {
-      return Fail("extern matmul operands must be ", ir::DTypeName(dtype),
-                  " loads of a matrix (rank >= 2)");
-    }
-  }
-  const size_t nb = kernel_.loops.size() - 3;
-  if (program_.buffers[kernel_.out].dims.size() != nb + 2) {
-    return Fail("extern matmul output must have rank ", nb + 2);
-  }
-  // Declared, not defined: the JIT resolves it to the host function registered by
-  // CompileProgram (runtime/jit_helpers.h).
-  llvm::Type* ptr = body_.getPtrTy();
-  llvm::Type* i64 = body_.getInt64Ty();
-  llvm::FunctionType* type = llvm::FunctionType::get(
-      body_.getVoidTy(), {ptr, ptr, ptr, i64, i64, i64, body_.getInt32Ty()}, false);
-  llvm::FunctionCallee helper = module_.getOrInsertFunction(
-      dtype == DType::kF64 ? "graphjit_rt_matmul_f64" : "graphjit_rt_matmul_f32", type);
-  if (auto* f = llvm::dyn_cast<llvm::Function>(helper.getCallee())) f->setDoesNotThrow();
-  std::vector<ExprPtr> out_origin(identity_.begin(), identity_.begin() + nb);
-  out_origin.push_back(ConstI(0));
-  out_origin.push_back(ConstI(0));
-  EmitNest(0, nb, [&] {
-    llvm::Value* a = TargetPtr(kernel_.lhs->index, kernel_.lhs->operands);
-    llvm::Value* b = TargetPtr(kernel_.rhs->index, kernel_.rhs->operands);
-    llvm::Value* c = TargetPtr(kernel_.out, out_origin);
-    llvm::Value* m = EvalTop(kernel_.loops[nb], DType::kI64, "M extent");
-    llvm::Value* n = EvalTop(kernel_.loops[nb + 1], DType::kI64, "N extent");
-    llvm::Value* k = EvalTop(kernel_.loops[nb + 2], DType::kI64, "K extent");
-    if (a == nullptr || b == nullptr || c == nullptr || failed()) return;
-    body_.CreateCall(helper, {a, b, c, m, n, k, body_.getInt32(kernel_.transpose_rhs ? 1 : 0)});
-  });
-}
-
 llvm::AllocaInst* KernelEmitter::Accumulator(DType dtype) {
   return prologue_.CreateAlloca(ValueType(dtype), nullptr, "acc");
 }
@@ -585,7 +490,8 @@ namespace {
 // site, which O2's inliner folds into the entry. The prefix keeps kernel names (say
 // "exp") away from the libm functions the kernels call.
 absl::Status AddProgramEntry(llvm::Module& module, const Program& program,
-                             const std::string& entry_name, const std::string& prefix) {
+                             const std::string& entry_name, const std::string& prefix,
+                             const CompileOptions& options) {
   // Created first, so a kernel of the same name cannot take the entry's name.
   llvm::Function* entry =
       MakeProgramFunction(module, llvm::GlobalValue::ExternalLinkage, entry_name);
@@ -593,7 +499,7 @@ absl::Status AddProgramEntry(llvm::Module& module, const Program& program,
   for (const Kernel& kernel : program.kernels) {
     llvm::Function* f = MakeProgramFunction(module, llvm::GlobalValue::InternalLinkage,
                                             absl::StrCat(prefix, kernel.name));
-    codegen_internal::KernelEmitter emitter(program, kernel, f);
+    codegen_internal::KernelEmitter emitter(program, kernel, f, options);
     if (absl::Status status = emitter.Emit(); !status.ok()) return status;
     kernels.push_back(f);
   }
@@ -611,9 +517,10 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(const Program& program,
                                                          llvm::LLVMContext& context,
                                                          const llvm::DataLayout& data_layout,
                                                          const std::string& triple,
-                                                         const std::string& entry_name) {
+                                                         const std::string& entry_name,
+                                                         const CompileOptions& options) {
   std::unique_ptr<llvm::Module> module = NewModule(program.name, context, data_layout, triple);
-  if (absl::Status s = AddProgramEntry(*module, program, entry_name, "gj."); !s.ok()) return s;
+  if (absl::Status s = AddProgramEntry(*module, program, entry_name, "gj.", options); !s.ok()) return s;
   if (absl::Status s = Verify(*module, absl::StrCat("program '", program.name, "'")); !s.ok()) {
     return s;
   }
@@ -622,13 +529,15 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(const Program& program,
 
 absl::StatusOr<std::unique_ptr<llvm::Module>> EmitEntriesModule(
     const std::vector<const Program*>& programs, const std::vector<std::string>& entry_names,
-    llvm::LLVMContext& context, const llvm::DataLayout& data_layout, const std::string& triple) {
+    llvm::LLVMContext& context, const llvm::DataLayout& data_layout, const std::string& triple,
+    const CompileOptions& options) {
   if (programs.size() != entry_names.size()) {
     return absl::InternalError("EmitEntriesModule: one entry name per program");
   }
   std::unique_ptr<llvm::Module> module = NewModule("kernels", context, data_layout, triple);
   for (size_t i = 0; i < programs.size(); ++i) {
-    absl::Status s = AddProgramEntry(*module, *programs[i], entry_names[i], absl::StrCat("gj.", i, "."));
+    absl::Status s = AddProgramEntry(*module, *programs[i], entry_names[i], absl::StrCat("gj.", i, "."),
+                                    options);
     if (!s.ok()) return s;
   }
   if (absl::Status s = Verify(*module, "kernel module"); !s.ok()) return s;

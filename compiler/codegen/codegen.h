@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "compiler/codegen/native_code.h"
 #include "compiler/lower/kernel_ir.h"
 #include "llvm/IR/DataLayout.h"
 #include "llvm/IR/LLVMContext.h"
@@ -22,14 +23,16 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(const Program& program,
                                                          llvm::LLVMContext& context,
                                                          const llvm::DataLayout& data_layout,
                                                          const std::string& triple,
-                                                         const std::string& entry_name);
+                                                         const std::string& entry_name,
+                                                         const CompileOptions& options = {});
 
 // Emits one module holding each of `programs` as its own external entry function
 // `entry_names[i]` (same signature), so several programs share one optimization pipeline
 // and one link while staying separately callable.
 absl::StatusOr<std::unique_ptr<llvm::Module>> EmitEntriesModule(
     const std::vector<const Program*>& programs, const std::vector<std::string>& entry_names,
-    llvm::LLVMContext& context, const llvm::DataLayout& data_layout, const std::string& triple);
+    llvm::LLVMContext& context, const llvm::DataLayout& data_layout, const std::string& triple,
+    const CompileOptions& options = {});
 
 }  // namespace graphjit::compiler
 

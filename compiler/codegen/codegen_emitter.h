@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "compiler/codegen/native_code.h"
 #include "compiler/lower/kernel_ir.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
@@ -25,7 +26,8 @@ namespace graphjit::compiler::codegen_internal {
 // and nothing crashes; the caller discards the module when Emit() fails.
 class KernelEmitter {
  public:
-  KernelEmitter(const Program& program, const Kernel& kernel, llvm::Function* function);
+  KernelEmitter(const Program& program, const Kernel& kernel, llvm::Function* function,
+                const CompileOptions& options);
   absl::Status Emit();
 
  private:
@@ -55,8 +57,15 @@ class KernelEmitter {
   void EmitReduce();
   void EmitArgReduce();  // argmin / argmax: best value and its index
   void EmitScan();       // running sums, stored at every step
+  // --- matmuls (codegen_matmul.cc)
   void EmitMatmul();
+  // kAxpy with output strips held in vector registers across the k loop. False, with
+  // nothing emitted, where it does not apply (rhs or out not contiguous along n, ints).
+  bool EmitTiledAxpy();
   void EmitExternMatmul();  // per batch, a call to the runtime's BLAS helper
+  // acc + a * b with FMA contraction; `reassoc` also lets a reduction split into lanes.
+  llvm::Value* MultiplyAdd(llvm::Value* acc, llvm::Value* a, llvm::Value* b, ir::DType dtype,
+                           bool reassoc);
   // for (i = 0; i < extent; ++i) with i bound to loop variable `var` while `body` runs;
   // the builder continues after the loop.
   void EmitLoop(llvm::Value* extent, int var, absl::FunctionRef<void()> body);
@@ -92,6 +101,7 @@ class KernelEmitter {
   llvm::Value* CallLibm(const char* f64_name, const char* f32_name, llvm::Value* x);
 
   const Program& program_;
+  const CompileOptions& options_;
   const Kernel& kernel_;
   llvm::Function* function_;
   llvm::Module& module_;

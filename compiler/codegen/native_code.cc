@@ -127,7 +127,8 @@ absl::StatusOr<std::unique_ptr<NativeCode>> CompileProgram(const Program& progra
   request.entry_name = kEntryName;
   absl::StatusOr<Compiled> c = EmitAndCompile(
       [&](llvm::LLVMContext& context, const JitEngine& engine) {
-        return EmitModule(program, context, engine.data_layout(), engine.triple(), kEntryName);
+        return EmitModule(program, context, engine.data_layout(), engine.triple(), kEntryName,
+                          options);
       },
       std::move(request));
   if (!c.ok()) return c.status();
@@ -141,7 +142,8 @@ absl::StatusOr<std::unique_ptr<NativeModule>> CompileModule(
   request.entries = symbols;
   absl::StatusOr<Compiled> c = EmitAndCompile(
       [&](llvm::LLVMContext& context, const JitEngine& engine) {
-        return EmitEntriesModule(programs, symbols, context, engine.data_layout(), engine.triple());
+        return EmitEntriesModule(programs, symbols, context, engine.data_layout(), engine.triple(),
+                                 options);
       },
       std::move(request));
   if (!c.ok()) return c.status();

@@ -18,6 +18,10 @@ struct CompileOptions {
   bool emit_asm = false;  // also produce the assembly (costs a second codegen)
   // CompileModule: keep the object file (NativeModule::object) to store it.
   bool keep_object = false;
+  // Matrix-vector style matmuls keep output strips in vector registers across the k loop
+  // (compiler/codegen/codegen_matmul.cc). Off only to measure what that buys: the sums
+  // are the same in the same order either way. Part of every kernel's content key.
+  bool tile_matmuls = true;
 };
 
 // Wall seconds per phase of one compile.

@@ -1,0 +1,289 @@
+// Matmul kernels: the generated loops (dot and register-tiled axpy orders) and the call
+// into the runtime's BLAS helper.
+//
+// Why register tiling: a decode step is a chain of matrix-vector products whose weights
+// are read once per step, so the step's floor is the time to stream the weights. The
+// plain axpy order (for k: for n: out[n] += a[k] * b[k, n]) loads and stores the whole
+// output row for every k, which doubles or triples the traffic through L1 and keeps the
+// loads of b waiting behind those stores. The tiled order holds a strip of the output in
+// vector registers for the whole k loop:
+//   for n0 in strips of T: acc[0..T) = 0; for k: acc += splat(a[k]) * b[k, n0..n0+T)
+//                          out[n0..n0+T) = acc
+// so each weight is loaded once and each output stored once. Every output element is
+// still summed over k in order with the same contraction, so results equal the axpy
+// order's bit for bit (the interpreter's order). An lhs that is computed (say SwiGLU's
+// silu(g) * u) is staged once per k in a stack array when there are several strips; that
+// loop may vectorize its math through libmvec, within an ulp of scalar libm. T is kTileVectors vectors of the host's
+// widest vector width (AVX-512: 64 bytes, AVX/AVX2: 32, else 16): enough independent
+// accumulators to hide the FMA latency, few enough to leave registers for the operands.
+#include <algorithm>
+
+#include "compiler/codegen/codegen_emitter.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/TargetParser/Host.h"
+
+namespace graphjit::compiler::codegen_internal {
+
+using ir::DType;
+
+namespace {
+
+constexpr int kTileVectors = 8;
+// lhs values that are not plain loads are computed once per k into a stack array when
+// the output has several strips (else each strip would recompute them), up to this size.
+constexpr int64_t kMaxLhsBytes = 32 * 1024;
+
+int HostVectorBytes() {
+  static const int bytes = [] {
+    const llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    if (features.lookup("avx512f")) return 64;
+    if (features.lookup("avx")) return 32;
+    return 16;
+  }();
+  return bytes;
+}
+
+bool UsesLoopVar(const Expr* e, int var) {
+  if (e->kind == ExprKind::kLoopVar) return e->index == var;
+  return std::any_of(e->operands.begin(), e->operands.end(),
+                     [&](const ExprPtr& o) { return UsesLoopVar(o.get(), var); });
+}
+
+// Consecutive n give consecutive elements: the last index is n itself and no other
+// index mentions n (buffers are row-major with a unit stride in their last dim).
+bool ContiguousAlongN(const std::vector<ExprPtr>& indices, int n) {
+  if (indices.empty()) return false;
+  const Expr* last = indices.back().get();
+  if (last->kind != ExprKind::kLoopVar || last->index != n) return false;
+  return std::none_of(indices.begin(), indices.end() - 1,
+                      [&](const ExprPtr& e) { return UsesLoopVar(e.get(), n); });
+}
+
+// A load, possibly cast, with index arithmetic: cheap enough to repeat per strip.
+bool IsPlainLoad(const Expr* e) {
+  if (e->kind == ExprKind::kCast) return IsPlainLoad(e->operands[0].get());
+  return e->kind == ExprKind::kLoad || e->kind == ExprKind::kConst;
+}
+
+}  // namespace
+
+void KernelEmitter::EmitMatmul() {
+  const DType dtype = program_.buffers[kernel_.out].dtype;
+  if (dtype != DType::kF32 && dtype != DType::kF64 && dtype != DType::kI64) {
+    return Fail("matmul into a ", ir::DTypeName(dtype), " buffer");
+  }
+  llvm::Type* type = ValueType(dtype);
+  llvm::Value* zero = llvm::Constant::getNullValue(type);
+  const size_t nb = kernel_.loops.size() - 3;
+  const int m = static_cast<int>(nb), n = m + 1, k = m + 2;
+  const auto& out_indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
+
+  if (kernel_.order == MatmulOrder::kDot) {
+    llvm::AllocaInst* acc = Accumulator(dtype);
+    EmitNest(0, nb + 2, [&] {
+      body_.CreateStore(zero, acc);
+      llvm::Value* extent = EvalTop(kernel_.loops[k], DType::kI64, "K extent");
+      EmitLoop(extent, k, [&] {
+        llvm::Value* a = EvalTop(kernel_.lhs, dtype, "lhs");
+        llvm::Value* b = EvalTop(kernel_.rhs, dtype, "rhs");
+        // A dot product is a reduction: reassoc lets it be split into vector lanes.
+        body_.CreateStore(MultiplyAdd(body_.CreateLoad(type, acc), a, b, dtype, true), acc);
+      });
+      StoreElement(kernel_.out, TargetPtr(kernel_.out, out_indices), body_.CreateLoad(type, acc));
+    });
+    return;
+  }
+  if (kernel_.order != MatmulOrder::kAxpy) {
+    return Fail("unknown matmul order ", static_cast<int>(kernel_.order));
+  }
+  if (EmitTiledAxpy()) return;
+  EmitNest(0, nb + 1, [&] {
+    llvm::Value* n_extent = EvalTop(kernel_.loops[n], DType::kI64, "N extent");
+    EmitLoop(n_extent, n,
+             [&] { StoreElement(kernel_.out, TargetPtr(kernel_.out, out_indices), zero); });
+    llvm::Value* k_extent = EvalTop(kernel_.loops[k], DType::kI64, "K extent");
+    EmitLoop(k_extent, k, [&] {
+      llvm::Value* a = EvalTop(kernel_.lhs, dtype, "lhs");  // n is not in scope here
+      llvm::Value* n_extent_inner = EvalTop(kernel_.loops[n], DType::kI64, "N extent");
+      EmitLoop(n_extent_inner, n, [&] {
+        llvm::Value* b = EvalTop(kernel_.rhs, dtype, "rhs");
+        llvm::Value* ptr = TargetPtr(kernel_.out, out_indices);
+        if (ptr == nullptr) return;
+        // Each out element is summed over k in order (no reassoc): only FMA contraction.
+        StoreElement(kernel_.out, ptr,
+                     MultiplyAdd(LoadElement(kernel_.out, ptr), a, b, dtype, false));
+      });
+    });
+  });
+}
+
+llvm::Value* KernelEmitter::MultiplyAdd(llvm::Value* acc, llvm::Value* a, llvm::Value* b,
+                                        DType dtype, bool reassoc) {
+  if (dtype == DType::kI64) return body_.CreateAdd(acc, body_.CreateMul(a, b));
+  llvm::IRBuilder<>::FastMathFlagGuard guard(body_);
+  llvm::FastMathFlags fmf = body_.getFastMathFlags();
+  fmf.setAllowReassoc(reassoc);
+  body_.setFastMathFlags(fmf);
+  return body_.CreateFAdd(acc, body_.CreateFMul(a, b));
+}
+
+bool KernelEmitter::EmitTiledAxpy() {
+  const DType dtype = program_.buffers[kernel_.out].dtype;
+  if (!options_.tile_matmuls || (dtype != DType::kF32 && dtype != DType::kF64)) return false;
+  const size_t nb = kernel_.loops.size() - 3;
+  const int n = static_cast<int>(nb) + 1, k = n + 1;
+  const Expr* rhs = kernel_.rhs.get();
+  const auto& out_indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
+  if (rhs == nullptr || kernel_.lhs == nullptr || rhs->kind != ExprKind::kLoad ||
+      rhs->dtype != dtype || !ContiguousAlongN(rhs->operands, n) ||
+      !ContiguousAlongN(out_indices, n) || UsesLoopVar(kernel_.lhs.get(), n)) {
+    return false;
+  }
+  const int lanes = HostVectorBytes() / static_cast<int>(ir::DTypeSize(dtype));
+  const int64_t tile = int64_t{kTileVectors} * lanes;
+  const auto* n_const = llvm::dyn_cast_or_null<llvm::ConstantInt>(
+      EvalPrologue(kernel_.loops[n], "N extent"));
+  const auto* k_const = llvm::dyn_cast_or_null<llvm::ConstantInt>(
+      EvalPrologue(kernel_.loops[k], "K extent"));
+  if (failed()) return true;  // the extents are bad: the failure is recorded
+  const bool one_strip = n_const != nullptr && n_const->getSExtValue() <= tile;
+  const bool stage_lhs = !one_strip && !IsPlainLoad(kernel_.lhs.get());
+  if (stage_lhs && (k_const == nullptr ||
+                    k_const->getSExtValue() * ir::DTypeSize(dtype) > kMaxLhsBytes)) {
+    return false;  // recomputing lhs per strip would cost more than tiling saves
+  }
+
+  llvm::Type* type = ValueType(dtype);
+  llvm::AllocaInst* staged = nullptr;
+  if (stage_lhs) {
+    staged = prologue_.CreateAlloca(type, prologue_.getInt64(k_const->getSExtValue()), "lhs");
+    staged->setAlignment(llvm::Align(64));
+  }
+  // A strip of `vectors` full vectors and `scalars` single elements from output column n0.
+  auto strip = [&](llvm::Value* n0, int vectors, int scalars) {
+    llvm::Type* vector_type = llvm::FixedVectorType::get(type, lanes);
+    std::vector<llvm::AllocaInst*> acc;
+    for (int j = 0; j < vectors + scalars; ++j) {
+      llvm::Type* t = j < vectors ? vector_type : type;
+      acc.push_back(prologue_.CreateAlloca(t, nullptr, "acc"));
+      body_.CreateStore(llvm::Constant::getNullValue(t), acc.back());
+    }
+    // Column of accumulator j (its first lane).
+    auto column = [&](int j) {
+      const int64_t offset = j < vectors ? int64_t{j} * lanes : int64_t{vectors} * lanes + j - vectors;
+      return offset == 0 ? n0 : body_.CreateAdd(n0, body_.getInt64(offset), "", true, true);
+    };
+    llvm::Value* k_extent = EvalTop(kernel_.loops[k], DType::kI64, "K extent");
+    EmitLoop(k_extent, k, [&] {
+      llvm::Value* a =
+          staged != nullptr
+              ? body_.CreateLoad(type, body_.CreateInBoundsGEP(type, staged, loop_vars_[k]))
+              : EvalTop(kernel_.lhs, dtype, "lhs");
+      llvm::Value* splat = vectors > 0 ? body_.CreateVectorSplat(lanes, a) : nullptr;
+      for (int j = 0; j < vectors + scalars; ++j) {
+        loop_vars_[n] = column(j);
+        llvm::Value* ptr = TargetPtr(rhs->index, rhs->operands);
+        if (ptr == nullptr) break;
+        llvm::Type* t = j < vectors ? vector_type : type;
+        llvm::Value* b = body_.CreateAlignedLoad(t, ptr, llvm::Align(ir::DTypeSize(dtype)));
+        llvm::Value* sum = body_.CreateLoad(t, acc[j]);
+        body_.CreateStore(MultiplyAdd(sum, j < vectors ? splat : a, b, dtype, false), acc[j]);
+      }
+      loop_vars_[n] = nullptr;
+    });
+    for (int j = 0; j < vectors + scalars; ++j) {
+      loop_vars_[n] = column(j);
+      llvm::Value* ptr = TargetPtr(kernel_.out, out_indices);
+      if (ptr == nullptr) break;
+      llvm::Type* t = j < vectors ? vector_type : type;
+      body_.CreateAlignedStore(body_.CreateLoad(t, acc[j]), ptr,
+                               llvm::Align(ir::DTypeSize(dtype)));
+    }
+    loop_vars_[n] = nullptr;
+  };
+  // A loop over `count` strips of `width` columns from column `base`.
+  auto strips = [&](llvm::Value* base, llvm::Value* count, int64_t width, int vectors,
+                    int scalars) {
+    EmitLoop(count, n, [&] {
+      llvm::Value* n0 = body_.CreateMul(loop_vars_[n], body_.getInt64(width), "", true, true);
+      strip(body_.CreateAdd(base, n0, "", true, true), vectors, scalars);
+    });
+  };
+
+  EmitNest(0, nb + 1, [&] {
+    if (staged != nullptr) {
+      EmitLoop(EvalTop(kernel_.loops[k], DType::kI64, "K extent"), k, [&] {
+        llvm::Value* a = EvalTop(kernel_.lhs, dtype, "lhs");
+        body_.CreateStore(a, body_.CreateInBoundsGEP(type, staged, loop_vars_[k]));
+      });
+    }
+    llvm::Value* zero = body_.getInt64(0);
+    if (n_const != nullptr) {
+      const int64_t columns = n_const->getSExtValue();
+      const int64_t full = columns / tile, rest = columns % tile;
+      if (full == 1) strip(zero, kTileVectors, 0);
+      if (full > 1) strips(zero, body_.getInt64(full), tile, kTileVectors, 0);
+      if (rest > 0) {
+        strip(body_.getInt64(full * tile), static_cast<int>(rest / lanes),
+              static_cast<int>(rest % lanes));
+      }
+      return;
+    }
+    // A symbolic width: full strips, then single vectors, then single columns.
+    llvm::Value* columns = EvalTop(kernel_.loops[n], DType::kI64, "N extent");
+    llvm::Value* full = body_.CreateSDiv(columns, body_.getInt64(tile));
+    strips(zero, full, tile, kTileVectors, 0);
+    llvm::Value* done = body_.CreateMul(full, body_.getInt64(tile), "", true, true);
+    llvm::Value* left = body_.CreateSub(columns, done, "", true, true);
+    llvm::Value* vectors = body_.CreateSDiv(left, body_.getInt64(lanes));
+    strips(done, vectors, lanes, 1, 0);
+    done = body_.CreateAdd(done, body_.CreateMul(vectors, body_.getInt64(lanes), "", true, true),
+                           "", true, true);
+    strips(done, body_.CreateSub(columns, done, "", true, true), 1, 0, 1);
+  });
+  return true;
+}
+
+void KernelEmitter::EmitExternMatmul() {
+
+  const DType dtype = program_.buffers[kernel_.out].dtype;
+  if (dtype != DType::kF32 && dtype != DType::kF64) {
+    return Fail("extern matmul into a ", ir::DTypeName(dtype), " buffer");
+  }
+  for (const ExprPtr* operand : {&kernel_.lhs, &kernel_.rhs}) {
+    const Expr* e = operand->get();
+    if (e == nullptr || e->kind != ExprKind::kLoad || e->dtype != dtype || e->operands.size() < 2) {
+      return Fail("extern matmul operands must be ", ir::DTypeName(dtype),
+                  " loads of a matrix (rank >= 2)");
+    }
+  }
+  const size_t nb = kernel_.loops.size() - 3;
+  if (program_.buffers[kernel_.out].dims.size() != nb + 2) {
+    return Fail("extern matmul output must have rank ", nb + 2);
+  }
+  // Declared, not defined: the JIT resolves it to the host function registered by
+  // CompileProgram (runtime/jit_helpers.h).
+  llvm::Type* ptr = body_.getPtrTy();
+  llvm::Type* i64 = body_.getInt64Ty();
+  llvm::FunctionType* type = llvm::FunctionType::get(
+      body_.getVoidTy(), {ptr, ptr, ptr, i64, i64, i64, body_.getInt32Ty()}, false);
+  llvm::FunctionCallee helper = module_.getOrInsertFunction(
+      dtype == DType::kF64 ? "graphjit_rt_matmul_f64" : "graphjit_rt_matmul_f32", type);
+  if (auto* f = llvm::dyn_cast<llvm::Function>(helper.getCallee())) f->setDoesNotThrow();
+  std::vector<ExprPtr> out_origin(identity_.begin(), identity_.begin() + nb);
+  out_origin.push_back(ConstI(0));
+  out_origin.push_back(ConstI(0));
+  EmitNest(0, nb, [&] {
+    llvm::Value* a = TargetPtr(kernel_.lhs->index, kernel_.lhs->operands);
+    llvm::Value* b = TargetPtr(kernel_.rhs->index, kernel_.rhs->operands);
+    llvm::Value* c = TargetPtr(kernel_.out, out_origin);
+    llvm::Value* m = EvalTop(kernel_.loops[nb], DType::kI64, "M extent");
+    llvm::Value* n = EvalTop(kernel_.loops[nb + 1], DType::kI64, "N extent");
+    llvm::Value* k = EvalTop(kernel_.loops[nb + 2], DType::kI64, "K extent");
+    if (a == nullptr || b == nullptr || c == nullptr || failed()) return;
+    body_.CreateCall(helper, {a, b, c, m, n, k, body_.getInt32(kernel_.transpose_rhs ? 1 : 0)});
+  });
+}
+
+}  // namespace graphjit::compiler::codegen_internal
