@@ -33,7 +33,7 @@ for stage in traced optimized; do
 done
 "$bin/graphjit-dump" decode --stage=kernels | grep -q "matmul(axpy)" && pass "dump kernels" ||
   fail "dump kernels"
-"$bin/graphjit-dump" decode --dim S=64 --stage=llvm-opt | grep -q "<4 x double>" &&
+"$bin/graphjit-dump" decode --dim S=64 --stage=llvm-opt | grep -qE "<(4|8) x double>" &&
   pass "dump llvm-opt is vectorized" || fail "dump llvm-opt is vectorized"
 
 expect_error "dump unknown stage" "unknown --stage 'bogus'" "$bin/graphjit-dump" decode --stage=bogus
@@ -43,6 +43,28 @@ printf 'graph g {\n  %%0 = input {name="x"} : f64[2, S+]\n' > "$work/bad.gir"
 expect_error "dump malformed IR" "bad.gir:2:" "$bin/graphjit-dump" "$work/bad.gir"
 expect_error "dump unknown flag" "Unknown command line flag 'bogus'" "$bin/graphjit-dump" decode --bogus
 expect_error "dump unknown pass" "no pass 'nope'" "$bin/graphjit-dump" decode --print-after=nope
+
+# The per-kernel profiler: graphjit-dump --profile and GRAPHJIT_PROFILE=1 name the kernels.
+"$bin/graphjit-dump" decode --dim S=16 --profile --profile-calls=5 > "$work/profile.txt" &&
+  grep -q "^# profile of decode: 20 kernels, 5 calls" "$work/profile.txt" &&
+  grep -q "^  k2_matmul " "$work/profile.txt" && pass "dump --profile" || fail "dump --profile"
+cat > "$work/matvec.gir" <<'GIR'
+graph matvec {
+  %0 = input {name="x"} : f64[1, N]
+  %1 = input {name="w"} : f64[N, 40]
+  %2 = matmul(%0, %1) : f64[1, 40]
+  return %2
+}
+GIR
+"$bin/graphjit-dump" "$work/matvec.gir" --bind N=9 --profile --profile-calls=3 |
+  grep -q "matmul" && pass "dump --profile of an IR file" || fail "dump --profile of an IR file"
+expect_error "dump --profile unbound symbol" "input 'x' has shape [1, N]" \
+  "$bin/graphjit-dump" "$work/matvec.gir" --profile
+expect_error "dump --profile zero calls" "calls must be >= 1" \
+  "$bin/graphjit-dump" decode --dim S=4 --profile --profile-calls=0
+GRAPHJIT_PROFILE=1 "$bin/graphjit-run" decode --dim S=16 --bind P=15 --mode=jit \
+  --output-dir "$work/profiled" 2>&1 >/dev/null | grep -q "^# profile of decode" &&
+  pass "GRAPHJIT_PROFILE=1 prints the table" || fail "GRAPHJIT_PROFILE=1 prints the table"
 
 # graphjit-run: eager and interpreter agree bitwise; the JIT runs; bad inputs are named.
 "$bin/graphjit-run" decode --dim S=16 --bind P=15 --mode=eager --output-dir "$work/eager" >/dev/null &&
