@@ -1,0 +1,169 @@
+// How far a compiled decode step is from this machine's streaming floor.
+//
+// BM_ReadBandwidth: one core reading a buffer that lives in L1, L2, L3 or DRAM (sizes
+// from the CPU's cache sizes), with the widest vectors the host has (AVX-512, AVX2 or
+// SSE2, detected at run time), summed into 8 independent accumulators so that only the
+// loads limit it.
+// BM_DecodeStep: one compiled decode step (f32 / f64, KV length S = 64 / 512), with the
+// matmul register tiling on and off. Each run also measures, in the same process and just
+// before the step, the read of a buffer as large as what the step must read (every weight
+// once, the caches once): that time is the step's floor. Counters:
+//   bytes     what the step must read (from the compiled graph's params and inputs)
+//   floor_us  reading those bytes at this working-set size
+//   x_floor   step time / floor (1.0 is the floor)
+// Run: build/bin/bench_roofline --benchmark_repetitions=5 --benchmark_report_aggregates_only
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "compiler/compiled_graph.h"
+#include "ir/check.h"
+#include "models/model.h"
+
+namespace graphjit {
+namespace {
+
+template <int kBytes>
+struct Vec {
+  typedef double Type __attribute__((vector_size(kBytes)));
+};
+
+// Sums `n` doubles (n a multiple of 8 vectors) with 8 vector accumulators.
+template <int kBytes>
+inline double SumWith(const double* data, int64_t n) {
+  using V = typename Vec<kBytes>::Type;
+  constexpr int kLanes = kBytes / 8;
+  V acc[8] = {};
+  for (int64_t i = 0; i < n; i += 8 * kLanes) {
+    for (int j = 0; j < 8; ++j) {
+      V v;
+      std::memcpy(&v, data + i + j * kLanes, sizeof(V));
+      acc[j] += v;
+    }
+  }
+  double total = 0;
+  for (const V& a : acc) {
+    for (int l = 0; l < kLanes; ++l) total += a[l];
+  }
+  return total;
+}
+
+__attribute__((target("avx512f"))) double Sum512(const double* d, int64_t n) {
+  return SumWith<64>(d, n);
+}
+__attribute__((target("avx2"))) double Sum256(const double* d, int64_t n) {
+  return SumWith<32>(d, n);
+}
+double Sum128(const double* d, int64_t n) { return SumWith<16>(d, n); }
+
+// The widest reader of this host, and its name.
+double ReadAll(const double* d, int64_t n) {
+  static const auto fn = [] {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) return &Sum512;
+    if (__builtin_cpu_supports("avx2")) return &Sum256;
+    return &Sum128;
+  }();
+  return fn(d, n);
+}
+const char* ReaderName() {
+  if (__builtin_cpu_supports("avx512f")) return "avx512";
+  if (__builtin_cpu_supports("avx2")) return "avx2";
+  return "sse2";
+}
+
+// A 64-byte aligned buffer of at least `bytes`, rounded up to whole 512-byte blocks.
+struct ReadBuffer {
+  explicit ReadBuffer(int64_t bytes) : n(std::max<int64_t>(64, (bytes + 511) / 512 * 64)) {
+    data.reset(static_cast<double*>(std::aligned_alloc(64, n * sizeof(double))));
+    for (int64_t i = 0; i < n; ++i) data.get()[i] = 1.0 / static_cast<double>(i + 1);
+  }
+  struct Free {
+    void operator()(double* p) const { std::free(p); }
+  };
+  int64_t n;
+  std::unique_ptr<double, Free> data;
+};
+
+// Median seconds of one warm read of `buffer` over `reps` reads.
+double MedianReadSeconds(const ReadBuffer& buffer, int reps) {
+  std::vector<double> times;
+  for (int r = 0; r < reps + 2; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(ReadAll(buffer.data.get(), buffer.n));
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  times.erase(times.begin(), times.begin() + 2);  // the first reads bring it into cache
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  return times[times.size() / 2];
+}
+
+// Working sets: half of each cache level (so it stays there), and 8x the last level.
+std::vector<std::pair<const char*, int64_t>> Levels() {
+  int64_t l1 = 32 << 10, l2 = 512 << 10, l3 = 16 << 20;
+  for (const auto& c : benchmark::CPUInfo::Get().caches) {
+    if (c.level == 1 && c.type != "Instruction") l1 = c.size;
+    if (c.level == 2) l2 = c.size;
+    if (c.level == 3) l3 = c.size;
+  }
+  return {{"L1", l1 / 2}, {"L2", l2 / 2}, {"L3", l3 / 2}, {"DRAM", l3 * 8}};
+}
+
+void BM_ReadBandwidth(benchmark::State& state) {
+  const auto level = Levels()[state.range(0)];
+  ReadBuffer buffer(level.second);
+  for (auto _ : state) benchmark::DoNotOptimize(ReadAll(buffer.data.get(), buffer.n));
+  const double bytes = static_cast<double>(buffer.n) * sizeof(double);
+  state.counters["GB/s"] = benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["KiB"] = bytes / 1024;
+  state.SetLabel(absl::StrCat(level.first, " ", ReaderName()));
+}
+BENCHMARK(BM_ReadBandwidth)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
+
+void BM_DecodeStep(benchmark::State& state) {
+  const int64_t S = state.range(0);
+  const bool f32 = state.range(1) == 1;
+  const bool tiled = state.range(2) == 1;
+  auto model = *models::CreateModel(f32 ? "decode:dtype=f32" : "decode");
+  runtime::TensorMap in = *model->ExampleInputs({{"S", S}}, 0);
+  ir::Bindings bind = {{"P", S - 1}};
+  models::TraceOptions trace;
+  trace.fixed_dims = {{"S", S}};
+  ir::Graph traced = *models::TraceModel(*model, trace);
+  compiler::CompileGraphOptions options;
+  options.codegen.tile_matmuls = tiled;
+  auto cg = *compiler::CompiledGraph::Compile(traced, model->params(), options);
+  // What the step must read at least: every param and input buffer of the program once.
+  int64_t bytes = 0;
+  for (const compiler::Buffer& b : cg->program().buffers) {
+    if (b.kind != compiler::BufferKind::kInput && b.kind != compiler::BufferKind::kParam) continue;
+    bytes += *ir::NumElements(b.shape).Evaluate({}) * ir::DTypeSize(b.dtype);
+  }
+  ReadBuffer floor_buffer(bytes);
+  const double floor_seconds = MedianReadSeconds(floor_buffer, 200);
+  for (int warm = 0; warm < 3; ++warm) GJ_CHECK(cg->Run(in, bind).ok());
+  for (auto _ : state) {
+    absl::StatusOr<std::vector<runtime::Tensor>> out = cg->Run(in, bind);  // KV in place
+    GJ_CHECK(out.ok()) << out.status().message();
+    benchmark::DoNotOptimize(out);
+  }
+  state.counters["floor_us"] = floor_seconds * 1e6;
+  state.counters["bytes"] = static_cast<double>(bytes);
+  // (floor * iterations / time) inverted: time per step / floor.
+  state.counters["x_floor"] = benchmark::Counter(
+      floor_seconds, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.SetLabel(absl::StrCat(f32 ? "f32" : "f64", " S=", S, tiled ? " tiled" : " untiled"));
+}
+BENCHMARK(BM_DecodeStep)
+    ->ArgsProduct({{64, 512}, {0, 1}, {1, 0}})
+    ->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace graphjit
+
+BENCHMARK_MAIN();
