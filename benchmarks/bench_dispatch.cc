@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "compiler/compiled_call.h"
 #include "compiler/jit.h"
 #include "frontend/ops.h"
 #include "ir/check.h"
@@ -102,26 +103,41 @@ void BM_HitSymbolic(benchmark::State& state) {
 }
 BENCHMARK(BM_HitSymbolic);
 
-// A whole decode call at S = 64 through the cache (arg 1) and straight on the compiled
-// graph (arg 0): the difference is what the cache adds per call. Under exact the caches
-// are donated, so the same inputs are reused (the contents do not matter for timing).
+// A whole decode call at S = 64 through the cache (arg 1), straight on the compiled
+// graph (arg 0) and through a reusable CompiledCall (arg 2): the differences are what
+// the cache and what Run's per-call setup add. Under exact the caches are donated, so
+// the same inputs are reused (the contents do not matter for timing).
 void BM_DecodeCall(benchmark::State& state) {
   Warm& w = WarmCache(ShapePolicy::kExact, 63);
   const runtime::TensorMap& in = w.inputs.back();  // S = 64
   std::shared_ptr<const CacheEntry> entry = *w.cache->Acquire(in);
   const ir::Bindings bindings = {{"P", 63}};
-  const bool through_cache = state.range(0) == 1;
+  CompiledCall call(entry->compiled());
+  std::vector<runtime::Tensor> positional;
+  for (const std::string& name : call.input_names()) positional.push_back(in.at(name));
+  const int64_t allocations = g_allocations.load();
   for (auto _ : state) {
-    auto out = through_cache ? w.cache->Run(in, bindings) : entry->compiled().Run(in, bindings);
+    if (state.range(0) == 2) {
+      absl::Status s = call.Run(positional, bindings);
+      GJ_CHECK(s.ok()) << s.message();
+      benchmark::DoNotOptimize(call.outputs());
+      continue;
+    }
+    auto out = state.range(0) == 1 ? w.cache->Run(in, bindings) : entry->compiled().Run(in, bindings);
     GJ_CHECK(out.ok()) << out.status().message();
     benchmark::DoNotOptimize(out);
   }
-  state.SetLabel(through_cache ? "JitFunction::Run" : "CompiledGraph::Run");
+  state.counters["allocs_per_call"] = static_cast<double>(g_allocations.load() - allocations) /
+                                      static_cast<double>(state.iterations());
+  static const char* const kLabels[] = {"CompiledGraph::Run", "JitFunction::Run",
+                                        "CompiledCall::Run"};
+  state.SetLabel(kLabels[state.range(0)]);
 }
-BENCHMARK(BM_DecodeCall)->Arg(0)->Arg(1);
+BENCHMARK(BM_DecodeCall)->Arg(0)->Arg(1)->Arg(2);
 
-// A tiny user function (3 ops on 4 elements) through Jit (arg 1: guards, lookup, run)
-// and straight on its compiled graph (arg 0): the whole cost of a Jit call that hits.
+// A tiny user function (3 ops on 4 elements) through Jit (arg 1: guards, lookup, run),
+// straight on its compiled graph (arg 0: checks by name, outputs and workspace allocated)
+// and through a reusable CompiledCall (arg 2: positional checks, nothing allocated).
 void BM_JitTinyFunction(benchmark::State& state) {
   static JitFunction* fn = [] {
     JitOptions options;
@@ -138,16 +154,28 @@ void BM_JitTinyFunction(benchmark::State& state) {
       {"x", *runtime::Tensor::FromDoubles(ir::DType::kF64, {4}, {0.1, 0.2, 0.3, 0.4})}};
   std::shared_ptr<const CacheEntry> entry = *fn->Acquire(in);
   const int64_t compiles = fn->stats().compiles;
-  const bool through_jit = state.range(0) == 1;
+  CompiledCall call(entry->compiled());
+  const std::vector<runtime::Tensor> positional = {in.at("x")};
+  const int64_t allocations = g_allocations.load();
   for (auto _ : state) {
-    auto out = through_jit ? fn->Run(in) : entry->compiled().Run(in);
+    if (state.range(0) == 2) {
+      absl::Status s = call.Run(positional);
+      GJ_CHECK(s.ok()) << s.message();
+      benchmark::DoNotOptimize(call.outputs());
+      continue;
+    }
+    auto out = state.range(0) == 1 ? fn->Run(in) : entry->compiled().Run(in);
     GJ_CHECK(out.ok()) << out.status().message();
     benchmark::DoNotOptimize(out);
   }
   GJ_CHECK(fn->stats().compiles == compiles) << "the benchmark loop missed";
-  state.SetLabel(through_jit ? "JitFunction::Run" : "CompiledGraph::Run");
+  state.counters["allocs_per_call"] = static_cast<double>(g_allocations.load() - allocations) /
+                                      static_cast<double>(state.iterations());
+  static const char* const kLabels[] = {"CompiledGraph::Run", "JitFunction::Run",
+                                        "CompiledCall::Run (reused frame)"};
+  state.SetLabel(kLabels[state.range(0)]);
 }
-BENCHMARK(BM_JitTinyFunction)->Arg(0)->Arg(1);
+BENCHMARK(BM_JitTinyFunction)->Arg(0)->Arg(1)->Arg(2);
 
 }  // namespace
 }  // namespace graphjit::compiler::cache

@@ -90,6 +90,7 @@ class CompiledGraph {
 
  private:
   CompiledGraph();
+  friend class CompiledCall;  // compiler/compiled_call.h binds args_ once
   struct EnvProfile;  // GRAPHJIT_PROFILE's sums (compiled_graph.cc)
 
   ir::Graph graph_;

@@ -39,6 +39,8 @@ absl::Status CheckGatherIndices(const ir::Graph& graph, const runtime::TensorMap
   return absl::OkStatus();
 }
 
+}  // namespace
+
 // Positions bound at call time must keep every access in bounds: compiled code does not
 // check as it runs, so a bad P is refused here, as the interpreter's kernels refuse it.
 // So is an argmin / argmax over an axis that is empty for these bindings (it has no
@@ -86,8 +88,6 @@ absl::Status CheckDynamicBounds(const ir::Graph& graph, const ir::Bindings& bind
   }
   return absl::OkStatus();
 }
-
-}  // namespace
 
 absl::StatusOr<CallFrame> PrepareCall(const ir::Graph& graph, const LoweredGraph& lowered,
                                       const runtime::TensorMap& inputs,

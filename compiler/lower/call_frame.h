@@ -31,6 +31,10 @@ absl::StatusOr<CallFrame> PrepareCall(const ir::Graph& graph, const LoweredGraph
                                       const std::vector<runtime::Tensor>& constants,
                                       const ir::Bindings& bindings);
 
+// The bounds CompiledGraph::Run checks for `bindings` (every symbol bound): slice and
+// KV-write rows in range, arg reductions over non-empty axes. PrepareCall runs it.
+absl::Status CheckDynamicBounds(const ir::Graph& graph, const ir::Bindings& bindings);
+
 // The tensors of the constant buffers of `lowered`, in arg order.
 std::vector<runtime::Tensor> ConstantTensors(const ir::Graph& graph, const LoweredGraph& lowered);
 

@@ -1,0 +1,204 @@
+#include "compiler/compiled_call.h"
+
+#include <cstdlib>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/lower/call_frame.h"
+
+namespace graphjit::compiler {
+namespace {
+
+constexpr int64_t kUnset = std::numeric_limits<int64_t>::min();
+
+}  // namespace
+
+CompiledCall::CompiledCall(const CompiledGraph& graph) : graph_(graph) {
+  const ir::Graph& g = graph.graph();
+  const Program& p = graph.program();
+  auto slot_of = [&](const std::string& name) {
+    for (size_t s = 0; s < slots_.size(); ++s) {
+      if (slots_[s].name == name) return static_cast<int>(s);
+    }
+    slots_.push_back({name});
+    return static_cast<int>(slots_.size()) - 1;
+  };
+  for (ir::ValueId id : g.Inputs()) {
+    const int input = static_cast<int>(input_ids_.size());
+    input_ids_.push_back(id);
+    input_names_.push_back(g.node(id).name());
+    const ir::Shape& shape = g.type(id).shape;
+    for (int axis = 0; axis < static_cast<int>(shape.size()); ++axis) {
+      std::string name;
+      if (std::optional<int64_t> c = shape[axis].AsConstant()) {
+        dims_.push_back({input, axis, *c, -1});
+      } else if (shape[axis].IsSymbol(&name)) {
+        const int s = slot_of(name);
+        if (slots_[s].input < 0) slots_[s] = {name, input, axis};
+        dims_.push_back({input, axis, 0, s});
+      } else {
+        fast_ = false;  // a dim like S+1: BindInputs solves and checks it
+      }
+    }
+  }
+  for (const std::string& s : p.symbols) program_slot_.push_back(slot_of(s));
+  values_.assign(slots_.size(), kUnset);
+  symbols_.assign(p.symbols.size(), 0);
+  for (const ir::Node& n : g.nodes()) {
+    switch (n.op) {
+      case ir::OpCode::kGather:
+        // Indices fed by an input are range-checked by name (CheckGatherIndices).
+        if (g.node(n.operands[1]).op == ir::OpCode::kInput) fast_ = false;
+        break;
+      case ir::OpCode::kKvWrite:
+      case ir::OpCode::kSlice:
+      case ir::OpCode::kArgMin:
+      case ir::OpCode::kArgMax:
+        has_bound_checks_ = true;
+        break;
+      default:
+        break;
+    }
+  }
+  needs_bindings_ = has_bound_checks_ || !p.workspace_bytes.IsConstant();
+  args_.assign(p.num_args, nullptr);
+  size_t next_constant = 0;
+  for (size_t a = 0; a < graph.lowered_.args.size(); ++a) {
+    const ArgBinding& arg = graph.lowered_.args[a];
+    const ir::ValueType& type = g.type(arg.value);
+    if (arg.kind == ArgBinding::Kind::kConstant) {
+      args_[a] = const_cast<void*>(graph.constants_[next_constant++].raw_data());
+    } else if (arg.kind == ArgBinding::Kind::kParam) {
+      auto it = graph.params_.find(arg.name);
+      absl::StatusOr<std::vector<int64_t>> dims = ir::EvaluateShape(type.shape, {});
+      if (it == graph.params_.end() || !dims.ok() || it->second.dtype() != type.dtype ||
+          it->second.shape() != *dims) {
+        fast_ = false;  // missing, mistyped or symbolic: the full checks name it per call
+      } else {
+        args_[a] = const_cast<void*>(it->second.raw_data());
+      }
+    } else if (arg.kind == ArgBinding::Kind::kOutput) {
+      for (const ir::SymExpr& d : type.shape) needs_bindings_ |= !d.IsConstant();
+    }
+  }
+  outputs_.resize(g.outputs().size());
+}
+
+bool CompiledCall::BindFast(absl::Span<const runtime::Tensor> inputs,
+                            const ir::Bindings& bindings) {
+  if (inputs.size() != input_ids_.size()) return false;
+  const ir::Graph& g = graph_.graph();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::ValueType& type = g.type(input_ids_[i]);
+    if (!inputs[i].valid() || inputs[i].dtype() != type.dtype || inputs[i].rank() != type.rank()) {
+      return false;
+    }
+  }
+  std::fill(values_.begin(), values_.end(), kUnset);
+  for (const DimCheck& d : dims_) {
+    const int64_t v = inputs[d.input].shape()[d.axis];
+    if (d.slot < 0) {
+      if (v != d.constant) return false;
+    } else if (values_[d.slot] == kUnset) {
+      values_[d.slot] = v;
+    } else if (values_[d.slot] != v) {
+      return false;
+    }
+  }
+  for (size_t s = 0; s < slots_.size(); ++s) {
+    auto it = bindings.find(slots_[s].name);
+    if (values_[s] == kUnset) {
+      if (it == bindings.end()) return false;  // unbound: the full checks say which
+      values_[s] = it->second;
+    } else if (it != bindings.end() && it->second != values_[s]) {
+      return false;  // a binding contradicting an input dim
+    }
+  }
+  return true;
+}
+
+ir::Bindings CompiledCall::SlotBindings() const {
+  ir::Bindings bound;
+  for (size_t s = 0; s < slots_.size(); ++s) bound[slots_[s].name] = values_[s];
+  return bound;
+}
+
+absl::Status CompiledCall::RunFull(absl::Span<const runtime::Tensor> inputs,
+                                   const ir::Bindings& bindings) {
+  if (inputs.size() != input_names_.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected ", input_names_.size(), " inputs (",
+                     absl::StrJoin(input_names_, ", "), "), got ", inputs.size()));
+  }
+  runtime::TensorMap named;
+  for (size_t i = 0; i < inputs.size(); ++i) named[input_names_[i]] = inputs[i];
+  absl::StatusOr<std::vector<runtime::Tensor>> out = graph_.Run(named, bindings);
+  if (!out.ok()) return out.status();
+  outputs_ = *std::move(out);
+  return absl::OkStatus();
+}
+
+absl::Status CompiledCall::Run(absl::Span<const runtime::Tensor> inputs,
+                               const ir::Bindings& bindings) {
+  if (!fast_ || !BindFast(inputs, bindings)) return RunFull(inputs, bindings);
+  const ir::Graph& g = graph_.graph();
+  const Program& p = graph_.program();
+  ir::Bindings bound;
+  if (needs_bindings_) bound = SlotBindings();
+  if (has_bound_checks_) {
+    if (absl::Status s = CheckDynamicBounds(g, bound); !s.ok()) return s;
+  }
+  for (size_t j = 0; j < program_slot_.size(); ++j) symbols_[j] = values_[program_slot_[j]];
+  const std::vector<ArgBinding>& args = graph_.lowered_.args;
+  auto input_of = [&](const ArgBinding& arg) -> const runtime::Tensor& {
+    for (size_t i = 0; i < input_names_.size(); ++i) {
+      if (input_ids_[i] == arg.value) return inputs[i];
+    }
+    GJ_CHECK(false) << "input arg '" << arg.name << "' is not a graph input";
+    return inputs[0];
+  };
+  for (size_t a = 0; a < args.size(); ++a) {
+    const ArgBinding& arg = args[a];
+    if (arg.kind == ArgBinding::Kind::kInput) {
+      args_[a] = const_cast<void*>(input_of(arg).raw_data());
+    } else if (arg.kind == ArgBinding::Kind::kOutput) {
+      runtime::Tensor& out = outputs_[arg.output_index];
+      if (arg.donor_arg >= 0) {
+        out = input_of(args[arg.donor_arg]);  // written in place
+      } else {
+        const ir::ValueType& type = g.type(arg.value);
+        bool same = out.valid() && out.dtype() == type.dtype && out.rank() == type.rank();
+        for (int d = 0; same && d < type.rank(); ++d) {
+          std::optional<int64_t> c = type.shape[d].AsConstant();
+          same = out.shape()[d] == (c ? *c : *type.shape[d].Evaluate(bound));
+        }
+        if (!same) {
+          absl::StatusOr<std::vector<int64_t>> dims = ir::EvaluateShape(type.shape, bound);
+          if (!dims.ok()) return dims.status();
+          absl::StatusOr<runtime::Tensor> t = runtime::Tensor::Empty(type.dtype, *dims);
+          if (!t.ok()) return t.status();
+          out = *std::move(t);
+        }
+      }
+      args_[a] = out.raw_data();
+    }
+  }
+  std::optional<int64_t> constant_bytes = p.workspace_bytes.AsConstant();
+  absl::StatusOr<int64_t> bytes =
+      constant_bytes ? absl::StatusOr<int64_t>(*constant_bytes) : p.workspace_bytes.Evaluate(bound);
+  if (!bytes.ok()) return bytes.status();
+  if (*bytes > workspace_capacity_) {
+    const int64_t rounded = (*bytes + 63) / 64 * 64;
+    void* mem = std::aligned_alloc(64, static_cast<size_t>(rounded));
+    if (mem == nullptr) {
+      return absl::ResourceExhaustedError(absl::StrCat("workspace of ", *bytes, " bytes"));
+    }
+    workspace_ = std::shared_ptr<char>(static_cast<char*>(mem), std::free);
+    workspace_capacity_ = rounded;
+  }
+  graph_.kernels().Run(args_.data(), symbols_.data(), workspace_.get());
+  return absl::OkStatus();
+}
+
+}  // namespace graphjit::compiler

@@ -1,0 +1,74 @@
+// CompiledCall: a reusable call frame of one CompiledGraph, for loops that call the same
+// code again and again (a decode loop, a cache hit). Inputs come by position, parameter
+// and constant pointers are bound once, outputs and the workspace are kept and reused
+// while their shapes stay, so a steady-state call allocates nothing and does no name
+// lookups: what remains is the dtype / shape checks and the kernels.
+//
+// Any input the fast checks do not accept takes CompiledGraph::Run's full checks
+// (runtime::BindInputs and PrepareCall), so errors carry the same messages; the bounds
+// checks of slices, KV writes, arg reductions and gathers run on every call, as in Run.
+#ifndef GRAPHJIT_COMPILER_COMPILED_CALL_H_
+#define GRAPHJIT_COMPILER_COMPILED_CALL_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "compiler/compiled_graph.h"
+
+namespace graphjit::compiler {
+
+class CompiledCall {
+ public:
+  // `graph` must outlive the call. One CompiledCall per thread: Run is not reentrant.
+  explicit CompiledCall(const CompiledGraph& graph);
+
+  // The graph's input names, in the order Run takes them.
+  const std::vector<std::string>& input_names() const { return input_names_; }
+
+  // Runs on `inputs` (one per input_names(), in that order) with the call symbols that no
+  // input dim binds (say P) from `bindings`. The results are in outputs() until the next
+  // Run, which writes into the same tensors when their shapes are unchanged (Clone() what
+  // you keep). Donated inputs are updated in place, as by CompiledGraph::Run.
+  absl::Status Run(absl::Span<const runtime::Tensor> inputs, const ir::Bindings& bindings = {});
+  const std::vector<runtime::Tensor>& outputs() const { return outputs_; }
+
+ private:
+  // A symbol's value for this call: from an input dim or the bindings.
+  struct Slot {
+    std::string name;
+    int input = -1, axis = -1;  // the first input dim that is exactly this symbol, if any
+  };
+  // One input dim: a constant, or exactly one symbol (slot).
+  struct DimCheck {
+    int input, axis;
+    int64_t constant;
+    int slot;  // -1: constant
+  };
+  absl::Status RunFull(absl::Span<const runtime::Tensor> inputs, const ir::Bindings& bindings);
+  bool BindFast(absl::Span<const runtime::Tensor> inputs, const ir::Bindings& bindings);
+  ir::Bindings SlotBindings() const;
+
+  const CompiledGraph& graph_;
+  std::vector<std::string> input_names_;
+  std::vector<ir::ValueId> input_ids_;
+  std::vector<Slot> slots_;
+  std::vector<DimCheck> dims_;
+  std::vector<int> program_slot_;   // slot of each program symbol
+  bool fast_ = true;                // false: every call takes the full checks
+  bool needs_bindings_ = false;     // shapes or bounds checks need an ir::Bindings
+  bool has_bound_checks_ = false;
+  std::vector<int64_t> values_;     // per slot, this call
+  std::vector<int64_t> symbols_;    // per program symbol, this call
+  std::vector<void*> args_;         // params and constants bound once
+  std::vector<runtime::Tensor> outputs_;
+  std::shared_ptr<char> workspace_;
+  int64_t workspace_capacity_ = 0;
+};
+
+}  // namespace graphjit::compiler
+
+#endif  // GRAPHJIT_COMPILER_COMPILED_CALL_H_
