@@ -9,9 +9,10 @@
 // vector registers for the whole k loop:
 //   for n0 in strips of T: acc[0..T) = 0; for k: acc += splat(a[k]) * b[k, n0..n0+T)
 //                          out[n0..n0+T) = acc
-// so each weight is loaded once and each output stored once. Every output element is
-// still summed over k in order with the same contraction, so results equal the axpy
-// order's bit for bit (the interpreter's order). An lhs that is computed (say SwiGLU's
+// so each weight is loaded once and each output stored once. In a full strip every
+// output element is still summed over k in order with the same contraction, so results
+// equal the axpy order's bit for bit (the interpreter's order); narrow strips over a long
+// k split the sum over a few accumulator sets (see EmitTiledAxpy). An lhs that is computed (say SwiGLU's
 // silu(g) * u) is staged once per k in a stack array when there are several strips; that
 // loop may vectorize its math through libmvec, within an ulp of scalar libm. T is kTileVectors vectors of the host's
 // widest vector width (AVX-512: 64 bytes, AVX/AVX2: 32, else 16): enough independent
@@ -30,8 +31,11 @@ using ir::DType;
 namespace {
 
 constexpr int kTileVectors = 8;
-// lhs values that are not plain loads are computed once per k into a stack array when
-// the output has several strips (else each strip would recompute them), up to this size.
+// Narrow strips split k over up to kMaxSets accumulator sets when K >= kSplitMinK.
+constexpr int kMaxSets = 4;
+constexpr int64_t kSplitMinK = 32;
+// lhs values that are not plain loads are computed once per k into a stack array, up to
+// this size.
 constexpr int64_t kMaxLhsBytes = 32 * 1024;
 
 int HostVectorBytes() {
@@ -147,12 +151,14 @@ bool KernelEmitter::EmitTiledAxpy() {
   const auto* k_const = llvm::dyn_cast_or_null<llvm::ConstantInt>(
       EvalPrologue(kernel_.loops[k], "K extent"));
   if (failed()) return true;  // the extents are bad: the failure is recorded
+  // A computed lhs is staged whenever K is known and small enough: its loop vectorizes
+  // (a division or exp per k would otherwise bound the strip loop); with several strips
+  // and no staging it would be recomputed per strip, so those stay untiled.
   const bool one_strip = n_const != nullptr && n_const->getSExtValue() <= tile;
-  const bool stage_lhs = !one_strip && !IsPlainLoad(kernel_.lhs.get());
-  if (stage_lhs && (k_const == nullptr ||
-                    k_const->getSExtValue() * ir::DTypeSize(dtype) > kMaxLhsBytes)) {
-    return false;  // recomputing lhs per strip would cost more than tiling saves
-  }
+  const bool computed_lhs = !IsPlainLoad(kernel_.lhs.get());
+  const bool stage_lhs = computed_lhs && k_const != nullptr &&
+                         k_const->getSExtValue() * ir::DTypeSize(dtype) <= kMaxLhsBytes;
+  if (computed_lhs && !stage_lhs && !one_strip) return false;
 
   llvm::Type* type = ValueType(dtype);
   llvm::AllocaInst* staged = nullptr;
@@ -161,43 +167,76 @@ bool KernelEmitter::EmitTiledAxpy() {
     staged->setAlignment(llvm::Align(64));
   }
   // A strip of `vectors` full vectors and `scalars` single elements from output column n0.
+  // Narrow strips (fewer accumulators than kTileVectors) over a long k would wait on the
+  // FMA latency of too few chains: k is then split round-robin over up to 4 accumulator
+  // sets, added together (in set order) at the end. That changes the order of the sum,
+  // within rounding, where a full strip keeps the interpreter's order exactly.
+  const bool long_k = k_const == nullptr || k_const->getSExtValue() >= kSplitMinK;
+  // A strip of `vectors` full vectors and `scalars` single elements from output column n0.
   auto strip = [&](llvm::Value* n0, int vectors, int scalars) {
+    const int width = vectors + scalars;
+    const int sets = long_k ? std::clamp(kTileVectors / width, 1, kMaxSets) : 1;
     llvm::Type* vector_type = llvm::FixedVectorType::get(type, lanes);
-    std::vector<llvm::AllocaInst*> acc;
-    for (int j = 0; j < vectors + scalars; ++j) {
-      llvm::Type* t = j < vectors ? vector_type : type;
-      acc.push_back(prologue_.CreateAlloca(t, nullptr, "acc"));
-      body_.CreateStore(llvm::Constant::getNullValue(t), acc.back());
+    auto type_of = [&](int j) { return j < vectors ? vector_type : type; };
+    std::vector<std::vector<llvm::AllocaInst*>> acc(sets);
+    for (int u = 0; u < sets; ++u) {
+      for (int j = 0; j < width; ++j) {
+        acc[u].push_back(prologue_.CreateAlloca(type_of(j), nullptr, "acc"));
+        body_.CreateStore(llvm::Constant::getNullValue(type_of(j)), acc[u].back());
+      }
     }
     // Column of accumulator j (its first lane).
     auto column = [&](int j) {
       const int64_t offset = j < vectors ? int64_t{j} * lanes : int64_t{vectors} * lanes + j - vectors;
       return offset == 0 ? n0 : body_.CreateAdd(n0, body_.getInt64(offset), "", true, true);
     };
-    llvm::Value* k_extent = EvalTop(kernel_.loops[k], DType::kI64, "K extent");
-    EmitLoop(k_extent, k, [&] {
+    // acc[u] += lhs(k) * rhs(k, columns) at k = loop_vars_[k].
+    auto step = [&](int u) {
       llvm::Value* a =
           staged != nullptr
               ? body_.CreateLoad(type, body_.CreateInBoundsGEP(type, staged, loop_vars_[k]))
               : EvalTop(kernel_.lhs, dtype, "lhs");
       llvm::Value* splat = vectors > 0 ? body_.CreateVectorSplat(lanes, a) : nullptr;
-      for (int j = 0; j < vectors + scalars; ++j) {
+      for (int j = 0; j < width; ++j) {
         loop_vars_[n] = column(j);
         llvm::Value* ptr = TargetPtr(rhs->index, rhs->operands);
         if (ptr == nullptr) break;
-        llvm::Type* t = j < vectors ? vector_type : type;
-        llvm::Value* b = body_.CreateAlignedLoad(t, ptr, llvm::Align(ir::DTypeSize(dtype)));
-        llvm::Value* sum = body_.CreateLoad(t, acc[j]);
-        body_.CreateStore(MultiplyAdd(sum, j < vectors ? splat : a, b, dtype, false), acc[j]);
+        llvm::Value* b = body_.CreateAlignedLoad(type_of(j), ptr, llvm::Align(ir::DTypeSize(dtype)));
+        llvm::Value* sum = body_.CreateLoad(type_of(j), acc[u][j]);
+        body_.CreateStore(MultiplyAdd(sum, j < vectors ? splat : a, b, dtype, false), acc[u][j]);
       }
       loop_vars_[n] = nullptr;
-    });
-    for (int j = 0; j < vectors + scalars; ++j) {
+    };
+    llvm::Value* k_extent = EvalTop(kernel_.loops[k], DType::kI64, "K extent");
+    if (sets == 1) {
+      EmitLoop(k_extent, k, [&] { step(0); });
+    } else {
+      llvm::Value* blocks = body_.CreateSDiv(k_extent, body_.getInt64(sets));
+      EmitLoop(blocks, k, [&] {
+        llvm::Value* first = body_.CreateMul(loop_vars_[k], body_.getInt64(sets), "", true, true);
+        for (int u = 0; u < sets; ++u) {
+          loop_vars_[k] = u == 0 ? first : body_.CreateAdd(first, body_.getInt64(u), "", true, true);
+          step(u);
+        }
+      });
+      llvm::Value* done = body_.CreateMul(blocks, body_.getInt64(sets), "", true, true);
+      EmitLoop(body_.CreateSub(k_extent, done, "", true, true), k, [&] {
+        loop_vars_[k] = body_.CreateAdd(done, loop_vars_[k], "", true, true);
+        step(0);
+      });
+      for (int j = 0; j < width; ++j) {
+        llvm::Value* total = body_.CreateLoad(type_of(j), acc[0][j]);
+        for (int u = 1; u < sets; ++u) {
+          total = body_.CreateFAdd(total, body_.CreateLoad(type_of(j), acc[u][j]));
+        }
+        body_.CreateStore(total, acc[0][j]);
+      }
+    }
+    for (int j = 0; j < width; ++j) {
       loop_vars_[n] = column(j);
       llvm::Value* ptr = TargetPtr(kernel_.out, out_indices);
       if (ptr == nullptr) break;
-      llvm::Type* t = j < vectors ? vector_type : type;
-      body_.CreateAlignedStore(body_.CreateLoad(t, acc[j]), ptr,
+      body_.CreateAlignedStore(body_.CreateLoad(type_of(j), acc[0][j]), ptr,
                                llvm::Align(ir::DTypeSize(dtype)));
     }
     loop_vars_[n] = nullptr;

@@ -1,7 +1,7 @@
 // Register-tiled matrix-vector products (compiler/codegen/codegen_matmul.cc): at edge
 // widths (one lane, one vector, a full strip and one more, primes, symbolic N) and with
 // an inlined lhs (staged per k, or recomputed when K is symbolic), tiled code equals the
-// untiled axpy loops bit for bit (a plain lhs) and the interpreter within rounding.
+// untiled axpy loops bit for bit (a plain lhs, K < 32) and the interpreter within rounding.
 #include <cmath>
 #include <cstring>
 
@@ -80,10 +80,14 @@ void CheckMatvec(const char* dtype, const std::string& k_dim, const std::string&
   ASSERT_TRUE(tiled.ok()) << tiled.status();
   ASSERT_TRUE(untiled.ok()) << untiled.status();
   const double tolerance = dt == ir::DType::kF64 ? 1e-12 : 2e-5;
-  // x @ w sums the same products in the same order either way. exp(x) @ w may differ in
-  // the last bits: staged, exp runs vectorized (libmvec, within an ulp of scalar libm).
-  EXPECT_TRUE(BitEqual((*tiled)[0], (*untiled)[0]))
-      << "max diff " << runtime::MaxAbsDiff((*tiled)[0], (*untiled)[0]);
+  // With a constant K below 32 x @ w sums the same products in the same order either way
+  // (narrow strips over a longer or symbolic k split it over accumulator sets). exp(x) @ w may differ in the
+  // last bits: staged, exp runs vectorized (libmvec, within an ulp of scalar libm).
+  if (k_dim == absl::StrCat(K) && K < 32) {
+    EXPECT_TRUE(BitEqual((*tiled)[0], (*untiled)[0]))
+        << "max diff " << runtime::MaxAbsDiff((*tiled)[0], (*untiled)[0]);
+  }
+  EXPECT_LT(runtime::MaxAbsDiff((*tiled)[0], (*untiled)[0]), tolerance * (K + 1));
   EXPECT_LT(runtime::MaxAbsDiff((*tiled)[1], (*untiled)[1]), tolerance * (K + 1));
   for (int i = 0; i < 2; ++i) {
     EXPECT_LT(runtime::MaxAbsDiff((*want)[i], (*tiled)[i]), tolerance * (K + 1)) << "output " << i;
@@ -105,8 +109,10 @@ TEST(TiledMatmul, SymbolicWidthAndDepth) {
     for (int64_t N : {1, 5, 16, 33, 64, 97, 500}) {
       CheckMatvec(dtype, "40", "N", 40, N);  // symbolic width: strips, vectors, columns
       CheckMatvec(dtype, "K", "N", 13, N);   // symbolic K too: the lhs is recomputed
+      CheckMatvec(dtype, "K", "N", 203, N);  // k split over accumulator sets, a remainder
     }
-    CheckMatvec(dtype, "K", "64", 2, 64);  // symbolic K, constant N
+    CheckMatvec(dtype, "K", "64", 2, 64);    // symbolic K, constant N
+    CheckMatvec(dtype, "515", "16", 515, 16);  // one narrow strip, staged lhs, k split
   }
 }
 
