@@ -4,6 +4,7 @@
 // untiled axpy loops bit for bit (a plain lhs, K < 32) and the interpreter within rounding.
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
@@ -59,8 +60,10 @@ constexpr char kMatvec[] = R"(graph g {
   return %2, %4
 })";
 
+// `tiled`, where it does not depend on the host's vector width: whether the tiled code
+// must use vectors (>= 16 columns are at least one vector of either dtype on x86).
 void CheckMatvec(const char* dtype, const std::string& k_dim, const std::string& n_dim,
-                 int64_t K, int64_t N) {
+                 int64_t K, int64_t N, std::optional<bool> tiled = std::nullopt) {
   SCOPED_TRACE(absl::StrCat(dtype, " K=", k_dim, "=", K, " N=", n_dim, "=", N));
   absl::StatusOr<ir::Graph> g = ir::ParseGraph(
       absl::StrReplaceAll(kMatvec, {{"DT", dtype}, {"KD", k_dim}, {"ND", n_dim}}));
@@ -69,8 +72,7 @@ void CheckMatvec(const char* dtype, const std::string& k_dim, const std::string&
   // The tiled code works on vectors before LLVM's vectorizers run; the untiled does not.
   const ir::DType dt = std::string(dtype) == "f64" ? ir::DType::kF64 : ir::DType::kF32;
   const std::string vector = dt == ir::DType::kF64 ? " x double>" : " x float>";
-  // (16 columns are at least one vector of either dtype on every x86 host.)
-  if (N >= 16) EXPECT_TRUE(absl::StrContains(c.tiled->kernels().llvm_ir(), vector));
+  if (tiled) EXPECT_EQ(absl::StrContains(c.tiled->kernels().llvm_ir(), vector), *tiled);
   EXPECT_FALSE(absl::StrContains(c.untiled->kernels().llvm_ir(), vector));
   TensorMap in = {{"x", Wave(dt, {1, K}, 0.1)}, {"w", Wave(dt, {K, N}, 0.7)}};
   auto want = runtime::Interpret(*g, in, {});
@@ -98,7 +100,7 @@ TEST(TiledMatmul, ConstantWidthsEqualUntiledBitForBit) {
   for (const char* dtype : {"f64", "f32"}) {
     for (int64_t N : {1, 2, 3, 4, 7, 8, 31, 32, 33, 63, 64, 65, 127, 129, 344, 500}) {
       for (int64_t K : {1, 3, 128}) {
-        CheckMatvec(dtype, absl::StrCat(K), absl::StrCat(N), K, N);
+        CheckMatvec(dtype, absl::StrCat(K), absl::StrCat(N), K, N, N >= 16 ? std::optional(true) : std::nullopt);
       }
     }
   }
@@ -107,12 +109,23 @@ TEST(TiledMatmul, ConstantWidthsEqualUntiledBitForBit) {
 TEST(TiledMatmul, SymbolicWidthAndDepth) {
   for (const char* dtype : {"f64", "f32"}) {
     for (int64_t N : {1, 5, 16, 33, 64, 97, 500}) {
-      CheckMatvec(dtype, "40", "N", 40, N);  // symbolic width: strips, vectors, columns
-      CheckMatvec(dtype, "K", "N", 13, N);   // symbolic K too: the lhs is recomputed
-      CheckMatvec(dtype, "K", "N", 203, N);  // k split over accumulator sets, a remainder
+      CheckMatvec(dtype, "40", "N", 40, N, false);  // a symbolic width stays untiled
+      CheckMatvec(dtype, "K", "N", 13, N, false);
     }
-    CheckMatvec(dtype, "K", "64", 2, 64);    // symbolic K, constant N
-    CheckMatvec(dtype, "515", "16", 515, 16);  // one narrow strip, staged lhs, k split
+    CheckMatvec(dtype, "K", "64", 2, 64);    // symbolic K: tiled only if 64 is one strip
+    CheckMatvec(dtype, "K", "16", 203, 16, true);  // one strip: k split, a remainder
+    CheckMatvec(dtype, "515", "16", 515, 16, true);  // one narrow strip, staged lhs, k split
+    CheckMatvec(dtype, "K", "16", 70, 16, true);     // one strip: any K
+  }
+}
+
+// Must not fire: several strips over weights too large for the cache, or of unknown size
+// (rows are then read in order).
+TEST(TiledMatmul, LargeOrUnsizedWeightsStayUntiled) {
+  for (const char* dtype : {"f64", "f32"}) {
+    CheckMatvec(dtype, "1024", "1024", 1024, 1024, false);
+    CheckMatvec(dtype, "40", "N", 40, 70, false);
+    CheckMatvec(dtype, "K", "N", 40, 70, false);
   }
 }
 
@@ -120,6 +133,7 @@ TEST(TiledMatmul, SymbolicWidthAndDepth) {
 TEST(TiledMatmul, ZeroSizeDims) {
   for (auto [K, N] : {std::pair<int64_t, int64_t>{0, 40}, {5, 0}, {0, 0}}) {
     CheckMatvec("f64", "K", "N", K, N);
+    CheckMatvec("f64", absl::StrCat(K), absl::StrCat(N), K, N);  // tiled where N > 0
   }
 }
 
