@@ -99,11 +99,11 @@ ExprPtr Op(ScalarOp op, ExprPtr a, ExprPtr b) {
         if (cb && y == 1) return a;
         break;
       case ScalarOp::kDiv:
-        if (ca && cb && y != 0) return ConstI(FloorDivI64(x, y));
+        if (ca && cb) return ConstI(FloorDivI64(x, y));
         if (cb && y == 1) return a;
         break;
       case ScalarOp::kMod:
-        if (ca && cb && y != 0) return ConstI(FloorModI64(x, y));
+        if (ca && cb) return ConstI(FloorModI64(x, y));
         if (cb && y == 1) return ConstI(0);
         break;
       default:
