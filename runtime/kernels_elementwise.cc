@@ -241,14 +241,13 @@ absl::StatusOr<Tensor> EvalAbs(const ir::Node& node, absl::Span<const Tensor* co
                                     const ir::Bindings& bindings) {                              \
     return EvalFloatUnary(node, operands, bindings, [](auto x) -> decltype(x) { return expr; }); \
   }
-GJ_FLOAT_UNARY_KERNEL(Exp, std::exp(x))
-GJ_FLOAT_UNARY_KERNEL(Log, std::log(x))
 GJ_FLOAT_UNARY_KERNEL(Sqrt, std::sqrt(x))
 GJ_FLOAT_UNARY_KERNEL(Rsqrt, decltype(x){1} / std::sqrt(x))
-GJ_FLOAT_UNARY_KERNEL(Tanh, std::tanh(x))
 GJ_FLOAT_UNARY_KERNEL(Sigmoid, decltype(x){1} / (decltype(x){1} + std::exp(-x)))
-GJ_FLOAT_UNARY_KERNEL(Sin, std::sin(x))
-GJ_FLOAT_UNARY_KERNEL(Log1p, std::log1p(x))
+// One C library function each, from the list the compiler shares.
+#define GJ_FLOAT_MATH(name, spelling, cost, function, ...) GJ_FLOAT_UNARY_KERNEL(name, function(x))
+#include "runtime/float_math.def"
+#undef GJ_FLOAT_MATH
 #undef GJ_FLOAT_UNARY_KERNEL
 
 absl::StatusOr<Tensor> EvalCast(const ir::Node& node, absl::Span<const Tensor* const> operands,

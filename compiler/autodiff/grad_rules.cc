@@ -31,7 +31,7 @@ class Rule {
   std::vector<ValueId> Run() {
     bool any = false;
     for (int i = 0; i < static_cast<int>(grads_.size()); ++i) any |= Want(i);
-    if (!any || !ir::IsFloat(n_.type.dtype)) return grads_;
+    if (!any || !ir::HasGradient(n_.op) || !ir::IsFloat(n_.type.dtype)) return grads_;
     Apply();
     // Only float operands carry gradients (indices, targets and conditions do not).
     for (size_t i = 0; i < grads_.size(); ++i) {
@@ -75,24 +75,19 @@ class Rule {
 
 void Rule::Apply() {
   ValueId g = g_, y = y_;
-  // Every op is listed, without a default: a new op makes the compiler warn (-Wswitch)
-  // until it has a rule here or is declared to carry no gradient.
+  // No default: the ops with Grad = None in ir/ops.def (no operands, or results that
+  // carry no gradient) have their case labels generated; every op with Grad = Rule needs
+  // a case here, or the build fails (-Werror=switch).
   switch (n_.op) {
-    // No operands, or results that carry no gradient.
-    case OpCode::kInput:
-    case OpCode::kParam:
-    case OpCode::kConstant:
-    case OpCode::kFull:
-    case OpCode::kIota:
-    case OpCode::kEq:
-    case OpCode::kNe:
-    case OpCode::kLt:
-    case OpCode::kLe:
-    case OpCode::kGt:
-    case OpCode::kGe:
-    // Indices: integer results (Run returns before Apply for them; listed for -Wswitch).
-    case OpCode::kArgMin:
-    case OpCode::kArgMax:
+#define GJ_OP(name, spelling, min_arity, max_arity, schema, rule, lowering, scalar, flops, \
+              grad)                                                                    \
+  GJ_NO_GRADIENT_##grad(name)
+#define GJ_NO_GRADIENT_None(name) case OpCode::k##name:
+#define GJ_NO_GRADIENT_Rule(name)
+#include "ir/ops.def"
+#undef GJ_OP
+#undef GJ_NO_GRADIENT_None
+#undef GJ_NO_GRADIENT_Rule
       return;
 
     case OpCode::kAdd:

@@ -12,8 +12,6 @@ using ir::DType;
 
 namespace {
 
-bool IsComparison(ScalarOp op) { return op >= ScalarOp::kEq && op <= ScalarOp::kGe; }
-
 const char* KindName(ExprKind kind) {
   static const char* const kNames[] = {"constant", "loop variable", "symbol", "load",
                                        "op",       "select",        "cast"};
@@ -41,7 +39,7 @@ bool KernelEmitter::CheckTree(const ExprPtr& e, absl::string_view what) {
       want = e->operands.size();
       break;
     case ExprKind::kOp:
-      ok = ok && e->op <= ScalarOp::kLog1p;  // the last ScalarOp
+      ok = ok && static_cast<int>(e->op) < kNumScalarOps;
       want = ok && IsUnary(e->op) ? 1 : 2;
       break;
     case ExprKind::kSelect:
@@ -235,16 +233,13 @@ llvm::Value* KernelEmitter::FloatOp(ScalarOp op, llvm::Value* x, llvm::Value* y,
       return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
     case ScalarOp::kRsqrt:
       return b.CreateFDiv(one, b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
-    case ScalarOp::kExp:
-      return CallLibm("exp", "expf", x);
-    case ScalarOp::kLog:
-      return CallLibm("log", "logf", x);
-    case ScalarOp::kTanh:
-      return CallLibm("tanh", "tanhf", x);
-    case ScalarOp::kSin:
-      return CallLibm("sin", "sinf", x);
-    case ScalarOp::kLog1p:
-      return CallLibm("log1p", "log1pf", x);
+    // One libm call each (LLVM maps them to libmvec's vector variants, or to an
+    // instruction where there is one).
+#define GJ_FLOAT_MATH(name, spelling, cost, function, f64_name, f32_name) \
+  case ScalarOp::k##name:                                                 \
+    return CallLibm(f64_name, f32_name, x);
+#include "runtime/float_math.def"
+#undef GJ_FLOAT_MATH
     case ScalarOp::kSigmoid:
       return b.CreateFDiv(one, b.CreateFAdd(one, CallLibm("exp", "expf", b.CreateFNeg(x))));
     default:

@@ -20,54 +20,6 @@ bool IsLayout(OpCode op) {
          op == OpCode::kSlice || op == OpCode::kConcat;
 }
 
-bool AlwaysMaterialized(OpCode op) {
-  return op == OpCode::kReduceSum || op == OpCode::kReduceMax || op == OpCode::kReduceMean ||
-         op == OpCode::kArgMin || op == OpCode::kArgMax || op == OpCode::kCumSum ||
-         op == OpCode::kMatmul || op == OpCode::kGather || op == OpCode::kKvWrite;
-}
-
-bool IsTranscendental(OpCode op) {
-  return op == OpCode::kExp || op == OpCode::kLog || op == OpCode::kTanh ||
-         op == OpCode::kSigmoid || op == OpCode::kPow || op == OpCode::kSqrt ||
-         op == OpCode::kRsqrt || op == OpCode::kSin || op == OpCode::kLog1p;
-}
-
-// Composites that decompose handles; lowering expects them gone.
-bool NeedsDecompose(OpCode op) {
-  return op == OpCode::kSoftmax || op == OpCode::kRmsNorm || op == OpCode::kLayerNorm ||
-         op == OpCode::kSilu || op == OpCode::kGeluTanh || op == OpCode::kRope ||
-         op == OpCode::kCrossEntropy || op == OpCode::kScatterAdd;
-}
-
-std::optional<ScalarOp> ScalarOpFor(OpCode op) {
-  switch (op) {
-    case OpCode::kAdd: return ScalarOp::kAdd;
-    case OpCode::kSub: return ScalarOp::kSub;
-    case OpCode::kMul: return ScalarOp::kMul;
-    case OpCode::kDiv: return ScalarOp::kDiv;
-    case OpCode::kPow: return ScalarOp::kPow;
-    case OpCode::kMaximum: return ScalarOp::kMax;
-    case OpCode::kMinimum: return ScalarOp::kMin;
-    case OpCode::kEq: return ScalarOp::kEq;
-    case OpCode::kNe: return ScalarOp::kNe;
-    case OpCode::kLt: return ScalarOp::kLt;
-    case OpCode::kLe: return ScalarOp::kLe;
-    case OpCode::kGt: return ScalarOp::kGt;
-    case OpCode::kGe: return ScalarOp::kGe;
-    case OpCode::kNeg: return ScalarOp::kNeg;
-    case OpCode::kAbs: return ScalarOp::kAbs;
-    case OpCode::kExp: return ScalarOp::kExp;
-    case OpCode::kLog: return ScalarOp::kLog;
-    case OpCode::kSqrt: return ScalarOp::kSqrt;
-    case OpCode::kRsqrt: return ScalarOp::kRsqrt;
-    case OpCode::kTanh: return ScalarOp::kTanh;
-    case OpCode::kSigmoid: return ScalarOp::kSigmoid;
-    case OpCode::kSin: return ScalarOp::kSin;
-    case OpCode::kLog1p: return ScalarOp::kLog1p;
-    default: return std::nullopt;
-  }
-}
-
 bool IsConstOne(const ir::SymExpr& d) { return d.AsConstant() == 1; }
 
 class Lowerer {
@@ -201,6 +153,13 @@ class Lowerer {
     auto broadcast = [&](int i) {
       return operand(i, BroadcastIndex(g_.type(n.operands[i]).shape, out, idx));
     };
+    if (std::optional<ScalarOp> op = ScalarOpFor(n.op)) {  // the Pointwise ops
+      if (IsUnary(*op)) return Op(*op, operand(0, idx));
+      return Op(*op, broadcast(0), broadcast(1));
+    }
+    // Every other op by hand; the ones that never reach here have their case labels
+    // generated from ir/ops.def, so a new Index op fails to compile (-Werror=switch)
+    // until it has a case.
     switch (n.op) {
       case OpCode::kConstant: {
         // Constants of one element are inlined (larger ones are param buffers); a constant
@@ -268,13 +227,28 @@ class Lowerer {
         ExprPtr keep = Op(ScalarOp::kLe, idx[r - 1], Op(ScalarOp::kAdd, idx[r - 2], Sym(offset)));
         return Select(keep, operand(0, idx), ConstF(-INFINITY, n.type.dtype));
       }
-      default:
+      case OpCode::kInput:
+      case OpCode::kParam:  // always buffers
+#define GJ_OP(name, spelling, min_arity, max_arity, schema, rule, lowering, ...) \
+  GJ_NOT_INLINED_##lowering(name)
+#define GJ_NOT_INLINED_Source(name)
+#define GJ_NOT_INLINED_Index(name)
+#define GJ_NOT_INLINED_IndexComposite(name)
+#define GJ_NOT_INLINED_Pointwise(name) case OpCode::k##name:
+#define GJ_NOT_INLINED_Kernel(name) case OpCode::k##name:
+#define GJ_NOT_INLINED_Composite(name) case OpCode::k##name:
+#include "ir/ops.def"
+#undef GJ_OP
+#undef GJ_NOT_INLINED_Source
+#undef GJ_NOT_INLINED_Index
+#undef GJ_NOT_INLINED_IndexComposite
+#undef GJ_NOT_INLINED_Pointwise
+#undef GJ_NOT_INLINED_Kernel
+#undef GJ_NOT_INLINED_Composite
         break;
     }
-    std::optional<ScalarOp> op = ScalarOpFor(n.op);
-    GJ_CHECK(op.has_value()) << "no inline lowering for " << ir::OpName(n.op);
-    if (IsUnary(*op)) return Op(*op, operand(0, idx));
-    return Op(*op, broadcast(0), broadcast(1));
+    GJ_CHECK(false) << "no inline lowering for " << ir::OpName(n.op);
+    return nullptr;
   }
 
   // ---- buffers and kernels -------------------------------------------------------------
@@ -335,8 +309,9 @@ class Lowerer {
   int Cost(ValueId id) const {
     const ir::Node& n = g_.node(id);
     if (buffer_of_[id] >= 0) return 0;
+    std::optional<ScalarOp> scalar = ScalarOpFor(n.op);
     int own = IsLayout(n.op) || ir::IsSourceOp(n.op) || n.op == OpCode::kCast ? 0
-              : IsTranscendental(n.op)                                       ? 8
+              : scalar.has_value()                                           ? ScalarOpCost(*scalar)
                                                                              : 1;
     for (ValueId v : n.operands) own += cost_[v];
     return own;
@@ -355,7 +330,7 @@ class Lowerer {
 
   bool ShouldMaterialize(ValueId id) {
     const ir::Node& n = g_.node(id);
-    if (AlwaysMaterialized(n.op) || is_output_[id]) return true;
+    if (ir::LoweringOf(n.op) == ir::OpLowering::kKernel || is_output_[id]) return true;
     if (cost_[id] <= 1) return false;
     if (users_[id].size() > 1) return true;
     for (ValueId u : users_[id]) {
@@ -371,7 +346,7 @@ class Lowerer {
   absl::Status LowerNode(ValueId id) {
     const ir::Node& n = g_.node(id);
     if (n.op == OpCode::kInput || n.op == OpCode::kParam || buffer_of_[id] >= 0) return absl::OkStatus();
-    if (NeedsDecompose(n.op)) {
+    if (ir::LoweringOf(n.op) == ir::OpLowering::kComposite) {
       return absl::UnimplementedError(absl::StrCat("lower: %", id, " (", ir::OpName(n.op),
                                                    ") is a composite op; run the decompose "
                                                    "pass before lowering"));
@@ -404,7 +379,25 @@ class Lowerer {
       case OpCode::kGather:
         LowerGather(id, out);
         break;
-      default: {
+      // Every other op is materialized by a pointwise kernel of its inlined value; a new
+      // Kernel op of ir/ops.def fails to compile (-Werror=switch) until it has a case.
+#define GJ_OP(name, spelling, min_arity, max_arity, schema, rule, lowering, ...) \
+  GJ_POINTWISE_KERNEL_##lowering(name)
+#define GJ_POINTWISE_KERNEL_Kernel(name)
+#define GJ_POINTWISE_KERNEL_Source(name) case OpCode::k##name:
+#define GJ_POINTWISE_KERNEL_Pointwise(name) case OpCode::k##name:
+#define GJ_POINTWISE_KERNEL_Index(name) case OpCode::k##name:
+#define GJ_POINTWISE_KERNEL_IndexComposite(name) case OpCode::k##name:
+#define GJ_POINTWISE_KERNEL_Composite(name) case OpCode::k##name:
+#include "ir/ops.def"
+#undef GJ_OP
+#undef GJ_POINTWISE_KERNEL_Kernel
+#undef GJ_POINTWISE_KERNEL_Source
+#undef GJ_POINTWISE_KERNEL_Pointwise
+#undef GJ_POINTWISE_KERNEL_Index
+#undef GJ_POINTWISE_KERNEL_IndexComposite
+#undef GJ_POINTWISE_KERNEL_Composite
+      {
         Kernel k{KernelKind::kPointwise, KernelName(id), out};
         k.loops = Dims(n.type.shape);
         k.value = Inline(id, LoopVars(n.type.rank()));

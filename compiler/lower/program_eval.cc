@@ -60,14 +60,14 @@ std::optional<Scalar> FloatOp(ScalarOp op, double a, double b) {
   switch (op) {
     case ScalarOp::kNeg: return f(-x);
     case ScalarOp::kAbs: return f(std::abs(x));
-    case ScalarOp::kExp: return f(std::exp(x));
-    case ScalarOp::kLog: return f(std::log(x));
     case ScalarOp::kSqrt: return f(std::sqrt(x));
     case ScalarOp::kRsqrt: return f(T{1} / std::sqrt(x));
-    case ScalarOp::kTanh: return f(std::tanh(x));
     case ScalarOp::kSigmoid: return f(T{1} / (T{1} + std::exp(-x)));
-    case ScalarOp::kSin: return f(std::sin(x));
-    case ScalarOp::kLog1p: return f(std::log1p(x));
+#define GJ_FLOAT_MATH(name, spelling, cost, function, ...) \
+  case ScalarOp::k##name:                                  \
+    return f(function(x));
+#include "runtime/float_math.def"
+#undef GJ_FLOAT_MATH
     case ScalarOp::kAdd: return f(x + y);
     case ScalarOp::kSub: return f(x - y);
     case ScalarOp::kMul: return f(x * y);
