@@ -1,6 +1,6 @@
 // The scalar semantics of docs/OPS.md at their edges (NaN, +-inf, -0, 1e300, INT64_MIN,
-// INT64_MIN / -1, x / 0), every elementwise op and cast, computed four ways that must
-// agree: the interpreter (the eager kernels), constant folding (the same graph with its
+// INT64_MIN / -1, x / 0), every elementwise op and cast, computed five ways that must
+// agree: eager (frontend::EagerContext), the interpreter, constant folding (the same graph with its
 // operands as params the passes fold), the kernel program evaluator (lowering without
 // LLVM) and compiled native code. Binary ops see every pair of edge values (a column
 // against a row, broadcast). Results are compared bit for bit (any NaN equals any NaN),
@@ -19,6 +19,7 @@
 #include "compiler/lower/call_frame.h"
 #include "compiler/lower/lower.h"
 #include "compiler/lower/program_eval.h"
+#include "frontend/eager_context.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
 #include "runtime/interpreter.h"
@@ -93,7 +94,9 @@ std::vector<EdgeCase> Cases() {
     for (const char* op : {"eq", "ne", "lt", "le", "gt", "ge"}) {
       cases.push_back({op, f, DType::kBool, true});
     }
-    for (const char* op : {"neg", "abs", "sqrt", "rsqrt"}) cases.push_back({op, f, f, false});
+    for (const char* op : {"neg", "abs", "sqrt", "rsqrt", "floor"}) {
+      cases.push_back({op, f, f, false});
+    }
     for (const char* op : {"exp", "log", "tanh", "sigmoid", "sin", "log1p"}) {
       cases.push_back({op, f, f, false, true});
     }
@@ -149,6 +152,19 @@ std::string Difference(const Tensor& got, const Tensor& want, double ulps) {
   return "";
 }
 
+// The op through the frontend's eager context (what model code runs).
+absl::StatusOr<Tensor> Eager(const EdgeCase& c, const TensorMap& operands) {
+  frontend::EagerContext ctx(operands, {});
+  std::vector<frontend::Value> in = {ctx.Input("a")};
+  if (c.binary) in.push_back(ctx.Input("b"));
+  ir::Attrs attrs;
+  if (c.op == "cast") attrs = ir::Attrs{{"dtype", c.out}};
+  frontend::Value r = ctx.Emit(*ir::OpFromName(c.op), in, attrs);
+  absl::StatusOr<std::vector<Tensor>> out = ctx.Results({r});
+  if (!out.ok()) return out.status();
+  return (*out)[0];
+}
+
 // Lowers `g` without passes and runs it through the kernel program evaluator.
 absl::StatusOr<Tensor> Evaluate(const ir::Graph& g, const TensorMap& inputs) {
   absl::StatusOr<LoweredGraph> lowered = Lower(g);
@@ -188,6 +204,10 @@ TEST(ScalarEdges, InterpreterFoldingEvaluatorAndCompiledCodeAgree) {
     absl::StatusOr<std::vector<Tensor>> want = runtime::Interpret(*g, operands, {});
     ASSERT_TRUE(want.ok()) << want.status();
     const Tensor& w = (*want)[0];
+
+    absl::StatusOr<Tensor> eager = Eager(c, operands);
+    ASSERT_TRUE(eager.ok()) << eager.status();
+    EXPECT_EQ(Difference(*eager, w, 0), "") << "eager";
 
     bool folded = false;
     absl::StatusOr<Tensor> fold = Compiled(*pg, {}, operands, &folded);
@@ -241,6 +261,13 @@ TEST(ScalarEdges, DocumentedValues) {
   EXPECT_EQ(pv[7 * 12 + 0], 1.0);
   EXPECT_EQ(pv[5 * 12 + 8], kInf);
   EXPECT_TRUE(std::isnan(pv[10 * 12 + 9]));
+  // floor rounds toward -inf and keeps -0, infinities, huge values and NaN.
+  Tensor fl = run({"floor", DType::kF64, DType::kF64, false});
+  const std::vector<double> fv = fl.ToDoubles();
+  EXPECT_TRUE(std::isnan(fv[0]));
+  EXPECT_EQ(std::vector<double>(fv.begin() + 1, fv.end()),
+            (std::vector<double>{kInf, -kInf, 1e300, -1e300, 0, 0, 1, -1, 2, -3, 0}));
+  EXPECT_TRUE(std::signbit(fv[6]));
 }
 
 }  // namespace
