@@ -8,6 +8,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "ir/status_macros.h"
+
 namespace graphjit::compiler::autodiff_internal {
 namespace {
 
@@ -207,7 +209,8 @@ void Rule::Apply() {
       SetReduced(0, g);
       return;
     case OpCode::kConcat: {
-      const int64_t axis = *ir::NormalizeAxis(n_.attrs.GetInt("axis"), n_.type.rank(), "concat");
+      const int64_t axis =
+          ir::ValueOrDie(ir::NormalizeAxis(n_.attrs.GetInt("axis"), n_.type.rank(), "concat"));
       ir::SymExpr offset = 0;
       for (int i = 0; i < static_cast<int>(n_.operands.size()); ++i) {
         ir::SymExpr end = offset + XShape(i)[axis];
@@ -301,7 +304,8 @@ void Rule::Matmul() {
 void Rule::Reduce() {
   const ir::Shape& x = XShape(0);
   const int axis =
-      *ir::NormalizeAxis(n_.attrs.GetInt("axis"), static_cast<int>(x.size()), ir::OpName(n_.op));
+      ir::ValueOrDie(ir::NormalizeAxis(n_.attrs.GetInt("axis"), static_cast<int>(x.size()),
+                                       ir::OpName(n_.op)));
   // g and y with the reduced axis kept as size 1, so they broadcast against x.
   ir::Shape kept = x;
   kept[axis] = 1;
@@ -325,7 +329,8 @@ void Rule::Reduce() {
 
 void Rule::Slice() {
   // Zeros around g along the axis: concat(zeros[start], g, zeros[dim - end]).
-  const int64_t axis = *ir::NormalizeAxis(n_.attrs.GetInt("axis"), n_.type.rank(), "slice");
+  const int64_t axis =
+      ir::ValueOrDie(ir::NormalizeAxis(n_.attrs.GetInt("axis"), n_.type.rank(), "slice"));
   const ir::Shape& x = XShape(0);
   const ir::SymExpr& start = n_.attrs.GetDim("start");
   const ir::SymExpr after = x[axis] - n_.attrs.GetDim("end");

@@ -16,6 +16,7 @@
 #include "compiler/lower/matmul_strategy.h"
 #include "compiler/lower/simplify_index.h"
 #include "ir/check.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -32,11 +33,11 @@ class Lowerer {
   }
 
   absl::StatusOr<LoweredGraph> Run() {
-    if (absl::Status s = CreateArgBuffers(); !s.ok()) return s;
+    GJ_RETURN_IF_ERROR(CreateArgBuffers());
     for (ValueId id = 0; id < g_.num_nodes(); ++id) {
-      if (absl::Status s = LowerNode(id); !s.ok()) return s;
+      GJ_RETURN_IF_ERROR(LowerNode(id));
     }
-    if (absl::Status s = WriteOutputs(); !s.ok()) return s;
+    GJ_RETURN_IF_ERROR(WriteOutputs());
     PlanWorkspace(def_kernel_, last_use_, &prog_);
     out_.program = std::move(prog_);
     return std::move(out_);
@@ -108,13 +109,15 @@ class Lowerer {
       case OpCode::kExpand:
         return broadcast(0);
       case OpCode::kSlice: {
-        int axis = *ir::NormalizeAxis(n.attrs.GetInt("axis"), n.type.rank(), "slice");
+        int axis =
+            ir::ValueOrDie(ir::NormalizeAxis(n.attrs.GetInt("axis"), n.type.rank(), "slice"));
         std::vector<ExprPtr> in = idx;
         in[axis] = Op(ScalarOp::kAdd, idx[axis], Sym(n.attrs.GetDim("start")));
         return operand(0, in);
       }
       case OpCode::kConcat: {
-        int axis = *ir::NormalizeAxis(n.attrs.GetInt("axis"), n.type.rank(), "concat");
+        int axis =
+            ir::ValueOrDie(ir::NormalizeAxis(n.attrs.GetInt("axis"), n.type.rank(), "concat"));
         // Later pieces first, so the outermost select picks the first piece. Each piece's
         // index is clamped into range: select evaluates both arms, so every load must be
         // in bounds even where its value is discarded.
@@ -298,7 +301,8 @@ class Lowerer {
   void LowerReduce(ValueId id, int out) {
     const ir::Node& n = g_.node(id);
     const ir::Shape& in = g_.type(n.operands[0]).shape;
-    int axis = *ir::NormalizeAxis(n.attrs.GetInt("axis"), static_cast<int>(in.size()), "reduce");
+    int axis = ir::ValueOrDie(
+        ir::NormalizeAxis(n.attrs.GetInt("axis"), static_cast<int>(in.size()), "reduce"));
     bool keep = n.attrs.Get<bool>("keepdim");
     Kernel k{KernelKind::kReduce, KernelName(id), out};
     k.loops = Dims(n.type.shape);
@@ -332,7 +336,7 @@ class Lowerer {
     const ir::Node& n = g_.node(id);
     const ir::Shape& shape = n.type.shape;
     const int rank = n.type.rank();
-    const int axis = *ir::NormalizeAxis(n.attrs.GetInt("axis"), rank, "cumsum");
+    const int axis = ir::ValueOrDie(ir::NormalizeAxis(n.attrs.GetInt("axis"), rank, "cumsum"));
     Kernel k{KernelKind::kScan, KernelName(id), out};
     std::vector<ExprPtr> idx;
     for (int d = 0, o = 0; d < rank; ++d) {
