@@ -19,7 +19,7 @@ struct FloatMath {
 
 const std::vector<FloatMath>& AllFloatMath() {
   static const auto* all = new std::vector<FloatMath>{
-#define GJ_FLOAT_MATH(name, spelling, cost, function, ...)                      \
+#define GJ_FLOAT_MATH(name, spelling, cost, function, ...)          \
   {OpCode::k##name, [](double x) -> double { return function(x); }, \
    [](float x) -> float { return function(x); }},
 #include "runtime/float_math.def"
@@ -33,9 +33,9 @@ const std::vector<FloatMath>& AllFloatMath() {
   return true;
 }();
 
-const std::vector<double> kValues = {NAN,  INFINITY, -INFINITY, 1e300, -1e300, 0.0,   -0.0,
-                                     0.5,  -0.5,     1.0,       -1.0,  2.5,    -2.5,  7.25,
-                                     -7.25, 1e-300,  -1e-300,   1e10,  -1e10,  100.0, -0.999};
+const std::vector<double> kValues = {NAN,   INFINITY, -INFINITY, 1e300, -1e300, 0.0,   -0.0,
+                                     0.5,   -0.5,     1.0,       -1.0,  2.5,    -2.5,  7.25,
+                                     -7.25, 1e-300,   -1e-300,   1e10,  -1e10,  100.0, -0.999};
 
 template <typename T>
 bool SameValue(T a, T b) {
