@@ -44,6 +44,7 @@ inline Value Tanh(const Value& x) { return Unary(ir::OpCode::kTanh, x); }
 inline Value Sigmoid(const Value& x) { return Unary(ir::OpCode::kSigmoid, x); }
 inline Value Sin(const Value& x) { return Unary(ir::OpCode::kSin, x); }
 inline Value Log1p(const Value& x) { return Unary(ir::OpCode::kLog1p, x); }
+inline Value Floor(const Value& x) { return Unary(ir::OpCode::kFloor, x); }
 inline Value Silu(const Value& x) { return Unary(ir::OpCode::kSilu, x); }
 inline Value GeluTanh(const Value& x) { return Unary(ir::OpCode::kGeluTanh, x); }
 Value Cast(const Value& x, ir::DType dtype);

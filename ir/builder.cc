@@ -1,6 +1,7 @@
 #include "ir/builder.h"
 
 #include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
 #include "ir/verifier.h"
 
 namespace graphjit::ir {
@@ -58,7 +59,7 @@ void GraphBuilder::Output(ValueId id) {
 
 absl::StatusOr<Graph> GraphBuilder::Build() && {
   if (!status_.ok()) return status_;
-  if (absl::Status s = VerifyGraph(graph_); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(VerifyGraph(graph_));
   return std::move(graph_);
 }
 

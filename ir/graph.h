@@ -65,11 +65,6 @@ class Graph {
   std::vector<ValueId> outputs_;
 };
 
-inline bool IsSourceOp(OpCode op) {
-  return op == OpCode::kInput || op == OpCode::kParam || op == OpCode::kConstant ||
-         op == OpCode::kFull || op == OpCode::kIota;
-}
-
 }  // namespace graphjit::ir
 
 #endif  // GRAPHJIT_IR_GRAPH_H_

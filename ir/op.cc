@@ -45,7 +45,7 @@ struct OpTable {
 
   OpTable() {
     int i = 0;
-#define GJ_OP(name, spelling, min_arity, max_arity, schema, rule)                          \
+#define GJ_OP(name, spelling, min_arity, max_arity, schema, rule, ...)                     \
   infos[i++] = OpInfo{OpCode::k##name, spelling, min_arity, max_arity, ParseSchema(schema), \
                       &rule};
 #include "ir/ops.def"

@@ -16,16 +16,55 @@
 namespace graphjit::ir {
 
 enum class OpCode : uint8_t {
-#define GJ_OP(name, spelling, min_arity, max_arity, schema, rule) k##name,
+#define GJ_OP(name, ...) k##name,
 #include "ir/ops.def"
 #undef GJ_OP
 };
 
 inline constexpr int kNumOps = 0
-#define GJ_OP(name, spelling, min_arity, max_arity, schema, rule) +1
+#define GJ_OP(...) +1
 #include "ir/ops.def"
 #undef GJ_OP
     ;
+
+// The columns of ops.def after the shape rule, as constexpr facts (see ops.def).
+enum class OpLowering : uint8_t { kSource, kPointwise, kIndex, kKernel, kComposite, kIndexComposite };
+enum class FlopClass : uint8_t { kFree, kMatmul };
+
+namespace op_internal {
+struct OpFacts {
+  OpLowering lowering;
+  FlopClass flops;
+  bool has_gradient;
+};
+inline constexpr bool kGrad_Rule = true;
+inline constexpr bool kGrad_None = false;
+inline constexpr OpFacts kFacts[] = {
+#define GJ_OP(name, spelling, min_arity, max_arity, schema, rule, lowering, scalar, flops, grad) \
+  {OpLowering::k##lowering, FlopClass::k##flops, kGrad_##grad},
+#include "ir/ops.def"
+#undef GJ_OP
+};
+static_assert(sizeof(kFacts) / sizeof(kFacts[0]) == kNumOps);
+}  // namespace op_internal
+
+constexpr OpLowering LoweringOf(OpCode op) {
+  return op_internal::kFacts[static_cast<int>(op)].lowering;
+}
+constexpr FlopClass FlopClassOf(OpCode op) {
+  return op_internal::kFacts[static_cast<int>(op)].flops;
+}
+// Whether a gradient flows through the op (compiler/autodiff has its rule).
+constexpr bool HasGradient(OpCode op) {
+  return op_internal::kFacts[static_cast<int>(op)].has_gradient;
+}
+// Ops without operands: input, param, constant, full, iota.
+constexpr bool IsSourceOp(OpCode op) { return LoweringOf(op) == OpLowering::kSource; }
+// Ops the decompose pass expands (always, or where it can).
+constexpr bool IsComposite(OpCode op) {
+  return LoweringOf(op) == OpLowering::kComposite ||
+         LoweringOf(op) == OpLowering::kIndexComposite;
+}
 
 // The dtype and shape of a value.
 struct ValueType {

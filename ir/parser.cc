@@ -21,23 +21,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "ir/status_macros.h"
 #include "ir/verifier.h"
-
-// Debian's abseil (20220623) has no status macros; these keep the descent readable.
-#define GJ_PARSER_CONCAT_INNER(a, b) a##b
-#define GJ_PARSER_CONCAT(a, b) GJ_PARSER_CONCAT_INNER(a, b)
-#define RETURN_IF_ERROR(expr)                           \
-  do {                                                  \
-    if (absl::Status _status = (expr); !_status.ok()) { \
-      return _status;                                   \
-    }                                                   \
-  } while (false)
-#define ASSIGN_OR_RETURN(lhs, expr) \
-  ASSIGN_OR_RETURN_IMPL(GJ_PARSER_CONCAT(_status_or_, __LINE__), lhs, expr)
-#define ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
-  auto tmp = (expr);                          \
-  if (!tmp.ok()) return tmp.status();         \
-  lhs = *std::move(tmp)
 
 namespace graphjit::ir {
 namespace {
@@ -85,12 +70,12 @@ class Parser {
     if (name_end == pos_) return Expected("a graph name");
     Graph graph(std::string(text_.substr(pos_, name_end - pos_)));
     pos_ = name_end;
-    RETURN_IF_ERROR(ExpectChar('{', "'{' after the graph name"));
+    GJ_RETURN_IF_ERROR(ExpectChar('{', "'{' after the graph name"));
 
     while (true) {
       SkipTrivia();
       if (Peek() == '%') {
-        RETURN_IF_ERROR(ParseNode(&graph));
+        GJ_RETURN_IF_ERROR(ParseNode(&graph));
       } else if (Word() == "return") {
         pos_ += 6;
         break;
@@ -99,10 +84,10 @@ class Parser {
       }
     }
     do {
-      ASSIGN_OR_RETURN(ValueId id, ParseUse());
+      GJ_ASSIGN_OR_RETURN(ValueId id, ParseUse());
       graph.AddOutput(id);
     } while (TryConsume(','));
-    RETURN_IF_ERROR(ExpectChar('}', "',' or '}' after a returned value"));
+    GJ_RETURN_IF_ERROR(ExpectChar('}', "',' or '}' after a returned value"));
     SkipTrivia();
     if (!AtEnd()) return Expected("end of input after the graph");
 
@@ -123,12 +108,12 @@ class Parser {
   // `%name = op(%a, %b) {attr=value, ...} : type`.
   absl::Status ParseNode(Graph* graph) {
     size_t def_pos = pos_;
-    ASSIGN_OR_RETURN(std::string name, ParseValueName());
+    GJ_ASSIGN_OR_RETURN(std::string name, ParseValueName());
     if (auto it = values_.find(name); it != values_.end()) {
       return ErrorAt(def_pos, absl::StrCat("value ", name, " is already defined at ",
                                            Location(it->second.pos)));
     }
-    RETURN_IF_ERROR(ExpectChar('=', absl::StrCat("'=' after ", name)));
+    GJ_RETURN_IF_ERROR(ExpectChar('=', absl::StrCat("'=' after ", name)));
     SkipTrivia();
     size_t op_pos = pos_;
     absl::string_view word = Word();
@@ -142,25 +127,25 @@ class Parser {
     bool has_operands = TryConsume('(');
     if (has_operands && !TryConsume(')')) {
       do {
-        ASSIGN_OR_RETURN(ValueId v, ParseUse());
+        GJ_ASSIGN_OR_RETURN(ValueId v, ParseUse());
         operands.push_back(v);
       } while (TryConsume(','));
-      RETURN_IF_ERROR(ExpectChar(')', "',' or ')' after an operand"));
+      GJ_RETURN_IF_ERROR(ExpectChar(')', "',' or ')' after an operand"));
     }
     Attrs attrs;
     bool has_attrs = TryConsume('{');
     if (has_attrs && !TryConsume('}')) {
       do {
-        RETURN_IF_ERROR(ParseAttr(info, &attrs));
+        GJ_RETURN_IF_ERROR(ParseAttr(info, &attrs));
       } while (TryConsume(','));
-      RETURN_IF_ERROR(ExpectChar('}', "',' or '}' after an attribute"));
+      GJ_RETURN_IF_ERROR(ExpectChar('}', "',' or '}' after an attribute"));
     }
-    RETURN_IF_ERROR(ExpectChar(':', has_attrs      ? "':' and the result type"
+    GJ_RETURN_IF_ERROR(ExpectChar(':', has_attrs      ? "':' and the result type"
                                     : has_operands ? "'{' or ':'"
                                                    : "'(', '{' or ':'"));
     SkipTrivia();
     size_t type_pos = pos_;
-    ASSIGN_OR_RETURN(ValueType declared, ParseType());
+    GJ_ASSIGN_OR_RETURN(ValueType declared, ParseType());
 
     // The printer leaves out a source op's dtype and shape: they are its result type.
     if (IsSourceOp(*op)) {
@@ -211,8 +196,8 @@ class Parser {
       return ErrorAt(name_pos, absl::StrCat("attribute '", name, "' is given twice"));
     }
     pos_ += name.size();
-    RETURN_IF_ERROR(ExpectChar('=', absl::StrCat("'=' after attribute '", name, "'")));
-    ASSIGN_OR_RETURN(AttrValue value, ParseAttrValue(spec->kind));
+    GJ_RETURN_IF_ERROR(ExpectChar('=', absl::StrCat("'=' after attribute '", name, "'")));
+    GJ_ASSIGN_OR_RETURN(AttrValue value, ParseAttrValue(spec->kind));
     attrs->Set(spec->name, std::move(value));
     return absl::OkStatus();
   }
@@ -249,14 +234,14 @@ class Parser {
   // `[e, e, ...]`, possibly empty.
   template <typename T, typename ParseElement>
   absl::StatusOr<std::vector<T>> ParseList(absl::string_view element, ParseElement parse) {
-    RETURN_IF_ERROR(ExpectChar('[', "'['"));
+    GJ_RETURN_IF_ERROR(ExpectChar('[', "'['"));
     std::vector<T> items;
     if (TryConsume(']')) return items;
     do {
-      ASSIGN_OR_RETURN(T item, parse());
+      GJ_ASSIGN_OR_RETURN(T item, parse());
       items.push_back(std::move(item));
     } while (TryConsume(','));
-    RETURN_IF_ERROR(ExpectChar(']', absl::StrCat("',' or ']' after ", element)));
+    GJ_RETURN_IF_ERROR(ExpectChar(']', absl::StrCat("',' or ']' after ", element)));
     return items;
   }
 
@@ -318,7 +303,7 @@ class Parser {
   absl::StatusOr<Shape> ParseDims() {
     SkipTrivia();
     size_t start = pos_;
-    ASSIGN_OR_RETURN(Shape shape, ParseList<SymExpr>("a dim", [this] { return ParseDim(); }));
+    GJ_ASSIGN_OR_RETURN(Shape shape, ParseList<SymExpr>("a dim", [this] { return ParseDim(); }));
     if (shape.size() > kMaxRank) {
       return ErrorAt(start, absl::StrCat("shape has ", shape.size(), " dims, more than the ",
                                          kMaxRank, " the parser accepts"));
@@ -342,15 +327,15 @@ class Parser {
 
   // `f64[2, S]`.
   absl::StatusOr<ValueType> ParseType() {
-    ASSIGN_OR_RETURN(DType dtype, ParseDType());
-    ASSIGN_OR_RETURN(Shape shape, ParseDims());
+    GJ_ASSIGN_OR_RETURN(DType dtype, ParseDType());
+    GJ_ASSIGN_OR_RETURN(Shape shape, ParseDims());
     return ValueType{dtype, std::move(shape)};
   }
 
   // `"..."` with `\"` and `\\` escapes (the only two the printer writes); other bytes,
   // newlines included, stand for themselves.
   absl::StatusOr<std::string> ParseString() {
-    RETURN_IF_ERROR(ExpectChar('"', "a string"));
+    GJ_RETURN_IF_ERROR(ExpectChar('"', "a string"));
     size_t open = pos_ - 1;
     std::string out;
     while (true) {
@@ -390,7 +375,7 @@ class Parser {
   absl::StatusOr<ValueId> ParseUse() {
     SkipTrivia();
     size_t use_pos = pos_;
-    ASSIGN_OR_RETURN(std::string name, ParseValueName());
+    GJ_ASSIGN_OR_RETURN(std::string name, ParseValueName());
     auto it = values_.find(name);
     if (it == values_.end()) {
       return ErrorAt(use_pos, absl::StrCat("undefined value ", name,

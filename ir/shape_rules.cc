@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::ir {
 namespace {
@@ -50,7 +51,7 @@ absl::Status RequireNonNegativeDims(OpCode op, const Shape& shape) {
 
 absl::StatusOr<ValueType> SourceRule(OpCode op, absl::Span<const ValueType>, const Attrs& attrs) {
   ValueType t{attrs.Get<DType>("dtype"), attrs.GetDims("shape")};
-  if (absl::Status s = RequireNonNegativeDims(op, t.shape); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(RequireNonNegativeDims(op, t.shape));
   if (attrs.Has("name") && attrs.Get<std::string>("name").empty()) {
     return Error(op, "name must not be empty");
   }
@@ -81,7 +82,7 @@ absl::StatusOr<ValueType> IotaRule(OpCode op, absl::Span<const ValueType> in, co
 }
 
 absl::StatusOr<ValueType> BinaryRule(OpCode op, absl::Span<const ValueType> in, const Attrs&) {
-  if (absl::Status s = RequireSameDType(op, in[0], in[1]); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(RequireSameDType(op, in[0], in[1]));
   if (in[0].dtype == DType::kBool && op != OpCode::kMaximum && op != OpCode::kMinimum) {
     return Error(op, "arithmetic on bool operands");
   }
@@ -92,12 +93,12 @@ absl::StatusOr<ValueType> BinaryRule(OpCode op, absl::Span<const ValueType> in, 
 
 absl::StatusOr<ValueType> FloatBinaryRule(OpCode op, absl::Span<const ValueType> in,
                                           const Attrs& attrs) {
-  if (absl::Status s = RequireFloat(op, in[0], "operand"); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(RequireFloat(op, in[0], "operand"));
   return BinaryRule(op, in, attrs);
 }
 
 absl::StatusOr<ValueType> CompareRule(OpCode op, absl::Span<const ValueType> in, const Attrs&) {
-  if (absl::Status s = RequireSameDType(op, in[0], in[1]); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(RequireSameDType(op, in[0], in[1]));
   absl::StatusOr<Shape> shape = BroadcastShapes(in[0].shape, in[1].shape);
   if (!shape.ok()) return Error(op, shape.status().message());
   return ValueType{DType::kBool, *shape};
@@ -107,7 +108,7 @@ absl::StatusOr<ValueType> WhereRule(OpCode op, absl::Span<const ValueType> in, c
   if (in[0].dtype != DType::kBool) {
     return Error(op, absl::StrCat("condition must be bool, got ", TypeToString(in[0])));
   }
-  if (absl::Status s = RequireSameDType(op, in[1], in[2]); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(RequireSameDType(op, in[1], in[2]));
   absl::StatusOr<Shape> shape = BroadcastShapes(in[1].shape, in[2].shape);
   if (shape.ok()) shape = BroadcastShapes(in[0].shape, *shape);
   if (!shape.ok()) return Error(op, shape.status().message());
@@ -122,7 +123,7 @@ absl::StatusOr<ValueType> NumericUnaryRule(OpCode op, absl::Span<const ValueType
 
 absl::StatusOr<ValueType> FloatUnaryRule(OpCode op, absl::Span<const ValueType> in,
                                          const Attrs& attrs) {
-  if (absl::Status s = RequireFloat(op, in[0], "operand"); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(RequireFloat(op, in[0], "operand"));
   if (attrs.Has("axis")) {
     absl::StatusOr<int> axis = NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), OpName(op));
     if (!axis.ok()) return axis.status();
@@ -137,8 +138,8 @@ absl::StatusOr<ValueType> CastRule(OpCode, absl::Span<const ValueType> in, const
 absl::StatusOr<ValueType> MatmulRule(OpCode op, absl::Span<const ValueType> in, const Attrs&) {
   const ValueType& a = in[0];
   const ValueType& b = in[1];
-  if (absl::Status s = RequireSameDType(op, a, b); !s.ok()) return s;
-  if (absl::Status s = RequireFloat(op, a, "lhs"); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(RequireSameDType(op, a, b));
+  GJ_RETURN_IF_ERROR(RequireFloat(op, a, "lhs"));
   if (a.rank() < 2 || b.rank() < 2) {
     return Error(op, absl::StrCat("operands must have rank >= 2, got ", TypeToString(a), " and ",
                                   TypeToString(b)));
@@ -183,7 +184,7 @@ absl::StatusOr<ValueType> TransposeRule(OpCode op, absl::Span<const ValueType> i
 absl::StatusOr<ValueType> ReshapeRule(OpCode op, absl::Span<const ValueType> in,
                                       const Attrs& attrs) {
   const Shape& shape = attrs.GetDims("shape");
-  if (absl::Status s = RequireNonNegativeDims(op, shape); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(RequireNonNegativeDims(op, shape));
   if (NumElements(shape) != NumElements(in[0].shape)) {
     return Error(op, absl::StrCat("cannot reshape ", TypeToString(in[0]), " to ",
                                   ShapeToString(shape), ": element counts ",
@@ -198,7 +199,7 @@ absl::StatusOr<ValueType> ExpandRule(OpCode op, absl::Span<const ValueType> in,
   const Shape& shape = attrs.GetDims("shape");
   // Broadcasting lets a target dim be anything the operand's 1 can stretch to, so a
   // negative target would pass BroadcastShapes.
-  if (absl::Status s = RequireNonNegativeDims(op, shape); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(RequireNonNegativeDims(op, shape));
   absl::StatusOr<Shape> out = BroadcastShapes(in[0].shape, shape);
   if (!out.ok() || *out != shape) {
     return Error(op, absl::StrCat("cannot expand ", TypeToString(in[0]), " to ",
@@ -292,7 +293,7 @@ absl::StatusOr<ValueType> ReduceRule(OpCode op, absl::Span<const ValueType> in,
 
 absl::StatusOr<ValueType> FloatReduceRule(OpCode op, absl::Span<const ValueType> in,
                                           const Attrs& attrs) {
-  if (absl::Status s = RequireFloat(op, in[0], "operand"); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(RequireFloat(op, in[0], "operand"));
   return ReduceRule(op, in, attrs);
 }
 
@@ -302,7 +303,7 @@ absl::StatusOr<ValueType> ArgReduceRule(OpCode op, absl::Span<const ValueType> i
   if (!reduced.ok()) return reduced;
   // An index into an empty axis does not exist (numpy raises too). A symbolic axis is
   // assumed non-empty, like every symbol here.
-  const int axis = *NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), OpName(op));
+  const int axis = ValueOrDie(NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), OpName(op)));
   if (in[0].shape[axis].AsConstant() == 0) {
     return Error(op, absl::StrCat("axis ", axis, " of ", TypeToString(in[0]),
                                   " is empty: there is no index to return"));
@@ -318,7 +319,7 @@ absl::StatusOr<ValueType> ScanRule(OpCode op, absl::Span<const ValueType> in, co
 }
 
 absl::StatusOr<ValueType> NormRule(OpCode op, absl::Span<const ValueType> in, const Attrs&) {
-  if (absl::Status s = RequireFloat(op, in[0], "operand"); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(RequireFloat(op, in[0], "operand"));
   if (in[0].rank() < 1) return Error(op, "operand must have rank >= 1");
   const SymExpr& last = in[0].shape.back();
   for (size_t i = 1; i < in.size(); ++i) {
@@ -332,7 +333,7 @@ absl::StatusOr<ValueType> NormRule(OpCode op, absl::Span<const ValueType> in, co
 }
 
 absl::StatusOr<ValueType> RopeRule(OpCode op, absl::Span<const ValueType> in, const Attrs&) {
-  if (absl::Status s = RequireFloat(op, in[0], "operand"); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(RequireFloat(op, in[0], "operand"));
   if (in[0].rank() < 1) return Error(op, "operand must have rank >= 1");
   std::optional<int64_t> dh = in[0].shape.back().AsConstant();
   if (!dh || *dh % 2 != 0) {
@@ -340,7 +341,7 @@ absl::StatusOr<ValueType> RopeRule(OpCode op, absl::Span<const ValueType> in, co
                                   TypeToString(in[0])));
   }
   for (int i = 1; i <= 2; ++i) {
-    if (absl::Status s = RequireSameDType(op, in[0], in[i]); !s.ok()) return s;
+    GJ_RETURN_IF_ERROR(RequireSameDType(op, in[0], in[i]));
     absl::StatusOr<Shape> b = BroadcastShapes(in[0].shape, in[i].shape);
     if (!b.ok() || *b != in[0].shape) {
       return Error(op, absl::StrCat(i == 1 ? "cos " : "sin ", TypeToString(in[i]),
@@ -352,7 +353,7 @@ absl::StatusOr<ValueType> RopeRule(OpCode op, absl::Span<const ValueType> in, co
 
 absl::StatusOr<ValueType> CrossEntropyRule(OpCode op, absl::Span<const ValueType> in,
                                            const Attrs&) {
-  if (absl::Status s = RequireFloat(op, in[0], "logits"); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(RequireFloat(op, in[0], "logits"));
   if (in[1].dtype != DType::kI64) {
     return Error(op, absl::StrCat("targets must be i64, got ", TypeToString(in[1])));
   }
@@ -366,7 +367,7 @@ absl::StatusOr<ValueType> CrossEntropyRule(OpCode op, absl::Span<const ValueType
 
 absl::StatusOr<ValueType> CausalMaskRule(OpCode op, absl::Span<const ValueType> in,
                                          const Attrs&) {
-  if (absl::Status s = RequireFloat(op, in[0], "operand"); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(RequireFloat(op, in[0], "operand"));
   if (in[0].rank() < 2) return Error(op, "operand must have rank >= 2");
   return in[0];
 }
@@ -375,7 +376,7 @@ absl::StatusOr<ValueType> KvWriteRule(OpCode op, absl::Span<const ValueType> in,
                                       const Attrs& attrs) {
   const ValueType& cache = in[0];
   const ValueType& rows = in[1];
-  if (absl::Status s = RequireSameDType(op, cache, rows); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(RequireSameDType(op, cache, rows));
   if (cache.rank() < 2 || rows.rank() != cache.rank()) {
     return Error(op, absl::StrCat("cache ", TypeToString(cache), " and new rows ",
                                   TypeToString(rows), " must have the same rank >= 2"));

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_join.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::ir {
 
@@ -537,7 +538,7 @@ class SymParser {
       absl::StatusOr<SymExpr> rhs = Term(depth);
       if (!rhs.ok()) return rhs;
       acc = op == '+' ? acc + *rhs : acc - *rhs;
-      if (absl::Status s = CheckSize(acc); !s.ok()) return s;
+      GJ_RETURN_IF_ERROR(CheckSize(acc));
     }
   }
 
@@ -569,7 +570,7 @@ class SymParser {
         if (++depth > kMaxDepth) return Error("expression nested too deeply");
         acc = c == '/' ? SymExpr::FloorDiv(acc, *rhs) : SymExpr::Mod(acc, *rhs);
       }
-      if (absl::Status s = CheckSize(acc); !s.ok()) return s;
+      GJ_RETURN_IF_ERROR(CheckSize(acc));
     }
   }
 
@@ -607,12 +608,12 @@ class SymParser {
         ++pos_;
         absl::StatusOr<SymExpr> a = Expr(depth + 1);
         if (!a.ok()) return a;
-        if (absl::Status s = Expect(','); !s.ok()) return s;
+        GJ_RETURN_IF_ERROR(Expect(','));
         absl::StatusOr<SymExpr> b = Expr(depth + 1);
         if (!b.ok()) return b;
-        if (absl::Status s = Expect(')'); !s.ok()) return s;
+        GJ_RETURN_IF_ERROR(Expect(')'));
         SymExpr e = name == "max" ? SymExpr::Max(*a, *b) : SymExpr::Min(*a, *b);
-        if (absl::Status s = CheckSize(e); !s.ok()) return s;
+        GJ_RETURN_IF_ERROR(CheckSize(e));
         return e;
       }
       return SymExpr::Symbol(name);
@@ -621,7 +622,7 @@ class SymParser {
       ++pos_;
       absl::StatusOr<SymExpr> e = Expr(depth + 1);
       if (!e.ok()) return e;
-      if (absl::Status s = Expect(')'); !s.ok()) return s;
+      GJ_RETURN_IF_ERROR(Expect(')'));
       return e;
     }
     return Error("expected an integer, a symbol name, max(, min( or '('");

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "frontend/ops.h"
+#include "ir/status_macros.h"
 #include "models/random_init.h"
 
 namespace graphjit::models {
@@ -41,8 +42,8 @@ std::pair<Tensor, Tensor> RopeTables(int64_t pos, int64_t dh, double theta, ir::
     cos_v[i] = cos_v[i + dh / 2] = std::cos(angle);
     sin_v[i] = sin_v[i + dh / 2] = std::sin(angle);
   }
-  return {*Tensor::FromDoubles(dtype, {1, 1, dh}, cos_v),
-          *Tensor::FromDoubles(dtype, {1, 1, dh}, sin_v)};
+  return {ir::ValueOrDie(Tensor::FromDoubles(dtype, {1, 1, dh}, cos_v)),
+          ir::ValueOrDie(Tensor::FromDoubles(dtype, {1, 1, dh}, sin_v))};
 }
 
 std::vector<Value> DecodeLayer(frontend::Context& ctx, const LayerCfg& c, const SymExpr& pos) {
@@ -145,7 +146,7 @@ class DecodeModel : public Model {
           for (int64_t j = 0; j < cfg_.dh; ++j) values[(g * S + r) * cfg_.dh + j] = 0.0;
         }
       }
-      in[name] = *Tensor::FromDoubles(dtype_, {cfg_.G, S, cfg_.dh}, values);
+      in[name] = ir::ValueOrDie(Tensor::FromDoubles(dtype_, {cfg_.G, S, cfg_.dh}, values));
     }
     auto [cos, sin] = RopeTables(P, cfg_.dh, cfg_.theta, dtype_);
     in["cos"] = cos;

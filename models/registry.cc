@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "ir/status_macros.h"
 #include "models/decode_layer.h"
 #include "models/linear.h"
 #include "models/model.h"
@@ -66,7 +67,7 @@ absl::StatusOr<std::unique_ptr<Model>> CreateDecode(absl::string_view keys) {
   LayerCfg c;
   KeyedConfig k;
   k.ints = {{"d", &c.d}, {"H", &c.H}, {"G", &c.G}, {"dh", &c.dh}, {"f", &c.f}};
-  if (absl::Status s = ApplyKeys("decode", keys, k); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(ApplyKeys("decode", keys, k));
   if (c.H % c.G != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("decode: H (", c.H, ") must be a multiple of G (", c.G, ")"));
@@ -82,7 +83,7 @@ absl::StatusOr<std::unique_ptr<Model>> CreateTinyGPT(absl::string_view keys) {
   KeyedConfig k;
   k.ints = {{"L", &c.n_layer}, {"d", &c.d_model}, {"T", &c.block_size}, {"V", &c.vocab_size},
             {"B", &c.batch}};
-  if (absl::Status s = ApplyKeys("tinygpt", keys, k); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(ApplyKeys("tinygpt", keys, k));
   if (c.d_model % c.n_head() != 0) {
     return absl::InvalidArgumentError(absl::StrCat("tinygpt: d (", c.d_model,
                                                    ") must be a multiple of n_head (",
@@ -95,7 +96,7 @@ absl::StatusOr<std::unique_ptr<Model>> CreateLinear(absl::string_view keys) {
   LinearCfg c;
   KeyedConfig k;
   k.ints = {{"in", &c.in}, {"out", &c.out}, {"tokens", &c.tokens}};
-  if (absl::Status s = ApplyKeys("linear", keys, k); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(ApplyKeys("linear", keys, k));
   return MakeLinearModel(c, k.dtype, k.seed);
 }
 

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/status_macros.h"
 #include "runtime/eager.h"
 
 namespace graphjit::runtime {
@@ -110,7 +111,7 @@ absl::StatusOr<ir::Bindings> BindInputs(const ir::Graph& graph, const TensorMap&
     supplied.emplace_back(&n, *t);
   }
   for (const auto& [n, t] : supplied) {
-    if (absl::Status s = CheckDims("input", *n, *t, bound); !s.ok()) return s;
+    GJ_RETURN_IF_ERROR(CheckDims("input", *n, *t, bound));
   }
   return bound;
 }
@@ -118,7 +119,7 @@ absl::StatusOr<ir::Bindings> BindInputs(const ir::Graph& graph, const TensorMap&
 absl::StatusOr<std::vector<Tensor>> Interpret(const ir::Graph& graph, const TensorMap& inputs,
                                               const TensorMap& params,
                                               const ir::Bindings& bindings) {
-  if (absl::Status s = CheckStructure(graph); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(CheckStructure(graph));
   absl::StatusOr<ir::Bindings> bound = BindInputs(graph, inputs, bindings);
   if (!bound.ok()) return bound.status();
   std::set<std::string> symbols = graph.Symbols();
@@ -136,7 +137,7 @@ absl::StatusOr<std::vector<Tensor>> Interpret(const ir::Graph& graph, const Tens
     const ir::Node& node = graph.node(id);
     absl::StatusOr<const Tensor*> t = FindSupplied("parameter", node, params);
     if (!t.ok()) return t.status();
-    if (absl::Status s = CheckDims("parameter", node, **t, *bound); !s.ok()) return s;
+    GJ_RETURN_IF_ERROR(CheckDims("parameter", node, **t, *bound));
     values[id] = **t;  // shares the caller's buffer; kernels never write operands
   }
   for (ir::ValueId id : graph.Inputs()) values[id] = inputs.find(graph.node(id).name())->second;

@@ -43,7 +43,7 @@ struct MulOp {
       return a * b;
   }
 };
-// Floor division on i64 (Python's //); EvalDiv rules out a zero divisor first.
+// Floor division on i64 (Python's //; x // 0 is 0, see runtime/scalar_semantics.h).
 struct DivOp {
   template <typename T>
   T operator()(T a, T b) const {
@@ -60,33 +60,17 @@ struct PowOp {
     return std::pow(a, b);
   }
 };
-// max/min propagate NaN (as numpy's maximum/minimum); on bool they are or/and.
+// max/min: NaN wins and -0 < +0 on floats, or/and on bool (runtime/scalar_semantics.h).
 struct MaxOp {
   template <typename T>
   T operator()(T a, T b) const {
-    if constexpr (std::is_same_v<T, bool>) {
-      return a || b;
-    } else if constexpr (std::is_floating_point_v<T>) {
-      if (std::isnan(a)) return a;
-      if (std::isnan(b)) return b;
-      return a > b ? a : b;
-    } else {
-      return a > b ? a : b;
-    }
+    return MaxOf(a, b);
   }
 };
 struct MinOp {
   template <typename T>
   T operator()(T a, T b) const {
-    if constexpr (std::is_same_v<T, bool>) {
-      return a && b;
-    } else if constexpr (std::is_floating_point_v<T>) {
-      if (std::isnan(a)) return a;
-      if (std::isnan(b)) return b;
-      return a < b ? a : b;
-    } else {
-      return a < b ? a : b;
-    }
+    return MinOf(a, b);
   }
 };
 #define GJ_COMPARE_OP(Name, expr)     \
@@ -177,6 +161,7 @@ absl::StatusOr<Tensor> EvalFloatUnary(const ir::Node& node,
 GJ_BINARY_KERNEL(Add, AddOp, GJ_NUMERIC_TYPES)
 GJ_BINARY_KERNEL(Sub, SubOp, GJ_NUMERIC_TYPES)
 GJ_BINARY_KERNEL(Mul, MulOp, GJ_NUMERIC_TYPES)
+GJ_BINARY_KERNEL(Div, DivOp, GJ_NUMERIC_TYPES)
 GJ_BINARY_KERNEL(Pow, PowOp, GJ_FLOAT_TYPES)
 GJ_BINARY_KERNEL(Maximum, MaxOp, GJ_ALL_TYPES)
 GJ_BINARY_KERNEL(Minimum, MinOp, GJ_ALL_TYPES)
@@ -187,26 +172,6 @@ GJ_BINARY_KERNEL(Le, LeOp, GJ_ALL_TYPES)
 GJ_BINARY_KERNEL(Gt, GtOp, GJ_ALL_TYPES)
 GJ_BINARY_KERNEL(Ge, GeOp, GJ_ALL_TYPES)
 #undef GJ_BINARY_KERNEL
-
-absl::StatusOr<Tensor> EvalDiv(const ir::Node& node, absl::Span<const Tensor* const> operands,
-                               const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
-  const Tensor& b = *operands[1];
-  // Every element of a broadcast operand reaches a non-empty output, so any zero divides.
-  if (b.dtype() == DType::kI64 && Product(p->shape, 0, static_cast<int>(p->shape.size())) > 0) {
-    const int64_t* y = b.data<int64_t>();
-    for (int64_t i = 0; i < b.numel(); ++i) {
-      if (y[i] == 0) {
-        return OpError(node, absl::StrCat("integer division by zero (divisor ", b.TypeString(),
-                                          " has 0 at flat index ", i, ")"));
-      }
-    }
-  }
-  return Dispatch<GJ_NUMERIC_TYPES>(node, operands[0]->dtype(), [&](auto tag) {
-    return BinaryLoop<decltype(tag)>(*p, *operands[0], b, DivOp{});
-  });
-}
 
 absl::StatusOr<Tensor> EvalWhere(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                  const ir::Bindings& bindings) {
@@ -276,14 +241,13 @@ absl::StatusOr<Tensor> EvalAbs(const ir::Node& node, absl::Span<const Tensor* co
                                     const ir::Bindings& bindings) {                              \
     return EvalFloatUnary(node, operands, bindings, [](auto x) -> decltype(x) { return expr; }); \
   }
-GJ_FLOAT_UNARY_KERNEL(Exp, std::exp(x))
-GJ_FLOAT_UNARY_KERNEL(Log, std::log(x))
 GJ_FLOAT_UNARY_KERNEL(Sqrt, std::sqrt(x))
 GJ_FLOAT_UNARY_KERNEL(Rsqrt, decltype(x){1} / std::sqrt(x))
-GJ_FLOAT_UNARY_KERNEL(Tanh, std::tanh(x))
 GJ_FLOAT_UNARY_KERNEL(Sigmoid, decltype(x){1} / (decltype(x){1} + std::exp(-x)))
-GJ_FLOAT_UNARY_KERNEL(Sin, std::sin(x))
-GJ_FLOAT_UNARY_KERNEL(Log1p, std::log1p(x))
+// One C library function each, from the list the compiler shares.
+#define GJ_FLOAT_MATH(name, spelling, cost, function, ...) GJ_FLOAT_UNARY_KERNEL(name, function(x))
+#include "runtime/float_math.def"
+#undef GJ_FLOAT_MATH
 #undef GJ_FLOAT_UNARY_KERNEL
 
 absl::StatusOr<Tensor> EvalCast(const ir::Node& node, absl::Span<const Tensor* const> operands,

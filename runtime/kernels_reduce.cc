@@ -48,13 +48,11 @@ constexpr T Lowest() {
     return std::numeric_limits<T>::lowest();
 }
 
-// max(m, v) that keeps a NaN once seen (as the maximum op does).
+// max(m, v) as the maximum op (runtime/scalar_semantics.h): a NaN once seen stays,
+// -0 < +0.
 template <typename T>
 T MaxStep(T m, T v) {
-  if constexpr (std::is_floating_point_v<T>)
-    return (v > m || std::isnan(v)) ? v : m;
-  else
-    return v > m ? v : m;
+  return MaxOf(m, v);
 }
 
 // argmin's starting best: +inf for floats, INT64_MAX for i64.

@@ -3,10 +3,15 @@
 // kernel IR's constant folding all call these, and codegen emits the same (docs/OPS.md).
 //   - i64 add, sub, mul, neg and abs wrap (two's complement);
 //   - i64 division floors (Python's //) and mod floors (Python's %); INT64_MIN // -1 wraps
-//     to INT64_MIN and INT64_MIN % -1 is 0; the divisor must not be 0 (callers check);
+//     to INT64_MIN and INT64_MIN % -1 is 0; x // 0 and x % 0 are 0 (numpy's results).
+//     A total rule rather than an error because compiled kernels have no way to stop
+//     halfway with an error: every mode (eager, interpreter, folding, compiled) then
+//     gives the same value instead of some failing and one returning garbage;
+//   - float max / min are IEEE 754-2019 maximum / minimum (LLVM's llvm.maximum): a NaN
+//     operand gives NaN, and -0 < +0;
 //   - float to i64 truncates toward zero, saturates out-of-range values and maps NaN to 0
 //     (LLVM's llvm.fptosi.sat); to bool is `x != 0` (NaN is true).
-// No function here is undefined behaviour for any input (except a zero divisor).
+// No function here is undefined behaviour for any input.
 #ifndef GRAPHJIT_RUNTIME_SCALAR_SEMANTICS_H_
 #define GRAPHJIT_RUNTIME_SCALAR_SEMANTICS_H_
 
@@ -29,17 +34,39 @@ inline int64_t WrapMul(int64_t a, int64_t b) {
 inline int64_t WrapNeg(int64_t a) { return WrapSub(0, a); }
 inline int64_t WrapAbs(int64_t a) { return a < 0 ? WrapNeg(a) : a; }
 
-// Floor division; `b` must not be 0.
+// Floor division; x // 0 is 0.
 inline int64_t FloorDivI64(int64_t a, int64_t b) {
+  if (b == 0) return 0;
   if (b == -1) return WrapNeg(a);  // INT64_MIN / -1 overflows (and traps on x86)
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
-// Floor mod (the sign of the divisor); `b` must not be 0.
+// Floor mod (the sign of the divisor); x % 0 is 0.
 inline int64_t FloorModI64(int64_t a, int64_t b) {
-  if (b == -1) return 0;  // INT64_MIN % -1 traps on x86
+  if (b == 0 || b == -1) return 0;  // INT64_MIN % -1 traps on x86
   int64_t r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+// maximum / minimum of two elements: on floats as llvm.maximum / llvm.minimum (NaN wins,
+// -0 < +0), on i64 the larger / smaller, on bool or / and.
+template <typename T>
+inline T MaxOf(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(a)) return a;
+    if (std::isnan(b)) return b;
+    if (a == b) return std::signbit(a) ? b : a;  // max(-0, +0) is +0
+  }
+  return a > b ? a : b;
+}
+template <typename T>
+inline T MinOf(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(a)) return a;
+    if (std::isnan(b)) return b;
+    if (a == b) return std::signbit(a) ? a : b;  // min(-0, +0) is -0
+  }
+  return a < b ? a : b;
 }
 
 // Float to i64 as llvm.fptosi.sat: truncation toward zero, saturation, NaN -> 0.

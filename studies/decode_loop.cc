@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/cache/padding.h"
+#include "ir/clock.h"
 #include "models/jit_model.h"
 #include "models/random_init.h"
 
@@ -84,10 +85,9 @@ absl::StatusOr<DecodeLoopResult> RunDecodeLoop(compiler::JitFunction& cache,
     runtime::TensorMap inputs = {
         {"x", xs[t]}, {"k_cache", *k_grown}, {"v_cache", *v_grown}, {"cos", cos}, {"sin", sin}};
 
-    auto start = std::chrono::steady_clock::now();
+    const ir::Clock::time_point start = ir::Clock::now();
     absl::StatusOr<std::vector<Tensor>> out = cache.Run(inputs, {{"P", S - 1}});
-    result.step_seconds.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    result.step_seconds.push_back(ir::SecondsSince(start));
     if (!out.ok()) {
       return absl::Status(out.status().code(), absl::StrCat("decode step ", t, " (S=", S,
                                                             "): ", out.status().message()));

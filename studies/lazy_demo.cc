@@ -7,6 +7,7 @@
 #include "frontend/eager_context.h"
 #include "frontend/ops.h"
 #include "frontend/trace_context.h"
+#include "ir/clock.h"
 
 namespace graphjit::studies {
 namespace {
@@ -16,11 +17,8 @@ using frontend::EagerContext;
 using frontend::TraceContext;
 using frontend::Value;
 
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using ir::Clock;
+using ir::SecondsSince;
 
 runtime::Tensor Normal(std::vector<int64_t> shape, std::mt19937_64& rng, double scale) {
   std::normal_distribution<double> normal;
@@ -54,7 +52,7 @@ absl::StatusOr<LazyDemoResult> RunLazyDemo(int max_iterations, double tolerance)
   }
   absl::StatusOr<runtime::Tensor> out = lazy.Materialize(y_new);
   if (!out.ok()) return out.status();
-  r.lazy_seconds = Seconds(start);
+  r.lazy_seconds = SecondsSince(start);
   r.graphs = lazy.graphs();
   r.compiles = lazy.compiles();
 
@@ -79,12 +77,12 @@ absl::StatusOr<LazyDemoResult> RunLazyDemo(int max_iterations, double tolerance)
   absl::StatusOr<std::unique_ptr<compiler::CompiledGraph>> cg =
       compiler::CompiledGraph::Compile(*g, {});
   if (!cg.ok()) return cg.status();
-  r.unrolled_compile_seconds = Seconds(start);
+  r.unrolled_compile_seconds = SecondsSince(start);
   r.unrolled_compiles = 1;
   start = Clock::now();
   absl::StatusOr<std::vector<runtime::Tensor>> unrolled = (*cg)->Run(in);
   if (!unrolled.ok()) return unrolled.status();
-  r.unrolled_run_seconds = Seconds(start);
+  r.unrolled_run_seconds = SecondsSince(start);
   r.unrolled_max_abs_diff = runtime::MaxAbsDiff((*unrolled)[0], (*ref)[0]);
   return r;
 }

@@ -11,20 +11,18 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/jit.h"
 #include "frontend/ops.h"
+#include "ir/clock.h"
+#include "ir/status_macros.h"
 #include "models/random_init.h"
 
 namespace graphjit::studies {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using frontend::Value;
+using ir::Clock;
 using ir::DType;
 using runtime::Tensor;
 using runtime::TensorMap;
-
-double Since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 absl::StatusOr<Tensor> F64(std::vector<int64_t> shape, const std::vector<double>& values) {
   return Tensor::FromDoubles(DType::kF64, std::move(shape), values);
@@ -183,7 +181,7 @@ std::vector<Value> NearestNeighborFn(frontend::Context& ctx) {
 }
 
 absl::StatusOr<PowerLawStudy> RunPowerLawStudy(const PowerLawOptions& o) {
-  if (absl::Status valid = Validate(o); !valid.ok()) return valid;
+  GJ_RETURN_IF_ERROR(Validate(o));
   const auto start = Clock::now();
   PowerLawStudy s;
   s.options = o;
@@ -219,7 +217,7 @@ absl::StatusOr<PowerLawStudy> RunPowerLawStudy(const PowerLawOptions& o) {
                               i + 1 < k ? (*out)[3].ValueAt(i) : nan});
     }
   }
-  s.demo1_seconds = Since(part);
+  s.demo1_seconds = ir::SecondsSince(part);
 
   // ---- Demo 2 (a): estimating a mean, MSE = 1/n.
   part = Clock::now();
@@ -240,7 +238,7 @@ absl::StatusOr<PowerLawStudy> RunPowerLawStudy(const PowerLawOptions& o) {
     if (!c.ok()) return c.status();
     s.mean_estimation = *std::move(c);
   }
-  s.mean_seconds = Since(part);
+  s.mean_seconds = ir::SecondsSince(part);
 
   // ---- Demo 2 (b): 1-nearest-neighbour regression, MSE ~ n^(-2/d).
   part = Clock::now();
@@ -266,7 +264,7 @@ absl::StatusOr<PowerLawStudy> RunPowerLawStudy(const PowerLawOptions& o) {
       s.nearest_neighbor.push_back(*std::move(c));
     }
   }
-  s.nn_seconds = Since(part);
+  s.nn_seconds = ir::SecondsSince(part);
 
   // ---- Demo 2 (c): Zipf pieces, capacity- and data-limited.
   part = Clock::now();
@@ -292,12 +290,12 @@ absl::StatusOr<PowerLawStudy> RunPowerLawStudy(const PowerLawOptions& o) {
     if (!c.ok()) return c.status();
     s.zipf_data = *std::move(c);
   }
-  s.zipf_seconds = Since(part);
+  s.zipf_seconds = ir::SecondsSince(part);
 
   const compiler::cache::CacheStats stats = fns.stats();
   s.compiles = stats.compiles;
   s.compile_seconds = stats.compile_seconds;
-  s.seconds = Since(start);
+  s.seconds = ir::SecondsSince(start);
   return s;
 }
 

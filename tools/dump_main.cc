@@ -26,8 +26,10 @@
 #include "compiler/lower/simplify_index.h"
 #include "compiler/passes/pipeline.h"
 #include "compiler/profile.h"
+#include "ir/clock.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "ir/status_macros.h"
 #include "models/model.h"
 #include "models/random_init.h"
 #include "studies/six_nd.h"
@@ -105,7 +107,7 @@ absl::StatusOr<Loaded> LoadGraph(const std::string& what, const ir::Bindings& di
   absl::StatusOr<std::unique_ptr<models::Model>> model = models::CreateModel(spec);
   if (!model.ok()) return model.status();
   if (const std::string path = absl::GetFlag(FLAGS_weights); !path.empty()) {
-    if (absl::Status s = tools::ApplyWeightsFlag(path, **model); !s.ok()) return s;
+    GJ_RETURN_IF_ERROR(tools::ApplyWeightsFlag(path, **model));
   }
   std::vector<std::string> dyn = (*model)->DynamicDims();
   for (const auto& [name, value] : dims) {
@@ -333,11 +335,10 @@ int Main(int argc, char** argv) {
     absl::StatusOr<compiler::LoweredGraph> plain =
         compiler::Lower(graph, {.simplify_indices = false});
     if (plain.ok()) {
-      using Clock = std::chrono::steady_clock;
       const compiler::ExprNodeCounts before = compiler::CountKernelExprNodes(plain->program);
-      const Clock::time_point start = Clock::now();
+      const ir::Clock::time_point start = ir::Clock::now();
       compiler::SimplifyKernelIndices(&plain->program);
-      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+      const double ms = 1e3 * ir::SecondsSince(start);
       const compiler::ExprNodeCounts after = compiler::CountKernelExprNodes(plain->program);
       std::printf("# index exprs: %lld nodes -> %lld (all expr nodes %lld -> %lld, as printed "
                   "%lld -> %lld; simplify %.2f ms)\n",

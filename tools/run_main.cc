@@ -21,6 +21,7 @@
 #include "compiler/compiled_graph.h"
 #include "compiler/jit.h"
 #include "ir/parser.h"
+#include "ir/status_macros.h"
 #include "models/jit_model.h"
 #include "models/model.h"
 #include "runtime/npy.h"
@@ -93,7 +94,7 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
   absl::StatusOr<std::string> weights = WeightsPath();
   if (!weights.ok()) return weights.status();
   TensorMap inputs, params;
-  if (absl::Status s = ReadInputs(absl::GetFlag(FLAGS_input), &inputs); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(ReadInputs(absl::GetFlag(FLAGS_input), &inputs));
 
   std::unique_ptr<models::Model> model;
   ir::Graph graph;
@@ -115,7 +116,7 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
     model = *std::move(m);
     // Before anything is traced or compiled: every mode below reads model->params().
     if (!weights->empty()) {
-      if (absl::Status s = tools::ApplyWeightsFlag(*weights, *model); !s.ok()) return s;
+      GJ_RETURN_IF_ERROR(tools::ApplyWeightsFlag(*weights, *model));
     }
     models::TraceOptions options;
     options.fixed_dims = *dims;
@@ -138,7 +139,7 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
       return absl::InvalidArgumentError(
           "--save-weights: no weights to save (an IR file's come from --weights)");
     }
-    if (absl::Status s = runtime::SaveWeights(path, params); !s.ok()) return s;
+    GJ_RETURN_IF_ERROR(runtime::SaveWeights(path, params));
     std::printf("wrote %s (%zu tensors)\n", path.c_str(), params.size());
     return std::vector<Tensor>{};
   }

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <thread>
 
 #include "absl/flags/flag.h"
@@ -22,7 +23,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "compiler/analysis/flops.h"
 #include "compiler/compiled_graph.h"
+#include "ir/clock.h"
 #include "models/model.h"
 #include "studies/decode_loop.h"
 #include "studies/lazy_demo.h"
@@ -52,14 +55,10 @@ ABSL_FLAG(std::string, weights, "",
 namespace graphjit {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using ir::Clock;
 using runtime::Tensor;
 using runtime::TensorMap;
 using tools::Table;
-
-double Since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 // Median over `batches` of the mean time of `reps` calls of f.
 double MedianCallSeconds(const std::function<void()>& f, int reps, int batches = 7) {
@@ -67,7 +66,7 @@ double MedianCallSeconds(const std::function<void()>& f, int reps, int batches =
   for (int b = 0; b < batches; ++b) {
     auto start = Clock::now();
     for (int i = 0; i < reps; ++i) f();
-    t.push_back(Since(start) / reps);
+    t.push_back(ir::SecondsSince(start) / reps);
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
@@ -211,6 +210,31 @@ TensorMap FreshCaches(const TensorMap& in) {
   return out;
 }
 
+// What shape inference did with the symbols, read off the traced graph: the first
+// softmax's operand (the attention scores), the axis it reduces and the shape of the
+// matmul that consumes it.
+std::string SymbolicShapesObservation(const ir::Graph& g) {
+  for (ir::ValueId id = 0; id < g.num_nodes(); ++id) {
+    const ir::Node& n = g.node(id);
+    if (n.op != ir::OpCode::kSoftmax) continue;
+    const ir::Shape& scores = n.type.shape;
+    absl::StatusOr<int> axis = ir::NormalizeAxis(n.attrs.GetInt("axis"), n.type.rank(), "");
+    if (!axis.ok()) break;
+    for (ir::ValueId u = id + 1; u < g.num_nodes(); ++u) {
+      const ir::Node& m = g.node(u);
+      if (m.op != ir::OpCode::kMatmul || m.operands[0] != id) continue;
+      return absl::StrCat("Shape inference works on symbols: the scores are ",
+                          ir::ShapeToString(scores), ", softmax reduces over ",
+                          scores[*axis].ToString(), " and the weighted sum brings it back to ",
+                          ir::ShapeToString(m.type.shape),
+                          "; the code reads the symbols from the inputs' shapes at run time.");
+    }
+  }
+  return absl::StrCat("Shape inference works on symbols: the graph's ", g.num_nodes(),
+                      " values have shapes over ", absl::StrJoin(g.Symbols(), ", "),
+                      ", which the code reads from the inputs' shapes at run time.");
+}
+
 absl::Status StudySymbolic(const models::Model& model, tools::JsonWriter& json) {
   std::printf("== 2. One symbolic graph vs a graph per length ==\n\n");
   Progress("symbolic: compiling ...");
@@ -258,9 +282,7 @@ absl::Status StudySymbolic(const models::Model& model, tools::JsonWriter& json) 
   t.Print();
   std::sort(ratios.begin(), ratios.end());
   Observations({
-      "Shape inference works on symbols: the scores are [2, 4, 1, S], softmax reduces over S "
-      "and the weighted sum brings it back to [2, 4, 1, 16]; the code reads S from the cache's "
-      "shape at run time.",
+      SymbolicShapesObservation(*g),
       absl::StrFormat("Exact-shape code took %.2fx the symbolic code's time (median over the "
                       "lengths, range %.2f-%.2fx): %s",
                       ratios[ratios.size() / 2], ratios.front(), ratios.back(),
@@ -370,7 +392,11 @@ absl::Status StudyOverhead(const models::Model& model, tools::JsonWriter& json) 
          absl::StrCat(graph_ops, " in ", kernels, " kernels"),
          tools::FormatSeconds(t_code / graph_ops), "1.0x"});
   t.Print();
-  const double flops = 2.0 * (128 * 12 * 16 + 128 * 128 + 3 * 128 * 344) + 2.0 * 2 * 8 * 16 * S;
+  // The FLOP count of the graph that ran (matmuls, 2 per multiply-add; exact shapes, so
+  // a number).
+  const std::optional<int64_t> counted = compiler::CountFlops(*traced).total.AsConstant();
+  if (!counted.has_value()) return absl::InternalError("overhead: FLOPs of an exact graph are symbolic");
+  const double flops = static_cast<double>(*counted);
   json.Key("overhead")
       .BeginObject()
       .Member("S", S)
@@ -742,8 +768,8 @@ int Main(int argc, char** argv) {
   if (status.ok() && wants("flops")) status = StudyFlops(json);
   if (status.ok() && wants("powerlaws")) status = StudyPowerLaws(json);
   if (!status.ok()) return fail(status);
-  json.Member("total_seconds", Since(start)).EndObject();
-  std::printf("(whole run: %s)\n", tools::FormatSeconds(Since(start)).c_str());
+  json.Member("total_seconds", ir::SecondsSince(start)).EndObject();
+  std::printf("(whole run: %s)\n", tools::FormatSeconds(ir::SecondsSince(start)).c_str());
   if (!absl::GetFlag(FLAGS_json).empty()) {
     std::ofstream out(absl::GetFlag(FLAGS_json));
     out << json.str() << "\n";

@@ -5,6 +5,7 @@
 #include "compiler/autodiff/grad_rules.h"
 #include "compiler/passes/dce.h"
 #include "ir/builder.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -57,7 +58,7 @@ class Differentiator {
 
   absl::StatusOr<ir::Graph> Run() {
     MarkNeeded();
-    if (absl::Status s = CopyNodes(f_, &b_); !s.ok()) return s;
+    GJ_RETURN_IF_ERROR(CopyNodes(f_, &b_));
     std::vector<std::vector<ValueId>> contributions(f_.num_nodes());
     std::vector<ValueId> grad(f_.num_nodes(), ir::kInvalidValue);
     contributions[loss_].push_back(e_.Scalar(1.0, f_.type(loss_).dtype));
@@ -163,7 +164,7 @@ absl::StatusOr<ir::Graph> SumOutputToScalar(const ir::Graph& graph, int output) 
         absl::StrCat("output ", output, " of graph '", graph.name(), "' does not exist"));
   }
   ir::GraphBuilder b(graph.name());
-  if (absl::Status s = CopyNodes(graph, &b); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(CopyNodes(graph, &b));
   ValueId v = graph.outputs()[output];
   for (int rank = graph.type(v).rank(); rank > 0; --rank) {
     v = b.Add(ir::OpCode::kReduceSum, {v}, ir::Attrs{{"axis", int64_t{0}}, {"keepdim", false}});

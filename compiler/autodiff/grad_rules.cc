@@ -8,6 +8,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "ir/status_macros.h"
+
 namespace graphjit::compiler::autodiff_internal {
 namespace {
 
@@ -31,7 +33,7 @@ class Rule {
   std::vector<ValueId> Run() {
     bool any = false;
     for (int i = 0; i < static_cast<int>(grads_.size()); ++i) any |= Want(i);
-    if (!any || !ir::IsFloat(n_.type.dtype)) return grads_;
+    if (!any || !ir::HasGradient(n_.op) || !ir::IsFloat(n_.type.dtype)) return grads_;
     Apply();
     // Only float operands carry gradients (indices, targets and conditions do not).
     for (size_t i = 0; i < grads_.size(); ++i) {
@@ -75,24 +77,19 @@ class Rule {
 
 void Rule::Apply() {
   ValueId g = g_, y = y_;
-  // Every op is listed, without a default: a new op makes the compiler warn (-Wswitch)
-  // until it has a rule here or is declared to carry no gradient.
+  // No default: the ops with Grad = None in ir/ops.def (no operands, or results that
+  // carry no gradient) have their case labels generated; every op with Grad = Rule needs
+  // a case here, or the build fails (-Werror=switch).
   switch (n_.op) {
-    // No operands, or results that carry no gradient.
-    case OpCode::kInput:
-    case OpCode::kParam:
-    case OpCode::kConstant:
-    case OpCode::kFull:
-    case OpCode::kIota:
-    case OpCode::kEq:
-    case OpCode::kNe:
-    case OpCode::kLt:
-    case OpCode::kLe:
-    case OpCode::kGt:
-    case OpCode::kGe:
-    // Indices: integer results (Run returns before Apply for them; listed for -Wswitch).
-    case OpCode::kArgMin:
-    case OpCode::kArgMax:
+#define GJ_OP(name, spelling, min_arity, max_arity, schema, rule, lowering, scalar, flops, \
+              grad)                                                                    \
+  GJ_NO_GRADIENT_##grad(name)
+#define GJ_NO_GRADIENT_None(name) case OpCode::k##name:
+#define GJ_NO_GRADIENT_Rule(name)
+#include "ir/ops.def"
+#undef GJ_OP
+#undef GJ_NO_GRADIENT_None
+#undef GJ_NO_GRADIENT_Rule
       return;
 
     case OpCode::kAdd:
@@ -212,7 +209,8 @@ void Rule::Apply() {
       SetReduced(0, g);
       return;
     case OpCode::kConcat: {
-      const int64_t axis = *ir::NormalizeAxis(n_.attrs.GetInt("axis"), n_.type.rank(), "concat");
+      const int64_t axis =
+          ir::ValueOrDie(ir::NormalizeAxis(n_.attrs.GetInt("axis"), n_.type.rank(), "concat"));
       ir::SymExpr offset = 0;
       for (int i = 0; i < static_cast<int>(n_.operands.size()); ++i) {
         ir::SymExpr end = offset + XShape(i)[axis];
@@ -306,7 +304,8 @@ void Rule::Matmul() {
 void Rule::Reduce() {
   const ir::Shape& x = XShape(0);
   const int axis =
-      *ir::NormalizeAxis(n_.attrs.GetInt("axis"), static_cast<int>(x.size()), ir::OpName(n_.op));
+      ir::ValueOrDie(ir::NormalizeAxis(n_.attrs.GetInt("axis"), static_cast<int>(x.size()),
+                                       ir::OpName(n_.op)));
   // g and y with the reduced axis kept as size 1, so they broadcast against x.
   ir::Shape kept = x;
   kept[axis] = 1;
@@ -330,7 +329,8 @@ void Rule::Reduce() {
 
 void Rule::Slice() {
   // Zeros around g along the axis: concat(zeros[start], g, zeros[dim - end]).
-  const int64_t axis = *ir::NormalizeAxis(n_.attrs.GetInt("axis"), n_.type.rank(), "slice");
+  const int64_t axis =
+      ir::ValueOrDie(ir::NormalizeAxis(n_.attrs.GetInt("axis"), n_.type.rank(), "slice"));
   const ir::Shape& x = XShape(0);
   const ir::SymExpr& start = n_.attrs.GetDim("start");
   const ir::SymExpr after = x[axis] - n_.attrs.GetDim("end");

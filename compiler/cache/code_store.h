@@ -26,6 +26,7 @@
 #include "compiler/cache/content_key.h"
 #include "compiler/codegen/native_code.h"
 #include "compiler/compiled_graph.h"
+#include "ir/clock.h"
 
 namespace graphjit::compiler {
 
@@ -147,10 +148,9 @@ absl::StatusOr<std::shared_ptr<const T>> ContentStore<T>::GetOrCompile(const Con
   slots_[key].compiling = true;
   ++stats_.compiles;
   lock.unlock();
-  auto start = std::chrono::steady_clock::now();
+  const ir::Clock::time_point start = ir::Clock::now();
   absl::StatusOr<std::unique_ptr<T>> result = compile();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = ir::SecondsSince(start);
   std::shared_ptr<const T> code;
   if (result.ok()) code = std::shared_ptr<const T>(*std::move(result));
   // Destroying the last holder frees code under the JIT's locks, never under ours:

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "compiler/cache/padding.h"
 #include "frontend/trace_context.h"
+#include "ir/clock.h"
 #include "runtime/interpreter.h"
 
 namespace graphjit::compiler::cache {
@@ -18,9 +19,7 @@ namespace {
 using runtime::Tensor;
 using runtime::TensorMap;
 
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
+using ir::SecondsSince;
 
 bool HasDynamicDim(const std::vector<DimGuard>& dims) {
   return std::any_of(dims.begin(), dims.end(), [](const DimGuard& d) { return d.dynamic >= 0; });
@@ -130,7 +129,7 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::Acquire(const Ar
   // A tiered entry still interpreted: callers of Acquire want its code, so compile it
   // here (the code store makes a concurrent background compile of it the same compile).
   auto* mutable_entry = const_cast<CacheEntry*>(entry->get());
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = ir::Clock::now();
   bool compiled = false;
   absl::StatusOr<std::shared_ptr<const CompiledGraph>> built =
       CompileTraced(mutable_entry, &compiled);
@@ -336,7 +335,7 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::CompileLocked(
   // Compile without the lock: hits and other keys' compiles go on meanwhile.
   lock.unlock();
   if (options_.before_compile) options_.before_compile(keys);
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = ir::Clock::now();
   absl::Status status = TraceEntry(entry.get());
   const double trace_s = SecondsSince(start);
   bool compiled = false;
@@ -442,7 +441,7 @@ void CompileCache::BackgroundLoop() {
     queue_.pop_front();
     if (entry == nullptr || entry->compiled_ != nullptr) continue;
     lock.unlock();
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = ir::Clock::now();
     bool compiled = false;
     absl::StatusOr<std::shared_ptr<const CompiledGraph>> code =
         CompileTraced(entry.get(), &compiled);
@@ -516,7 +515,7 @@ ir::Bindings CompileCache::CallBindings(const DimValues& values,
 
 absl::StatusOr<std::vector<Tensor>> CompileCache::Run(const TensorMap& inputs, const Args& args,
                                                       const ir::Bindings& bindings) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = ir::Clock::now();
   DimValues real;
   std::shared_ptr<const CompiledGraph> code;
   absl::StatusOr<std::shared_ptr<const CacheEntry>> entry = AcquireImpl(args, &real, &code);

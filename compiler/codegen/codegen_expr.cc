@@ -12,8 +12,6 @@ using ir::DType;
 
 namespace {
 
-bool IsComparison(ScalarOp op) { return op >= ScalarOp::kEq && op <= ScalarOp::kGe; }
-
 const char* KindName(ExprKind kind) {
   static const char* const kNames[] = {"constant", "loop variable", "symbol", "load",
                                        "op",       "select",        "cast"};
@@ -41,7 +39,7 @@ bool KernelEmitter::CheckTree(const ExprPtr& e, absl::string_view what) {
       want = e->operands.size();
       break;
     case ExprKind::kOp:
-      ok = ok && e->op <= ScalarOp::kLog1p;  // the last ScalarOp
+      ok = ok && static_cast<int>(e->op) < kNumScalarOps;
       want = ok && IsUnary(e->op) ? 1 : 2;
       break;
     case ExprKind::kSelect:
@@ -235,16 +233,13 @@ llvm::Value* KernelEmitter::FloatOp(ScalarOp op, llvm::Value* x, llvm::Value* y,
       return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
     case ScalarOp::kRsqrt:
       return b.CreateFDiv(one, b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
-    case ScalarOp::kExp:
-      return CallLibm("exp", "expf", x);
-    case ScalarOp::kLog:
-      return CallLibm("log", "logf", x);
-    case ScalarOp::kTanh:
-      return CallLibm("tanh", "tanhf", x);
-    case ScalarOp::kSin:
-      return CallLibm("sin", "sinf", x);
-    case ScalarOp::kLog1p:
-      return CallLibm("log1p", "log1pf", x);
+    // One libm call each (LLVM maps them to libmvec's vector variants, or to an
+    // instruction where there is one).
+#define GJ_FLOAT_MATH(name, spelling, cost, function, f64_name, f32_name) \
+  case ScalarOp::k##name:                                                 \
+    return CallLibm(f64_name, f32_name, x);
+#include "runtime/float_math.def"
+#undef GJ_FLOAT_MATH
     case ScalarOp::kSigmoid:
       return b.CreateFDiv(one, b.CreateFAdd(one, CallLibm("exp", "expf", b.CreateFNeg(x))));
     default:
@@ -294,16 +289,18 @@ llvm::Value* KernelEmitter::IntOp(ScalarOp op, llvm::Value* x, llvm::Value* y, b
 
 llvm::Value* KernelEmitter::FloorDivMod(llvm::Value* x, llvm::Value* y, bool mod) {
   llvm::IRBuilder<>& b = *b_;
-  // A zero divisor would trap (SIGFPE); the interpreter rejects it, compiled code must not
-  // crash, so it divides by 1 instead. INT64_MIN / -1 traps too (and is poison in LLVM):
-  // -1 also divides by 1 and the quotient is negated, wrapping as the interpreter's
-  // (runtime/scalar_semantics.h); the remainder by 1 is 0, as x % -1. Folds away for
-  // constant divisors.
+  // The semantics of runtime/scalar_semantics.h: x // 0 and x % 0 are 0; INT64_MIN // -1
+  // wraps to INT64_MIN and x % -1 is 0. Both divisors would trap (SIGFPE; INT64_MIN / -1
+  // is also poison in LLVM), so they divide by 1 instead and the result is fixed up with
+  // selects: -x for // -1, 0 for // 0. The remainder by 1 is 0, right for both. Folds
+  // away for constant divisors.
   llvm::Value* minus_one = nullptr;
+  llvm::Value* zero = nullptr;
   if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(y);
       c == nullptr || c->isZero() || c->isMinusOne()) {
     minus_one = b.CreateICmpEQ(y, b.getInt64(-1));
-    y = b.CreateSelect(b.CreateOr(b.CreateICmpEQ(y, b.getInt64(0)), minus_one), b.getInt64(1), y);
+    zero = b.CreateICmpEQ(y, b.getInt64(0));
+    y = b.CreateSelect(b.CreateOr(zero, minus_one), b.getInt64(1), y);
   }
   llvm::Value* q = b.CreateSDiv(x, y);
   llvm::Value* r = b.CreateSRem(x, y);
@@ -313,7 +310,9 @@ llvm::Value* KernelEmitter::FloorDivMod(llvm::Value* x, llvm::Value* y, bool mod
                                     b.CreateICmpSLT(b.CreateXor(r, y), b.getInt64(0)));
   if (mod) return b.CreateAdd(r, b.CreateSelect(adjust, y, b.getInt64(0)));
   llvm::Value* floor = b.CreateSub(q, b.CreateZExt(adjust, b.getInt64Ty()));
-  return minus_one == nullptr ? floor : b.CreateSelect(minus_one, b.CreateNeg(x), floor);
+  if (minus_one == nullptr) return floor;
+  floor = b.CreateSelect(minus_one, b.CreateNeg(x), floor);
+  return b.CreateSelect(zero, b.getInt64(0), floor);
 }
 
 llvm::Value* KernelEmitter::BoolOp(ScalarOp op, llvm::Value* x, llvm::Value* y) {

@@ -8,6 +8,8 @@
 #include "absl/functional/function_ref.h"
 #include "compiler/codegen/codegen.h"
 #include "compiler/jit/jit_engine.h"
+#include "ir/clock.h"
+#include "ir/status_macros.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/raw_ostream.h"
@@ -87,16 +89,15 @@ using EmitFn = absl::FunctionRef<absl::StatusOr<std::unique_ptr<llvm::Module>>(l
 absl::StatusOr<Compiled> EmitAndCompile(EmitFn emit, JitRequest request) {
   absl::StatusOr<JitEngine*> engine = JitEngine::Get();
   if (!engine.ok()) return engine.status();
-  if (absl::Status s = RegisterRuntimeHelpers(**engine); !s.ok()) return s;
-  const auto start = std::chrono::steady_clock::now();
+  GJ_RETURN_IF_ERROR(RegisterRuntimeHelpers(**engine));
+  const ir::Clock::time_point start = ir::Clock::now();
   // One context per compile: LLVM contexts are not thread-safe, and the JIT frees the
   // context with the module once it is compiled.
   auto context = std::make_unique<llvm::LLVMContext>();
   absl::StatusOr<std::unique_ptr<llvm::Module>> module = emit(*context, **engine);
   if (!module.ok()) return module.status();
   Compiled out;
-  out.timings.ir_build =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.timings.ir_build = ir::SecondsSince(start);
   if (request.keep_ir) {
     llvm::raw_string_ostream text(out.llvm_ir);
     (*module)->print(text, /*AAW=*/nullptr);
@@ -155,12 +156,12 @@ absl::StatusOr<std::unique_ptr<NativeModule>> LoadModule(const std::string& obje
   absl::StatusOr<JitEngine*> engine = JitEngine::Get();
   if (!engine.ok()) return engine.status();
   // Loaded code may call the runtime helpers too.
-  if (absl::Status s = RegisterRuntimeHelpers(**engine); !s.ok()) return s;
-  const auto start = std::chrono::steady_clock::now();
+  GJ_RETURN_IF_ERROR(RegisterRuntimeHelpers(**engine));
+  const ir::Clock::time_point start = ir::Clock::now();
   absl::StatusOr<std::unique_ptr<JitCode>> code = (*engine)->Load(object, symbols);
   if (!code.ok()) return code.status();
   CompileTimings timings;
-  timings.codegen = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  timings.codegen = ir::SecondsSince(start);
   return std::make_unique<NativeModuleImpl>(*std::move(code), "", timings);
 }
 

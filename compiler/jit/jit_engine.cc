@@ -14,6 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "compiler/jit/machine_code.h"
 #include "compiler/jit/optimize_module.h"
+#include "ir/clock.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
@@ -32,14 +33,11 @@
 namespace graphjit::compiler {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using ir::Clock;
+using ir::SecondsSince;
 
 // glibc's vector math library (_ZGVdN4v_exp, ...); the soname, so no -dev package is needed.
 constexpr char kLibmvec[] = "libmvec.so.1";
-
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 absl::Status LlvmError(absl::StatusCode code, absl::string_view what, llvm::Error error) {
   return absl::Status(code, absl::StrCat(what, ": ", llvm::toString(std::move(error))));

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/printer.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::compiler {
 
@@ -148,7 +149,7 @@ absl::StatusOr<runtime::Tensor> LazyContext::Materialize(const Value& v) {
     return absl::InvalidArgumentError("materialize: not a valid value of this lazy context");
   }
   std::shared_ptr<Slot> slot = slots_[v.id()].lock();
-  if (absl::Status s = Cut(); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(Cut());
   return *slot->tensor;
 }
 

@@ -7,15 +7,71 @@
 
 namespace graphjit::compiler {
 
-bool IsUnary(ScalarOp op) { return op >= ScalarOp::kNeg; }
+namespace {
 
-const char* ScalarOpName(ScalarOp op) {
-  static const char* const kNames[] = {"+",   "-",   "*",    "/",     "%",    "pow",
-                                       "max", "min", "==",   "!=",    "<",    "<=",
-                                       ">",   ">=",  "and",  "or",    "neg",  "abs",
-                                       "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid",
-                                       "not", "sin", "log1p"};
-  return kNames[static_cast<int>(op)];
+enum class ScalarClass : uint8_t { kBinary, kCompare, kUnary };
+
+struct ScalarFacts {
+  const char* name;
+  ScalarClass cls;
+  int cost;
+  bool float_math;
+};
+
+// Indexed by ScalarOp: the same lists generate the enum, so the order matches.
+constexpr ScalarFacts kScalarFacts[] = {
+#define GJ_SCALAR_OP(name, spelling, cls, cost) {spelling, ScalarClass::k##cls, cost, false},
+#include "compiler/lower/scalar_ops.def"
+#undef GJ_SCALAR_OP
+#define GJ_FLOAT_MATH(name, spelling, cost, ...) {spelling, ScalarClass::kUnary, cost, true},
+#include "runtime/float_math.def"
+#undef GJ_FLOAT_MATH
+};
+static_assert(sizeof(kScalarFacts) / sizeof(kScalarFacts[0]) == kNumScalarOps);
+
+const ScalarFacts& FactsOf(ScalarOp op) {
+  GJ_CHECK(static_cast<int>(op) < kNumScalarOps) << "bad ScalarOp " << static_cast<int>(op);
+  return kScalarFacts[static_cast<int>(op)];
+}
+
+// ops.def's Scalar column names a ScalarOp (kScalarOf_Add is ScalarOp::kAdd) or None. A
+// name that is no ScalarOp does not compile.
+#define GJ_SCALAR_OP(name, ...) \
+  [[maybe_unused]] constexpr std::optional<ScalarOp> kScalarOf_##name = ScalarOp::k##name;
+#include "compiler/lower/scalar_ops.def"
+#undef GJ_SCALAR_OP
+#define GJ_FLOAT_MATH(name, ...) \
+  [[maybe_unused]] constexpr std::optional<ScalarOp> kScalarOf_##name = ScalarOp::k##name;
+#include "runtime/float_math.def"
+#undef GJ_FLOAT_MATH
+[[maybe_unused]] constexpr std::optional<ScalarOp> kScalarOf_None = std::nullopt;
+
+constexpr std::optional<ScalarOp> kScalarOfOp[] = {
+#define GJ_OP(name, spelling, min_arity, max_arity, schema, rule, lowering, scalar, ...) \
+  kScalarOf_##scalar,
+#include "ir/ops.def"
+#undef GJ_OP
+};
+
+// Exactly the Pointwise ops have a scalar op.
+#define GJ_OP(name, spelling, min_arity, max_arity, schema, rule, lowering, scalar, ...)    \
+  static_assert((ir::OpLowering::k##lowering == ir::OpLowering::kPointwise) ==              \
+                    kScalarOf_##scalar.has_value(),                                          \
+                "ir/ops.def: op " spelling " is Pointwise without a Scalar op, or has one " \
+                "without being Pointwise");
+#include "ir/ops.def"
+#undef GJ_OP
+
+}  // namespace
+
+bool IsUnary(ScalarOp op) { return FactsOf(op).cls == ScalarClass::kUnary; }
+bool IsComparison(ScalarOp op) { return FactsOf(op).cls == ScalarClass::kCompare; }
+bool IsFloatMath(ScalarOp op) { return FactsOf(op).float_math; }
+const char* ScalarOpName(ScalarOp op) { return FactsOf(op).name; }
+int ScalarOpCost(ScalarOp op) { return FactsOf(op).cost; }
+
+std::optional<ScalarOp> ScalarOpFor(ir::OpCode op) {
+  return kScalarOfOp[static_cast<int>(op)];
 }
 
 namespace {
@@ -34,8 +90,6 @@ using runtime::FloorModI64;
 using runtime::WrapAdd;
 using runtime::WrapMul;
 using runtime::WrapSub;
-
-bool IsComparison(ScalarOp op) { return op >= ScalarOp::kEq && op <= ScalarOp::kGe; }
 
 }  // namespace
 
@@ -99,11 +153,11 @@ ExprPtr Op(ScalarOp op, ExprPtr a, ExprPtr b) {
         if (cb && y == 1) return a;
         break;
       case ScalarOp::kDiv:
-        if (ca && cb && y != 0) return ConstI(FloorDivI64(x, y));
+        if (ca && cb) return ConstI(FloorDivI64(x, y));
         if (cb && y == 1) return a;
         break;
       case ScalarOp::kMod:
-        if (ca && cb && y != 0) return ConstI(FloorModI64(x, y));
+        if (ca && cb) return ConstI(FloorModI64(x, y));
         if (cb && y == 1) return ConstI(0);
         break;
       default:

@@ -6,28 +6,44 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/dtype.h"
+#include "ir/op.h"
 #include "ir/sym_expr.h"
 
 namespace graphjit::compiler {
 
-// Scalar operations of kernel bodies. Integer (i64) ones also do index arithmetic.
+// Scalar operations of kernel bodies, generated from compiler/lower/scalar_ops.def and
+// runtime/float_math.def (see them for each op's meaning). Integer (i64) ones also do
+// index arithmetic.
 enum class ScalarOp : uint8_t {
-  // binary
-  kAdd, kSub, kMul, kDiv,  // kDiv: float division; on i64 floor division (Python //)
-  kMod,                    // i64 only, floor mod (Python %)
-  kPow, kMax, kMin,        // kMax/kMin propagate NaN on floats
-  kEq, kNe, kLt, kLe, kGt, kGe,  // result bool
-  kAnd, kOr,               // bool
-  // unary
-  kNeg, kAbs, kExp, kLog, kSqrt, kRsqrt, kTanh, kSigmoid, kNot,
-  kSin, kLog1p,  // float; appended so earlier ops keep their numbers
+#define GJ_SCALAR_OP(name, ...) k##name,
+#include "compiler/lower/scalar_ops.def"
+#undef GJ_SCALAR_OP
+#define GJ_FLOAT_MATH(name, ...) k##name,
+#include "runtime/float_math.def"
+#undef GJ_FLOAT_MATH
 };
+inline constexpr int kNumScalarOps = 0
+#define GJ_SCALAR_OP(...) +1
+#include "compiler/lower/scalar_ops.def"
+#undef GJ_SCALAR_OP
+#define GJ_FLOAT_MATH(...) +1
+#include "runtime/float_math.def"
+#undef GJ_FLOAT_MATH
+    ;
 bool IsUnary(ScalarOp op);
+bool IsComparison(ScalarOp op);  // result bool
+// A float op that is one C library function (runtime/float_math.def).
+bool IsFloatMath(ScalarOp op);
 const char* ScalarOpName(ScalarOp op);
+// What inlining one use costs (1 for an instruction, 8 for a transcendental).
+int ScalarOpCost(ScalarOp op);
+// The kernel ScalarOp of a Pointwise op of ir/ops.def (its Scalar column), else nullopt.
+std::optional<ScalarOp> ScalarOpFor(ir::OpCode op);
 
 struct Expr;
 using ExprPtr = std::shared_ptr<const Expr>;

@@ -54,8 +54,10 @@ void AppendExpr(const ExprPtr& e, std::string* out) {
     out->append("_");
     return;
   }
+  // Ops by name, not number: the ScalarOp list is generated and may be reordered, and a
+  // cached object must never be found under another op's key.
   absl::StrAppend(out, "(", static_cast<int>(e->kind), ":", ir::DTypeName(e->dtype), ":",
-                  static_cast<int>(e->op), ":", e->index, ":");
+                  ScalarOpName(e->op), ":", e->index, ":");
   if (e->kind == ExprKind::kConst) {
     uint64_t bits;
     std::memcpy(&bits, &e->f_value, sizeof(bits));
@@ -123,7 +125,7 @@ KernelUnit MakeKernelUnit(const Program& program, int kernel) {
     AppendExprs("dims", b.dims, &t);
   }
   absl::StrAppend(&t, "kind=", static_cast<int>(u.kind), " out=", u.out,
-                  " combine=", static_cast<int>(u.combine), " order=", static_cast<int>(u.order),
+                  " combine=", ScalarOpName(u.combine), " order=", static_cast<int>(u.order),
                   " transpose_rhs=", u.transpose_rhs, "\n");
   AppendExprs("loops", u.loops, &t);
   AppendExprs("store", u.store_indices, &t);

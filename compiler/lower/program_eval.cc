@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/scalar_semantics.h"
@@ -18,10 +19,96 @@ struct Scalar {
 // i64 arithmetic, division and float -> i64 casts as the eager kernels do them.
 using runtime::FloorDivI64;
 using runtime::FloorModI64;
-using runtime::SaturatingToI64;
 using runtime::WrapAdd;
 using runtime::WrapMul;
 using runtime::WrapSub;
+
+Scalar FromInt(int64_t v) { return {static_cast<double>(v), v}; }
+Scalar FromBool(bool c) { return {double(c), c}; }
+
+// One element of `from` (as carried in a Scalar) as the C++ type T.
+template <typename T>
+T ElementOf(Scalar x, ir::DType from) {
+  switch (from) {
+    case ir::DType::kF32: return runtime::ConvertElement<T>(static_cast<float>(x.f));
+    case ir::DType::kF64: return runtime::ConvertElement<T>(x.f);
+    case ir::DType::kI64: return runtime::ConvertElement<T>(x.i);
+    case ir::DType::kBool: return runtime::ConvertElement<T>(x.i != 0);
+  }
+  return T{};
+}
+
+// `cast` with the eager kernel's element conversion (runtime/scalar_semantics.h): i64 to
+// f32 rounds once, not through double.
+Scalar CastScalar(Scalar x, ir::DType from, ir::DType to) {
+  switch (to) {
+    case ir::DType::kF32: return {ElementOf<float>(x, from), 0};
+    case ir::DType::kF64: return {ElementOf<double>(x, from), 0};
+    case ir::DType::kI64: return FromInt(ElementOf<int64_t>(x, from));
+    case ir::DType::kBool: return FromBool(ElementOf<bool>(x, from));
+  }
+  return {};
+}
+
+// A float op computed in T (float for f32), calling the same libm functions as the eager
+// kernels and compiled code, so results agree exactly, not within a rounding. nullopt:
+// not a float op.
+template <typename T>
+std::optional<Scalar> FloatOp(ScalarOp op, double a, double b) {
+  const T x = static_cast<T>(a), y = static_cast<T>(b);
+  auto f = [](T v) { return Scalar{static_cast<double>(v), 0}; };
+  switch (op) {
+    case ScalarOp::kNeg: return f(-x);
+    case ScalarOp::kAbs: return f(std::abs(x));
+    case ScalarOp::kSqrt: return f(std::sqrt(x));
+    case ScalarOp::kRsqrt: return f(T{1} / std::sqrt(x));
+    case ScalarOp::kSigmoid: return f(T{1} / (T{1} + std::exp(-x)));
+#define GJ_FLOAT_MATH(name, spelling, cost, function, ...) \
+  case ScalarOp::k##name:                                  \
+    return f(function(x));
+#include "runtime/float_math.def"
+#undef GJ_FLOAT_MATH
+    case ScalarOp::kAdd: return f(x + y);
+    case ScalarOp::kSub: return f(x - y);
+    case ScalarOp::kMul: return f(x * y);
+    case ScalarOp::kDiv: return f(x / y);
+    case ScalarOp::kPow: return f(std::pow(x, y));
+    case ScalarOp::kMax: return f(runtime::MaxOf(x, y));
+    case ScalarOp::kMin: return f(runtime::MinOf(x, y));
+    case ScalarOp::kEq: return FromBool(x == y);
+    case ScalarOp::kNe: return FromBool(x != y);
+    case ScalarOp::kLt: return FromBool(x < y);
+    case ScalarOp::kLe: return FromBool(x <= y);
+    case ScalarOp::kGt: return FromBool(x > y);
+    case ScalarOp::kGe: return FromBool(x >= y);
+    default: return std::nullopt;
+  }
+}
+
+// i64 (wrapping, floor division with x // 0 = 0) and bool ops; nullopt: not one.
+std::optional<Scalar> IntOp(ScalarOp op, int64_t x, int64_t y) {
+  switch (op) {
+    case ScalarOp::kNeg: return FromInt(runtime::WrapNeg(x));
+    case ScalarOp::kAbs: return FromInt(runtime::WrapAbs(x));
+    case ScalarOp::kNot: return FromBool(!x);
+    case ScalarOp::kAdd: return FromInt(WrapAdd(x, y));
+    case ScalarOp::kSub: return FromInt(WrapSub(x, y));
+    case ScalarOp::kMul: return FromInt(WrapMul(x, y));
+    case ScalarOp::kDiv: return FromInt(FloorDivI64(x, y));
+    case ScalarOp::kMod: return FromInt(FloorModI64(x, y));
+    case ScalarOp::kMax: return FromInt(std::max(x, y));
+    case ScalarOp::kMin: return FromInt(std::min(x, y));
+    case ScalarOp::kEq: return FromBool(x == y);
+    case ScalarOp::kNe: return FromBool(x != y);
+    case ScalarOp::kLt: return FromBool(x < y);
+    case ScalarOp::kLe: return FromBool(x <= y);
+    case ScalarOp::kGt: return FromBool(x > y);
+    case ScalarOp::kGe: return FromBool(x >= y);
+    case ScalarOp::kAnd: return FromBool(x && y);
+    case ScalarOp::kOr: return FromBool(x || y);
+    default: return std::nullopt;
+  }
+}
 
 class Evaluator {
  public:
@@ -75,9 +162,9 @@ class Evaluator {
         vars_[extents.size()] = r;
         Scalar x = Eval(k.value);
         if (fl) {
-          v.f = max ? (std::isnan(v.f) || std::isnan(x.f) ? NAN : std::max(v.f, x.f)) : v.f + x.f;
+          v.f = max ? runtime::MaxOf(v.f, x.f) : v.f + x.f;
         } else {
-          v.i = max ? std::max(v.i, x.i) : WrapAdd(v.i, x.i);
+          v.i = max ? runtime::MaxOf(v.i, x.i) : WrapAdd(v.i, x.i);
         }
       }
       if (k.finish_scale) v.f *= Eval(k.finish_scale).f;
@@ -279,7 +366,6 @@ class Evaluator {
 
   Scalar Eval(const ExprPtr& e) {
     if (!status_.ok()) return {};
-    bool fl = ir::IsFloat(e->dtype);
     switch (e->kind) {
       case ExprKind::kConst: return {e->f_value, e->i_value};
       case ExprKind::kLoopVar: return {static_cast<double>(vars_[e->index]), vars_[e->index]};
@@ -290,85 +376,20 @@ class Evaluator {
         return LoadValue(e->index, idx);
       }
       case ExprKind::kSelect: return Eval(e->operands[0]).i ? Eval(e->operands[1]) : Eval(e->operands[2]);
-      case ExprKind::kCast: {
-        Scalar x = Eval(e->operands[0]);
-        bool from_float = ir::IsFloat(e->operands[0]->dtype);
-        double f = from_float ? x.f : static_cast<double>(x.i);
-        if (e->dtype == ir::DType::kF32) f = static_cast<float>(f);
-        if (e->dtype == ir::DType::kBool) return {from_float ? double(f != 0) : double(x.i != 0), from_float ? f != 0 : x.i != 0};
-        if (e->dtype == ir::DType::kI64) return {f, from_float ? SaturatingToI64(x.f) : x.i};
-        return {f, 0};
-      }
+      case ExprKind::kCast:
+        return CastScalar(Eval(e->operands[0]), e->operands[0]->dtype, e->dtype);
       case ExprKind::kOp: break;
     }
     Scalar a = Eval(e->operands[0]);
-    bool operand_float = ir::IsFloat(e->operands[0]->dtype);
-    auto round = [&](double v) { return e->dtype == ir::DType::kF32 ? double(static_cast<float>(v)) : v; };
-    if (IsUnary(e->op)) {
-      double x = a.f;
-      switch (e->op) {
-        case ScalarOp::kNeg: return fl ? Scalar{round(-x), 0} : Scalar{0, runtime::WrapNeg(a.i)};
-        case ScalarOp::kAbs: return fl ? Scalar{std::abs(x), 0} : Scalar{0, runtime::WrapAbs(a.i)};
-        case ScalarOp::kExp: return {round(std::exp(x)), 0};
-        case ScalarOp::kLog: return {round(std::log(x)), 0};
-        case ScalarOp::kSqrt: return {round(std::sqrt(x)), 0};
-        case ScalarOp::kRsqrt: return {round(1.0 / std::sqrt(x)), 0};
-        case ScalarOp::kTanh: return {round(std::tanh(x)), 0};
-        case ScalarOp::kSigmoid: return {round(1.0 / (1.0 + std::exp(-x))), 0};
-        case ScalarOp::kSin: return {round(std::sin(x)), 0};
-        case ScalarOp::kLog1p: return {round(std::log1p(x)), 0};
-        case ScalarOp::kNot: return {0, !a.i};
-        default: break;
-      }
+    Scalar b = IsUnary(e->op) ? Scalar{} : Eval(e->operands[1]);
+    std::optional<Scalar> r;
+    switch (e->operands[0]->dtype) {
+      case ir::DType::kF32: r = FloatOp<float>(e->op, a.f, b.f); break;
+      case ir::DType::kF64: r = FloatOp<double>(e->op, a.f, b.f); break;
+      case ir::DType::kI64:
+      case ir::DType::kBool: r = IntOp(e->op, a.i, b.i); break;
     }
-    Scalar b = Eval(e->operands[1]);
-    if (operand_float) {
-      double x = a.f, y = b.f;
-      auto cmp = [](bool c) { return Scalar{double(c), c}; };
-      switch (e->op) {
-        case ScalarOp::kAdd: return {round(x + y), 0};
-        case ScalarOp::kSub: return {round(x - y), 0};
-        case ScalarOp::kMul: return {round(x * y), 0};
-        case ScalarOp::kDiv: return {round(x / y), 0};
-        case ScalarOp::kPow: return {round(std::pow(x, y)), 0};
-        case ScalarOp::kMax: return {std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y), 0};
-        case ScalarOp::kMin: return {std::isnan(x) || std::isnan(y) ? NAN : std::min(x, y), 0};
-        case ScalarOp::kEq: return cmp(x == y);
-        case ScalarOp::kNe: return cmp(x != y);
-        case ScalarOp::kLt: return cmp(x < y);
-        case ScalarOp::kLe: return cmp(x <= y);
-        case ScalarOp::kGt: return cmp(x > y);
-        case ScalarOp::kGe: return cmp(x >= y);
-        default: break;
-      }
-    } else {
-      int64_t x = a.i, y = b.i;
-      auto cmp = [](bool c) { return Scalar{double(c), c}; };
-      auto i = [](int64_t v) { return Scalar{static_cast<double>(v), v}; };
-      switch (e->op) {
-        case ScalarOp::kAdd: return i(WrapAdd(x, y));
-        case ScalarOp::kSub: return i(WrapSub(x, y));
-        case ScalarOp::kMul: return i(WrapMul(x, y));
-        case ScalarOp::kDiv:
-        case ScalarOp::kMod:
-          if (y == 0) {
-            Fail("integer division by zero");
-            return {};
-          }
-          return e->op == ScalarOp::kDiv ? i(FloorDivI64(x, y)) : i(FloorModI64(x, y));
-        case ScalarOp::kMax: return i(std::max(x, y));
-        case ScalarOp::kMin: return i(std::min(x, y));
-        case ScalarOp::kEq: return cmp(x == y);
-        case ScalarOp::kNe: return cmp(x != y);
-        case ScalarOp::kLt: return cmp(x < y);
-        case ScalarOp::kLe: return cmp(x <= y);
-        case ScalarOp::kGt: return cmp(x > y);
-        case ScalarOp::kGe: return cmp(x >= y);
-        case ScalarOp::kAnd: return cmp(x && y);
-        case ScalarOp::kOr: return cmp(x || y);
-        default: break;
-      }
-    }
+    if (r.has_value()) return *r;
     Fail(absl::StrCat("operator ", ScalarOpName(e->op), " on ", ir::DTypeName(e->operands[0]->dtype)));
     return {};
   }

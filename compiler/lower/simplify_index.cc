@@ -33,7 +33,6 @@ constexpr int64_t kHuge = int64_t{1} << 62;
 constexpr int kMaxRefineDepth = 8;
 constexpr int kMaxRefineScopes = 256;
 
-bool IsComparison(ScalarOp op) { return op >= ScalarOp::kEq && op <= ScalarOp::kGe; }
 bool Fits(__int128 v) { return v >= kMin && v <= kMax; }
 bool Huge(int64_t v) { return v > kHuge || v < -kHuge; }
 

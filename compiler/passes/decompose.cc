@@ -29,8 +29,27 @@ class Expander {
       case OpCode::kCrossEntropy: return CrossEntropy();
       case OpCode::kCausalMask: return CausalMask();
       case OpCode::kScatterAdd: return ScatterAdd();
-      default: return ir::kInvalidValue;
+      // The primitives: case labels generated from ir/ops.def, so that an op marked
+      // Composite there fails to compile (-Werror=switch) until it has an expansion here.
+#define GJ_OP(name, spelling, min_arity, max_arity, schema, rule, lowering, ...) \
+  GJ_PRIMITIVE_##lowering(name)
+#define GJ_PRIMITIVE_Composite(name)
+#define GJ_PRIMITIVE_IndexComposite(name)
+#define GJ_PRIMITIVE_Source(name) case OpCode::k##name:
+#define GJ_PRIMITIVE_Pointwise(name) case OpCode::k##name:
+#define GJ_PRIMITIVE_Index(name) case OpCode::k##name:
+#define GJ_PRIMITIVE_Kernel(name) case OpCode::k##name:
+#include "ir/ops.def"
+#undef GJ_OP
+#undef GJ_PRIMITIVE_Composite
+#undef GJ_PRIMITIVE_IndexComposite
+#undef GJ_PRIMITIVE_Source
+#undef GJ_PRIMITIVE_Pointwise
+#undef GJ_PRIMITIVE_Index
+#undef GJ_PRIMITIVE_Kernel
+        return ir::kInvalidValue;
     }
+    return ir::kInvalidValue;
   }
 
  private:

@@ -10,6 +10,7 @@
 #include "compiler/passes/decompose.h"
 #include "compiler/passes/fold_norm_weight.h"
 #include "compiler/passes/simplify.h"
+#include "ir/clock.h"
 #include "ir/verifier.h"
 
 namespace graphjit::compiler {
@@ -89,9 +90,9 @@ absl::Status Pipeline::Run(ir::Graph* graph, PassContext* ctx) {
     s.name = pass.name;
     s.nodes_before = graph->num_nodes();
     s.compute_before = graph->NumComputeNodes();
-    auto start = std::chrono::steady_clock::now();
+    const ir::Clock::time_point start = ir::Clock::now();
     absl::StatusOr<bool> changed = pass.run(graph, ctx);
-    s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    s.seconds = ir::SecondsSince(start);
     if (!changed.ok()) {
       return absl::Status(changed.status().code(),
                           absl::StrCat("pass ", pass.name, ": ", changed.status().message()));

@@ -4,8 +4,8 @@
 // 1, inputs with inf/nan/huge values, params folded as constants); each graph is
 // interpreted and compiled (CompiledGraph: passes, lowering, LLVM, ORC) and the outputs
 // must agree: integers and bools exactly, floats within 1e-9 (f64) / 2e-3 (f32) relative
-// to 1 + |value|. Where the interpreter rejects the call (a gather index out of range,
-// i64 division by zero), the compiled code still runs, and must not crash.
+// to 1 + |value|. Where the interpreter rejects the call (a gather index out of range),
+// the compiled code still runs, and must not crash.
 //
 // The graph of a failing input is printed on stderr (textual IR) before the abort.
 #include <algorithm>
@@ -520,7 +520,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       gj::compiler::CompiledGraph::Compile(*graph, gen.params());
   if (!compiled.ok()) {
     // Constant folding evaluates with the interpreter's kernels, so it reports the same
-    // errors (a division by zero among the params) the interpreter does.
+    // errors (a gather index out of range among the params) the interpreter does.
     if (!want.ok()) return 0;
     Fail("compile failed: " + compiled.status().ToString(), &*graph);
   }

@@ -1,0 +1,67 @@
+#include "compiler/lower/fusion.h"
+
+#include <optional>
+
+#include "compiler/lower/kernel_ir.h"
+
+namespace graphjit::compiler {
+namespace {
+
+using ir::OpCode;
+using ir::ValueId;
+
+bool IsLayout(OpCode op) {
+  return op == OpCode::kTranspose || op == OpCode::kReshape || op == OpCode::kExpand ||
+         op == OpCode::kSlice || op == OpCode::kConcat;
+}
+
+}  // namespace
+
+FusionPolicy::FusionPolicy(const ir::Graph& graph) : g_(graph) {
+  users_.resize(graph.num_nodes());
+  for (ValueId id = 0; id < graph.num_nodes(); ++id) {
+    for (ValueId v : graph.node(id).operands) users_[v].push_back(id);
+  }
+  is_output_.assign(graph.num_nodes(), false);
+  for (ValueId out : graph.outputs()) is_output_[out] = true;
+  cost_.assign(graph.num_nodes(), 0);
+}
+
+int FusionPolicy::Cost(ValueId id, const std::vector<int>& buffer_of) const {
+  const ir::Node& n = g_.node(id);
+  if (buffer_of[id] >= 0) return 0;
+  std::optional<ScalarOp> scalar = ScalarOpFor(n.op);
+  int own = IsLayout(n.op) || ir::IsSourceOp(n.op) || n.op == OpCode::kCast ? 0
+            : scalar.has_value()                                            ? ScalarOpCost(*scalar)
+                                                                            : 1;
+  for (ValueId v : n.operands) own += cost_[v];
+  return own;
+}
+
+bool FusionPolicy::RhsTransposed(ValueId mm, const std::vector<int>& buffer_of) const {
+  ValueId v = g_.node(mm).operands[1];
+  while (buffer_of[v] < 0 && IsLayout(g_.node(v).op)) {
+    if (g_.node(v).op == OpCode::kTranspose) return true;
+    v = g_.node(v).operands[0];
+  }
+  return false;
+}
+
+bool FusionPolicy::Decide(ValueId id, const std::vector<int>& buffer_of) {
+  cost_[id] = Cost(id, buffer_of);
+  const ir::Node& n = g_.node(id);
+  if (ir::LoweringOf(n.op) == ir::OpLowering::kKernel || is_output_[id]) return true;
+  if (cost_[id] <= 1) return false;
+  if (users_[id].size() > 1) return true;
+  for (ValueId u : users_[id]) {
+    if (g_.node(u).op != OpCode::kMatmul) continue;
+    const bool is_lhs = g_.node(u).operands[0] == id;
+    // An inlined matmul operand is re-evaluated per output element, except the lhs of an
+    // n-innermost (axpy) matmul, evaluated once per (m, k). A transposed rhs makes the
+    // loop order k innermost.
+    if (!is_lhs || RhsTransposed(u, buffer_of)) return true;
+  }
+  return false;
+}
+
+}  // namespace graphjit::compiler

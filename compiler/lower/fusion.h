@@ -1,0 +1,44 @@
+// Fusion decisions for lowering: which graph values get a buffer and which are inlined
+// into their consumers' loop nests as expressions. A value is materialized when it is a
+// graph output or an op with a kernel of its own (Lowering Kernel in ir/ops.def), or
+// when inlining it would repeat expensive work: more than one user, or a matmul operand
+// re-read per output element. The cost of inlining is the arithmetic an inlined value
+// repeats per use (its scalar op's cost, plus its inlined operands'; layout, casts and
+// sources are free).
+#ifndef GRAPHJIT_COMPILER_LOWER_FUSION_H_
+#define GRAPHJIT_COMPILER_LOWER_FUSION_H_
+
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace graphjit::compiler {
+
+class FusionPolicy {
+ public:
+  explicit FusionPolicy(const ir::Graph& graph);
+
+  // Decides node `id`, whose operands were decided before it; `buffer_of[v] >= 0` for
+  // the values that already have a buffer. Returns whether `id` gets one.
+  bool Decide(ir::ValueId id, const std::vector<int>& buffer_of);
+  // `id` was given a buffer (here or because a consumer needed one): reading it costs
+  // nothing more.
+  void Materialized(ir::ValueId id) { cost_[id] = 0; }
+
+  int cost(ir::ValueId id) const { return cost_[id]; }
+  const std::vector<ir::ValueId>& users(ir::ValueId id) const { return users_[id]; }
+  bool is_output(ir::ValueId id) const { return is_output_[id]; }
+
+ private:
+  int Cost(ir::ValueId id, const std::vector<int>& buffer_of) const;
+  bool RhsTransposed(ir::ValueId matmul, const std::vector<int>& buffer_of) const;
+
+  const ir::Graph& g_;
+  std::vector<std::vector<ir::ValueId>> users_;
+  std::vector<bool> is_output_;
+  std::vector<int> cost_;
+};
+
+}  // namespace graphjit::compiler
+
+#endif  // GRAPHJIT_COMPILER_LOWER_FUSION_H_

@@ -1,0 +1,36 @@
+// Index algebra for lowering: graph dims as kernel expressions, and the operand index
+// that each pure index rewrite (broadcast, reshape) reads for a result index. No graph
+// state: every function maps shapes and index expressions to index expressions.
+#ifndef GRAPHJIT_COMPILER_LOWER_INDEX_EXPRS_H_
+#define GRAPHJIT_COMPILER_LOWER_INDEX_EXPRS_H_
+
+#include <string>
+#include <vector>
+
+#include "compiler/lower/kernel_ir.h"
+#include "ir/sym_expr.h"
+
+namespace graphjit::compiler {
+
+// `e` as an i64 kernel expression; symbol `name` reads SymbolValue(j) where
+// symbols[j] == name (it must be there).
+ExprPtr SymToExpr(const ir::SymExpr& e, const std::vector<std::string>& symbols);
+
+// Loop variables i0 .. i{n-1}.
+std::vector<ExprPtr> LoopVars(size_t n);
+
+// The index into an operand of shape `in` for the result index `idx` of shape `out`
+// under numpy broadcasting: size-1 operand dims read element 0.
+std::vector<ExprPtr> BroadcastIndex(const ir::Shape& in, const ir::Shape& out,
+                                    const std::vector<ExprPtr>& idx);
+
+// The index into a row-major reshape's operand of shape `in` for result index `idx` of
+// shape `out`: when both shapes have the same non-1 dims in order they map directly,
+// otherwise through the flat index (floor div and mod by the operand's dims).
+std::vector<ExprPtr> ReshapeIndex(const ir::Shape& in, const ir::Shape& out,
+                                  const std::vector<ExprPtr>& idx,
+                                  const std::vector<std::string>& symbols);
+
+}  // namespace graphjit::compiler
+
+#endif  // GRAPHJIT_COMPILER_LOWER_INDEX_EXPRS_H_
