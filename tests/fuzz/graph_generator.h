@@ -477,6 +477,42 @@ class Generator {
   runtime::TensorMap params_;
 };
 
+// Whether `graph` has an op whose compiled code sums floats in an order of its own
+// (reductions, matmul, and the composites and scatter_add that decompose into them).
+inline bool Sums(const ir::Graph& graph) {
+  for (const ir::Node& n : graph.nodes()) {
+    switch (n.op) {
+      case OpCode::kReduceSum:
+      case OpCode::kReduceMean:
+      case OpCode::kMatmul:
+      case OpCode::kSoftmax:
+      case OpCode::kRmsNorm:
+      case OpCode::kLayerNorm:
+      case OpCode::kCrossEntropy:
+      case OpCode::kScatterAdd:
+        return true;
+      default:
+        break;
+    }
+  }
+  return false;
+}
+
+// `tensors` with every float element replaced by its absolute value.
+inline runtime::TensorMap Absolute(const runtime::TensorMap& tensors) {
+  runtime::TensorMap out;
+  for (const auto& [name, t] : tensors) {
+    if (!ir::IsFloat(t.dtype())) {
+      out[name] = t;
+      continue;
+    }
+    std::vector<double> values = t.ToDoubles();
+    for (double& v : values) v = std::abs(v);
+    out[name] = *runtime::Tensor::FromDoubles(t.dtype(), t.shape(), values);
+  }
+  return out;
+}
+
 }  // namespace graphjit::fuzz
 
 #endif  // GRAPHJIT_TESTS_FUZZ_GRAPH_GENERATOR_H_
