@@ -2,8 +2,6 @@
 // compiles and clean failures, on modules written as LLVM IR text.
 #include "compiler/jit/jit_engine.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -11,7 +9,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <limits>
 #include <string>
 #include <thread>
@@ -27,6 +24,7 @@
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Function.h"
 #include "llvm/Support/SourceMgr.h"
+#include "tests/proc_self.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -137,19 +135,8 @@ int64_t UlpDistance(Float a, Float b) {
   return d < 0 ? -d : d;
 }
 
-int64_t ResidentBytes() {
-  std::ifstream statm("/proc/self/statm");
-  int64_t size_pages = 0, resident_pages = 0;
-  statm >> size_pages >> resident_pages;
-  return resident_pages * sysconf(_SC_PAGESIZE);
-}
-
-int MappingCount() {
-  std::ifstream maps("/proc/self/maps");
-  int lines = 0;
-  for (std::string line; std::getline(maps, line);) ++lines;
-  return lines;
-}
+using proc_self::CodeMappings;
+using proc_self::ResidentBytes;
 
 TEST(JitEngineTest, DescribesTheHost) {
   JitEngine& engine = Engine();
@@ -230,7 +217,7 @@ TEST(JitEngineTest, ModulesWithTheSameNamesLiveSideBySide) {
   EXPECT_EQ(b, (std::vector<double>{3, 6, 9}));
 }
 
-// Code memory goes back when JitCode is dropped: resident memory and the number of
+// Code memory goes back when JitCode is dropped: resident memory and the number of code
 // mappings stop growing after a warm-up, however many modules come and go.
 TEST(JitEngineTest, DroppedCodeIsFreed) {
   constexpr int kWarmup = 200, kTotal = 2000;
@@ -240,7 +227,7 @@ TEST(JitEngineTest, DroppedCodeIsFreed) {
   for (int i = 0; i < kTotal; ++i) {
     if (i == kWarmup) {
       rss_warm = ResidentBytes();
-      maps_warm = MappingCount();
+      maps_warm = CodeMappings();
     }
     absl::StatusOr<std::unique_ptr<JitCode>> code = CompileIr(AxpyLoopIr(i));
     ASSERT_TRUE(code.ok()) << code.status();
@@ -249,10 +236,10 @@ TEST(JitEngineTest, DroppedCodeIsFreed) {
     ASSERT_EQ(out[4], 5.0 * i + 1.0);
   }
   const int64_t rss_end = ResidentBytes();
-  const int maps_end = MappingCount();
+  const int maps_end = CodeMappings();
   std::printf(
       "[ info     ] RSS after %d modules: %.1f MiB, after %d: %.1f MiB; "
-      "mappings %d -> %d\n",
+      "code mappings %d -> %d\n",
       kWarmup, rss_warm / 1048576.0, kTotal, rss_end / 1048576.0, maps_warm, maps_end);
   EXPECT_LT(rss_end - rss_warm, int64_t{64} << 20);
   EXPECT_LT(maps_end - maps_warm, 50);
@@ -260,16 +247,16 @@ TEST(JitEngineTest, DroppedCodeIsFreed) {
 
 TEST(JitEngineTest, LiveCodeHoldsMappingsUntilDropped) {
   std::vector<std::unique_ptr<JitCode>> live;
-  const int maps_before = MappingCount();
+  const int maps_before = CodeMappings();
   for (int i = 0; i < 100; ++i) {
     absl::StatusOr<std::unique_ptr<JitCode>> code = CompileIr(AxpyLoopIr(i));
     ASSERT_TRUE(code.ok()) << code.status();
     live.push_back(*std::move(code));
   }
-  const int maps_live = MappingCount();
+  const int maps_live = CodeMappings();
   live.clear();
-  const int maps_after = MappingCount();
-  std::printf("[ info     ] mappings: %d before, %d with 100 live modules, %d after\n", maps_before,
+  const int maps_after = CodeMappings();
+  std::printf("[ info     ] code mappings: %d before, %d with 100 live modules, %d after\n", maps_before,
               maps_live, maps_after);
   EXPECT_GT(maps_live, maps_before);
   EXPECT_LT(maps_after - maps_before, 20);
