@@ -42,7 +42,9 @@ TEST(CompiledCall, MatchesRunAndReusesOutputs) {
     ASSERT_EQ(call.outputs().size(), 2u);
     for (int i = 0; i < 2; ++i) EXPECT_EQ(runtime::MaxAbsDiff((*want)[i], call.outputs()[i]), 0);
     if (rows == 3 && first == nullptr) first = call.outputs()[0].raw_data();
-    if (rows == 3) EXPECT_EQ(call.outputs()[0].raw_data(), first) << "rewritten in place";
+    if (rows == 3) {
+      EXPECT_EQ(call.outputs()[0].raw_data(), first) << "rewritten in place";
+    }
   }
 }
 

@@ -72,7 +72,9 @@ void CheckMatvec(const char* dtype, const std::string& k_dim, const std::string&
   // The tiled code works on vectors before LLVM's vectorizers run; the untiled does not.
   const ir::DType dt = std::string(dtype) == "f64" ? ir::DType::kF64 : ir::DType::kF32;
   const std::string vector = dt == ir::DType::kF64 ? " x double>" : " x float>";
-  if (tiled) EXPECT_EQ(absl::StrContains(c.tiled->kernels().llvm_ir(), vector), *tiled);
+  if (tiled) {
+    EXPECT_EQ(absl::StrContains(c.tiled->kernels().llvm_ir(), vector), *tiled);
+  }
   EXPECT_FALSE(absl::StrContains(c.untiled->kernels().llvm_ir(), vector));
   TensorMap in = {{"x", Wave(dt, {1, K}, 0.1)}, {"w", Wave(dt, {K, N}, 0.7)}};
   auto want = runtime::Interpret(*g, in, {});
