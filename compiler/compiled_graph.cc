@@ -13,14 +13,12 @@
 #include "compiler/cache/remote_cache.h"
 #include "compiler/lower/call_frame.h"
 #include "compiler/profile.h"
+#include "ir/clock.h"
 #include "ir/printer.h"
 
 namespace graphjit::compiler {
 namespace {
 
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // GRAPHJIT_DUMP_DIR=dir (like XLA's --xla_dump_to): every compile in the process writes
 // its stages there as <N>.<graph>.<stage>.txt. Returns "" when unset.
@@ -52,21 +50,21 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
   std::unique_ptr<CompiledGraph> cg(new CompiledGraph());
   cg->graph_ = graph;
   PassContext ctx{params, options.params_are_constant};
-  auto start = std::chrono::steady_clock::now();
+  auto start = ir::Clock::now();
   if (options.optimize) {
     Pipeline pipeline = Pipeline::Default();
     if (absl::Status s = pipeline.Run(&cg->graph_, &ctx); !s.ok()) return s;
     cg->pass_stats_ = pipeline.stats();
   }
   cg->params_ = std::move(ctx.params);
-  cg->timings_.passes = SecondsSince(start);
+  cg->timings_.passes = ir::SecondsSince(start);
 
-  start = std::chrono::steady_clock::now();
+  start = ir::Clock::now();
   absl::StatusOr<LoweredGraph> lowered = Lower(cg->graph_);
   if (!lowered.ok()) return lowered.status();
   cg->lowered_ = *std::move(lowered);
   cg->constants_ = ConstantTensors(cg->graph_, cg->lowered_);
-  cg->timings_.lower = SecondsSince(start);
+  cg->timings_.lower = ir::SecondsSince(start);
 
   if (!dump_dir.empty()) {
     DumpStage(dump_dir, index, graph.name(), "1-optimized", ir::PrintGraph(cg->graph_));

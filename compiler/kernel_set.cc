@@ -16,13 +16,11 @@
 #include "compiler/cache/remote_cache.h"
 #include "compiler/lower/kernel_unit.h"
 #include "runtime/scalar_semantics.h"
+#include "ir/clock.h"
 
 namespace graphjit::compiler {
 namespace {
 
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // A workspace offset: i64 arithmetic over symbols (lowering builds them from SymExprs).
 int64_t EvalOffset(const ExprPtr& e, const int64_t* symbols) {
@@ -77,7 +75,7 @@ int DefaultCompileThreads() {
 
 absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& program,
                                                               const KernelSetOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = ir::Clock::now();
   std::unique_ptr<KernelSet> set(new KernelSet());
   for (const Buffer& b : program.buffers) {
     Address a;
@@ -274,7 +272,7 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& pro
     call.code = code[job_of.at(call.key)];
     call.entry = call.code->entry();
   }
-  stats.wall_seconds = SecondsSince(start);
+  stats.wall_seconds = ir::SecondsSince(start);
   return set;
 }
 
@@ -311,9 +309,9 @@ void KernelSet::RunTimed(void** args, const int64_t* symbols, char* workspace,
                          double* kernel_seconds) const {
   size_t k = 0;
   RunCalls(args, symbols, workspace, [&](const Call& call, void** a, const int64_t* s) {
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = ir::Clock::now();
     call.entry(a, s, nullptr);
-    kernel_seconds[k++] += SecondsSince(start);
+    kernel_seconds[k++] += ir::SecondsSince(start);
   });
 }
 
