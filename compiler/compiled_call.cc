@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/lower/call_frame.h"
+#include "ir/check.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -63,11 +64,17 @@ CompiledCall::CompiledCall(const CompiledGraph& graph) : graph_(graph) {
   }
   needs_bindings_ = has_bound_checks_ || !p.workspace_bytes.IsConstant();
   args_.assign(p.num_args, nullptr);
+  arg_input_.assign(p.num_args, -1);
   size_t next_constant = 0;
   for (size_t a = 0; a < graph.lowered_.args.size(); ++a) {
     const ArgBinding& arg = graph.lowered_.args[a];
     const ir::ValueType& type = g.type(arg.value);
-    if (arg.kind == ArgBinding::Kind::kConstant) {
+    if (arg.kind == ArgBinding::Kind::kInput) {
+      for (size_t i = 0; i < input_ids_.size(); ++i) {
+        if (input_ids_[i] == arg.value) arg_input_[a] = static_cast<int>(i);
+      }
+      GJ_CHECK(arg_input_[a] >= 0) << "input arg '" << arg.name << "' is not a graph input";
+    } else if (arg.kind == ArgBinding::Kind::kConstant) {
       args_[a] = const_cast<void*>(graph.constants_[next_constant++].raw_data());
     } else if (arg.kind == ArgBinding::Kind::kParam) {
       auto it = graph.params_.find(arg.name);
@@ -151,21 +158,14 @@ absl::Status CompiledCall::Run(absl::Span<const runtime::Tensor> inputs,
   }
   for (size_t j = 0; j < program_slot_.size(); ++j) symbols_[j] = values_[program_slot_[j]];
   const std::vector<ArgBinding>& args = graph_.lowered_.args;
-  auto input_of = [&](const ArgBinding& arg) -> const runtime::Tensor& {
-    for (size_t i = 0; i < input_names_.size(); ++i) {
-      if (input_ids_[i] == arg.value) return inputs[i];
-    }
-    GJ_CHECK(false) << "input arg '" << arg.name << "' is not a graph input";
-    return inputs[0];
-  };
   for (size_t a = 0; a < args.size(); ++a) {
     const ArgBinding& arg = args[a];
     if (arg.kind == ArgBinding::Kind::kInput) {
-      args_[a] = const_cast<void*>(input_of(arg).raw_data());
+      args_[a] = const_cast<void*>(inputs[arg_input_[a]].raw_data());
     } else if (arg.kind == ArgBinding::Kind::kOutput) {
       runtime::Tensor& out = outputs_[arg.output_index];
       if (arg.donor_arg >= 0) {
-        out = input_of(args[arg.donor_arg]);  // written in place
+        out = inputs[arg_input_[arg.donor_arg]];  // written in place
       } else {
         const ir::ValueType& type = g.type(arg.value);
         bool same = out.valid() && out.dtype() == type.dtype && out.rank() == type.rank();

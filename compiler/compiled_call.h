@@ -64,6 +64,7 @@ class CompiledCall {
   std::vector<int64_t> values_;     // per slot, this call
   std::vector<int64_t> symbols_;    // per program symbol, this call
   std::vector<void*> args_;         // params and constants bound once
+  std::vector<int> arg_input_;      // the input position of each kInput arg, else -1
   std::vector<runtime::Tensor> outputs_;
   std::shared_ptr<char> workspace_;
   int64_t workspace_capacity_ = 0;
