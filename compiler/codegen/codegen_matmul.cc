@@ -254,14 +254,6 @@ bool KernelEmitter::EmitTiledAxpy() {
     }
     loop_vars_[n] = nullptr;
   };
-  // A loop over `count` strips of `width` columns from column `base`.
-  auto strips = [&](llvm::Value* base, llvm::Value* count, int64_t width, int vectors,
-                    int scalars) {
-    EmitLoop(count, n, [&] {
-      llvm::Value* n0 = body_.CreateMul(loop_vars_[n], body_.getInt64(width), "", true, true);
-      strip(body_.CreateAdd(base, n0, "", true, true), vectors, scalars);
-    });
-  };
 
   EmitNest(0, nb + 1, [&] {
     if (staged != nullptr) {
@@ -274,7 +266,12 @@ bool KernelEmitter::EmitTiledAxpy() {
     const int64_t columns = n_const->getSExtValue();
     const int64_t full = columns / tile, rest = columns % tile;
     if (full == 1) strip(body_.getInt64(0), kTileVectors, 0);
-    if (full > 1) strips(body_.getInt64(0), body_.getInt64(full), tile, kTileVectors, 0);
+    if (full > 1) {
+      EmitLoop(body_.getInt64(full), n, [&] {
+        strip(body_.CreateMul(loop_vars_[n], body_.getInt64(tile), "", true, true), kTileVectors,
+              0);
+      });
+    }
     if (rest > 0) {
       strip(body_.getInt64(full * tile), static_cast<int>(rest / lanes),
             static_cast<int>(rest % lanes));
