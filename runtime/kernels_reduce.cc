@@ -204,27 +204,39 @@ void Softmax(const T* x, const AxisSplit& s, T* out) {
   }
 }
 
-enum class Reduction { kSum, kMax, kMean };
-
-template <typename... Ts>
-absl::StatusOr<Tensor> EvalReduction(const ir::Node& node, absl::Span<const Tensor* const> operands,
-                                     const ir::Bindings& bindings, Reduction kind) {
+// The shared frame of the one-axis kernels: prepares the result, splits x at the node's
+// axis and runs kernel(T{}, x, split, &out) for x's dtype among Ts.
+template <typename... Ts, typename Kernel>
+absl::StatusOr<Tensor> EvalAlongAxis(const ir::Node& node,
+                                     absl::Span<const Tensor* const> operands,
+                                     const ir::Bindings& bindings, Kernel kernel) {
   absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
   if (!p.ok()) return p.status();
   const Tensor& x = *operands[0];
   absl::StatusOr<AxisSplit> split = SplitAt(node, *p, x);
   if (!split.ok()) return split.status();
   return Dispatch<Ts...>(node, x.dtype(), [&](auto tag) -> absl::StatusOr<Tensor> {
-    using T = decltype(tag);
     absl::StatusOr<Tensor> out = NewResult(*p);
     if (!out.ok()) return out;
-    if (kind == Reduction::kMax) {
-      MaxReduce(x.template data<T>(), *split, out->template data<T>());
-    } else {
-      SumReduce(x.template data<T>(), *split, kind == Reduction::kMean, out->template data<T>());
-    }
+    kernel(tag, x, *split, &*out);
     return out;
   });
+}
+
+enum class Reduction { kSum, kMax, kMean };
+
+template <typename... Ts>
+absl::StatusOr<Tensor> EvalReduction(const ir::Node& node, absl::Span<const Tensor* const> operands,
+                                     const ir::Bindings& bindings, Reduction kind) {
+  return EvalAlongAxis<Ts...>(
+      node, operands, bindings, [kind](auto tag, const Tensor& x, const AxisSplit& s, Tensor* out) {
+        using T = decltype(tag);
+        if (kind == Reduction::kMax) {
+          MaxReduce(x.template data<T>(), s, out->template data<T>());
+        } else {
+          SumReduce(x.template data<T>(), s, kind == Reduction::kMean, out->template data<T>());
+        }
+      });
 }
 
 }  // namespace
@@ -250,18 +262,11 @@ namespace {
 template <bool kMin>
 absl::StatusOr<Tensor> EvalArgReduce(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                      const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
-  const Tensor& x = *operands[0];
-  absl::StatusOr<AxisSplit> split = SplitAt(node, *p, x);
-  if (!split.ok()) return split.status();
-  return Dispatch<GJ_NUMERIC_TYPES>(node, x.dtype(), [&](auto tag) -> absl::StatusOr<Tensor> {
-    using T = decltype(tag);
-    absl::StatusOr<Tensor> out = NewResult(*p);  // i64
-    if (!out.ok()) return out;
-    ArgReduce<kMin>(x.template data<T>(), *split, out->template data<int64_t>());
-    return out;
-  });
+  return EvalAlongAxis<GJ_NUMERIC_TYPES>(
+      node, operands, bindings, [](auto tag, const Tensor& x, const AxisSplit& s, Tensor* out) {
+        using T = decltype(tag);
+        ArgReduce<kMin>(x.template data<T>(), s, out->template data<int64_t>());  // i64
+      });
 }
 
 }  // namespace
@@ -278,34 +283,20 @@ absl::StatusOr<Tensor> EvalArgMax(const ir::Node& node, absl::Span<const Tensor*
 
 absl::StatusOr<Tensor> EvalCumSum(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                   const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
-  const Tensor& x = *operands[0];
-  absl::StatusOr<AxisSplit> split = SplitAt(node, *p, x);
-  if (!split.ok()) return split.status();
-  return Dispatch<GJ_NUMERIC_TYPES>(node, x.dtype(), [&](auto tag) -> absl::StatusOr<Tensor> {
-    using T = decltype(tag);
-    absl::StatusOr<Tensor> out = NewResult(*p);
-    if (!out.ok()) return out;
-    CumSum(x.template data<T>(), *split, out->template data<T>());
-    return out;
-  });
+  return EvalAlongAxis<GJ_NUMERIC_TYPES>(
+      node, operands, bindings, [](auto tag, const Tensor& x, const AxisSplit& s, Tensor* out) {
+        using T = decltype(tag);
+        CumSum(x.template data<T>(), s, out->template data<T>());
+      });
 }
 
 absl::StatusOr<Tensor> EvalSoftmax(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                    const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
-  const Tensor& x = *operands[0];
-  absl::StatusOr<AxisSplit> split = SplitAt(node, *p, x);
-  if (!split.ok()) return split.status();
-  return Dispatch<GJ_FLOAT_TYPES>(node, x.dtype(), [&](auto tag) -> absl::StatusOr<Tensor> {
-    using T = decltype(tag);
-    absl::StatusOr<Tensor> out = NewResult(*p);
-    if (!out.ok()) return out;
-    Softmax(x.template data<T>(), *split, out->template data<T>());
-    return out;
-  });
+  return EvalAlongAxis<GJ_FLOAT_TYPES>(
+      node, operands, bindings, [](auto tag, const Tensor& x, const AxisSplit& s, Tensor* out) {
+        using T = decltype(tag);
+        Softmax(x.template data<T>(), s, out->template data<T>());
+      });
 }
 
 }  // namespace graphjit::runtime::kernels
