@@ -50,6 +50,20 @@ Scalar CastScalar(Scalar x, ir::DType from, ir::DType to) {
   return {};
 }
 
+// The comparisons, the same for every value type; nullopt: not a comparison.
+template <typename T>
+std::optional<Scalar> Compare(ScalarOp op, T x, T y) {
+  switch (op) {
+    case ScalarOp::kEq: return FromBool(x == y);
+    case ScalarOp::kNe: return FromBool(x != y);
+    case ScalarOp::kLt: return FromBool(x < y);
+    case ScalarOp::kLe: return FromBool(x <= y);
+    case ScalarOp::kGt: return FromBool(x > y);
+    case ScalarOp::kGe: return FromBool(x >= y);
+    default: return std::nullopt;
+  }
+}
+
 // A float op computed in T (float for f32), calling the same libm functions as the eager
 // kernels and compiled code, so results agree exactly, not within a rounding. nullopt:
 // not a float op.
@@ -57,6 +71,7 @@ template <typename T>
 std::optional<Scalar> FloatOp(ScalarOp op, double a, double b) {
   const T x = static_cast<T>(a), y = static_cast<T>(b);
   auto f = [](T v) { return Scalar{static_cast<double>(v), 0}; };
+  if (std::optional<Scalar> c = Compare(op, x, y)) return c;
   switch (op) {
     case ScalarOp::kNeg: return f(-x);
     case ScalarOp::kAbs: return f(std::abs(x));
@@ -75,18 +90,13 @@ std::optional<Scalar> FloatOp(ScalarOp op, double a, double b) {
     case ScalarOp::kPow: return f(std::pow(x, y));
     case ScalarOp::kMax: return f(runtime::MaxOf(x, y));
     case ScalarOp::kMin: return f(runtime::MinOf(x, y));
-    case ScalarOp::kEq: return FromBool(x == y);
-    case ScalarOp::kNe: return FromBool(x != y);
-    case ScalarOp::kLt: return FromBool(x < y);
-    case ScalarOp::kLe: return FromBool(x <= y);
-    case ScalarOp::kGt: return FromBool(x > y);
-    case ScalarOp::kGe: return FromBool(x >= y);
     default: return std::nullopt;
   }
 }
 
 // i64 (wrapping, floor division with x // 0 = 0) and bool ops; nullopt: not one.
 std::optional<Scalar> IntOp(ScalarOp op, int64_t x, int64_t y) {
+  if (std::optional<Scalar> c = Compare(op, x, y)) return c;
   switch (op) {
     case ScalarOp::kNeg: return FromInt(runtime::WrapNeg(x));
     case ScalarOp::kAbs: return FromInt(runtime::WrapAbs(x));
@@ -98,12 +108,6 @@ std::optional<Scalar> IntOp(ScalarOp op, int64_t x, int64_t y) {
     case ScalarOp::kMod: return FromInt(FloorModI64(x, y));
     case ScalarOp::kMax: return FromInt(std::max(x, y));
     case ScalarOp::kMin: return FromInt(std::min(x, y));
-    case ScalarOp::kEq: return FromBool(x == y);
-    case ScalarOp::kNe: return FromBool(x != y);
-    case ScalarOp::kLt: return FromBool(x < y);
-    case ScalarOp::kLe: return FromBool(x <= y);
-    case ScalarOp::kGt: return FromBool(x > y);
-    case ScalarOp::kGe: return FromBool(x >= y);
     case ScalarOp::kAnd: return FromBool(x && y);
     case ScalarOp::kOr: return FromBool(x || y);
     default: return std::nullopt;
