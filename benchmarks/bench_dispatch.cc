@@ -103,15 +103,14 @@ void BM_HitSymbolic(benchmark::State& state) {
 }
 BENCHMARK(BM_HitSymbolic);
 
-// A whole decode call at S = 64 through the cache (arg 1), straight on the compiled
-// graph (arg 0) and through a reusable CompiledCall (arg 2): the differences are what
-// the cache and what Run's per-call setup add. Under exact the caches are donated, so
-// the same inputs are reused (the contents do not matter for timing).
-void BM_DecodeCall(benchmark::State& state) {
-  Warm& w = WarmCache(ShapePolicy::kExact, 63);
-  const runtime::TensorMap& in = w.inputs.back();  // S = 64
-  std::shared_ptr<const CacheEntry> entry = *w.cache->Acquire(in);
-  const ir::Bindings bindings = {{"P", 63}};
+// One call of `fn` on `in` per iteration, three ways by state.range(0): straight on the
+// entry's compiled graph (0: checks by name, outputs and workspace allocated), through
+// the JitFunction (1: guards, lookup, run) and through a reusable CompiledCall (2:
+// positional checks, outputs and workspace kept). Reports the allocations per call.
+void RunThreeWays(benchmark::State& state, JitFunction& fn, const runtime::TensorMap& in,
+                  const ir::Bindings& bindings) {
+  std::shared_ptr<const CacheEntry> entry = *fn.Acquire(in);
+  const int64_t compiles = fn.stats().compiles;
   CompiledCall call(entry->compiled());
   std::vector<runtime::Tensor> positional;
   for (const std::string& name : call.input_names()) positional.push_back(in.at(name));
@@ -123,21 +122,28 @@ void BM_DecodeCall(benchmark::State& state) {
       benchmark::DoNotOptimize(call.outputs());
       continue;
     }
-    auto out = state.range(0) == 1 ? w.cache->Run(in, bindings) : entry->compiled().Run(in, bindings);
+    auto out = state.range(0) == 1 ? fn.Run(in, bindings) : entry->compiled().Run(in, bindings);
     GJ_CHECK(out.ok()) << out.status().message();
     benchmark::DoNotOptimize(out);
   }
+  GJ_CHECK(fn.stats().compiles == compiles) << "the benchmark loop missed";
   state.counters["allocs_per_call"] = static_cast<double>(g_allocations.load() - allocations) /
                                       static_cast<double>(state.iterations());
   static const char* const kLabels[] = {"CompiledGraph::Run", "JitFunction::Run",
                                         "CompiledCall::Run"};
   state.SetLabel(kLabels[state.range(0)]);
 }
+
+// A whole decode call at S = 64: the differences are what the cache and what Run's
+// per-call setup add. Under exact the caches are donated, so the same inputs are reused
+// (the contents do not matter for timing).
+void BM_DecodeCall(benchmark::State& state) {
+  Warm& w = WarmCache(ShapePolicy::kExact, 63);
+  RunThreeWays(state, *w.cache, w.inputs.back(), {{"P", 63}});  // S = 64
+}
 BENCHMARK(BM_DecodeCall)->Arg(0)->Arg(1)->Arg(2);
 
-// A tiny user function (3 ops on 4 elements) through Jit (arg 1: guards, lookup, run),
-// straight on its compiled graph (arg 0: checks by name, outputs and workspace allocated)
-// and through a reusable CompiledCall (arg 2: positional checks, nothing allocated).
+// A tiny user function (3 ops on 4 elements): the whole cost of a call that hits.
 void BM_JitTinyFunction(benchmark::State& state) {
   static JitFunction* fn = [] {
     JitOptions options;
@@ -152,28 +158,7 @@ void BM_JitTinyFunction(benchmark::State& state) {
   }();
   runtime::TensorMap in = {
       {"x", *runtime::Tensor::FromDoubles(ir::DType::kF64, {4}, {0.1, 0.2, 0.3, 0.4})}};
-  std::shared_ptr<const CacheEntry> entry = *fn->Acquire(in);
-  const int64_t compiles = fn->stats().compiles;
-  CompiledCall call(entry->compiled());
-  const std::vector<runtime::Tensor> positional = {in.at("x")};
-  const int64_t allocations = g_allocations.load();
-  for (auto _ : state) {
-    if (state.range(0) == 2) {
-      absl::Status s = call.Run(positional);
-      GJ_CHECK(s.ok()) << s.message();
-      benchmark::DoNotOptimize(call.outputs());
-      continue;
-    }
-    auto out = state.range(0) == 1 ? fn->Run(in) : entry->compiled().Run(in);
-    GJ_CHECK(out.ok()) << out.status().message();
-    benchmark::DoNotOptimize(out);
-  }
-  GJ_CHECK(fn->stats().compiles == compiles) << "the benchmark loop missed";
-  state.counters["allocs_per_call"] = static_cast<double>(g_allocations.load() - allocations) /
-                                      static_cast<double>(state.iterations());
-  static const char* const kLabels[] = {"CompiledGraph::Run", "JitFunction::Run",
-                                        "CompiledCall::Run (reused frame)"};
-  state.SetLabel(kLabels[state.range(0)]);
+  RunThreeWays(state, *fn, in, {});
 }
 BENCHMARK(BM_JitTinyFunction)->Arg(0)->Arg(1)->Arg(2);
 
