@@ -13,10 +13,10 @@
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "compiler/analysis/fit.h"
+#include "compiler/cache/disk_cache.h"
 #include "compiler/compiled_graph.h"
 #include "ir/builder.h"
 #include "ir/check.h"
-#include "compiler/cache/disk_cache.h"
 #include "models/model.h"
 
 namespace graphjit {
@@ -76,7 +76,12 @@ void BM_CompileTinyGPT(benchmark::State& state) {
   state.counters["distinct"] = kernels.distinct;
   state.counters["modules"] = kernels.modules;
 }
-BENCHMARK(BM_CompileTinyGPT)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Unit(benchmark::kMillisecond)
+BENCHMARK(BM_CompileTinyGPT)
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(4)
+    ->Arg(8)
+    ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
 // A new process's first compile of the decode layer when an earlier one left its code in
@@ -110,10 +115,18 @@ ir::Graph Chain(int length) {
   ir::ValueId v = b.Input("x", ir::DType::kF64, {ir::SymExpr::Symbol("S"), 64});
   for (int i = 0; i < length; ++i) {
     switch (i % 4) {
-      case 0: v = b.Add(ir::OpCode::kTanh, {v}); break;
-      case 1: v = b.Add(ir::OpCode::kMul, {v, b.Scalar(0.5, ir::DType::kF64)}); break;
-      case 2: v = b.Add(ir::OpCode::kExp, {v}); break;
-      default: v = b.Add(ir::OpCode::kAdd, {v, b.Scalar(-1.0, ir::DType::kF64)}); break;
+      case 0:
+        v = b.Add(ir::OpCode::kTanh, {v});
+        break;
+      case 1:
+        v = b.Add(ir::OpCode::kMul, {v, b.Scalar(0.5, ir::DType::kF64)});
+        break;
+      case 2:
+        v = b.Add(ir::OpCode::kExp, {v});
+        break;
+      default:
+        v = b.Add(ir::OpCode::kAdd, {v, b.Scalar(-1.0, ir::DType::kF64)});
+        break;
     }
   }
   b.Output(v);
@@ -149,7 +162,11 @@ void BM_CompileChain(benchmark::State& state) {
     }
   }
 }
-BENCHMARK(BM_CompileChain)->RangeMultiplier(2)->Range(1, 64)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CompileChain)
+    ->RangeMultiplier(2)
+    ->Range(1, 64)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace graphjit

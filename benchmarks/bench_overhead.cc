@@ -48,17 +48,23 @@ void BM_DecodeStep(benchmark::State& state) {
   for (auto _ : state) {
     absl::StatusOr<std::vector<runtime::Tensor>> out;
     switch (mode) {
-      case kCompiled: out = cg->Run(in, bind); break;  // caches updated in place
-      case kInterpreter: out = runtime::Interpret(cg->graph(), in, cg->params(), bind); break;
-      case kEager: out = models::RunEager(*model, in, bind); break;
+      case kCompiled:
+        out = cg->Run(in, bind);
+        break;  // caches updated in place
+      case kInterpreter:
+        out = runtime::Interpret(cg->graph(), in, cg->params(), bind);
+        break;
+      case kEager:
+        out = models::RunEager(*model, in, bind);
+        break;
     }
     GJ_CHECK(out.ok()) << out.status().message();
     benchmark::DoNotOptimize(out);
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(DecodeFlops(S) * 1e-9,
-                                                 benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["GB/s"] = benchmark::Counter(DecodeBytes(S, f32) * 1e-9,
-                                              benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(DecodeFlops(S) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GB/s"] =
+      benchmark::Counter(DecodeBytes(S, f32) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   static const char* const kModes[] = {"compiled", "interpreter", "eager"};
   state.SetLabel(absl::StrCat(kModes[mode], f32 ? " f32" : " f64", " S=", S));
 }

@@ -98,7 +98,8 @@ double MedianReadSeconds(const ReadBuffer& buffer, int reps) {
   for (int r = 0; r < reps + 2; ++r) {
     const auto start = std::chrono::steady_clock::now();
     benchmark::DoNotOptimize(ReadAll(buffer.data.get(), buffer.n));
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    times.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   times.erase(times.begin(), times.begin() + 2);  // the first reads bring it into cache
   std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
@@ -121,7 +122,8 @@ void BM_ReadBandwidth(benchmark::State& state) {
   ReadBuffer buffer(level.second);
   for (auto _ : state) benchmark::DoNotOptimize(ReadAll(buffer.data.get(), buffer.n));
   const double bytes = static_cast<double>(buffer.n) * sizeof(double);
-  state.counters["GB/s"] = benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GB/s"] =
+      benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["KiB"] = bytes / 1024;
   state.SetLabel(absl::StrCat(level.first, " ", ReaderName()));
 }
@@ -161,9 +163,7 @@ void BM_DecodeStep(benchmark::State& state) {
       floor_seconds, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   state.SetLabel(absl::StrCat(f32 ? "f32" : "f64", " S=", S, tiled ? " tiled" : " untiled"));
 }
-BENCHMARK(BM_DecodeStep)
-    ->ArgsProduct({{64, 512}, {0, 1}, {1, 0}})
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DecodeStep)->ArgsProduct({{64, 512}, {0, 1}, {1, 0}})->Unit(benchmark::kMicrosecond);
 
 // A matrix-vector product [1, K] @ [K, N] three ways: the generated loops tiled (arg 0)
 // and untiled (arg 1) through CompiledGraph::Run, and OpenBLAS through the helper the
@@ -182,9 +182,10 @@ void BM_Matvec(benchmark::State& state) {
   runtime::Tensor out = *runtime::Tensor::Zeros(dtype, {1, N});
   std::unique_ptr<compiler::CompiledGraph> cg;
   if (impl < 2) {
-    ir::Graph g = *ir::ParseGraph(absl::StrCat(
-        "graph mv {\n  %0 = input {name=\"x\"} : ", dt, "[1, ", K, "]\n  %1 = input {name=\"w\"} : ",
-        dt, "[", K, ", ", N, "]\n  %2 = matmul(%0, %1) : ", dt, "[1, ", N, "]\n  return %2\n}\n"));
+    ir::Graph g = *ir::ParseGraph(absl::StrCat("graph mv {\n  %0 = input {name=\"x\"} : ", dt,
+                                               "[1, ", K, "]\n  %1 = input {name=\"w\"} : ", dt,
+                                               "[", K, ", ", N, "]\n  %2 = matmul(%0, %1) : ", dt,
+                                               "[1, ", N, "]\n  return %2\n}\n"));
     compiler::CompileGraphOptions options;
     options.codegen.tile_matmuls = impl == 0;
     cg = *compiler::CompiledGraph::Compile(g, {}, options);

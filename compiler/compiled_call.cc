@@ -134,9 +134,9 @@ ir::Bindings CompiledCall::SlotBindings() const {
 absl::Status CompiledCall::RunFull(absl::Span<const runtime::Tensor> inputs,
                                    const ir::Bindings& bindings) {
   if (inputs.size() != input_names_.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("expected ", input_names_.size(), " inputs (",
-                     absl::StrJoin(input_names_, ", "), "), got ", inputs.size()));
+    return absl::InvalidArgumentError(absl::StrCat("expected ", input_names_.size(), " inputs (",
+                                                   absl::StrJoin(input_names_, ", "), "), got ",
+                                                   inputs.size()));
   }
   runtime::TensorMap named;
   for (size_t i = 0; i < inputs.size(); ++i) named[input_names_[i]] = inputs[i];

@@ -57,14 +57,14 @@ class CompiledCall {
   std::vector<ir::ValueId> input_ids_;
   std::vector<Slot> slots_;
   std::vector<DimCheck> dims_;
-  std::vector<int> program_slot_;   // slot of each program symbol
-  bool fast_ = true;                // false: every call takes the full checks
-  bool needs_bindings_ = false;     // shapes or bounds checks need an ir::Bindings
+  std::vector<int> program_slot_;  // slot of each program symbol
+  bool fast_ = true;               // false: every call takes the full checks
+  bool needs_bindings_ = false;    // shapes or bounds checks need an ir::Bindings
   bool has_bound_checks_ = false;
-  std::vector<int64_t> values_;     // per slot, this call
-  std::vector<int64_t> symbols_;    // per program symbol, this call
-  std::vector<void*> args_;         // params and constants bound once
-  std::vector<int> arg_input_;      // the input position of each kInput arg, else -1
+  std::vector<int64_t> values_;   // per slot, this call
+  std::vector<int64_t> symbols_;  // per program symbol, this call
+  std::vector<void*> args_;       // params and constants bound once
+  std::vector<int> arg_input_;    // the input position of each kInput arg, else -1
   std::vector<runtime::Tensor> outputs_;
   std::shared_ptr<char> workspace_;
   int64_t workspace_capacity_ = 0;

@@ -1,12 +1,12 @@
 #include "compiler/compiled_graph.h"
 
 #include <atomic>
-#include <cstdio>
-#include <mutex>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "compiler/cache/disk_cache.h"
@@ -18,7 +18,6 @@
 
 namespace graphjit::compiler {
 namespace {
-
 
 // GRAPHJIT_DUMP_DIR=dir (like XLA's --xla_dump_to): every compile in the process writes
 // its stages there as <N>.<graph>.<stage>.txt. Returns "" when unset.
@@ -73,7 +72,7 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
   KernelSetOptions kernel_options;
   kernel_options.codegen = codegen;
   kernel_options.threads = options.compile_threads;
-  kernel_options.disk = !options.use_disk_cache ? nullptr
+  kernel_options.disk = !options.use_disk_cache         ? nullptr
                         : options.disk_cache != nullptr ? options.disk_cache
                                                         : DiskCache::Default();
   kernel_options.remote = RemoteCache::ForUrl(options.remote_cache);
@@ -107,8 +106,8 @@ CompiledGraph::~CompiledGraph() {
   if (env_profile_ == nullptr) return;
   std::lock_guard<std::mutex> lock(env_profile_->mu);
   if (env_profile_->calls == 0) return;
-  KernelProfile profile = MakeProfile(program(), env_profile_->seconds, env_profile_->calls,
-                                      env_profile_->symbols);
+  KernelProfile profile =
+      MakeProfile(program(), env_profile_->seconds, env_profile_->calls, env_profile_->symbols);
   std::fprintf(stderr, "%s", FormatProfile(profile).c_str());
 }
 

@@ -19,8 +19,8 @@ namespace graphjit::compiler {
 class DiskCache;  // compiler/cache/disk_cache.h
 
 struct CompileGraphOptions {
-  bool optimize = true;  // run the default pass pipeline first (else the graph must
-                         // already be decomposed)
+  bool optimize = true;             // run the default pass pipeline first (else the graph must
+                                    // already be decomposed)
   bool params_are_constant = true;  // weights fixed for the code's life: passes may fold
   CompileOptions codegen;           // keep IR text, emit assembly
   int compile_threads = 0;          // 0: GRAPHJIT_COMPILE_THREADS, else all cores
@@ -91,7 +91,7 @@ class CompiledGraph {
  private:
   CompiledGraph();
   friend class CompiledCall;  // compiler/compiled_call.h binds args_ once
-  struct EnvProfile;  // GRAPHJIT_PROFILE's sums (compiled_graph.cc)
+  struct EnvProfile;          // GRAPHJIT_PROFILE's sums (compiled_graph.cc)
 
   ir::Graph graph_;
   runtime::TensorMap params_;

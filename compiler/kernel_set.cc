@@ -15,12 +15,11 @@
 #include "compiler/cache/disk_cache.h"
 #include "compiler/cache/remote_cache.h"
 #include "compiler/lower/kernel_unit.h"
-#include "runtime/scalar_semantics.h"
 #include "ir/clock.h"
+#include "runtime/scalar_semantics.h"
 
 namespace graphjit::compiler {
 namespace {
-
 
 // A workspace offset: i64 arithmetic over symbols (lowering builds them from SymExprs).
 int64_t EvalOffset(const ExprPtr& e, const int64_t* symbols) {
@@ -34,14 +33,22 @@ int64_t EvalOffset(const ExprPtr& e, const int64_t* symbols) {
       if (e->operands.size() == 1) return e->op == ScalarOp::kNeg ? -a : a;
       int64_t b = EvalOffset(e->operands[1], symbols);
       switch (e->op) {
-        case ScalarOp::kAdd: return a + b;
-        case ScalarOp::kSub: return a - b;
-        case ScalarOp::kMul: return a * b;
-        case ScalarOp::kDiv: return runtime::FloorDivI64(a, b);
-        case ScalarOp::kMod: return runtime::FloorModI64(a, b);
-        case ScalarOp::kMax: return std::max(a, b);
-        case ScalarOp::kMin: return std::min(a, b);
-        default: break;
+        case ScalarOp::kAdd:
+          return a + b;
+        case ScalarOp::kSub:
+          return a - b;
+        case ScalarOp::kMul:
+          return a * b;
+        case ScalarOp::kDiv:
+          return runtime::FloorDivI64(a, b);
+        case ScalarOp::kMod:
+          return runtime::FloorModI64(a, b);
+        case ScalarOp::kMax:
+          return std::max(a, b);
+        case ScalarOp::kMin:
+          return std::min(a, b);
+        default:
+          break;
       }
       break;
     }
@@ -123,15 +130,15 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& pro
   // balanced, in first-use order: the grouping depends only on what is missing, so a new
   // process that misses the same kernels forms the same modules and finds them on disk.
   constexpr int kKernelsPerModule = 6;
-  const int num_groups = (static_cast<int>(missing.size()) + kKernelsPerModule - 1) /
-                         kKernelsPerModule;
+  const int num_groups =
+      (static_cast<int>(missing.size()) + kKernelsPerModule - 1) / kKernelsPerModule;
   struct Group {
     std::vector<int> members;  // indices into jobs
     ContentKey key;
     std::vector<std::string> symbols;
     absl::StatusOr<std::shared_ptr<const NativeModule>> module = absl::UnknownError("not run");
-    bool built = false;   // compiled or loaded here (else a live module was shared)
-    bool loaded = false;  // from the disk or the remote cache
+    bool built = false;    // compiled or loaded here (else a live module was shared)
+    bool loaded = false;   // from the disk or the remote cache
     bool fetched = false;  // from the remote cache
     // The remote cache's answer: a value, a miss (compiled under its lock), a fallback
     // (compiled without it); waited: another process held the lock for a while.
@@ -173,8 +180,7 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& pro
       claim = remote->Acquire(g.key);
       g.remote_wait = claim.waited;
       if (claim.kind == RemoteCache::Claim::kHit) {
-        absl::StatusOr<std::unique_ptr<NativeModule>> loaded =
-            LoadModule(claim.payload, g.symbols);
+        absl::StatusOr<std::unique_ptr<NativeModule>> loaded = LoadModule(claim.payload, g.symbols);
         if (loaded.ok()) {
           g.loaded = g.fetched = g.remote_hit = true;
           if (disk != nullptr) disk->Store(g.key, claim.payload);
@@ -199,9 +205,9 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& pro
       if (remote != nullptr) remote->Release(g.key, claim);
       std::vector<std::string> names;
       for (int j : g.members) names.push_back(program.kernels[jobs[j]].name);
-      return absl::Status(compiled.status().code(),
-                          absl::StrCat("kernels ", absl::StrJoin(names, ", "), ": ",
-                                       compiled.status().message()));
+      return absl::Status(
+          compiled.status().code(),
+          absl::StrCat("kernels ", absl::StrJoin(names, ", "), ": ", compiled.status().message()));
     }
     if (remote != nullptr) remote->Publish(g.key, (*compiled)->object(), claim);
     if (disk != nullptr) disk->Store(g.key, (*compiled)->object());
@@ -225,8 +231,8 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& pro
     }
   };
   const int threads = std::max(
-      1, std::min<int>(options.threads > 0 ? options.threads : DefaultCompileThreads(),
-                       num_groups));
+      1,
+      std::min<int>(options.threads > 0 ? options.threads : DefaultCompileThreads(), num_groups));
   if (threads == 1) {
     worker();
   } else {
@@ -300,9 +306,8 @@ void KernelSet::RunCalls(void** args, const int64_t* symbols, char* workspace,
 }
 
 void KernelSet::Run(void** args, const int64_t* symbols, char* workspace) const {
-  RunCalls(args, symbols, workspace, [](const Call& call, void** a, const int64_t* s) {
-    call.entry(a, s, nullptr);
-  });
+  RunCalls(args, symbols, workspace,
+           [](const Call& call, void** a, const int64_t* s) { call.entry(a, s, nullptr); });
 }
 
 void KernelSet::RunTimed(void** args, const int64_t* symbols, char* workspace,

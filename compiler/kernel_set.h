@@ -18,9 +18,9 @@
 
 namespace graphjit::compiler {
 
-class DiskCache;          // compiler/cache/disk_cache.h
-class RemoteCache;        // compiler/cache/remote_cache.h
-struct KernelCode;        // compiler/cache/code_store.h
+class DiskCache;    // compiler/cache/disk_cache.h
+class RemoteCache;  // compiler/cache/remote_cache.h
+struct KernelCode;  // compiler/cache/code_store.h
 
 struct KernelSetOptions {
   CompileOptions codegen;  // keep_ir / emit_asm compile privately (the text is kept)
@@ -38,14 +38,14 @@ struct KernelSetOptions {
 };
 
 struct KernelSetStats {
-  int kernels = 0;    // kernels of the program
-  int distinct = 0;   // distinct canonical kernels among them
-  int compiled = 0;   // distinct kernels this set compiled
-  int reused = 0;     // distinct kernels found live in the store
-  int loaded = 0;     // distinct kernels loaded from the disk or the remote cache
-  int fetched = 0;    // of them, from the remote cache
-  int modules = 0;    // LLVM modules the missing kernels compiled (or loaded) as
-  int threads = 0;    // compile threads used
+  int kernels = 0;   // kernels of the program
+  int distinct = 0;  // distinct canonical kernels among them
+  int compiled = 0;  // distinct kernels this set compiled
+  int reused = 0;    // distinct kernels found live in the store
+  int loaded = 0;    // distinct kernels loaded from the disk or the remote cache
+  int fetched = 0;   // of them, from the remote cache
+  int modules = 0;   // LLVM modules the missing kernels compiled (or loaded) as
+  int threads = 0;   // compile threads used
   // The remote cache (when one is set), in modules: values found, keys missing, keys
   // waited on while another process compiled them, keys compiled without its lock
   // (server unreachable / slow / failing, or the wait ran out).
@@ -54,7 +54,7 @@ struct KernelSetStats {
   int remote_misses = 0;
   int remote_lock_waits = 0;
   int remote_fallbacks = 0;
-  CompileTimings timings;  // summed over the compiled kernels
+  CompileTimings timings;   // summed over the compiled kernels
   double wall_seconds = 0;  // the whole KernelSet::Compile
 };
 
@@ -67,8 +67,7 @@ class KernelSet {
   void Run(void** args, const int64_t* symbols, char* workspace) const;
   // The same, adding each kernel's wall seconds to kernel_seconds[k] (program order, one
   // slot per kernel): what the profiler (compiler/profile.h) reads.
-  void RunTimed(void** args, const int64_t* symbols, char* workspace,
-                double* kernel_seconds) const;
+  void RunTimed(void** args, const int64_t* symbols, char* workspace, double* kernel_seconds) const;
 
   const KernelSetStats& stats() const { return stats_; }
   // The content key of each kernel, in program order.

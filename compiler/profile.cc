@@ -52,8 +52,7 @@ double KernelProfile::seconds() const {
 
 absl::StatusOr<KernelProfile> ProfileKernels(const CompiledGraph& graph,
                                              const runtime::TensorMap& inputs,
-                                             const ir::Bindings& bindings, int calls,
-                                             int warmup) {
+                                             const ir::Bindings& bindings, int calls, int warmup) {
   if (calls < 1) {
     return absl::InvalidArgumentError(absl::StrCat("profile: calls must be >= 1, got ", calls));
   }
@@ -84,15 +83,15 @@ KernelProfile MakeProfile(const Program& program, const std::vector<double>& tot
 
 std::string FormatProfile(const KernelProfile& profile) {
   const double total = profile.seconds();
-  std::string out = absl::StrFormat("# profile of %s: %d kernels, %d calls, %.2f us per call\n",
-                                    profile.graph, profile.kernels.size(), profile.calls,
-                                    total * 1e6);
-  absl::StrAppendFormat(&out, "# %-24s %10s %12s %12s %8s %7s\n", "kernel", "us/call",
-                        "bytes read", "written", "GB/s", "share");
+  std::string out =
+      absl::StrFormat("# profile of %s: %d kernels, %d calls, %.2f us per call\n", profile.graph,
+                      profile.kernels.size(), profile.calls, total * 1e6);
+  absl::StrAppendFormat(&out, "# %-24s %10s %12s %12s %8s %7s\n", "kernel", "us/call", "bytes read",
+                        "written", "GB/s", "share");
   for (const KernelProfileRow& row : profile.kernels) {
     absl::StrAppendFormat(&out, "  %-24s %10.3f %12d %12d %8.1f %6.1f%%\n", row.name,
-                          row.seconds * 1e6, row.bytes_read, row.bytes_written,
-                          row.gb_per_second(), total > 0 ? 100 * row.seconds / total : 0);
+                          row.seconds * 1e6, row.bytes_read, row.bytes_written, row.gb_per_second(),
+                          total > 0 ? 100 * row.seconds / total : 0);
   }
   return out;
 }

@@ -24,8 +24,8 @@ namespace graphjit::compiler {
 class CompiledGraph;  // compiler/compiled_graph.h
 
 struct KernelProfileRow {
-  std::string name;     // the kernel's name in the program (e.g. "k2_matmul")
-  double seconds = 0;   // per call: the median over the timed calls (mean from sums)
+  std::string name;    // the kernel's name in the program (e.g. "k2_matmul")
+  double seconds = 0;  // per call: the median over the timed calls (mean from sums)
   int64_t bytes_read = 0;
   int64_t bytes_written = 0;
   double gb_per_second() const;  // (read + written) / seconds
@@ -33,7 +33,7 @@ struct KernelProfileRow {
 
 struct KernelProfile {
   std::string graph;
-  int calls = 0;  // timed calls
+  int calls = 0;                          // timed calls
   std::vector<KernelProfileRow> kernels;  // one row per kernel, program order
   double seconds() const;                 // sum of the rows: the kernels of one call
 };

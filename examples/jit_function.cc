@@ -15,10 +15,10 @@ namespace gj = graphjit;
 using gj::frontend::Value;
 
 std::vector<Value> Attend(gj::frontend::Context& ctx) {
-  Value q = ctx.Input("q");                                      // [1, 16]
-  Value rows = ctx.Input("rows");                                // [n, 16]
+  Value q = ctx.Input("q");                                       // [1, 16]
+  Value rows = ctx.Input("rows");                                 // [n, 16]
   Value p = Softmax(Matmul(q, TransposeLast2(rows)) * 0.25, -1);  // [1, n]
-  return {Tanh(Matmul(Matmul(p, rows), ctx.Param("w")))};        // [1, 16]
+  return {Tanh(Matmul(Matmul(p, rows), ctx.Param("w")))};         // [1, 16]
 }
 
 gj::runtime::Tensor Random(std::vector<int64_t> shape, std::mt19937_64& rng) {
@@ -42,9 +42,9 @@ int main() {
     gj::runtime::TensorMap in = {{"q", Random({1, 16}, rng)}, {"rows", Random({n, 16}, rng)}};
     auto got = (*fn)->Run(in);
     // The reference: the same function traced at this n and interpreted.
-    gj::frontend::TraceContext ctx("ref", {{"q", {gj::ir::DType::kF64, {1, 16}}},
-                                           {"rows", {gj::ir::DType::kF64, {n, 16}}}},
-                                   weights);
+    gj::frontend::TraceContext ctx(
+        "ref", {{"q", {gj::ir::DType::kF64, {1, 16}}}, {"rows", {gj::ir::DType::kF64, {n, 16}}}},
+        weights);
     auto graph = std::move(ctx).Finish(Attend(ctx));
     if (!got.ok() || !graph.ok()) return 2;
     auto want = gj::runtime::Interpret(*graph, in, weights);

@@ -32,10 +32,10 @@ Value Emit(OpCode op, std::initializer_list<Value> operands, Attrs attrs = {}) {
 Value Scalar(const Value& like, double value) {
   Context* ctx = ContextOf({&like});
   if (ctx == nullptr) return Value();
-  return ctx->Emit(OpCode::kConstant, {},
-                   Attrs{{"value", std::vector<double>{value}},
-                         {"dtype", like.dtype()},
-                         {"shape", ir::Shape{}}});
+  return ctx->Emit(
+      OpCode::kConstant, {},
+      Attrs{
+          {"value", std::vector<double>{value}}, {"dtype", like.dtype()}, {"shape", ir::Shape{}}});
 }
 
 Value Iota(Context& ctx, ir::Shape shape, int64_t axis, ir::DType dtype) {

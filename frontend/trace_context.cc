@@ -19,9 +19,9 @@ Value TraceContext::Input(absl::string_view name) {
     std::vector<std::string> names;
     for (const auto& [n, id] : inputs_) names.push_back(n);
     std::sort(names.begin(), names.end());
-    RecordError(absl::InvalidArgumentError(absl::StrCat(
-        "model reads input '", name, "', which was not declared (declared: ",
-        absl::StrJoin(names, ", "), ")")));
+    RecordError(absl::InvalidArgumentError(
+        absl::StrCat("model reads input '", name,
+                     "', which was not declared (declared: ", absl::StrJoin(names, ", "), ")")));
     return Value();
   }
   return Value(this, it->second);
@@ -34,8 +34,7 @@ Value TraceContext::Param(absl::string_view name) {
     RecordError(absl::InvalidArgumentError(absl::StrCat("missing parameter '", name, "'")));
     return Value();
   }
-  ir::ValueId id =
-      builder_.Param(name, it->second.dtype(), ir::ConstShape(it->second.shape()));
+  ir::ValueId id = builder_.Param(name, it->second.dtype(), ir::ConstShape(it->second.shape()));
   param_nodes_[name] = id;
   return Value(this, id);
 }

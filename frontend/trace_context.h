@@ -21,8 +21,7 @@ class TraceContext : public Context {
   // Input nodes are created up front in the order of `inputs`, so a graph's inputs keep
   // the caller's order whatever order the model reads them in. Parameters are recorded
   // with the dtype and shape of the tensors in `params` (not their values).
-  TraceContext(std::string graph_name, const InputTypes& inputs,
-               const runtime::TensorMap& params);
+  TraceContext(std::string graph_name, const InputTypes& inputs, const runtime::TensorMap& params);
 
   Value Input(absl::string_view name) override;
   bool HasInput(absl::string_view name) const override { return inputs_.contains(name); }

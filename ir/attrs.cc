@@ -12,15 +12,24 @@ namespace graphjit::ir {
 
 absl::string_view AttrKindName(AttrKind kind) {
   switch (kind) {
-    case AttrKind::kInt: return "int";
-    case AttrKind::kInts: return "ints";
-    case AttrKind::kFloat: return "float";
-    case AttrKind::kFloats: return "floats";
-    case AttrKind::kDim: return "dim";
-    case AttrKind::kDims: return "dims";
-    case AttrKind::kDType: return "dtype";
-    case AttrKind::kBool: return "bool";
-    case AttrKind::kString: return "string";
+    case AttrKind::kInt:
+      return "int";
+    case AttrKind::kInts:
+      return "ints";
+    case AttrKind::kFloat:
+      return "float";
+    case AttrKind::kFloats:
+      return "floats";
+    case AttrKind::kDim:
+      return "dim";
+    case AttrKind::kDims:
+      return "dims";
+    case AttrKind::kDType:
+      return "dtype";
+    case AttrKind::kBool:
+      return "bool";
+    case AttrKind::kString:
+      return "string";
   }
   return "?";
 }

@@ -9,8 +9,8 @@
 #include <variant>
 #include <vector>
 
-#include "ir/check.h"
 #include "absl/strings/string_view.h"
+#include "ir/check.h"
 #include "ir/dtype.h"
 #include "ir/sym_expr.h"
 
@@ -18,8 +18,8 @@ namespace graphjit::ir {
 
 enum class AttrKind { kInt, kInts, kFloat, kFloats, kDim, kDims, kDType, kBool, kString };
 
-using AttrValue = std::variant<int64_t, std::vector<int64_t>, double, std::vector<double>,
-                               SymExpr, std::vector<SymExpr>, DType, bool, std::string>;
+using AttrValue = std::variant<int64_t, std::vector<int64_t>, double, std::vector<double>, SymExpr,
+                               std::vector<SymExpr>, DType, bool, std::string>;
 
 // The kind an AttrValue holds (the variant's alternatives are in AttrKind order).
 inline AttrKind KindOf(const AttrValue& v) { return static_cast<AttrKind>(v.index()); }

@@ -24,13 +24,13 @@ ValueId GraphBuilder::Add(OpCode op, absl::Span<const ValueId> operands, Attrs a
   }
   absl::StatusOr<ValueType> type = InferType(op, types, attrs);
   if (!type.ok()) {
-    RecordError(absl::Status(type.status().code(),
-                             absl::StrCat("%", graph_.num_nodes(), " (", OpName(op), "): ",
-                                          type.status().message())));
+    RecordError(absl::Status(
+        type.status().code(),
+        absl::StrCat("%", graph_.num_nodes(), " (", OpName(op), "): ", type.status().message())));
     return kInvalidValue;
   }
-  return graph_.Append(op, std::vector<ValueId>(operands.begin(), operands.end()),
-                       std::move(attrs), *std::move(type));
+  return graph_.Append(op, std::vector<ValueId>(operands.begin(), operands.end()), std::move(attrs),
+                       *std::move(type));
 }
 
 ValueId GraphBuilder::Input(absl::string_view name, DType dtype, Shape shape) {
@@ -50,8 +50,8 @@ ValueId GraphBuilder::Scalar(double value, DType dtype) {
 
 void GraphBuilder::Output(ValueId id) {
   if (id < 0 || id >= graph_.num_nodes()) {
-    RecordError(absl::InvalidArgumentError(
-        absl::StrCat("output %", id, " is not a value of this graph")));
+    RecordError(
+        absl::InvalidArgumentError(absl::StrCat("output %", id, " is not a value of this graph")));
     return;
   }
   graph_.AddOutput(id);

@@ -30,9 +30,9 @@ struct Voidify {
 
 }  // namespace graphjit::internal
 
-#define GJ_CHECK(condition)                                         \
-  (condition) ? (void)0                                             \
-              : ::graphjit::internal::Voidify() &                   \
+#define GJ_CHECK(condition)                       \
+  (condition) ? (void)0                           \
+              : ::graphjit::internal::Voidify() & \
                     ::graphjit::internal::CheckFailure(__FILE__, __LINE__, #condition)
 #define GJ_CHECK_EQ(a, b) GJ_CHECK((a) == (b)) << (a) << " vs " << (b) << ": "
 #define GJ_FATAL() ::graphjit::internal::CheckFailure(__FILE__, __LINE__, "unreachable")

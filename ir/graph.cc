@@ -13,8 +13,8 @@ const std::string& Node::name() const {
 
 ValueId Graph::Append(OpCode op, std::vector<ValueId> operands, Attrs attrs, ValueType type) {
   for (ValueId v : operands) {
-    GJ_CHECK(v >= 0 && v < num_nodes()) << "operand %" << v << " of new " << OpName(op)
-                                     << " node does not exist";
+    GJ_CHECK(v >= 0 && v < num_nodes())
+        << "operand %" << v << " of new " << OpName(op) << " node does not exist";
   }
   nodes_.push_back(Node{op, std::move(operands), std::move(attrs), std::move(type)});
   return num_nodes() - 1;

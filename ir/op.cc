@@ -4,10 +4,10 @@
 #include <array>
 
 #include "absl/container/flat_hash_map.h"
-#include "ir/check.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "ir/check.h"
 #include "ir/shape_rules.h"
 
 namespace graphjit::ir {
@@ -45,9 +45,8 @@ struct OpTable {
 
   OpTable() {
     int i = 0;
-#define GJ_OP(name, spelling, min_arity, max_arity, schema, rule, ...)                     \
-  infos[i++] = OpInfo{OpCode::k##name, spelling, min_arity, max_arity, ParseSchema(schema), \
-                      &rule};
+#define GJ_OP(name, spelling, min_arity, max_arity, schema, rule, ...) \
+  infos[i++] = OpInfo{OpCode::k##name, spelling, min_arity, max_arity, ParseSchema(schema), &rule};
 #include "ir/ops.def"
 #undef GJ_OP
     for (const OpInfo& info : infos) by_name.emplace(info.spelling, info.code);
@@ -75,28 +74,25 @@ std::optional<OpCode> OpFromName(absl::string_view spelling) {
 
 absl::Status CheckOperandsAndAttrs(OpCode op, int num_operands, const Attrs& attrs) {
   const OpInfo& info = GetOpInfo(op);
-  if (num_operands < info.min_arity ||
-      (info.max_arity >= 0 && num_operands > info.max_arity)) {
-    std::string expected =
-        info.max_arity < 0 ? absl::StrCat("at least ", info.min_arity)
-        : info.min_arity == info.max_arity
-            ? absl::StrCat(info.min_arity)
-            : absl::StrCat(info.min_arity, " to ", info.max_arity);
-    return absl::InvalidArgumentError(absl::StrCat(info.spelling, " takes ", expected,
-                                                   " operand(s), got ", num_operands));
+  if (num_operands < info.min_arity || (info.max_arity >= 0 && num_operands > info.max_arity)) {
+    std::string expected = info.max_arity < 0 ? absl::StrCat("at least ", info.min_arity)
+                           : info.min_arity == info.max_arity
+                               ? absl::StrCat(info.min_arity)
+                               : absl::StrCat(info.min_arity, " to ", info.max_arity);
+    return absl::InvalidArgumentError(
+        absl::StrCat(info.spelling, " takes ", expected, " operand(s), got ", num_operands));
   }
   for (const AttrSpec& spec : info.attrs) {
     const AttrValue* v = attrs.Find(spec.name);
     if (v == nullptr) {
       if (spec.optional) continue;
-      return absl::InvalidArgumentError(absl::StrCat(info.spelling, " requires attribute '",
-                                                     spec.name, "' (", AttrKindName(spec.kind),
-                                                     ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          info.spelling, " requires attribute '", spec.name, "' (", AttrKindName(spec.kind), ")"));
     }
     if (KindOf(*v) != spec.kind) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          info.spelling, " attribute '", spec.name, "' must be ", AttrKindName(spec.kind),
-          ", got ", AttrKindName(KindOf(*v))));
+      return absl::InvalidArgumentError(absl::StrCat(info.spelling, " attribute '", spec.name,
+                                                     "' must be ", AttrKindName(spec.kind),
+                                                     ", got ", AttrKindName(KindOf(*v))));
     }
   }
   for (const auto& [name, value] : attrs.items()) {
@@ -110,8 +106,7 @@ absl::Status CheckOperandsAndAttrs(OpCode op, int num_operands, const Attrs& att
   return absl::OkStatus();
 }
 
-absl::StatusOr<ValueType> InferType(OpCode op, absl::Span<const ValueType> in,
-                                    const Attrs& attrs) {
+absl::StatusOr<ValueType> InferType(OpCode op, absl::Span<const ValueType> in, const Attrs& attrs) {
   if (absl::Status s = CheckOperandsAndAttrs(op, static_cast<int>(in.size()), attrs); !s.ok()) {
     return s;
   }
@@ -121,8 +116,8 @@ absl::StatusOr<ValueType> InferType(OpCode op, absl::Span<const ValueType> in,
 absl::StatusOr<int> NormalizeAxis(int64_t axis, int rank, absl::string_view what) {
   int64_t a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= rank) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " axis ", axis,
-                                                   " is out of range for rank ", rank));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " axis ", axis, " is out of range for rank ", rank));
   }
   return static_cast<int>(a);
 }
@@ -143,9 +138,9 @@ absl::StatusOr<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
     } else if (db->AsConstant() == 1) {
       out[i] = *da;
     } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cannot broadcast ", ShapeToString(a), " with ", ShapeToString(b), ": dim ", i, " is ",
-          da->ToString(), " vs ", db->ToString()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot broadcast ", ShapeToString(a), " with ", ShapeToString(b), ": dim ",
+                       i, " is ", da->ToString(), " vs ", db->ToString()));
     }
   }
   return out;

@@ -28,7 +28,14 @@ inline constexpr int kNumOps = 0
     ;
 
 // The columns of ops.def after the shape rule, as constexpr facts (see ops.def).
-enum class OpLowering : uint8_t { kSource, kPointwise, kIndex, kKernel, kComposite, kIndexComposite };
+enum class OpLowering : uint8_t {
+  kSource,
+  kPointwise,
+  kIndex,
+  kKernel,
+  kComposite,
+  kIndexComposite
+};
 enum class FlopClass : uint8_t { kFree, kMatmul };
 
 namespace op_internal {
@@ -62,8 +69,7 @@ constexpr bool HasGradient(OpCode op) {
 constexpr bool IsSourceOp(OpCode op) { return LoweringOf(op) == OpLowering::kSource; }
 // Ops the decompose pass expands (always, or where it can).
 constexpr bool IsComposite(OpCode op) {
-  return LoweringOf(op) == OpLowering::kComposite ||
-         LoweringOf(op) == OpLowering::kIndexComposite;
+  return LoweringOf(op) == OpLowering::kComposite || LoweringOf(op) == OpLowering::kIndexComposite;
 }
 
 // The dtype and shape of a value.
@@ -81,7 +87,7 @@ std::string TypeToString(const ValueType& type);
 // Infers the result type from operand types and attributes; InvalidArgument says which
 // rule failed (the caller adds which node).
 using ShapeRule = absl::StatusOr<ValueType> (*)(OpCode op, absl::Span<const ValueType> in,
-                                                 const Attrs& attrs);
+                                                const Attrs& attrs);
 
 struct AttrSpec {
   std::string name;
@@ -105,8 +111,7 @@ std::optional<OpCode> OpFromName(absl::string_view spelling);
 // Checks arity and that `attrs` match the op's schema exactly (names, kinds, required).
 absl::Status CheckOperandsAndAttrs(OpCode op, int num_operands, const Attrs& attrs);
 // CheckOperandsAndAttrs, then the op's shape rule.
-absl::StatusOr<ValueType> InferType(OpCode op, absl::Span<const ValueType> in,
-                                    const Attrs& attrs);
+absl::StatusOr<ValueType> InferType(OpCode op, absl::Span<const ValueType> in, const Attrs& attrs);
 
 // Normalizes a possibly negative axis for a rank; InvalidArgument if out of range.
 absl::StatusOr<int> NormalizeAxis(int64_t axis, int rank, absl::string_view what);

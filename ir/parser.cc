@@ -141,8 +141,8 @@ class Parser {
       GJ_RETURN_IF_ERROR(ExpectChar('}', "',' or '}' after an attribute"));
     }
     GJ_RETURN_IF_ERROR(ExpectChar(':', has_attrs      ? "':' and the result type"
-                                    : has_operands ? "'{' or ':'"
-                                                   : "'(', '{' or ':'"));
+                                       : has_operands ? "'{' or ':'"
+                                                      : "'(', '{' or ':'"));
     SkipTrivia();
     size_t type_pos = pos_;
     GJ_ASSIGN_OR_RETURN(ValueType declared, ParseType());

@@ -9,10 +9,11 @@ std::string PrintNode(const Graph& graph, ValueId id) {
   const Node& n = graph.node(id);
   std::string line = absl::StrCat("%", id, " = ", OpName(n.op));
   if (!n.operands.empty()) {
-    absl::StrAppend(&line, "(",
-                    absl::StrJoin(n.operands, ", ",
-                                  [](std::string* out, ValueId v) { absl::StrAppend(out, "%", v); }),
-                    ")");
+    absl::StrAppend(
+        &line, "(",
+        absl::StrJoin(n.operands, ", ",
+                      [](std::string* out, ValueId v) { absl::StrAppend(out, "%", v); }),
+        ")");
   }
   std::vector<std::string> attrs;
   for (const auto& [name, value] : n.attrs.items()) {

@@ -24,8 +24,8 @@ absl::Status RequireFloat(OpCode op, const ValueType& t, absl::string_view which
 
 absl::Status RequireSameDType(OpCode op, const ValueType& a, const ValueType& b) {
   if (a.dtype == b.dtype) return absl::OkStatus();
-  return Error(op, absl::StrCat("operand dtypes differ: ", TypeToString(a), " vs ",
-                                TypeToString(b), " (insert a cast)"));
+  return Error(op, absl::StrCat("operand dtypes differ: ", TypeToString(a), " vs ", TypeToString(b),
+                                " (insert a cast)"));
 }
 
 // Also rules out dims, and element counts, whose constants overflowed int64 (a graph built
@@ -41,8 +41,8 @@ absl::Status RequireNonNegativeDims(OpCode op, const Shape& shape) {
     }
   }
   if (NumElements(shape).Overflowed()) {
-    return Error(op, absl::StrCat("the element count of shape ", ShapeToString(shape),
-                                  " overflows int64"));
+    return Error(
+        op, absl::StrCat("the element count of shape ", ShapeToString(shape), " overflows int64"));
   }
   return absl::OkStatus();
 }
@@ -147,9 +147,9 @@ absl::StatusOr<ValueType> MatmulRule(OpCode op, absl::Span<const ValueType> in, 
   const SymExpr& k_a = a.shape[a.rank() - 1];
   const SymExpr& k_b = b.shape[b.rank() - 2];
   if (k_a != k_b) {
-    return Error(op, absl::StrCat("contraction dims differ: ", TypeToString(a), " @ ",
-                                  TypeToString(b), " (", k_a.ToString(), " vs ", k_b.ToString(),
-                                  ")"));
+    return Error(
+        op, absl::StrCat("contraction dims differ: ", TypeToString(a), " @ ", TypeToString(b), " (",
+                         k_a.ToString(), " vs ", k_b.ToString(), ")"));
   }
   Shape batch_a(a.shape.begin(), a.shape.end() - 2);
   Shape batch_b(b.shape.begin(), b.shape.end() - 2);
@@ -186,10 +186,10 @@ absl::StatusOr<ValueType> ReshapeRule(OpCode op, absl::Span<const ValueType> in,
   const Shape& shape = attrs.GetDims("shape");
   GJ_RETURN_IF_ERROR(RequireNonNegativeDims(op, shape));
   if (NumElements(shape) != NumElements(in[0].shape)) {
-    return Error(op, absl::StrCat("cannot reshape ", TypeToString(in[0]), " to ",
-                                  ShapeToString(shape), ": element counts ",
-                                  NumElements(in[0].shape).ToString(), " vs ",
-                                  NumElements(shape).ToString()));
+    return Error(op,
+                 absl::StrCat("cannot reshape ", TypeToString(in[0]), " to ", ShapeToString(shape),
+                              ": element counts ", NumElements(in[0].shape).ToString(), " vs ",
+                              NumElements(shape).ToString()));
   }
   return ValueType{in[0].dtype, shape};
 }
@@ -202,8 +202,8 @@ absl::StatusOr<ValueType> ExpandRule(OpCode op, absl::Span<const ValueType> in,
   GJ_RETURN_IF_ERROR(RequireNonNegativeDims(op, shape));
   absl::StatusOr<Shape> out = BroadcastShapes(in[0].shape, shape);
   if (!out.ok() || *out != shape) {
-    return Error(op, absl::StrCat("cannot expand ", TypeToString(in[0]), " to ",
-                                  ShapeToString(shape)));
+    return Error(op,
+                 absl::StrCat("cannot expand ", TypeToString(in[0]), " to ", ShapeToString(shape)));
   }
   return ValueType{in[0].dtype, shape};
 }
@@ -229,8 +229,7 @@ absl::StatusOr<ValueType> ConcatRule(OpCode op, absl::Span<const ValueType> in,
   return ValueType{in[0].dtype, out};
 }
 
-absl::StatusOr<ValueType> SliceRule(OpCode op, absl::Span<const ValueType> in,
-                                    const Attrs& attrs) {
+absl::StatusOr<ValueType> SliceRule(OpCode op, absl::Span<const ValueType> in, const Attrs& attrs) {
   absl::StatusOr<int> axis = NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), "slice");
   if (!axis.ok()) return axis.status();
   const SymExpr& start = attrs.GetDim("start");
@@ -337,8 +336,7 @@ absl::StatusOr<ValueType> RopeRule(OpCode op, absl::Span<const ValueType> in, co
   if (in[0].rank() < 1) return Error(op, "operand must have rank >= 1");
   std::optional<int64_t> dh = in[0].shape.back().AsConstant();
   if (!dh || *dh % 2 != 0) {
-    return Error(op, absl::StrCat("last dim must be an even constant, got ",
-                                  TypeToString(in[0])));
+    return Error(op, absl::StrCat("last dim must be an even constant, got ", TypeToString(in[0])));
   }
   for (int i = 1; i <= 2; ++i) {
     GJ_RETURN_IF_ERROR(RequireSameDType(op, in[0], in[i]));
@@ -365,8 +363,7 @@ absl::StatusOr<ValueType> CrossEntropyRule(OpCode op, absl::Span<const ValueType
   return ValueType{in[0].dtype, {}};
 }
 
-absl::StatusOr<ValueType> CausalMaskRule(OpCode op, absl::Span<const ValueType> in,
-                                         const Attrs&) {
+absl::StatusOr<ValueType> CausalMaskRule(OpCode op, absl::Span<const ValueType> in, const Attrs&) {
   GJ_RETURN_IF_ERROR(RequireFloat(op, in[0], "operand"));
   if (in[0].rank() < 2) return Error(op, "operand must have rank >= 2");
   return in[0];
@@ -399,9 +396,9 @@ absl::StatusOr<ValueType> KvWriteRule(OpCode op, absl::Span<const ValueType> in,
     out_of_range |= c && *c < 0;
   }
   if (out_of_range) {
-    return Error(op, absl::StrCat("rows [", pos.ToString(), ", ",
-                                  (pos + rows.shape[axis]).ToString(), ") are outside cache dim ",
-                                  axis, " of ", TypeToString(cache)));
+    return Error(op,
+                 absl::StrCat("rows [", pos.ToString(), ", ", (pos + rows.shape[axis]).ToString(),
+                              ") are outside cache dim ", axis, " of ", TypeToString(cache)));
   }
   return cache;
 }

@@ -6,11 +6,11 @@
 #include <map>
 #include <utility>
 
-#include "ir/check.h"
 #include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/check.h"
 #include "ir/status_macros.h"
 
 namespace graphjit::ir {
@@ -20,9 +20,9 @@ enum class AtomKind { kSymbol, kFloorDiv, kMod, kMax, kMin };
 
 struct Atom {
   AtomKind kind;
-  std::string name;  // kSymbol
-  SymExpr lhs, rhs;  // the others
-  std::string text;  // canonical text, also the sort key
+  std::string name;       // kSymbol
+  SymExpr lhs, rhs;       // the others
+  std::string text;       // canonical text, also the sort key
   bool overflow = false;  // lhs or rhs overflowed
 };
 
@@ -196,8 +196,8 @@ class SymExprBuilder {
             std::make_pair(lhs.IsConstant(), lhs.ToString())) {
           std::swap(lhs, rhs);
         }
-        atom->text = absl::StrCat(kind == AtomKind::kMax ? "max(" : "min(", lhs.ToString(),
-                                  ", ", rhs.ToString(), ")");
+        atom->text = absl::StrCat(kind == AtomKind::kMax ? "max(" : "min(", lhs.ToString(), ", ",
+                                  rhs.ToString(), ")");
         break;
       case AtomKind::kSymbol:
         GJ_FATAL() << "symbols are made by SymExpr::Symbol";
@@ -491,8 +491,7 @@ SymExpr NumElements(const Shape& shape) {
   return n;
 }
 
-absl::StatusOr<std::vector<int64_t>> EvaluateShape(const Shape& shape,
-                                                   const Bindings& bindings) {
+absl::StatusOr<std::vector<int64_t>> EvaluateShape(const Shape& shape, const Bindings& bindings) {
   std::vector<int64_t> dims;
   dims.reserve(shape.size());
   for (const SymExpr& d : shape) {
@@ -503,9 +502,7 @@ absl::StatusOr<std::vector<int64_t>> EvaluateShape(const Shape& shape,
   return dims;
 }
 
-Shape ConstShape(const std::vector<int64_t>& dims) {
-  return Shape(dims.begin(), dims.end());
-}
+Shape ConstShape(const std::vector<int64_t>& dims) { return Shape(dims.begin(), dims.end()); }
 
 // ---------------------------------------------------------------------------------------
 // Parser: expr := term (('+'|'-') term)*; term := unary (('*'|'/'|'%') unary)*;
@@ -639,15 +636,14 @@ class SymParser {
   // whole dim, at its start.
   absl::Status OverflowError() const {
     absl::string_view text = absl::StripAsciiWhitespace(text_.substr(start_, pos_ - start_));
-    std::string quoted = text.size() <= 60 ? std::string(text)
-                                           : absl::StrCat(text.substr(0, 57), "...");
+    std::string quoted =
+        text.size() <= 60 ? std::string(text) : absl::StrCat(text.substr(0, 57), "...");
     return absl::InvalidArgumentError(
         absl::StrCat("offset ", start_, ": dim '", quoted,
                      "' overflows int64 (its constants must stay within +-2^63)"));
   }
 
  private:
-
   absl::Status Expect(char c) {
     SkipSpace();
     if (Peek() != c) return Error(absl::StrCat("expected '", std::string(1, c), "'"));
@@ -688,8 +684,8 @@ absl::StatusOr<SymExpr> ParseSymExpr(absl::string_view text) {
   if (!e.ok()) return e;
   while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t')) ++pos;
   if (pos != text.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "offset ", pos, ": unexpected '", text.substr(pos, 1), "' after dim expression"));
+    return absl::InvalidArgumentError(absl::StrCat("offset ", pos, ": unexpected '",
+                                                   text.substr(pos, 1), "' after dim expression"));
   }
   return e;
 }

@@ -26,8 +26,8 @@ using Bindings = absl::flat_hash_map<std::string, int64_t>;
 // Division and mod are floor semantics (as Python's // and %).
 class SymExpr {
  public:
-  SymExpr();                               // the constant 0
-  SymExpr(int64_t value);                  // NOLINT: a constant converts implicitly
+  SymExpr();               // the constant 0
+  SymExpr(int64_t value);  // NOLINT: a constant converts implicitly
   SymExpr(int value) : SymExpr(static_cast<int64_t>(value)) {}  // NOLINT
   // `name` must be an identifier ([A-Za-z_][A-Za-z0-9_]*); CHECK-fails otherwise.
   static SymExpr Symbol(absl::string_view name);
@@ -78,7 +78,7 @@ class SymExpr {
   struct AtomView {
     enum class Kind { kSymbol, kFloorDiv, kMod, kMax, kMin };
     Kind kind;
-    std::string name;  // kSymbol
+    std::string name;                         // kSymbol
     std::shared_ptr<const SymExpr> lhs, rhs;  // the other kinds
   };
   struct TermView {
@@ -103,8 +103,7 @@ std::string ShapeToString(const Shape& shape);
 // Number of elements (the product of the dims).
 SymExpr NumElements(const Shape& shape);
 // Every dim evaluated under `bindings`.
-absl::StatusOr<std::vector<int64_t>> EvaluateShape(const Shape& shape,
-                                                   const Bindings& bindings);
+absl::StatusOr<std::vector<int64_t>> EvaluateShape(const Shape& shape, const Bindings& bindings);
 // A shape of constants.
 Shape ConstShape(const std::vector<int64_t>& dims);
 

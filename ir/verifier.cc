@@ -27,9 +27,9 @@ absl::Status VerifyGraph(const Graph& graph) {
     absl::StatusOr<ValueType> inferred = InferType(n.op, operand_types, n.attrs);
     if (!inferred.ok()) return NodeError(id, n, inferred.status().message());
     if (!(*inferred == n.type)) {
-      return NodeError(id, n, absl::StrCat("stored type ", TypeToString(n.type),
-                                           " differs from inferred type ",
-                                           TypeToString(*inferred)));
+      return NodeError(id, n,
+                       absl::StrCat("stored type ", TypeToString(n.type),
+                                    " differs from inferred type ", TypeToString(*inferred)));
     }
     if (n.op == OpCode::kInput || n.op == OpCode::kParam) {
       auto& names = n.op == OpCode::kInput ? input_names : param_names;

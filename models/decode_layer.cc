@@ -14,7 +14,6 @@ using frontend::Value;
 using ir::SymExpr;
 using runtime::Tensor;
 
-
 runtime::TensorMap LayerParams(const LayerCfg& c, ir::DType dtype, uint64_t seed) {
   std::mt19937_64 rng(seed);
   runtime::TensorMap p;
@@ -131,8 +130,8 @@ class DecodeModel : public Model {
     ir::Bindings b = CompleteBindings(bindings);
     int64_t S = b["S"], P = b["P"];
     if (S < 1 || P < 0 || P >= S) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "decode: need S >= 1 and 0 <= P < S, got S=%d, P=%d", S, P));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("decode: need S >= 1 and 0 <= P < S, got S=%d, P=%d", S, P));
     }
     std::mt19937_64 rng(seed);
     runtime::TensorMap in;

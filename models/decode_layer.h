@@ -13,11 +13,11 @@
 namespace graphjit::models {
 
 struct LayerCfg {
-  int64_t d = 128;   // model width
-  int64_t H = 8;     // query heads
-  int64_t G = 2;     // key/value heads (groups); head h reads group h / (H / G)
-  int64_t dh = 16;   // head dim (even: RoPE rotates halves)
-  int64_t f = 344;   // MLP hidden width
+  int64_t d = 128;  // model width
+  int64_t H = 8;    // query heads
+  int64_t G = 2;    // key/value heads (groups); head h reads group h / (H / G)
+  int64_t dh = 16;  // head dim (even: RoPE rotates halves)
+  int64_t f = 344;  // MLP hidden width
   double theta = 10000.0;
   double eps = 1e-6;
 };

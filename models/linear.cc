@@ -20,8 +20,8 @@ class LinearModel : public Model {
   LinearModel(const LinearCfg& cfg, ir::DType dtype, uint64_t seed)
       : cfg_(cfg), dtype_(dtype), seed_(seed) {
     std::mt19937_64 rng(seed);
-    params_["w"] = RandomNormal(dtype, {cfg.in, cfg.out}, rng,
-                                1.0 / std::sqrt(static_cast<double>(cfg.in)));
+    params_["w"] =
+        RandomNormal(dtype, {cfg.in, cfg.out}, rng, 1.0 / std::sqrt(static_cast<double>(cfg.in)));
   }
 
   std::string Spec() const override {

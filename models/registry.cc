@@ -34,8 +34,7 @@ absl::Status ApplyKeys(absl::string_view model, absl::string_view keys, KeyedCon
     std::vector<absl::string_view> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
     if (kv.size() != 2 || kv[0].empty()) {
       return absl::InvalidArgumentError(absl::StrCat(model, ": expected key=value, got '", item,
-                                                     "' (keys: ", absl::StrJoin(valid, ", "),
-                                                     ")"));
+                                                     "' (keys: ", absl::StrJoin(valid, ", "), ")"));
     }
     if (kv[0] == "dtype") {
       std::optional<ir::DType> d = ir::DTypeFromName(kv[1]);
@@ -48,8 +47,8 @@ absl::Status ApplyKeys(absl::string_view model, absl::string_view keys, KeyedCon
     }
     auto it = cfg.ints.find(std::string(kv[0]));
     if (it == cfg.ints.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(model, ": unknown key '", kv[0],
-                                                     "'; valid keys: ", absl::StrJoin(valid, ", ")));
+      return absl::InvalidArgumentError(absl::StrCat(
+          model, ": unknown key '", kv[0], "'; valid keys: ", absl::StrJoin(valid, ", ")));
     }
     int64_t value = 0;
     bool is_seed = kv[0] == "seed";
@@ -81,13 +80,15 @@ absl::StatusOr<std::unique_ptr<Model>> CreateDecode(absl::string_view keys) {
 absl::StatusOr<std::unique_ptr<Model>> CreateTinyGPT(absl::string_view keys) {
   GPTConfig c;
   KeyedConfig k;
-  k.ints = {{"L", &c.n_layer}, {"d", &c.d_model}, {"T", &c.block_size}, {"V", &c.vocab_size},
+  k.ints = {{"L", &c.n_layer},
+            {"d", &c.d_model},
+            {"T", &c.block_size},
+            {"V", &c.vocab_size},
             {"B", &c.batch}};
   GJ_RETURN_IF_ERROR(ApplyKeys("tinygpt", keys, k));
   if (c.d_model % c.n_head() != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("tinygpt: d (", c.d_model,
-                                                   ") must be a multiple of n_head (",
-                                                   c.n_head(), ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tinygpt: d (", c.d_model, ") must be a multiple of n_head (", c.n_head(), ")"));
   }
   return MakeTinyGPTModel(c, k.dtype, k.seed);
 }
@@ -120,9 +121,8 @@ absl::StatusOr<std::unique_ptr<Model>> CreateModel(absl::string_view spec) {
   std::vector<absl::string_view> parts = absl::StrSplit(spec, absl::MaxSplits(':', 1));
   auto it = Factories().find(std::string(parts[0]));
   if (it == Factories().end()) {
-    return absl::InvalidArgumentError(absl::StrCat("unknown model '", parts[0],
-                                                   "'; valid models: ",
-                                                   absl::StrJoin(ModelNames(), ", ")));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown model '", parts[0], "'; valid models: ", absl::StrJoin(ModelNames(), ", ")));
   }
   return it->second(parts.size() > 1 ? parts[1] : absl::string_view());
 }

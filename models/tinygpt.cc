@@ -20,8 +20,8 @@ std::string LayerParam(int64_t layer, absl::string_view name) {
 
 int64_t GPTNumParams(const GPTConfig& c) {
   int64_t d = c.d_model;
-  int64_t per_layer = 2 * d + (3 * d * d + 3 * d) + (d * d + d) + 2 * d + (4 * d * d + 4 * d) +
-                      (4 * d * d + d);
+  int64_t per_layer =
+      2 * d + (3 * d * d + 3 * d) + (d * d + d) + 2 * d + (4 * d * d + 4 * d) + (4 * d * d + d);
   return c.vocab_size * d + c.block_size * d + c.n_layer * per_layer + 2 * d;
 }
 
@@ -67,7 +67,7 @@ std::vector<Value> TinyGPTLoss(frontend::Context& ctx, const GPTConfig& c) {
     Value k = heads(Slice(qkv, -1, d, 2 * d));
     Value v = heads(Slice(qkv, -1, 2 * d, 3 * d));
     Value att = Matmul(q, TransposeLast2(k)) / std::sqrt(static_cast<double>(hd));
-    Value y = Matmul(Softmax(CausalMask(att), -1), v);               // [B, nh, T, hd]
+    Value y = Matmul(Softmax(CausalMask(att), -1), v);  // [B, nh, T, hd]
     y = Reshape(Transpose(y, {0, 2, 1, 3}), {B, T, d});
     x = x + (Matmul(y, p("w_proj")) + p("b_proj"));
     Value m = LayerNorm(x, p("ln2_w"), p("ln2_b"), eps);

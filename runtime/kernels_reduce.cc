@@ -207,8 +207,7 @@ void Softmax(const T* x, const AxisSplit& s, T* out) {
 // The shared frame of the one-axis kernels: prepares the result, splits x at the node's
 // axis and runs kernel(T{}, x, split, &out) for x's dtype among Ts.
 template <typename... Ts, typename Kernel>
-absl::StatusOr<Tensor> EvalAlongAxis(const ir::Node& node,
-                                     absl::Span<const Tensor* const> operands,
+absl::StatusOr<Tensor> EvalAlongAxis(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                      const ir::Bindings& bindings, Kernel kernel) {
   absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
   if (!p.ok()) return p.status();

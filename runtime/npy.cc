@@ -50,7 +50,8 @@ std::optional<std::string> DictValue(absl::string_view header, absl::string_view
 }  // namespace
 
 absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes, absl::string_view what) {
-  if (bytes.size() < kMagicLen + 4 || bytes.substr(0, kMagicLen) != absl::string_view(kMagic, kMagicLen)) {
+  if (bytes.size() < kMagicLen + 4 ||
+      bytes.substr(0, kMagicLen) != absl::string_view(kMagic, kMagicLen)) {
     return Bad(what, "not a .npy file (expected the \\x93NUMPY magic)");
   }
   uint8_t major = static_cast<uint8_t>(bytes[6]);
@@ -60,7 +61,8 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes, absl::string_view what)
     pos = 10;
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12) return Bad(what, "truncated header");
-    for (int i = 3; i >= 0; --i) header_len = (header_len << 8) | static_cast<uint8_t>(bytes[8 + i]);
+    for (int i = 3; i >= 0; --i)
+      header_len = (header_len << 8) | static_cast<uint8_t>(bytes[8 + i]);
     pos = 12;
   } else {
     return Bad(what, absl::StrCat("unsupported .npy format version ", major, " (expected 1-3)"));
@@ -75,7 +77,8 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes, absl::string_view what)
   if (!descr || !fortran || !shape_text) {
     return Bad(what, "header lacks 'descr', 'fortran_order' or 'shape'");
   }
-  if (*fortran != "False") return Bad(what, "Fortran-ordered arrays are not supported (save with C order)");
+  if (*fortran != "False")
+    return Bad(what, "Fortran-ordered arrays are not supported (save with C order)");
   DType dtype;
   if (*descr == "'<f8'") {
     dtype = DType::kF64;
@@ -100,7 +103,8 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes, absl::string_view what)
   }
   int64_t count = 1;
   for (int64_t d : shape) {
-    if (d != 0 && count > (int64_t{1} << 40) / d) return Bad(what, absl::StrCat("shape ", *shape_text, " is too large"));
+    if (d != 0 && count > (int64_t{1} << 40) / d)
+      return Bad(what, absl::StrCat("shape ", *shape_text, " is too large"));
     count *= d;
   }
   size_t need = static_cast<size_t>(count) * ir::DTypeSize(dtype);
@@ -134,14 +138,14 @@ absl::StatusOr<Tensor> ReadNpy(const std::string& path) {
 }
 
 std::string EncodeNpy(const Tensor& t) {
-  const char* descr = t.dtype() == DType::kF64 ? "<f8"
+  const char* descr = t.dtype() == DType::kF64   ? "<f8"
                       : t.dtype() == DType::kF32 ? "<f4"
                       : t.dtype() == DType::kI64 ? "<i8"
                                                  : "|b1";
   std::string shape = absl::StrJoin(t.shape(), ", ");
   if (t.rank() == 1) shape += ",";
-  std::string header = absl::StrCat("{'descr': '", descr, "', 'fortran_order': False, 'shape': (",
-                                    shape, "), }");
+  std::string header =
+      absl::StrCat("{'descr': '", descr, "', 'fortran_order': False, 'shape': (", shape, "), }");
   // Pad with spaces so the data starts 64-byte aligned, ending the header with '\n'.
   size_t total = kMagicLen + 4 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');

@@ -6,9 +6,10 @@ cd "$(dirname "$0")/.."
 
 # python3 only runs a test's JSON check (tools/plot_study.py also wants python3-matplotlib).
 # libhiredis-dev: the remote code cache's client; redis-server (with redis-cli): its tests.
+# clang-format-19: the format check (scripts/check_format.sh), pinned to one version.
 PACKAGES=(ninja-build ccache llvm-19-dev libopenblas-dev libabsl-dev libgtest-dev
           libgmock-dev libbenchmark-dev nlohmann-json3-dev libxxhash-dev libhiredis-dev
-          redis-server python3)
+          redis-server python3 clang-format-19)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

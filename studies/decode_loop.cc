@@ -49,8 +49,8 @@ absl::StatusOr<DecodeDims> DimsOf(const compiler::JitFunction& fn) {
         "got a function with inputs ",
         declared));
   }
-  return DecodeDims{*x->shape[1].AsConstant(), *k->shape[0].AsConstant(),
-                    *k->shape[2].AsConstant(), x->dtype};
+  return DecodeDims{*x->shape[1].AsConstant(), *k->shape[0].AsConstant(), *k->shape[2].AsConstant(),
+                    x->dtype};
 }
 
 }  // namespace

@@ -340,12 +340,13 @@ int Main(int argc, char** argv) {
       compiler::SimplifyKernelIndices(&plain->program);
       const double ms = 1e3 * ir::SecondsSince(start);
       const compiler::ExprNodeCounts after = compiler::CountKernelExprNodes(plain->program);
-      std::printf("# index exprs: %lld nodes -> %lld (all expr nodes %lld -> %lld, as printed "
-                  "%lld -> %lld; simplify %.2f ms)\n",
-                  static_cast<long long>(before.i64_nodes), static_cast<long long>(after.i64_nodes),
-                  static_cast<long long>(before.nodes), static_cast<long long>(after.nodes),
-                  static_cast<long long>(before.printed_nodes),
-                  static_cast<long long>(after.printed_nodes), ms);
+      std::printf(
+          "# index exprs: %lld nodes -> %lld (all expr nodes %lld -> %lld, as printed "
+          "%lld -> %lld; simplify %.2f ms)\n",
+          static_cast<long long>(before.i64_nodes), static_cast<long long>(after.i64_nodes),
+          static_cast<long long>(before.nodes), static_cast<long long>(after.nodes),
+          static_cast<long long>(before.printed_nodes), static_cast<long long>(after.printed_nodes),
+          ms);
     }
   }
   return 0;

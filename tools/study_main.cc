@@ -120,8 +120,8 @@ absl::Status StudyPolicies(const models::Model& model, tools::JsonWriter& json) 
     double total = 0;
     for (double s : row.r.step_seconds) total += s;
     // Tiered compiles run in the background, outside the steps; only traces are inside.
-    row.run_seconds = total - (options.tiered ? row.r.stats.trace_seconds
-                                              : row.r.stats.compile_seconds);
+    row.run_seconds =
+        total - (options.tiered ? row.r.stats.trace_seconds : row.r.stats.compile_seconds);
     rows.push_back(std::move(row));
   }
   ProgressDone();
@@ -173,17 +173,18 @@ absl::Status StudyPolicies(const models::Model& model, tools::JsonWriter& json) 
   double worst = 0;
   for (const Row& r : rows) worst = std::max(worst, r.max_diff);
   Observations({
-      absl::StrFormat("exact compiles once per KV length: %d compiles at %s each, %s in all, "
-                      "against %s of running the %d steps; of their kernels %d were new and %d "
-                      "reused from earlier entries (content-addressed: only what depends on S "
-                      "is compiled again).",
-                      exact.r.stats.compiles,
-                      tools::FormatSeconds(exact.r.stats.compile_seconds /
-                                           std::max<int64_t>(1, exact.r.stats.compiles)),
-                      tools::FormatSeconds(exact.r.stats.compile_seconds),
-                      tools::FormatSeconds(exact.run_seconds), static_cast<int>(loop.steps),
-                      static_cast<int>(exact.r.stats.kernels_compiled + exact.r.stats.kernels_loaded),
-                      static_cast<int>(exact.r.stats.kernels_reused)),
+      absl::StrFormat(
+          "exact compiles once per KV length: %d compiles at %s each, %s in all, "
+          "against %s of running the %d steps; of their kernels %d were new and %d "
+          "reused from earlier entries (content-addressed: only what depends on S "
+          "is compiled again).",
+          exact.r.stats.compiles,
+          tools::FormatSeconds(exact.r.stats.compile_seconds /
+                               std::max<int64_t>(1, exact.r.stats.compiles)),
+          tools::FormatSeconds(exact.r.stats.compile_seconds),
+          tools::FormatSeconds(exact.run_seconds), static_cast<int>(loop.steps),
+          static_cast<int>(exact.r.stats.kernels_compiled + exact.r.stats.kernels_loaded),
+          static_cast<int>(exact.r.stats.kernels_reused)),
       absl::StrFormat("Buckets trade compiles for waste: pow2 compiles %d times and reads %.1f%% "
                       "extra KV rows; mult128 compiles %d times for %.1f%%.",
                       pow2.r.stats.compiles, 100 * pow2.r.stats.padding_overhead(),
@@ -395,7 +396,8 @@ absl::Status StudyOverhead(const models::Model& model, tools::JsonWriter& json) 
   // The FLOP count of the graph that ran (matmuls, 2 per multiply-add; exact shapes, so
   // a number).
   const std::optional<int64_t> counted = compiler::CountFlops(*traced).total.AsConstant();
-  if (!counted.has_value()) return absl::InternalError("overhead: FLOPs of an exact graph are symbolic");
+  if (!counted.has_value())
+    return absl::InternalError("overhead: FLOPs of an exact graph are symbolic");
   const double flops = static_cast<double>(*counted);
   json.Key("overhead")
       .BeginObject()
@@ -746,8 +748,8 @@ int Main(int argc, char** argv) {
   const std::string model_text =
       weights.empty() ? (*model)->Spec() : absl::StrCat((*model)->Spec(), " weights=", weights);
   std::printf("graphjit-study: %s on %s (%u cores), LLVM %s, target %s\n\n", model_text.c_str(),
-              CpuModel().c_str(), std::thread::hardware_concurrency(),
-              target.llvm_version.c_str(), target.cpu_name.c_str());
+              CpuModel().c_str(), std::thread::hardware_concurrency(), target.llvm_version.c_str(),
+              target.cpu_name.c_str());
   tools::JsonWriter json;
   json.BeginObject();
   json.Key("machine")

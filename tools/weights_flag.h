@@ -46,9 +46,8 @@ inline absl::StatusOr<runtime::TensorMap> GraphParamTypes(const ir::Graph& graph
     for (const ir::SymExpr& d : node.type.shape) {
       std::optional<int64_t> v = d.AsConstant();
       if (!v.has_value()) {
-        return absl::InvalidArgumentError(absl::StrCat("parameter '", node.name(),
-                                                       "' has a symbolic shape ",
-                                                       ir::TypeToString(node.type)));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "parameter '", node.name(), "' has a symbolic shape ", ir::TypeToString(node.type)));
       }
       shape.push_back(*v);
     }

@@ -81,8 +81,7 @@ void Rule::Apply() {
   // carry no gradient) have their case labels generated; every op with Grad = Rule needs
   // a case here, or the build fails (-Werror=switch).
   switch (n_.op) {
-#define GJ_OP(name, spelling, min_arity, max_arity, schema, rule, lowering, scalar, flops, \
-              grad)                                                                    \
+#define GJ_OP(name, spelling, min_arity, max_arity, schema, rule, lowering, scalar, flops, grad) \
   GJ_NO_GRADIENT_##grad(name)
 #define GJ_NO_GRADIENT_None(name) case OpCode::k##name:
 #define GJ_NO_GRADIENT_Rule(name)
@@ -90,7 +89,7 @@ void Rule::Apply() {
 #undef GJ_OP
 #undef GJ_NO_GRADIENT_None
 #undef GJ_NO_GRADIENT_Rule
-      return;
+    return;
 
     case OpCode::kAdd:
       SetReduced(0, g);
@@ -303,9 +302,8 @@ void Rule::Matmul() {
 
 void Rule::Reduce() {
   const ir::Shape& x = XShape(0);
-  const int axis =
-      ir::ValueOrDie(ir::NormalizeAxis(n_.attrs.GetInt("axis"), static_cast<int>(x.size()),
-                                       ir::OpName(n_.op)));
+  const int axis = ir::ValueOrDie(
+      ir::NormalizeAxis(n_.attrs.GetInt("axis"), static_cast<int>(x.size()), ir::OpName(n_.op)));
   // g and y with the reduced axis kept as size 1, so they broadcast against x.
   ir::Shape kept = x;
   kept[axis] = 1;

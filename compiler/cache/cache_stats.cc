@@ -8,16 +8,17 @@ namespace graphjit::compiler::cache {
 
 std::string CacheStats::ToString() const {
   return absl::StrFormat(
-      "calls=%d hits=%d waits=%d compiles=%d shared=%d failed=%d rejected=%d evictions=%d peak_entries=%d "
+      "calls=%d hits=%d waits=%d compiles=%d shared=%d failed=%d rejected=%d evictions=%d "
+      "peak_entries=%d "
       "interpreted=%d background=%d dropped=%d max_stall=%.4fs "
       "kernels compiled=%d reused=%d loaded=%d "
       "compile_s=%.3f (trace %.3f passes %.3f lower %.3f ir %.3f opt %.3f codegen %.3f) "
       "real=%d padded=%d padding=%.1f%%",
       calls, hits, waits, compiles, shared, failed_compiles, rejected, evictions, peak_entries,
-      interpreted, background_compiles, dropped_compiles, max_stall_seconds,
-      kernels_compiled, kernels_reused, kernels_loaded,
-      compile_seconds, trace_seconds, phases.passes, phases.lower, phases.ir_build, phases.optimize,
-      phases.codegen, real_elements, padded_elements, 100.0 * padding_overhead());
+      interpreted, background_compiles, dropped_compiles, max_stall_seconds, kernels_compiled,
+      kernels_reused, kernels_loaded, compile_seconds, trace_seconds, phases.passes, phases.lower,
+      phases.ir_build, phases.optimize, phases.codegen, real_elements, padded_elements,
+      100.0 * padding_overhead());
 }
 
 CacheStats& CacheStats::operator+=(const CacheStats& o) {

@@ -67,8 +67,7 @@ absl::StatusOr<std::string> DecodeCodeRecord(absl::string_view identity, const C
   }
   const uint64_t payload_len = GetU64(p + 8 + header_len);
   if (payload_len > kMaxCodePayload || kFixed + header_len + payload_len != bytes.size()) {
-    return absl::DataLossError(
-        absl::StrCat("truncated or oversized (", bytes.size(), " bytes)"));
+    return absl::DataLossError(absl::StrCat("truncated or oversized (", bytes.size(), " bytes)"));
   }
   const uint64_t stored_sum = GetU64(bytes.data() + bytes.size() - 8);
   if (XXH3_64bits(bytes.data(), bytes.size() - 8) != stored_sum) {

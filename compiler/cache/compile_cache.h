@@ -24,8 +24,8 @@
 #define GRAPHJIT_COMPILER_CACHE_COMPILE_CACHE_H_
 
 #include <condition_variable>
-#include <deque>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -94,8 +94,7 @@ class CacheEntry {
 class CompileCache {
  public:
   // `function` and `options` must outlive the cache (the JitFunction owns all three).
-  CompileCache(const TracedFunction& function, const JitOptions& options,
-               InputSignature signature);
+  CompileCache(const TracedFunction& function, const JitOptions& options, InputSignature signature);
   ~CompileCache();  // stops the background compile thread (tiered)
 
   using Args = absl::InlinedVector<const runtime::Tensor*, 8>;
@@ -109,8 +108,7 @@ class CompileCache {
   // Runs the function on `args` (from Matches), compiling on a miss. `bindings` gives
   // the call symbols, completed by JitOptions::complete_bindings from the named dims.
   absl::StatusOr<std::vector<runtime::Tensor>> Run(const runtime::TensorMap& inputs,
-                                                   const Args& args,
-                                                   const ir::Bindings& bindings);
+                                                   const Args& args, const ir::Bindings& bindings);
   // The lookup alone: the entry serving `args`, compiled first on a miss. The entry
   // stays valid while held, even if evicted.
   absl::StatusOr<std::shared_ptr<const CacheEntry>> Acquire(const Args& args);
@@ -151,7 +149,7 @@ class CompileCache {
   absl::Status TraceEntry(CacheEntry* entry) const;
   // The code of a traced entry: live code of its content key, or a real compile.
   absl::StatusOr<std::shared_ptr<const CompiledGraph>> CompileTraced(CacheEntry* entry,
-                                                                    bool* compiled) const;
+                                                                     bool* compiled) const;
   // Installs `code` in `entry` and counts the compile (mu_ held).
   void InstallLocked(CacheEntry* entry, std::shared_ptr<const CompiledGraph> code, bool compiled,
                      double seconds);

@@ -7,11 +7,11 @@
 //   GRAPHJIT_CACHE_MAX_BYTES  the size bound (default 1 GiB); least recently used files
 //                             are removed past it
 //
-// One file per key, a record of compiler/cache/code_record.h: a header (magic, format version, graphjit and LLVM versions, target
-// triple, CPU and features, the key), the payload and an XXH3-64 checksum of both. A file
-// is written to a temporary name and renamed, so concurrent processes never see half a
-// file (two writers of one key both leave a valid one). A truncated, corrupt, foreign-
-// version or foreign-CPU file is ignored (and removed, to be replaced), one line under
+// One file per key, a record of compiler/cache/code_record.h: a header (magic, format version,
+// graphjit and LLVM versions, target triple, CPU and features, the key), the payload and an XXH3-64
+// checksum of both. A file is written to a temporary name and renamed, so concurrent processes
+// never see half a file (two writers of one key both leave a valid one). A truncated, corrupt,
+// foreign- version or foreign-CPU file is ignored (and removed, to be replaced), one line under
 // GRAPHJIT_LOG=cache; a directory that cannot be written gets one warning, then the
 // process keeps code in memory only.
 #ifndef GRAPHJIT_COMPILER_CACHE_DISK_CACHE_H_
@@ -36,7 +36,7 @@ struct DiskCacheStats {
   int64_t rejected = 0;  // files ignored: truncated, corrupt, foreign
   int64_t stores = 0;
   int64_t store_failures = 0;
-  int64_t removed = 0;   // files removed by the size bound
+  int64_t removed = 0;  // files removed by the size bound
 };
 
 class DiskCache {
@@ -79,7 +79,6 @@ class DiskCache {
   mutable std::mutex mu_;
   DiskCacheStats stats_;  // guarded by mu_
 };
-
 
 }  // namespace graphjit::compiler
 

@@ -41,8 +41,8 @@ int EnvMillis(const char* name, int fallback) {
   if (env == nullptr || *env == '\0') return fallback;
   int v = 0;
   if (!absl::SimpleAtoi(env, &v) || v < 0) {
-    std::fprintf(stderr, "graphjit: %s='%s' is not a number of milliseconds; using %d\n", name,
-                 env, fallback);
+    std::fprintf(stderr, "graphjit: %s='%s' is not a number of milliseconds; using %d\n", name, env,
+                 fallback);
     return fallback;
   }
   return v;
@@ -181,7 +181,7 @@ std::string RemoteCache::RedisKey(const ContentKey& key) const {
   return absl::StrCat(prefix_, key.ToHex());
 }
 
-void RemoteCache::Count(int64_t RemoteCacheStats::*field) {
+void RemoteCache::Count(int64_t RemoteCacheStats::* field) {
   std::lock_guard<std::mutex> lock(mu_);
   ++(stats_.*field);
 }
@@ -250,8 +250,8 @@ void RemoteCache::Fail(redisContext* c, const std::string& what) {
   }
 }
 
-RemoteCache::Get RemoteCache::Fetch(redisContext* c, const ContentKey& key,
-                                    std::string* payload, bool report) {
+RemoteCache::Get RemoteCache::Fetch(redisContext* c, const ContentKey& key, std::string* payload,
+                                    bool report) {
   const std::string k = RedisKey(key);
   const char* argv[] = {"GET", k.c_str()};
   const size_t lens[] = {3, k.size()};
@@ -288,7 +288,8 @@ RemoteCache::Claim RemoteCache::Acquire(const ContentKey& key) {
   const std::string lock_key = absl::StrCat(RedisKey(key), ":lock");
   const std::string token = NewToken();
   const std::string ttl = absl::StrCat(options_.lock_ttl_ms);
-  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.lock_wait_ms);
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::milliseconds(options_.lock_wait_ms);
   int sleep_ms = 2;
   for (bool first = true;; first = false) {
     switch (Fetch(c, key, &claim.payload)) {
@@ -360,8 +361,7 @@ RemoteCache::Claim RemoteCache::Acquire(const ContentKey& key) {
   }
 }
 
-void RemoteCache::Publish(const ContentKey& key, const std::string& payload,
-                          const Claim& claim) {
+void RemoteCache::Publish(const ContentKey& key, const std::string& payload, const Claim& claim) {
   if (payload.size() > kMaxCodePayload) return Release(key, claim);
   redisContext* c = Take();
   if (c == nullptr) return;

@@ -113,7 +113,7 @@ class RemoteCache {
   void Give(redisContext* c);
   // Drops `c` after an error: one warning per process, then no attempt until retry_ms.
   void Fail(redisContext* c, const std::string& what);
-  void Count(int64_t RemoteCacheStats::*field);
+  void Count(int64_t RemoteCacheStats::* field);
   enum class Get { kHit, kMiss, kError };
   // GET and decode; a bad value is a miss (counted and logged when `report`).
   Get Fetch(redisContext* c, const ContentKey& key, std::string* payload, bool report = true);
@@ -121,7 +121,7 @@ class RemoteCache {
   const RemoteCacheOptions options_;
   const std::string prefix_;  // graphjit:code:<identity hash>:
   mutable std::mutex mu_;
-  std::vector<redisContext*> idle_;  // guarded by mu_
+  std::vector<redisContext*> idle_;                     // guarded by mu_
   std::chrono::steady_clock::time_point down_until_{};  // guarded by mu_
   RemoteCacheStats stats_;                              // guarded by mu_
 };

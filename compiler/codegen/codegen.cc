@@ -513,14 +513,12 @@ absl::Status AddProgramEntry(llvm::Module& module, const Program& program,
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(const Program& program,
-                                                         llvm::LLVMContext& context,
-                                                         const llvm::DataLayout& data_layout,
-                                                         const std::string& triple,
-                                                         const std::string& entry_name,
-                                                         const CompileOptions& options) {
+absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(
+    const Program& program, llvm::LLVMContext& context, const llvm::DataLayout& data_layout,
+    const std::string& triple, const std::string& entry_name, const CompileOptions& options) {
   std::unique_ptr<llvm::Module> module = NewModule(program.name, context, data_layout, triple);
-  if (absl::Status s = AddProgramEntry(*module, program, entry_name, "gj.", options); !s.ok()) return s;
+  if (absl::Status s = AddProgramEntry(*module, program, entry_name, "gj.", options); !s.ok())
+    return s;
   if (absl::Status s = Verify(*module, absl::StrCat("program '", program.name, "'")); !s.ok()) {
     return s;
   }
@@ -536,8 +534,8 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> EmitEntriesModule(
   }
   std::unique_ptr<llvm::Module> module = NewModule("kernels", context, data_layout, triple);
   for (size_t i = 0; i < programs.size(); ++i) {
-    absl::Status s = AddProgramEntry(*module, *programs[i], entry_names[i], absl::StrCat("gj.", i, "."),
-                                    options);
+    absl::Status s = AddProgramEntry(*module, *programs[i], entry_names[i],
+                                     absl::StrCat("gj.", i, "."), options);
     if (!s.ok()) return s;
   }
   if (absl::Status s = Verify(*module, "kernel module"); !s.ok()) return s;

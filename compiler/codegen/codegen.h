@@ -19,12 +19,9 @@ namespace graphjit::compiler {
 // Emits `program` as a module whose external function `entry_name` has the signature
 // `void(ptr args, ptr symbols, ptr workspace)` (Program's calling convention). The module
 // passes llvm::verifyModule; an internal inconsistency of the program is an error.
-absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(const Program& program,
-                                                         llvm::LLVMContext& context,
-                                                         const llvm::DataLayout& data_layout,
-                                                         const std::string& triple,
-                                                         const std::string& entry_name,
-                                                         const CompileOptions& options = {});
+absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(
+    const Program& program, llvm::LLVMContext& context, const llvm::DataLayout& data_layout,
+    const std::string& triple, const std::string& entry_name, const CompileOptions& options = {});
 
 // Emits one module holding each of `programs` as its own external entry function
 // `entry_names[i]` (same signature), so several programs share one optimization pipeline

@@ -233,8 +233,8 @@ llvm::Value* KernelEmitter::FloatOp(ScalarOp op, llvm::Value* x, llvm::Value* y,
       return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
     case ScalarOp::kRsqrt:
       return b.CreateFDiv(one, b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
-    // One libm call each (LLVM maps them to libmvec's vector variants, or to an
-    // instruction where there is one).
+      // One libm call each (LLVM maps them to libmvec's vector variants, or to an
+      // instruction where there is one).
 #define GJ_FLOAT_MATH(name, spelling, cost, function, f64_name, f32_name) \
   case ScalarOp::k##name:                                                 \
     return CallLibm(f64_name, f32_name, x);
@@ -359,9 +359,9 @@ llvm::Value* KernelEmitter::EvalCast(const Expr& e, bool index) {
   // Float to i64 saturates and maps NaN to 0 (fptosi would be poison out of range), as the
   // interpreter's cast (runtime/scalar_semantics.h).
   if (ir::IsFloat(from)) {
-    return ir::IsFloat(to) ? b.CreateFPCast(x, type)
-                           : b.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {type, x->getType()},
-                                               {x});
+    return ir::IsFloat(to)
+               ? b.CreateFPCast(x, type)
+               : b.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {type, x->getType()}, {x});
   }
   return b.CreateSIToFP(x, type);
 }

@@ -12,11 +12,11 @@
 // so each weight is loaded once and each output stored once. In a full strip every
 // output element is still summed over k in order with the same contraction, so results
 // equal the axpy order's bit for bit (the interpreter's order); narrow strips over a long
-// k split the sum over a few accumulator sets (see EmitTiledAxpy). An lhs that is computed (say SwiGLU's
-// silu(g) * u) is staged once per k in a stack array when there are several strips; that
-// loop may vectorize its math through libmvec, within an ulp of scalar libm. T is kTileVectors vectors of the host's
-// widest vector width (AVX-512: 64 bytes, AVX/AVX2: 32, else 16): enough independent
-// accumulators to hide the FMA latency, few enough to leave registers for the operands.
+// k split the sum over a few accumulator sets (see EmitTiledAxpy). An lhs that is computed (say
+// SwiGLU's silu(g) * u) is staged once per k in a stack array when there are several strips; that
+// loop may vectorize its math through libmvec, within an ulp of scalar libm. T is kTileVectors
+// vectors of the host's widest vector width (AVX-512: 64 bytes, AVX/AVX2: 32, else 16): enough
+// independent accumulators to hide the FMA latency, few enough to leave registers for the operands.
 #include <algorithm>
 
 #include "compiler/codegen/codegen_emitter.h"
@@ -148,10 +148,10 @@ bool KernelEmitter::EmitTiledAxpy() {
   }
   const int lanes = HostVectorBytes() / static_cast<int>(ir::DTypeSize(dtype));
   const int64_t tile = int64_t{kTileVectors} * lanes;
-  const auto* n_const = llvm::dyn_cast_or_null<llvm::ConstantInt>(
-      EvalPrologue(kernel_.loops[n], "N extent"));
-  const auto* k_const = llvm::dyn_cast_or_null<llvm::ConstantInt>(
-      EvalPrologue(kernel_.loops[k], "K extent"));
+  const auto* n_const =
+      llvm::dyn_cast_or_null<llvm::ConstantInt>(EvalPrologue(kernel_.loops[n], "N extent"));
+  const auto* k_const =
+      llvm::dyn_cast_or_null<llvm::ConstantInt>(EvalPrologue(kernel_.loops[k], "K extent"));
   if (failed()) return true;  // the extents are bad: the failure is recorded
   // A computed lhs is staged whenever K is known and small enough: its loop vectorizes
   // (a division or exp per k would otherwise bound the strip loop); with several strips
@@ -200,7 +200,8 @@ bool KernelEmitter::EmitTiledAxpy() {
     }
     // Column of accumulator j (its first lane).
     auto column = [&](int j) {
-      const int64_t offset = j < vectors ? int64_t{j} * lanes : int64_t{vectors} * lanes + j - vectors;
+      const int64_t offset =
+          j < vectors ? int64_t{j} * lanes : int64_t{vectors} * lanes + j - vectors;
       return offset == 0 ? n0 : body_.CreateAdd(n0, body_.getInt64(offset), "", true, true);
     };
     // acc[u] += lhs(k) * rhs(k, columns) at k = loop_vars_[k].
@@ -214,7 +215,8 @@ bool KernelEmitter::EmitTiledAxpy() {
         loop_vars_[n] = column(j);
         llvm::Value* ptr = TargetPtr(rhs->index, rhs->operands);
         if (ptr == nullptr) break;
-        llvm::Value* b = body_.CreateAlignedLoad(type_of(j), ptr, llvm::Align(ir::DTypeSize(dtype)));
+        llvm::Value* b =
+            body_.CreateAlignedLoad(type_of(j), ptr, llvm::Align(ir::DTypeSize(dtype)));
         llvm::Value* sum = body_.CreateLoad(type_of(j), acc[u][j]);
         body_.CreateStore(MultiplyAdd(sum, j < vectors ? splat : a, b, dtype, false), acc[u][j]);
       }
@@ -228,7 +230,8 @@ bool KernelEmitter::EmitTiledAxpy() {
       EmitLoop(blocks, k, [&] {
         llvm::Value* first = body_.CreateMul(loop_vars_[k], body_.getInt64(sets), "", true, true);
         for (int u = 0; u < sets; ++u) {
-          loop_vars_[k] = u == 0 ? first : body_.CreateAdd(first, body_.getInt64(u), "", true, true);
+          loop_vars_[k] =
+              u == 0 ? first : body_.CreateAdd(first, body_.getInt64(u), "", true, true);
           step(u);
         }
       });
@@ -281,7 +284,6 @@ bool KernelEmitter::EmitTiledAxpy() {
 }
 
 void KernelEmitter::EmitExternMatmul() {
-
   const DType dtype = program_.buffers[kernel_.out].dtype;
   if (dtype != DType::kF32 && dtype != DType::kF64) {
     return Fail("extern matmul into a ", ir::DTypeName(dtype), " buffer");

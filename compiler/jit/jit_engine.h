@@ -27,7 +27,7 @@ struct JitRequest {
   std::string entry_name;                // the function to look up
   bool keep_ir = false;                  // keep the optimized IR text
   bool emit_asm = false;                 // also produce assembly text
-  bool keep_object = false;  // keep the object file (to store it and Load it later)
+  bool keep_object = false;              // keep the object file (to store it and Load it later)
   // Several entries instead of one: the module's functions of these names stay
   // external under exactly these names (their callers make them unique), everything
   // else is internalized; entry_name is then ignored. A caller that names entries (after
@@ -69,8 +69,8 @@ class JitEngine {
   // Links an object that Compile produced (JitCode::object) in this or another process
   // of the same target and looks up `symbol`. A malformed object or a missing symbol is
   // an error, never a crash; the object is kept (object() returns it).
-  virtual absl::StatusOr<std::unique_ptr<JitCode>> Load(const std::string& object,
-                                                        const std::vector<std::string>& symbols) = 0;
+  virtual absl::StatusOr<std::unique_ptr<JitCode>> Load(
+      const std::string& object, const std::vector<std::string>& symbols) = 0;
 
   // Makes the host function or object at `address` callable from JIT code as `name`
   // (runtime helpers that are not exported from the executable). Register before

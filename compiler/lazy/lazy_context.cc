@@ -119,8 +119,8 @@ absl::Status LazyContext::Cut() {
     auto it = code_.find(key);
     if (it == code_.end()) {
       bool compiled = false;
-      absl::StatusOr<std::shared_ptr<const CompiledGraph>> code = store_->GetOrCompile(
-          key, [&] { return CompiledGraph::Compile(*graph, {}); }, &compiled);
+      absl::StatusOr<std::shared_ptr<const CompiledGraph>> code =
+          store_->GetOrCompile(key, [&] { return CompiledGraph::Compile(*graph, {}); }, &compiled);
       if (!code.ok()) return code.status();
       it = code_.emplace(key, *std::move(code)).first;
       compiles_ += compiled ? 1 : 0;

@@ -31,8 +31,8 @@ absl::Status CheckGatherIndices(const ir::Graph& graph, const runtime::TensorMap
     for (int64_t i = 0; rows && i < t.numel(); ++i) {
       if (v[i] < 0 || v[i] >= *rows) {
         return absl::InvalidArgumentError(absl::StrCat("input '", idx.name(), "': gather index ",
-                                                       v[i], " at element ", i,
-                                                       " is outside [0, ", *rows, ")"));
+                                                       v[i], " at element ", i, " is outside [0, ",
+                                                       *rows, ")"));
       }
     }
   }
@@ -81,9 +81,9 @@ absl::Status CheckDynamicBounds(const ir::Graph& graph, const ir::Bindings& bind
       if (!v->ok()) return v->status();
     }
     if (*lo < 0 || *hi < *lo || *hi > *dim) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "%", id, " (", ir::OpName(n.op), "): rows [", *lo, ", ", *hi,
-          ") are outside [0, ", *dim, ") for these bindings"));
+      return absl::InvalidArgumentError(absl::StrCat("%", id, " (", ir::OpName(n.op), "): rows [",
+                                                     *lo, ", ", *hi, ") are outside [0, ", *dim,
+                                                     ") for these bindings"));
     }
   }
   return absl::OkStatus();

@@ -13,11 +13,11 @@
 namespace graphjit::compiler {
 
 struct CallFrame {
-  std::vector<void*> args;                // Program args
-  std::vector<int64_t> symbols;           // Program symbols
-  std::shared_ptr<char> workspace;        // 64-byte aligned, workspace_bytes long
-  std::vector<runtime::Tensor> outputs;   // graph outputs in order; donated ones share
-                                          // the input's buffer
+  std::vector<void*> args;               // Program args
+  std::vector<int64_t> symbols;          // Program symbols
+  std::shared_ptr<char> workspace;       // 64-byte aligned, workspace_bytes long
+  std::vector<runtime::Tensor> outputs;  // graph outputs in order; donated ones share
+                                         // the input's buffer
 };
 
 // Checks `inputs` against the graph's declared inputs (dtype, rank, dims; symbols bound

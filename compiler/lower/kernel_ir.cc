@@ -54,10 +54,11 @@ constexpr std::optional<ScalarOp> kScalarOfOp[] = {
 };
 
 // Exactly the Pointwise ops have a scalar op.
-#define GJ_OP(name, spelling, min_arity, max_arity, schema, rule, lowering, scalar, ...)    \
-  static_assert((ir::OpLowering::k##lowering == ir::OpLowering::kPointwise) ==              \
-                    kScalarOf_##scalar.has_value(),                                          \
-                "ir/ops.def: op " spelling " is Pointwise without a Scalar op, or has one " \
+#define GJ_OP(name, spelling, min_arity, max_arity, schema, rule, lowering, scalar, ...) \
+  static_assert((ir::OpLowering::k##lowering == ir::OpLowering::kPointwise) ==           \
+                    kScalarOf_##scalar.has_value(),                                      \
+                "ir/ops.def: op " spelling                                               \
+                " is Pointwise without a Scalar op, or has one "                         \
                 "without being Pointwise");
 #include "ir/ops.def"
 #undef GJ_OP
@@ -70,9 +71,7 @@ bool IsFloatMath(ScalarOp op) { return FactsOf(op).float_math; }
 const char* ScalarOpName(ScalarOp op) { return FactsOf(op).name; }
 int ScalarOpCost(ScalarOp op) { return FactsOf(op).cost; }
 
-std::optional<ScalarOp> ScalarOpFor(ir::OpCode op) {
-  return kScalarOfOp[static_cast<int>(op)];
-}
+std::optional<ScalarOp> ScalarOpFor(ir::OpCode op) { return kScalarOfOp[static_cast<int>(op)]; }
 
 namespace {
 
@@ -131,7 +130,8 @@ ExprPtr Load(int buffer, ir::DType dtype, std::vector<ExprPtr> indices) {
 }
 
 ExprPtr Op(ScalarOp op, ExprPtr a, ExprPtr b) {
-  GJ_CHECK(a != nullptr && (IsUnary(op) == (b == nullptr))) << "bad operands for " << ScalarOpName(op);
+  GJ_CHECK(a != nullptr && (IsUnary(op) == (b == nullptr)))
+      << "bad operands for " << ScalarOpName(op);
   int64_t x = 0, y = 0;
   // Fold and simplify i64 index arithmetic so affine indices stay readable and cheap.
   if (b != nullptr && a->dtype == ir::DType::kI64) {
@@ -242,15 +242,15 @@ std::string ProgramToString(const Program& p) {
         absl::StrAppend(&out, "    ", target, " = ", ExprToString(k.value), "\n");
         break;
       case KernelKind::kReduce:
-        absl::StrAppend(&out, "    ", target, " = ", k.combine == ScalarOp::kMax ? "max" : "sum",
-                        " over i", k.loops.size(), " < ", ExprToString(k.reduce_extent), " of ",
-                        ExprToString(k.value),
-                        k.finish_scale ? absl::StrCat(" * ", ExprToString(k.finish_scale)) : "",
-                        "\n");
+        absl::StrAppend(
+            &out, "    ", target, " = ", k.combine == ScalarOp::kMax ? "max" : "sum", " over i",
+            k.loops.size(), " < ", ExprToString(k.reduce_extent), " of ", ExprToString(k.value),
+            k.finish_scale ? absl::StrCat(" * ", ExprToString(k.finish_scale)) : "", "\n");
         break;
       case KernelKind::kArgReduce:
-        absl::StrAppend(&out, "    ", target, " = ", k.combine == ScalarOp::kMin ? "argmin" : "argmax",
-                        " over i", k.loops.size(), " < ", ExprToString(k.reduce_extent), " of ",
+        absl::StrAppend(&out, "    ", target, " = ",
+                        k.combine == ScalarOp::kMin ? "argmin" : "argmax", " over i",
+                        k.loops.size(), " < ", ExprToString(k.reduce_extent), " of ",
                         ExprToString(k.value), "\n");
         break;
       case KernelKind::kScan:
@@ -258,8 +258,9 @@ std::string ProgramToString(const Program& p) {
                         ExprToString(k.reduce_extent), " of ", ExprToString(k.value), "\n");
         break;
       case KernelKind::kMatmul:
-        absl::StrAppend(&out, "    ", target, " = matmul(", k.order == MatmulOrder::kDot ? "dot" : "axpy",
-                        ") lhs ", ExprToString(k.lhs), " rhs ", ExprToString(k.rhs), "\n");
+        absl::StrAppend(&out, "    ", target, " = matmul(",
+                        k.order == MatmulOrder::kDot ? "dot" : "axpy", ") lhs ",
+                        ExprToString(k.lhs), " rhs ", ExprToString(k.rhs), "\n");
         break;
       case KernelKind::kExternMatmul:
         absl::StrAppend(&out, "    ", target, " = extern_matmul(blas) lhs &", ExprToString(k.lhs),

@@ -90,11 +90,11 @@ enum class BufferKind : uint8_t { kInput, kParam, kOutput, kTemp };
 struct Buffer {
   std::string name;
   ir::DType dtype;
-  ir::Shape shape;                 // as SymExprs over program symbols (for the runtime)
-  std::vector<ExprPtr> dims;       // the same dims as kernel expressions (for codegen)
+  ir::Shape shape;            // as SymExprs over program symbols (for the runtime)
+  std::vector<ExprPtr> dims;  // the same dims as kernel expressions (for codegen)
   BufferKind kind;
-  int arg_index = -1;              // kInput / kParam / kOutput
-  ExprPtr workspace_offset;        // kTemp: byte offset (i64 expr), 64-byte aligned
+  int arg_index = -1;        // kInput / kParam / kOutput
+  ExprPtr workspace_offset;  // kTemp: byte offset (i64 expr), 64-byte aligned
   // kOutput only: the input buffer this output is written in place of (the caller passes
   // the donated input's pointer for both), or -1.
   int alias_of = -1;
@@ -140,15 +140,15 @@ enum class MatmulOrder : uint8_t { kDot, kAxpy };
 
 struct Kernel {
   KernelKind kind = KernelKind::kPointwise;
-  std::string name = "";  // e.g. "k3_reduce_max" (unique within the program)
-  int out = -1;      // buffer written
+  std::string name = "";                    // e.g. "k3_reduce_max" (unique within the program)
+  int out = -1;                             // buffer written
   std::vector<ExprPtr> loops = {};          // extents (i64), outermost first
   std::vector<ExprPtr> store_indices = {};  // see KernelKind
   ExprPtr value = nullptr;                  // kPointwise, kReduce
   // kReduce, kArgReduce, kScan
   ExprPtr reduce_extent = nullptr;
-  ScalarOp combine = ScalarOp::kAdd;   // kAdd or kMax (kReduce), kMin or kMax (kArgReduce)
-  ExprPtr finish_scale = nullptr;      // optional: acc * finish_scale (means)
+  ScalarOp combine = ScalarOp::kAdd;  // kAdd or kMax (kReduce), kMin or kMax (kArgReduce)
+  ExprPtr finish_scale = nullptr;     // optional: acc * finish_scale (means)
   // kMatmul (loops = batch extents, then M, N, K)
   ExprPtr lhs = nullptr, rhs = nullptr;
   MatmulOrder order = MatmulOrder::kDot;
@@ -166,7 +166,7 @@ struct Program {
   std::vector<std::string> symbols;  // e.g. {"S", "P"}
   std::vector<Buffer> buffers;
   std::vector<Kernel> kernels;
-  ir::SymExpr workspace_bytes;       // over the symbols
+  ir::SymExpr workspace_bytes;  // over the symbols
   int num_args = 0;
 };
 

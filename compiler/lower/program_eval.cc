@@ -30,10 +30,14 @@ Scalar FromBool(bool c) { return {double(c), c}; }
 template <typename T>
 T ElementOf(Scalar x, ir::DType from) {
   switch (from) {
-    case ir::DType::kF32: return runtime::ConvertElement<T>(static_cast<float>(x.f));
-    case ir::DType::kF64: return runtime::ConvertElement<T>(x.f);
-    case ir::DType::kI64: return runtime::ConvertElement<T>(x.i);
-    case ir::DType::kBool: return runtime::ConvertElement<T>(x.i != 0);
+    case ir::DType::kF32:
+      return runtime::ConvertElement<T>(static_cast<float>(x.f));
+    case ir::DType::kF64:
+      return runtime::ConvertElement<T>(x.f);
+    case ir::DType::kI64:
+      return runtime::ConvertElement<T>(x.i);
+    case ir::DType::kBool:
+      return runtime::ConvertElement<T>(x.i != 0);
   }
   return T{};
 }
@@ -42,10 +46,14 @@ T ElementOf(Scalar x, ir::DType from) {
 // f32 rounds once, not through double.
 Scalar CastScalar(Scalar x, ir::DType from, ir::DType to) {
   switch (to) {
-    case ir::DType::kF32: return {ElementOf<float>(x, from), 0};
-    case ir::DType::kF64: return {ElementOf<double>(x, from), 0};
-    case ir::DType::kI64: return FromInt(ElementOf<int64_t>(x, from));
-    case ir::DType::kBool: return FromBool(ElementOf<bool>(x, from));
+    case ir::DType::kF32:
+      return {ElementOf<float>(x, from), 0};
+    case ir::DType::kF64:
+      return {ElementOf<double>(x, from), 0};
+    case ir::DType::kI64:
+      return FromInt(ElementOf<int64_t>(x, from));
+    case ir::DType::kBool:
+      return FromBool(ElementOf<bool>(x, from));
   }
   return {};
 }
@@ -54,13 +62,20 @@ Scalar CastScalar(Scalar x, ir::DType from, ir::DType to) {
 template <typename T>
 std::optional<Scalar> Compare(ScalarOp op, T x, T y) {
   switch (op) {
-    case ScalarOp::kEq: return FromBool(x == y);
-    case ScalarOp::kNe: return FromBool(x != y);
-    case ScalarOp::kLt: return FromBool(x < y);
-    case ScalarOp::kLe: return FromBool(x <= y);
-    case ScalarOp::kGt: return FromBool(x > y);
-    case ScalarOp::kGe: return FromBool(x >= y);
-    default: return std::nullopt;
+    case ScalarOp::kEq:
+      return FromBool(x == y);
+    case ScalarOp::kNe:
+      return FromBool(x != y);
+    case ScalarOp::kLt:
+      return FromBool(x < y);
+    case ScalarOp::kLe:
+      return FromBool(x <= y);
+    case ScalarOp::kGt:
+      return FromBool(x > y);
+    case ScalarOp::kGe:
+      return FromBool(x >= y);
+    default:
+      return std::nullopt;
   }
 }
 
@@ -73,24 +88,37 @@ std::optional<Scalar> FloatOp(ScalarOp op, double a, double b) {
   auto f = [](T v) { return Scalar{static_cast<double>(v), 0}; };
   if (std::optional<Scalar> c = Compare(op, x, y)) return c;
   switch (op) {
-    case ScalarOp::kNeg: return f(-x);
-    case ScalarOp::kAbs: return f(std::abs(x));
-    case ScalarOp::kSqrt: return f(std::sqrt(x));
-    case ScalarOp::kRsqrt: return f(T{1} / std::sqrt(x));
-    case ScalarOp::kSigmoid: return f(T{1} / (T{1} + std::exp(-x)));
+    case ScalarOp::kNeg:
+      return f(-x);
+    case ScalarOp::kAbs:
+      return f(std::abs(x));
+    case ScalarOp::kSqrt:
+      return f(std::sqrt(x));
+    case ScalarOp::kRsqrt:
+      return f(T{1} / std::sqrt(x));
+    case ScalarOp::kSigmoid:
+      return f(T{1} / (T{1} + std::exp(-x)));
 #define GJ_FLOAT_MATH(name, spelling, cost, function, ...) \
   case ScalarOp::k##name:                                  \
     return f(function(x));
 #include "runtime/float_math.def"
 #undef GJ_FLOAT_MATH
-    case ScalarOp::kAdd: return f(x + y);
-    case ScalarOp::kSub: return f(x - y);
-    case ScalarOp::kMul: return f(x * y);
-    case ScalarOp::kDiv: return f(x / y);
-    case ScalarOp::kPow: return f(std::pow(x, y));
-    case ScalarOp::kMax: return f(runtime::MaxOf(x, y));
-    case ScalarOp::kMin: return f(runtime::MinOf(x, y));
-    default: return std::nullopt;
+    case ScalarOp::kAdd:
+      return f(x + y);
+    case ScalarOp::kSub:
+      return f(x - y);
+    case ScalarOp::kMul:
+      return f(x * y);
+    case ScalarOp::kDiv:
+      return f(x / y);
+    case ScalarOp::kPow:
+      return f(std::pow(x, y));
+    case ScalarOp::kMax:
+      return f(runtime::MaxOf(x, y));
+    case ScalarOp::kMin:
+      return f(runtime::MinOf(x, y));
+    default:
+      return std::nullopt;
   }
 }
 
@@ -98,19 +126,32 @@ std::optional<Scalar> FloatOp(ScalarOp op, double a, double b) {
 std::optional<Scalar> IntOp(ScalarOp op, int64_t x, int64_t y) {
   if (std::optional<Scalar> c = Compare(op, x, y)) return c;
   switch (op) {
-    case ScalarOp::kNeg: return FromInt(runtime::WrapNeg(x));
-    case ScalarOp::kAbs: return FromInt(runtime::WrapAbs(x));
-    case ScalarOp::kNot: return FromBool(!x);
-    case ScalarOp::kAdd: return FromInt(WrapAdd(x, y));
-    case ScalarOp::kSub: return FromInt(WrapSub(x, y));
-    case ScalarOp::kMul: return FromInt(WrapMul(x, y));
-    case ScalarOp::kDiv: return FromInt(FloorDivI64(x, y));
-    case ScalarOp::kMod: return FromInt(FloorModI64(x, y));
-    case ScalarOp::kMax: return FromInt(std::max(x, y));
-    case ScalarOp::kMin: return FromInt(std::min(x, y));
-    case ScalarOp::kAnd: return FromBool(x && y);
-    case ScalarOp::kOr: return FromBool(x || y);
-    default: return std::nullopt;
+    case ScalarOp::kNeg:
+      return FromInt(runtime::WrapNeg(x));
+    case ScalarOp::kAbs:
+      return FromInt(runtime::WrapAbs(x));
+    case ScalarOp::kNot:
+      return FromBool(!x);
+    case ScalarOp::kAdd:
+      return FromInt(WrapAdd(x, y));
+    case ScalarOp::kSub:
+      return FromInt(WrapSub(x, y));
+    case ScalarOp::kMul:
+      return FromInt(WrapMul(x, y));
+    case ScalarOp::kDiv:
+      return FromInt(FloorDivI64(x, y));
+    case ScalarOp::kMod:
+      return FromInt(FloorModI64(x, y));
+    case ScalarOp::kMax:
+      return FromInt(std::max(x, y));
+    case ScalarOp::kMin:
+      return FromInt(std::min(x, y));
+    case ScalarOp::kAnd:
+      return FromBool(x && y);
+    case ScalarOp::kOr:
+      return FromBool(x || y);
+    default:
+      return std::nullopt;
   }
 }
 
@@ -342,10 +383,18 @@ class Evaluator {
     if (off < 0) return;
     char* base = Base(b);
     switch (p_.buffers[b].dtype) {
-      case ir::DType::kF32: reinterpret_cast<float*>(base)[off] = static_cast<float>(v.f); break;
-      case ir::DType::kF64: reinterpret_cast<double*>(base)[off] = v.f; break;
-      case ir::DType::kI64: reinterpret_cast<int64_t*>(base)[off] = v.i; break;
-      case ir::DType::kBool: reinterpret_cast<bool*>(base)[off] = v.i != 0; break;
+      case ir::DType::kF32:
+        reinterpret_cast<float*>(base)[off] = static_cast<float>(v.f);
+        break;
+      case ir::DType::kF64:
+        reinterpret_cast<double*>(base)[off] = v.f;
+        break;
+      case ir::DType::kI64:
+        reinterpret_cast<int64_t*>(base)[off] = v.i;
+        break;
+      case ir::DType::kBool:
+        reinterpret_cast<bool*>(base)[off] = v.i != 0;
+        break;
     }
   }
 
@@ -354,8 +403,10 @@ class Evaluator {
     if (off < 0) return {};
     const char* base = Base(b);
     switch (p_.buffers[b].dtype) {
-      case ir::DType::kF32: return {reinterpret_cast<const float*>(base)[off], 0};
-      case ir::DType::kF64: return {reinterpret_cast<const double*>(base)[off], 0};
+      case ir::DType::kF32:
+        return {reinterpret_cast<const float*>(base)[off], 0};
+      case ir::DType::kF64:
+        return {reinterpret_cast<const double*>(base)[off], 0};
       case ir::DType::kI64: {
         int64_t v = reinterpret_cast<const int64_t*>(base)[off];
         return {static_cast<double>(v), v};
@@ -371,30 +422,42 @@ class Evaluator {
   Scalar Eval(const ExprPtr& e) {
     if (!status_.ok()) return {};
     switch (e->kind) {
-      case ExprKind::kConst: return {e->f_value, e->i_value};
-      case ExprKind::kLoopVar: return {static_cast<double>(vars_[e->index]), vars_[e->index]};
-      case ExprKind::kSymbol: return {static_cast<double>(symbols_[e->index]), symbols_[e->index]};
+      case ExprKind::kConst:
+        return {e->f_value, e->i_value};
+      case ExprKind::kLoopVar:
+        return {static_cast<double>(vars_[e->index]), vars_[e->index]};
+      case ExprKind::kSymbol:
+        return {static_cast<double>(symbols_[e->index]), symbols_[e->index]};
       case ExprKind::kLoad: {
         std::vector<int64_t> idx;
         for (const ExprPtr& i : e->operands) idx.push_back(Eval(i).i);
         return LoadValue(e->index, idx);
       }
-      case ExprKind::kSelect: return Eval(e->operands[0]).i ? Eval(e->operands[1]) : Eval(e->operands[2]);
+      case ExprKind::kSelect:
+        return Eval(e->operands[0]).i ? Eval(e->operands[1]) : Eval(e->operands[2]);
       case ExprKind::kCast:
         return CastScalar(Eval(e->operands[0]), e->operands[0]->dtype, e->dtype);
-      case ExprKind::kOp: break;
+      case ExprKind::kOp:
+        break;
     }
     Scalar a = Eval(e->operands[0]);
     Scalar b = IsUnary(e->op) ? Scalar{} : Eval(e->operands[1]);
     std::optional<Scalar> r;
     switch (e->operands[0]->dtype) {
-      case ir::DType::kF32: r = FloatOp<float>(e->op, a.f, b.f); break;
-      case ir::DType::kF64: r = FloatOp<double>(e->op, a.f, b.f); break;
+      case ir::DType::kF32:
+        r = FloatOp<float>(e->op, a.f, b.f);
+        break;
+      case ir::DType::kF64:
+        r = FloatOp<double>(e->op, a.f, b.f);
+        break;
       case ir::DType::kI64:
-      case ir::DType::kBool: r = IntOp(e->op, a.i, b.i); break;
+      case ir::DType::kBool:
+        r = IntOp(e->op, a.i, b.i);
+        break;
     }
     if (r.has_value()) return *r;
-    Fail(absl::StrCat("operator ", ScalarOpName(e->op), " on ", ir::DTypeName(e->operands[0]->dtype)));
+    Fail(absl::StrCat("operator ", ScalarOpName(e->op), " on ",
+                      ir::DTypeName(e->operands[0]->dtype)));
     return {};
   }
 

@@ -54,8 +54,7 @@ struct Range {
   bool FiniteLo() const { return !lo_inf; }
   bool FiniteHi() const { return !hi_inf; }
   bool operator==(const Range& o) const {
-    return lo == o.lo && hi == o.hi && lo_inf == o.lo_inf && hi_inf == o.hi_inf &&
-           exact == o.exact;
+    return lo == o.lo && hi == o.hi && lo_inf == o.lo_inf && hi_inf == o.hi_inf && exact == o.exact;
   }
 };
 
@@ -209,13 +208,20 @@ int Compare(const Expr* a, const Expr* b) {
   if (a == b) return 0;
   auto rank = [](ExprKind k) {
     switch (k) {
-      case ExprKind::kLoopVar: return 0;
-      case ExprKind::kSymbol: return 1;
-      case ExprKind::kLoad: return 2;
-      case ExprKind::kOp: return 3;
-      case ExprKind::kSelect: return 4;
-      case ExprKind::kCast: return 5;
-      case ExprKind::kConst: return 6;
+      case ExprKind::kLoopVar:
+        return 0;
+      case ExprKind::kSymbol:
+        return 1;
+      case ExprKind::kLoad:
+        return 2;
+      case ExprKind::kOp:
+        return 3;
+      case ExprKind::kSelect:
+        return 4;
+      case ExprKind::kCast:
+        return 5;
+      case ExprKind::kConst:
+        return 6;
     }
     return 7;
   };
@@ -307,9 +313,9 @@ class Simplifier {
   struct Scope {
     std::vector<Range> vars;
     int depth = 0;
-    absl::flat_hash_map<const Expr*, Lin> int_memo;     // input node -> its form
+    absl::flat_hash_map<const Expr*, Lin> int_memo;      // input node -> its form
     absl::flat_hash_map<const Expr*, ExprPtr> any_memo;  // input node (not i64) -> output
-    absl::flat_hash_map<const Expr*, Range> ranges;     // output atom -> range
+    absl::flat_hash_map<const Expr*, Range> ranges;      // output atom -> range
   };
 
   Simplifier() { scopes_.push_back(std::make_unique<Scope>()); }
@@ -549,10 +555,14 @@ class Simplifier {
       if (o == nullptr) return false;
     }
     switch (e.kind) {
-      case ExprKind::kCast: return e.operands.size() == 1;
-      case ExprKind::kSelect: return e.operands.size() == 3;
-      case ExprKind::kOp: return e.operands.size() == (IsUnary(e.op) ? 1u : 2u);
-      default: return true;
+      case ExprKind::kCast:
+        return e.operands.size() == 1;
+      case ExprKind::kSelect:
+        return e.operands.size() == 3;
+      case ExprKind::kOp:
+        return e.operands.size() == (IsUnary(e.op) ? 1u : 2u);
+      default:
+        return true;
     }
   }
 
@@ -648,8 +658,8 @@ class Simplifier {
         const int64_t k = l.terms[i].coeff / c;
         for (size_t j = 0; j < l.terms.size(); ++j) {
           const Expr& m = *l.terms[j].atom;
-          if (IsOpByPositive(m, ScalarOp::kMod, &c2) && m.operands[0] == d.operands[0] &&
-              c2 == c && l.terms[j].coeff == k) {
+          if (IsOpByPositive(m, ScalarOp::kMod, &c2) && m.operands[0] == d.operands[0] && c2 == c &&
+              l.terms[j].coeff == k) {
             ExprPtr y = d.operands[0];
             l.terms.erase(l.terms.begin() + std::max(i, j));
             l.terms.erase(l.terms.begin() + std::min(i, j));
@@ -677,7 +687,9 @@ class Simplifier {
 
   // The gcd of c and every coefficient and the constant of r.
   static int64_t CommonFactor(const Lin& r, int64_t c) {
-    auto mag = [](int64_t v) { return v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v); };
+    auto mag = [](int64_t v) {
+      return v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+    };
     uint64_t g = static_cast<uint64_t>(c);
     for (const Term& t : r.terms) g = std::gcd(g, mag(t.coeff));
     g = std::gcd(g, mag(r.k));
@@ -803,7 +815,8 @@ class Simplifier {
       case ExprKind::kSelect: {
         if (e->operands.size() != 3) return SimplifyOperands(*e);
         ExprPtr cond = Simplify(e->operands[0]);
-        if (cond->kind == ExprKind::kConst) return Simplify(e->operands[cond->i_value != 0 ? 1 : 2]);
+        if (cond->kind == ExprKind::kConst)
+          return Simplify(e->operands[cond->i_value != 0 ? 1 : 2]);
         ExprPtr t = InScope(cond, true, *e->operands[1], [&] { return Simplify(e->operands[1]); });
         ExprPtr f = InScope(cond, false, *e->operands[2], [&] { return Simplify(e->operands[2]); });
         if (t == f) return t;
@@ -813,8 +826,8 @@ class Simplifier {
         break;
     }
     if (e->operands.empty()) return SimplifyOperands(*e);
-    if (IsComparison(e->op) && e->operands.size() == 2 &&
-        e->operands[0]->dtype == DType::kI64 && e->operands[1]->dtype == DType::kI64) {
+    if (IsComparison(e->op) && e->operands.size() == 2 && e->operands[0]->dtype == DType::kI64 &&
+        e->operands[1]->dtype == DType::kI64) {
       Lin a = SimplifyInt(e->operands[0]), b = SimplifyInt(e->operands[1]);
       if (RangeOf(a).exact && RangeOf(b).exact) {
         if (std::optional<bool> v = Decide(e->op, RangeOf(Combine(a, b, -1)))) return BConst(*v);
@@ -878,13 +891,26 @@ class Simplifier {
     ScalarOp rel = op;
     if (!truth) {
       switch (op) {
-        case ScalarOp::kLt: rel = ScalarOp::kGe; break;
-        case ScalarOp::kLe: rel = ScalarOp::kGt; break;
-        case ScalarOp::kGt: rel = ScalarOp::kLe; break;
-        case ScalarOp::kGe: rel = ScalarOp::kLt; break;
-        case ScalarOp::kEq: rel = ScalarOp::kNe; break;
-        case ScalarOp::kNe: rel = ScalarOp::kEq; break;
-        default: return 0;
+        case ScalarOp::kLt:
+          rel = ScalarOp::kGe;
+          break;
+        case ScalarOp::kLe:
+          rel = ScalarOp::kGt;
+          break;
+        case ScalarOp::kGt:
+          rel = ScalarOp::kLe;
+          break;
+        case ScalarOp::kGe:
+          rel = ScalarOp::kLt;
+          break;
+        case ScalarOp::kEq:
+          rel = ScalarOp::kNe;
+          break;
+        case ScalarOp::kNe:
+          rel = ScalarOp::kEq;
+          break;
+        default:
+          return 0;
       }
     }
     auto floor_div = [](__int128 x, __int128 y) {
@@ -895,18 +921,36 @@ class Simplifier {
     // c*v <= u or c*v >= u as a bound on v.
     std::optional<__int128> lo, hi;
     auto at_most = [&](__int128 u) {  // c*v <= u
-      if (c > 0) hi = floor_div(u, c); else lo = ceil_div(u, c);
+      if (c > 0)
+        hi = floor_div(u, c);
+      else
+        lo = ceil_div(u, c);
     };
     auto at_least = [&](__int128 u) {  // c*v >= u
-      if (c > 0) lo = ceil_div(u, c); else hi = floor_div(u, c);
+      if (c > 0)
+        lo = ceil_div(u, c);
+      else
+        hi = floor_div(u, c);
     };
     switch (rel) {
-      case ScalarOp::kLt: at_most(t - 1); break;
-      case ScalarOp::kLe: at_most(t); break;
-      case ScalarOp::kGt: at_least(t + 1); break;
-      case ScalarOp::kGe: at_least(t); break;
-      case ScalarOp::kEq: at_most(t); at_least(t); break;
-      default: return 0;
+      case ScalarOp::kLt:
+        at_most(t - 1);
+        break;
+      case ScalarOp::kLe:
+        at_most(t);
+        break;
+      case ScalarOp::kGt:
+        at_least(t + 1);
+        break;
+      case ScalarOp::kGe:
+        at_least(t);
+        break;
+      case ScalarOp::kEq:
+        at_most(t);
+        at_least(t);
+        break;
+      default:
+        return 0;
     }
     Range r = (*vars)[var];
     const Range before = r;

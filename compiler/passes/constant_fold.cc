@@ -106,9 +106,9 @@ absl::StatusOr<bool> ConstantFold(ir::Graph* graph, PassContext* ctx) {
     } else {
       std::string name = FreshParamName(ctx->params);
       ctx->params[name] = *value;
-      rw.Map(id, rw.Emit(OpCode::kParam, std::vector<ValueId>{},
-                         ir::Attrs{{"name", name}, {"dtype", n.type.dtype},
-                                   {"shape", n.type.shape}}));
+      rw.Map(id,
+             rw.Emit(OpCode::kParam, std::vector<ValueId>{},
+                     ir::Attrs{{"name", name}, {"dtype", n.type.dtype}, {"shape", n.type.shape}}));
     }
   }
   absl::StatusOr<ir::Graph> out = std::move(rw).Finish();

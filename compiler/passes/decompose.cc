@@ -17,20 +17,28 @@ class Expander {
 
   ValueId Expand() {
     switch (n_.op) {
-      case OpCode::kSoftmax: return Softmax(In(0), n_.attrs.GetInt("axis"));
-      case OpCode::kRmsNorm: return RmsNorm();
-      case OpCode::kLayerNorm: return LayerNorm();
+      case OpCode::kSoftmax:
+        return Softmax(In(0), n_.attrs.GetInt("axis"));
+      case OpCode::kRmsNorm:
+        return RmsNorm();
+      case OpCode::kLayerNorm:
+        return LayerNorm();
       case OpCode::kSilu:
         // silu(z) = z / (1 + exp(-z)), as the spec writes it.
         return Bin(OpCode::kDiv, In(0),
                    Bin(OpCode::kAdd, S(1.0), Un(OpCode::kExp, Un(OpCode::kNeg, In(0)))));
-      case OpCode::kGeluTanh: return GeluTanh();
-      case OpCode::kRope: return Rope();
-      case OpCode::kCrossEntropy: return CrossEntropy();
-      case OpCode::kCausalMask: return CausalMask();
-      case OpCode::kScatterAdd: return ScatterAdd();
-      // The primitives: case labels generated from ir/ops.def, so that an op marked
-      // Composite there fails to compile (-Werror=switch) until it has an expansion here.
+      case OpCode::kGeluTanh:
+        return GeluTanh();
+      case OpCode::kRope:
+        return Rope();
+      case OpCode::kCrossEntropy:
+        return CrossEntropy();
+      case OpCode::kCausalMask:
+        return CausalMask();
+      case OpCode::kScatterAdd:
+        return ScatterAdd();
+        // The primitives: case labels generated from ir/ops.def, so that an op marked
+        // Composite there fails to compile (-Werror=switch) until it has an expansion here.
 #define GJ_OP(name, spelling, min_arity, max_arity, schema, rule, lowering, ...) \
   GJ_PRIMITIVE_##lowering(name)
 #define GJ_PRIMITIVE_Composite(name)
@@ -129,8 +137,7 @@ class Expander {
     ValueId per_row = Bin(OpCode::kSub, lse, picked);
     ValueId flat = rw_.Emit(OpCode::kReshape, {per_row},
                             Attrs{{"shape", ir::Shape{ir::NumElements(rw_.type(per_row).shape)}}});
-    return rw_.Emit(OpCode::kReduceMean, {flat},
-                    Attrs{{"axis", int64_t{0}}, {"keepdim", false}});
+    return rw_.Emit(OpCode::kReduceMean, {flat}, Attrs{{"axis", int64_t{0}}, {"keepdim", false}});
   }
 
   // s where j <= i + (U - T), -inf elsewhere; needs U - T constant.
@@ -160,20 +167,19 @@ class Expander {
     const ir::SymExpr n = ir::NumElements(idx);
     const ir::Shape row(table.begin() + 1, table.end());
     ValueId flat = rw_.Emit(OpCode::kReshape, {In(1)}, Attrs{{"shape", ir::Shape{1, n}}});
-    ValueId rows = rw_.Emit(OpCode::kIota, {},
-                            Attrs{{"dtype", ir::DType::kI64},
-                                  {"shape", ir::Shape{table[0], n}},
-                                  {"axis", int64_t{0}}});
+    ValueId rows = rw_.Emit(
+        OpCode::kIota, {},
+        Attrs{{"dtype", ir::DType::kI64}, {"shape", ir::Shape{table[0], n}}, {"axis", int64_t{0}}});
     ir::Shape hit_shape = {table[0], n};
     hit_shape.resize(2 + row.size(), 1);
-    ValueId hit = rw_.Emit(OpCode::kReshape, {Bin(OpCode::kEq, rows, flat)},
-                           Attrs{{"shape", hit_shape}});
+    ValueId hit =
+        rw_.Emit(OpCode::kReshape, {Bin(OpCode::kEq, rows, flat)}, Attrs{{"shape", hit_shape}});
     ir::Shape update_shape = {1, n};
     update_shape.insert(update_shape.end(), row.begin(), row.end());
     ValueId updates = rw_.Emit(OpCode::kReshape, {In(2)}, Attrs{{"shape", update_shape}});
     ValueId picked = rw_.Emit(OpCode::kWhere, {hit, updates, S(0.0)});
-    ValueId summed = rw_.Emit(OpCode::kReduceSum, {picked},
-                              Attrs{{"axis", int64_t{1}}, {"keepdim", false}});
+    ValueId summed =
+        rw_.Emit(OpCode::kReduceSum, {picked}, Attrs{{"axis", int64_t{1}}, {"keepdim", false}});
     return Bin(OpCode::kAdd, In(0), summed);
   }
 

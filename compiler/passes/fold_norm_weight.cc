@@ -10,8 +10,7 @@ namespace {
 using ir::OpCode;
 
 // The tensor of a known value: a parameter (its name) or a constant.
-std::optional<std::pair<std::string, runtime::Tensor>> KnownTensor(const ir::Graph& g,
-                                                                   ValueId id,
+std::optional<std::pair<std::string, runtime::Tensor>> KnownTensor(const ir::Graph& g, ValueId id,
                                                                    const PassContext& ctx) {
   const ir::Node& n = g.node(id);
   if (n.op == OpCode::kParam) {
@@ -22,8 +21,8 @@ std::optional<std::pair<std::string, runtime::Tensor>> KnownTensor(const ir::Gra
   if (n.op == OpCode::kConstant && NumElements(n.type.shape).IsConstant()) {
     std::vector<int64_t> dims;
     for (const ir::SymExpr& d : n.type.shape) dims.push_back(*d.AsConstant());
-    absl::StatusOr<runtime::Tensor> t = runtime::Tensor::FromDoubles(
-        n.type.dtype, dims, n.attrs.Get<std::vector<double>>("value"));
+    absl::StatusOr<runtime::Tensor> t =
+        runtime::Tensor::FromDoubles(n.type.dtype, dims, n.attrs.Get<std::vector<double>>("value"));
     if (!t.ok()) return std::nullopt;
     return std::make_pair(absl::StrCat("const", id), *t);
   }
@@ -96,15 +95,16 @@ absl::StatusOr<bool> FoldNormWeight(ir::Graph* graph, PassContext* ctx) {
     }
     std::string name = absl::StrCat(rhs.name(), ".scaled.", w_name);
     if (!ctx->params.contains(name)) {
-      absl::StatusOr<runtime::Tensor> scaled = runtime::Tensor::FromDoubles(W.dtype(), W.shape(), Wv);
+      absl::StatusOr<runtime::Tensor> scaled =
+          runtime::Tensor::FromDoubles(W.dtype(), W.shape(), Wv);
       if (!scaled.ok()) return scaled.status();
       ctx->params[name] = *scaled;
     }
     auto [slot, inserted] = scaled_params.try_emplace(name, ir::kInvalidValue);
     if (inserted) {
-      slot->second = rw.Emit(OpCode::kParam, std::vector<ValueId>{},
-                             ir::Attrs{{"name", name}, {"dtype", rhs.type.dtype},
-                                       {"shape", rhs.type.shape}});
+      slot->second =
+          rw.Emit(OpCode::kParam, std::vector<ValueId>{},
+                  ir::Attrs{{"name", name}, {"dtype", rhs.type.dtype}, {"shape", rhs.type.shape}});
     }
     rw.Map(id, rw.Emit(OpCode::kMatmul, {rw.Get(normed), slot->second}));
   }

@@ -31,8 +31,7 @@ ValueId GraphRewriter::Emit(ir::OpCode op, std::initializer_list<ValueId> operan
                       std::move(attrs));
 }
 
-ValueId GraphRewriter::Emit(ir::OpCode op, const std::vector<ValueId>& operands,
-                            ir::Attrs attrs) {
+ValueId GraphRewriter::Emit(ir::OpCode op, const std::vector<ValueId>& operands, ir::Attrs attrs) {
   return builder_.Add(op, operands, std::move(attrs));
 }
 

@@ -25,9 +25,9 @@ class Simplifier {
         if (IsScalar(in[1], 0.0) && SameType(in[0], n)) return in[0];
         // x - x is 0 only on i64: on floats inf - inf and nan - nan are nan.
         if (in[0] == in[1] && n.type.dtype == ir::DType::kI64) {
-          return rw_.Emit(OpCode::kFull, std::vector<ValueId>{},
-                          ir::Attrs{{"value", 0.0}, {"dtype", n.type.dtype},
-                                    {"shape", n.type.shape}});
+          return rw_.Emit(
+              OpCode::kFull, std::vector<ValueId>{},
+              ir::Attrs{{"value", 0.0}, {"dtype", n.type.dtype}, {"shape", n.type.shape}});
         }
         break;
       case OpCode::kMul:
@@ -81,9 +81,7 @@ class Simplifier {
 
  private:
   const ir::Node& Producer(ValueId id) const { return rw_.graph().node(id); }
-  std::optional<double> Scalar(ValueId id) const {
-    return ScalarConstantValue(rw_.graph(), id);
-  }
+  std::optional<double> Scalar(ValueId id) const { return ScalarConstantValue(rw_.graph(), id); }
   bool IsScalar(ValueId id, double v) const {
     std::optional<double> c = Scalar(id);
     return c.has_value() && *c == v;

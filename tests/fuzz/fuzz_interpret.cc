@@ -23,14 +23,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint64_t seed = absl::HashOf(text);
   gj::ir::Bindings bindings;
   int k = 0;
-  for (const std::string& s : graph->Symbols()) bindings[s] = static_cast<int64_t>((seed >> (3 * k++)) % 5);
+  for (const std::string& s : graph->Symbols())
+    bindings[s] = static_cast<int64_t>((seed >> (3 * k++)) % 5);
   if (!gj::fuzz::ShapesAreSmall(*graph, bindings, 1 << 16)) return 0;
   gj::runtime::TensorMap inputs, params;
   uint64_t salt = seed;
   for (gj::ir::ValueId id : graph->Inputs()) {
     const gj::ir::Node& n = graph->node(id);
-    std::optional<gj::runtime::Tensor> t = gj::fuzz::MakeTensor(
-        n.type, bindings, ++salt, gj::fuzz::ValueKind::kIndex, /*bound=*/3);
+    std::optional<gj::runtime::Tensor> t =
+        gj::fuzz::MakeTensor(n.type, bindings, ++salt, gj::fuzz::ValueKind::kIndex, /*bound=*/3);
     if (!t) return 0;
     inputs[n.name()] = *t;
   }

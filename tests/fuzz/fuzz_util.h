@@ -61,8 +61,8 @@ class ByteReader {
 
 // How the values of an input are drawn.
 enum class ValueKind {
-  kNormal,   // floats N(0, 1) with a few specials (inf, nan, huge); i64 in [-4, 4]; bools
-  kIndex,    // i64 in [0, bound) (gather and scatter_add indices, cross_entropy targets)
+  kNormal,  // floats N(0, 1) with a few specials (inf, nan, huge); i64 in [-4, 4]; bools
+  kIndex,   // i64 in [0, bound) (gather and scatter_add indices, cross_entropy targets)
 };
 
 // Deterministic values for `type` under `bindings` (nullopt if a dim cannot be evaluated
@@ -125,8 +125,7 @@ inline bool ShapesAreSmall(const ir::Graph& graph, const ir::Bindings& bindings,
 // `tol * (1 + max(|a|, |magnitude|))`, and an element whose magnitude is not finite is
 // not compared: its sums overflowed on the way, so their order decides the result.
 inline std::optional<std::string> Compare(const runtime::Tensor& want, const runtime::Tensor& got,
-                                          double tol,
-                                          const runtime::Tensor* magnitude = nullptr) {
+                                          double tol, const runtime::Tensor* magnitude = nullptr) {
   if (want.dtype() != got.dtype() || want.shape() != got.shape()) {
     return "type " + got.TypeString() + ", expected " + want.TypeString();
   }
@@ -139,10 +138,10 @@ inline std::optional<std::string> Compare(const runtime::Tensor& want, const run
       if (!std::isfinite(m)) continue;
       scale = std::max(scale, m);
     }
-    bool ok = exact              ? w == v
-              : std::isnan(w)    ? std::isnan(v)
-              : std::isinf(w)    ? w == v
-                                 : std::abs(w - v) <= tol * (1 + scale);
+    bool ok = exact           ? w == v
+              : std::isnan(w) ? std::isnan(v)
+              : std::isinf(w) ? w == v
+                              : std::abs(w - v) <= tol * (1 + scale);
     if (!ok) {
       return "element " + std::to_string(i) + " is " + std::to_string(v) + ", expected " +
              std::to_string(w);

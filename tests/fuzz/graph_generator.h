@@ -79,13 +79,20 @@ class Generator {
 
   SymExpr RandomDim() {
     switch (in_.Below(7)) {
-      case 0: return 0;
-      case 1: return 1;
-      case 2: return 2;
-      case 3: return 3;
-      case 4: return S();
-      case 5: return S();
-      default: return S() + 1;
+      case 0:
+        return 0;
+      case 1:
+        return 1;
+      case 2:
+        return 2;
+      case 3:
+        return 3;
+      case 4:
+        return S();
+      case 5:
+        return S();
+      default:
+        return S() + 1;
     }
   }
 
@@ -98,9 +105,12 @@ class Generator {
 
   DType RandomDType() {
     switch (in_.Below(6)) {
-      case 0: return DType::kI64;
-      case 1: return DType::kBool;
-      default: return float_;
+      case 0:
+        return DType::kI64;
+      case 1:
+        return DType::kBool;
+      default:
+        return float_;
     }
   }
 
@@ -165,7 +175,8 @@ class Generator {
     absl::StatusOr<ValueType> t = ir::InferType(op, types, attrs);
     if (!t.ok() || !Small(*t)) return std::nullopt;
     ValueId v = b_.Add(op, operands, std::move(attrs));
-    if (!b_.status().ok()) Fail("builder rejected a node InferType accepted: " + b_.status().ToString());
+    if (!b_.status().ok())
+      Fail("builder rejected a node InferType accepted: " + b_.status().ToString());
     pool_.push_back(v);
     return v;
   }
@@ -177,7 +188,8 @@ class Generator {
   Shape BroadcastableTo(const Shape& shape) {
     Shape s;
     size_t drop = in_.Below(shape.size() + 1);
-    for (size_t i = drop; i < shape.size(); ++i) s.push_back(in_.Below(3) == 0 ? SymExpr(1) : shape[i]);
+    for (size_t i = drop; i < shape.size(); ++i)
+      s.push_back(in_.Below(3) == 0 ? SymExpr(1) : shape[i]);
     return s;
   }
 
@@ -190,18 +202,18 @@ class Generator {
   // ---- one step ---------------------------------------------------------------------
   void Step() {
     static const std::vector<std::function<void(Generator*)>> kOps = {
-        [](Generator* g) { g->Sources(); },      [](Generator* g) { g->BinaryArith(); },
-        [](Generator* g) { g->BinaryArith(); },  [](Generator* g) { g->Compare(); },
-        [](Generator* g) { g->Where(); },        [](Generator* g) { g->Unary(); },
-        [](Generator* g) { g->Unary(); },        [](Generator* g) { g->Cast(); },
-        [](Generator* g) { g->Matmul(); },       [](Generator* g) { g->Transpose(); },
-        [](Generator* g) { g->Reshape(); },      [](Generator* g) { g->Expand(); },
-        [](Generator* g) { g->Concat(); },       [](Generator* g) { g->Slice(); },
-        [](Generator* g) { g->Gather(); },       [](Generator* g) { g->ScatterAdd(); },
-        [](Generator* g) { g->Reduce(); },       [](Generator* g) { g->Reduce(); },
-        [](Generator* g) { g->Softmax(); },      [](Generator* g) { g->Norm(); },
-        [](Generator* g) { g->Rope(); },         [](Generator* g) { g->CrossEntropy(); },
-        [](Generator* g) { g->CausalMask(); },   [](Generator* g) { g->KvWrite(); },
+        [](Generator* g) { g->Sources(); },     [](Generator* g) { g->BinaryArith(); },
+        [](Generator* g) { g->BinaryArith(); }, [](Generator* g) { g->Compare(); },
+        [](Generator* g) { g->Where(); },       [](Generator* g) { g->Unary(); },
+        [](Generator* g) { g->Unary(); },       [](Generator* g) { g->Cast(); },
+        [](Generator* g) { g->Matmul(); },      [](Generator* g) { g->Transpose(); },
+        [](Generator* g) { g->Reshape(); },     [](Generator* g) { g->Expand(); },
+        [](Generator* g) { g->Concat(); },      [](Generator* g) { g->Slice(); },
+        [](Generator* g) { g->Gather(); },      [](Generator* g) { g->ScatterAdd(); },
+        [](Generator* g) { g->Reduce(); },      [](Generator* g) { g->Reduce(); },
+        [](Generator* g) { g->Softmax(); },     [](Generator* g) { g->Norm(); },
+        [](Generator* g) { g->Rope(); },        [](Generator* g) { g->CrossEntropy(); },
+        [](Generator* g) { g->CausalMask(); },  [](Generator* g) { g->KvWrite(); },
         [](Generator* g) { g->Scan(); },
     };
     kOps[in_.Below(kOps.size())](this);
@@ -219,14 +231,16 @@ class Generator {
           n *= d;
         }
         std::vector<double> values;
-        static const double kValues[] = {0, 1, -1, 2.5, -3.75, 1e300, -1e300, 1e20, INFINITY, NAN, 9007199254740993.0};
+        static const double kValues[] = {
+            0, 1, -1, 2.5, -3.75, 1e300, -1e300, 1e20, INFINITY, NAN, 9007199254740993.0};
         for (int64_t i = 0; i < n; ++i) values.push_back(kValues[in_.Below(11)]);
         Try(OpCode::kConstant, {}, {{"value", values}, {"dtype", t.dtype}, {"shape", shape}});
         break;
       }
       case 1: {
         static const double kValues[] = {0, 1, -2.5, 1e300, -INFINITY, NAN, 4e18};
-        Try(OpCode::kFull, {}, {{"value", kValues[in_.Below(7)]}, {"dtype", t.dtype}, {"shape", t.shape}});
+        Try(OpCode::kFull, {},
+            {{"value", kValues[in_.Below(7)]}, {"dtype", t.dtype}, {"shape", t.shape}});
         break;
       }
       case 2:
@@ -239,12 +253,12 @@ class Generator {
   }
 
   void BinaryArith() {
-    static const OpCode kOps[] = {OpCode::kAdd, OpCode::kSub, OpCode::kMul, OpCode::kDiv,
+    static const OpCode kOps[] = {OpCode::kAdd, OpCode::kSub,     OpCode::kMul,    OpCode::kDiv,
                                   OpCode::kPow, OpCode::kMaximum, OpCode::kMinimum};
     OpCode op = kOps[in_.Below(7)];
-    ValueId a = op == OpCode::kPow ? Float()
+    ValueId a = op == OpCode::kPow                                 ? Float()
                 : op == OpCode::kMaximum || op == OpCode::kMinimum ? Any()
-                                                                    : Numeric();
+                                                                   : Numeric();
     ValueId b = SecondOperand(a);
     Try(op, {a, b});
   }
@@ -252,8 +266,10 @@ class Generator {
   // A second operand broadcast-compatible with `a`.
   ValueId SecondOperand(ValueId a) {
     switch (in_.Below(4)) {
-      case 0: return a;
-      case 1: return Like(BroadcastableTo(T(a).shape), T(a).dtype);
+      case 0:
+        return a;
+      case 1:
+        return Like(BroadcastableTo(T(a).shape), T(a).dtype);
       case 2: {
         std::vector<ValueId> same;
         for (ValueId v : pool_) {
@@ -261,7 +277,8 @@ class Generator {
         }
         return in_.Pick(same);
       }
-      default: return b_.Scalar(in_.Pick(std::vector<double>{0, 1, -1, 2, -3, 0.5}), T(a).dtype);
+      default:
+        return b_.Scalar(in_.Pick(std::vector<double>{0, 1, -1, 2, -3, 0.5}), T(a).dtype);
     }
   }
 
@@ -279,10 +296,10 @@ class Generator {
   }
 
   void Unary() {
-    static const OpCode kOps[] = {OpCode::kNeg,     OpCode::kAbs,   OpCode::kExp,  OpCode::kLog,
-                                  OpCode::kSqrt,    OpCode::kRsqrt, OpCode::kTanh, OpCode::kSin,
-                                  OpCode::kLog1p,   OpCode::kSigmoid, OpCode::kSilu,
-                                  OpCode::kGeluTanh, OpCode::kFloor};
+    static const OpCode kOps[] = {
+        OpCode::kNeg,   OpCode::kAbs,      OpCode::kExp,  OpCode::kLog,   OpCode::kSqrt,
+        OpCode::kRsqrt, OpCode::kTanh,     OpCode::kSin,  OpCode::kLog1p, OpCode::kSigmoid,
+        OpCode::kSilu,  OpCode::kGeluTanh, OpCode::kFloor};
     OpCode op = kOps[in_.Below(std::size(kOps))];
     Try(op, {op == OpCode::kNeg || op == OpCode::kAbs ? Numeric() : Float()});
   }
@@ -419,9 +436,14 @@ class Generator {
     static const double kEps[] = {1e-6, 1e-5, 0.5};
     double eps = kEps[in_.Below(3)];
     switch (in_.Below(3)) {
-      case 0: Try(OpCode::kRmsNorm, {x}, {{"eps", eps}}); break;
-      case 1: Try(OpCode::kRmsNorm, {x, Like(d, float_)}, {{"eps", eps}}); break;
-      default: Try(OpCode::kLayerNorm, {x, Like(d, float_), Like(d, float_)}, {{"eps", eps}});
+      case 0:
+        Try(OpCode::kRmsNorm, {x}, {{"eps", eps}});
+        break;
+      case 1:
+        Try(OpCode::kRmsNorm, {x, Like(d, float_)}, {{"eps", eps}});
+        break;
+      default:
+        Try(OpCode::kLayerNorm, {x, Like(d, float_), Like(d, float_)}, {{"eps", eps}});
     }
   }
 

@@ -2,6 +2,8 @@
 // ir/ops.def, each with zero-size and symbolic operands somewhere among a few thousand
 // random inputs; and the committed corpus (replayed by fuzz.replay_differential) reaches
 // every op, so CI compares interpreter and compiled code on each.
+#include "tests/fuzz/graph_generator.h"
+
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -18,7 +20,6 @@
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "ir/op.h"
-#include "tests/fuzz/graph_generator.h"
 
 namespace graphjit::fuzz {
 namespace {
@@ -130,9 +131,9 @@ TEST(GraphGenerator, CommittedCorpusReachesEveryOpAndEdge) {
     if (op != OpCode::kConstant && !o.s_zero) lacks.push_back("S = 0");
     if (lacks.empty()) continue;
     auto it = random.find(op);
-    missing.push_back(absl::StrCat(
-        ir::OpName(op), ": ", absl::StrJoin(lacks, ", "), " (an input with the op: ",
-        it == random.end() ? "none" : absl::BytesToHexString(it->second.bytes), ")"));
+    missing.push_back(
+        absl::StrCat(ir::OpName(op), ": ", absl::StrJoin(lacks, ", "), " (an input with the op: ",
+                     it == random.end() ? "none" : absl::BytesToHexString(it->second.bytes), ")"));
   }
   EXPECT_TRUE(missing.empty()) << "tests/fuzz/corpus/differential lacks: "
                                << absl::StrJoin(missing, "; ");

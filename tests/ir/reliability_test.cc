@@ -23,8 +23,7 @@ constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
 std::string InputGraph(const std::string& dims) {
-  return absl::StrCat("graph big {\n  %0 = input {name=\"x\"} : f32[", dims,
-                      "]\n  return %0\n}\n");
+  return absl::StrCat("graph big {\n  %0 = input {name=\"x\"} : f32[", dims, "]\n  return %0\n}\n");
 }
 
 TEST(DimOverflow, IsAnErrorAtTheDim) {

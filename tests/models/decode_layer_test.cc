@@ -1,5 +1,7 @@
 // The decode layer: eager vs interpreted trace vs an independent loop implementation,
 // plus hand-worked GQA and RoPE cases and bad-input errors.
+#include "models/decode_layer.h"
+
 #include <cmath>
 #include <random>
 
@@ -8,7 +10,6 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/printer.h"
-#include "models/decode_layer.h"
 #include "runtime/interpreter.h"
 
 namespace graphjit::models {
@@ -133,8 +134,7 @@ TEST_P(DecodeLayerAgreement, EagerInterpreterAndReferenceAgreeF64) {
     if (!symbolic) options.fixed_dims = {{"S", S}};
     absl::StatusOr<ir::Graph> g = TraceModel(*model, options);
     ASSERT_TRUE(g.ok()) << g.status();
-    absl::StatusOr<std::vector<Tensor>> interp =
-        runtime::Interpret(*g, *in, model->params(), bind);
+    absl::StatusOr<std::vector<Tensor>> interp = runtime::Interpret(*g, *in, model->params(), bind);
     ASSERT_TRUE(interp.ok()) << interp.status();
     for (int i = 0; i < 3; ++i) {
       // The same kernels in the same order: bitwise equal.
@@ -211,13 +211,12 @@ TEST(DecodeLayer, RopeRotatesHalves) {
   auto dt = ir::DType::kF64;
   auto [cos, sin] = RopeTables(/*pos=*/1, /*dh=*/4, /*theta=*/10000.0, dt);
   // inv_freq = [1, 10000^-0.5] = [1, 0.01]; angle = pos * inv_freq.
-  EXPECT_EQ(cos.ToDoubles(), (std::vector<double>{std::cos(1.0), std::cos(0.01), std::cos(1.0),
-                                                  std::cos(0.01)}));
-  EXPECT_EQ(sin.ToDoubles(), (std::vector<double>{std::sin(1.0), std::sin(0.01), std::sin(1.0),
-                                                  std::sin(0.01)}));
-  TensorMap in = {{"t", *Tensor::FromDoubles(dt, {1, 1, 4}, {1, 2, 3, 4})},
-                  {"cos", cos},
-                  {"sin", sin}};
+  EXPECT_EQ(cos.ToDoubles(),
+            (std::vector<double>{std::cos(1.0), std::cos(0.01), std::cos(1.0), std::cos(0.01)}));
+  EXPECT_EQ(sin.ToDoubles(),
+            (std::vector<double>{std::sin(1.0), std::sin(0.01), std::sin(1.0), std::sin(0.01)}));
+  TensorMap in = {
+      {"t", *Tensor::FromDoubles(dt, {1, 1, 4}, {1, 2, 3, 4})}, {"cos", cos}, {"sin", sin}};
   TensorMap none;
   frontend::EagerContext ctx(in, none);
   frontend::Value r = frontend::Rope(ctx.Input("t"), ctx.Input("cos"), ctx.Input("sin"));
@@ -258,7 +257,7 @@ TEST(DecodeLayer, BadInputsGiveClearErrors) {
   in = *good;
   in.erase("sin");
   expect_error(in, bind, "'sin'");
-  expect_error(*good, {}, "P");              // the write position is not bound
+  expect_error(*good, {}, "P");                 // the write position is not bound
   expect_error(*good, {{"P", 8}}, "kv_write");  // row 8 of an 8-row cache
 }
 

@@ -13,9 +13,9 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(Registry, SpecsFromTheIssueParse) {
-  for (const char* spec : {"decode", "decode:d=128,H=8,G=2,dh=16,f=344,dtype=f64",
-                           "tinygpt:L=2,d=64,T=32,V=21,B=2", "linear:in=256,out=512,tokens=64",
-                           "decode:dtype=f32,seed=3"}) {
+  for (const char* spec :
+       {"decode", "decode:d=128,H=8,G=2,dh=16,f=344,dtype=f64", "tinygpt:L=2,d=64,T=32,V=21,B=2",
+        "linear:in=256,out=512,tokens=64", "decode:dtype=f32,seed=3"}) {
     absl::StatusOr<std::unique_ptr<Model>> m = CreateModel(spec);
     ASSERT_TRUE(m.ok()) << spec << ": " << m.status();
     // The canonical spec creates the same model again.
@@ -68,7 +68,9 @@ TEST(TinyGPT, LossAtInitIsNearLogV) {
 
 TEST(TinyGPT, ParameterCountsMatchTheSpec) {
   // N from docs/spec/tinygpt_flops.md.
-  struct Row { int64_t L, d, T, V, N; };
+  struct Row {
+    int64_t L, d, T, V, N;
+  };
   for (Row r : {Row{2, 8, 32, 21, 2184}, Row{2, 64, 32, 21, 103488}, Row{2, 64, 96, 44, 109056},
                 Row{2, 256, 32, 21, 1593600}, Row{8, 512, 32, 21, 25247232}}) {
     GPTConfig c;

@@ -132,8 +132,8 @@ TEST(ElementwiseTest, IntegerDivisionFloorsAndGivesZeroForAZeroDivisor) {
   Tensor b = FromValues(DType::kI64, {4}, {2, 2, -2, -2});
   ExpectTensor(EvalOp(OpCode::kDiv, {&a, &b}), DType::kI64, {4}, {3, -4, -4, 3}, "floor div");
   Tensor zero = FromValues(DType::kI64, {2, 1}, {1, 0});
-  ExpectTensor(EvalOp(OpCode::kDiv, {&a, &zero}), DType::kI64, {2, 4},
-               {7, -7, 7, -7, 0, 0, 0, 0}, "div by 0");
+  ExpectTensor(EvalOp(OpCode::kDiv, {&a, &zero}), DType::kI64, {2, 4}, {7, -7, 7, -7, 0, 0, 0, 0},
+               "div by 0");
 }
 
 // maximum / minimum order -0 below +0 (llvm.maximum), whichever operand comes first.

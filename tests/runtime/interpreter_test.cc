@@ -155,35 +155,24 @@ void ExpectError(const std::function<void(Fixture*, ir::Bindings*)>& change,
 TEST(InterpreterTest, RejectsBadInputsWithMessagesNamingThem) {
   std::mt19937_64 rng(63);
   ExpectError(
-      [&](Fixture* f, ir::Bindings*) {
-        f->inputs["x"] = Random(rng, DType::kF32, {1, kD});
-      },
+      [&](Fixture* f, ir::Bindings*) { f->inputs["x"] = Random(rng, DType::kF32, {1, kD}); },
       {"input 'x': expected f64[1, 8], got f32[1, 8]"});
   ExpectError(
-      [&](Fixture* f, ir::Bindings*) {
-        f->inputs["k_cache"] = Random(rng, DType::kF64, {2, 128});
-      },
+      [&](Fixture* f, ir::Bindings*) { f->inputs["k_cache"] = Random(rng, DType::kF64, {2, 128}); },
       {"input 'k_cache': expected f64[2, S, 4], got f64[2, 128]"});
-  ExpectError(
-      [&](Fixture* f, ir::Bindings*) {
-        f->inputs["x"] = Random(rng, DType::kF64, {1, 9});
-      },
-      {"input 'x': expected f64[1, 8], got f64[1, 9]"});
+  ExpectError([&](Fixture* f, ir::Bindings*) { f->inputs["x"] = Random(rng, DType::kF64, {1, 9}); },
+              {"input 'x': expected f64[1, 8], got f64[1, 9]"});
   ExpectError([&](Fixture* f, ir::Bindings*) { f->inputs.erase("v_cache"); },
               {"missing input 'v_cache'"});
   ExpectError([&](Fixture* f, ir::Bindings*) { f->params.erase("wq"); },
               {"missing parameter 'wq'"});
   ExpectError(
-      [&](Fixture* f, ir::Bindings*) {
-        f->params["wk"] = Random(rng, DType::kF64, {8, 7});
-      },
+      [&](Fixture* f, ir::Bindings*) { f->params["wk"] = Random(rng, DType::kF64, {8, 7}); },
       {"parameter 'wk': expected f64[8, 8], got f64[8, 7]"});
   ExpectError([&](Fixture*, ir::Bindings* b) { b->clear(); }, {"symbol 'P' is not bound"});
-  ExpectError(
-      [&](Fixture* f, ir::Bindings*) {
-        f->inputs["v_cache"] = Random(rng, DType::kF64, {2, 129, 4});
-      },
-      {"input 'v_cache': expected f64[2, S, 4] with S=128, got f64[2, 129, 4]"});
+  ExpectError([&](Fixture* f,
+                  ir::Bindings*) { f->inputs["v_cache"] = Random(rng, DType::kF64, {2, 129, 4}); },
+              {"input 'v_cache': expected f64[2, S, 4] with S=128, got f64[2, 129, 4]"});
   ExpectError([&](Fixture*, ir::Bindings* b) { (*b)["S"] = 100; },
               {"input 'k_cache': expected f64[2, S, 4] with S=100, got f64[2, 128, 4]"});
   ExpectError([&](Fixture*, ir::Bindings* b) { (*b)["P"] = 128; }, {"kv_write", "[128, 129)"});

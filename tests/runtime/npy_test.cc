@@ -33,8 +33,8 @@ TEST(Npy, ReadsWhatNumpyWrites) {
   std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }";
   header.append(118 - header.size() - 1, ' ');
   header += '\n';
-  std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) +
-                      '\x00' + header;
+  std::string bytes =
+      std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\x00' + header;
   for (double v : {0.0, 1.0, 2.0}) bytes.append(reinterpret_cast<const char*>(&v), 8);
   absl::StatusOr<Tensor> t = ParseNpy(bytes, "a.npy");
   ASSERT_TRUE(t.ok()) << t.status();

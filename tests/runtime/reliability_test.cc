@@ -34,8 +34,17 @@ TEST(NpyBool, BytesOtherThanZeroAndOneAreRejected) {
 }
 
 TEST(ScalarSemantics, FloatToI64Saturates) {
-  const double in[] = {1e300, -1e300, INFINITY, -INFINITY, NAN, -2.5, 2.9, 9.3e18, -9.3e18,
-                       9223372036854775807.0, -9223372036854775808.0};
+  const double in[] = {1e300,
+                       -1e300,
+                       INFINITY,
+                       -INFINITY,
+                       NAN,
+                       -2.5,
+                       2.9,
+                       9.3e18,
+                       -9.3e18,
+                       9223372036854775807.0,
+                       -9223372036854775808.0};
   const int64_t want[] = {kMax, kMin, kMax, kMin, 0, -2, 2, kMax, kMin, kMax, kMin};
   for (size_t i = 0; i < std::size(in); ++i) {
     EXPECT_EQ(SaturatingToI64(in[i]), want[i]) << in[i];

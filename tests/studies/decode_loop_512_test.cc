@@ -16,9 +16,9 @@
 namespace graphjit::studies {
 namespace {
 
+using compiler::JitOptions;
 using compiler::cache::AllPolicies;
 using compiler::cache::CacheStats;
-using compiler::JitOptions;
 using compiler::cache::PolicyName;
 using compiler::cache::ShapePolicy;
 namespace testutil = compiler::cache::testutil;

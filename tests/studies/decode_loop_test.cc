@@ -1,6 +1,5 @@
 // The decode loop through a compile cache on a small decode layer: short loops around the
 // bucket boundaries compile what the key functions predict under every policy.
-#include "models/jit_model.h"
 #include "studies/decode_loop.h"
 
 #include <memory>
@@ -8,14 +7,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "models/jit_model.h"
 #include "tests/compiler/cache/cache_test_util.h"
 
 namespace graphjit::studies {
 namespace {
 
-using compiler::cache::AllPolicies;
 using compiler::JitFunction;
 using compiler::JitOptions;
+using compiler::cache::AllPolicies;
 using compiler::cache::PadsInputs;
 using compiler::cache::PolicyName;
 using compiler::cache::ShapePolicy;

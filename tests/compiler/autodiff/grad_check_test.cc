@@ -127,13 +127,13 @@ std::vector<GradCase> Cases() {
                        return Op(b, OpCode::kMatmul, {in[0], in[1]});
                      }});
   }
-  cases.push_back(
-      {"transpose",
-       {OpCode::kTranspose},
-       {F("x", {2, 3, 4})},
-       [](GraphBuilder& b, const std::vector<ValueId>& in) {
-         return Op(b, OpCode::kTranspose, {in[0]}, {{"perm", std::vector<int64_t>{2, 0, 1}}});
-       }});
+  cases.push_back({"transpose",
+                   {OpCode::kTranspose},
+                   {F("x", {2, 3, 4})},
+                   [](GraphBuilder& b, const std::vector<ValueId>& in) {
+                     return Op(b, OpCode::kTranspose, {in[0]},
+                               {{"perm", std::vector<int64_t>{2, 0, 1}}});
+                   }});
   cases.push_back({"reshape",
                    {OpCode::kReshape},
                    {F("x", {2, 3, 4})},
@@ -162,14 +162,14 @@ std::vector<GradCase> Cases() {
                      {{"axis", int64_t{1}}, {"start", SymExpr(start)}, {"end", SymExpr(end)}});
          }});
   }
-  cases.push_back(
-      {"slice_symbolic",
-       {OpCode::kSlice},
-       {F("x", {2, kS})},
-       [](GraphBuilder& b, const std::vector<ValueId>& in) {
-         return Op(b, OpCode::kSlice, {in[0]}, {{"axis", int64_t{1}}, {"start", kP}, {"end", kS}});
-       },
-       {{"S", 5}, {"P", 2}}});
+  cases.push_back({"slice_symbolic",
+                   {OpCode::kSlice},
+                   {F("x", {2, kS})},
+                   [](GraphBuilder& b, const std::vector<ValueId>& in) {
+                     return Op(b, OpCode::kSlice, {in[0]},
+                               {{"axis", int64_t{1}}, {"start", kP}, {"end", kS}});
+                   },
+                   {{"S", 5}, {"P", 2}}});
   // Few rows, many indices: repeated rows must sum their gradients.
   cases.push_back({"gather",
                    {OpCode::kGather},
@@ -183,44 +183,44 @@ std::vector<GradCase> Cases() {
                    [](GraphBuilder& b, const std::vector<ValueId>& in) {
                      return Op(b, OpCode::kScatterAdd, {in[0], in[1], in[2]});
                    }});
-  cases.push_back(
-      {"reduce_sum",
-       {OpCode::kReduceSum},
-       {F("x", {2, 3, 4})},
-       [](GraphBuilder& b, const std::vector<ValueId>& in) {
-         return Op(b, OpCode::kReduceSum, {in[0]}, {{"axis", int64_t{1}}, {"keepdim", false}});
-       }});
-  cases.push_back(
-      {"reduce_mean",
-       {OpCode::kReduceMean},
-       {F("x", {2, 3, 4})},
-       [](GraphBuilder& b, const std::vector<ValueId>& in) {
-         return Op(b, OpCode::kReduceMean, {in[0]}, {{"axis", int64_t{0}}, {"keepdim", true}});
-       }});
-  cases.push_back(
-      {"reduce_mean_symbolic",
-       {OpCode::kReduceMean},
-       {F("x", {kS, 3})},
-       [](GraphBuilder& b, const std::vector<ValueId>& in) {
-         return Op(b, OpCode::kReduceMean, {in[0]}, {{"axis", int64_t{0}}, {"keepdim", false}});
-       },
-       {{"S", 4}}});
-  cases.push_back(
-      {"reduce_max",
-       {OpCode::kReduceMax},
-       {F("x", {2, 3, 4})},
-       [](GraphBuilder& b, const std::vector<ValueId>& in) {
-         return Op(b, OpCode::kReduceMax, {in[0]}, {{"axis", int64_t{-1}}, {"keepdim", false}});
-       }});
+  cases.push_back({"reduce_sum",
+                   {OpCode::kReduceSum},
+                   {F("x", {2, 3, 4})},
+                   [](GraphBuilder& b, const std::vector<ValueId>& in) {
+                     return Op(b, OpCode::kReduceSum, {in[0]},
+                               {{"axis", int64_t{1}}, {"keepdim", false}});
+                   }});
+  cases.push_back({"reduce_mean",
+                   {OpCode::kReduceMean},
+                   {F("x", {2, 3, 4})},
+                   [](GraphBuilder& b, const std::vector<ValueId>& in) {
+                     return Op(b, OpCode::kReduceMean, {in[0]},
+                               {{"axis", int64_t{0}}, {"keepdim", true}});
+                   }});
+  cases.push_back({"reduce_mean_symbolic",
+                   {OpCode::kReduceMean},
+                   {F("x", {kS, 3})},
+                   [](GraphBuilder& b, const std::vector<ValueId>& in) {
+                     return Op(b, OpCode::kReduceMean, {in[0]},
+                               {{"axis", int64_t{0}}, {"keepdim", false}});
+                   },
+                   {{"S", 4}}});
+  cases.push_back({"reduce_max",
+                   {OpCode::kReduceMax},
+                   {F("x", {2, 3, 4})},
+                   [](GraphBuilder& b, const std::vector<ValueId>& in) {
+                     return Op(b, OpCode::kReduceMax, {in[0]},
+                               {{"axis", int64_t{-1}}, {"keepdim", false}});
+                   }});
   // An index path carries no gradient, the value it selects does: x[argmax(x)] * x.
-  cases.push_back(
-      {"gather_at_argmax",
-       {OpCode::kArgMax},
-       {F("x", {6})},
-       [](GraphBuilder& b, const std::vector<ValueId>& in) {
-         ValueId i = Op(b, OpCode::kArgMax, {in[0]}, {{"axis", int64_t{0}}, {"keepdim", true}});
-         return Op(b, OpCode::kMul, {Op(b, OpCode::kGather, {in[0], i}), in[0]});
-       }});
+  cases.push_back({"gather_at_argmax",
+                   {OpCode::kArgMax},
+                   {F("x", {6})},
+                   [](GraphBuilder& b, const std::vector<ValueId>& in) {
+                     ValueId i =
+                         Op(b, OpCode::kArgMax, {in[0]}, {{"axis", int64_t{0}}, {"keepdim", true}});
+                     return Op(b, OpCode::kMul, {Op(b, OpCode::kGather, {in[0], i}), in[0]});
+                   }});
   for (int64_t axis : {0, 1, -1}) {
     cases.push_back({absl::StrCat("cumsum", axis),
                      {OpCode::kCumSum},

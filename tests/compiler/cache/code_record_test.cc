@@ -31,8 +31,8 @@ constexpr ContentKey kOtherKey{0x0123456789abcdefull, 0xfedcba9876543211ull};
 const char kIdentity[] = "graphjit=test\nllvm=19\n";
 
 TEST(CodeRecord, RoundTripsBinaryPayloads) {
-  for (const std::string& payload : {std::string(), std::string("obj\0ect\xff", 8),
-                                    std::string(100000, '\x7f')}) {
+  for (const std::string& payload :
+       {std::string(), std::string("obj\0ect\xff", 8), std::string(100000, '\x7f')}) {
     const std::string record = EncodeCodeRecord(kIdentity, kKey, payload);
     absl::StatusOr<std::string> got = DecodeCodeRecord(kIdentity, kKey, record);
     ASSERT_TRUE(got.ok()) << got.status();
@@ -66,15 +66,13 @@ TEST(CodeRecord, SaysWhy) {
               HasSubstr("bad magic"));
   std::string flipped = record;
   flipped[flipped.size() - 12] ^= 1;  // in the payload
-  EXPECT_THAT(DecodeCodeRecord(kIdentity, kKey, flipped).status().message(),
-              HasSubstr("checksum"));
+  EXPECT_THAT(DecodeCodeRecord(kIdentity, kKey, flipped).status().message(), HasSubstr("checksum"));
   std::string version = record;
   version[8] = 7;
   EXPECT_EQ(DecodeCodeRecord(kIdentity, kKey, version).status().code(),
             absl::StatusCode::kFailedPrecondition);
   // Intact, but another writer's or another key's: foreign.
-  absl::StatusOr<std::string> foreign =
-      DecodeCodeRecord("graphjit=test\nllvm=18\n", kKey, record);
+  absl::StatusOr<std::string> foreign = DecodeCodeRecord("graphjit=test\nllvm=18\n", kKey, record);
   EXPECT_EQ(foreign.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(foreign.status().message(), HasSubstr("header differs"));
   EXPECT_EQ(DecodeCodeRecord(kIdentity, kOtherKey, record).status().code(),
@@ -123,7 +121,6 @@ TEST(RemoteCache, UnreachableServerFallsBackQuickly) {
   EXPECT_THAT(cache.RedisKey(kKey), HasSubstr("0123456789abcdeffedcba9876543210"));
 }
 
-
 // Against a real redis-server (skipped without one; tests/tools/remote_cache_test.sh
 // requires it): round trip and lock, then the server restarted under a pooled
 // connection - the next command fails over (no SIGPIPE kills the process) and the one
@@ -149,8 +146,8 @@ pid_t Start(int port) {
     int devnull = ::open("/dev/null", O_WRONLY);
     ::dup2(devnull, 1);
     ::dup2(devnull, 2);
-    ::execlp("redis-server", "redis-server", "--port", p.c_str(), "--bind", "127.0.0.1",
-             "--save", "", "--appendonly", "no", static_cast<char*>(nullptr));
+    ::execlp("redis-server", "redis-server", "--port", p.c_str(), "--bind", "127.0.0.1", "--save",
+             "", "--appendonly", "no", static_cast<char*>(nullptr));
     ::_exit(127);
   }
   return pid;

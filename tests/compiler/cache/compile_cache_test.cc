@@ -1,13 +1,12 @@
 // CompileCache on small models: compile counts the key functions predict, 0/1
 // specialization, guard failures, miss explanations, logging, eviction, and what happens
 // to the caller's tensors. Every miss is a real compile.
-#include "compiler/jit.h"
-#include "models/jit_model.h"
-
 #include "absl/strings/str_split.h"
 #include "cache_test_util.h"
+#include "compiler/jit.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "models/jit_model.h"
 
 namespace graphjit::compiler::cache {
 namespace {
@@ -19,7 +18,7 @@ using ::testing::StartsWith;
 using testutil::DecodeInputs;
 
 std::unique_ptr<JitFunction> MakeCache(const models::Model& model, ShapePolicy policy,
-                                        int64_t capacity = 0) {
+                                       int64_t capacity = 0) {
   JitOptions options;
   options.policy = policy;
   options.capacity = capacity;

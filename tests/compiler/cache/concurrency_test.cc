@@ -16,8 +16,8 @@
 
 #include "cache_test_util.h"
 #include "compiler/jit.h"
-#include "models/jit_model.h"
 #include "gtest/gtest.h"
+#include "models/jit_model.h"
 
 namespace graphjit::compiler::cache {
 namespace {

@@ -34,8 +34,8 @@ absl::StatusOr<Tensor> Full(ir::DType dtype, std::vector<int64_t> shape, double 
 // Attention-like: scores of a query against n rows, masked, softmax over them, weighted
 // sum of the rows, plus an MLP on the result. Only `mask` may hide padded rows.
 std::vector<Value> Attend(frontend::Context& ctx) {
-  Value q = ctx.Input("q");        // [b, 8]
-  Value rows = ctx.Input("rows");  // [n, 8]
+  Value q = ctx.Input("q");                                       // [b, 8]
+  Value rows = ctx.Input("rows");                                 // [n, 8]
   Value s = frontend::Matmul(q, frontend::TransposeLast2(rows));  // [b, n]
   if (ctx.HasInput("mask")) s = s + ctx.Input("mask");            // [1, n]
   Value a = frontend::Matmul(frontend::Softmax(s, -1), rows);     // [b, 8]
@@ -139,8 +139,7 @@ TEST(Jit, AutoDuckSizesDimsOfEqualValue) {
   absl::StatusOr<std::unique_ptr<JitFunction>> fn = Jit("add", add, {}, o);
   ASSERT_TRUE(fn.ok()) << fn.status();
   for (int64_t n : {3, 4, 9, 17}) {
-    TensorMap in{{"x", *Full(ir::DType::kF64, {n}, 1.5)},
-                 {"y", *Full(ir::DType::kF64, {n}, 2.0)}};
+    TensorMap in{{"x", *Full(ir::DType::kF64, {n}, 1.5)}, {"y", *Full(ir::DType::kF64, {n}, 2.0)}};
     absl::StatusOr<std::vector<Tensor>> got = (*fn)->Run(in);
     ASSERT_TRUE(got.ok()) << got.status();
     EXPECT_EQ((*got)[0].ValueAt(n - 1), 3.5);
@@ -157,7 +156,8 @@ TEST(Jit, ATraceErrorReachesTheCallThatTracedItAndOtherShapesStillWork) {
   absl::StatusOr<std::unique_ptr<JitFunction>> fn =
       Jit("eight", eight, {}, OptionsFor(ShapePolicy::kExact));
   ASSERT_TRUE(fn.ok());
-  absl::StatusOr<std::vector<Tensor>> bad = (*fn)->Run({{"x", *Tensor::Zeros(ir::DType::kF64, {3, 3})}});
+  absl::StatusOr<std::vector<Tensor>> bad =
+      (*fn)->Run({{"x", *Tensor::Zeros(ir::DType::kF64, {3, 3})}});
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(bad.status().message(), HasSubstr("reshape"));
@@ -171,9 +171,7 @@ TEST(Jit, ATraceErrorReachesTheCallThatTracedItAndOtherShapesStillWork) {
 }
 
 TEST(Jit, ANewDtypeOrRankIsANewSignatureNotAWrongAnswer) {
-  auto twice = [](frontend::Context& ctx) -> std::vector<Value> {
-    return {ctx.Input("x") * 2.0};
-  };
+  auto twice = [](frontend::Context& ctx) -> std::vector<Value> { return {ctx.Input("x") * 2.0}; };
   absl::StatusOr<std::unique_ptr<JitFunction>> fn =
       Jit("twice", twice, {}, OptionsFor(ShapePolicy::kAuto));
   ASSERT_TRUE(fn.ok());
@@ -290,8 +288,7 @@ TEST(Jit, NamedDimsMustAgreeAndCallSymbolsAreCompleted) {
   o.dynamic_dims = {{"x", 0, "n"}, {"z", 0, "n"}};
   auto fn = Jit("add", add, {}, o);
   ASSERT_TRUE(fn.ok());
-  TensorMap in{{"x", *Full(ir::DType::kF64, {5}, 1.0)},
-               {"z", *Full(ir::DType::kF64, {5}, 2.0)}};
+  TensorMap in{{"x", *Full(ir::DType::kF64, {5}, 1.0)}, {"z", *Full(ir::DType::kF64, {5}, 2.0)}};
   ASSERT_TRUE((*fn)->Run(in).ok());
   in["z"] = *Full(ir::DType::kF64, {6}, 2.0);
   absl::StatusOr<std::vector<Tensor>> r = (*fn)->Run(in);

@@ -26,8 +26,8 @@ constexpr int64_t kWidth = 4;
 // Scores of b queries against n rows, a masked softmax over the rows, the weighted rows,
 // and reductions over the n axis (an empty sum is 0, an empty max -inf).
 std::vector<Value> Attend(frontend::Context& ctx) {
-  Value q = ctx.Input("q");        // [b, 4]
-  Value rows = ctx.Input("rows");  // [n, 4]
+  Value q = ctx.Input("q");                                       // [b, 4]
+  Value rows = ctx.Input("rows");                                 // [n, 4]
   Value s = frontend::Matmul(q, frontend::TransposeLast2(rows));  // [b, n]
   if (ctx.HasInput("mask")) s = s + ctx.Input("mask");            // [1, n]
   Value p = frontend::Softmax(s, -1);
@@ -100,8 +100,8 @@ TEST(ZeroSize, EveryPolicyEqualsTheInterpreter) {
     o.store = std::make_shared<CodeStore>();
     if (policy == ShapePolicy::kSymbolic) o.dynamic_dims = {{"rows", 0, "n"}, {"q", 0, ""}};
     if (cache::PadsInputs(policy)) {
-      o.padding = PaddingSpec{{{"rows", 0, "n"}},
-                              {{"mask", {1, ir::SymExpr::Symbol("n")}, std::nullopt}}};
+      o.padding =
+          PaddingSpec{{{"rows", 0, "n"}}, {{"mask", {1, ir::SymExpr::Symbol("n")}, std::nullopt}}};
     }
     absl::StatusOr<std::unique_ptr<JitFunction>> fn = Jit("attend", Attend, {}, o);
     ASSERT_TRUE(fn.ok()) << fn.status();

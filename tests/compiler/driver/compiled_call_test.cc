@@ -56,10 +56,9 @@ TEST(CompiledCall, BadInputsGetRunsMessages) {
   EXPECT_EQ(count.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(count.message(), "expected 2 inputs (a, b), got 1");
   // Mismatched rows and a wrong dtype: exactly the errors Run gives.
-  std::vector<std::vector<Tensor>> bad = {
-      {Ramp(2, 1), Ramp(3, 1)},
-      {Ramp(2, 1), *Tensor::Zeros(ir::DType::kF32, {2, 4})},
-      {Ramp(2, 1), *Tensor::Zeros(ir::DType::kF64, {2, 5})}};
+  std::vector<std::vector<Tensor>> bad = {{Ramp(2, 1), Ramp(3, 1)},
+                                          {Ramp(2, 1), *Tensor::Zeros(ir::DType::kF32, {2, 4})},
+                                          {Ramp(2, 1), *Tensor::Zeros(ir::DType::kF64, {2, 5})}};
   for (const std::vector<Tensor>& in : bad) {
     absl::Status got = call.Run(in);
     auto want = (*cg)->Run({{"a", in[0]}, {"b", in[1]}});

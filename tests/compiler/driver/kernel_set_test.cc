@@ -3,6 +3,8 @@
 // code lives while some graph uses it, and the canonical form tells apart what differs.
 #include "compiler/kernel_set.h"
 
+#include <algorithm>
+
 #include "compiler/cache/code_store.h"
 #include "compiler/compiled_graph.h"
 #include "compiler/lower/kernel_unit.h"
@@ -11,7 +13,6 @@
 #include "ir/parser.h"
 #include "models/model.h"
 #include "runtime/interpreter.h"
-#include <algorithm>
 
 namespace graphjit::compiler {
 namespace {
@@ -22,7 +23,8 @@ std::unique_ptr<CompiledGraph> CompileModel(const std::string& spec, ir::Binding
   options.fixed_dims = std::move(fixed);
   absl::StatusOr<ir::Graph> graph = models::TraceModel(*model, options);
   EXPECT_TRUE(graph.ok()) << graph.status();
-  absl::StatusOr<std::unique_ptr<CompiledGraph>> cg = CompiledGraph::Compile(*graph, model->params());
+  absl::StatusOr<std::unique_ptr<CompiledGraph>> cg =
+      CompiledGraph::Compile(*graph, model->params());
   EXPECT_TRUE(cg.ok()) << cg.status();
   return *std::move(cg);
 }
@@ -80,10 +82,18 @@ TEST(KernelSet, TheCanonicalFormKeepsWhatMattersAndDropsNames) {
   };
   // Same computation, other names: one kernel text. Another constant (by one ulp of
   // printing precision) or another dtype: another text.
-  auto a = program_of("graph a {\n  %0 = input {name=\"x\"} : f64[8]\n  %1 = constant {value=[0.1234567]} : f64[]\n  %2 = mul(%0, %1) : f64[8]\n  return %2\n}\n");
-  auto b = program_of("graph b {\n  %0 = input {name=\"y\"} : f64[8]\n  %1 = constant {value=[0.1234567]} : f64[]\n  %2 = mul(%0, %1) : f64[8]\n  return %2\n}\n");
-  auto c = program_of("graph c {\n  %0 = input {name=\"x\"} : f64[8]\n  %1 = constant {value=[0.1234568]} : f64[]\n  %2 = mul(%0, %1) : f64[8]\n  return %2\n}\n");
-  auto d = program_of("graph d {\n  %0 = input {name=\"x\"} : f32[8]\n  %1 = constant {value=[0.1234567]} : f32[]\n  %2 = mul(%0, %1) : f32[8]\n  return %2\n}\n");
+  auto a = program_of(
+      "graph a {\n  %0 = input {name=\"x\"} : f64[8]\n  %1 = constant {value=[0.1234567]} : "
+      "f64[]\n  %2 = mul(%0, %1) : f64[8]\n  return %2\n}\n");
+  auto b = program_of(
+      "graph b {\n  %0 = input {name=\"y\"} : f64[8]\n  %1 = constant {value=[0.1234567]} : "
+      "f64[]\n  %2 = mul(%0, %1) : f64[8]\n  return %2\n}\n");
+  auto c = program_of(
+      "graph c {\n  %0 = input {name=\"x\"} : f64[8]\n  %1 = constant {value=[0.1234568]} : "
+      "f64[]\n  %2 = mul(%0, %1) : f64[8]\n  return %2\n}\n");
+  auto d = program_of(
+      "graph d {\n  %0 = input {name=\"x\"} : f32[8]\n  %1 = constant {value=[0.1234567]} : "
+      "f32[]\n  %2 = mul(%0, %1) : f32[8]\n  return %2\n}\n");
   ASSERT_EQ(a->program().kernels.size(), 1u);
   const std::string ta = MakeKernelUnit(a->program(), 0).text;
   EXPECT_EQ(ta, MakeKernelUnit(b->program(), 0).text);

@@ -162,14 +162,14 @@ std::vector<Case> Cases() {
        {{DType::kF64, {2, 1, 3, kS}}, {DType::kF64, {4, kS, 5}}},
        [](GraphBuilder& b, const std::vector<ValueId>& in, DType,
           [[maybe_unused]] const SymExpr& S) { return Bin(b, OpCode::kMatmul, in[0], in[1]); }});
-  cases.push_back(
-      {"matmul_transposed_rhs",
-       {{DType::kF64, {2, 3, 8}}, {DType::kF64, {2, kS, 8}}},
-       [](GraphBuilder& b, const std::vector<ValueId>& in, DType,
-          [[maybe_unused]] const SymExpr& S) {
-         ValueId t = b.Add(OpCode::kTranspose, {in[1]}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
-         return Bin(b, OpCode::kMatmul, in[0], t);
-       }});
+  cases.push_back({"matmul_transposed_rhs",
+                   {{DType::kF64, {2, 3, 8}}, {DType::kF64, {2, kS, 8}}},
+                   [](GraphBuilder& b, const std::vector<ValueId>& in, DType,
+                      [[maybe_unused]] const SymExpr& S) {
+                     ValueId t = b.Add(OpCode::kTranspose, {in[1]},
+                                       {{"perm", std::vector<int64_t>{0, 2, 1}}});
+                     return Bin(b, OpCode::kMatmul, in[0], t);
+                   }});
   cases.push_back(
       {"transpose_reshape_slice_concat",
        {{DType::kF64, {2, kS, 6}}},
@@ -424,7 +424,8 @@ TEST(OpDifferential, TextualIrRegressions) {
     %1 = iota {axis=1} : i64[0, 5]
     %2 = neg(%1) : i64[0, 5]
     return %0, %2
-  })", {});
+  })",
+                                {});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].TypeString(), "f32[0, 5]");
   EXPECT_EQ(out[1].TypeString(), "i64[0, 5]");
@@ -440,8 +441,9 @@ TEST(OpDifferential, TextualIrRegressions) {
     %4 = constant {value=[1e+300, -1e+300, inf, -inf, nan, -2.5]} : f64[6]
     %5 = cast(%4) {dtype=i64} : i64[6]
     return %1, %3, %5
-  })", {{"x", *Tensor::FromDoubles(DType::kF64, {6}, x)},
-        {"y", *Tensor::FromDoubles(DType::kF32, {6}, x)}});
+  })",
+            {{"x", *Tensor::FromDoubles(DType::kF64, {6}, x)},
+             {"y", *Tensor::FromDoubles(DType::kF32, {6}, x)}});
   ASSERT_EQ(out.size(), 3u);
   for (const Tensor& t : out) {
     EXPECT_EQ(ints(t), (std::vector<int64_t>{kMax, kMin, kMax, kMin, 0, -2}));
@@ -455,8 +457,9 @@ TEST(OpDifferential, TextualIrRegressions) {
     %m = constant {value=[-1]} : i64[]
     %r = div(%a, %m) : i64[4]
     return %q, %r
-  })", {{"a", *Tensor::FromVector<int64_t>({4}, std::vector<int64_t>{kMin, 7, -7, kMax})},
-        {"b", *Tensor::FromVector<int64_t>({4}, std::vector<int64_t>{-1, -2, 2, -1})}});
+  })",
+            {{"a", *Tensor::FromVector<int64_t>({4}, std::vector<int64_t>{kMin, 7, -7, kMax})},
+             {"b", *Tensor::FromVector<int64_t>({4}, std::vector<int64_t>{-1, -2, 2, -1})}});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(ints(out[0]), (std::vector<int64_t>{kMin, -4, -4, -kMax}));
   EXPECT_EQ(ints(out[1]), (std::vector<int64_t>{kMin, -7, 7, -kMax}));
@@ -468,7 +471,8 @@ TEST(OpDifferential, TextualIrRegressions) {
     %1 = constant {value=[1, 3]} : i64[2]
     %2 = add(%0, %1) : i64[2]
     return %2
-  })", {});
+  })",
+            {});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(ints(out[0]), (std::vector<int64_t>{4611686018427387905, 4611686018427387907}));
 }

@@ -3,9 +3,9 @@
 #include "compiler/profile.h"
 
 #include "absl/strings/match.h"
-#include "gtest/gtest.h"
 #include "compiler/analysis/bytes_moved.h"
 #include "compiler/compiled_graph.h"
+#include "gtest/gtest.h"
 #include "models/model.h"
 
 namespace graphjit::compiler {

@@ -8,9 +8,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
+#include "compiler/compiled_graph.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "compiler/compiled_graph.h"
 #include "ir/check.h"
 #include "ir/parser.h"
 #include "runtime/interpreter.h"
@@ -62,11 +62,11 @@ constexpr char kMatvec[] = R"(graph g {
 
 // `tiled`, where it does not depend on the host's vector width: whether the tiled code
 // must use vectors (>= 16 columns are at least one vector of either dtype on x86).
-void CheckMatvec(const char* dtype, const std::string& k_dim, const std::string& n_dim,
-                 int64_t K, int64_t N, std::optional<bool> tiled = std::nullopt) {
+void CheckMatvec(const char* dtype, const std::string& k_dim, const std::string& n_dim, int64_t K,
+                 int64_t N, std::optional<bool> tiled = std::nullopt) {
   SCOPED_TRACE(absl::StrCat(dtype, " K=", k_dim, "=", K, " N=", n_dim, "=", N));
-  absl::StatusOr<ir::Graph> g = ir::ParseGraph(
-      absl::StrReplaceAll(kMatvec, {{"DT", dtype}, {"KD", k_dim}, {"ND", n_dim}}));
+  absl::StatusOr<ir::Graph> g =
+      ir::ParseGraph(absl::StrReplaceAll(kMatvec, {{"DT", dtype}, {"KD", k_dim}, {"ND", n_dim}}));
   ASSERT_TRUE(g.ok()) << g.status();
   Compiled c = CompileBoth(*g);
   // The tiled code works on vectors before LLVM's vectorizers run; the untiled does not.
@@ -85,8 +85,8 @@ void CheckMatvec(const char* dtype, const std::string& k_dim, const std::string&
   ASSERT_TRUE(untiled.ok()) << untiled.status();
   const double tolerance = dt == ir::DType::kF64 ? 1e-12 : 2e-5;
   // With a constant K below 32 x @ w sums the same products in the same order either way
-  // (narrow strips over a longer or symbolic k split it over accumulator sets). exp(x) @ w may differ in the
-  // last bits: staged, exp runs vectorized (libmvec, within an ulp of scalar libm).
+  // (narrow strips over a longer or symbolic k split it over accumulator sets). exp(x) @ w may
+  // differ in the last bits: staged, exp runs vectorized (libmvec, within an ulp of scalar libm).
   if (k_dim == absl::StrCat(K) && K < 32) {
     EXPECT_TRUE(BitEqual((*tiled)[0], (*untiled)[0]))
         << "max diff " << runtime::MaxAbsDiff((*tiled)[0], (*untiled)[0]);
@@ -102,7 +102,8 @@ TEST(TiledMatmul, ConstantWidthsEqualUntiledBitForBit) {
   for (const char* dtype : {"f64", "f32"}) {
     for (int64_t N : {1, 2, 3, 4, 7, 8, 31, 32, 33, 63, 64, 65, 127, 129, 344, 500}) {
       for (int64_t K : {1, 3, 128}) {
-        CheckMatvec(dtype, absl::StrCat(K), absl::StrCat(N), K, N, N >= 16 ? std::optional(true) : std::nullopt);
+        CheckMatvec(dtype, absl::StrCat(K), absl::StrCat(N), K, N,
+                    N >= 16 ? std::optional(true) : std::nullopt);
       }
     }
   }
@@ -114,8 +115,8 @@ TEST(TiledMatmul, SymbolicWidthAndDepth) {
       CheckMatvec(dtype, "40", "N", 40, N, false);  // a symbolic width stays untiled
       CheckMatvec(dtype, "K", "N", 13, N, false);
     }
-    CheckMatvec(dtype, "K", "64", 2, 64);    // symbolic K: tiled only if 64 is one strip
-    CheckMatvec(dtype, "K", "16", 203, 16, true);  // one strip: k split, a remainder
+    CheckMatvec(dtype, "K", "64", 2, 64);            // symbolic K: tiled only if 64 is one strip
+    CheckMatvec(dtype, "K", "16", 203, 16, true);    // one strip: k split, a remainder
     CheckMatvec(dtype, "515", "16", 515, 16, true);  // one narrow strip, staged lhs, k split
     CheckMatvec(dtype, "K", "16", 70, 16, true);     // one strip: any K
   }
@@ -168,12 +169,11 @@ TEST(TiledMatmul, BatchedAndTransposedRhs) {
 
 // The option is part of the kernels' content keys: tiled and untiled code never share.
 TEST(TiledMatmul, OptionChangesKernelKeys) {
-  absl::StatusOr<ir::Graph> g = ir::ParseGraph(
-      absl::StrReplaceAll(kMatvec, {{"DT", "f64"}, {"KD", "8"}, {"ND", "40"}}));
+  absl::StatusOr<ir::Graph> g =
+      ir::ParseGraph(absl::StrReplaceAll(kMatvec, {{"DT", "f64"}, {"KD", "8"}, {"ND", "40"}}));
   ASSERT_TRUE(g.ok()) << g.status();
   Compiled c = CompileBoth(*g);
-  EXPECT_NE(c.tiled->kernels().keys().front().ToHex(),
-            c.untiled->kernels().keys().front().ToHex());
+  EXPECT_NE(c.tiled->kernels().keys().front().ToHex(), c.untiled->kernels().keys().front().ToHex());
 }
 
 }  // namespace

@@ -256,8 +256,8 @@ TEST(JitEngineTest, LiveCodeHoldsMappingsUntilDropped) {
   const int maps_live = CodeMappings();
   live.clear();
   const int maps_after = CodeMappings();
-  std::printf("[ info     ] code mappings: %d before, %d with 100 live modules, %d after\n", maps_before,
-              maps_live, maps_after);
+  std::printf("[ info     ] code mappings: %d before, %d with 100 live modules, %d after\n",
+              maps_before, maps_live, maps_after);
   EXPECT_GT(maps_live, maps_before);
   EXPECT_LT(maps_after - maps_before, 20);
 }

@@ -66,7 +66,9 @@ TEST(Lazy, ValuesNoHandleHoldsAreNotComputed) {
   LazyContext ctx;
   Value x = ctx.Tensor(*Tensor::FromDoubles(ir::DType::kF64, {2}, {1, 2}));
   Value a = Exp(x);
-  { Value dropped = Tanh(a); }
+  {
+    Value dropped = Tanh(a);
+  }
   ASSERT_TRUE(ctx.Materialize(a).ok());
   // The graph had exp and tanh, but only `a` was still held: one output.
   EXPECT_EQ(ctx.graphs()[0].ops, 2);

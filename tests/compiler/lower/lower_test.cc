@@ -17,9 +17,9 @@
 namespace graphjit::compiler {
 namespace {
 
-using ::testing::HasSubstr;
 using runtime::Tensor;
 using runtime::TensorMap;
+using ::testing::HasSubstr;
 
 absl::StatusOr<std::vector<Tensor>> RunLowered(const ir::Graph& g, const TensorMap& inputs,
                                                const TensorMap& params,
@@ -100,7 +100,8 @@ TEST(Lower, KvWriteIsInPlaceAndTouchesOnlyRowP) {
   for (int64_t g = 0; g < 2; ++g) {
     for (int64_t r = 0; r < S; ++r) {
       bool changed = false;
-      for (int64_t j = 0; j < 16; ++j) changed |= before[(g * S + r) * 16 + j] != after[(g * S + r) * 16 + j];
+      for (int64_t j = 0; j < 16; ++j)
+        changed |= before[(g * S + r) * 16 + j] != after[(g * S + r) * 16 + j];
       EXPECT_EQ(changed, r == 4) << "group " << g << " row " << r;
     }
   }

@@ -60,7 +60,8 @@ TEST(LowerZeroSize, EmptyConstant) {
     std::vector<Tensor> out = Evaluate(R"(graph z {
       %0 = constant {value=[]} : f32[0, 5]
       return %0
-    })", {}, optimize);
+    })",
+                                       {}, optimize);
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].TypeString(), "f32[0, 5]");
   }
@@ -68,27 +69,31 @@ TEST(LowerZeroSize, EmptyConstant) {
 
 // Constant folding turns neg of an empty iota into an empty constant, which is inlined.
 TEST(LowerZeroSize, ConstantFoldedToEmpty) {
-  std::vector<Tensor> out = Evaluate(R"(graph z {
+  std::vector<Tensor> out =
+      Evaluate(R"(graph z {
     %0 = iota {axis=1} : i64[0, 5]
     %1 = neg(%0) : i64[0, 5]
     %2 = input {name="x"} : i64[0, 5]
     %3 = add(%1, %2) : i64[0, 5]
     return %1, %3
-  })", {{"x", *Tensor::Zeros(ir::DType::kI64, {0, 5})}}, /*optimize=*/true);
+  })",
+               {{"x", *Tensor::Zeros(ir::DType::kI64, {0, 5})}}, /*optimize=*/true);
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].TypeString(), "i64[0, 5]");
   EXPECT_EQ(out[1].TypeString(), "i64[0, 5]");
 }
 
 TEST(LowerZeroSize, SymbolBoundToZero) {
-  std::vector<Tensor> out = Evaluate(R"(graph z {
+  std::vector<Tensor> out =
+      Evaluate(R"(graph z {
     %x = input {name="x"} : f64[S, 3]
     %c = constant {value=[]} : f64[0, 3]
     %j = concat(%x, %c, %x) {axis=0} : f64[2*S, 3]
     %s = reduce_sum(%j) {axis=0, keepdim=false} : f64[3]
     %m = reduce_max(%j) {axis=0, keepdim=false} : f64[3]
     return %j, %s, %m
-  })", {{"x", *Tensor::Zeros(ir::DType::kF64, {0, 3})}}, /*optimize=*/true, {{"S", 0}});
+  })",
+               {{"x", *Tensor::Zeros(ir::DType::kF64, {0, 3})}}, /*optimize=*/true, {{"S", 0}});
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(out[0].TypeString(), "f64[0, 3]");
   EXPECT_EQ(out[1].ToDoubles(), std::vector<double>(3, 0.0));

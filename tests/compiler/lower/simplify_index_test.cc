@@ -197,20 +197,19 @@ TEST(SimplifyIndex, ValuesReadFromBuffersMayWrap) {
   ExprPtr data = Load(1, ir::DType::kI64, {V(0)});
   EXPECT_EQ(Simp(Div(Add(Mul(data, C(8)), C(3)), C(4)), {4}), "(((b1[i0] * 8) + 3) / 4)");
   EXPECT_EQ(Simp(Mod(Mul(data, C(8)), C(8)), {4}), "((b1[i0] * 8) % 8)");
-  EXPECT_EQ(Simp(Min(Add(data, C(1)), Add(data, C(2))), {4}),
-            "((b1[i0] + 1) min (b1[i0] + 2))");
+  EXPECT_EQ(Simp(Min(Add(data, C(1)), Add(data, C(2))), {4}), "((b1[i0] + 1) min (b1[i0] + 2))");
   // The ring rules hold under wrap-around.
   EXPECT_EQ(Simp(Sub(Add(data, C(5)), C(5)), {4}), "b1[i0]");
   // A gathered row clamped into a table of s0 rows is a size again.
   ExprPtr row = Max(Min(data, Sub(S(0), C(1))), C(0));
-  EXPECT_EQ(Simp(Div(Add(Mul(row, C(16)), V(1)), C(16)), {4, 16}),
-            "((b1[i0] min (s0 - 1)) max 0)");
+  EXPECT_EQ(Simp(Div(Add(Mul(row, C(16)), V(1)), C(16)), {4, 16}), "((b1[i0] min (s0 - 1)) max 0)");
 }
 
 TEST(SimplifyIndex, FloatArithmeticIsLeftAlone) {
   ExprPtr x = Load(0, ir::DType::kF32, {Add(V(0), Mul(V(1), C(0)))});
-  ExprPtr f = Op(ScalarOp::kAdd, Op(ScalarOp::kMul, Op(ScalarOp::kAdd, x, ConstF(1, ir::DType::kF32)),
-                                    ConstF(0, ir::DType::kF32)),
+  ExprPtr f = Op(ScalarOp::kAdd,
+                 Op(ScalarOp::kMul, Op(ScalarOp::kAdd, x, ConstF(1, ir::DType::kF32)),
+                    ConstF(0, ir::DType::kF32)),
                  Op(ScalarOp::kSub, x, x));
   EXPECT_EQ(Simp(f, {4, 4}), ExprToString(f));
   ExprPtr iota = Cast(Add(Mul(V(0), C(1)), V(1)), ir::DType::kF64);
@@ -228,53 +227,85 @@ struct Point {
 int64_t EvalI(const ExprPtr& e, const Point& p);
 bool EvalB(const ExprPtr& e, const Point& p) {
   switch (e->kind) {
-    case ExprKind::kConst: return e->i_value != 0;
-    case ExprKind::kSelect: return EvalB(e->operands[0], p) ? EvalB(e->operands[1], p) : EvalB(e->operands[2], p);
-    case ExprKind::kOp: break;
-    default: ADD_FAILURE() << "bool " << ExprToString(e); return false;
+    case ExprKind::kConst:
+      return e->i_value != 0;
+    case ExprKind::kSelect:
+      return EvalB(e->operands[0], p) ? EvalB(e->operands[1], p) : EvalB(e->operands[2], p);
+    case ExprKind::kOp:
+      break;
+    default:
+      ADD_FAILURE() << "bool " << ExprToString(e);
+      return false;
   }
   switch (e->op) {
-    case ScalarOp::kNot: return !EvalB(e->operands[0], p);
-    case ScalarOp::kAnd: return EvalB(e->operands[0], p) && EvalB(e->operands[1], p);
-    case ScalarOp::kOr: return EvalB(e->operands[0], p) || EvalB(e->operands[1], p);
-    default: break;
+    case ScalarOp::kNot:
+      return !EvalB(e->operands[0], p);
+    case ScalarOp::kAnd:
+      return EvalB(e->operands[0], p) && EvalB(e->operands[1], p);
+    case ScalarOp::kOr:
+      return EvalB(e->operands[0], p) || EvalB(e->operands[1], p);
+    default:
+      break;
   }
   int64_t a = EvalI(e->operands[0], p), b = EvalI(e->operands[1], p);
   switch (e->op) {
-    case ScalarOp::kEq: return a == b;
-    case ScalarOp::kNe: return a != b;
-    case ScalarOp::kLt: return a < b;
-    case ScalarOp::kLe: return a <= b;
-    case ScalarOp::kGt: return a > b;
-    case ScalarOp::kGe: return a >= b;
-    default: ADD_FAILURE() << "bool op " << ExprToString(e); return false;
+    case ScalarOp::kEq:
+      return a == b;
+    case ScalarOp::kNe:
+      return a != b;
+    case ScalarOp::kLt:
+      return a < b;
+    case ScalarOp::kLe:
+      return a <= b;
+    case ScalarOp::kGt:
+      return a > b;
+    case ScalarOp::kGe:
+      return a >= b;
+    default:
+      ADD_FAILURE() << "bool op " << ExprToString(e);
+      return false;
   }
 }
 
 int64_t EvalI(const ExprPtr& e, const Point& p) {
   switch (e->kind) {
-    case ExprKind::kConst: return e->i_value;
-    case ExprKind::kLoopVar: return p.vars.at(e->index);
-    case ExprKind::kSymbol: return p.symbols.at(e->index);
-    case ExprKind::kLoad: return p.data->at(EvalI(e->operands[0], p));
+    case ExprKind::kConst:
+      return e->i_value;
+    case ExprKind::kLoopVar:
+      return p.vars.at(e->index);
+    case ExprKind::kSymbol:
+      return p.symbols.at(e->index);
+    case ExprKind::kLoad:
+      return p.data->at(EvalI(e->operands[0], p));
     case ExprKind::kSelect:
       return EvalB(e->operands[0], p) ? EvalI(e->operands[1], p) : EvalI(e->operands[2], p);
-    case ExprKind::kCast: return EvalB(e->operands[0], p) ? 1 : 0;
-    case ExprKind::kOp: break;
+    case ExprKind::kCast:
+      return EvalB(e->operands[0], p) ? 1 : 0;
+    case ExprKind::kOp:
+      break;
   }
   int64_t a = EvalI(e->operands[0], p);
   if (e->op == ScalarOp::kNeg) return runtime::WrapNeg(a);
   if (e->op == ScalarOp::kAbs) return runtime::WrapAbs(a);
   int64_t b = EvalI(e->operands[1], p);
   switch (e->op) {
-    case ScalarOp::kAdd: return runtime::WrapAdd(a, b);
-    case ScalarOp::kSub: return runtime::WrapSub(a, b);
-    case ScalarOp::kMul: return runtime::WrapMul(a, b);
-    case ScalarOp::kDiv: return b == 0 ? 0 : runtime::FloorDivI64(a, b);
-    case ScalarOp::kMod: return b == 0 ? 0 : runtime::FloorModI64(a, b);
-    case ScalarOp::kMin: return std::min(a, b);
-    case ScalarOp::kMax: return std::max(a, b);
-    default: ADD_FAILURE() << "op " << ExprToString(e); return 0;
+    case ScalarOp::kAdd:
+      return runtime::WrapAdd(a, b);
+    case ScalarOp::kSub:
+      return runtime::WrapSub(a, b);
+    case ScalarOp::kMul:
+      return runtime::WrapMul(a, b);
+    case ScalarOp::kDiv:
+      return b == 0 ? 0 : runtime::FloorDivI64(a, b);
+    case ScalarOp::kMod:
+      return b == 0 ? 0 : runtime::FloorModI64(a, b);
+    case ScalarOp::kMin:
+      return std::min(a, b);
+    case ScalarOp::kMax:
+      return std::max(a, b);
+    default:
+      ADD_FAILURE() << "op " << ExprToString(e);
+      return 0;
   }
 }
 
@@ -286,22 +317,34 @@ class RandomIndex {
   ExprPtr Int(int depth) {
     if (depth == 0 || Chance(0.25)) return Leaf();
     switch (Pick(12)) {
-      case 0: return Add(Int(depth - 1), Int(depth - 1));
-      case 1: return Sub(Int(depth - 1), Int(depth - 1));
-      case 2: return Mul(Int(depth - 1), C(Pick(9) - 3));
-      case 3: return Chance(0.2) ? Mul(Int(depth - 1), Int(depth - 1)) : Mul(C(Pick(5) + 1), Int(depth - 1));
-      case 4: return Div(Int(depth - 1), Divisor());
-      case 5: return Mod(Int(depth - 1), Divisor());
-      case 6: return Min(Int(depth - 1), Int(depth - 1));
-      case 7: return Max(Int(depth - 1), Int(depth - 1));
-      case 8: return Select(Bool(depth - 1), Int(depth - 1), Int(depth - 1));
-      case 9: return Op(Chance(0.5) ? ScalarOp::kNeg : ScalarOp::kAbs, Int(depth - 1));
+      case 0:
+        return Add(Int(depth - 1), Int(depth - 1));
+      case 1:
+        return Sub(Int(depth - 1), Int(depth - 1));
+      case 2:
+        return Mul(Int(depth - 1), C(Pick(9) - 3));
+      case 3:
+        return Chance(0.2) ? Mul(Int(depth - 1), Int(depth - 1))
+                           : Mul(C(Pick(5) + 1), Int(depth - 1));
+      case 4:
+        return Div(Int(depth - 1), Divisor());
+      case 5:
+        return Mod(Int(depth - 1), Divisor());
+      case 6:
+        return Min(Int(depth - 1), Int(depth - 1));
+      case 7:
+        return Max(Int(depth - 1), Int(depth - 1));
+      case 8:
+        return Select(Bool(depth - 1), Int(depth - 1), Int(depth - 1));
+      case 9:
+        return Op(Chance(0.5) ? ScalarOp::kNeg : ScalarOp::kAbs, Int(depth - 1));
       case 10: {  // the reshape pattern: (x / c) * c + x % c, and its pieces
         ExprPtr x = Int(depth - 1);
         ExprPtr c = C(Pick(6) + 1);
         return Add(Mul(Div(x, c), c), Mod(x, c));
       }
-      default: return Cast(Bool(depth - 1), ir::DType::kI64);
+      default:
+        return Cast(Bool(depth - 1), ir::DType::kI64);
     }
   }
 
@@ -337,7 +380,8 @@ class RandomIndex {
 };
 
 // Every point of the iteration space of `extents` (loop variables), for each symbol value.
-void ForEachPoint(const std::vector<int64_t>& extents, const std::function<void(const std::vector<int64_t>&)>& f) {
+void ForEachPoint(const std::vector<int64_t>& extents,
+                  const std::function<void(const std::vector<int64_t>&)>& f) {
   std::vector<int64_t> v(extents.size(), 0);
   for (int64_t e : extents) {
     if (e <= 0) return;

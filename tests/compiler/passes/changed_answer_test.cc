@@ -3,7 +3,6 @@
 // rewrote the graph would let a fixpoint driver stop early; one that says true for no
 // change hides which passes did work in the per-pass stats.
 #include "compiler/passes/pipeline.h"
-
 #include "gtest/gtest.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
@@ -23,9 +22,9 @@ void CheckChangedAnswers(ir::Graph graph, runtime::TensorMap params) {
       absl::StatusOr<bool> changed = pass.run(&graph, &ctx);
       ASSERT_TRUE(changed.ok()) << changed.status();
       const std::string after = ir::PrintGraph(graph);
-      EXPECT_EQ(*changed, before != after) << (*changed ? "said changed, text equal"
-                                                        : "said unchanged, text differs:\n")
-                                           << (*changed ? "" : after);
+      EXPECT_EQ(*changed, before != after)
+          << (*changed ? "said changed, text equal" : "said unchanged, text differs:\n")
+          << (*changed ? "" : after);
     }
   }
 }

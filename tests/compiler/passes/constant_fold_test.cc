@@ -50,7 +50,8 @@ TEST(ConstantFold, LargeResultsBecomeNewParams) {
   %3 = transpose(%2) {perm=[1, 0]} : f32[4, 8]
   %4 = matmul(%0, %3) : f32[1, 8]
   return %4
-})", &ctx);
+})",
+                                                  &ctx);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(*out, R"(graph g {
   %0 = input {name="x"} : f32[1, 4]

@@ -20,7 +20,8 @@ TEST(Cse, MergesEqualSubgraphsTransitively) {
   %6 = mul(%2, %4) : f64[2, S]
   %7 = add(%5, %6) : f64[2, S]
   return %7
-})", nullptr, &changed);
+})",
+                                                  nullptr, &changed);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_TRUE(changed);
   EXPECT_EQ(*out, R"(graph g {

@@ -87,45 +87,52 @@ TEST(Decompose, ExpansionsMatchTheCompositeKernels) {
     return b.Input(name, dt, std::move(s));
   };
   std::vector<Case> cases = {
-      {"softmax", [&](ir::GraphBuilder& b, DType dt) {
+      {"softmax",
+       [&](ir::GraphBuilder& b, DType dt) {
          return b.Add(OpCode::kSoftmax, {in(b, "x", dt, {3, 5, 7})}, {{"axis", int64_t{1}}});
        }},
-      {"rmsnorm", [&](ir::GraphBuilder& b, DType dt) {
+      {"rmsnorm",
+       [&](ir::GraphBuilder& b, DType dt) {
          return b.Add(OpCode::kRmsNorm, {in(b, "x", dt, {3, 8}), in(b, "w", dt, {8})},
                       {{"eps", 1e-6}});
        }},
-      {"rmsnorm_unweighted", [&](ir::GraphBuilder& b, DType dt) {
+      {"rmsnorm_unweighted",
+       [&](ir::GraphBuilder& b, DType dt) {
          return b.Add(OpCode::kRmsNorm, {in(b, "x", dt, {3, 8})}, {{"eps", 1e-5}});
        }},
-      {"layernorm", [&](ir::GraphBuilder& b, DType dt) {
+      {"layernorm",
+       [&](ir::GraphBuilder& b, DType dt) {
          return b.Add(OpCode::kLayerNorm,
                       {in(b, "x", dt, {2, 3, 8}), in(b, "w", dt, {8}), in(b, "b", dt, {8})},
                       {{"eps", 1e-5}});
        }},
-      {"silu", [&](ir::GraphBuilder& b, DType dt) {
-         return b.Add(OpCode::kSilu, {in(b, "x", dt, {4, 9})});
-       }},
-      {"gelu_tanh", [&](ir::GraphBuilder& b, DType dt) {
-         return b.Add(OpCode::kGeluTanh, {in(b, "x", dt, {4, 9})});
-       }},
-      {"rope", [&](ir::GraphBuilder& b, DType dt) {
+      {"silu", [&](ir::GraphBuilder& b,
+                   DType dt) { return b.Add(OpCode::kSilu, {in(b, "x", dt, {4, 9})}); }},
+      {"gelu_tanh", [&](ir::GraphBuilder& b,
+                        DType dt) { return b.Add(OpCode::kGeluTanh, {in(b, "x", dt, {4, 9})}); }},
+      {"rope",
+       [&](ir::GraphBuilder& b, DType dt) {
          return b.Add(OpCode::kRope, {in(b, "x", dt, {8, 1, 16}), in(b, "c", dt, {1, 1, 16}),
                                       in(b, "s", dt, {1, 1, 16})});
        }},
-      {"causal_mask", [&](ir::GraphBuilder& b, DType dt) {
+      {"causal_mask",
+       [&](ir::GraphBuilder& b, DType dt) {
          return b.Add(OpCode::kCausalMask, {in(b, "x", dt, {2, 5, 5})});
        }},
-      {"causal_mask_offset", [&](ir::GraphBuilder& b, DType dt) {
+      {"causal_mask_offset",
+       [&](ir::GraphBuilder& b, DType dt) {
          return b.Add(OpCode::kCausalMask, {in(b, "x", dt, {2, 3, 6})});
        }},
-      {"cross_entropy", [&](ir::GraphBuilder& b, DType dt) {
+      {"cross_entropy",
+       [&](ir::GraphBuilder& b, DType dt) {
          return b.Add(OpCode::kCrossEntropy,
                       {in(b, "x", dt, {2, 4, 11}), in(b, "t", DType::kI64, {2, 4})});
        }},
-      {"scatter_add", [&](ir::GraphBuilder& b, DType dt) {
-         return b.Add(OpCode::kScatterAdd, {in(b, "x", dt, {11, 3}),
-                                            in(b, "t", DType::kI64, {2, 4}),
-                                            in(b, "u", dt, {2, 4, 3})});
+      {"scatter_add",
+       [&](ir::GraphBuilder& b, DType dt) {
+         return b.Add(
+             OpCode::kScatterAdd,
+             {in(b, "x", dt, {11, 3}), in(b, "t", DType::kI64, {2, 4}), in(b, "u", dt, {2, 4, 3})});
        }},
   };
   std::mt19937_64 rng(42);
