@@ -183,7 +183,11 @@ void KernelEmitter::EmitReduce() {
   if (dtype != DType::kF32 && dtype != DType::kF64 && dtype != DType::kI64) {
     return Fail("reduction into a ", ir::DTypeName(dtype), " buffer");
   }
-  llvm::Type* type = ValueType(dtype);
+  // f32 sums accumulate in f64, as the interpreter's kernels and program_eval do (OPS.md):
+  // partial sums of large f32 values that overflow f32 stay finite. A maximum is exact in
+  // any type, so it stays in f32.
+  const DType acc_dtype = dtype == DType::kF32 && !is_max ? DType::kF64 : dtype;
+  llvm::Type* type = ValueType(acc_dtype);
   llvm::Value* init;
   if (dtype == DType::kI64) {
     init = body_.getInt64(is_max ? std::numeric_limits<int64_t>::min() : 0);
@@ -192,13 +196,14 @@ void KernelEmitter::EmitReduce() {
                   : llvm::ConstantFP::get(type, 0.0);
   }
   // The accumulator lives in an alloca that SROA turns into the phi the vectorizer wants.
-  llvm::AllocaInst* acc = Accumulator(dtype);
+  llvm::AllocaInst* acc = Accumulator(acc_dtype);
   const int reduce_var = static_cast<int>(kernel_.loops.size());
   EmitNest(0, kernel_.loops.size(), [&] {
     body_.CreateStore(init, acc);
     llvm::Value* extent = EvalTop(kernel_.reduce_extent, DType::kI64, "reduce extent");
     EmitLoop(extent, reduce_var, [&] {
       llvm::Value* value = EvalTop(kernel_.value, dtype, "value");
+      if (acc_dtype != dtype) value = body_.CreateFPExt(value, type);
       llvm::Value* sum = body_.CreateLoad(type, acc);
       llvm::Value* combined;
       if (is_max) {
@@ -222,9 +227,11 @@ void KernelEmitter::EmitReduce() {
     llvm::Value* result = body_.CreateLoad(type, acc);
     if (kernel_.finish_scale != nullptr) {
       llvm::Value* scale = EvalTop(kernel_.finish_scale, dtype, "finish scale");
+      if (acc_dtype != dtype) scale = body_.CreateFPExt(scale, type);
       result =
           dtype == DType::kI64 ? body_.CreateMul(result, scale) : body_.CreateFMul(result, scale);
     }
+    if (acc_dtype != dtype) result = body_.CreateFPTrunc(result, ValueType(dtype));
     const auto& indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
     StoreElement(kernel_.out, TargetPtr(kernel_.out, indices), result);
   });

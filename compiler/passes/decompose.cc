@@ -68,6 +68,16 @@ class Expander {
   ValueId Reduce(OpCode op, ValueId x, int64_t axis) {
     return rw_.Emit(op, {x}, Attrs{{"axis", axis}, {"keepdim", true}});
   }
+  // Norm statistics are computed in the accumulation type, as the interpreter's kernels
+  // do (docs/OPS.md): f64 for f32, whose squares overflow above 1.8e19. Widen casts into
+  // it, Narrow back to the op's dtype; both are no-ops for f64.
+  ir::DType Acc() const { return dt_ == ir::DType::kF32 ? ir::DType::kF64 : dt_; }
+  ValueId Cast(ValueId x, ir::DType to) {
+    return rw_.Emit(OpCode::kCast, {x}, Attrs{{"dtype", to}});
+  }
+  ValueId Widen(ValueId x) { return Acc() == dt_ ? x : Cast(x, Acc()); }
+  ValueId Narrow(ValueId x) { return Acc() == dt_ ? x : Cast(x, dt_); }
+  ValueId AccScalar(double v) { return rw_.Scalar(v, Acc()); }
 
   ValueId Softmax(ValueId x, int64_t axis) {
     ValueId e = Un(OpCode::kExp, Bin(OpCode::kSub, x, Reduce(OpCode::kReduceMax, x, axis)));
@@ -78,17 +88,24 @@ class Expander {
   // fold_norm_weight can move it into the following matmuls.
   ValueId RmsNorm() {
     ValueId x = In(0);
-    ValueId ms = Reduce(OpCode::kReduceMean, Bin(OpCode::kMul, x, x), -1);
-    ValueId r = Un(OpCode::kRsqrt, Bin(OpCode::kAdd, ms, S(n_.attrs.GetFloat("eps"))));
+    ValueId wide = Widen(x);
+    ValueId ms = Reduce(OpCode::kReduceMean, Bin(OpCode::kMul, wide, wide), -1);
+    ValueId r =
+        Narrow(Un(OpCode::kRsqrt, Bin(OpCode::kAdd, ms, AccScalar(n_.attrs.GetFloat("eps")))));
     ValueId normed = Bin(OpCode::kMul, x, r);
     return n_.operands.size() > 1 ? Bin(OpCode::kMul, normed, In(1)) : normed;
   }
 
   ValueId LayerNorm() {
     ValueId x = In(0);
-    ValueId xc = Bin(OpCode::kSub, x, Reduce(OpCode::kReduceMean, x, -1));
-    ValueId var = Reduce(OpCode::kReduceMean, Bin(OpCode::kMul, xc, xc), -1);
-    ValueId r = Un(OpCode::kRsqrt, Bin(OpCode::kAdd, var, S(n_.attrs.GetFloat("eps"))));
+    ValueId wide = Widen(x);
+    ValueId mean = Reduce(OpCode::kReduceMean, wide, -1);
+    ValueId wide_xc = Bin(OpCode::kSub, wide, mean);
+    ValueId var = Reduce(OpCode::kReduceMean, Bin(OpCode::kMul, wide_xc, wide_xc), -1);
+    ValueId r =
+        Narrow(Un(OpCode::kRsqrt, Bin(OpCode::kAdd, var, AccScalar(n_.attrs.GetFloat("eps")))));
+    // x - mean in the op's dtype, as the interpreter: the mean rounded to it first.
+    ValueId xc = Acc() == dt_ ? wide_xc : Bin(OpCode::kSub, x, Narrow(mean));
     return Bin(OpCode::kAdd, Bin(OpCode::kMul, Bin(OpCode::kMul, xc, r), In(1)), In(2));
   }
 

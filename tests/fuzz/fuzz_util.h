@@ -119,17 +119,20 @@ inline bool ShapesAreSmall(const ir::Graph& graph, const ir::Bindings& bindings,
   return true;
 }
 
-// Two results agree: same dtype and shape; integers and bools exactly; floats within
+// Two results agree: same dtype and shape; integers and bools exactly (unless
+// `integers_exact` is false: then integers are compared like floats); floats within
 // `tol * (1 + |a|)`, NaN where the other is NaN, infinities equal. With `magnitude` (the
 // same output computed from the absolute values, see SumsMagnitudes), floats are within
 // `tol * (1 + max(|a|, |magnitude|))`, and an element whose magnitude is not finite is
 // not compared: its sums overflowed on the way, so their order decides the result.
 inline std::optional<std::string> Compare(const runtime::Tensor& want, const runtime::Tensor& got,
-                                          double tol, const runtime::Tensor* magnitude = nullptr) {
+                                          double tol, const runtime::Tensor* magnitude = nullptr,
+                                          bool integers_exact = true) {
   if (want.dtype() != got.dtype() || want.shape() != got.shape()) {
     return "type " + got.TypeString() + ", expected " + want.TypeString();
   }
-  const bool exact = !ir::IsFloat(want.dtype());
+  const bool exact =
+      !ir::IsFloat(want.dtype()) && (integers_exact || want.dtype() == ir::DType::kBool);
   for (int64_t i = 0; i < want.numel(); ++i) {
     double w = want.ValueAt(i), v = got.ValueAt(i);
     double scale = std::abs(w);

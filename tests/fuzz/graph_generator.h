@@ -286,7 +286,13 @@ class Generator {
     static const OpCode kOps[] = {OpCode::kEq, OpCode::kNe, OpCode::kLt,
                                   OpCode::kLe, OpCode::kGt, OpCode::kGe};
     ValueId a = Any();
-    Try(kOps[in_.Below(6)], {a, SecondOperand(a)});
+    // One read per statement: C++ leaves the order of function arguments open (gcc reads
+    // the last first, clang the first), and the same bytes must build the same graph under
+    // both, so that an input clang's fuzzer finds replays in the gcc build. This is gcc's
+    // order, which the committed corpus was picked under.
+    ValueId b = SecondOperand(a);
+    OpCode op = kOps[in_.Below(6)];
+    Try(op, {a, b});
   }
 
   void Where() {
@@ -306,7 +312,9 @@ class Generator {
 
   void Cast() {
     static const DType kTypes[] = {DType::kF32, DType::kF64, DType::kI64, DType::kBool};
-    Try(OpCode::kCast, {Any()}, {{"dtype", kTypes[in_.Below(4)]}});
+    DType dtype = kTypes[in_.Below(4)];  // before the operand: see Compare
+    ValueId x = Any();
+    Try(OpCode::kCast, {x}, {{"dtype", dtype}});
   }
 
   void Matmul() {
@@ -518,6 +526,30 @@ inline bool Sums(const ir::Graph& graph) {
     }
   }
   return false;
+}
+
+// The tolerance of integer output `out` if it is computed from a float cast to i64 on the
+// way (cast(rope(x)) : i64, then cumsum): compiled code may round the float by an ulp
+// differently (contracted or vectorized), and the cast carries that difference into the
+// integer, so it is compared like the widest-tolerance float it came from (f32 2e-3, f64
+// 1e-9). nullopt when no such cast feeds it: then it must match exactly.
+inline std::optional<double> CastFromFloatTolerance(const ir::Graph& graph, ValueId out) {
+  std::optional<double> tol;
+  std::vector<bool> seen(graph.num_nodes(), false);
+  std::vector<ValueId> stack = {out};
+  while (!stack.empty()) {
+    const ValueId id = stack.back();
+    stack.pop_back();
+    if (seen[id]) continue;
+    seen[id] = true;
+    const ir::Node& n = graph.node(id);
+    if (n.op == OpCode::kCast && n.type.dtype == DType::kI64) {
+      const DType from = graph.node(n.operands[0]).type.dtype;
+      if (ir::IsFloat(from)) tol = std::max(tol.value_or(0), from == DType::kF32 ? 2e-3 : 1e-9);
+    }
+    for (ValueId v : n.operands) stack.push_back(v);
+  }
+  return tol;
 }
 
 // `tensors` with every float element replaced by its absolute value.
