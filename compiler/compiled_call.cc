@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "compiler/lower/call_frame.h"
 #include "ir/check.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -140,9 +141,7 @@ absl::Status CompiledCall::RunFull(absl::Span<const runtime::Tensor> inputs,
   }
   runtime::TensorMap named;
   for (size_t i = 0; i < inputs.size(); ++i) named[input_names_[i]] = inputs[i];
-  absl::StatusOr<std::vector<runtime::Tensor>> out = graph_.Run(named, bindings);
-  if (!out.ok()) return out.status();
-  outputs_ = *std::move(out);
+  GJ_ASSIGN_OR_RETURN(outputs_, graph_.Run(named, bindings));
   return absl::OkStatus();
 }
 
@@ -154,7 +153,7 @@ absl::Status CompiledCall::Run(absl::Span<const runtime::Tensor> inputs,
   ir::Bindings bound;
   if (needs_bindings_) bound = SlotBindings();
   if (has_bound_checks_) {
-    if (absl::Status s = CheckDynamicBounds(g, bound); !s.ok()) return s;
+    GJ_RETURN_IF_ERROR(CheckDynamicBounds(g, bound));
   }
   for (size_t j = 0; j < program_slot_.size(); ++j) symbols_[j] = values_[program_slot_[j]];
   const std::vector<ArgBinding>& args = graph_.lowered_.args;
@@ -174,25 +173,21 @@ absl::Status CompiledCall::Run(absl::Span<const runtime::Tensor> inputs,
           same = out.shape()[d] == (c ? *c : *type.shape[d].Evaluate(bound));
         }
         if (!same) {
-          absl::StatusOr<std::vector<int64_t>> dims = ir::EvaluateShape(type.shape, bound);
-          if (!dims.ok()) return dims.status();
-          absl::StatusOr<runtime::Tensor> t = runtime::Tensor::Empty(type.dtype, *dims);
-          if (!t.ok()) return t.status();
-          out = *std::move(t);
+          GJ_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ir::EvaluateShape(type.shape, bound));
+          GJ_ASSIGN_OR_RETURN(out, runtime::Tensor::Empty(type.dtype, dims));
         }
       }
       args_[a] = out.raw_data();
     }
   }
   std::optional<int64_t> constant_bytes = p.workspace_bytes.AsConstant();
-  absl::StatusOr<int64_t> bytes =
-      constant_bytes ? absl::StatusOr<int64_t>(*constant_bytes) : p.workspace_bytes.Evaluate(bound);
-  if (!bytes.ok()) return bytes.status();
-  if (*bytes > workspace_capacity_) {
-    const int64_t rounded = (*bytes + 63) / 64 * 64;
+  GJ_ASSIGN_OR_RETURN(int64_t bytes, constant_bytes ? absl::StatusOr<int64_t>(*constant_bytes)
+                                                    : p.workspace_bytes.Evaluate(bound));
+  if (bytes > workspace_capacity_) {
+    const int64_t rounded = (bytes + 63) / 64 * 64;
     void* mem = std::aligned_alloc(64, static_cast<size_t>(rounded));
     if (mem == nullptr) {
-      return absl::ResourceExhaustedError(absl::StrCat("workspace of ", *bytes, " bytes"));
+      return absl::ResourceExhaustedError(absl::StrCat("workspace of ", bytes, " bytes"));
     }
     workspace_ = std::shared_ptr<char>(static_cast<char*>(mem), std::free);
     workspace_capacity_ = rounded;

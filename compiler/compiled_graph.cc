@@ -15,6 +15,7 @@
 #include "compiler/profile.h"
 #include "ir/clock.h"
 #include "ir/printer.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -52,16 +53,14 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
   auto start = ir::Clock::now();
   if (options.optimize) {
     Pipeline pipeline = Pipeline::Default();
-    if (absl::Status s = pipeline.Run(&cg->graph_, &ctx); !s.ok()) return s;
+    GJ_RETURN_IF_ERROR(pipeline.Run(&cg->graph_, &ctx));
     cg->pass_stats_ = pipeline.stats();
   }
   cg->params_ = std::move(ctx.params);
   cg->timings_.passes = ir::SecondsSince(start);
 
   start = ir::Clock::now();
-  absl::StatusOr<LoweredGraph> lowered = Lower(cg->graph_);
-  if (!lowered.ok()) return lowered.status();
-  cg->lowered_ = *std::move(lowered);
+  GJ_ASSIGN_OR_RETURN(cg->lowered_, Lower(cg->graph_));
   cg->constants_ = ConstantTensors(cg->graph_, cg->lowered_);
   cg->timings_.lower = ir::SecondsSince(start);
 
@@ -76,18 +75,12 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
                         : options.disk_cache != nullptr ? options.disk_cache
                                                         : DiskCache::Default();
   kernel_options.remote = RemoteCache::ForUrl(options.remote_cache);
-  absl::StatusOr<std::unique_ptr<KernelSet>> kernels =
-      KernelSet::Compile(cg->lowered_.program, kernel_options);
-  if (!kernels.ok()) return kernels.status();
-  cg->kernels_ = *std::move(kernels);
+  GJ_ASSIGN_OR_RETURN(cg->kernels_, KernelSet::Compile(cg->lowered_.program, kernel_options));
   if (!dump_dir.empty()) {
     DumpStage(dump_dir, index, graph.name(), "3-llvm", cg->kernels_->llvm_ir());
     DumpStage(dump_dir, index, graph.name(), "4-llvm-opt", cg->kernels_->optimized_ir());
   }
-  const CompileTimings& t = cg->kernels_->stats().timings;
-  cg->timings_.ir_build = t.ir_build;
-  cg->timings_.optimize = t.optimize;
-  cg->timings_.codegen = t.codegen;
+  cg->timings_ += cg->kernels_->stats().timings;  // ir_build, optimize, codegen
   return cg;
 }
 
@@ -128,27 +121,25 @@ absl::StatusOr<std::vector<runtime::Tensor>> CompiledGraph::Run(
     }
     return out;
   }
-  absl::StatusOr<CallFrame> frame =
-      PrepareCall(graph_, lowered_, inputs, params_, constants_, bindings);
-  if (!frame.ok()) return frame.status();
-  kernels_->Run(frame->args.data(), frame->symbols.data(), frame->workspace.get());
-  return std::move(frame->outputs);
+  GJ_ASSIGN_OR_RETURN(CallFrame frame,
+                      PrepareCall(graph_, lowered_, inputs, params_, constants_, bindings));
+  kernels_->Run(frame.args.data(), frame.symbols.data(), frame.workspace.get());
+  return std::move(frame.outputs);
 }
 
 absl::StatusOr<std::vector<runtime::Tensor>> CompiledGraph::RunTimed(
     const runtime::TensorMap& inputs, const ir::Bindings& bindings,
     std::vector<double>* kernel_seconds, ir::Bindings* symbols) const {
-  absl::StatusOr<CallFrame> frame =
-      PrepareCall(graph_, lowered_, inputs, params_, constants_, bindings);
-  if (!frame.ok()) return frame.status();
+  GJ_ASSIGN_OR_RETURN(CallFrame frame,
+                      PrepareCall(graph_, lowered_, inputs, params_, constants_, bindings));
   kernel_seconds->resize(program().kernels.size(), 0.0);
-  kernels_->RunTimed(frame->args.data(), frame->symbols.data(), frame->workspace.get(),
+  kernels_->RunTimed(frame.args.data(), frame.symbols.data(), frame.workspace.get(),
                      kernel_seconds->data());
   symbols->clear();
   for (size_t s = 0; s < program().symbols.size(); ++s) {
-    (*symbols)[program().symbols[s]] = frame->symbols[s];
+    (*symbols)[program().symbols[s]] = frame.symbols[s];
   }
-  return std::move(frame->outputs);
+  return std::move(frame.outputs);
 }
 
 std::vector<std::string> CompiledGraph::donated_inputs() const {

@@ -12,6 +12,7 @@
 #include "compiler/kernel_set.h"
 #include "compiler/lower/lower.h"
 #include "compiler/passes/pipeline.h"
+#include "compiler/phase_timings.h"
 #include "runtime/interpreter.h"
 
 namespace graphjit::compiler {
@@ -31,26 +32,6 @@ struct CompileGraphOptions {
   // The shared remote tier below the disk cache (compiler/cache/remote_cache.h):
   // `redis://HOST:PORT[/DB]`, `off`, or empty for GRAPHJIT_REMOTE_CACHE (unset: none).
   std::string remote_cache;
-};
-
-// Wall seconds per phase of one compile.
-struct PhaseTimings {
-  double passes = 0;
-  double lower = 0;
-  double ir_build = 0;
-  double optimize = 0;
-  double codegen = 0;  // machine code, link, lookup
-  // ir_build, optimize and codegen are summed over the kernels compiled, which compile in
-  // parallel: with several threads they can add up to more than the wall time.
-  double total() const { return passes + lower + ir_build + optimize + codegen; }
-  PhaseTimings& operator+=(const PhaseTimings& o) {
-    passes += o.passes;
-    lower += o.lower;
-    ir_build += o.ir_build;
-    optimize += o.optimize;
-    codegen += o.codegen;
-    return *this;
-  }
 };
 
 class CompiledGraph {

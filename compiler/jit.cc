@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -116,11 +117,9 @@ absl::StatusOr<cache::InputSignature> JitFunction::SignatureFor(
   std::vector<DynamicDim> dims;
   frontend::InputTypes types;
   if (options_.input_types) {
-    absl::Status s = DeclaredTypes(&types, &dims);
-    if (!s.ok()) return s;
+    GJ_RETURN_IF_ERROR(DeclaredTypes(&types, &dims));
   } else {
-    absl::Status s = CallTypes(inputs, &types, &dims);
-    if (!s.ok()) return s;
+    GJ_RETURN_IF_ERROR(CallTypes(inputs, &types, &dims));
   }
 
   frontend::InputTypes masks;

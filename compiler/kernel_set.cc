@@ -259,9 +259,7 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& pro
       stats.remote_fallbacks += g.remote_fallback;
     }
     if (g.built) {
-      stats.timings.ir_build += module.timings().ir_build;
-      stats.timings.optimize += module.timings().optimize;
-      stats.timings.codegen += module.timings().codegen;
+      stats.timings += module.timings();
     }
     if (keep_text) {
       absl::StrAppend(&set->llvm_ir_, module.llvm_ir());

@@ -54,7 +54,7 @@ struct KernelSetStats {
   int remote_misses = 0;
   int remote_lock_waits = 0;
   int remote_fallbacks = 0;
-  CompileTimings timings;   // summed over the compiled kernels
+  PhaseTimings timings;     // summed over the compiled kernels
   double wall_seconds = 0;  // the whole KernelSet::Compile
 };
 

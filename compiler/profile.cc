@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "compiler/analysis/bytes_moved.h"
 #include "compiler/compiled_graph.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -61,9 +62,7 @@ absl::StatusOr<KernelProfile> ProfileKernels(const CompiledGraph& graph,
   ir::Bindings symbols;
   for (int c = 0; c < warmup + calls; ++c) {
     std::vector<double> seconds;
-    absl::StatusOr<std::vector<runtime::Tensor>> out =
-        graph.RunTimed(inputs, bindings, &seconds, &symbols);
-    if (!out.ok()) return out.status();
+    GJ_RETURN_IF_ERROR(graph.RunTimed(inputs, bindings, &seconds, &symbols).status());
     if (c < warmup) continue;
     for (size_t k = 0; k < n; ++k) samples[k].push_back(seconds[k]);
   }

@@ -76,6 +76,15 @@ std::set<std::string> Graph::Symbols() const {
   return symbols;
 }
 
+std::vector<std::vector<ValueId>> Graph::Users() const {
+  std::vector<std::vector<ValueId>> users(nodes_.size());
+  for (ValueId id = 0; id < num_nodes(); ++id) {
+    for (ValueId v : nodes_[id].operands) users[v].push_back(id);
+  }
+  for (ValueId out : outputs_) users[out].push_back(num_nodes());
+  return users;
+}
+
 int Graph::NumComputeNodes() const {
   int n = 0;
   for (const Node& node : nodes_) n += IsSourceOp(node.op) ? 0 : 1;

@@ -58,6 +58,9 @@ class Graph {
   std::set<std::string> Symbols() const;
   // Number of nodes that compute something (not inputs, params or constants).
   int NumComputeNodes() const;
+  // For each value, the ids of the nodes that use it, in graph order; an output counts
+  // as a use by the pseudo-node num_nodes(). The one users map of the passes and lowering.
+  std::vector<std::vector<ValueId>> Users() const;
 
  private:
   std::string name_;

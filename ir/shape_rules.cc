@@ -76,8 +76,7 @@ absl::StatusOr<ValueType> IotaRule(OpCode op, absl::Span<const ValueType> in, co
   absl::StatusOr<ValueType> t = SourceRule(op, in, attrs);
   if (!t.ok()) return t;
   if (t->dtype == DType::kBool) return Error(op, "dtype must be numeric, got bool");
-  absl::StatusOr<int> axis = NormalizeAxis(attrs.GetInt("axis"), t->rank(), "iota");
-  if (!axis.ok()) return axis.status();
+  GJ_RETURN_IF_ERROR(NormalizeAxis(attrs.GetInt("axis"), t->rank(), "iota").status());
   return t;
 }
 
@@ -125,8 +124,7 @@ absl::StatusOr<ValueType> FloatUnaryRule(OpCode op, absl::Span<const ValueType> 
                                          const Attrs& attrs) {
   GJ_RETURN_IF_ERROR(RequireFloat(op, in[0], "operand"));
   if (attrs.Has("axis")) {
-    absl::StatusOr<int> axis = NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), OpName(op));
-    if (!axis.ok()) return axis.status();
+    GJ_RETURN_IF_ERROR(NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), OpName(op)).status());
   }
   return in[0];
 }
@@ -210,8 +208,7 @@ absl::StatusOr<ValueType> ExpandRule(OpCode op, absl::Span<const ValueType> in,
 
 absl::StatusOr<ValueType> ConcatRule(OpCode op, absl::Span<const ValueType> in,
                                      const Attrs& attrs) {
-  absl::StatusOr<int> axis = NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), "concat");
-  if (!axis.ok()) return axis.status();
+  GJ_ASSIGN_OR_RETURN(int axis, NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), "concat"));
   Shape out = in[0].shape;
   for (size_t i = 1; i < in.size(); ++i) {
     if (in[i].dtype != in[0].dtype || in[i].rank() != in[0].rank()) {
@@ -219,22 +216,21 @@ absl::StatusOr<ValueType> ConcatRule(OpCode op, absl::Span<const ValueType> in,
                                     ", expected dtype and rank of ", TypeToString(in[0])));
     }
     for (int d = 0; d < in[0].rank(); ++d) {
-      if (d != *axis && in[i].shape[d] != in[0].shape[d]) {
+      if (d != axis && in[i].shape[d] != in[0].shape[d]) {
         return Error(op, absl::StrCat("operand ", i, " is ", TypeToString(in[i]), ", dim ", d,
                                       " must be ", in[0].shape[d].ToString()));
       }
     }
-    out[*axis] = out[*axis] + in[i].shape[*axis];
+    out[axis] = out[axis] + in[i].shape[axis];
   }
   return ValueType{in[0].dtype, out};
 }
 
 absl::StatusOr<ValueType> SliceRule(OpCode op, absl::Span<const ValueType> in, const Attrs& attrs) {
-  absl::StatusOr<int> axis = NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), "slice");
-  if (!axis.ok()) return axis.status();
+  GJ_ASSIGN_OR_RETURN(int axis, NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), "slice"));
   const SymExpr& start = attrs.GetDim("start");
   const SymExpr& end = attrs.GetDim("end");
-  const SymExpr& dim = in[0].shape[*axis];
+  const SymExpr& dim = in[0].shape[axis];
   // 0 <= start <= end <= dim. Each difference that is a constant must be >= 0, including
   // the implied ones (end >= 0, start <= dim): with a symbolic end, start = 5 on a dim of 4
   // is out of range for every value of the end.
@@ -245,10 +241,10 @@ absl::StatusOr<ValueType> SliceRule(OpCode op, absl::Span<const ValueType> in, c
   }
   if (out_of_range) {
     return Error(op, absl::StrCat("range [", start.ToString(), ", ", end.ToString(),
-                                  ") is not within dim ", *axis, " of ", TypeToString(in[0])));
+                                  ") is not within dim ", axis, " of ", TypeToString(in[0])));
   }
   Shape out = in[0].shape;
-  out[*axis] = end - start;
+  out[axis] = end - start;
   return ValueType{in[0].dtype, out};
 }
 
@@ -265,11 +261,10 @@ absl::StatusOr<ValueType> GatherRule(OpCode op, absl::Span<const ValueType> in, 
 absl::StatusOr<ValueType> ScatterAddRule(OpCode op, absl::Span<const ValueType> in,
                                          const Attrs& attrs) {
   // The updates are what gather(table, indices) would return, so reuse its rule.
-  absl::StatusOr<ValueType> gathered = GatherRule(op, in.subspan(0, 2), attrs);
-  if (!gathered.ok()) return gathered.status();
+  GJ_ASSIGN_OR_RETURN(ValueType gathered, GatherRule(op, in.subspan(0, 2), attrs));
   if (in[0].dtype == DType::kBool) return Error(op, "table must be numeric, got bool");
-  if (in[2] != *gathered) {
-    return Error(op, absl::StrCat("updates must be ", TypeToString(*gathered), " (indices ",
+  if (in[2] != gathered) {
+    return Error(op, absl::StrCat("updates must be ", TypeToString(gathered), " (indices ",
                                   TypeToString(in[1]), " then table ", TypeToString(in[0]),
                                   " without its first dim), got ", TypeToString(in[2])));
   }
@@ -279,13 +274,12 @@ absl::StatusOr<ValueType> ScatterAddRule(OpCode op, absl::Span<const ValueType> 
 absl::StatusOr<ValueType> ReduceRule(OpCode op, absl::Span<const ValueType> in,
                                      const Attrs& attrs) {
   if (in[0].dtype == DType::kBool) return Error(op, "operand must be numeric, got bool");
-  absl::StatusOr<int> axis = NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), OpName(op));
-  if (!axis.ok()) return axis.status();
+  GJ_ASSIGN_OR_RETURN(int axis, NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), OpName(op)));
   Shape out = in[0].shape;
   if (attrs.Get<bool>("keepdim")) {
-    out[*axis] = 1;
+    out[axis] = 1;
   } else {
-    out.erase(out.begin() + *axis);
+    out.erase(out.begin() + axis);
   }
   return ValueType{in[0].dtype, out};
 }
@@ -312,8 +306,7 @@ absl::StatusOr<ValueType> ArgReduceRule(OpCode op, absl::Span<const ValueType> i
 
 absl::StatusOr<ValueType> ScanRule(OpCode op, absl::Span<const ValueType> in, const Attrs& attrs) {
   if (in[0].dtype == DType::kBool) return Error(op, "operand must be numeric, got bool");
-  absl::StatusOr<int> axis = NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), OpName(op));
-  if (!axis.ok()) return axis.status();
+  GJ_RETURN_IF_ERROR(NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), OpName(op)).status());
   return in[0];
 }
 

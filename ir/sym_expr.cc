@@ -371,25 +371,23 @@ absl::StatusOr<int64_t> EvaluateAtom(const Atom& atom, const Bindings& bindings)
     }
     return it->second;
   }
-  absl::StatusOr<int64_t> a = atom.lhs.Evaluate(bindings);
-  if (!a.ok()) return a.status();
-  absl::StatusOr<int64_t> b = atom.rhs.Evaluate(bindings);
-  if (!b.ok()) return b.status();
+  GJ_ASSIGN_OR_RETURN(int64_t a, atom.lhs.Evaluate(bindings));
+  GJ_ASSIGN_OR_RETURN(int64_t b, atom.rhs.Evaluate(bindings));
   switch (atom.kind) {
     case AtomKind::kFloorDiv:
     case AtomKind::kMod:
-      if (*b == 0) {
+      if (b == 0) {
         return absl::InvalidArgumentError(
             absl::StrCat("division by zero evaluating '", atom.text, "'"));
       }
-      if (atom.kind == AtomKind::kFloorDiv && *a == INT64_MIN && *b == -1) {
+      if (atom.kind == AtomKind::kFloorDiv && a == INT64_MIN && b == -1) {
         return OverflowError(atom.text);
       }
-      return atom.kind == AtomKind::kFloorDiv ? FloorDivInt(*a, *b) : FloorModInt(*a, *b);
+      return atom.kind == AtomKind::kFloorDiv ? FloorDivInt(a, b) : FloorModInt(a, b);
     case AtomKind::kMax:
-      return std::max(*a, *b);
+      return std::max(a, b);
     case AtomKind::kMin:
-      return std::min(*a, *b);
+      return std::min(a, b);
     case AtomKind::kSymbol:
       break;
   }
@@ -406,9 +404,8 @@ absl::StatusOr<int64_t> SymExpr::Evaluate(const Bindings& bindings) const {
   for (const Term& t : rep_->terms) {
     int64_t product = t.coeff;
     for (const auto& f : t.factors) {
-      absl::StatusOr<int64_t> v = EvaluateAtom(*f, bindings);
-      if (!v.ok()) return v.status();
-      if (__builtin_mul_overflow(product, *v, &product)) return OverflowError(rep_->text);
+      GJ_ASSIGN_OR_RETURN(int64_t v, EvaluateAtom(*f, bindings));
+      if (__builtin_mul_overflow(product, v, &product)) return OverflowError(rep_->text);
     }
     if (__builtin_add_overflow(sum, product, &sum)) return OverflowError(rep_->text);
   }
@@ -495,9 +492,8 @@ absl::StatusOr<std::vector<int64_t>> EvaluateShape(const Shape& shape, const Bin
   std::vector<int64_t> dims;
   dims.reserve(shape.size());
   for (const SymExpr& d : shape) {
-    absl::StatusOr<int64_t> v = d.Evaluate(bindings);
-    if (!v.ok()) return v.status();
-    dims.push_back(*v);
+    GJ_ASSIGN_OR_RETURN(int64_t v, d.Evaluate(bindings));
+    dims.push_back(v);
   }
   return dims;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::models {
 
@@ -49,12 +50,11 @@ absl::StatusOr<compiler::JitOptions> ModelJitOptions(const Model& model,
 
 absl::StatusOr<std::unique_ptr<compiler::JitFunction>> JitModel(const Model& model,
                                                                 compiler::JitOptions options) {
-  absl::StatusOr<compiler::JitOptions> full = ModelJitOptions(model, std::move(options));
-  if (!full.ok()) return full.status();
+  GJ_ASSIGN_OR_RETURN(compiler::JitOptions full, ModelJitOptions(model, std::move(options)));
   std::string name = model.Spec().substr(0, model.Spec().find(':'));
   return compiler::Jit(
       std::move(name), [&model](frontend::Context& ctx) { return model.Forward(ctx); },
-      model.params(), *std::move(full));
+      model.params(), std::move(full));
 }
 
 }  // namespace graphjit::models

@@ -3,12 +3,12 @@
 #include <utility>
 
 #include "frontend/eager_context.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::models {
 
 absl::Status Model::SetWeights(runtime::TensorMap weights) {
-  absl::Status fits = runtime::CheckWeights(params_, weights);
-  if (!fits.ok()) return fits;
+  GJ_RETURN_IF_ERROR(runtime::CheckWeights(params_, weights));
   params_ = std::move(weights);
   return absl::OkStatus();
 }
@@ -32,9 +32,8 @@ absl::StatusOr<std::vector<runtime::Tensor>> RunEager(const Model& model,
     declared.Append(ir::OpCode::kInput, {},
                     ir::Attrs{{"name", name}, {"dtype", type.dtype}, {"shape", type.shape}}, type);
   }
-  absl::StatusOr<ir::Bindings> bound = runtime::BindInputs(declared, inputs, bindings);
-  if (!bound.ok()) return bound.status();
-  frontend::EagerContext ctx(inputs, model.params(), *bound);
+  GJ_ASSIGN_OR_RETURN(ir::Bindings bound, runtime::BindInputs(declared, inputs, bindings));
+  frontend::EagerContext ctx(inputs, model.params(), bound);
   std::vector<frontend::Value> outputs = model.Forward(ctx);
   return ctx.Results(outputs);
 }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "frontend/ops.h"
+#include "ir/status_macros.h"
 #include "models/random_init.h"
 
 namespace graphjit::models {
@@ -108,10 +109,10 @@ class TinyGPTModel : public Model {
     std::uniform_int_distribution<int64_t> token(0, cfg_.vocab_size - 1);
     std::vector<int64_t> ids(cfg_.batch * cfg_.block_size);
     for (int64_t& t : ids) t = token(rng);
-    absl::StatusOr<runtime::Tensor> t = runtime::Tensor::FromVector<int64_t>(
-        {cfg_.batch, cfg_.block_size}, absl::Span<const int64_t>(ids));
-    if (!t.ok()) return t.status();
-    return runtime::TensorMap{{"tokens", *t}};
+    GJ_ASSIGN_OR_RETURN(runtime::Tensor t,
+                        runtime::Tensor::FromVector<int64_t>({cfg_.batch, cfg_.block_size},
+                                                             absl::Span<const int64_t>(ids)));
+    return runtime::TensorMap{{"tokens", t}};
   }
 
  private:

@@ -105,10 +105,9 @@ absl::StatusOr<ir::Bindings> BindInputs(const ir::Graph& graph, const TensorMap&
   std::vector<std::pair<const ir::Node*, const Tensor*>> supplied;
   for (ir::ValueId id : graph.Inputs()) {
     const ir::Node& n = graph.node(id);
-    absl::StatusOr<const Tensor*> t = FindSupplied("input", n, inputs);
-    if (!t.ok()) return t.status();
-    BindBareSymbols(n, **t, &bound);
-    supplied.emplace_back(&n, *t);
+    GJ_ASSIGN_OR_RETURN(const Tensor* t, FindSupplied("input", n, inputs));
+    BindBareSymbols(n, *t, &bound);
+    supplied.emplace_back(&n, t);
   }
   for (const auto& [n, t] : supplied) {
     GJ_RETURN_IF_ERROR(CheckDims("input", *n, *t, bound));
@@ -120,11 +119,10 @@ absl::StatusOr<std::vector<Tensor>> Interpret(const ir::Graph& graph, const Tens
                                               const TensorMap& params,
                                               const ir::Bindings& bindings) {
   GJ_RETURN_IF_ERROR(CheckStructure(graph));
-  absl::StatusOr<ir::Bindings> bound = BindInputs(graph, inputs, bindings);
-  if (!bound.ok()) return bound.status();
+  GJ_ASSIGN_OR_RETURN(ir::Bindings bound, BindInputs(graph, inputs, bindings));
   std::set<std::string> symbols = graph.Symbols();
   for (const std::string& s : symbols) {
-    if (!bound->contains(s)) {
+    if (!bound.contains(s)) {
       return absl::InvalidArgumentError(
           absl::StrCat("symbol '", s, "' is not bound: it is not a bare dim of any input, so ",
                        "pass it in bindings (graph symbols: ", absl::StrJoin(symbols, ", "), ")"));
@@ -135,10 +133,9 @@ absl::StatusOr<std::vector<Tensor>> Interpret(const ir::Graph& graph, const Tens
   std::vector<Tensor> values(n);
   for (ir::ValueId id : graph.Params()) {
     const ir::Node& node = graph.node(id);
-    absl::StatusOr<const Tensor*> t = FindSupplied("parameter", node, params);
-    if (!t.ok()) return t.status();
-    GJ_RETURN_IF_ERROR(CheckDims("parameter", node, **t, *bound));
-    values[id] = **t;  // shares the caller's buffer; kernels never write operands
+    GJ_ASSIGN_OR_RETURN(const Tensor* t, FindSupplied("parameter", node, params));
+    GJ_RETURN_IF_ERROR(CheckDims("parameter", node, *t, bound));
+    values[id] = *t;  // shares the caller's buffer; kernels never write operands
   }
   for (ir::ValueId id : graph.Inputs()) values[id] = inputs.find(graph.node(id).name())->second;
 
@@ -156,18 +153,18 @@ absl::StatusOr<std::vector<Tensor>> Interpret(const ir::Graph& graph, const Tens
     if (node.op != ir::OpCode::kInput && node.op != ir::OpCode::kParam) {
       args.clear();
       for (ir::ValueId v : node.operands) args.push_back(&values[v]);
-      absl::StatusOr<Tensor> result = EvalNode(node, args, *bound);
+      absl::StatusOr<Tensor> result = EvalNode(node, args, bound);
       if (!result.ok()) {
         return absl::Status(result.status().code(),
                             absl::StrCat("%", id, ": ", result.status().message()));
       }
       // A kernel result that disagrees with the declared type is a bug (or an unverified
       // graph), caught here before it spreads.
-      absl::StatusOr<std::vector<int64_t>> declared = ir::EvaluateShape(node.type.shape, *bound);
+      absl::StatusOr<std::vector<int64_t>> declared = ir::EvaluateShape(node.type.shape, bound);
       if (!declared.ok() || *declared != result->shape() || result->dtype() != node.type.dtype) {
         return absl::InternalError(absl::StrCat(
             "%", id, " (", ir::OpName(node.op), "): computed ", result->TypeString(),
-            ", the graph declares ", TypeOf(node), SymbolValues(node.type.shape, *bound)));
+            ", the graph declares ", TypeOf(node), SymbolValues(node.type.shape, bound)));
       }
       values[id] = *std::move(result);
     }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
 #include "runtime/kernels.h"
 
 namespace graphjit::runtime::kernels {
@@ -35,15 +36,13 @@ absl::StatusOr<ir::Attrs> ConcreteAttrs(const ir::Node& node, const ir::Bindings
   ir::Attrs out;
   for (const auto& [name, value] : node.attrs.items()) {
     if (const auto* dim = std::get_if<ir::SymExpr>(&value)) {
-      absl::StatusOr<ir::SymExpr> v = EvaluateDim(node, name, *dim, bindings);
-      if (!v.ok()) return v.status();
-      out.Set(name, *std::move(v));
+      GJ_ASSIGN_OR_RETURN(ir::SymExpr v, EvaluateDim(node, name, *dim, bindings));
+      out.Set(name, std::move(v));
     } else if (const auto* dims = std::get_if<std::vector<ir::SymExpr>>(&value)) {
       std::vector<ir::SymExpr> values;
       for (const ir::SymExpr& d : *dims) {
-        absl::StatusOr<ir::SymExpr> v = EvaluateDim(node, name, d, bindings);
-        if (!v.ok()) return v.status();
-        values.push_back(*std::move(v));
+        GJ_ASSIGN_OR_RETURN(ir::SymExpr v, EvaluateDim(node, name, d, bindings));
+        values.push_back(std::move(v));
       }
       out.Set(name, std::move(values));
     } else {
@@ -96,9 +95,7 @@ absl::StatusOr<Prepared> Prepare(const ir::Node& node, absl::Span<const Tensor* 
   p.attrs_ = &node.attrs;
   for (const auto& [name, value] : node.attrs.items()) {
     if (!IsSymbolic(value)) continue;
-    absl::StatusOr<ir::Attrs> concrete = ConcreteAttrs(node, bindings);
-    if (!concrete.ok()) return concrete.status();
-    p.owned_attrs_ = *std::move(concrete);
+    GJ_ASSIGN_OR_RETURN(p.owned_attrs_, ConcreteAttrs(node, bindings));
     break;
   }
   std::vector<ir::ValueType> types;

@@ -6,6 +6,7 @@
 #include <limits>
 #include <numbers>
 
+#include "ir/status_macros.h"
 #include "runtime/kernels.h"
 
 namespace graphjit::runtime::kernels {
@@ -99,15 +100,14 @@ T CrossEntropy(const T* logits, const int64_t* targets, Rows r) {
 
 absl::StatusOr<Tensor> EvalRmsNorm(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                    const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
   const Tensor& x = *operands[0];
   return Dispatch<GJ_FLOAT_TYPES>(node, x.dtype(), [&](auto tag) -> absl::StatusOr<Tensor> {
     using T = decltype(tag);
-    absl::StatusOr<Tensor> out = NewResult(*p);
+    absl::StatusOr<Tensor> out = NewResult(p);
     if (!out.ok()) return out;
     const T* w = operands.size() > 1 ? operands[1]->template data<T>() : nullptr;
-    RmsNorm(x.template data<T>(), w, LastAxisRows(x), p->attrs().GetFloat("eps"),
+    RmsNorm(x.template data<T>(), w, LastAxisRows(x), p.attrs().GetFloat("eps"),
             out->template data<T>());
     return out;
   });
@@ -115,15 +115,14 @@ absl::StatusOr<Tensor> EvalRmsNorm(const ir::Node& node, absl::Span<const Tensor
 
 absl::StatusOr<Tensor> EvalLayerNorm(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                      const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
   const Tensor& x = *operands[0];
   return Dispatch<GJ_FLOAT_TYPES>(node, x.dtype(), [&](auto tag) -> absl::StatusOr<Tensor> {
     using T = decltype(tag);
-    absl::StatusOr<Tensor> out = NewResult(*p);
+    absl::StatusOr<Tensor> out = NewResult(p);
     if (!out.ok()) return out;
     LayerNorm(x.template data<T>(), operands[1]->template data<T>(),
-              operands[2]->template data<T>(), LastAxisRows(x), p->attrs().GetFloat("eps"),
+              operands[2]->template data<T>(), LastAxisRows(x), p.attrs().GetFloat("eps"),
               out->template data<T>());
     return out;
   });
@@ -131,23 +130,21 @@ absl::StatusOr<Tensor> EvalLayerNorm(const ir::Node& node, absl::Span<const Tens
 
 absl::StatusOr<Tensor> EvalSilu(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                 const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
-  return Dispatch<GJ_FLOAT_TYPES>(node, p->dtype, [&](auto tag) {
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
+  return Dispatch<GJ_FLOAT_TYPES>(node, p.dtype, [&](auto tag) {
     using T = decltype(tag);
-    return MapUnary<T>(*p, *operands[0], [](T x) { return x / (T{1} + std::exp(-x)); });
+    return MapUnary<T>(p, *operands[0], [](T x) { return x / (T{1} + std::exp(-x)); });
   });
 }
 
 absl::StatusOr<Tensor> EvalGeluTanh(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                     const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
-  return Dispatch<GJ_FLOAT_TYPES>(node, p->dtype, [&](auto tag) {
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
+  return Dispatch<GJ_FLOAT_TYPES>(node, p.dtype, [&](auto tag) {
     using T = decltype(tag);
     const T k = static_cast<T>(std::sqrt(2.0 / std::numbers::pi));
     const T c = static_cast<T>(0.044715);
-    return MapUnary<T>(*p, *operands[0], [=](T x) {
+    return MapUnary<T>(p, *operands[0], [=](T x) {
       return T{0.5} * x * (T{1} + std::tanh(k * (x + c * x * x * x)));
     });
   });
@@ -155,11 +152,10 @@ absl::StatusOr<Tensor> EvalGeluTanh(const ir::Node& node, absl::Span<const Tenso
 
 absl::StatusOr<Tensor> EvalRope(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                 const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
-  return Dispatch<GJ_FLOAT_TYPES>(node, p->dtype, [&](auto tag) -> absl::StatusOr<Tensor> {
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
+  return Dispatch<GJ_FLOAT_TYPES>(node, p.dtype, [&](auto tag) -> absl::StatusOr<Tensor> {
     using T = decltype(tag);
-    absl::StatusOr<Tensor> out = NewResult(*p);
+    absl::StatusOr<Tensor> out = NewResult(p);
     if (!out.ok()) return out;
     Rope<T>(*operands[0], *operands[1], *operands[2], out->template data<T>());
     return out;
@@ -169,8 +165,7 @@ absl::StatusOr<Tensor> EvalRope(const ir::Node& node, absl::Span<const Tensor* c
 absl::StatusOr<Tensor> EvalCrossEntropy(const ir::Node& node,
                                         absl::Span<const Tensor* const> operands,
                                         const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
   const Tensor& logits = *operands[0];
   const Tensor& targets = *operands[1];
   const Rows r = LastAxisRows(logits);
@@ -182,9 +177,9 @@ absl::StatusOr<Tensor> EvalCrossEntropy(const ir::Node& node,
                                   ") for logits ", logits.TypeString()));
     }
   }
-  return Dispatch<GJ_FLOAT_TYPES>(node, p->dtype, [&](auto tag) -> absl::StatusOr<Tensor> {
+  return Dispatch<GJ_FLOAT_TYPES>(node, p.dtype, [&](auto tag) -> absl::StatusOr<Tensor> {
     using T = decltype(tag);
-    absl::StatusOr<Tensor> out = NewResult(*p);
+    absl::StatusOr<Tensor> out = NewResult(p);
     if (!out.ok()) return out;
     out->template data<T>()[0] = CrossEntropy(logits.template data<T>(), t, r);
     return out;
@@ -194,12 +189,11 @@ absl::StatusOr<Tensor> EvalCrossEntropy(const ir::Node& node,
 absl::StatusOr<Tensor> EvalCausalMask(const ir::Node& node,
                                       absl::Span<const Tensor* const> operands,
                                       const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
   const Tensor& s = *operands[0];
-  return Dispatch<GJ_FLOAT_TYPES>(node, p->dtype, [&](auto tag) -> absl::StatusOr<Tensor> {
+  return Dispatch<GJ_FLOAT_TYPES>(node, p.dtype, [&](auto tag) -> absl::StatusOr<Tensor> {
     using T = decltype(tag);
-    absl::StatusOr<Tensor> out = NewResult(*p);
+    absl::StatusOr<Tensor> out = NewResult(p);
     if (!out.ok()) return out;
     const int64_t t = s.dim(-2), u = s.dim(-1);
     const int64_t batches = Product(s.shape(), 0, s.rank() - 2);
@@ -222,14 +216,13 @@ absl::StatusOr<Tensor> EvalCausalMask(const ir::Node& node,
 // (only compiled code with a donated cache may).
 absl::StatusOr<Tensor> EvalKvWrite(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                    const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
   const Tensor& cache = *operands[0];
   const Tensor& rows = *operands[1];
-  absl::StatusOr<Tensor> out = NewResult(*p);
+  absl::StatusOr<Tensor> out = NewResult(p);
   if (!out.ok()) return out;
   std::memcpy(out->raw_data(), cache.raw_data(), static_cast<size_t>(cache.nbytes()));
-  const int64_t pos = p->Dim("pos");
+  const int64_t pos = p.Dim("pos");
   const int64_t row_bytes = cache.dim(-1) * ir::DTypeSize(cache.dtype());
   const int64_t s = cache.dim(-2), r = rows.dim(-2);
   const int64_t outer = Product(cache.shape(), 0, cache.rank() - 2);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "ir/status_macros.h"
 #include "runtime/kernels.h"
 #include "runtime/scalar_semantics.h"
 
@@ -130,10 +131,9 @@ absl::StatusOr<Tensor> BinaryLoop(const Prepared& p, const Tensor& a, const Tens
 template <typename Op, typename... Ts>
 absl::StatusOr<Tensor> EvalBinary(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                   const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
   return Dispatch<Ts...>(node, operands[0]->dtype(), [&](auto tag) {
-    return BinaryLoop<decltype(tag)>(*p, *operands[0], *operands[1], Op{});
+    return BinaryLoop<decltype(tag)>(p, *operands[0], *operands[1], Op{});
   });
 }
 
@@ -142,11 +142,10 @@ template <typename F>
 absl::StatusOr<Tensor> EvalFloatUnary(const ir::Node& node,
                                       absl::Span<const Tensor* const> operands,
                                       const ir::Bindings& bindings, F f) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
   return Dispatch<GJ_FLOAT_TYPES>(node, operands[0]->dtype(), [&](auto tag) {
     using T = decltype(tag);
-    return MapUnary<T>(*p, *operands[0], [&](T x) -> T { return f(x); });
+    return MapUnary<T>(p, *operands[0], [&](T x) -> T { return f(x); });
   });
 }
 
@@ -175,14 +174,13 @@ GJ_BINARY_KERNEL(Ge, GeOp, GJ_ALL_TYPES)
 
 absl::StatusOr<Tensor> EvalWhere(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                  const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
   const Tensor& cond = *operands[0];
   const Tensor& a = *operands[1];
   const Tensor& b = *operands[2];
-  return Dispatch<GJ_ALL_TYPES>(node, p->dtype, [&](auto tag) -> absl::StatusOr<Tensor> {
+  return Dispatch<GJ_ALL_TYPES>(node, p.dtype, [&](auto tag) -> absl::StatusOr<Tensor> {
     using T = decltype(tag);
-    absl::StatusOr<Tensor> out = NewResult(*p);
+    absl::StatusOr<Tensor> out = NewResult(p);
     if (!out.ok()) return out;
     const bool* c = cond.data<bool>();
     const T* x = a.template data<T>();
@@ -193,7 +191,7 @@ absl::StatusOr<Tensor> EvalWhere(const ir::Node& node, absl::Span<const Tensor* 
       for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x[i] : y[i];
       return out;
     }
-    LoopNest<3> nest = BroadcastNest<3>(p->shape, {&cond.shape(), &a.shape(), &b.shape()});
+    LoopNest<3> nest = BroadcastNest<3>(p.shape, {&cond.shape(), &a.shape(), &b.shape()});
     ForEachRun<3>(nest, [&](int64_t len, const auto& off, const auto& st, int64_t at) {
       const bool* cs = c + off[0];
       const T* xs = x + off[1];
@@ -207,11 +205,10 @@ absl::StatusOr<Tensor> EvalWhere(const ir::Node& node, absl::Span<const Tensor* 
 
 absl::StatusOr<Tensor> EvalNeg(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
-  return Dispatch<GJ_NUMERIC_TYPES>(node, p->dtype, [&](auto tag) {
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
+  return Dispatch<GJ_NUMERIC_TYPES>(node, p.dtype, [&](auto tag) {
     using T = decltype(tag);
-    return MapUnary<T>(*p, *operands[0], [](T x) -> T {
+    return MapUnary<T>(p, *operands[0], [](T x) -> T {
       if constexpr (kIsI64<T>)
         return WrapNeg(x);
       else
@@ -222,11 +219,10 @@ absl::StatusOr<Tensor> EvalNeg(const ir::Node& node, absl::Span<const Tensor* co
 
 absl::StatusOr<Tensor> EvalAbs(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
-  return Dispatch<GJ_NUMERIC_TYPES>(node, p->dtype, [&](auto tag) {
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
+  return Dispatch<GJ_NUMERIC_TYPES>(node, p.dtype, [&](auto tag) {
     using T = decltype(tag);
-    return MapUnary<T>(*p, *operands[0], [](T x) -> T {
+    return MapUnary<T>(p, *operands[0], [](T x) -> T {
       if constexpr (kIsI64<T>)
         return x < 0 ? WrapNeg(x) : x;
       else
@@ -252,14 +248,13 @@ GJ_FLOAT_UNARY_KERNEL(Sigmoid, decltype(x){1} / (decltype(x){1} + std::exp(-x)))
 
 absl::StatusOr<Tensor> EvalCast(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                 const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
   const Tensor& x = *operands[0];
   return Dispatch<GJ_ALL_TYPES>(node, x.dtype(), [&](auto from_tag) {
     using From = decltype(from_tag);
-    return Dispatch<GJ_ALL_TYPES>(node, p->dtype, [&](auto to_tag) -> absl::StatusOr<Tensor> {
+    return Dispatch<GJ_ALL_TYPES>(node, p.dtype, [&](auto to_tag) -> absl::StatusOr<Tensor> {
       using To = decltype(to_tag);
-      absl::StatusOr<Tensor> out = NewResult(*p);
+      absl::StatusOr<Tensor> out = NewResult(p);
       if (!out.ok()) return out;
       const From* in = x.template data<From>();
       To* o = out->template data<To>();

@@ -4,6 +4,7 @@
 // scatter_add, which adds (typed per dtype).
 #include <cstring>
 
+#include "ir/status_macros.h"
 #include "runtime/kernels.h"
 #include "runtime/scalar_semantics.h"
 
@@ -43,10 +44,9 @@ int Rank(const std::vector<int64_t>& shape) { return static_cast<int>(shape.size
 
 absl::StatusOr<Tensor> EvalTranspose(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                      const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
   const Tensor& x = *operands[0];
-  const std::vector<int64_t>& perm = p->attrs().Get<std::vector<int64_t>>("perm");
+  const std::vector<int64_t>& perm = p.attrs().Get<std::vector<int64_t>>("perm");
   // Output dim k walks source dim perm[k]; Coalesce merges runs contiguous in the source.
   std::vector<int64_t> src_strides(x.rank());
   int64_t stride = 1;
@@ -55,12 +55,12 @@ absl::StatusOr<Tensor> EvalTranspose(const ir::Node& node, absl::Span<const Tens
     stride *= x.dim(d);
   }
   LoopNest<1> nest;
-  nest.dims = p->shape;
+  nest.dims = p.shape;
   for (int64_t src_dim : perm) nest.strides[0].push_back(src_strides[src_dim]);
   Coalesce(&nest);
   return WithElementType(x.dtype(), [&](auto tag) -> absl::StatusOr<Tensor> {
     using E = decltype(tag);
-    absl::StatusOr<Tensor> out = NewResult(*p);
+    absl::StatusOr<Tensor> out = NewResult(p);
     if (!out.ok()) return out;
     CopyNest(nest, static_cast<const E*>(x.raw_data()), static_cast<E*>(out->raw_data()));
     return out;
@@ -71,9 +71,8 @@ absl::StatusOr<Tensor> EvalTranspose(const ir::Node& node, absl::Span<const Tens
 // given a donated buffer) may write to a result without touching an operand.
 absl::StatusOr<Tensor> EvalReshape(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                    const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
-  absl::StatusOr<Tensor> out = NewResult(*p);
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
+  absl::StatusOr<Tensor> out = NewResult(p);
   if (!out.ok()) return out;
   std::memcpy(out->raw_data(), operands[0]->raw_data(), static_cast<size_t>(out->nbytes()));
   return out;
@@ -81,13 +80,12 @@ absl::StatusOr<Tensor> EvalReshape(const ir::Node& node, absl::Span<const Tensor
 
 absl::StatusOr<Tensor> EvalExpand(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                   const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
   const Tensor& x = *operands[0];
-  LoopNest<1> nest = BroadcastNest<1>(p->shape, {&x.shape()});
+  LoopNest<1> nest = BroadcastNest<1>(p.shape, {&x.shape()});
   return WithElementType(x.dtype(), [&](auto tag) -> absl::StatusOr<Tensor> {
     using E = decltype(tag);
-    absl::StatusOr<Tensor> out = NewResult(*p);
+    absl::StatusOr<Tensor> out = NewResult(p);
     if (!out.ok()) return out;
     CopyNest(nest, static_cast<const E*>(x.raw_data()), static_cast<E*>(out->raw_data()));
     return out;
@@ -96,19 +94,17 @@ absl::StatusOr<Tensor> EvalExpand(const ir::Node& node, absl::Span<const Tensor*
 
 absl::StatusOr<Tensor> EvalConcat(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                   const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
-  absl::StatusOr<int> axis = ir::NormalizeAxis(p->Int("axis"), Rank(p->shape), "concat");
-  if (!axis.ok()) return axis.status();
-  absl::StatusOr<Tensor> out = NewResult(*p);
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
+  GJ_ASSIGN_OR_RETURN(int axis, ir::NormalizeAxis(p.Int("axis"), Rank(p.shape), "concat"));
+  absl::StatusOr<Tensor> out = NewResult(p);
   if (!out.ok()) return out;
-  const int64_t esize = ir::DTypeSize(p->dtype);
-  const int64_t outer = Product(p->shape, 0, *axis);
-  const int64_t inner = Product(p->shape, *axis + 1, Rank(p->shape)) * esize;
+  const int64_t esize = ir::DTypeSize(p.dtype);
+  const int64_t outer = Product(p.shape, 0, axis);
+  const int64_t inner = Product(p.shape, axis + 1, Rank(p.shape)) * esize;
   auto* dst = static_cast<uint8_t*>(out->raw_data());
   for (int64_t o = 0; o < outer; ++o) {
     for (const Tensor* x : operands) {
-      const int64_t chunk = x->dim(*axis) * inner;
+      const int64_t chunk = x->dim(axis) * inner;
       std::memcpy(dst, static_cast<const uint8_t*>(x->raw_data()) + o * chunk,
                   static_cast<size_t>(chunk));
       dst += chunk;
@@ -119,22 +115,20 @@ absl::StatusOr<Tensor> EvalConcat(const ir::Node& node, absl::Span<const Tensor*
 
 absl::StatusOr<Tensor> EvalSlice(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                  const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
   const Tensor& x = *operands[0];
-  absl::StatusOr<int> axis = ir::NormalizeAxis(p->Int("axis"), x.rank(), "slice");
-  if (!axis.ok()) return axis.status();
-  absl::StatusOr<Tensor> out = NewResult(*p);
+  GJ_ASSIGN_OR_RETURN(int axis, ir::NormalizeAxis(p.Int("axis"), x.rank(), "slice"));
+  absl::StatusOr<Tensor> out = NewResult(p);
   if (!out.ok()) return out;
   const int64_t esize = ir::DTypeSize(x.dtype());
-  const int64_t start = p->Dim("start");
-  const int64_t len = p->shape[*axis];
-  const int64_t outer = Product(x.shape(), 0, *axis);
-  const int64_t inner = Product(x.shape(), *axis + 1, x.rank()) * esize;
+  const int64_t start = p.Dim("start");
+  const int64_t len = p.shape[axis];
+  const int64_t outer = Product(x.shape(), 0, axis);
+  const int64_t inner = Product(x.shape(), axis + 1, x.rank()) * esize;
   const auto* src = static_cast<const uint8_t*>(x.raw_data());
   auto* dst = static_cast<uint8_t*>(out->raw_data());
   for (int64_t o = 0; o < outer; ++o) {
-    std::memcpy(dst + o * len * inner, src + (o * x.dim(*axis) + start) * inner,
+    std::memcpy(dst + o * len * inner, src + (o * x.dim(axis) + start) * inner,
                 static_cast<size_t>(len * inner));
   }
   return out;
@@ -142,8 +136,7 @@ absl::StatusOr<Tensor> EvalSlice(const ir::Node& node, absl::Span<const Tensor* 
 
 absl::StatusOr<Tensor> EvalGather(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                   const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
   const Tensor& table = *operands[0];
   const Tensor& idx = *operands[1];
   const int64_t rows = table.dim(0);
@@ -155,9 +148,9 @@ absl::StatusOr<Tensor> EvalGather(const ir::Node& node, absl::Span<const Tensor*
                              ") for table ", table.TypeString()));
     }
   }
-  absl::StatusOr<Tensor> out = NewResult(*p);
+  absl::StatusOr<Tensor> out = NewResult(p);
   if (!out.ok()) return out;
-  const int64_t row_bytes = Product(table.shape(), 1, table.rank()) * ir::DTypeSize(p->dtype);
+  const int64_t row_bytes = Product(table.shape(), 1, table.rank()) * ir::DTypeSize(p.dtype);
   const auto* src = static_cast<const uint8_t*>(table.raw_data());
   auto* dst = static_cast<uint8_t*>(out->raw_data());
   for (int64_t i = 0; i < idx.numel(); ++i) {
@@ -170,8 +163,7 @@ absl::StatusOr<Tensor> EvalGather(const ir::Node& node, absl::Span<const Tensor*
 absl::StatusOr<Tensor> EvalScatterAdd(const ir::Node& node,
                                       absl::Span<const Tensor* const> operands,
                                       const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
   const Tensor& table = *operands[0];
   const Tensor& idx = *operands[1];
   const int64_t rows = table.dim(0);
@@ -183,9 +175,9 @@ absl::StatusOr<Tensor> EvalScatterAdd(const ir::Node& node,
                              ") for table ", table.TypeString()));
     }
   }
-  return Dispatch<GJ_NUMERIC_TYPES>(node, p->dtype, [&](auto tag) -> absl::StatusOr<Tensor> {
+  return Dispatch<GJ_NUMERIC_TYPES>(node, p.dtype, [&](auto tag) -> absl::StatusOr<Tensor> {
     using T = decltype(tag);
-    absl::StatusOr<Tensor> out = NewResult(*p);
+    absl::StatusOr<Tensor> out = NewResult(p);
     if (!out.ok()) return out;
     std::memcpy(out->raw_data(), table.raw_data(), static_cast<size_t>(table.nbytes()));
     const int64_t row = Product(table.shape(), 1, table.rank());

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "ir/status_macros.h"
 #include "runtime/kernels.h"
 
 namespace graphjit::runtime::kernels {
@@ -94,10 +95,9 @@ absl::StatusOr<Tensor> Matmul(const ir::Node& node, const Prepared& p, const Ten
 
 absl::StatusOr<Tensor> EvalMatmul(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                   const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
-  return Dispatch<GJ_FLOAT_TYPES>(node, p->dtype, [&](auto tag) {
-    return Matmul<decltype(tag)>(node, *p, *operands[0], *operands[1]);
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
+  return Dispatch<GJ_FLOAT_TYPES>(node, p.dtype, [&](auto tag) {
+    return Matmul<decltype(tag)>(node, p, *operands[0], *operands[1]);
   });
 }
 

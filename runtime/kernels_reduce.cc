@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/status_macros.h"
 #include "runtime/kernels.h"
 
 namespace graphjit::runtime::kernels {
@@ -15,10 +16,9 @@ struct AxisSplit {
 };
 
 absl::StatusOr<AxisSplit> SplitAt(const ir::Node& node, const Prepared& p, const Tensor& x) {
-  absl::StatusOr<int> axis = ir::NormalizeAxis(p.Int("axis"), x.rank(), ir::OpName(node.op));
-  if (!axis.ok()) return axis.status();
-  return AxisSplit{Product(x.shape(), 0, *axis), x.dim(*axis),
-                   Product(x.shape(), *axis + 1, x.rank())};
+  GJ_ASSIGN_OR_RETURN(int axis, ir::NormalizeAxis(p.Int("axis"), x.rank(), ir::OpName(node.op)));
+  return AxisSplit{Product(x.shape(), 0, axis), x.dim(axis),
+                   Product(x.shape(), axis + 1, x.rank())};
 }
 
 // Sums accumulate in Acc<T>, except i64 which wraps in uint64 rather than overflow.
@@ -209,15 +209,13 @@ void Softmax(const T* x, const AxisSplit& s, T* out) {
 template <typename... Ts, typename Kernel>
 absl::StatusOr<Tensor> EvalAlongAxis(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                      const ir::Bindings& bindings, Kernel kernel) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
   const Tensor& x = *operands[0];
-  absl::StatusOr<AxisSplit> split = SplitAt(node, *p, x);
-  if (!split.ok()) return split.status();
+  GJ_ASSIGN_OR_RETURN(AxisSplit split, SplitAt(node, p, x));
   return Dispatch<Ts...>(node, x.dtype(), [&](auto tag) -> absl::StatusOr<Tensor> {
-    absl::StatusOr<Tensor> out = NewResult(*p);
+    absl::StatusOr<Tensor> out = NewResult(p);
     if (!out.ok()) return out;
-    kernel(tag, x, *split, &*out);
+    kernel(tag, x, split, &*out);
     return out;
   });
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
 #include "runtime/kernels.h"
 
 namespace graphjit::runtime::kernels {
@@ -28,19 +29,17 @@ absl::StatusOr<Tensor> EvalParam(const ir::Node& node, absl::Span<const Tensor* 
 
 absl::StatusOr<Tensor> EvalConstant(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                     const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
-  return Tensor::FromDoubles(p->dtype, p->shape, p->attrs().Get<std::vector<double>>("value"));
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
+  return Tensor::FromDoubles(p.dtype, p.shape, p.attrs().Get<std::vector<double>>("value"));
 }
 
 absl::StatusOr<Tensor> EvalFull(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                 const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
-  const double value = p->attrs().GetFloat("value");
-  return Dispatch<GJ_ALL_TYPES>(node, p->dtype, [&](auto tag) -> absl::StatusOr<Tensor> {
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
+  const double value = p.attrs().GetFloat("value");
+  return Dispatch<GJ_ALL_TYPES>(node, p.dtype, [&](auto tag) -> absl::StatusOr<Tensor> {
     using T = decltype(tag);
-    absl::StatusOr<Tensor> out = NewResult(*p);
+    absl::StatusOr<Tensor> out = NewResult(p);
     if (!out.ok()) return out;
     const T v = ConvertElement<T>(value);
     T* o = out->template data<T>();
@@ -51,17 +50,15 @@ absl::StatusOr<Tensor> EvalFull(const ir::Node& node, absl::Span<const Tensor* c
 
 absl::StatusOr<Tensor> EvalIota(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                 const ir::Bindings& bindings) {
-  absl::StatusOr<Prepared> p = Prepare(node, operands, bindings);
-  if (!p.ok()) return p.status();
-  const int rank = static_cast<int>(p->shape.size());
-  absl::StatusOr<int> axis = ir::NormalizeAxis(p->Int("axis"), rank, "iota");
-  if (!axis.ok()) return axis.status();
-  const int64_t outer = Product(p->shape, 0, *axis);
-  const int64_t n = p->shape[*axis];
-  const int64_t inner = Product(p->shape, *axis + 1, rank);
-  return Dispatch<GJ_NUMERIC_TYPES>(node, p->dtype, [&](auto tag) -> absl::StatusOr<Tensor> {
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
+  const int rank = static_cast<int>(p.shape.size());
+  GJ_ASSIGN_OR_RETURN(int axis, ir::NormalizeAxis(p.Int("axis"), rank, "iota"));
+  const int64_t outer = Product(p.shape, 0, axis);
+  const int64_t n = p.shape[axis];
+  const int64_t inner = Product(p.shape, axis + 1, rank);
+  return Dispatch<GJ_NUMERIC_TYPES>(node, p.dtype, [&](auto tag) -> absl::StatusOr<Tensor> {
     using T = decltype(tag);
-    absl::StatusOr<Tensor> out = NewResult(*p);
+    absl::StatusOr<Tensor> out = NewResult(p);
     if (!out.ok()) return out;
     T* o = out->template data<T>();
     for (int64_t b = 0; b < outer; ++b) {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::runtime {
 namespace {
@@ -123,9 +124,8 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes, absl::string_view what)
       }
     }
   }
-  absl::StatusOr<Tensor> t = Tensor::Empty(dtype, shape);
-  if (!t.ok()) return t.status();
-  if (need > 0) std::memcpy(t->raw_data(), bytes.data() + pos, need);
+  GJ_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(dtype, shape));
+  if (need > 0) std::memcpy(t.raw_data(), bytes.data() + pos, need);
   return t;
 }
 

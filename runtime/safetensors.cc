@@ -20,6 +20,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace graphjit::runtime {
@@ -342,13 +343,12 @@ absl::StatusOr<TensorMap> Parse(ByteSource& source, absl::string_view what) {
   }
   std::string text(static_cast<size_t>(header_len), '\0');
   if (!source.Read(8, text.size(), text.data())) return Bad(what, "cannot read the header");
-  absl::StatusOr<json> header = ParseHeaderJson(text, what);
-  if (!header.ok()) return header.status();
+  GJ_ASSIGN_OR_RETURN(json header, ParseHeaderJson(text, what));
 
   const uint64_t data_start = 8 + header_len;
   const uint64_t data_size = size - data_start;
   std::vector<Entry> entries;
-  for (const auto& [name, value] : header->items()) {
+  for (const auto& [name, value] : header.items()) {
     if (name == kMetadataKey) {
       // Free-form strings (e.g. {"format": "pt"}); nothing here changes how we load.
       if (!value.is_object()) {
@@ -357,9 +357,8 @@ absl::StatusOr<TensorMap> Parse(ByteSource& source, absl::string_view what) {
       }
       continue;
     }
-    absl::StatusOr<Entry> e = ParseEntry(name, value, data_size, what);
-    if (!e.ok()) return e.status();
-    entries.push_back(*std::move(e));
+    GJ_ASSIGN_OR_RETURN(Entry e, ParseEntry(name, value, data_size, what));
+    entries.push_back(std::move(e));
   }
 
   // Two tensors sharing bytes would alias in the file; the format forbids it. Empty ranges
@@ -384,9 +383,7 @@ absl::StatusOr<TensorMap> Parse(ByteSource& source, absl::string_view what) {
   TensorMap tensors;
   int widened = 0;
   for (const Entry& e : entries) {
-    absl::StatusOr<Tensor> t = LoadEntry(e, data_start, source, what);
-    if (!t.ok()) return t.status();
-    tensors[e.name] = *std::move(t);
+    GJ_ASSIGN_OR_RETURN(tensors[e.name], LoadEntry(e, data_start, source, what));
     if (e.dtype->widen != Widen::kNo) ++widened;
   }
   if (widened > 0) {
@@ -475,25 +472,23 @@ absl::StatusOr<TensorMap> ReadSafetensors(const std::string& path) {
 }
 
 absl::StatusOr<std::string> EncodeSafetensors(const TensorMap& tensors) {
-  absl::StatusOr<Plan> plan = MakePlan(tensors, "safetensors");
-  if (!plan.ok()) return plan.status();
-  std::string out = LengthBytes(plan->header.size()) + plan->header;
-  for (const auto& [name, t] : plan->order) {
+  GJ_ASSIGN_OR_RETURN(Plan plan, MakePlan(tensors, "safetensors"));
+  std::string out = LengthBytes(plan.header.size()) + plan.header;
+  for (const auto& [name, t] : plan.order) {
     out.append(static_cast<const char*>(t->raw_data()), static_cast<size_t>(t->nbytes()));
   }
   return out;
 }
 
 absl::Status WriteSafetensors(const std::string& path, const TensorMap& tensors) {
-  absl::StatusOr<Plan> plan = MakePlan(tensors, path);
-  if (!plan.ok()) return plan.status();
+  GJ_ASSIGN_OR_RETURN(Plan plan, MakePlan(tensors, path));
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return absl::NotFoundError(absl::StrCat(path, ": cannot open for writing"));
   // Tensor by tensor, so writing never needs a second copy of the weights in memory.
-  std::string length = LengthBytes(plan->header.size());
+  std::string length = LengthBytes(plan.header.size());
   out.write(length.data(), 8);
-  out.write(plan->header.data(), static_cast<std::streamsize>(plan->header.size()));
-  for (const auto& [name, t] : plan->order) {
+  out.write(plan.header.data(), static_cast<std::streamsize>(plan.header.size()));
+  for (const auto& [name, t] : plan.order) {
     out.write(static_cast<const char*>(t->raw_data()), static_cast<std::streamsize>(t->nbytes()));
   }
   out.close();

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::runtime {
 namespace {
@@ -57,12 +58,11 @@ void FillFromDoubles(absl::Span<const double> values, T* out) {
 }  // namespace
 
 absl::StatusOr<Tensor> Tensor::Empty(DType dtype, std::vector<int64_t> shape) {
-  absl::StatusOr<int64_t> numel = CheckedNumel(dtype, shape);
-  if (!numel.ok()) return numel.status();
+  GJ_ASSIGN_OR_RETURN(int64_t numel, CheckedNumel(dtype, shape));
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
-  t.numel_ = *numel;
+  t.numel_ = numel;
   t.buffer_ = Allocate(t.nbytes());
   if (t.buffer_ == nullptr) {
     return absl::ResourceExhaustedError(
@@ -154,12 +154,11 @@ std::vector<double> Tensor::ToDoubles() const {
 }
 
 absl::StatusOr<Tensor> Tensor::Reshape(std::vector<int64_t> shape) const {
-  absl::StatusOr<int64_t> numel = CheckedNumel(dtype_, shape);
-  if (!numel.ok()) return numel.status();
-  if (*numel != numel_) {
+  GJ_ASSIGN_OR_RETURN(int64_t numel, CheckedNumel(dtype_, shape));
+  if (numel != numel_) {
     return absl::InvalidArgumentError(absl::StrCat("cannot reshape ", TypeString(), " to ",
                                                    ShapeString(shape), ": element counts ", numel_,
-                                                   " vs ", *numel));
+                                                   " vs ", numel));
   }
   Tensor view = *this;
   view.shape_ = std::move(shape);

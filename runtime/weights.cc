@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/status_macros.h"
 #include "runtime/npy.h"
 #include "runtime/safetensors.h"
 
@@ -47,9 +48,8 @@ absl::StatusOr<TensorMap> LoadNpyDirectory(const std::string& path) {
   std::sort(files.begin(), files.end());
   TensorMap weights;
   for (const std::string& file : files) {
-    absl::StatusOr<Tensor> t = ReadNpy((fs::path(path) / file).string());
-    if (!t.ok()) return t.status();
-    weights[file.substr(0, file.size() - std::strlen(kNpySuffix))] = *std::move(t);
+    GJ_ASSIGN_OR_RETURN(weights[file.substr(0, file.size() - std::strlen(kNpySuffix))],
+                        ReadNpy((fs::path(path) / file).string()));
   }
   return weights;
 }
@@ -95,8 +95,7 @@ absl::Status SaveWeights(const std::string& path, const TensorMap& weights) {
         ec ? absl::StrCat(": ", ec.message()) : std::string(" (a file is in the way)")));
   }
   for (const std::string& name : names) {
-    absl::Status s = WriteNpy((fs::path(path) / (name + kNpySuffix)).string(), weights.at(name));
-    if (!s.ok()) return s;
+    GJ_RETURN_IF_ERROR(WriteNpy((fs::path(path) / (name + kNpySuffix)).string(), weights.at(name)));
   }
   return absl::OkStatus();
 }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/cache/padding.h"
 #include "ir/clock.h"
+#include "ir/status_macros.h"
 #include "models/jit_model.h"
 #include "models/random_init.h"
 
@@ -57,14 +58,13 @@ absl::StatusOr<DecodeDims> DimsOf(const compiler::JitFunction& fn) {
 
 absl::StatusOr<DecodeLoopResult> RunDecodeLoop(compiler::JitFunction& cache,
                                                const DecodeLoopOptions& options) {
-  absl::StatusOr<DecodeDims> dims = DimsOf(cache);
-  if (!dims.ok()) return dims.status();
+  GJ_ASSIGN_OR_RETURN(DecodeDims dims, DimsOf(cache));
   if (options.prompt < 0 || options.steps < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("decode loop: prompt and steps must be >= 0, got ", options.prompt, " and ",
                      options.steps));
   }
-  const auto [d, G, dh, dtype] = *dims;
+  const auto [d, G, dh, dtype] = dims;
   // Drawn in the seed's order: keys, values, then every step's x.
   std::mt19937_64 rng(options.seed);
   Tensor k = models::RandomNormal(dtype, {G, options.prompt, dh}, rng);
@@ -77,13 +77,12 @@ absl::StatusOr<DecodeLoopResult> RunDecodeLoop(compiler::JitFunction& cache,
   DecodeLoopResult result;
   for (int64_t t = 0; t < options.steps; ++t) {
     const int64_t S = options.prompt + t + 1;
-    absl::StatusOr<Tensor> k_grown = Resize(k, {G, S, dh});  // a zero row for the new token
-    absl::StatusOr<Tensor> v_grown = Resize(v, {G, S, dh});
-    if (!k_grown.ok()) return k_grown.status();
-    if (!v_grown.ok()) return v_grown.status();
+    // A zero row for the new token.
+    GJ_ASSIGN_OR_RETURN(Tensor k_grown, Resize(k, {G, S, dh}));
+    GJ_ASSIGN_OR_RETURN(Tensor v_grown, Resize(v, {G, S, dh}));
     auto [cos, sin] = models::RopeTables(S - 1, dh, options.theta, dtype);
     runtime::TensorMap inputs = {
-        {"x", xs[t]}, {"k_cache", *k_grown}, {"v_cache", *v_grown}, {"cos", cos}, {"sin", sin}};
+        {"x", xs[t]}, {"k_cache", k_grown}, {"v_cache", v_grown}, {"cos", cos}, {"sin", sin}};
 
     const ir::Clock::time_point start = ir::Clock::now();
     absl::StatusOr<std::vector<Tensor>> out = cache.Run(inputs, {{"P", S - 1}});
@@ -106,10 +105,9 @@ absl::StatusOr<DecodeLoopResult> RunDecodeLoop(compiler::JitFunction& cache,
 absl::StatusOr<DecodeLoopResult> RunDecodeLoop(const models::Model& model,
                                                const compiler::JitOptions& jit_options,
                                                const DecodeLoopOptions& options) {
-  absl::StatusOr<std::unique_ptr<compiler::JitFunction>> cache =
-      models::JitModel(model, jit_options);
-  if (!cache.ok()) return cache.status();
-  return RunDecodeLoop(**cache, options);
+  GJ_ASSIGN_OR_RETURN(std::unique_ptr<compiler::JitFunction> cache,
+                      models::JitModel(model, jit_options));
+  return RunDecodeLoop(*cache, options);
 }
 
 }  // namespace graphjit::studies

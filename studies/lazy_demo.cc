@@ -8,6 +8,7 @@
 #include "frontend/ops.h"
 #include "frontend/trace_context.h"
 #include "ir/clock.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::studies {
 namespace {
@@ -26,7 +27,7 @@ runtime::Tensor Normal(std::vector<int64_t> shape, std::mt19937_64& rng, double 
   for (int64_t d : shape) n *= d;
   std::vector<double> v(n);
   for (double& e : v) e = scale * normal(rng);
-  return *runtime::Tensor::FromDoubles(ir::DType::kF64, std::move(shape), v);
+  return ir::ValueOrDie(runtime::Tensor::FromDoubles(ir::DType::kF64, std::move(shape), v));
 }
 
 }  // namespace
@@ -45,13 +46,11 @@ absl::StatusOr<LazyDemoResult> RunLazyDemo(int max_iterations, double tolerance)
     Value diff = (y_new - y) * (y_new - y);
     ++r.iterations;
     // The stopping test needs a concrete number: a graph break every iteration.
-    absl::StatusOr<double> worst = lazy.Item(ReduceMax(ReduceMax(diff, -1), -1));
-    if (!worst.ok()) return worst.status();
-    if (*worst < tolerance || r.iterations >= max_iterations) break;
+    GJ_ASSIGN_OR_RETURN(double worst, lazy.Item(ReduceMax(ReduceMax(diff, -1), -1)));
+    if (worst < tolerance || r.iterations >= max_iterations) break;
     y = y_new;
   }
-  absl::StatusOr<runtime::Tensor> out = lazy.Materialize(y_new);
-  if (!out.ok()) return out.status();
+  GJ_ASSIGN_OR_RETURN(runtime::Tensor out, lazy.Materialize(y_new));
   r.lazy_seconds = SecondsSince(start);
   r.graphs = lazy.graphs();
   r.compiles = lazy.compiles();
@@ -61,29 +60,25 @@ absl::StatusOr<LazyDemoResult> RunLazyDemo(int max_iterations, double tolerance)
   EagerContext eager(in, {});
   Value ye = eager.Input("y"), we = eager.Input("W");
   for (int i = 0; i < r.iterations; ++i) ye = Tanh(Matmul(ye, we));
-  absl::StatusOr<std::vector<runtime::Tensor>> ref = eager.Results({ye});
-  if (!ref.ok()) return ref.status();
-  r.max_abs_diff = runtime::MaxAbsDiff(*out, (*ref)[0]);
+  GJ_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> ref, eager.Results({ye}));
+  r.max_abs_diff = runtime::MaxAbsDiff(out, ref[0]);
 
   // A structured loop: the same count traced into one graph, compiled once.
   TraceContext trace("unrolled",
                      {{"y", {ir::DType::kF64, {4, 32}}}, {"W", {ir::DType::kF64, {32, 32}}}}, {});
   Value yt = trace.Input("y"), wt = trace.Input("W");
   for (int i = 0; i < r.iterations; ++i) yt = Tanh(Matmul(yt, wt));
-  absl::StatusOr<ir::Graph> g = std::move(trace).Finish({yt});
-  if (!g.ok()) return g.status();
-  r.unrolled_ops = g->NumComputeNodes();
+  GJ_ASSIGN_OR_RETURN(ir::Graph g, std::move(trace).Finish({yt}));
+  r.unrolled_ops = g.NumComputeNodes();
   start = Clock::now();
-  absl::StatusOr<std::unique_ptr<compiler::CompiledGraph>> cg =
-      compiler::CompiledGraph::Compile(*g, {});
-  if (!cg.ok()) return cg.status();
+  GJ_ASSIGN_OR_RETURN(std::unique_ptr<compiler::CompiledGraph> cg,
+                      compiler::CompiledGraph::Compile(g, {}));
   r.unrolled_compile_seconds = SecondsSince(start);
   r.unrolled_compiles = 1;
   start = Clock::now();
-  absl::StatusOr<std::vector<runtime::Tensor>> unrolled = (*cg)->Run(in);
-  if (!unrolled.ok()) return unrolled.status();
+  GJ_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> unrolled, cg->Run(in));
   r.unrolled_run_seconds = SecondsSince(start);
-  r.unrolled_max_abs_diff = runtime::MaxAbsDiff((*unrolled)[0], (*ref)[0]);
+  r.unrolled_max_abs_diff = runtime::MaxAbsDiff(unrolled[0], ref[0]);
   return r;
 }
 

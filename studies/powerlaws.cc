@@ -136,10 +136,9 @@ class Functions {
   absl::StatusOr<compiler::JitFunction*> Add(std::string name, compiler::TraceFn fn) {
     // The default policy, auto: exact shapes until a dim changes, then symbolic.
     compiler::JitOptions options;
-    absl::StatusOr<std::unique_ptr<compiler::JitFunction>> f =
-        compiler::Jit(std::move(name), std::move(fn), {}, options);
-    if (!f.ok()) return f.status();
-    functions_.push_back(*std::move(f));
+    GJ_ASSIGN_OR_RETURN(std::unique_ptr<compiler::JitFunction> f,
+                        compiler::Jit(std::move(name), std::move(fn), {}, options));
+    functions_.push_back(std::move(f));
     return functions_.back().get();
   }
   compiler::cache::CacheStats stats() const {
@@ -190,25 +189,22 @@ absl::StatusOr<PowerLawStudy> RunPowerLawStudy(const PowerLawOptions& o) {
   // ---- Demo 1: exponents and the irreducible term.
   auto part = Clock::now();
   {
-    absl::StatusOr<compiler::JitFunction*> factors = fns.Add("loss_factors", LossFactorsFn);
-    if (!factors.ok()) return factors.status();
+    GJ_ASSIGN_OR_RETURN(compiler::JitFunction * factors, fns.Add("loss_factors", LossFactorsFn));
     const int64_t count = static_cast<int64_t>(o.alphas.size());
-    absl::StatusOr<Tensor> alpha = F64({count}, o.alphas);
-    if (!alpha.ok()) return alpha.status();
-    absl::StatusOr<std::vector<Tensor>> out = (*factors)->Run({{"alpha", *alpha}});
+    GJ_ASSIGN_OR_RETURN(Tensor alpha, F64({count}, o.alphas));
+    absl::StatusOr<std::vector<Tensor>> out = factors->Run({{"alpha", alpha}});
     if (!out.ok()) return out.status();
     for (int64_t i = 0; i < count; ++i) {
       s.factors.push_back(
           {o.alphas[i], (*out)[0].ValueAt(i), (*out)[1].ValueAt(i), (*out)[2].ValueAt(i)});
     }
 
-    absl::StatusOr<compiler::JitFunction*> chin =
-        fns.Add("chinchilla", ChinchillaFn(o.chinchilla_e, o.chinchilla_a, o.chinchilla_alpha));
-    if (!chin.ok()) return chin.status();
+    GJ_ASSIGN_OR_RETURN(
+        compiler::JitFunction * chin,
+        fns.Add("chinchilla", ChinchillaFn(o.chinchilla_e, o.chinchilla_a, o.chinchilla_alpha)));
     const int64_t k = static_cast<int64_t>(o.chinchilla_n.size());
-    absl::StatusOr<Tensor> n = F64({k}, o.chinchilla_n);
-    if (!n.ok()) return n.status();
-    out = (*chin)->Run({{"n", *n}});
+    GJ_ASSIGN_OR_RETURN(Tensor n, F64({k}, o.chinchilla_n));
+    out = chin->Run({{"n", n}});
     if (!out.ok()) return out.status();
     const double nan = std::numeric_limits<double>::quiet_NaN();
     for (int64_t i = 0; i < k; ++i) {
@@ -222,46 +218,38 @@ absl::StatusOr<PowerLawStudy> RunPowerLawStudy(const PowerLawOptions& o) {
   // ---- Demo 2 (a): estimating a mean, MSE = 1/n.
   part = Clock::now();
   {
-    absl::StatusOr<compiler::JitFunction*> mse =
-        fns.Add("mean_mse", MeanSquaredErrorFn(o.mean_true));
-    if (!mse.ok()) return mse.status();
+    GJ_ASSIGN_OR_RETURN(compiler::JitFunction * mse,
+                        fns.Add("mean_mse", MeanSquaredErrorFn(o.mean_true)));
     std::mt19937_64 rng(o.mean_seed);
     std::vector<double> x, y;
     for (int64_t n : o.mean_n) {
       Tensor samples = models::RandomNormal(DType::kF64, {o.mean_reps, n}, rng, 1.0, o.mean_true);
-      absl::StatusOr<std::vector<Tensor>> out = (*mse)->Run({{"samples", samples}});
-      if (!out.ok()) return out.status();
+      GJ_ASSIGN_OR_RETURN(std::vector<Tensor> out, mse->Run({{"samples", samples}}));
       x.push_back(static_cast<double>(n));
-      y.push_back((*out)[0].ValueAt(0));
+      y.push_back(out[0].ValueAt(0));
     }
-    absl::StatusOr<ScalingCurve> c = Curve("mean estimation", std::move(x), std::move(y), -1.0);
-    if (!c.ok()) return c.status();
-    s.mean_estimation = *std::move(c);
+    GJ_ASSIGN_OR_RETURN(s.mean_estimation,
+                        Curve("mean estimation", std::move(x), std::move(y), -1.0));
   }
   s.mean_seconds = ir::SecondsSince(part);
 
   // ---- Demo 2 (b): 1-nearest-neighbour regression, MSE ~ n^(-2/d).
   part = Clock::now();
   {
-    absl::StatusOr<compiler::JitFunction*> nn = fns.Add("nearest_neighbor", NearestNeighborFn);
-    if (!nn.ok()) return nn.status();
+    GJ_ASSIGN_OR_RETURN(compiler::JitFunction * nn, fns.Add("nearest_neighbor", NearestNeighborFn));
     for (int64_t d : o.nn_dims) {
       std::mt19937_64 rng(static_cast<uint64_t>(d));
-      absl::StatusOr<Tensor> test = Uniform({o.nn_test, d}, rng);
-      if (!test.ok()) return test.status();
+      GJ_ASSIGN_OR_RETURN(Tensor test, Uniform({o.nn_test, d}, rng));
       std::vector<double> x, y;
       for (int64_t n : o.nn_train) {
-        absl::StatusOr<Tensor> train = Uniform({n, d}, rng);
-        if (!train.ok()) return train.status();
-        absl::StatusOr<std::vector<Tensor>> out = (*nn)->Run({{"test", *test}, {"train", *train}});
-        if (!out.ok()) return out.status();
+        GJ_ASSIGN_OR_RETURN(Tensor train, Uniform({n, d}, rng));
+        GJ_ASSIGN_OR_RETURN(std::vector<Tensor> out, nn->Run({{"test", test}, {"train", train}}));
         x.push_back(static_cast<double>(n));
-        y.push_back((*out)[1].ValueAt(0));
+        y.push_back(out[1].ValueAt(0));
       }
-      absl::StatusOr<ScalingCurve> c =
-          Curve(absl::StrCat("d=", d), std::move(x), std::move(y), -2.0 / static_cast<double>(d));
-      if (!c.ok()) return c.status();
-      s.nearest_neighbor.push_back(*std::move(c));
+      GJ_ASSIGN_OR_RETURN(ScalingCurve c, Curve(absl::StrCat("d=", d), std::move(x), std::move(y),
+                                                -2.0 / static_cast<double>(d)));
+      s.nearest_neighbor.push_back(std::move(c));
     }
   }
   s.nn_seconds = ir::SecondsSince(part);
@@ -269,8 +257,8 @@ absl::StatusOr<PowerLawStudy> RunPowerLawStudy(const PowerLawOptions& o) {
   // ---- Demo 2 (c): Zipf pieces, capacity- and data-limited.
   part = Clock::now();
   {
-    absl::StatusOr<compiler::JitFunction*> zipf = fns.Add("zipf_pieces", ZipfFn(o.zipf_pieces));
-    if (!zipf.ok()) return zipf.status();
+    GJ_ASSIGN_OR_RETURN(compiler::JitFunction * zipf,
+                        fns.Add("zipf_pieces", ZipfFn(o.zipf_pieces)));
     std::vector<double> capacity(o.zipf_capacity.begin(), o.zipf_capacity.end());
     absl::StatusOr<Tensor> alpha = F64({}, {o.zipf_alpha});
     absl::StatusOr<Tensor> cap =
@@ -279,14 +267,13 @@ absl::StatusOr<PowerLawStudy> RunPowerLawStudy(const PowerLawOptions& o) {
     for (const auto* t : {&alpha, &cap, &data}) {
       if (!t->ok()) return t->status();
     }
-    absl::StatusOr<std::vector<Tensor>> out =
-        (*zipf)->Run({{"alpha", *alpha}, {"capacity", *cap}, {"data", *data}});
-    if (!out.ok()) return out.status();
+    GJ_ASSIGN_OR_RETURN(std::vector<Tensor> out,
+                        zipf->Run({{"alpha", *alpha}, {"capacity", *cap}, {"data", *data}}));
     const double a = o.zipf_alpha;
-    absl::StatusOr<ScalingCurve> c = Curve("capacity-limited", capacity, (*out)[0].ToDoubles(), -a);
+    absl::StatusOr<ScalingCurve> c = Curve("capacity-limited", capacity, out[0].ToDoubles(), -a);
     if (!c.ok()) return c.status();
     s.zipf_capacity = *std::move(c);
-    c = Curve("data-limited", o.zipf_data, (*out)[1].ToDoubles(), -a / (1 + a));
+    c = Curve("data-limited", o.zipf_data, out[1].ToDoubles(), -a / (1 + a));
     if (!c.ok()) return c.status();
     s.zipf_data = *std::move(c);
   }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "compiler/analysis/flops.h"
 #include "compiler/autodiff/autodiff.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::studies {
 namespace {
@@ -26,19 +27,16 @@ absl::StatusOr<int64_t> Exact(const ir::SymExpr& e, absl::string_view what) {
 }
 
 absl::StatusOr<SixNRow> RowFor(absl::string_view name, const models::Model& model, int64_t tokens) {
-  absl::StatusOr<ModelFlops> flops = CountModelFlops(model);
-  if (!flops.ok()) return flops.status();
+  GJ_ASSIGN_OR_RETURN(ModelFlops flops, CountModelFlops(model));
   SixNRow row;
   row.name = std::string(name);
   row.spec = model.Spec();
   row.tokens = tokens;
-  row.num_params = flops->num_params;
-  absl::StatusOr<int64_t> forward = Exact(flops->forward, "forward FLOPs");
-  if (!forward.ok()) return forward.status();
-  absl::StatusOr<int64_t> train = Exact(flops->train, "training FLOPs");
-  if (!train.ok()) return train.status();
-  row.forward_flops = *forward;
-  row.train_flops = *train;
+  row.num_params = flops.num_params;
+  GJ_ASSIGN_OR_RETURN(int64_t forward, Exact(flops.forward, "forward FLOPs"));
+  GJ_ASSIGN_OR_RETURN(int64_t train, Exact(flops.train, "training FLOPs"));
+  row.forward_flops = forward;
+  row.train_flops = train;
   return row;
 }
 
@@ -59,20 +57,16 @@ std::string ThousandsRounded(double v) { return Thousands(std::llround(v)); }
 
 absl::StatusOr<ModelFlops> CountModelFlops(const models::Model& model,
                                            const models::TraceOptions& options) {
-  absl::StatusOr<ir::Graph> traced = models::TraceModel(model, options);
-  if (!traced.ok()) return traced.status();
+  GJ_ASSIGN_OR_RETURN(ir::Graph traced, models::TraceModel(model, options));
   ModelFlops out;
-  for (ir::ValueId id : traced->Params()) {
-    absl::StatusOr<int64_t> n = Exact(ir::NumElements(traced->type(id).shape), "a param size");
-    if (!n.ok()) return n.status();
-    out.num_params += *n;
+  for (ir::ValueId id : traced.Params()) {
+    GJ_ASSIGN_OR_RETURN(int64_t n, Exact(ir::NumElements(traced.type(id).shape), "a param size"));
+    out.num_params += n;
   }
-  out.forward = CountFlops(*traced).total;
-  absl::StatusOr<ir::Graph> loss = SumOutputToScalar(*traced, 0);
-  if (!loss.ok()) return loss.status();
-  absl::StatusOr<ir::Graph> grads = BuildGradientGraph(*loss, DifferentiableSources(*loss));
-  if (!grads.ok()) return grads.status();
-  out.train = CountFlops(*grads).total;
+  out.forward = CountFlops(traced).total;
+  GJ_ASSIGN_OR_RETURN(ir::Graph loss, SumOutputToScalar(traced, 0));
+  GJ_ASSIGN_OR_RETURN(ir::Graph grads, BuildGradientGraph(loss, DifferentiableSources(loss)));
+  out.train = CountFlops(grads).total;
   return out;
 }
 
@@ -109,9 +103,8 @@ absl::StatusOr<SixNRow> TinyGPTSixNRow(absl::string_view name, const models::GPT
 
 absl::StatusOr<std::vector<SixNRow>> SeedSixNTable() {
   std::vector<SixNRow> rows;
-  absl::StatusOr<SixNRow> linear = LinearSixNRow("linear 256->512", models::LinearCfg{});
-  if (!linear.ok()) return linear.status();
-  rows.push_back(*std::move(linear));
+  GJ_ASSIGN_OR_RETURN(SixNRow linear, LinearSixNRow("linear 256->512", models::LinearCfg{}));
+  rows.push_back(std::move(linear));
   struct Config {
     const char* name;
     int64_t L, d, T, V;
@@ -125,9 +118,8 @@ absl::StatusOr<std::vector<SixNRow>> SeedSixNTable() {
     cfg.block_size = c.T;
     cfg.vocab_size = c.V;
     cfg.batch = 2;
-    absl::StatusOr<SixNRow> row = TinyGPTSixNRow(c.name, cfg);
-    if (!row.ok()) return row.status();
-    rows.push_back(*std::move(row));
+    GJ_ASSIGN_OR_RETURN(SixNRow row, TinyGPTSixNRow(c.name, cfg));
+    rows.push_back(std::move(row));
   }
   return rows;
 }

@@ -83,14 +83,11 @@ absl::StatusOr<Loaded> LoadGraph(const std::string& what, const ir::Bindings& di
     if (!absl::GetFlag(FLAGS_policy).empty() || !absl::GetFlag(FLAGS_dtype).empty()) {
       return absl::InvalidArgumentError("--policy and --dtype apply to model specs, not IR files");
     }
-    absl::StatusOr<ir::Graph> g = ir::ParseGraphFile(what);
-    if (!g.ok()) return g.status();
+    GJ_ASSIGN_OR_RETURN(ir::Graph g, ir::ParseGraphFile(what));
     Loaded loaded;
-    loaded.graph = *std::move(g);
+    loaded.graph = std::move(g);
     if (const std::string path = absl::GetFlag(FLAGS_weights); !path.empty()) {
-      absl::StatusOr<runtime::TensorMap> w = tools::LoadGraphWeights(path, loaded.graph);
-      if (!w.ok()) return w.status();
-      loaded.params = *std::move(w);
+      GJ_ASSIGN_OR_RETURN(loaded.params, tools::LoadGraphWeights(path, loaded.graph));
     }
     return loaded;
   }
@@ -104,12 +101,11 @@ absl::StatusOr<Loaded> LoadGraph(const std::string& what, const ir::Bindings& di
       spec += absl::StrCat(spec.find(':') == std::string::npos ? ":" : ",", "dtype=", dtype);
     }
   }
-  absl::StatusOr<std::unique_ptr<models::Model>> model = models::CreateModel(spec);
-  if (!model.ok()) return model.status();
+  GJ_ASSIGN_OR_RETURN(std::unique_ptr<models::Model> model, models::CreateModel(spec));
   if (const std::string path = absl::GetFlag(FLAGS_weights); !path.empty()) {
-    GJ_RETURN_IF_ERROR(tools::ApplyWeightsFlag(path, **model));
+    GJ_RETURN_IF_ERROR(tools::ApplyWeightsFlag(path, *model));
   }
-  std::vector<std::string> dyn = (*model)->DynamicDims();
+  std::vector<std::string> dyn = model->DynamicDims();
   for (const auto& [name, value] : dims) {
     if (std::find(dyn.begin(), dyn.end(), name) == dyn.end()) {
       return absl::InvalidArgumentError(
@@ -121,9 +117,8 @@ absl::StatusOr<Loaded> LoadGraph(const std::string& what, const ir::Bindings& di
   options.fixed_dims = dims;
   options.padded = absl::GetFlag(FLAGS_padded);
   if (const std::string name = absl::GetFlag(FLAGS_policy); !name.empty()) {
-    absl::StatusOr<compiler::cache::ShapePolicy> policy = compiler::cache::ParsePolicy(name);
-    if (!policy.ok()) return policy.status();
-    options.padded = compiler::cache::PadsInputs(*policy);
+    GJ_ASSIGN_OR_RETURN(compiler::cache::ShapePolicy policy, compiler::cache::ParsePolicy(name));
+    options.padded = compiler::cache::PadsInputs(policy);
     for (const std::string& d : dyn) {
       auto it = dims.find(d);
       if (it == dims.end()) {
@@ -132,8 +127,8 @@ absl::StatusOr<Loaded> LoadGraph(const std::string& what, const ir::Bindings& di
       }
       // auto's first compile is exact; later ones are what symbolic gives.
       compiler::cache::DimKey key = compiler::cache::KeyFor(
-          *policy == compiler::cache::ShapePolicy::kAuto ? compiler::cache::ShapePolicy::kExact
-                                                         : *policy,
+          policy == compiler::cache::ShapePolicy::kAuto ? compiler::cache::ShapePolicy::kExact
+                                                        : policy,
           it->second);
       if (key == compiler::cache::kSymbolicDim) {
         options.fixed_dims.erase(d);
@@ -142,12 +137,11 @@ absl::StatusOr<Loaded> LoadGraph(const std::string& what, const ir::Bindings& di
       }
     }
   }
-  absl::StatusOr<ir::Graph> g = models::TraceModel(**model, options);
-  if (!g.ok()) return g.status();
+  GJ_ASSIGN_OR_RETURN(ir::Graph g, models::TraceModel(*model, options));
   Loaded loaded;
-  loaded.graph = *std::move(g);
-  loaded.params = (*model)->params();
-  loaded.model = *std::move(model);
+  loaded.graph = std::move(g);
+  loaded.params = model->params();
+  loaded.model = std::move(model);
   loaded.options = options;
   return loaded;
 }
@@ -157,9 +151,7 @@ absl::StatusOr<Loaded> LoadGraph(const std::string& what, const ir::Bindings& di
 absl::Status ProfileInputs(const Loaded& loaded, const ir::Graph& graph, const ir::Bindings& values,
                            runtime::TensorMap* inputs, ir::Bindings* bindings) {
   if (loaded.model != nullptr) {
-    absl::StatusOr<runtime::TensorMap> ex = loaded.model->ExampleInputs(values, 0);
-    if (!ex.ok()) return ex.status();
-    *inputs = *std::move(ex);
+    GJ_ASSIGN_OR_RETURN(*inputs, loaded.model->ExampleInputs(values, 0));
     *bindings = loaded.model->CompleteBindings(values);
     for (const std::string& d : loaded.model->DynamicDims()) bindings->erase(d);
     return absl::OkStatus();
@@ -176,9 +168,7 @@ absl::Status ProfileInputs(const Loaded& loaded, const ir::Graph& graph, const i
     if (ir::IsFloat(node.type.dtype)) {
       (*inputs)[node.name()] = models::RandomNormal(node.type.dtype, *shape, rng);
     } else {
-      absl::StatusOr<runtime::Tensor> zeros = runtime::Tensor::Zeros(node.type.dtype, *shape);
-      if (!zeros.ok()) return zeros.status();
-      (*inputs)[node.name()] = *std::move(zeros);
+      GJ_ASSIGN_OR_RETURN((*inputs)[node.name()], runtime::Tensor::Zeros(node.type.dtype, *shape));
     }
   }
   *bindings = values;

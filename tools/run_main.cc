@@ -63,9 +63,7 @@ absl::Status ReadInputs(const std::vector<std::string>& items, TensorMap* inputs
       return absl::InvalidArgumentError(
           absl::StrCat("--input: expected NAME=@FILE.npy, got '", item, "'"));
     }
-    absl::StatusOr<Tensor> t = runtime::ReadNpy(kv[1].substr(1));
-    if (!t.ok()) return t.status();
-    (*inputs)[kv[0]] = *std::move(t);
+    GJ_ASSIGN_OR_RETURN((*inputs)[kv[0]], runtime::ReadNpy(kv[1].substr(1)));
   }
   return absl::OkStatus();
 }
@@ -87,12 +85,10 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
     return absl::InvalidArgumentError(
         absl::StrCat("--mode: unknown mode '", mode, "' (modes: eager, interp, jit)"));
   }
-  absl::StatusOr<ir::Bindings> bind = tools::ParseBindingsFlag(absl::GetFlag(FLAGS_bind), "bind");
-  if (!bind.ok()) return bind.status();
-  absl::StatusOr<ir::Bindings> dims = tools::ParseBindingsFlag(absl::GetFlag(FLAGS_dim), "dim");
-  if (!dims.ok()) return dims.status();
-  absl::StatusOr<std::string> weights = WeightsPath();
-  if (!weights.ok()) return weights.status();
+  GJ_ASSIGN_OR_RETURN(ir::Bindings bind,
+                      tools::ParseBindingsFlag(absl::GetFlag(FLAGS_bind), "bind"));
+  GJ_ASSIGN_OR_RETURN(ir::Bindings dims, tools::ParseBindingsFlag(absl::GetFlag(FLAGS_dim), "dim"));
+  GJ_ASSIGN_OR_RETURN(std::string weights, WeightsPath());
   TensorMap inputs, params;
   GJ_RETURN_IF_ERROR(ReadInputs(absl::GetFlag(FLAGS_input), &inputs));
 
@@ -102,37 +98,28 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
     if (mode == "eager") {
       return absl::InvalidArgumentError("--mode=eager needs a model spec, not an IR file");
     }
-    absl::StatusOr<ir::Graph> g = ir::ParseGraphFile(what);
-    if (!g.ok()) return g.status();
-    graph = *std::move(g);
-    if (!weights->empty()) {
-      absl::StatusOr<TensorMap> w = tools::LoadGraphWeights(*weights, graph);
-      if (!w.ok()) return w.status();
-      params = *std::move(w);
+    GJ_ASSIGN_OR_RETURN(graph, ir::ParseGraphFile(what));
+    if (!weights.empty()) {
+      GJ_ASSIGN_OR_RETURN(params, tools::LoadGraphWeights(weights, graph));
     }
   } else {
-    absl::StatusOr<std::unique_ptr<models::Model>> m = models::CreateModel(what);
-    if (!m.ok()) return m.status();
-    model = *std::move(m);
+    GJ_ASSIGN_OR_RETURN(model, models::CreateModel(what));
     // Before anything is traced or compiled: every mode below reads model->params().
-    if (!weights->empty()) {
-      GJ_RETURN_IF_ERROR(tools::ApplyWeightsFlag(*weights, *model));
+    if (!weights.empty()) {
+      GJ_RETURN_IF_ERROR(tools::ApplyWeightsFlag(weights, *model));
     }
     models::TraceOptions options;
-    options.fixed_dims = *dims;
+    options.fixed_dims = dims;
     options.padded = inputs.contains("kmask");
-    absl::StatusOr<ir::Graph> g = models::TraceModel(*model, options);
-    if (!g.ok()) return g.status();
-    graph = *std::move(g);
+    GJ_ASSIGN_OR_RETURN(graph, models::TraceModel(*model, options));
     params = model->params();
     // Inputs not given: the model's seeded examples, sized by --dim and --bind.
-    ir::Bindings example = *dims;
-    for (const auto& [k, v] : *bind) example[k] = v;
-    absl::StatusOr<TensorMap> ex = model->ExampleInputs(example, absl::GetFlag(FLAGS_seed));
-    if (!ex.ok()) return ex.status();
-    for (auto& [name, t] : *ex) inputs.try_emplace(name, t);
-    *bind = model->CompleteBindings(example);
-    for (const std::string& d : model->DynamicDims()) bind->erase(d);  // bound from inputs
+    ir::Bindings example = dims;
+    for (const auto& [k, v] : bind) example[k] = v;
+    GJ_ASSIGN_OR_RETURN(TensorMap ex, model->ExampleInputs(example, absl::GetFlag(FLAGS_seed)));
+    for (auto& [name, t] : ex) inputs.try_emplace(name, t);
+    bind = model->CompleteBindings(example);
+    for (const std::string& d : model->DynamicDims()) bind.erase(d);  // bound from inputs
   }
   if (const std::string path = absl::GetFlag(FLAGS_save_weights); !path.empty()) {
     if (params.empty()) {
@@ -147,21 +134,19 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
     if (model == nullptr || mode != "jit") {
       return absl::InvalidArgumentError("--policy needs a model spec and --mode=jit");
     }
-    absl::StatusOr<compiler::cache::ShapePolicy> policy = compiler::cache::ParsePolicy(name);
-    if (!policy.ok()) return policy.status();
+    GJ_ASSIGN_OR_RETURN(compiler::cache::ShapePolicy policy, compiler::cache::ParsePolicy(name));
     compiler::JitOptions options;
-    options.policy = *policy;
+    options.policy = policy;
     // JitModel copies the model's weights (the --weights ones, set above).
-    absl::StatusOr<std::unique_ptr<compiler::JitFunction>> fn = models::JitModel(*model, options);
-    if (!fn.ok()) return fn.status();
-    return (*fn)->Run(inputs, *bind);
+    GJ_ASSIGN_OR_RETURN(std::unique_ptr<compiler::JitFunction> fn,
+                        models::JitModel(*model, options));
+    return fn->Run(inputs, bind);
   }
-  if (mode == "eager") return models::RunEager(*model, inputs, *bind);
-  if (mode == "interp") return runtime::Interpret(graph, inputs, params, *bind);
-  absl::StatusOr<std::unique_ptr<compiler::CompiledGraph>> cg =
-      compiler::CompiledGraph::Compile(graph, params);
-  if (!cg.ok()) return cg.status();
-  return (*cg)->Run(inputs, *bind);
+  if (mode == "eager") return models::RunEager(*model, inputs, bind);
+  if (mode == "interp") return runtime::Interpret(graph, inputs, params, bind);
+  GJ_ASSIGN_OR_RETURN(std::unique_ptr<compiler::CompiledGraph> cg,
+                      compiler::CompiledGraph::Compile(graph, params));
+  return cg->Run(inputs, bind);
 }
 
 int Main(int argc, char** argv) {

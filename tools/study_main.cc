@@ -26,6 +26,7 @@
 #include "compiler/analysis/flops.h"
 #include "compiler/compiled_graph.h"
 #include "ir/clock.h"
+#include "ir/status_macros.h"
 #include "models/model.h"
 #include "studies/decode_loop.h"
 #include "studies/lazy_demo.h"
@@ -114,9 +115,8 @@ absl::Status StudyPolicies(const models::Model& model, tools::JsonWriter& json) 
     compiler::JitOptions options;
     options.policy = p;
     options.tiered = absl::GetFlag(FLAGS_tiered);
-    absl::StatusOr<studies::DecodeLoopResult> r = studies::RunDecodeLoop(model, options, loop);
-    if (!r.ok()) return r.status();
-    Row row{std::string(cache::PolicyName(p)), *std::move(r)};
+    GJ_ASSIGN_OR_RETURN(studies::DecodeLoopResult r, studies::RunDecodeLoop(model, options, loop));
+    Row row{std::string(cache::PolicyName(p)), std::move(r)};
     double total = 0;
     for (double s : row.r.step_seconds) total += s;
     // Tiered compiles run in the background, outside the steps; only traces are inside.
@@ -239,11 +239,9 @@ std::string SymbolicShapesObservation(const ir::Graph& g) {
 absl::Status StudySymbolic(const models::Model& model, tools::JsonWriter& json) {
   std::printf("== 2. One symbolic graph vs a graph per length ==\n\n");
   Progress("symbolic: compiling ...");
-  absl::StatusOr<ir::Graph> g = models::TraceModel(model);
-  if (!g.ok()) return g.status();
-  absl::StatusOr<std::unique_ptr<compiler::CompiledGraph>> sym =
-      compiler::CompiledGraph::Compile(*g, model.params());
-  if (!sym.ok()) return sym.status();
+  GJ_ASSIGN_OR_RETURN(ir::Graph g, models::TraceModel(model));
+  GJ_ASSIGN_OR_RETURN(std::unique_ptr<compiler::CompiledGraph> sym,
+                      compiler::CompiledGraph::Compile(g, model.params()));
   Table t({"S", "max |symbolic - exact|", "symbolic call", "exact call", "exact / symbolic"});
   json.Key("symbolic").BeginArray();
   std::vector<double> ratios;
@@ -251,23 +249,20 @@ absl::Status StudySymbolic(const models::Model& model, tools::JsonWriter& json) 
     Progress(absl::StrCat("symbolic: S = ", S));
     models::TraceOptions options;
     options.fixed_dims = {{"S", S}};
-    absl::StatusOr<ir::Graph> ge = models::TraceModel(model, options);
-    if (!ge.ok()) return ge.status();
-    absl::StatusOr<std::unique_ptr<compiler::CompiledGraph>> exact =
-        compiler::CompiledGraph::Compile(*ge, model.params());
-    if (!exact.ok()) return exact.status();
-    absl::StatusOr<TensorMap> in = model.ExampleInputs({{"S", S}}, 1);
-    if (!in.ok()) return in.status();
+    GJ_ASSIGN_OR_RETURN(ir::Graph ge, models::TraceModel(model, options));
+    GJ_ASSIGN_OR_RETURN(std::unique_ptr<compiler::CompiledGraph> exact,
+                        compiler::CompiledGraph::Compile(ge, model.params()));
+    GJ_ASSIGN_OR_RETURN(TensorMap in, model.ExampleInputs({{"S", S}}, 1));
     ir::Bindings bind = {{"P", S - 1}};
-    absl::StatusOr<std::vector<Tensor>> a = (*sym)->Run(FreshCaches(*in), bind);
-    absl::StatusOr<std::vector<Tensor>> b = (*exact)->Run(FreshCaches(*in), bind);
+    absl::StatusOr<std::vector<Tensor>> a = sym->Run(FreshCaches(in), bind);
+    absl::StatusOr<std::vector<Tensor>> b = exact->Run(FreshCaches(in), bind);
     if (!a.ok()) return a.status();
     if (!b.ok()) return b.status();
     double diff = runtime::MaxAbsDiff((*a)[0], (*b)[0]);
     // The caches are updated in place at row P each call: rerunning is the same work.
-    TensorMap ins = FreshCaches(*in), ine = FreshCaches(*in);
-    double ts = MedianCallSeconds([&] { (void)(*sym)->Run(ins, bind); }, 200);
-    double te = MedianCallSeconds([&] { (void)(*exact)->Run(ine, bind); }, 200);
+    TensorMap ins = FreshCaches(in), ine = FreshCaches(in);
+    double ts = MedianCallSeconds([&] { (void)(sym)->Run(ins, bind); }, 200);
+    double te = MedianCallSeconds([&] { (void)(exact)->Run(ine, bind); }, 200);
     ratios.push_back(te / ts);
     t.Add({absl::StrCat(S), absl::StrFormat("%.1e", diff), tools::FormatSeconds(ts),
            tools::FormatSeconds(te), absl::StrFormat("%.2f", te / ts)});
@@ -283,7 +278,7 @@ absl::Status StudySymbolic(const models::Model& model, tools::JsonWriter& json) 
   t.Print();
   std::sort(ratios.begin(), ratios.end());
   Observations({
-      SymbolicShapesObservation(*g),
+      SymbolicShapesObservation(g),
       absl::StrFormat("Exact-shape code took %.2fx the symbolic code's time (median over the "
                       "lengths, range %.2f-%.2fx): %s",
                       ratios[ratios.size() / 2], ratios.front(), ratios.back(),
@@ -366,23 +361,20 @@ absl::Status StudyOverhead(const models::Model& model, tools::JsonWriter& json) 
   Progress("overhead: compiling ...");
   models::TraceOptions options;
   options.fixed_dims = {{"S", S}};
-  absl::StatusOr<ir::Graph> traced = models::TraceModel(model, options);
-  if (!traced.ok()) return traced.status();
-  absl::StatusOr<std::unique_ptr<compiler::CompiledGraph>> cg =
-      compiler::CompiledGraph::Compile(*traced, model.params());
-  if (!cg.ok()) return cg.status();
-  absl::StatusOr<TensorMap> in = model.ExampleInputs({{"S", S}}, 3);
-  if (!in.ok()) return in.status();
+  GJ_ASSIGN_OR_RETURN(ir::Graph traced, models::TraceModel(model, options));
+  GJ_ASSIGN_OR_RETURN(std::unique_ptr<compiler::CompiledGraph> cg,
+                      compiler::CompiledGraph::Compile(traced, model.params()));
+  GJ_ASSIGN_OR_RETURN(TensorMap in, model.ExampleInputs({{"S", S}}, 3));
   ir::Bindings bind = {{"P", S - 1}};
   Progress("overhead: timing ...");
-  TensorMap run_in = FreshCaches(*in);
-  double t_eager = MedianCallSeconds([&] { (void)models::RunEager(model, *in, bind); }, 100);
+  TensorMap run_in = FreshCaches(in);
+  double t_eager = MedianCallSeconds([&] { (void)models::RunEager(model, in, bind); }, 100);
   double t_interp = MedianCallSeconds(
-      [&] { (void)runtime::Interpret((*cg)->graph(), *in, (*cg)->params(), bind); }, 100);
-  double t_code = MedianCallSeconds([&] { (void)(*cg)->Run(run_in, bind); }, 300);
+      [&] { (void)runtime::Interpret(cg->graph(), in, cg->params(), bind); }, 100);
+  double t_code = MedianCallSeconds([&] { (void)(cg)->Run(run_in, bind); }, 300);
   ProgressDone();
-  int eager_ops = traced->NumComputeNodes(), graph_ops = (*cg)->graph().NumComputeNodes();
-  int kernels = static_cast<int>((*cg)->program().kernels.size());
+  int eager_ops = traced.NumComputeNodes(), graph_ops = cg->graph().NumComputeNodes();
+  int kernels = static_cast<int>(cg->program().kernels.size());
   Table t({"way", "per call", "ops", "per op", "vs compiled"});
   t.Add({"eager (op by op, traced model's ops)", tools::FormatSeconds(t_eager),
          absl::StrCat(eager_ops), tools::FormatSeconds(t_eager / eager_ops),
@@ -395,7 +387,7 @@ absl::Status StudyOverhead(const models::Model& model, tools::JsonWriter& json) 
   t.Print();
   // The FLOP count of the graph that ran (matmuls, 2 per multiply-add; exact shapes, so
   // a number).
-  const std::optional<int64_t> counted = compiler::CountFlops(*traced).total.AsConstant();
+  const std::optional<int64_t> counted = compiler::CountFlops(traced).total.AsConstant();
   if (!counted.has_value())
     return absl::InternalError("overhead: FLOPs of an exact graph are symbolic");
   const double flops = static_cast<double>(*counted);

@@ -26,9 +26,8 @@ absl::Status CopyNodes(const ir::Graph& graph, ir::GraphBuilder* b) {
 }
 
 absl::StatusOr<ir::Graph> BuildAndPrune(ir::GraphBuilder b) {
-  absl::StatusOr<ir::Graph> g = std::move(b).Build();
-  if (!g.ok()) return g.status();
-  if (absl::StatusOr<bool> pruned = Dce(&*g); !pruned.ok()) return pruned.status();
+  GJ_ASSIGN_OR_RETURN(ir::Graph g, std::move(b).Build());
+  if (absl::StatusOr<bool> pruned = Dce(&g); !pruned.ok()) return pruned.status();
   return g;
 }
 
@@ -142,9 +141,8 @@ absl::StatusOr<ir::Graph> BuildGradientGraph(const ir::Graph& forward,
   }
   std::vector<ValueId> ids;
   for (const std::string& name : wrt) {
-    absl::StatusOr<ValueId> id = FindSource(forward, name);
-    if (!id.ok()) return id.status();
-    ids.push_back(*id);
+    GJ_ASSIGN_OR_RETURN(ValueId id, FindSource(forward, name));
+    ids.push_back(id);
   }
   return Differentiator(forward, loss, std::move(ids)).Run();
 }

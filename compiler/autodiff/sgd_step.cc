@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/autodiff/autodiff.h"
 #include "ir/builder.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::compiler {
 
@@ -10,19 +11,18 @@ absl::StatusOr<SgdStep> BuildSgdStep(const ir::Graph& forward, double learning_r
                                      int loss_output) {
   SgdStep step;
   for (ir::ValueId id : forward.Params()) step.params.push_back(forward.node(id).name());
-  absl::StatusOr<ir::Graph> grads = BuildGradientGraph(forward, step.params, loss_output);
-  if (!grads.ok()) return grads.status();
+  GJ_ASSIGN_OR_RETURN(ir::Graph grads, BuildGradientGraph(forward, step.params, loss_output));
 
   // The gradient graph with params turned into inputs of the same name and type.
   ir::GraphBuilder b(forward.name() + "_sgd");
-  for (ir::ValueId id = 0; id < grads->num_nodes(); ++id) {
-    const ir::Node& n = grads->node(id);
+  for (ir::ValueId id = 0; id < grads.num_nodes(); ++id) {
+    const ir::Node& n = grads.node(id);
     ir::OpCode op = n.op == ir::OpCode::kParam ? ir::OpCode::kInput : n.op;
     b.Add(op, n.operands, n.attrs);
   }
-  const ir::ValueId loss = grads->outputs()[0];
+  const ir::ValueId loss = grads.outputs()[0];
   b.Output(loss);
-  const ir::DType dtype = grads->type(loss).dtype;
+  const ir::DType dtype = grads.type(loss).dtype;
   ir::ValueId rate = b.Scalar(learning_rate, dtype);
   for (size_t i = 0; i < step.params.size(); ++i) {
     const std::string& name = step.params[i];
@@ -36,12 +36,11 @@ absl::StatusOr<SgdStep> BuildSgdStep(const ir::Graph& forward, double learning_r
                                                      ir::TypeToString(b.type(w)),
                                                      " but the loss is ", ir::DTypeName(dtype)));
     }
-    ir::ValueId update = b.Add(ir::OpCode::kMul, {rate, grads->outputs()[1 + i]});
+    ir::ValueId update = b.Add(ir::OpCode::kMul, {rate, grads.outputs()[1 + i]});
     b.Output(b.Add(ir::OpCode::kSub, {w, update}));
   }
-  absl::StatusOr<ir::Graph> graph = std::move(b).Build();
-  if (!graph.ok()) return graph.status();
-  step.graph = *std::move(graph);
+  GJ_ASSIGN_OR_RETURN(ir::Graph graph, std::move(b).Build());
+  step.graph = std::move(graph);
   return step;
 }
 
@@ -50,9 +49,8 @@ absl::StatusOr<std::unique_ptr<SgdTrainer>> SgdTrainer::Create(const ir::Graph& 
                                                                double learning_rate,
                                                                StepBackend backend) {
   std::unique_ptr<SgdTrainer> t(new SgdTrainer());
-  absl::StatusOr<SgdStep> step = BuildSgdStep(forward, learning_rate);
-  if (!step.ok()) return step.status();
-  t->step_ = *std::move(step);
+  GJ_ASSIGN_OR_RETURN(SgdStep step, BuildSgdStep(forward, learning_rate));
+  t->step_ = std::move(step);
   for (const std::string& name : t->step_.params) {
     auto it = params.find(name);
     if (it == params.end()) {
@@ -64,10 +62,7 @@ absl::StatusOr<std::unique_ptr<SgdTrainer>> SgdTrainer::Create(const ir::Graph& 
   if (backend == StepBackend::kCompiled) {
     CompileGraphOptions options;
     options.params_are_constant = false;  // the step has no params left, but be explicit
-    absl::StatusOr<std::unique_ptr<CompiledGraph>> cg =
-        CompiledGraph::Compile(t->step_.graph, {}, options);
-    if (!cg.ok()) return cg.status();
-    t->compiled_ = *std::move(cg);
+    GJ_ASSIGN_OR_RETURN(t->compiled_, CompiledGraph::Compile(t->step_.graph, {}, options));
   }
   return t;
 }
@@ -81,11 +76,11 @@ absl::StatusOr<double> SgdTrainer::Step(const runtime::TensorMap& inputs) {
     }
     all[name] = value;
   }
-  absl::StatusOr<std::vector<runtime::Tensor>> out =
-      compiled_ != nullptr ? compiled_->Run(all) : runtime::Interpret(step_.graph, all, {});
-  if (!out.ok()) return out.status();
-  for (size_t i = 0; i < step_.params.size(); ++i) params_[step_.params[i]] = (*out)[1 + i];
-  return (*out)[0].ValueAt(0);
+  GJ_ASSIGN_OR_RETURN(
+      std::vector<runtime::Tensor> out,
+      compiled_ != nullptr ? compiled_->Run(all) : runtime::Interpret(step_.graph, all, {}));
+  for (size_t i = 0; i < step_.params.size(); ++i) params_[step_.params[i]] = out[1 + i];
+  return out[0].ValueAt(0);
 }
 
 }  // namespace graphjit::compiler

@@ -11,6 +11,7 @@
 #include "compiler/cache/padding.h"
 #include "frontend/trace_context.h"
 #include "ir/clock.h"
+#include "ir/status_macros.h"
 #include "runtime/interpreter.h"
 
 namespace graphjit::compiler::cache {
@@ -131,11 +132,10 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::Acquire(const Ar
   auto* mutable_entry = const_cast<CacheEntry*>(entry->get());
   const auto start = ir::Clock::now();
   bool compiled = false;
-  absl::StatusOr<std::shared_ptr<const CompiledGraph>> built =
-      CompileTraced(mutable_entry, &compiled);
-  if (!built.ok()) return built.status();
+  GJ_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledGraph> built,
+                      CompileTraced(mutable_entry, &compiled));
   std::lock_guard<std::mutex> lock(mu_);
-  InstallLocked(mutable_entry, *std::move(built), compiled, SecondsSince(start));
+  InstallLocked(mutable_entry, std::move(built), compiled, SecondsSince(start));
   return entry;
 }
 
@@ -470,19 +470,17 @@ void CompileCache::BackgroundLoop() {
 
 absl::Status CompileCache::TraceEntry(CacheEntry* entry) const {
   const bool padded = signature_.pads();
-  absl::StatusOr<ir::Graph> graph = Trace(function_, signature_.TraceTypes(entry->keys_, padded));
-  if (!graph.ok()) return graph.status();
+  GJ_ASSIGN_OR_RETURN(ir::Graph graph,
+                      Trace(function_, signature_.TraceTypes(entry->keys_, padded)));
   if (padded) {
     // Which output dims follow the padded dims: a trace with those left symbolic.
-    absl::StatusOr<ir::Graph> symbolic =
-        Trace(function_, signature_.TraceTypes(entry->keys_, true, /*symbolic_padded=*/true));
-    if (!symbolic.ok()) return symbolic.status();
-    absl::StatusOr<std::vector<std::vector<DimGuard>>> dims = OutputDims(*symbolic, signature_);
-    if (!dims.ok()) return dims.status();
-    entry->output_dims_ = *std::move(dims);
+    GJ_ASSIGN_OR_RETURN(
+        ir::Graph symbolic,
+        Trace(function_, signature_.TraceTypes(entry->keys_, true, /*symbolic_padded=*/true)));
+    GJ_ASSIGN_OR_RETURN(entry->output_dims_, OutputDims(symbolic, signature_));
   }
-  entry->content_key_ = GraphContentKey(*graph, function_.weights, options_.compile);
-  entry->traced_ = *std::move(graph);
+  entry->content_key_ = GraphContentKey(graph, function_.weights, options_.compile);
+  entry->traced_ = std::move(graph);
   return absl::OkStatus();
 }
 
@@ -518,8 +516,7 @@ absl::StatusOr<std::vector<Tensor>> CompileCache::Run(const TensorMap& inputs, c
   const auto start = ir::Clock::now();
   DimValues real;
   std::shared_ptr<const CompiledGraph> code;
-  absl::StatusOr<std::shared_ptr<const CacheEntry>> entry = AcquireImpl(args, &real, &code);
-  if (!entry.ok()) return entry.status();
+  GJ_ASSIGN_OR_RETURN(std::shared_ptr<const CacheEntry> entry, AcquireImpl(args, &real, &code));
   const double stall = SecondsSince(start);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -527,8 +524,8 @@ absl::StatusOr<std::vector<Tensor>> CompileCache::Run(const TensorMap& inputs, c
     if (code == nullptr) ++stats_.interpreted;
   }
   ir::Bindings b = CallBindings(real, bindings);
-  if ((*entry)->padded()) return RunPadded(**entry, code.get(), inputs, real, std::move(b));
-  return RunTier(**entry, code.get(), inputs, b);
+  if (entry->padded()) return RunPadded(*entry, code.get(), inputs, real, std::move(b));
+  return RunTier(*entry, code.get(), inputs, b);
 }
 
 absl::StatusOr<std::vector<Tensor>> CompileCache::RunTier(const CacheEntry& entry,
@@ -555,24 +552,17 @@ absl::StatusOr<std::vector<Tensor>> CompileCache::RunPadded(const CacheEntry& en
   TensorMap padded = inputs;
   for (const InputGuard& g : signature_.inputs()) {
     if (!HasDynamicDim(g.dims)) continue;
-    absl::StatusOr<Tensor> t = Resize(inputs.at(g.name), ShapeAt(g.dims, lengths));
-    if (!t.ok()) return t.status();
-    padded[g.name] = *std::move(t);
+    GJ_ASSIGN_OR_RETURN(padded[g.name], Resize(inputs.at(g.name), ShapeAt(g.dims, lengths)));
   }
   for (const InputGuard& m : signature_.masks()) {
-    absl::StatusOr<Tensor> mask = MakeMask(m, real, lengths);
-    if (!mask.ok()) return mask.status();
-    padded[m.name] = *std::move(mask);
+    GJ_ASSIGN_OR_RETURN(padded[m.name], MakeMask(m, real, lengths));
   }
-  absl::StatusOr<std::vector<Tensor>> outputs = RunTier(entry, code, padded, bindings);
-  if (!outputs.ok()) return outputs.status();
-  for (size_t i = 0; i < outputs->size() && i < entry.output_dims_.size(); ++i) {
+  GJ_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, RunTier(entry, code, padded, bindings));
+  for (size_t i = 0; i < outputs.size() && i < entry.output_dims_.size(); ++i) {
     if (!HasDynamicDim(entry.output_dims_[i])) continue;
     std::vector<int64_t> shape = ShapeAt(entry.output_dims_[i], real);
-    if ((*outputs)[i].shape() == shape) continue;
-    absl::StatusOr<Tensor> cut = Resize((*outputs)[i], shape);
-    if (!cut.ok()) return cut.status();
-    (*outputs)[i] = *std::move(cut);
+    if (outputs[i].shape() == shape) continue;
+    GJ_ASSIGN_OR_RETURN(outputs[i], Resize(outputs[i], shape));
   }
   return outputs;
 }

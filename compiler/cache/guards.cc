@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::compiler::cache {
 namespace {
@@ -59,15 +60,14 @@ absl::StatusOr<InputSignature> InputSignature::Create(const frontend::InputTypes
   const size_t n = sig.dynamic_dims_.size();
   sig.dim_sources_.resize(n);
   for (const auto& [name, type] : inputs) {
-    absl::StatusOr<InputGuard> g = GuardFor(name, type, sig.dynamic_dims_);
-    if (!g.ok()) return g.status();
-    for (size_t axis = 0; axis < g->dims.size(); ++axis) {
-      int k = g->dims[axis].dynamic;
+    GJ_ASSIGN_OR_RETURN(InputGuard g, GuardFor(name, type, sig.dynamic_dims_));
+    for (size_t axis = 0; axis < g.dims.size(); ++axis) {
+      int k = g.dims[axis].dynamic;
       if (k >= 0 && sig.dim_sources_[k].empty()) {
         sig.dim_sources_[k] = absl::StrCat(name, ".shape[", axis, "]");
       }
     }
-    sig.inputs_.push_back(*std::move(g));
+    sig.inputs_.push_back(std::move(g));
   }
   for (size_t k = 0; k < n; ++k) {
     if (sig.dim_sources_[k].empty()) {
@@ -83,9 +83,8 @@ absl::StatusOr<InputSignature> InputSignature::Create(const frontend::InputTypes
             absl::StrCat("mask '", name, "' has the name of an input the caller passes"));
       }
     }
-    absl::StatusOr<InputGuard> g = GuardFor(name, type, sig.dynamic_dims_);
-    if (!g.ok()) return g.status();
-    sig.masks_.push_back(*std::move(g));
+    GJ_ASSIGN_OR_RETURN(InputGuard g, GuardFor(name, type, sig.dynamic_dims_));
+    sig.masks_.push_back(std::move(g));
   }
   return sig;
 }

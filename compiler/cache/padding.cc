@@ -4,6 +4,8 @@
 #include <cstring>
 #include <limits>
 
+#include "ir/status_macros.h"
+
 namespace graphjit::compiler::cache {
 namespace {
 
@@ -20,21 +22,20 @@ std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& shape) {
 absl::StatusOr<runtime::Tensor> Resize(const runtime::Tensor& t,
                                        const std::vector<int64_t>& shape) {
   GJ_CHECK(static_cast<int>(shape.size()) == t.rank()) << t.TypeString();
-  absl::StatusOr<runtime::Tensor> out = runtime::Tensor::Zeros(t.dtype(), shape);
-  if (!out.ok()) return out.status();
+  GJ_ASSIGN_OR_RETURN(runtime::Tensor out, runtime::Tensor::Zeros(t.dtype(), shape));
   const int rank = t.rank();
   std::vector<int64_t> common(rank);
   for (int a = 0; a < rank; ++a) common[a] = std::min(t.dim(a), shape[a]);
   if (std::find(common.begin(), common.end(), 0) != common.end()) return out;
   if (rank == 0) {
-    std::memcpy(out->raw_data(), t.raw_data(), t.nbytes());
+    std::memcpy(out.raw_data(), t.raw_data(), t.nbytes());
     return out;
   }
   const int64_t elem = ir::DTypeSize(t.dtype());
   const std::vector<int64_t> src_strides = RowMajorStrides(t.shape());
   const std::vector<int64_t> dst_strides = RowMajorStrides(shape);
   const auto* src = static_cast<const char*>(t.raw_data());
-  auto* dst = static_cast<char*>(out->raw_data());
+  auto* dst = static_cast<char*>(out.raw_data());
   // Walks the leading axes of the common block like an odometer, one memcpy per row.
   std::vector<int64_t> index(rank, 0);
   while (true) {

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "compiler/codegen/codegen_emitter.h"
+#include "ir/status_macros.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
@@ -507,7 +508,7 @@ absl::Status AddProgramEntry(llvm::Module& module, const Program& program,
     llvm::Function* f = MakeProgramFunction(module, llvm::GlobalValue::InternalLinkage,
                                             absl::StrCat(prefix, kernel.name));
     codegen_internal::KernelEmitter emitter(program, kernel, f, options);
-    if (absl::Status status = emitter.Emit(); !status.ok()) return status;
+    GJ_RETURN_IF_ERROR(emitter.Emit());
     kernels.push_back(f);
   }
   llvm::IRBuilder<> builder(llvm::BasicBlock::Create(module.getContext(), "entry", entry));
@@ -541,11 +542,10 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> EmitEntriesModule(
   }
   std::unique_ptr<llvm::Module> module = NewModule("kernels", context, data_layout, triple);
   for (size_t i = 0; i < programs.size(); ++i) {
-    absl::Status s = AddProgramEntry(*module, *programs[i], entry_names[i],
-                                     absl::StrCat("gj.", i, "."), options);
-    if (!s.ok()) return s;
+    GJ_RETURN_IF_ERROR(AddProgramEntry(*module, *programs[i], entry_names[i],
+                                       absl::StrCat("gj.", i, "."), options));
   }
-  if (absl::Status s = Verify(*module, "kernel module"); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(Verify(*module, "kernel module"));
   return module;
 }
 

@@ -23,7 +23,7 @@ constexpr char kEntryName[] = "graphjit_entry";
 
 class NativeCodeImpl : public NativeCode {
  public:
-  NativeCodeImpl(std::unique_ptr<JitCode> code, std::string llvm_ir, CompileTimings timings)
+  NativeCodeImpl(std::unique_ptr<JitCode> code, std::string llvm_ir, PhaseTimings timings)
       : code_(std::move(code)), llvm_ir_(std::move(llvm_ir)), timings_(timings) {}
 
   // The JIT returns a data address; the function-pointer cast is the usual JIT idiom.
@@ -31,17 +31,17 @@ class NativeCodeImpl : public NativeCode {
   const std::string& llvm_ir() const override { return llvm_ir_; }
   const std::string& optimized_ir() const override { return code_->optimized_ir(); }
   const std::string& assembly() const override { return code_->assembly(); }
-  const CompileTimings& timings() const override { return timings_; }
+  const PhaseTimings& timings() const override { return timings_; }
 
  private:
   std::unique_ptr<JitCode> code_;
   std::string llvm_ir_;
-  CompileTimings timings_;
+  PhaseTimings timings_;
 };
 
 class NativeModuleImpl : public NativeModule {
  public:
-  NativeModuleImpl(std::unique_ptr<JitCode> code, std::string llvm_ir, CompileTimings timings)
+  NativeModuleImpl(std::unique_ptr<JitCode> code, std::string llvm_ir, PhaseTimings timings)
       : code_(std::move(code)), llvm_ir_(std::move(llvm_ir)), timings_(timings) {}
 
   int size() const override { return static_cast<int>(code_->entries().size()); }
@@ -51,13 +51,13 @@ class NativeModuleImpl : public NativeModule {
   const std::string& llvm_ir() const override { return llvm_ir_; }
   const std::string& optimized_ir() const override { return code_->optimized_ir(); }
   const std::string& assembly() const override { return code_->assembly(); }
-  const CompileTimings& timings() const override { return timings_; }
+  const PhaseTimings& timings() const override { return timings_; }
   const std::string& object() const override { return code_->object(); }
 
  private:
   std::unique_ptr<JitCode> code_;
   std::string llvm_ir_;
-  CompileTimings timings_;
+  PhaseTimings timings_;
 };
 
 // The host functions generated code may call, registered once per process: they live in
@@ -81,34 +81,30 @@ absl::Status RegisterRuntimeHelpers(JitEngine& engine) {
 struct Compiled {
   std::unique_ptr<JitCode> code;
   std::string llvm_ir;
-  CompileTimings timings;
+  PhaseTimings timings;
 };
 using EmitFn = absl::FunctionRef<absl::StatusOr<std::unique_ptr<llvm::Module>>(llvm::LLVMContext&,
                                                                                const JitEngine&)>;
 
 absl::StatusOr<Compiled> EmitAndCompile(EmitFn emit, JitRequest request) {
-  absl::StatusOr<JitEngine*> engine = JitEngine::Get();
-  if (!engine.ok()) return engine.status();
-  GJ_RETURN_IF_ERROR(RegisterRuntimeHelpers(**engine));
+  GJ_ASSIGN_OR_RETURN(JitEngine * engine, JitEngine::Get());
+  GJ_RETURN_IF_ERROR(RegisterRuntimeHelpers(*engine));
   const ir::Clock::time_point start = ir::Clock::now();
   // One context per compile: LLVM contexts are not thread-safe, and the JIT frees the
   // context with the module once it is compiled.
   auto context = std::make_unique<llvm::LLVMContext>();
-  absl::StatusOr<std::unique_ptr<llvm::Module>> module = emit(*context, **engine);
-  if (!module.ok()) return module.status();
+  GJ_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module, emit(*context, *engine));
   Compiled out;
   out.timings.ir_build = ir::SecondsSince(start);
   if (request.keep_ir) {
     llvm::raw_string_ostream text(out.llvm_ir);
-    (*module)->print(text, /*AAW=*/nullptr);
+    module->print(text, /*AAW=*/nullptr);
   }
   request.context = std::move(context);
-  request.module = *std::move(module);
-  absl::StatusOr<std::unique_ptr<JitCode>> code = (*engine)->Compile(std::move(request));
-  if (!code.ok()) return code.status();
-  out.timings.optimize = (*code)->timings().optimize_seconds;
-  out.timings.codegen = (*code)->timings().codegen_seconds;
-  out.code = *std::move(code);
+  request.module = std::move(module);
+  GJ_ASSIGN_OR_RETURN(std::unique_ptr<JitCode> code, engine->Compile(std::move(request)));
+  out.timings += code->timings();  // optimize, codegen
+  out.code = std::move(code);
   return out;
 }
 
@@ -153,16 +149,14 @@ absl::StatusOr<std::unique_ptr<NativeModule>> CompileModule(
 
 absl::StatusOr<std::unique_ptr<NativeModule>> LoadModule(const std::string& object,
                                                          const std::vector<std::string>& symbols) {
-  absl::StatusOr<JitEngine*> engine = JitEngine::Get();
-  if (!engine.ok()) return engine.status();
+  GJ_ASSIGN_OR_RETURN(JitEngine * engine, JitEngine::Get());
   // Loaded code may call the runtime helpers too.
-  GJ_RETURN_IF_ERROR(RegisterRuntimeHelpers(**engine));
+  GJ_RETURN_IF_ERROR(RegisterRuntimeHelpers(*engine));
   const ir::Clock::time_point start = ir::Clock::now();
-  absl::StatusOr<std::unique_ptr<JitCode>> code = (*engine)->Load(object, symbols);
-  if (!code.ok()) return code.status();
-  CompileTimings timings;
+  GJ_ASSIGN_OR_RETURN(std::unique_ptr<JitCode> code, engine->Load(object, symbols));
+  PhaseTimings timings;
   timings.codegen = ir::SecondsSince(start);
-  return std::make_unique<NativeModuleImpl>(*std::move(code), "", timings);
+  return std::make_unique<NativeModuleImpl>(std::move(code), "", timings);
 }
 
 JitTarget DescribeJitTarget() {

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/lower/kernel_ir.h"
+#include "compiler/phase_timings.h"
 
 namespace graphjit::compiler {
 
@@ -24,13 +25,6 @@ struct CompileOptions {
   bool tile_matmuls = true;
 };
 
-// Wall seconds per phase of one compile.
-struct CompileTimings {
-  double ir_build = 0;  // kernel program -> llvm::Module
-  double optimize = 0;  // new-PM O2 pipeline with vectorizers
-  double codegen = 0;   // machine code, linking, symbol lookup
-};
-
 // The compiled code of one program; destroying it frees the code (its ResourceTracker).
 class NativeCode {
  public:
@@ -42,7 +36,7 @@ class NativeCode {
   virtual const std::string& llvm_ir() const = 0;       // empty unless keep_ir
   virtual const std::string& optimized_ir() const = 0;  // empty unless keep_ir
   virtual const std::string& assembly() const = 0;      // empty unless emit_asm
-  virtual const CompileTimings& timings() const = 0;
+  virtual const PhaseTimings& timings() const = 0;
 };
 
 // Emits one llvm::Module for `program`, optimizes it and JIT-compiles it into the
@@ -61,7 +55,7 @@ class NativeModule {
   virtual const std::string& llvm_ir() const = 0;       // empty unless keep_ir
   virtual const std::string& optimized_ir() const = 0;  // empty unless keep_ir
   virtual const std::string& assembly() const = 0;      // empty unless emit_asm
-  virtual const CompileTimings& timings() const = 0;
+  virtual const PhaseTimings& timings() const = 0;
   virtual const std::string& object() const = 0;  // empty unless keep_object / loaded
 };
 

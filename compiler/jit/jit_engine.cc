@@ -15,6 +15,7 @@
 #include "compiler/jit/machine_code.h"
 #include "compiler/jit/optimize_module.h"
 #include "ir/clock.h"
+#include "ir/status_macros.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
@@ -94,7 +95,7 @@ void IsolateEntries(llvm::Module& module, const std::vector<llvm::Function*>& en
 class JitCodeImpl : public JitCode {
  public:
   JitCodeImpl(llvm::orc::ResourceTrackerSP tracker, std::vector<void*> entries,
-              std::string optimized_ir, std::string assembly, JitTimings timings,
+              std::string optimized_ir, std::string assembly, PhaseTimings timings,
               std::string object = "")
       : tracker_(std::move(tracker)),
         entries_(std::move(entries)),
@@ -116,7 +117,7 @@ class JitCodeImpl : public JitCode {
   const std::vector<void*>& entries() const override { return entries_; }
   const std::string& optimized_ir() const override { return optimized_ir_; }
   const std::string& assembly() const override { return assembly_; }
-  const JitTimings& timings() const override { return timings_; }
+  const PhaseTimings& timings() const override { return timings_; }
   const std::string& object() const override { return object_; }
 
  private:
@@ -124,7 +125,7 @@ class JitCodeImpl : public JitCode {
   std::vector<void*> entries_;
   std::string optimized_ir_;
   std::string assembly_;
-  JitTimings timings_;
+  PhaseTimings timings_;
   std::string object_;
 };
 
@@ -177,7 +178,7 @@ class JitEngineImpl : public JitEngine {
   absl::StatusOr<std::unique_ptr<JitCode>> LinkObject(std::unique_ptr<llvm::MemoryBuffer> object,
                                                       const std::vector<std::string>& symbols,
                                                       std::string optimized_ir,
-                                                      std::string assembly, JitTimings timings,
+                                                      std::string assembly, PhaseTimings timings,
                                                       Clock::time_point codegen_start,
                                                       bool keep_object);
 
@@ -296,7 +297,7 @@ absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Compile(JitRequest reque
     entries.push_back(entry);
   }
 
-  JitTimings timings;
+  PhaseTimings timings;
   const Clock::time_point optimize_start = Clock::now();
   module.setDataLayout(data_layout_);
   module.setTargetTriple(triple_);
@@ -310,11 +311,10 @@ absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Compile(JitRequest reque
   IsolateEntries(module, entries, symbols);
   jit_internal::MarkMathDeclarations(module);
   {
-    absl::StatusOr<jit_internal::TargetMachinePool::Lease> machine = pool_->Acquire();
-    if (!machine.ok()) return machine.status();
-    jit_internal::OptimizeModule(module, **machine, library_info_);
+    GJ_ASSIGN_OR_RETURN(jit_internal::TargetMachinePool::Lease machine, pool_->Acquire());
+    jit_internal::OptimizeModule(module, *machine, library_info_);
   }
-  timings.optimize_seconds = SecondsSince(optimize_start);
+  timings.optimize = SecondsSince(optimize_start);
 
   std::string optimized_ir;
   if (request.keep_ir) {
@@ -323,11 +323,8 @@ absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Compile(JitRequest reque
   }
   std::string assembly;
   if (request.emit_asm) {
-    absl::StatusOr<jit_internal::TargetMachinePool::Lease> machine = pool_->Acquire();
-    if (!machine.ok()) return machine.status();
-    absl::StatusOr<std::string> text = jit_internal::EmitAssembly(module, **machine);
-    if (!text.ok()) return text.status();
-    assembly = *std::move(text);
+    GJ_ASSIGN_OR_RETURN(jit_internal::TargetMachinePool::Lease machine, pool_->Acquire());
+    GJ_ASSIGN_OR_RETURN(assembly, jit_internal::EmitAssembly(module, *machine));
   }
 
   const Clock::time_point codegen_start = Clock::now();
@@ -347,11 +344,10 @@ absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Compile(JitRequest reque
     return FailAndRemove(tracker, LlvmError(absl::StatusCode::kInternal,
                                             "cannot add the module to the JIT", std::move(error)));
   }
-  absl::StatusOr<std::vector<void*>> addresses =
-      LookupEntries(tracker, symbols, absl::StatusCode::kInternal);
-  if (!addresses.ok()) return addresses.status();
-  timings.codegen_seconds = SecondsSince(codegen_start);
-  return std::make_unique<JitCodeImpl>(std::move(tracker), *std::move(addresses),
+  GJ_ASSIGN_OR_RETURN(std::vector<void*> addresses,
+                      LookupEntries(tracker, symbols, absl::StatusCode::kInternal));
+  timings.codegen = SecondsSince(codegen_start);
+  return std::make_unique<JitCodeImpl>(std::move(tracker), std::move(addresses),
                                        std::move(optimized_ir), std::move(assembly), timings);
 }
 
@@ -377,7 +373,7 @@ absl::StatusOr<std::vector<void*>> JitEngineImpl::LookupEntries(
 
 absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::LinkObject(
     std::unique_ptr<llvm::MemoryBuffer> object, const std::vector<std::string>& symbols,
-    std::string optimized_ir, std::string assembly, JitTimings timings,
+    std::string optimized_ir, std::string assembly, PhaseTimings timings,
     Clock::time_point codegen_start, bool keep_object) {
   std::string bytes = keep_object ? object->getBuffer().str() : std::string();
   llvm::orc::ResourceTrackerSP tracker = jit_->getMainJITDylib().createResourceTracker();
@@ -385,11 +381,10 @@ absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::LinkObject(
     return FailAndRemove(tracker, LlvmError(absl::StatusCode::kInvalidArgument,
                                             "cannot add the object to the JIT", std::move(error)));
   }
-  absl::StatusOr<std::vector<void*>> addresses =
-      LookupEntries(tracker, symbols, absl::StatusCode::kInvalidArgument);
-  if (!addresses.ok()) return addresses.status();
-  timings.codegen_seconds = SecondsSince(codegen_start);
-  return std::make_unique<JitCodeImpl>(std::move(tracker), *std::move(addresses),
+  GJ_ASSIGN_OR_RETURN(std::vector<void*> addresses,
+                      LookupEntries(tracker, symbols, absl::StatusCode::kInvalidArgument));
+  timings.codegen = SecondsSince(codegen_start);
+  return std::make_unique<JitCodeImpl>(std::move(tracker), std::move(addresses),
                                        std::move(optimized_ir), std::move(assembly), timings,
                                        std::move(bytes));
 }

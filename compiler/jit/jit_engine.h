@@ -9,17 +9,12 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "compiler/phase_timings.h"
 #include "llvm/IR/DataLayout.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 
 namespace graphjit::compiler {
-
-// Wall seconds (steady clock) of one compile; the optional assembly text is in neither.
-struct JitTimings {
-  double optimize_seconds = 0;  // verify + O2 pipeline
-  double codegen_seconds = 0;   // machine code, link and lookup
-};
 
 struct JitRequest {
   std::unique_ptr<llvm::LLVMContext> context;
@@ -44,7 +39,7 @@ class JitCode {
   virtual const std::vector<void*>& entries() const = 0;
   virtual const std::string& optimized_ir() const = 0;
   virtual const std::string& assembly() const = 0;
-  virtual const JitTimings& timings() const = 0;
+  virtual const PhaseTimings& timings() const = 0;  // optimize, codegen
   // The relocatable object the code was linked from (empty unless keep_object).
   virtual const std::string& object() const = 0;
 };

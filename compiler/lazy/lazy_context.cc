@@ -111,18 +111,17 @@ absl::Status LazyContext::Cut() {
   record.outputs = static_cast<int>(live.size());
   if (!live.empty()) {
     for (const auto& s : live) builder_->Output(s->node);
-    absl::StatusOr<ir::Graph> graph = std::move(*builder_).Build();
-    if (!graph.ok()) return graph.status();
+    GJ_ASSIGN_OR_RETURN(ir::Graph graph, std::move(*builder_).Build());
     // Inputs are named by order of first use, so equal computations on different data
     // record equal graphs: the same content key, the same code.
-    const ContentKey key = GraphContentKey(*graph, {}, {});
+    const ContentKey key = GraphContentKey(graph, {}, {});
     auto it = code_.find(key);
     if (it == code_.end()) {
       bool compiled = false;
-      absl::StatusOr<std::shared_ptr<const CompiledGraph>> code =
-          store_->GetOrCompile(key, [&] { return CompiledGraph::Compile(*graph, {}); }, &compiled);
-      if (!code.ok()) return code.status();
-      it = code_.emplace(key, *std::move(code)).first;
+      GJ_ASSIGN_OR_RETURN(
+          std::shared_ptr<const CompiledGraph> code,
+          store_->GetOrCompile(key, [&] { return CompiledGraph::Compile(graph, {}); }, &compiled));
+      it = code_.emplace(key, std::move(code)).first;
       compiles_ += compiled ? 1 : 0;
       record.compiled = compiled;
     }
@@ -130,9 +129,8 @@ absl::Status LazyContext::Cut() {
     for (size_t i = 0; i < graph_inputs_.size(); ++i) {
       in[absl::StrCat("in", i)] = *graph_inputs_[i]->tensor;
     }
-    absl::StatusOr<std::vector<runtime::Tensor>> out = it->second->Run(in);
-    if (!out.ok()) return out.status();
-    for (size_t i = 0; i < live.size(); ++i) live[i]->tensor = (*out)[i];
+    GJ_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> out, it->second->Run(in));
+    for (size_t i = 0; i < live.size(); ++i) live[i]->tensor = out[i];
   }
   graphs_.push_back(record);
   // Start the next graph; handles that died leave expired slots behind, dropped here.
@@ -154,13 +152,12 @@ absl::StatusOr<runtime::Tensor> LazyContext::Materialize(const Value& v) {
 }
 
 absl::StatusOr<double> LazyContext::Item(const Value& v) {
-  absl::StatusOr<runtime::Tensor> t = Materialize(v);
-  if (!t.ok()) return t.status();
-  if (t->numel() != 1) {
+  GJ_ASSIGN_OR_RETURN(runtime::Tensor t, Materialize(v));
+  if (t.numel() != 1) {
     return absl::InvalidArgumentError(
-        absl::StrCat("item: value has ", t->numel(), " elements (", t->TypeString(), "), not 1"));
+        absl::StrCat("item: value has ", t.numel(), " elements (", t.TypeString(), "), not 1"));
   }
-  return t->ValueAt(0);
+  return t.ValueAt(0);
 }
 
 }  // namespace graphjit::compiler

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::compiler {
 
@@ -11,9 +12,9 @@ std::vector<runtime::Tensor> ConstantTensors(const ir::Graph& graph, const Lower
   for (const ArgBinding& arg : lowered.args) {
     if (arg.kind != ArgBinding::Kind::kConstant) continue;
     const ir::Node& n = graph.node(arg.value);
-    std::vector<int64_t> dims = *ir::EvaluateShape(n.type.shape, {});
-    tensors.push_back(*runtime::Tensor::FromDoubles(n.type.dtype, dims,
-                                                    n.attrs.Get<std::vector<double>>("value")));
+    std::vector<int64_t> dims = ir::ValueOrDie(ir::EvaluateShape(n.type.shape, {}));
+    tensors.push_back(ir::ValueOrDie(runtime::Tensor::FromDoubles(
+        n.type.dtype, dims, n.attrs.Get<std::vector<double>>("value"))));
   }
   return tensors;
 }
@@ -50,11 +51,10 @@ absl::Status CheckDynamicBounds(const ir::Graph& graph, const ir::Bindings& bind
     const ir::Node& n = graph.node(id);
     if (n.op == ir::OpCode::kArgMin || n.op == ir::OpCode::kArgMax) {
       const ir::Shape& in = graph.type(n.operands[0]).shape;
-      const int axis =
-          *ir::NormalizeAxis(n.attrs.GetInt("axis"), static_cast<int>(in.size()), ir::OpName(n.op));
-      absl::StatusOr<int64_t> dim = in[axis].Evaluate(bindings);
-      if (!dim.ok()) return dim.status();
-      if (*dim == 0) {
+      const int axis = ir::ValueOrDie(
+          ir::NormalizeAxis(n.attrs.GetInt("axis"), static_cast<int>(in.size()), ir::OpName(n.op)));
+      GJ_ASSIGN_OR_RETURN(int64_t dim, in[axis].Evaluate(bindings));
+      if (dim == 0) {
         return absl::InvalidArgumentError(absl::StrCat("%", id, " (", ir::OpName(n.op), "): axis ",
                                                        axis,
                                                        " is empty for these bindings: "
@@ -72,7 +72,8 @@ absl::Status CheckDynamicBounds(const ir::Graph& graph, const ir::Bindings& bind
       hi = eval(n.attrs.GetDim("pos") + graph.type(n.operands[1]).shape[axis]);
       dim = eval(in[axis]);
     } else {
-      int axis = *ir::NormalizeAxis(n.attrs.GetInt("axis"), static_cast<int>(in.size()), "slice");
+      int axis = ir::ValueOrDie(
+          ir::NormalizeAxis(n.attrs.GetInt("axis"), static_cast<int>(in.size()), "slice"));
       lo = eval(n.attrs.GetDim("start"));
       hi = eval(n.attrs.GetDim("end"));
       dim = eval(in[axis]);
@@ -94,19 +95,18 @@ absl::StatusOr<CallFrame> PrepareCall(const ir::Graph& graph, const LoweredGraph
                                       const runtime::TensorMap& params,
                                       const std::vector<runtime::Tensor>& constants,
                                       const ir::Bindings& bindings) {
-  absl::StatusOr<ir::Bindings> bound = runtime::BindInputs(graph, inputs, bindings);
-  if (!bound.ok()) return bound.status();
+  GJ_ASSIGN_OR_RETURN(ir::Bindings bound, runtime::BindInputs(graph, inputs, bindings));
   const Program& p = lowered.program;
   CallFrame frame;
   for (const std::string& s : p.symbols) {
-    auto it = bound->find(s);
-    if (it == bound->end()) {
+    auto it = bound.find(s);
+    if (it == bound.end()) {
       return absl::InvalidArgumentError(absl::StrCat("symbol '", s, "' is not bound"));
     }
     frame.symbols.push_back(it->second);
   }
-  if (absl::Status s = CheckGatherIndices(graph, inputs); !s.ok()) return s;
-  if (absl::Status s = CheckDynamicBounds(graph, *bound); !s.ok()) return s;
+  GJ_RETURN_IF_ERROR(CheckGatherIndices(graph, inputs));
+  GJ_RETURN_IF_ERROR(CheckDynamicBounds(graph, bound));
   frame.args.assign(p.num_args, nullptr);
   frame.outputs.resize(graph.outputs().size());
   size_t next_constant = 0;
@@ -123,7 +123,7 @@ absl::StatusOr<CallFrame> PrepareCall(const ir::Graph& graph, const LoweredGraph
           return absl::InvalidArgumentError(absl::StrCat("missing parameter '", arg.name, "'"));
         }
         // A param's dims may mention symbols (bound above), as in the interpreter.
-        absl::StatusOr<std::vector<int64_t>> dims = ir::EvaluateShape(type.shape, *bound);
+        absl::StatusOr<std::vector<int64_t>> dims = ir::EvaluateShape(type.shape, bound);
         if (it->second.dtype() != type.dtype || !dims.ok() || it->second.shape() != *dims) {
           return absl::InvalidArgumentError(absl::StrCat("parameter '", arg.name, "': expected ",
                                                          ir::TypeToString(type), ", got ",
@@ -141,11 +141,8 @@ absl::StatusOr<CallFrame> PrepareCall(const ir::Graph& graph, const LoweredGraph
           // Written in place: the output is the donated input, updated.
           out = inputs.at(lowered.args[arg.donor_arg].name);
         } else {
-          absl::StatusOr<std::vector<int64_t>> dims = ir::EvaluateShape(type.shape, *bound);
-          if (!dims.ok()) return dims.status();
-          absl::StatusOr<runtime::Tensor> t = runtime::Tensor::Empty(type.dtype, *dims);
-          if (!t.ok()) return t.status();
-          out = *std::move(t);
+          GJ_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ir::EvaluateShape(type.shape, bound));
+          GJ_ASSIGN_OR_RETURN(out, runtime::Tensor::Empty(type.dtype, dims));
         }
         frame.args[a] = out.raw_data();
         frame.outputs[arg.output_index] = out;
@@ -157,12 +154,11 @@ absl::StatusOr<CallFrame> PrepareCall(const ir::Graph& graph, const LoweredGraph
   for (size_t i = 0; i < frame.outputs.size(); ++i) {
     if (!frame.outputs[i].valid()) return absl::InternalError("output not bound to an arg");
   }
-  absl::StatusOr<int64_t> bytes = p.workspace_bytes.Evaluate(*bound);
-  if (!bytes.ok()) return bytes.status();
-  if (*bytes > 0) {
-    void* mem = std::aligned_alloc(64, static_cast<size_t>((*bytes + 63) / 64 * 64));
+  GJ_ASSIGN_OR_RETURN(int64_t bytes, p.workspace_bytes.Evaluate(bound));
+  if (bytes > 0) {
+    void* mem = std::aligned_alloc(64, static_cast<size_t>((bytes + 63) / 64 * 64));
     if (mem == nullptr) {
-      return absl::ResourceExhaustedError(absl::StrCat("workspace of ", *bytes, " bytes"));
+      return absl::ResourceExhaustedError(absl::StrCat("workspace of ", bytes, " bytes"));
     }
     frame.workspace = std::shared_ptr<char>(static_cast<char*>(mem), std::free);
   }

@@ -17,11 +17,7 @@ bool IsLayout(OpCode op) {
 
 }  // namespace
 
-FusionPolicy::FusionPolicy(const ir::Graph& graph) : g_(graph) {
-  users_.resize(graph.num_nodes());
-  for (ValueId id = 0; id < graph.num_nodes(); ++id) {
-    for (ValueId v : graph.node(id).operands) users_[v].push_back(id);
-  }
+FusionPolicy::FusionPolicy(const ir::Graph& graph) : g_(graph), users_(graph.Users()) {
   is_output_.assign(graph.num_nodes(), false);
   for (ValueId out : graph.outputs()) is_output_[out] = true;
   cost_.assign(graph.num_nodes(), 0);
@@ -52,6 +48,7 @@ bool FusionPolicy::Decide(ValueId id, const std::vector<int>& buffer_of) {
   const ir::Node& n = g_.node(id);
   if (ir::LoweringOf(n.op) == ir::OpLowering::kKernel || is_output_[id]) return true;
   if (cost_[id] <= 1) return false;
+  // Not an output (returned above), so every user is a node.
   if (users_[id].size() > 1) return true;
   for (ValueId u : users_[id]) {
     if (g_.node(u).op != OpCode::kMatmul) continue;

@@ -26,6 +26,8 @@ class FusionPolicy {
   void Materialized(ir::ValueId id) { cost_[id] = 0; }
 
   int cost(ir::ValueId id) const { return cost_[id]; }
+  // The nodes using `id`, an output counting as a use by the pseudo-node num_nodes()
+  // (ir::Graph::Users, the passes' map).
   const std::vector<ir::ValueId>& users(ir::ValueId id) const { return users_[id]; }
   bool is_output(ir::ValueId id) const { return is_output_[id]; }
 

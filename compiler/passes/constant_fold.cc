@@ -3,6 +3,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/passes/rewriter.h"
+#include "ir/status_macros.h"
 #include "runtime/eager.h"
 #include "runtime/scalar_semantics.h"
 
@@ -111,9 +112,7 @@ absl::StatusOr<bool> ConstantFold(ir::Graph* graph, PassContext* ctx) {
                      ir::Attrs{{"name", name}, {"dtype", n.type.dtype}, {"shape", n.type.shape}}));
     }
   }
-  absl::StatusOr<ir::Graph> out = std::move(rw).Finish();
-  if (!out.ok()) return out.status();
-  *graph = *std::move(out);
+  GJ_ASSIGN_OR_RETURN(*graph, std::move(rw).Finish());
   return changed;
 }
 

@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/passes/rewriter.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -37,9 +38,7 @@ absl::StatusOr<bool> Cse(ir::Graph* graph) {
       seen.emplace(std::move(key), rw.Copy(id));
     }
   }
-  absl::StatusOr<ir::Graph> out = std::move(rw).Finish();
-  if (!out.ok()) return out.status();
-  *graph = *std::move(out);
+  GJ_ASSIGN_OR_RETURN(*graph, std::move(rw).Finish());
   return changed;
 }
 

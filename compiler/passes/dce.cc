@@ -1,6 +1,7 @@
 #include "compiler/passes/dce.h"
 
 #include "compiler/passes/rewriter.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::compiler {
 
@@ -23,9 +24,7 @@ absl::StatusOr<bool> Dce(ir::Graph* graph) {
     }
   }
   if (!changed) return false;
-  absl::StatusOr<ir::Graph> out = std::move(rw).Finish();
-  if (!out.ok()) return out.status();
-  *graph = *std::move(out);
+  GJ_ASSIGN_OR_RETURN(*graph, std::move(rw).Finish());
   return true;
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "compiler/passes/rewriter.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -219,9 +220,7 @@ absl::StatusOr<bool> Decompose(ir::Graph* graph) {
       changed = true;
     }
   }
-  absl::StatusOr<ir::Graph> out = std::move(rw).Finish();
-  if (!out.ok()) return out.status();
-  *graph = *std::move(out);
+  GJ_ASSIGN_OR_RETURN(*graph, std::move(rw).Finish());
   return changed;
 }
 

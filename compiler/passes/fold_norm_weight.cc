@@ -3,6 +3,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/passes/rewriter.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -58,7 +59,7 @@ bool IsFoldableMatmul(const ir::Graph& g, ValueId user, ValueId lhs, const PassC
 absl::StatusOr<bool> FoldNormWeight(ir::Graph* graph, PassContext* ctx) {
   if (!ctx->params_are_constant) return false;
   const ir::Graph& g = *graph;
-  std::vector<std::vector<ValueId>> users = ComputeUsers(g);
+  std::vector<std::vector<ValueId>> users = g.Users();
   // The scaled values whose every use is a foldable matmul, with their weight operand.
   absl::flat_hash_map<ValueId, int> foldable;
   for (ValueId id = 0; id < g.num_nodes(); ++id) {
@@ -95,10 +96,9 @@ absl::StatusOr<bool> FoldNormWeight(ir::Graph* graph, PassContext* ctx) {
     }
     std::string name = absl::StrCat(rhs.name(), ".scaled.", w_name);
     if (!ctx->params.contains(name)) {
-      absl::StatusOr<runtime::Tensor> scaled =
-          runtime::Tensor::FromDoubles(W.dtype(), W.shape(), Wv);
-      if (!scaled.ok()) return scaled.status();
-      ctx->params[name] = *scaled;
+      GJ_ASSIGN_OR_RETURN(runtime::Tensor scaled,
+                          runtime::Tensor::FromDoubles(W.dtype(), W.shape(), Wv));
+      ctx->params[name] = scaled;
     }
     auto [slot, inserted] = scaled_params.try_emplace(name, ir::kInvalidValue);
     if (inserted) {
@@ -108,9 +108,7 @@ absl::StatusOr<bool> FoldNormWeight(ir::Graph* graph, PassContext* ctx) {
     }
     rw.Map(id, rw.Emit(OpCode::kMatmul, {rw.Get(normed), slot->second}));
   }
-  absl::StatusOr<ir::Graph> out = std::move(rw).Finish();
-  if (!out.ok()) return out.status();
-  *graph = *std::move(out);
+  GJ_ASSIGN_OR_RETURN(*graph, std::move(rw).Finish());
   return true;
 }
 

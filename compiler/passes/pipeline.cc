@@ -11,6 +11,7 @@
 #include "compiler/passes/fold_norm_weight.h"
 #include "compiler/passes/simplify.h"
 #include "ir/clock.h"
+#include "ir/status_macros.h"
 #include "ir/verifier.h"
 
 namespace graphjit::compiler {
@@ -46,9 +47,8 @@ Pipeline Pipeline::Default() {
 absl::StatusOr<Pipeline> Pipeline::FromNames(const std::vector<std::string>& names) {
   Pipeline p;
   for (const std::string& name : names) {
-    absl::StatusOr<Pass> pass = GetPass(name);
-    if (!pass.ok()) return pass.status();
-    p.Add(*std::move(pass));
+    GJ_ASSIGN_OR_RETURN(Pass pass, GetPass(name));
+    p.Add(std::move(pass));
   }
   return p;
 }

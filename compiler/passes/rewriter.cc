@@ -49,15 +49,6 @@ absl::StatusOr<ir::Graph> GraphRewriter::Finish() && {
   return std::move(builder_).Build();
 }
 
-std::vector<std::vector<ValueId>> ComputeUsers(const ir::Graph& graph) {
-  std::vector<std::vector<ValueId>> users(graph.num_nodes());
-  for (ValueId id = 0; id < graph.num_nodes(); ++id) {
-    for (ValueId v : graph.node(id).operands) users[v].push_back(id);
-  }
-  for (ValueId out : graph.outputs()) users[out].push_back(graph.num_nodes());
-  return users;
-}
-
 std::optional<double> ScalarConstantValue(const ir::Graph& graph, ValueId id) {
   const ir::Node& n = graph.node(id);
   if (n.op == ir::OpCode::kFull) return n.attrs.GetFloat("value");

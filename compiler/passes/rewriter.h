@@ -45,10 +45,6 @@ class GraphRewriter {
   std::vector<ValueId> map_;
 };
 
-// For each value of `graph`, the ids of the nodes that use it (an output counts as a use
-// by the pseudo-node id graph.num_nodes()).
-std::vector<std::vector<ValueId>> ComputeUsers(const ir::Graph& graph);
-
 // The constant scalar value of a `constant` node with one element or a `full` node, if
 // `id` is one.
 std::optional<double> ScalarConstantValue(const ir::Graph& graph, ValueId id);

@@ -1,6 +1,7 @@
 #include "compiler/passes/simplify.h"
 
 #include "compiler/passes/rewriter.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -129,9 +130,7 @@ absl::StatusOr<bool> Simplify(ir::Graph* graph) {
       changed = true;
     }
   }
-  absl::StatusOr<ir::Graph> out = std::move(rw).Finish();
-  if (!out.ok()) return out.status();
-  *graph = *std::move(out);
+  GJ_ASSIGN_OR_RETURN(*graph, std::move(rw).Finish());
   return changed;
 }
 
