@@ -75,9 +75,10 @@ JitOptions OptionsFor(ShapePolicy policy) {
   o.policy = policy;
   o.log = {};
   o.store = std::make_shared<CodeStore>();  // counts of this test only
-  if (policy == ShapePolicy::kSymbolic) o.dynamic_dims = {{"rows", 0, "n"}, {"q", 0}};
+  if (policy == ShapePolicy::kSymbolic) o.dynamic_dims = {{"rows", 0, "n"}, {"q", 0, ""}};
   if (cache::PadsInputs(policy)) {
-    o.padding = PaddingSpec{{{"rows", 0, "n"}}, {{"mask", {1, ir::SymExpr::Symbol("n")}}}};
+    o.padding =
+        PaddingSpec{{{"rows", 0, "n"}}, {{"mask", {1, ir::SymExpr::Symbol("n")}, std::nullopt}}};
   }
   return o;
 }
@@ -259,20 +260,20 @@ TEST(Jit, OptionsThatCannotWorkAreInvalidArgument) {
 
   // Dims of inputs the call does not pass, or past an input's rank: on the call.
   o = OptionsFor(ShapePolicy::kSymbolic);
-  o.dynamic_dims = {{"rows", 2}};
+  o.dynamic_dims = {{"rows", 2, ""}};
   auto fn = Jit("f", Attend, weights, o);
   ASSERT_TRUE(fn.ok());
   absl::StatusOr<std::vector<Tensor>> r = (*fn)->Run(Inputs(1, 3, 0));
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("rows.shape[2]: input 'rows' is f64[3, 8]"));
-  o.dynamic_dims = {{"keys", 0}};
+  o.dynamic_dims = {{"keys", 0, ""}};
   fn = Jit("f", Attend, weights, o);
   r = (*fn)->Run(Inputs(1, 3, 0));
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("names input 'keys', which this call does not pass"));
   // A mask over a dim that is not padded.
   o = OptionsFor(ShapePolicy::kPow2);
-  o.padding->masks = {{"mask", {1, ir::SymExpr::Symbol("m")}}};
+  o.padding->masks = {{"mask", {1, ir::SymExpr::Symbol("m")}, std::nullopt}};
   fn = Jit("f", Attend, weights, o);
   r = (*fn)->Run(Inputs(1, 3, 0));
   ASSERT_FALSE(r.ok());
