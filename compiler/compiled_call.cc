@@ -29,6 +29,7 @@ CompiledCall::CompiledCall(const CompiledGraph& graph) : graph_(graph) {
   for (ir::ValueId id : g.Inputs()) {
     const int input = static_cast<int>(input_ids_.size());
     input_ids_.push_back(id);
+    input_types_.push_back(g.type(id));
     input_names_.push_back(g.node(id).name());
     const ir::Shape& shape = g.type(id).shape;
     for (int axis = 0; axis < static_cast<int>(shape.size()); ++axis) {
@@ -53,19 +54,14 @@ CompiledCall::CompiledCall(const CompiledGraph& graph) : graph_(graph) {
         // Indices fed by an input are range-checked by name (CheckGatherIndices).
         if (g.node(n.operands[1]).op == ir::OpCode::kInput) fast_ = false;
         break;
-      case ir::OpCode::kKvWrite:
-      case ir::OpCode::kSlice:
-      case ir::OpCode::kArgMin:
-      case ir::OpCode::kArgMax:
-        has_bound_checks_ = true;
-        break;
       default:
         break;
     }
   }
-  needs_bindings_ = has_bound_checks_ || !p.workspace_bytes.IsConstant();
+  needs_bindings_ = !graph.bounds_.empty() || !p.workspace_bytes.IsConstant();
   args_.assign(p.num_args, nullptr);
   arg_input_.assign(p.num_args, -1);
+  constant_output_dims_.assign(p.num_args, std::nullopt);
   size_t next_constant = 0;
   for (size_t a = 0; a < graph.lowered_.args.size(); ++a) {
     const ArgBinding& arg = graph.lowered_.args[a];
@@ -88,17 +84,20 @@ CompiledCall::CompiledCall(const CompiledGraph& graph) : graph_(graph) {
       }
     } else if (arg.kind == ArgBinding::Kind::kOutput) {
       for (const ir::SymExpr& d : type.shape) needs_bindings_ |= !d.IsConstant();
+      absl::StatusOr<std::vector<int64_t>> dims = ir::EvaluateShape(type.shape, {});
+      if (dims.ok()) constant_output_dims_[a] = *std::move(dims);
     }
   }
   outputs_.resize(g.outputs().size());
+  for (const Slot& s : slots_) bound_[s.name] = 0;
+  for (const Slot& s : slots_) bound_values_.push_back(&bound_.at(s.name));
 }
 
 bool CompiledCall::BindFast(absl::Span<const runtime::Tensor> inputs,
                             const ir::Bindings& bindings) {
   if (inputs.size() != input_ids_.size()) return false;
-  const ir::Graph& g = graph_.graph();
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const ir::ValueType& type = g.type(input_ids_[i]);
+    const ir::ValueType& type = input_types_[i];
     if (!inputs[i].valid() || inputs[i].dtype() != type.dtype || inputs[i].rank() != type.rank()) {
       return false;
     }
@@ -126,10 +125,8 @@ bool CompiledCall::BindFast(absl::Span<const runtime::Tensor> inputs,
   return true;
 }
 
-ir::Bindings CompiledCall::SlotBindings() const {
-  ir::Bindings bound;
-  for (size_t s = 0; s < slots_.size(); ++s) bound[slots_[s].name] = values_[s];
-  return bound;
+void CompiledCall::UpdateBindings() {
+  for (size_t s = 0; s < slots_.size(); ++s) *bound_values_[s] = values_[s];
 }
 
 absl::Status CompiledCall::RunFull(absl::Span<const runtime::Tensor> inputs,
@@ -150,11 +147,9 @@ absl::Status CompiledCall::Run(absl::Span<const runtime::Tensor> inputs,
   if (!fast_ || !BindFast(inputs, bindings)) return RunFull(inputs, bindings);
   const ir::Graph& g = graph_.graph();
   const Program& p = graph_.program();
-  ir::Bindings bound;
-  if (needs_bindings_) bound = SlotBindings();
-  if (has_bound_checks_) {
-    GJ_RETURN_IF_ERROR(CheckDynamicBounds(g, bound));
-  }
+  if (needs_bindings_) UpdateBindings();
+  const ir::Bindings& bound = bound_;
+  GJ_RETURN_IF_ERROR(graph_.bounds_.Check(bound));
   for (size_t j = 0; j < program_slot_.size(); ++j) symbols_[j] = values_[program_slot_[j]];
   const std::vector<ArgBinding>& args = graph_.lowered_.args;
   for (size_t a = 0; a < args.size(); ++a) {
@@ -167,10 +162,15 @@ absl::Status CompiledCall::Run(absl::Span<const runtime::Tensor> inputs,
         out = inputs[arg_input_[arg.donor_arg]];  // written in place
       } else {
         const ir::ValueType& type = g.type(arg.value);
+        const std::optional<std::vector<int64_t>>& constant = constant_output_dims_[a];
         bool same = out.valid() && out.dtype() == type.dtype && out.rank() == type.rank();
-        for (int d = 0; same && d < type.rank(); ++d) {
-          std::optional<int64_t> c = type.shape[d].AsConstant();
-          same = out.shape()[d] == (c ? *c : *type.shape[d].Evaluate(bound));
+        if (constant) {
+          same = same && out.shape() == *constant;
+        } else {
+          for (int d = 0; same && d < type.rank(); ++d) {
+            std::optional<int64_t> c = type.shape[d].AsConstant();
+            same = out.shape()[d] == (c ? *c : *type.shape[d].Evaluate(bound));
+          }
         }
         if (!same) {
           GJ_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ir::EvaluateShape(type.shape, bound));

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,14 @@ class CompiledCall {
   absl::Status Run(absl::Span<const runtime::Tensor> inputs, const ir::Bindings& bindings = {});
   const std::vector<runtime::Tensor>& outputs() const { return outputs_; }
 
+  // The frame the last successful fast-path Run handed to the kernels (argument
+  // pointers, program symbols, workspace): graph().kernels().Run(args, symbols,
+  // workspace) runs the kernels alone on it, so a benchmark can tell the call's overhead
+  // from its kernels in one run. Valid until the next Run.
+  void** frame_args() { return args_.data(); }
+  const int64_t* frame_symbols() const { return symbols_.data(); }
+  char* frame_workspace() const { return workspace_.get(); }
+
  private:
   // A symbol's value for this call: from an input dim or the bindings.
   struct Slot {
@@ -50,21 +59,29 @@ class CompiledCall {
   };
   absl::Status RunFull(absl::Span<const runtime::Tensor> inputs, const ir::Bindings& bindings);
   bool BindFast(absl::Span<const runtime::Tensor> inputs, const ir::Bindings& bindings);
-  ir::Bindings SlotBindings() const;
+  // Writes this call's slot values into bound_ (no allocation: its keys are fixed).
+  void UpdateBindings();
 
   const CompiledGraph& graph_;
   std::vector<std::string> input_names_;
   std::vector<ir::ValueId> input_ids_;
+  std::vector<ir::ValueType> input_types_;  // per input position, read on every call
   std::vector<Slot> slots_;
   std::vector<DimCheck> dims_;
   std::vector<int> program_slot_;  // slot of each program symbol
   bool fast_ = true;               // false: every call takes the full checks
   bool needs_bindings_ = false;    // shapes or bounds checks need an ir::Bindings
-  bool has_bound_checks_ = false;
+  // The slots by name, for the bounds checks and symbolic shapes; built once, then only
+  // its values change (bound_values_ point into it: no insertion after construction).
+  ir::Bindings bound_;
+  std::vector<int64_t*> bound_values_;
   std::vector<int64_t> values_;   // per slot, this call
   std::vector<int64_t> symbols_;  // per program symbol, this call
   std::vector<void*> args_;       // params and constants bound once
   std::vector<int> arg_input_;    // the input position of each kInput arg, else -1
+  // Per kOutput arg whose shape is constant: that shape (checked against the kept output
+  // without evaluating SymExprs on every call); empty optional for symbolic shapes.
+  std::vector<std::optional<std::vector<int64_t>>> constant_output_dims_;
   std::vector<runtime::Tensor> outputs_;
   std::shared_ptr<char> workspace_;
   int64_t workspace_capacity_ = 0;

@@ -62,6 +62,7 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
   start = ir::Clock::now();
   GJ_ASSIGN_OR_RETURN(cg->lowered_, Lower(cg->graph_));
   cg->constants_ = ConstantTensors(cg->graph_, cg->lowered_);
+  cg->bounds_ = DynamicBounds(cg->graph_);
   cg->timings_.lower = ir::SecondsSince(start);
 
   if (!dump_dir.empty()) {
@@ -121,8 +122,8 @@ absl::StatusOr<std::vector<runtime::Tensor>> CompiledGraph::Run(
     }
     return out;
   }
-  GJ_ASSIGN_OR_RETURN(CallFrame frame,
-                      PrepareCall(graph_, lowered_, inputs, params_, constants_, bindings));
+  GJ_ASSIGN_OR_RETURN(CallFrame frame, PrepareCall(graph_, lowered_, inputs, params_, constants_,
+                                                   bindings, &bounds_));
   kernels_->Run(frame.args.data(), frame.symbols.data(), frame.workspace.get());
   return std::move(frame.outputs);
 }
@@ -130,8 +131,8 @@ absl::StatusOr<std::vector<runtime::Tensor>> CompiledGraph::Run(
 absl::StatusOr<std::vector<runtime::Tensor>> CompiledGraph::RunTimed(
     const runtime::TensorMap& inputs, const ir::Bindings& bindings,
     std::vector<double>* kernel_seconds, ir::Bindings* symbols) const {
-  GJ_ASSIGN_OR_RETURN(CallFrame frame,
-                      PrepareCall(graph_, lowered_, inputs, params_, constants_, bindings));
+  GJ_ASSIGN_OR_RETURN(CallFrame frame, PrepareCall(graph_, lowered_, inputs, params_, constants_,
+                                                   bindings, &bounds_));
   kernel_seconds->resize(program().kernels.size(), 0.0);
   kernels_->RunTimed(frame.args.data(), frame.symbols.data(), frame.workspace.get(),
                      kernel_seconds->data());

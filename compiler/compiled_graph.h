@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "compiler/codegen/native_code.h"
 #include "compiler/kernel_set.h"
+#include "compiler/lower/call_frame.h"
 #include "compiler/lower/lower.h"
 #include "compiler/passes/pipeline.h"
 #include "compiler/phase_timings.h"
@@ -78,6 +79,7 @@ class CompiledGraph {
   runtime::TensorMap params_;
   LoweredGraph lowered_;
   std::vector<runtime::Tensor> constants_;
+  DynamicBounds bounds_;  // the per-call bounds checks, prepared once
   std::unique_ptr<KernelSet> kernels_;
   PhaseTimings timings_;
   std::vector<PassStats> pass_stats_;

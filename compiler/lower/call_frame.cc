@@ -42,48 +42,44 @@ absl::Status CheckGatherIndices(const ir::Graph& graph, const runtime::TensorMap
 
 }  // namespace
 
-// Positions bound at call time must keep every access in bounds: compiled code does not
-// check as it runs, so a bad P is refused here, as the interpreter's kernels refuse it.
-// So is an argmin / argmax over an axis that is empty for these bindings (it has no
-// index to return; the shape rule refuses a constant empty axis).
-absl::Status CheckDynamicBounds(const ir::Graph& graph, const ir::Bindings& bindings) {
+DynamicBounds::DynamicBounds(const ir::Graph& graph) {
   for (ir::ValueId id = 0; id < graph.num_nodes(); ++id) {
     const ir::Node& n = graph.node(id);
+    const ir::Shape& in = n.operands.empty() ? ir::Shape{} : graph.type(n.operands[0]).shape;
+    const int rank = static_cast<int>(in.size());
     if (n.op == ir::OpCode::kArgMin || n.op == ir::OpCode::kArgMax) {
-      const ir::Shape& in = graph.type(n.operands[0]).shape;
-      const int axis = ir::ValueOrDie(
-          ir::NormalizeAxis(n.attrs.GetInt("axis"), static_cast<int>(in.size()), ir::OpName(n.op)));
-      GJ_ASSIGN_OR_RETURN(int64_t dim, in[axis].Evaluate(bindings));
+      // An empty axis has no index to return (the shape rule refuses a constant one).
+      const int axis =
+          ir::ValueOrDie(ir::NormalizeAxis(n.attrs.GetInt("axis"), rank, ir::OpName(n.op)));
+      checks_.push_back({id, n.op, 0, 0, in[axis], axis});
+    } else if (n.op == ir::OpCode::kKvWrite) {
+      const int axis = rank - 2;
+      const ir::SymExpr& pos = n.attrs.GetDim("pos");
+      checks_.push_back({id, n.op, pos, pos + graph.type(n.operands[1]).shape[axis], in[axis]});
+    } else if (n.op == ir::OpCode::kSlice) {
+      const int axis = ir::ValueOrDie(ir::NormalizeAxis(n.attrs.GetInt("axis"), rank, "slice"));
+      checks_.push_back({id, n.op, n.attrs.GetDim("start"), n.attrs.GetDim("end"), in[axis]});
+    }
+  }
+}
+
+absl::Status DynamicBounds::Check(const ir::Bindings& bindings) const {
+  for (const Range& r : checks_) {
+    if (r.op == ir::OpCode::kArgMin || r.op == ir::OpCode::kArgMax) {
+      GJ_ASSIGN_OR_RETURN(const int64_t dim, r.dim.Evaluate(bindings));
       if (dim == 0) {
-        return absl::InvalidArgumentError(absl::StrCat("%", id, " (", ir::OpName(n.op), "): axis ",
-                                                       axis,
-                                                       " is empty for these bindings: "
-                                                       "there is no index to return"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("%", r.id, " (", ir::OpName(r.op), "): axis ", r.axis,
+                         " is empty for these bindings: there is no index to return"));
       }
       continue;
     }
-    if (n.op != ir::OpCode::kKvWrite && n.op != ir::OpCode::kSlice) continue;
-    auto eval = [&](const ir::SymExpr& e) { return e.Evaluate(bindings); };
-    const ir::Shape& in = graph.type(n.operands[0]).shape;
-    absl::StatusOr<int64_t> lo, hi, dim;
-    if (n.op == ir::OpCode::kKvWrite) {
-      int axis = static_cast<int>(in.size()) - 2;
-      lo = eval(n.attrs.GetDim("pos"));
-      hi = eval(n.attrs.GetDim("pos") + graph.type(n.operands[1]).shape[axis]);
-      dim = eval(in[axis]);
-    } else {
-      int axis = ir::ValueOrDie(
-          ir::NormalizeAxis(n.attrs.GetInt("axis"), static_cast<int>(in.size()), "slice"));
-      lo = eval(n.attrs.GetDim("start"));
-      hi = eval(n.attrs.GetDim("end"));
-      dim = eval(in[axis]);
-    }
-    for (const auto* v : {&lo, &hi, &dim}) {
-      if (!v->ok()) return v->status();
-    }
-    if (*lo < 0 || *hi < *lo || *hi > *dim) {
-      return absl::InvalidArgumentError(absl::StrCat("%", id, " (", ir::OpName(n.op), "): rows [",
-                                                     *lo, ", ", *hi, ") are outside [0, ", *dim,
+    GJ_ASSIGN_OR_RETURN(const int64_t lo, r.lo.Evaluate(bindings));
+    GJ_ASSIGN_OR_RETURN(const int64_t hi, r.hi.Evaluate(bindings));
+    GJ_ASSIGN_OR_RETURN(const int64_t dim, r.dim.Evaluate(bindings));
+    if (lo < 0 || hi < lo || hi > dim) {
+      return absl::InvalidArgumentError(absl::StrCat("%", r.id, " (", ir::OpName(r.op), "): rows [",
+                                                     lo, ", ", hi, ") are outside [0, ", dim,
                                                      ") for these bindings"));
     }
   }
@@ -94,7 +90,7 @@ absl::StatusOr<CallFrame> PrepareCall(const ir::Graph& graph, const LoweredGraph
                                       const runtime::TensorMap& inputs,
                                       const runtime::TensorMap& params,
                                       const std::vector<runtime::Tensor>& constants,
-                                      const ir::Bindings& bindings) {
+                                      const ir::Bindings& bindings, const DynamicBounds* bounds) {
   GJ_ASSIGN_OR_RETURN(ir::Bindings bound, runtime::BindInputs(graph, inputs, bindings));
   const Program& p = lowered.program;
   CallFrame frame;
@@ -106,7 +102,7 @@ absl::StatusOr<CallFrame> PrepareCall(const ir::Graph& graph, const LoweredGraph
     frame.symbols.push_back(it->second);
   }
   GJ_RETURN_IF_ERROR(CheckGatherIndices(graph, inputs));
-  GJ_RETURN_IF_ERROR(CheckDynamicBounds(graph, bound));
+  GJ_RETURN_IF_ERROR(bounds != nullptr ? bounds->Check(bound) : DynamicBounds(graph).Check(bound));
   frame.args.assign(p.num_args, nullptr);
   frame.outputs.resize(graph.outputs().size());
   size_t next_constant = 0;
