@@ -12,6 +12,7 @@
 #include "benchmark/benchmark.h"
 #include "compiler/compiled_call.h"
 #include "compiler/jit.h"
+#include "compiler/jit_call.h"
 #include "frontend/ops.h"
 #include "ir/check.h"
 #include "models/jit_model.h"
@@ -103,19 +104,37 @@ void BM_HitSymbolic(benchmark::State& state) {
 }
 BENCHMARK(BM_HitSymbolic);
 
-// One call of `fn` on `in` per iteration, three ways by state.range(0): straight on the
+// One call of `fn` on `in` per iteration, five ways by state.range(0): straight on the
 // entry's compiled graph (0: checks by name, outputs and workspace allocated), through
-// the JitFunction (1: guards, lookup, run) and through a reusable CompiledCall (2:
-// positional checks, outputs and workspace kept). Reports the allocations per call.
-void RunThreeWays(benchmark::State& state, JitFunction& fn, const runtime::TensorMap& in,
-                  const ir::Bindings& bindings) {
+// the JitFunction (1: guards, lookup, run), through a reusable CompiledCall (2:
+// positional checks, outputs and workspace kept), the kernels alone on the
+// CompiledCall's frame (3: no checks at all), and through a JitCall (4: guards and lookup
+// by position, then the kept CompiledCall). A way's overhead is its time minus way 3's,
+// measured in the same run. Reports the allocations per call.
+void RunFiveWays(benchmark::State& state, JitFunction& fn, const runtime::TensorMap& in,
+                 const ir::Bindings& bindings) {
   std::shared_ptr<const CacheEntry> entry = *fn.Acquire(in);
   const int64_t compiles = fn.stats().compiles;
   CompiledCall call(entry->compiled());
   std::vector<runtime::Tensor> positional;
   for (const std::string& name : call.input_names()) positional.push_back(in.at(name));
+  GJ_CHECK(call.Run(positional, bindings).ok());  // fills the frame way 3 reuses
+  JitCall jit_call(&fn, call.input_names());
+  GJ_CHECK(jit_call.Run(positional, bindings).ok());
+  const KernelSet& kernels = entry->compiled().kernels();
   const int64_t allocations = g_allocations.load();
   for (auto _ : state) {
+    if (state.range(0) == 3) {
+      kernels.Run(call.frame_args(), call.frame_symbols(), call.frame_workspace());
+      benchmark::ClobberMemory();
+      continue;
+    }
+    if (state.range(0) == 4) {
+      absl::Status s = jit_call.Run(positional, bindings);
+      GJ_CHECK(s.ok()) << s.message();
+      benchmark::DoNotOptimize(jit_call.outputs());
+      continue;
+    }
     if (state.range(0) == 2) {
       absl::Status s = call.Run(positional, bindings);
       GJ_CHECK(s.ok()) << s.message();
@@ -130,7 +149,7 @@ void RunThreeWays(benchmark::State& state, JitFunction& fn, const runtime::Tenso
   state.counters["allocs_per_call"] = static_cast<double>(g_allocations.load() - allocations) /
                                       static_cast<double>(state.iterations());
   static const char* const kLabels[] = {"CompiledGraph::Run", "JitFunction::Run",
-                                        "CompiledCall::Run"};
+                                        "CompiledCall::Run", "kernels alone", "JitCall::Run"};
   state.SetLabel(kLabels[state.range(0)]);
 }
 
@@ -139,9 +158,9 @@ void RunThreeWays(benchmark::State& state, JitFunction& fn, const runtime::Tenso
 // (the contents do not matter for timing).
 void BM_DecodeCall(benchmark::State& state) {
   Warm& w = WarmCache(ShapePolicy::kExact, 63);
-  RunThreeWays(state, *w.cache, w.inputs.back(), {{"P", 63}});  // S = 64
+  RunFiveWays(state, *w.cache, w.inputs.back(), {{"P", 63}});  // S = 64
 }
-BENCHMARK(BM_DecodeCall)->Arg(0)->Arg(1)->Arg(2);
+BENCHMARK(BM_DecodeCall)->DenseRange(0, 4);
 
 // A tiny user function (3 ops on 4 elements): the whole cost of a call that hits.
 void BM_JitTinyFunction(benchmark::State& state) {
@@ -158,9 +177,9 @@ void BM_JitTinyFunction(benchmark::State& state) {
   }();
   runtime::TensorMap in = {
       {"x", *runtime::Tensor::FromDoubles(ir::DType::kF64, {4}, {0.1, 0.2, 0.3, 0.4})}};
-  RunThreeWays(state, *fn, in, {});
+  RunFiveWays(state, *fn, in, {});
 }
-BENCHMARK(BM_JitTinyFunction)->Arg(0)->Arg(1)->Arg(2);
+BENCHMARK(BM_JitTinyFunction)->DenseRange(0, 4);
 
 }  // namespace
 }  // namespace graphjit::compiler::cache

@@ -64,6 +64,7 @@ class JitFunction {
   CodeStore& store() const { return *options_.store; }
 
  private:
+  friend class JitCall;  // compiler/jit_call.h: finds its cache once, then by position
   friend absl::StatusOr<std::unique_ptr<JitFunction>> Jit(std::string name, TraceFn fn,
                                                           runtime::TensorMap weights,
                                                           JitOptions options);

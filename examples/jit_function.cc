@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compiler/jit.h"
+#include "compiler/jit_call.h"
 #include "frontend/ops.h"
 #include "frontend/trace_context.h"
 #include "runtime/interpreter.h"
@@ -56,5 +57,17 @@ int main() {
   std::printf("24 calls, n = 1..24, auto policy: %lld compiles, %lld hits, max |diff| %.1e\n",
               static_cast<long long>(stats.compiles), static_cast<long long>(stats.hits), worst);
   // n = 1, then one symbolic entry for n >= 2.
-  return stats.compiles == 2 && worst < 1e-12 ? 0 : 4;
+  if (stats.compiles != 2 || worst >= 1e-12) return 4;
+
+  // A loop of calls by position: after the first, each hit reuses the kept call frame.
+  gj::compiler::JitCall call(fn->get(), {"q", "rows"});
+  const gj::runtime::Tensor q = Random({1, 16}, rng), rows = Random({24, 16}, rng);
+  auto want = (*fn)->Run({{"q", q}, {"rows", rows}});
+  for (int i = 0; i < 3; ++i) {
+    if (!call.Run({q, rows}).ok() || !want.ok()) return 5;
+    if (call.outputs()[0].ToDoubles() != (*want)[0].ToDoubles()) return 6;
+  }
+  std::printf("3 positional calls: %lld served from the kept frame\n",
+              static_cast<long long>(call.fast_calls()));
+  return call.fast_calls() >= 2 ? 0 : 7;
 }

@@ -23,8 +23,10 @@ struct CacheStats {
   int64_t interpreted = 0;
   int64_t background_compiles = 0;
   int64_t dropped_compiles = 0;
-  // The longest time any call spent before its code (or the interpreter) started: the
-  // lookup, and on an untiered miss the whole compile.
+  // The longest time any call spent before its code (or the interpreter) started: on an
+  // untiered miss the whole compile, on a hit of an entry another call is compiling the
+  // wait. A plain hit counts as 0 (its lookup takes well under a microsecond, and timing
+  // it would cost as much as the lookup).
   double max_stall_seconds = 0;
   int64_t peak_entries = 0;  // most entries alive at once
 

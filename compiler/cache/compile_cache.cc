@@ -152,8 +152,9 @@ absl::Status CompileCache::Reject(const Args& args) {
 }
 
 absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::AcquireImpl(
-    const Args& args, DimValues* values, std::shared_ptr<const CompiledGraph>* code) {
-  if (!signature_.Bind(args, values)) return Reject(args);
+    const Args& args, DimValues* values, std::shared_ptr<const CompiledGraph>* code, double* stall,
+    bool values_bound) {
+  if (!values_bound && !signature_.Bind(args, values)) return Reject(args);
   // Entries dropped or evicted here are destroyed after the lock is released (freeing
   // code takes the JIT's own locks).
   std::vector<std::shared_ptr<CacheEntry>> released;
@@ -163,7 +164,9 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::AcquireImpl(
     const DimKeys keys = KeysLocked(*values, &released);
     auto it = entries_.find(keys);
     if (it == entries_.end()) {
+      const auto start = ir::Clock::now();
       result = CompileLocked(lock, keys, *values, &released);
+      if (stall != nullptr) *stall = SecondsSince(start);
     } else {
       CacheEntry* entry = it->second.get();
       ++stats_.calls;
@@ -180,7 +183,9 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::AcquireImpl(
         // Another caller is compiling this key: wait for it rather than compile twice.
         std::shared_ptr<CacheEntry> held = it->second;
         ++stats_.waits;
+        const auto start = ir::Clock::now();
         compiled_.wait(lock, [&] { return held->state_ != CacheEntry::State::kCompiling; });
+        if (stall != nullptr) *stall = SecondsSince(start);
         if (held->state_ == CacheEntry::State::kFailed) {
           result = held->error_;
         } else {
@@ -511,21 +516,43 @@ ir::Bindings CompileCache::CallBindings(const DimValues& values,
   return options_.complete_bindings ? options_.complete_bindings(std::move(b)) : b;
 }
 
+bool CompileCache::CompletesBindings() const {
+  if (options_.complete_bindings) return true;
+  for (const DynamicDim& d : signature_.dynamic_dims()) {
+    if (d.named) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::Serve(
+    const Args& args, DimValues* values, std::shared_ptr<const CompiledGraph>* code,
+    bool values_bound) {
+  double stall = 0;
+  GJ_ASSIGN_OR_RETURN(std::shared_ptr<const CacheEntry> entry,
+                      AcquireImpl(args, values, code, &stall, values_bound));
+  if (stall == 0 && *code != nullptr) return entry;  // a plain hit: nothing to count
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.max_stall_seconds = std::max(stats_.max_stall_seconds, stall);
+  if (*code == nullptr) ++stats_.interpreted;
+  return entry;
+}
+
+absl::StatusOr<std::vector<Tensor>> CompileCache::RunServed(const CacheEntry& entry,
+                                                            const CompiledGraph* code,
+                                                            const TensorMap& inputs,
+                                                            const DimValues& values,
+                                                            const ir::Bindings& bindings) const {
+  ir::Bindings b = CallBindings(values, bindings);
+  if (entry.padded()) return RunPadded(entry, code, inputs, values, std::move(b));
+  return RunTier(entry, code, inputs, b);
+}
+
 absl::StatusOr<std::vector<Tensor>> CompileCache::Run(const TensorMap& inputs, const Args& args,
                                                       const ir::Bindings& bindings) {
-  const auto start = ir::Clock::now();
-  DimValues real;
+  DimValues values;
   std::shared_ptr<const CompiledGraph> code;
-  GJ_ASSIGN_OR_RETURN(std::shared_ptr<const CacheEntry> entry, AcquireImpl(args, &real, &code));
-  const double stall = SecondsSince(start);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stats_.max_stall_seconds = std::max(stats_.max_stall_seconds, stall);
-    if (code == nullptr) ++stats_.interpreted;
-  }
-  ir::Bindings b = CallBindings(real, bindings);
-  if (entry->padded()) return RunPadded(*entry, code.get(), inputs, real, std::move(b));
-  return RunTier(*entry, code.get(), inputs, b);
+  GJ_ASSIGN_OR_RETURN(std::shared_ptr<const CacheEntry> entry, Serve(args, &values, &code));
+  return RunServed(*entry, code.get(), inputs, values, bindings);
 }
 
 absl::StatusOr<std::vector<Tensor>> CompileCache::RunTier(const CacheEntry& entry,

@@ -109,6 +109,26 @@ class CompileCache {
   // the call symbols, completed by JitOptions::complete_bindings from the named dims.
   absl::StatusOr<std::vector<runtime::Tensor>> Run(const runtime::TensorMap& inputs,
                                                    const Args& args, const ir::Bindings& bindings);
+  // Run in two halves, for a caller that keeps a call frame per entry (compiler/
+  // jit_call.h). Serve finds the entry for `args` (compiling on a miss), counted as Run
+  // counts a call, and sets `values` to the call's dynamic dims and `code` to the entry's
+  // code (null while a tiered entry is interpreted). With `values_bound`, the caller has
+  // just bound `values` by signature().Bind(args, values), which returned true (it is
+  // not bound twice). RunServed runs it as Run does.
+  absl::StatusOr<std::shared_ptr<const CacheEntry>> Serve(
+      const Args& args, DimValues* values, std::shared_ptr<const CompiledGraph>* code,
+      bool values_bound = false);
+  absl::StatusOr<std::vector<runtime::Tensor>> RunServed(const CacheEntry& entry,
+                                                         const CompiledGraph* code,
+                                                         const runtime::TensorMap& inputs,
+                                                         const DimValues& values,
+                                                         const ir::Bindings& bindings) const;
+  // The call symbols of a call whose dynamic dims have `values`: `bindings` with the
+  // named dims added, completed by JitOptions::complete_bindings.
+  ir::Bindings CallBindings(const DimValues& values, const ir::Bindings& bindings) const;
+  // Whether CallBindings can add to the caller's bindings (named dims or a completion).
+  bool CompletesBindings() const;
+
   // The lookup alone: the entry serving `args`, compiled first on a miss. The entry
   // stays valid while held, even if evicted.
   absl::StatusOr<std::shared_ptr<const CacheEntry>> Acquire(const Args& args);
@@ -125,9 +145,11 @@ class CompileCache {
 
  private:
   // The entry for `args`; `*code` receives its code, null while a tiered entry is served
-  // by the interpreter.
+  // by the interpreter. `*stall`, if given: the seconds spent compiling or waiting for
+  // another call's compile (0 on a plain hit; see CacheStats::max_stall_seconds).
   absl::StatusOr<std::shared_ptr<const CacheEntry>> AcquireImpl(
-      const Args& args, DimValues* values, std::shared_ptr<const CompiledGraph>* code);
+      const Args& args, DimValues* values, std::shared_ptr<const CompiledGraph>* code,
+      double* stall = nullptr, bool values_bound = false);
   absl::Status Reject(const Args& args);
   // The *Locked functions are called with mu_ held.
   // Keys for `values`; updates the auto policy's state (and drops the entries a dim
@@ -167,7 +189,6 @@ class CompileCache {
                                                        const CompiledGraph* code,
                                                        const runtime::TensorMap& inputs,
                                                        const ir::Bindings& bindings) const;
-  ir::Bindings CallBindings(const DimValues& values, const ir::Bindings& bindings) const;
   std::string KeysText(const DimKeys& keys) const;
   const std::string& Prefix() const { return prefix_; }
 

@@ -1,0 +1,138 @@
+#include "compiler/jit_call.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/status_macros.h"
+
+namespace graphjit::compiler {
+
+JitCall::JitCall(JitFunction* fn, std::vector<std::string> input_names)
+    : fn_(fn), names_(std::move(input_names)) {}
+
+const std::vector<runtime::Tensor>& JitCall::outputs() const {
+  return last_fast_ ? call_->outputs() : outputs_;
+}
+
+absl::Status JitCall::Run(absl::Span<const runtime::Tensor> inputs, const ir::Bindings& bindings) {
+  if (inputs.size() != names_.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("jit '", fn_->name(), "': expected ", names_.size(), " inputs (",
+                     absl::StrJoin(names_, ", "), "), got ", inputs.size()));
+  }
+  absl::Status status;
+  if (RunFast(inputs, bindings, &status)) return status;
+  return RunSlow(inputs, bindings);
+}
+
+bool JitCall::RunFast(absl::Span<const runtime::Tensor> inputs, const ir::Bindings& bindings,
+                      absl::Status* status) {
+  if (cache_ == nullptr || cache_->signature().pads()) return false;
+  for (size_t i = 0; i < signature_position_.size(); ++i) {
+    const int p = signature_position_[i];
+    args_[i] = p < 0 ? nullptr : &inputs[p];
+  }
+  // Another signature (dtype, rank, names): JitFunction::Run finds its cache.
+  if (!cache_->signature().Bind(args_, &values_)) return false;
+
+  // From here on the call is this cache's, counted once, served as Run would serve it.
+  std::shared_ptr<const CompiledGraph> code;
+  absl::StatusOr<std::shared_ptr<const cache::CacheEntry>> entry =
+      cache_->Serve(args_, &values_, &code, /*values_bound=*/true);
+  if (!entry.ok()) {
+    *status = entry.status();
+    return true;
+  }
+  if (*entry != entry_) {
+    entry_ = nullptr;
+    call_ = nullptr;
+    if (code != nullptr) {
+      // A new entry (or the first): its frame, and where each of its inputs comes from.
+      auto call = std::make_unique<CompiledCall>(*code);
+      std::vector<int> position;
+      for (const std::string& name : call->input_names()) {
+        int p = -1;
+        for (size_t i = 0; i < names_.size(); ++i) {
+          if (names_[i] == name) p = static_cast<int>(i);
+        }
+        if (p < 0) break;  // an input this call does not name: Run's checks report it
+        position.push_back(p);
+      }
+      if (position.size() == call->input_names().size()) {
+        entry_ = *entry;
+        call_ = std::move(call);
+        call_position_ = std::move(position);
+        call_inputs_.resize(call_position_.size());
+      }
+    }
+  }
+  if (call_ == nullptr) {
+    // Interpreted (tiered, code not installed yet) or an input not named: as Run does.
+    runtime::TensorMap named;
+    for (size_t i = 0; i < names_.size(); ++i) named[names_[i]] = inputs[i];
+    absl::StatusOr<std::vector<runtime::Tensor>> out =
+        cache_->RunServed(**entry, code.get(), named, values_, bindings);
+    last_fast_ = false;
+    ++slow_calls_;
+    if (out.ok()) outputs_ = *std::move(out);
+    *status = out.status();
+    return true;
+  }
+  for (size_t j = 0; j < call_position_.size(); ++j) call_inputs_[j] = inputs[call_position_[j]];
+  *status = call_->Run(call_inputs_, CompletedBindings(bindings));
+  last_fast_ = true;
+  ++fast_calls_;
+  return true;
+}
+
+absl::Status JitCall::RunSlow(absl::Span<const runtime::Tensor> inputs,
+                              const ir::Bindings& bindings) {
+  runtime::TensorMap named;
+  for (size_t i = 0; i < names_.size(); ++i) {
+    if (!named.emplace(names_[i], inputs[i]).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("jit '", fn_->name(), "': input '", names_[i], "' is named twice"));
+    }
+  }
+  cache::CompileCache::Args args;
+  absl::Status error;
+  cache::CompileCache* cache = fn_->CacheFor(named, &args, &error);
+  if (cache == nullptr) return error;
+  if (cache != cache_) {
+    // The next call tries this signature's cache by position first.
+    cache_ = cache;
+    signature_position_.clear();
+    for (const cache::InputGuard& g : cache->signature().inputs()) {
+      int p = -1;
+      for (size_t i = 0; i < names_.size(); ++i) {
+        if (names_[i] == g.name) p = static_cast<int>(i);
+      }
+      signature_position_.push_back(p);
+    }
+    args_.assign(signature_position_.size(), nullptr);
+    completes_ = cache->CompletesBindings();
+    completed_valid_ = false;
+    entry_ = nullptr;
+    call_ = nullptr;
+  }
+  absl::StatusOr<std::vector<runtime::Tensor>> out = cache->Run(named, args, bindings);
+  last_fast_ = false;
+  ++slow_calls_;
+  if (!out.ok()) return out.status();
+  outputs_ = *std::move(out);
+  return absl::OkStatus();
+}
+
+const ir::Bindings& JitCall::CompletedBindings(const ir::Bindings& bindings) {
+  if (!completes_) return bindings;
+  if (!completed_valid_ || values_ != completed_values_ || bindings != last_bindings_) {
+    completed_ = cache_->CallBindings(values_, bindings);
+    completed_values_ = values_;
+    last_bindings_ = bindings;
+    completed_valid_ = true;
+  }
+  return completed_;
+}
+
+}  // namespace graphjit::compiler

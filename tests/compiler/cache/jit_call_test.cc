@@ -1,0 +1,157 @@
+// JitCall: positional calls of a JitFunction that keep the hit entry's call frame. Under
+// every policy (and tiered) a JitCall's outputs equal JitFunction::Run's on the same
+// inputs, bit for bit; hits of non-padding policies are served by the kept frame and
+// counted once in the cache's statistics; misses, padding and errors take Run's path
+// and give Run's messages.
+#include "compiler/jit_call.h"
+
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "frontend/ops.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "models/random_init.h"
+
+namespace graphjit::compiler {
+namespace {
+
+using cache::ShapePolicy;
+using frontend::Value;
+using runtime::Tensor;
+using runtime::TensorMap;
+using ::testing::HasSubstr;
+
+// Scores of a query against n rows, a softmax over them, their weighted sum through a
+// weight; the rows are written into a cache at position P (a call symbol) first.
+std::vector<Value> Attend(frontend::Context& ctx) {
+  Value q = ctx.Input("q");        // [1, 8]
+  Value rows = ctx.Input("rows");  // [n, 8]
+  Value s = frontend::Matmul(q, frontend::TransposeLast2(rows));
+  if (ctx.HasInput("mask")) s = s + ctx.Input("mask");
+  Value a = frontend::Matmul(frontend::Softmax(s, -1), rows);
+  return {frontend::Tanh(frontend::Matmul(a, ctx.Param("w"))), s};
+}
+
+TensorMap Weights() {
+  std::mt19937_64 rng(3);
+  return {{"w", models::RandomNormal(ir::DType::kF64, {8, 8}, rng)}};
+}
+
+JitOptions OptionsFor(ShapePolicy policy, bool tiered = false) {
+  JitOptions o;
+  o.policy = policy;
+  o.log = {};
+  o.tiered = tiered;
+  o.store = std::make_shared<CodeStore>();
+  if (policy == ShapePolicy::kSymbolic) o.dynamic_dims = {{"rows", 0, "n"}};
+  if (cache::PadsInputs(policy)) {
+    o.padding =
+        PaddingSpec{{{"rows", 0, "n"}}, {{"mask", {1, ir::SymExpr::Symbol("n")}, std::nullopt}}};
+  }
+  return o;
+}
+
+std::vector<Tensor> Inputs(int64_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  return {models::RandomNormal(ir::DType::kF64, {n, 8}, rng),  // rows first: any order works
+          models::RandomNormal(ir::DType::kF64, {1, 8}, rng)};
+}
+
+TensorMap Named(const std::vector<Tensor>& in) { return {{"rows", in[0]}, {"q", in[1]}}; }
+
+void ExpectSame(const std::vector<Tensor>& got, const std::vector<Tensor>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].shape(), want[i].shape()) << i;
+    EXPECT_EQ(got[i].ToDoubles(), want[i].ToDoubles()) << i;
+  }
+}
+
+TEST(JitCall, EqualsRunUnderEveryPolicyAndServesHitsFromItsFrame) {
+  for (bool tiered : {false, true}) {
+    for (ShapePolicy policy : cache::AllPolicies()) {
+      SCOPED_TRACE(absl::StrCat(cache::PolicyName(policy), tiered ? " tiered" : ""));
+      auto fn = Jit("attend", Attend, Weights(), OptionsFor(policy, tiered));
+      auto ref = Jit("attend", Attend, Weights(), OptionsFor(policy, tiered));
+      ASSERT_TRUE(fn.ok() && ref.ok());
+      JitCall call(fn->get(), {"rows", "q"});
+      int64_t calls = 0;
+      // Lengths that repeat (hits), grow (misses under exact) and come back.
+      for (int64_t n : {3, 3, 3, 4, 4, 9, 3, 130, 130, 4}) {
+        SCOPED_TRACE(absl::StrCat("n=", n));
+        const std::vector<Tensor> in = Inputs(n, 10 + n);
+        absl::StatusOr<std::vector<Tensor>> want = (*ref)->Run(Named(in));
+        ASSERT_TRUE(want.ok()) << want.status();
+        ASSERT_TRUE(call.Run(in).ok());
+        ++calls;
+        ExpectSame(call.outputs(), *want);
+      }
+      EXPECT_EQ(call.fast_calls() + call.slow_calls(), calls);
+      // Each call is counted once, as Run counts it.
+      EXPECT_EQ((*fn)->stats().calls, calls);
+      EXPECT_EQ((*fn)->stats().compiles, (*ref)->stats().compiles);
+      if (cache::PadsInputs(policy)) {
+        EXPECT_EQ(call.fast_calls(), 0) << "padding takes Run's path";
+      } else if (!tiered) {
+        // Every call after the first of its entry that hits the same entry again.
+        EXPECT_GE(call.fast_calls(), 3);
+      }
+    }
+  }
+}
+
+// The frame's outputs are reused between hits of one shape: results of an earlier call
+// must be cloned to be kept, and a later call's shape change gives fresh tensors.
+TEST(JitCall, OutputsFollowTheLastCall) {
+  auto fn = Jit("attend", Attend, Weights(), OptionsFor(ShapePolicy::kSymbolic));
+  ASSERT_TRUE(fn.ok());
+  JitCall call(fn->get(), {"rows", "q"});
+  ASSERT_TRUE(call.Run(Inputs(5, 1)).ok());
+  ASSERT_TRUE(call.Run(Inputs(5, 2)).ok());
+  const Tensor first = call.outputs()[1].Clone();
+  ASSERT_TRUE(call.Run(Inputs(7, 3)).ok());
+  EXPECT_EQ(call.outputs()[1].shape(), (std::vector<int64_t>{1, 7}));
+  EXPECT_EQ(first.shape(), (std::vector<int64_t>{1, 5}));
+  EXPECT_GE(call.fast_calls(), 2);
+  absl::StatusOr<std::vector<Tensor>> want = (*fn)->Run(Named(Inputs(7, 3)));
+  ASSERT_TRUE(want.ok());
+  ExpectSame(call.outputs(), *want);
+}
+
+TEST(JitCall, BadCallsGiveRunsErrors) {
+  auto fn = Jit("attend", Attend, Weights(), OptionsFor(ShapePolicy::kExact));
+  ASSERT_TRUE(fn.ok());
+  JitCall call(fn->get(), {"rows", "q"});
+  absl::Status s = call.Run({Inputs(3, 1)[0]});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("expected 2 inputs (rows, q), got 1"));
+
+  ASSERT_TRUE(call.Run(Inputs(3, 1)).ok());  // the signature is known now
+  // A wrong width: a trace error for Run and for the JitCall alike.
+  std::vector<Tensor> bad = Inputs(3, 1);
+  bad[1] = models::Filled(ir::DType::kF64, {1, 5}, 1.0);
+  absl::StatusOr<std::vector<Tensor>> run = (*fn)->Run(Named(bad));
+  ASSERT_FALSE(run.ok());
+  s = call.Run(bad);
+  EXPECT_EQ(s.code(), run.status().code());
+  EXPECT_EQ(s.message(), run.status().message());
+  // Another dtype is another signature; it works and the first still does.
+  std::vector<Tensor> f32 = {models::Filled(ir::DType::kF32, {3, 8}, 0.5),
+                             models::Filled(ir::DType::kF32, {1, 8}, 0.25)};
+  absl::StatusOr<std::unique_ptr<JitFunction>> w32 = Jit(
+      "attend", [](frontend::Context& ctx) { return Attend(ctx); },
+      {{"w", models::Filled(ir::DType::kF32, {8, 8}, 0.1)}}, OptionsFor(ShapePolicy::kExact));
+  ASSERT_TRUE(w32.ok());
+  JitCall call32(w32->get(), {"rows", "q"});
+  EXPECT_TRUE(call32.Run(f32).ok());
+  EXPECT_TRUE(call.Run(Inputs(3, 2)).ok());
+
+  JitCall twice(fn->get(), {"rows", "rows"});
+  s = twice.Run(Inputs(3, 1));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("input 'rows' is named twice"));
+}
+
+}  // namespace
+}  // namespace graphjit::compiler
