@@ -12,6 +12,21 @@
 
 namespace graphjit::proc_self {
 
+// Whether this build runs under AddressSanitizer (gcc defines __SANITIZE_ADDRESS__,
+// clang answers __has_feature). ASan keeps freed memory in a quarantine and never returns
+// its size-class regions, so resident memory measures ASan there, not the code under test.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAddressSanitizer = true;
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+
 // Resident set size, from /proc/self/statm.
 inline int64_t ResidentBytes() {
   std::ifstream statm("/proc/self/statm");
