@@ -17,11 +17,6 @@ inline double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Seconds between two points.
-inline double SecondsBetween(Clock::time_point start, Clock::time_point end) {
-  return std::chrono::duration<double>(end - start).count();
-}
-
 }  // namespace graphjit::ir
 
 #endif  // GRAPHJIT_IR_CLOCK_H_

@@ -67,10 +67,6 @@ constexpr bool HasGradient(OpCode op) {
 }
 // Ops without operands: input, param, constant, full, iota.
 constexpr bool IsSourceOp(OpCode op) { return LoweringOf(op) == OpLowering::kSource; }
-// Ops the decompose pass expands (always, or where it can).
-constexpr bool IsComposite(OpCode op) {
-  return LoweringOf(op) == OpLowering::kComposite || LoweringOf(op) == OpLowering::kIndexComposite;
-}
 
 // The dtype and shape of a value.
 struct ValueType {

@@ -15,15 +15,14 @@ struct ScalarFacts {
   const char* name;
   ScalarClass cls;
   int cost;
-  bool float_math;
 };
 
 // Indexed by ScalarOp: the same lists generate the enum, so the order matches.
 constexpr ScalarFacts kScalarFacts[] = {
-#define GJ_SCALAR_OP(name, spelling, cls, cost) {spelling, ScalarClass::k##cls, cost, false},
+#define GJ_SCALAR_OP(name, spelling, cls, cost) {spelling, ScalarClass::k##cls, cost},
 #include "compiler/lower/scalar_ops.def"
 #undef GJ_SCALAR_OP
-#define GJ_FLOAT_MATH(name, spelling, cost, ...) {spelling, ScalarClass::kUnary, cost, true},
+#define GJ_FLOAT_MATH(name, spelling, cost, ...) {spelling, ScalarClass::kUnary, cost},
 #include "runtime/float_math.def"
 #undef GJ_FLOAT_MATH
 };
@@ -67,7 +66,6 @@ constexpr std::optional<ScalarOp> kScalarOfOp[] = {
 
 bool IsUnary(ScalarOp op) { return FactsOf(op).cls == ScalarClass::kUnary; }
 bool IsComparison(ScalarOp op) { return FactsOf(op).cls == ScalarClass::kCompare; }
-bool IsFloatMath(ScalarOp op) { return FactsOf(op).float_math; }
 const char* ScalarOpName(ScalarOp op) { return FactsOf(op).name; }
 int ScalarOpCost(ScalarOp op) { return FactsOf(op).cost; }
 

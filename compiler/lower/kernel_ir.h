@@ -37,8 +37,6 @@ inline constexpr int kNumScalarOps = 0
     ;
 bool IsUnary(ScalarOp op);
 bool IsComparison(ScalarOp op);  // result bool
-// A float op that is one C library function (runtime/float_math.def).
-bool IsFloatMath(ScalarOp op);
 const char* ScalarOpName(ScalarOp op);
 // What inlining one use costs (1 for an instruction, 8 for a transcendental).
 int ScalarOpCost(ScalarOp op);
