@@ -43,7 +43,7 @@ fi
 bad=0
 for f in "${files[@]}"; do
   if ! "$CLANG_FORMAT" --dry-run --Werror "$f" >/dev/null 2>&1; then
-    echo "check_format: $f is not formatted (clang-format -i $f)"
+    echo "check_format: $f is not formatted ($CLANG_FORMAT -i $f)"
     bad=1
   fi
 done

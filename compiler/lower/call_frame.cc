@@ -21,19 +21,22 @@ std::vector<runtime::Tensor> ConstantTensors(const ir::Graph& graph, const Lower
 
 namespace {
 
-absl::Status CheckGatherIndices(const ir::Graph& graph, const runtime::TensorMap& inputs) {
+// Gather indices that come straight from an input, against the table's rows for this
+// call (a symbolic row count included: S = 0 leaves no valid index).
+absl::Status CheckGatherIndices(const ir::Graph& graph, const runtime::TensorMap& inputs,
+                                const ir::Bindings& bindings) {
   for (const ir::Node& n : graph.nodes()) {
     if (n.op != ir::OpCode::kGather) continue;
     const ir::Node& idx = graph.node(n.operands[1]);
     if (idx.op != ir::OpCode::kInput) continue;
-    std::optional<int64_t> rows = graph.type(n.operands[0]).shape[0].AsConstant();
+    GJ_ASSIGN_OR_RETURN(const int64_t rows, graph.type(n.operands[0]).shape[0].Evaluate(bindings));
     const runtime::Tensor& t = inputs.at(idx.name());
     const int64_t* v = t.data<int64_t>();
-    for (int64_t i = 0; rows && i < t.numel(); ++i) {
-      if (v[i] < 0 || v[i] >= *rows) {
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if (v[i] < 0 || v[i] >= rows) {
         return absl::InvalidArgumentError(absl::StrCat("input '", idx.name(), "': gather index ",
                                                        v[i], " at element ", i, " is outside [0, ",
-                                                       *rows, ")"));
+                                                       rows, ")"));
       }
     }
   }
@@ -56,6 +59,10 @@ DynamicBounds::DynamicBounds(const ir::Graph& graph) {
       const int axis = rank - 2;
       const ir::SymExpr& pos = n.attrs.GetDim("pos");
       checks_.push_back({id, n.op, pos, pos + graph.type(n.operands[1]).shape[axis], in[axis]});
+    } else if (n.op == ir::OpCode::kGather) {
+      // Computed indices cannot be checked before the run; the kernel clamps them into
+      // the table, which needs a row to clamp to.
+      checks_.push_back({id, n.op, 0, ir::NumElements(n.type.shape), in[0]});
     } else if (n.op == ir::OpCode::kSlice) {
       const int axis = ir::ValueOrDie(ir::NormalizeAxis(n.attrs.GetInt("axis"), rank, "slice"));
       checks_.push_back({id, n.op, n.attrs.GetDim("start"), n.attrs.GetDim("end"), in[axis]});
@@ -71,6 +78,17 @@ absl::Status DynamicBounds::Check(const ir::Bindings& bindings) const {
         return absl::InvalidArgumentError(
             absl::StrCat("%", r.id, " (", ir::OpName(r.op), "): axis ", r.axis,
                          " is empty for these bindings: there is no index to return"));
+      }
+      continue;
+    }
+    if (r.op == ir::OpCode::kGather) {
+      GJ_ASSIGN_OR_RETURN(const int64_t rows, r.dim.Evaluate(bindings));
+      GJ_ASSIGN_OR_RETURN(const int64_t elements, r.hi.Evaluate(bindings));
+      if (rows == 0 && elements > 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("%", r.id,
+                         " (gather): the table has no rows for these bindings, so no "
+                         "index is in range"));
       }
       continue;
     }
@@ -101,7 +119,7 @@ absl::StatusOr<CallFrame> PrepareCall(const ir::Graph& graph, const LoweredGraph
     }
     frame.symbols.push_back(it->second);
   }
-  GJ_RETURN_IF_ERROR(CheckGatherIndices(graph, inputs));
+  GJ_RETURN_IF_ERROR(CheckGatherIndices(graph, inputs, bound));
   GJ_RETURN_IF_ERROR(bounds != nullptr ? bounds->Check(bound) : DynamicBounds(graph).Check(bound));
   frame.args.assign(p.num_args, nullptr);
   frame.outputs.resize(graph.outputs().size());

@@ -35,7 +35,8 @@ absl::StatusOr<CallFrame> PrepareCall(const ir::Graph& graph, const LoweredGraph
                                       const DynamicBounds* bounds = nullptr);
 
 // The bounds CompiledGraph::Run checks for `bindings` (every symbol bound): slice and
-// KV-write rows in range, arg reductions over non-empty axes. Positions bound at call
+// KV-write rows in range, arg reductions over non-empty axes, gathers from tables that
+// have a row. Positions bound at call
 // time must keep every access in bounds: compiled code does not check as it runs, so a
 // bad P is refused here, as the interpreter's kernels refuse it. Prepared once per graph
 // (the SymExprs to evaluate, in graph order), checked per call.
@@ -51,7 +52,8 @@ class DynamicBounds {
   struct Range {
     ir::ValueId id;
     ir::OpCode op;
-    // kv_write and slice: lo <= hi <= dim; arg reductions: dim > 0 (lo, hi unused).
+    // kv_write and slice: lo <= hi <= dim; arg reductions: dim > 0 (lo, hi unused);
+    // gather: dim (the table's rows) > 0 where hi (the output's elements) > 0.
     ir::SymExpr lo, hi, dim;
     int axis = 0;
   };

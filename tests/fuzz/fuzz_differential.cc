@@ -11,9 +11,13 @@
 // inputs and params. Where the interpreter rejects the call (a gather index out of range), the
 // compiled code still runs, and must not crash.
 //
-// The graph of a failing input is printed on stderr (textual IR) before the abort.
+// The graph of a failing input is printed on stderr (textual IR) before the abort. With
+// GRAPHJIT_FUZZ_PRINT set, every input's graph and bindings are printed before it runs,
+// so a crash inside compiled code (which no property check sees) can be read too.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +38,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::optional<gj::ir::Graph> graph = gen.Build();
   if (!graph) return 0;
   const gj::ir::Bindings& bindings = gen.bindings();
+  if (std::getenv("GRAPHJIT_FUZZ_PRINT") != nullptr) {
+    std::fprintf(stderr, "S=%lld\n%s\n", static_cast<long long>(bindings.at("S")),
+                 gj::ir::PrintGraph(*graph).c_str());
+  }
 
   gj::runtime::TensorMap inputs;
   uint64_t seed = 1;
