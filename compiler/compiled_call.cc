@@ -49,13 +49,9 @@ CompiledCall::CompiledCall(const CompiledGraph& graph) : graph_(graph) {
   values_.assign(slots_.size(), kUnset);
   symbols_.assign(p.symbols.size(), 0);
   for (const ir::Node& n : g.nodes()) {
-    switch (n.op) {
-      case ir::OpCode::kGather:
-        // Indices fed by an input are range-checked by name (CheckGatherIndices).
-        if (g.node(n.operands[1]).op == ir::OpCode::kInput) fast_ = false;
-        break;
-      default:
-        break;
+    // Gather indices fed by an input are range-checked by name (CheckGatherIndices).
+    if (n.op == ir::OpCode::kGather && g.node(n.operands[1]).op == ir::OpCode::kInput) {
+      fast_ = false;
     }
   }
   needs_bindings_ = !graph.bounds_.empty() || !p.workspace_bytes.IsConstant();

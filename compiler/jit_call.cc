@@ -52,10 +52,7 @@ bool JitCall::RunFast(absl::Span<const runtime::Tensor> inputs, const ir::Bindin
       auto call = std::make_unique<CompiledCall>(*code);
       std::vector<int> position;
       for (const std::string& name : call->input_names()) {
-        int p = -1;
-        for (size_t i = 0; i < names_.size(); ++i) {
-          if (names_[i] == name) p = static_cast<int>(i);
-        }
+        const int p = PositionOf(name);
         if (p < 0) break;  // an input this call does not name: Run's checks report it
         position.push_back(p);
       }
@@ -69,10 +66,10 @@ bool JitCall::RunFast(absl::Span<const runtime::Tensor> inputs, const ir::Bindin
   }
   if (call_ == nullptr) {
     // Interpreted (tiered, code not installed yet) or an input not named: as Run does.
-    runtime::TensorMap named;
-    for (size_t i = 0; i < names_.size(); ++i) named[names_[i]] = inputs[i];
+    absl::StatusOr<runtime::TensorMap> named = Named(inputs);
     absl::StatusOr<std::vector<runtime::Tensor>> out =
-        cache_->RunServed(**entry, code.get(), named, values_, bindings);
+        named.ok() ? cache_->RunServed(**entry, code.get(), *named, values_, bindings)
+                   : named.status();
     last_fast_ = false;
     ++slow_calls_;
     if (out.ok()) outputs_ = *std::move(out);
@@ -88,13 +85,7 @@ bool JitCall::RunFast(absl::Span<const runtime::Tensor> inputs, const ir::Bindin
 
 absl::Status JitCall::RunSlow(absl::Span<const runtime::Tensor> inputs,
                               const ir::Bindings& bindings) {
-  runtime::TensorMap named;
-  for (size_t i = 0; i < names_.size(); ++i) {
-    if (!named.emplace(names_[i], inputs[i]).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("jit '", fn_->name(), "': input '", names_[i], "' is named twice"));
-    }
-  }
+  GJ_ASSIGN_OR_RETURN(const runtime::TensorMap named, Named(inputs));
   cache::CompileCache::Args args;
   absl::Status error;
   cache::CompileCache* cache = fn_->CacheFor(named, &args, &error);
@@ -104,11 +95,7 @@ absl::Status JitCall::RunSlow(absl::Span<const runtime::Tensor> inputs,
     cache_ = cache;
     signature_position_.clear();
     for (const cache::InputGuard& g : cache->signature().inputs()) {
-      int p = -1;
-      for (size_t i = 0; i < names_.size(); ++i) {
-        if (names_[i] == g.name) p = static_cast<int>(i);
-      }
-      signature_position_.push_back(p);
+      signature_position_.push_back(PositionOf(g.name));
     }
     args_.assign(signature_position_.size(), nullptr);
     completes_ = cache->CompletesBindings();
@@ -122,6 +109,24 @@ absl::Status JitCall::RunSlow(absl::Span<const runtime::Tensor> inputs,
   if (!out.ok()) return out.status();
   outputs_ = *std::move(out);
   return absl::OkStatus();
+}
+
+int JitCall::PositionOf(const std::string& name) const {
+  for (size_t i = 0; i < names_.size(); ++i) {
+    if (names_[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+absl::StatusOr<runtime::TensorMap> JitCall::Named(absl::Span<const runtime::Tensor> inputs) const {
+  runtime::TensorMap named;
+  for (size_t i = 0; i < names_.size(); ++i) {
+    if (!named.emplace(names_[i], inputs[i]).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("jit '", fn_->name(), "': input '", names_[i], "' is named twice"));
+    }
+  }
+  return named;
 }
 
 const ir::Bindings& JitCall::CompletedBindings(const ir::Bindings& bindings) {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "compiler/compiled_call.h"
 #include "compiler/jit.h"
@@ -50,6 +51,10 @@ class JitCall {
   bool RunFast(absl::Span<const runtime::Tensor> inputs, const ir::Bindings& bindings,
                absl::Status* status);
   absl::Status RunSlow(absl::Span<const runtime::Tensor> inputs, const ir::Bindings& bindings);
+  // The position of input `name` in names_, or -1.
+  int PositionOf(const std::string& name) const;
+  // The inputs by name; InvalidArgument if names_ names one twice.
+  absl::StatusOr<runtime::TensorMap> Named(absl::Span<const runtime::Tensor> inputs) const;
   // The call bindings for `bindings` and values_, recomputed only when either changed.
   const ir::Bindings& CompletedBindings(const ir::Bindings& bindings);
 
