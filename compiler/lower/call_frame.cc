@@ -48,7 +48,11 @@ absl::Status CheckGatherIndices(const ir::Graph& graph, const runtime::TensorMap
 DynamicBounds::DynamicBounds(const ir::Graph& graph) {
   for (ir::ValueId id = 0; id < graph.num_nodes(); ++id) {
     const ir::Node& n = graph.node(id);
-    const ir::Shape& in = n.operands.empty() ? ir::Shape{} : graph.type(n.operands[0]).shape;
+    if (n.op != ir::OpCode::kArgMin && n.op != ir::OpCode::kArgMax &&
+        n.op != ir::OpCode::kKvWrite && n.op != ir::OpCode::kGather && n.op != ir::OpCode::kSlice) {
+      continue;
+    }
+    const ir::Shape& in = graph.type(n.operands[0]).shape;
     const int rank = static_cast<int>(in.size());
     if (n.op == ir::OpCode::kArgMin || n.op == ir::OpCode::kArgMax) {
       // An empty axis has no index to return (the shape rule refuses a constant one).
