@@ -19,6 +19,11 @@ namespace {
 
 llvm::StringRef Ref(absl::string_view s) { return llvm::StringRef(s.data(), s.size()); }
 
+// The type sums of `dtype` accumulate in: f64 for f32, as the interpreter's kernels and
+// program_eval do (OPS.md), so partial sums of large f32 values that overflow f32 stay
+// finite; the dtype itself otherwise.
+DType SumType(DType dtype) { return dtype == DType::kF32 ? DType::kF64 : dtype; }
+
 }  // namespace
 
 KernelEmitter::KernelEmitter(const Program& program, const Kernel& kernel, llvm::Function* function,
@@ -184,10 +189,8 @@ void KernelEmitter::EmitReduce() {
   if (dtype != DType::kF32 && dtype != DType::kF64 && dtype != DType::kI64) {
     return Fail("reduction into a ", ir::DTypeName(dtype), " buffer");
   }
-  // f32 sums accumulate in f64, as the interpreter's kernels and program_eval do (OPS.md):
-  // partial sums of large f32 values that overflow f32 stay finite. A maximum is exact in
-  // any type, so it stays in f32.
-  const DType acc_dtype = dtype == DType::kF32 && !is_max ? DType::kF64 : dtype;
+  // A maximum is exact in any type, so it stays in the dtype.
+  const DType acc_dtype = is_max ? dtype : SumType(dtype);
   llvm::Type* type = ValueType(acc_dtype);
   llvm::Value* init;
   if (dtype == DType::kI64) {
@@ -301,9 +304,9 @@ void KernelEmitter::EmitScan() {
   if (dtype != DType::kF32 && dtype != DType::kF64 && dtype != DType::kI64) {
     return Fail("scan into a ", ir::DTypeName(dtype), " buffer");
   }
-  // f32 accumulates in f64, as the eager kernel does; the order is the index order (no
-  // reassoc: every prefix is a result, so there is nothing to split into lanes).
-  const DType acc_dtype = dtype == DType::kF32 ? DType::kF64 : dtype;
+  // The order is the index order (no reassoc: every prefix is a result, so there is
+  // nothing to split into lanes).
+  const DType acc_dtype = SumType(dtype);
   llvm::Type* acc_type = ValueType(acc_dtype);
   llvm::AllocaInst* acc = Accumulator(acc_dtype);
   const int scan_var = static_cast<int>(kernel_.loops.size());
