@@ -21,6 +21,7 @@
 #include "ir/builder.h"
 #include "ir/printer.h"
 #include "ir/shape_rules.h"
+#include "tests/ir/float_unary_ops.h"
 
 namespace graphjit::ir {
 namespace {
@@ -51,20 +52,6 @@ bool HasLocation(absl::string_view message) {
 // A graph that uses every op in ir/ops.def, with symbolic dims (S, S+1, 2*S and odder
 // ones), kv_write at a symbolic position P, constants with non-finite and negative values,
 // a name that needs escapes, and all four dtypes.
-// The unary float ops without attributes (exp, log, ...), found by their shape rule, so
-// that a new one of them is covered here without a line of its own.
-std::vector<OpCode> FloatUnaryOps() {
-  std::vector<OpCode> ops;
-  for (int i = 0; i < kNumOps; ++i) {
-    const auto op = static_cast<OpCode>(i);
-    const OpInfo& info = GetOpInfo(op);
-    if (info.shape_rule == &FloatUnaryRule && info.attrs.empty() && info.min_arity == 1) {
-      ops.push_back(op);
-    }
-  }
-  return ops;
-}
-
 Graph AllOpsGraph() {
   GraphBuilder b("all_ops");
   ValueId x = b.Input("x", DType::kF64, {2, S, 16});

@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/op.h"
+#include "tests/ir/float_unary_ops.h"
 
 namespace graphjit::ir {
 
@@ -47,20 +48,6 @@ struct ValidCase {
 };
 
 // Every op at least once; ShapeRulesTest.EveryOpHasAValidCase checks that.
-// The unary float ops without attributes (exp, log, ...), found by their shape rule, so
-// that a new one of them is covered here without a line of its own.
-std::vector<OpCode> FloatUnaryOps() {
-  std::vector<OpCode> ops;
-  for (int i = 0; i < kNumOps; ++i) {
-    const auto op = static_cast<OpCode>(i);
-    const OpInfo& info = GetOpInfo(op);
-    if (info.shape_rule == &FloatUnaryRule && info.attrs.empty() && info.min_arity == 1) {
-      ops.push_back(op);
-    }
-  }
-  return ops;
-}
-
 std::vector<ValidCase> ValidCases() {
   std::vector<ValidCase> cases = {
       {OpCode::kInput, {}, Source(DType::kF64, {2, S, 16}), F64({2, S, 16})},
