@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
@@ -230,9 +231,18 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& pro
       g.module = modules.GetOrCompile(g.key, [&] { return build(g); }, &g.built);
     }
   };
+  // Threads pay only for compiles: modules that are live or on disk load in this thread
+  // (starting the threads would cost more than the loads, which are a warm start's time).
+  int to_compile = 0;
+  for (const Group& g : groups) {
+    const bool live = !keep_text && modules.Find(g.key) != nullptr;
+    std::error_code error;
+    const bool on_disk = disk != nullptr && std::filesystem::exists(disk->PathOf(g.key), error);
+    to_compile += !live && !on_disk;
+  }
   const int threads = std::max(
       1,
-      std::min<int>(options.threads > 0 ? options.threads : DefaultCompileThreads(), num_groups));
+      std::min<int>(options.threads > 0 ? options.threads : DefaultCompileThreads(), to_compile));
   if (threads == 1) {
     worker();
   } else {

@@ -229,12 +229,37 @@ class SymExprBuilder {
 
 SymExpr::SymExpr() : SymExpr(int64_t{0}) {}
 
+namespace {
+
+// Shapes, strides and index arithmetic are mostly small constants, and every pass and
+// lowering builds them again (a compile makes hundreds of thousands): the common ones are
+// made once and shared.
+constexpr int64_t kMinShared = -16, kMaxShared = 4096;
+
+std::shared_ptr<const SymExpr::Rep> MakeConstantRep(int64_t value) {
+  auto rep = std::make_shared<SymExpr::Rep>();
+  if (value != 0) {
+    Term t;
+    t.coeff = value;
+    rep->terms.push_back(std::move(t));
+  }
+  rep->text = absl::StrCat(value);
+  return rep;
+}
+
+}  // namespace
+
 SymExpr::SymExpr(int64_t value) {
-  SymExprBuilder::TermMap m;
-  Term t;
-  t.coeff = value;
-  m.emplace("", std::move(t));
-  *this = SymExprBuilder::Make(std::move(m));
+  if (value >= kMinShared && value <= kMaxShared) {
+    static const auto* shared = [] {
+      auto* reps = new std::vector<std::shared_ptr<const Rep>>();
+      for (int64_t v = kMinShared; v <= kMaxShared; ++v) reps->push_back(MakeConstantRep(v));
+      return reps;
+    }();
+    rep_ = (*shared)[value - kMinShared];
+  } else {
+    rep_ = MakeConstantRep(value);
+  }
 }
 
 SymExpr SymExpr::Symbol(absl::string_view name) {
@@ -248,17 +273,36 @@ SymExpr SymExpr::Symbol(absl::string_view name) {
 }
 
 SymExpr operator+(const SymExpr& a, const SymExpr& b) {
+  std::optional<int64_t> ca = a.AsConstant(), cb = b.AsConstant();
+  if (ca && cb) {  // the common case, without building term maps
+    int64_t sum;
+    const bool wrapped = __builtin_add_overflow(*ca, *cb, &sum);
+    return SymExprBuilder::MarkOverflow(sum, wrapped || a.Overflowed() || b.Overflowed());
+  }
   SymExprBuilder::TermMap m = SymExprBuilder::ToMap(a);
   bool overflow = SymExprBuilder::Overflowed(a) || SymExprBuilder::Overflowed(b);
   for (const Term& t : SymExprBuilder::Terms(b)) SymExprBuilder::AddTerm(&m, t, &overflow);
   return SymExprBuilder::Make(std::move(m), overflow);
 }
 
-SymExpr SymExpr::operator-() const { return *this * SymExpr(-1); }
+SymExpr SymExpr::operator-() const {
+  if (std::optional<int64_t> c = AsConstant()) {
+    int64_t negated;
+    const bool wrapped = __builtin_sub_overflow(int64_t{0}, *c, &negated);
+    return SymExprBuilder::MarkOverflow(negated, wrapped || Overflowed());
+  }
+  return *this * SymExpr(-1);
+}
 
 SymExpr operator-(const SymExpr& a, const SymExpr& b) { return a + (-b); }
 
 SymExpr operator*(const SymExpr& a, const SymExpr& b) {
+  std::optional<int64_t> ca = a.AsConstant(), cb = b.AsConstant();
+  if (ca && cb) {
+    int64_t product;
+    const bool wrapped = __builtin_mul_overflow(*ca, *cb, &product);
+    return SymExprBuilder::MarkOverflow(product, wrapped || a.Overflowed() || b.Overflowed());
+  }
   SymExprBuilder::TermMap m;
   bool overflow = SymExprBuilder::Overflowed(a) || SymExprBuilder::Overflowed(b);
   for (const Term& x : SymExprBuilder::Terms(a)) {

@@ -54,6 +54,39 @@ bool IsFoldableMatmul(const ir::Graph& g, ValueId user, ValueId lhs, const PassC
   return rhs.op == OpCode::kParam && rhs.type.rank() == 2 && ctx.params.contains(rhs.name());
 }
 
+template <typename T>
+void ScaleRowsAs(const runtime::Tensor& W, const runtime::Tensor& w, runtime::Tensor& out) {
+  const T* in = W.data<T>();
+  const T* scale = w.data<T>();
+  T* result = out.data<T>();
+  const int64_t rows = W.dim(0), cols = W.dim(1);
+  for (int64_t k = 0; k < rows; ++k) {
+    for (int64_t j = 0; j < cols; ++j) result[k * cols + j] = in[k * cols + j] * scale[k];
+  }
+}
+
+// W'[k, j] = w[k] * W[k, j]: one rounding per element, the same as the multiply the graph
+// did at run time, just applied to the weight instead of the activation. Floats of one
+// dtype multiply in it directly (the warm start's cost is mostly this); others go through
+// doubles.
+absl::StatusOr<runtime::Tensor> ScaleRows(const runtime::Tensor& W, const runtime::Tensor& w) {
+  if (W.dtype() == w.dtype() && (W.dtype() == ir::DType::kF32 || W.dtype() == ir::DType::kF64)) {
+    GJ_ASSIGN_OR_RETURN(runtime::Tensor out, runtime::Tensor::Empty(W.dtype(), W.shape()));
+    if (W.dtype() == ir::DType::kF32) {
+      ScaleRowsAs<float>(W, w, out);
+    } else {
+      ScaleRowsAs<double>(W, w, out);
+    }
+    return out;
+  }
+  std::vector<double> wv = w.ToDoubles(), Wv = W.ToDoubles();
+  const int64_t cols = W.dim(1);
+  for (int64_t k = 0; k < W.dim(0); ++k) {
+    for (int64_t j = 0; j < cols; ++j) Wv[k * cols + j] *= wv[k];
+  }
+  return runtime::Tensor::FromDoubles(W.dtype(), W.shape(), Wv);
+}
+
 }  // namespace
 
 absl::StatusOr<bool> FoldNormWeight(ir::Graph* graph, PassContext* ctx) {
@@ -87,18 +120,9 @@ absl::StatusOr<bool> FoldNormWeight(ir::Graph* graph, PassContext* ctx) {
     auto [w_name, w] = *KnownTensor(g, mul.operands[it->second], *ctx);
     const ir::Node& rhs = g.node(n.operands[1]);
     const runtime::Tensor& W = ctx->params.at(rhs.name());
-    // W'[k, j] = w[k] * W[k, j]: one rounding per element, the same as the multiply the
-    // graph did at run time, just applied to the weight instead of the activation.
-    std::vector<double> wv = w.ToDoubles(), Wv = W.ToDoubles();
-    int64_t cols = W.dim(1);
-    for (int64_t k = 0; k < W.dim(0); ++k) {
-      for (int64_t j = 0; j < cols; ++j) Wv[k * cols + j] *= wv[k];
-    }
     std::string name = absl::StrCat(rhs.name(), ".scaled.", w_name);
     if (!ctx->params.contains(name)) {
-      GJ_ASSIGN_OR_RETURN(runtime::Tensor scaled,
-                          runtime::Tensor::FromDoubles(W.dtype(), W.shape(), Wv));
-      ctx->params[name] = scaled;
+      GJ_ASSIGN_OR_RETURN(ctx->params[name], ScaleRows(W, w));
     }
     auto [slot, inserted] = scaled_params.try_emplace(name, ir::kInvalidValue);
     if (inserted) {

@@ -97,7 +97,8 @@ absl::Status Pipeline::Run(ir::Graph* graph, PassContext* ctx) {
       return absl::Status(changed.status().code(),
                           absl::StrCat("pass ", pass.name, ": ", changed.status().message()));
     }
-    if (verify_) {
+    // A pass that reports no change left the graph as the last verification saw it.
+    if (verify_ && *changed) {
       if (absl::Status v = ir::VerifyGraph(*graph); !v.ok()) {
         return absl::InternalError(
             absl::StrCat("IR verifier failed after pass ", pass.name, ": ", v.message()));

@@ -46,8 +46,9 @@ class Pipeline {
   static absl::StatusOr<Pipeline> FromNames(const std::vector<std::string>& names);
 
   Pipeline& Add(Pass pass);
-  // Runs the verifier after every pass (on by default: it costs far less than the code
-  // generation that follows, and a pass bug caught here names the pass).
+  // Runs the verifier after every pass that changed the graph (on by default: it costs
+  // far less than the code generation that follows, and a pass bug caught here names the
+  // pass).
   void set_verify(bool verify) { verify_ = verify; }
   // Calls `sink(pass, graph)` after each pass in `names` ("*" means every pass).
   // InvalidArgument if a name is not a pass of this pipeline.
