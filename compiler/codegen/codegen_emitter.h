@@ -62,8 +62,13 @@ class KernelEmitter {
   // kAxpy with output strips held in vector registers across the k loop. False, with
   // nothing emitted, where it does not apply (rhs or out not contiguous along n, ints).
   bool EmitTiledAxpy();
+  // The rows part of a tiled axpy wider than one strip, at the current batch and m
+  // position: kJamRows rows of the weight at a time, in order, into the output row, with
+  // `lanes` elements per vector and lhs_at_k() the lhs at loop_vars_[k].
+  void EmitJammedRows(int lanes, absl::FunctionRef<llvm::Value*()> lhs_at_k);
   void EmitExternMatmul();  // per batch, a call to the runtime's BLAS helper
-  // acc + a * b with FMA contraction; `reassoc` also lets a reduction split into lanes.
+  // acc + a * b: one llvm.fma on FMA hosts for ordered sums (so every loop order rounds
+  // alike); `reassoc` (a dot product) instead lets the sum split into lanes, contracted.
   llvm::Value* MultiplyAdd(llvm::Value* acc, llvm::Value* a, llvm::Value* b, ir::DType dtype,
                            bool reassoc);
   // for (i = 0; i < extent; ++i) with i bound to loop variable `var` while `body` runs;

@@ -1,27 +1,36 @@
-// Matmul kernels: the generated loops (dot and register-tiled axpy orders) and the call
+// Matmul kernels: the generated loops (dot, register-tiled and row-jammed axpy orders) and the call
 // into the runtime's BLAS helper.
 //
-// Why register tiling: a decode step is a chain of matrix-vector products whose weights
-// are read once per step, so the step's floor is the time to stream the weights. The
-// plain axpy order (for k: for n: out[n] += a[k] * b[k, n]) loads and stores the whole
-// output row for every k, which doubles or triples the traffic through L1 and keeps the
-// loads of b waiting behind those stores. The tiled order holds a strip of the output in
-// vector registers for the whole k loop:
-//   for n0 in strips of T: acc[0..T) = 0; for k: acc += splat(a[k]) * b[k, n0..n0+T)
-//                          out[n0..n0+T) = acc
-// so each weight is loaded once and each output stored once. In a full strip every
-// output element is still summed over k in order with the same contraction, so results
-// equal the axpy order's bit for bit (the interpreter's order); narrow strips over a long
-// k split the sum over a few accumulator sets (see EmitTiledAxpy). An lhs that is computed (say
-// SwiGLU's silu(g) * u) is staged once per k in a stack array when there are several strips; that
-// loop may vectorize its math through libmvec, within an ulp of scalar libm. T is kTileVectors
-// vectors of the host's widest vector width (AVX-512: 64 bytes, AVX/AVX2: 32, else 16): enough
-// independent accumulators to hide the FMA latency, few enough to leave registers for the operands.
+// Why these orders: a decode step is a chain of matrix-vector products whose weights are
+// read once per step, so the step's floor is the time to stream the weights. The plain
+// axpy order (for k: for n: out[n] += a[k] * b[k, n]) loads and stores the whole output
+// row for every k, which doubles or triples the traffic through L1 and keeps the loads of
+// b waiting behind those stores. Two orders avoid that:
+// - One strip (N <= T): the output row lives in vector registers for the whole k loop,
+//     acc[0..N) = 0; for k: acc += splat(a[k]) * b[k, 0..N); out[0..N) = acc
+//   so each weight is loaded once and each output stored once. Narrow rows over a long k
+//   split the sum over a few accumulator sets (see EmitTiledAxpy).
+// - Wider rows, jammed: R = kJamRows rows of b at a time, each in order,
+//     for k0 in steps of R: for n: out[n] += a[k0] * b[k0, n] + ... + a[k0+R-1] * b[k0+R-1, n]
+//   so the output row is loaded and stored once per R rows and the weights stream in
+//   address order, R sequential streams that the hardware prefetchers follow from L3 and
+//   DRAM. (Strips of T columns across all k, the order before, read every row a stride
+//   apart; bench_roofline's BM_Matvec here, strips vs jammed, best of alternating runs, us:
+//   f64 512x512 43 / 37, 1024x1024 189 / 152; f32 512x512 23 / 19, 1024x1024 87 / 75;
+//   f64 344x128 5.8 / 5.1, f32 128x344 3.5 / 2.8.)
+// In both, every output element is summed over k in order with the same contraction (one
+// FMA per term), so results equal the axpy order's bit for bit (the interpreter's order),
+// except for the split sets. An lhs that is computed (say SwiGLU's silu(g) * u) is staged
+// once per k in a stack array; that loop may vectorize its math through libmvec, within an
+// ulp of scalar libm. T is kTileVectors vectors of the host's widest vector width
+// (AVX-512: 64 bytes, AVX/AVX2: 32, else 16): enough independent accumulators to hide the
+// FMA latency, few enough to leave registers for the operands.
 #include <algorithm>
 
 #include "compiler/codegen/codegen_emitter.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/Intrinsics.h"
 #include "llvm/TargetParser/Host.h"
 
 namespace graphjit::compiler::codegen_internal {
@@ -31,11 +40,11 @@ using ir::DType;
 namespace {
 
 constexpr int kTileVectors = 8;
+// Rows of the weight the jammed order reads per pass over the output row.
+constexpr int kJamRows = 8;
 // Narrow strips split k over up to kMaxSets accumulator sets when K >= kSplitMinK.
 constexpr int kMaxSets = 4;
 constexpr int64_t kSplitMinK = 32;
-// Weights of at most this many bytes may be read strip by strip (see EmitTiledAxpy).
-constexpr int64_t kMaxStripedBytes = int64_t{2} << 20;
 // lhs values that are not plain loads are computed once per k into a stack array, up to
 // this size.
 constexpr int64_t kMaxLhsBytes = 32 * 1024;
@@ -48,6 +57,13 @@ int HostVectorBytes() {
     return 16;
   }();
   return bytes;
+}
+
+// Without FMA hardware llvm.fma would be a libm call per term: the sums then round the
+// multiply and the add apart, in every order alike.
+bool HostHasFma() {
+  static const bool fma = llvm::sys::getHostCPUFeatures().lookup("fma");
+  return fma;
 }
 
 bool UsesLoopVar(const Expr* e, int var) {
@@ -127,6 +143,13 @@ void KernelEmitter::EmitMatmul() {
 llvm::Value* KernelEmitter::MultiplyAdd(llvm::Value* acc, llvm::Value* a, llvm::Value* b,
                                         DType dtype, bool reassoc) {
   if (dtype == DType::kI64) return body_.CreateAdd(acc, body_.CreateMul(a, b));
+  if (!reassoc && HostHasFma()) {
+    // An ordered sum is one fused multiply-add per term, spelled out: a contractable
+    // fmul + fadd is fused only where the backend still sees the pair, and the SLP
+    // vectorizer may pack the multiplies of a row-jammed chain into vectors first, which
+    // rounds them apart. Every order then gives the same bits.
+    return body_.CreateIntrinsic(llvm::Intrinsic::fma, {acc->getType()}, {a, b, acc});
+  }
   llvm::IRBuilder<>::FastMathFlagGuard guard(body_);
   llvm::FastMathFlags fmf = body_.getFastMathFlags();
   fmf.setAllowReassoc(reassoc);
@@ -153,42 +176,41 @@ bool KernelEmitter::EmitTiledAxpy() {
   const auto* k_const =
       llvm::dyn_cast_or_null<llvm::ConstantInt>(EvalPrologue(kernel_.loops[k], "K extent"));
   if (failed()) return true;  // the extents are bad: the failure is recorded
-  // A computed lhs is staged whenever K is known and small enough: its loop vectorizes
-  // (a division or exp per k would otherwise bound the strip loop); with several strips
-  // and no staging it would be recomputed per strip, so those stay untiled.
-  const bool one_strip = n_const != nullptr && n_const->getSExtValue() <= tile;
-  const bool computed_lhs = !IsPlainLoad(kernel_.lhs.get());
-  const bool stage_lhs = computed_lhs && k_const != nullptr &&
-                         k_const->getSExtValue() * ir::DTypeSize(dtype) <= kMaxLhsBytes;
-  if (computed_lhs && !stage_lhs && !one_strip) return false;
-  // Several strips walk the weights strip by strip, every row a stride apart. That is
-  // free while they sit in cache and costs where they stream from DRAM (bench_roofline's
-  // BM_Matvec here, us per call tiled / untiled: f64 128x344 6.4 / 7.9, 512x512 42 / 41,
-  // 1024x1024 370 / 201; f32 1024x1024 98 / 93). Past kMaxStripedBytes, or when the size
-  // is not known, the untiled loops read the rows in order.
-  if (!one_strip && (n_const == nullptr || k_const == nullptr ||
-                     k_const->getSExtValue() * n_const->getSExtValue() *
-                             static_cast<int64_t>(ir::DTypeSize(dtype)) >
-                         kMaxStripedBytes)) {
-    return false;
-  }
-
+  // A computed lhs (say SwiGLU's silu(g) * u) is staged whenever K is known and small
+  // enough: its loop vectorizes, where a division or exp per k would bound the matmul.
   llvm::Type* type = ValueType(dtype);
   llvm::AllocaInst* staged = nullptr;
-  if (stage_lhs) {
+  if (!IsPlainLoad(kernel_.lhs.get()) && k_const != nullptr &&
+      k_const->getSExtValue() * ir::DTypeSize(dtype) <= kMaxLhsBytes) {
     staged = prologue_.CreateAlloca(type, prologue_.getInt64(k_const->getSExtValue()), "lhs");
     staged->setAlignment(llvm::Align(64));
   }
-  // A strip of `vectors` full vectors and `scalars` single elements from output column n0.
-  // Narrow strips (fewer accumulators than kTileVectors) over a long k would wait on the
-  // FMA latency of too few chains: k is then split round-robin over up to 4 accumulator
-  // sets, added together (in set order) at the end. That changes the order of the sum,
-  // within rounding, where a full strip keeps the interpreter's order exactly.
-  const bool long_k = k_const == nullptr || k_const->getSExtValue() >= kSplitMinK;
-  // A strip of `vectors` full vectors and `scalars` single elements from output column n0.
-  auto strip = [&](llvm::Value* n0, int vectors, int scalars) {
+  auto lhs_at_k = [&] {
+    return staged != nullptr
+               ? body_.CreateLoad(type, body_.CreateInBoundsGEP(type, staged, loop_vars_[k]))
+               : EvalTop(kernel_.lhs, dtype, "lhs");
+  };
+  const bool one_strip = n_const != nullptr && n_const->getSExtValue() <= tile;
+  EmitNest(0, nb + 1, [&] {
+    if (staged != nullptr) {
+      EmitLoop(EvalTop(kernel_.loops[k], DType::kI64, "K extent"), k, [&] {
+        llvm::Value* a = EvalTop(kernel_.lhs, dtype, "lhs");
+        body_.CreateStore(a, body_.CreateInBoundsGEP(type, staged, loop_vars_[k]));
+      });
+    }
+    if (!one_strip) return EmitJammedRows(lanes, lhs_at_k);
+    // One strip: the whole output row in registers. Fewer accumulators than kTileVectors
+    // over a long k would wait on the FMA latency of too few chains: k is then split
+    // round-robin over up to kMaxSets accumulator sets, added together (in set order) at
+    // the end. That changes the order of the sum, within rounding, where a full strip
+    // keeps the interpreter's order exactly.
+    const int64_t columns = n_const->getSExtValue();
+    const int vectors = static_cast<int>(columns / lanes);
+    const int scalars = static_cast<int>(columns % lanes);
     const int width = vectors + scalars;
-    const int sets = long_k ? std::clamp(kTileVectors / width, 1, kMaxSets) : 1;
+    if (width == 0) return;
+    const bool long_k = k_const == nullptr || k_const->getSExtValue() >= kSplitMinK;
+    const int sets = long_k ? std::clamp(kTileVectors / std::max(width, 1), 1, kMaxSets) : 1;
     llvm::Type* vector_type = llvm::FixedVectorType::get(type, lanes);
     auto type_of = [&](int j) { return j < vectors ? vector_type : type; };
     std::vector<std::vector<llvm::AllocaInst*>> acc(sets);
@@ -200,16 +222,12 @@ bool KernelEmitter::EmitTiledAxpy() {
     }
     // Column of accumulator j (its first lane).
     auto column = [&](int j) {
-      const int64_t offset =
-          j < vectors ? int64_t{j} * lanes : int64_t{vectors} * lanes + j - vectors;
-      return offset == 0 ? n0 : body_.CreateAdd(n0, body_.getInt64(offset), "", true, true);
+      return body_.getInt64(j < vectors ? int64_t{j} * lanes
+                                        : int64_t{vectors} * lanes + j - vectors);
     };
     // acc[u] += lhs(k) * rhs(k, columns) at k = loop_vars_[k].
     auto step = [&](int u) {
-      llvm::Value* a =
-          staged != nullptr
-              ? body_.CreateLoad(type, body_.CreateInBoundsGEP(type, staged, loop_vars_[k]))
-              : EvalTop(kernel_.lhs, dtype, "lhs");
+      llvm::Value* a = lhs_at_k();
       llvm::Value* splat = vectors > 0 ? body_.CreateVectorSplat(lanes, a) : nullptr;
       for (int j = 0; j < width; ++j) {
         loop_vars_[n] = column(j);
@@ -256,31 +274,78 @@ bool KernelEmitter::EmitTiledAxpy() {
                                llvm::Align(ir::DTypeSize(dtype)));
     }
     loop_vars_[n] = nullptr;
-  };
-
-  EmitNest(0, nb + 1, [&] {
-    if (staged != nullptr) {
-      EmitLoop(EvalTop(kernel_.loops[k], DType::kI64, "K extent"), k, [&] {
-        llvm::Value* a = EvalTop(kernel_.lhs, dtype, "lhs");
-        body_.CreateStore(a, body_.CreateInBoundsGEP(type, staged, loop_vars_[k]));
-      });
-    }
-    // Known widths only (see above): full strips, then one strip of what is left.
-    const int64_t columns = n_const->getSExtValue();
-    const int64_t full = columns / tile, rest = columns % tile;
-    if (full == 1) strip(body_.getInt64(0), kTileVectors, 0);
-    if (full > 1) {
-      EmitLoop(body_.getInt64(full), n, [&] {
-        strip(body_.CreateMul(loop_vars_[n], body_.getInt64(tile), "", true, true), kTileVectors,
-              0);
-      });
-    }
-    if (rest > 0) {
-      strip(body_.getInt64(full * tile), static_cast<int>(rest / lanes),
-            static_cast<int>(rest % lanes));
-    }
   });
   return true;
+}
+
+void KernelEmitter::EmitJammedRows(int lanes, absl::FunctionRef<llvm::Value*()> lhs_at_k) {
+  const DType dtype = program_.buffers[kernel_.out].dtype;
+  const int n = static_cast<int>(kernel_.loops.size()) - 2, k = n + 1;
+  const Expr* rhs = kernel_.rhs.get();
+  const auto& out_indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
+  llvm::Type* type = ValueType(dtype);
+  llvm::Type* vector_type = llvm::FixedVectorType::get(type, lanes);
+  const llvm::Align align(ir::DTypeSize(dtype));
+  auto i64 = [&](int64_t v) { return body_.getInt64(v); };
+
+  // out[n0, n0 + vectors * lanes) (or the one element n0 when vectors is 0) += the rows'
+  // a[k] * rhs[k, n0 ...), row after row: each element's sum keeps the interpreter's order.
+  auto accumulate = [&](llvm::Value* n0, int vectors, const std::vector<llvm::Value*>& rows,
+                        const std::vector<llvm::Value*>& a) {
+    llvm::Type* t = vectors > 0 ? vector_type : type;
+    for (int j = 0; j < std::max(vectors, 1); ++j) {
+      loop_vars_[n] = j == 0 ? n0 : body_.CreateAdd(n0, i64(int64_t{j} * lanes), "", true, true);
+      llvm::Value* out = TargetPtr(kernel_.out, out_indices);
+      if (out == nullptr) return;
+      llvm::Value* acc = body_.CreateAlignedLoad(t, out, align);
+      for (size_t u = 0; u < rows.size(); ++u) {
+        loop_vars_[k] = rows[u];
+        llvm::Value* ptr = TargetPtr(rhs->index, rhs->operands);
+        if (ptr == nullptr) return;
+        acc = MultiplyAdd(acc, a[u], body_.CreateAlignedLoad(t, ptr, align), dtype, false);
+      }
+      body_.CreateAlignedStore(acc, out, align);
+    }
+  };
+  // Rows k0 .. k0 + count into the whole output row: pairs of vectors, then one more
+  // vector, then single elements.
+  auto rows_into_out = [&](llvm::Value* k0, int count) {
+    std::vector<llvm::Value*> rows, a, splats;
+    for (int u = 0; u < count; ++u) {
+      rows.push_back(u == 0 ? k0 : body_.CreateAdd(k0, i64(u), "", true, true));
+      loop_vars_[k] = rows.back();
+      a.push_back(lhs_at_k());
+      splats.push_back(body_.CreateVectorSplat(lanes, a.back()));
+    }
+    llvm::Value* extent = EvalTop(kernel_.loops[n], DType::kI64, "N extent");
+    llvm::Value* vectors = body_.CreateSDiv(extent, i64(lanes));
+    llvm::Value* pairs = body_.CreateSDiv(vectors, i64(2));
+    EmitLoop(pairs, n, [&] {
+      accumulate(body_.CreateMul(loop_vars_[n], i64(2 * lanes), "", true, true), 2, rows, splats);
+    });
+    llvm::Value* paired = body_.CreateMul(pairs, i64(2), "", true, true);
+    EmitLoop(body_.CreateSub(vectors, paired, "", true, true), n, [&] {
+      llvm::Value* v = body_.CreateAdd(paired, loop_vars_[n], "", true, true);
+      accumulate(body_.CreateMul(v, i64(lanes), "", true, true), 1, rows, splats);
+    });
+    llvm::Value* done = body_.CreateMul(vectors, i64(lanes), "", true, true);
+    EmitLoop(body_.CreateSub(extent, done, "", true, true), n,
+             [&] { accumulate(body_.CreateAdd(done, loop_vars_[n], "", true, true), 0, rows, a); });
+    loop_vars_[n] = nullptr;
+  };
+
+  EmitLoop(EvalTop(kernel_.loops[n], DType::kI64, "N extent"), n, [&] {
+    StoreElement(kernel_.out, TargetPtr(kernel_.out, out_indices),
+                 llvm::Constant::getNullValue(type));
+  });
+  llvm::Value* k_extent = EvalTop(kernel_.loops[k], DType::kI64, "K extent");
+  llvm::Value* blocks = body_.CreateSDiv(k_extent, i64(kJamRows));
+  EmitLoop(blocks, k, [&] {
+    rows_into_out(body_.CreateMul(loop_vars_[k], i64(kJamRows), "", true, true), kJamRows);
+  });
+  llvm::Value* done = body_.CreateMul(blocks, i64(kJamRows), "", true, true);
+  EmitLoop(body_.CreateSub(k_extent, done, "", true, true), k,
+           [&] { rows_into_out(body_.CreateAdd(done, loop_vars_[k], "", true, true), 1); });
 }
 
 void KernelEmitter::EmitExternMatmul() {
