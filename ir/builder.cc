@@ -29,8 +29,11 @@ ValueId GraphBuilder::Add(OpCode op, absl::Span<const ValueId> operands, Attrs a
         absl::StrCat("%", graph_.num_nodes(), " (", OpName(op), "): ", type.status().message())));
     return kInvalidValue;
   }
-  return graph_.Append(op, std::vector<ValueId>(operands.begin(), operands.end()), std::move(attrs),
-                       *std::move(type));
+  const bool inferred = graph_.types_inferred_;
+  ValueId id = graph_.Append(op, std::vector<ValueId>(operands.begin(), operands.end()),
+                             std::move(attrs), *std::move(type));
+  graph_.types_inferred_ = inferred;  // this node's type is InferType's
+  return id;
 }
 
 ValueId GraphBuilder::Input(absl::string_view name, DType dtype, Shape shape) {

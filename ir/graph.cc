@@ -17,6 +17,7 @@ ValueId Graph::Append(OpCode op, std::vector<ValueId> operands, Attrs attrs, Val
         << "operand %" << v << " of new " << OpName(op) << " node does not exist";
   }
   nodes_.push_back(Node{op, std::move(operands), std::move(attrs), std::move(type)});
+  types_inferred_ = false;  // GraphBuilder::Add restores it for the types it inferred
   return num_nodes() - 1;
 }
 
@@ -32,6 +33,7 @@ const Node& Graph::node(ValueId id) const {
 
 Node& Graph::mutable_node(ValueId id) {
   GJ_CHECK(id >= 0 && id < num_nodes()) << "no node %" << id;
+  types_inferred_ = false;
   return nodes_[id];
 }
 

@@ -62,10 +62,18 @@ class Graph {
   // as a use by the pseudo-node num_nodes(). The one users map of the passes and lowering.
   std::vector<std::vector<ValueId>> Users() const;
 
+  // Every node's type is what InferType gives for it: each node came through
+  // GraphBuilder::Add, and nothing (Append with a caller's type, mutable_node) has touched
+  // a node since. VerifyGraph then skips re-inferring types, which was most of a pass's
+  // cost.
+  bool types_inferred() const { return types_inferred_; }
+
  private:
+  friend class GraphBuilder;
   std::string name_;
   std::vector<Node> nodes_;
   std::vector<ValueId> outputs_;
+  bool types_inferred_ = true;  // vacuously, while empty
 };
 
 }  // namespace graphjit::ir

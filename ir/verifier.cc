@@ -17,19 +17,21 @@ absl::Status VerifyGraph(const Graph& graph) {
   absl::flat_hash_set<std::string> input_names, param_names;
   for (ValueId id = 0; id < graph.num_nodes(); ++id) {
     const Node& n = graph.node(id);
-    std::vector<ValueType> operand_types;
     for (ValueId v : n.operands) {
       if (v < 0 || v >= id) {
         return NodeError(id, n, absl::StrCat("operand %", v, " is not defined before use"));
       }
-      operand_types.push_back(graph.node(v).type);
     }
-    absl::StatusOr<ValueType> inferred = InferType(n.op, operand_types, n.attrs);
-    if (!inferred.ok()) return NodeError(id, n, inferred.status().message());
-    if (!(*inferred == n.type)) {
-      return NodeError(id, n,
-                       absl::StrCat("stored type ", TypeToString(n.type),
-                                    " differs from inferred type ", TypeToString(*inferred)));
+    if (!graph.types_inferred()) {
+      std::vector<ValueType> operand_types;
+      for (ValueId v : n.operands) operand_types.push_back(graph.node(v).type);
+      absl::StatusOr<ValueType> inferred = InferType(n.op, operand_types, n.attrs);
+      if (!inferred.ok()) return NodeError(id, n, inferred.status().message());
+      if (!(*inferred == n.type)) {
+        return NodeError(id, n,
+                         absl::StrCat("stored type ", TypeToString(n.type),
+                                      " differs from inferred type ", TypeToString(*inferred)));
+      }
     }
     if (n.op == OpCode::kInput || n.op == OpCode::kParam) {
       auto& names = n.op == OpCode::kInput ? input_names : param_names;

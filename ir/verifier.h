@@ -11,6 +11,8 @@ namespace graphjit::ir {
 // and attributes match its op's schema, every stored type equals the type its shape rule
 // infers, input and parameter names are unique and non-empty, and there is at least one
 // output, each an existing node. The message names the node (`%7 (matmul)`) and the rule.
+// The arity, attribute and type checks are InferType's: a graph whose types_inferred() is
+// set (every node from GraphBuilder::Add, untouched since) passed them when it was built.
 absl::Status VerifyGraph(const Graph& graph);
 
 }  // namespace graphjit::ir

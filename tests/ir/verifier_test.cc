@@ -93,6 +93,23 @@ TEST(VerifierTest, AnInputAndAParamMayShareAName) {
   EXPECT_TRUE(VerifyGraph(g).ok()) << VerifyGraph(g);
 }
 
+// Builder-made graphs skip re-inferring types; any way of setting a type by hand turns
+// the full check back on (the rejections below rely on it).
+TEST(VerifierTest, TypesInferredOnlyWhileEveryNodeCameThroughTheBuilder) {
+  Graph g = GoodGraph();
+  EXPECT_TRUE(g.types_inferred());
+  Graph copy = g;
+  EXPECT_TRUE(copy.types_inferred());
+  copy.mutable_node(2);
+  EXPECT_FALSE(copy.types_inferred());
+  copy = g;
+  copy.Append(OpCode::kInput, {}, SourceAttrs("y", DType::kF32, {2}), ValueType{DType::kF32, {2}});
+  EXPECT_FALSE(copy.types_inferred());
+  EXPECT_TRUE(VerifyGraph(copy).ok()) << VerifyGraph(copy);
+  copy.Append(OpCode::kInput, {}, SourceAttrs("z", DType::kF32, {2}), ValueType{DType::kF64, {2}});
+  ExpectError(VerifyGraph(copy), {"(input)", "stored type f64[2]"});
+}
+
 TEST(VerifierTest, RejectsStoredTypeDifferentFromInferred) {
   Graph g = GoodGraph();
   g.mutable_node(2).type = ValueType{DType::kF64, {2, S, 9}};
