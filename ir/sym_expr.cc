@@ -285,14 +285,7 @@ SymExpr operator+(const SymExpr& a, const SymExpr& b) {
   return SymExprBuilder::Make(std::move(m), overflow);
 }
 
-SymExpr SymExpr::operator-() const {
-  if (std::optional<int64_t> c = AsConstant()) {
-    int64_t negated;
-    const bool wrapped = __builtin_sub_overflow(int64_t{0}, *c, &negated);
-    return SymExprBuilder::MarkOverflow(negated, wrapped || Overflowed());
-  }
-  return *this * SymExpr(-1);
-}
+SymExpr SymExpr::operator-() const { return *this * SymExpr(-1); }
 
 SymExpr operator-(const SymExpr& a, const SymExpr& b) { return a + (-b); }
 

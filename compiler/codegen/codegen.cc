@@ -162,6 +162,17 @@ void KernelEmitter::EmitLoop(llvm::Value* extent, int var, absl::FunctionRef<voi
   body_.SetInsertPoint(exit);
 }
 
+void KernelEmitter::EmitBlockedLoop(llvm::Value* extent, int var, int64_t block,
+                                    absl::FunctionRef<void(llvm::Value*)> whole,
+                                    absl::FunctionRef<void(llvm::Value*)> rest) {
+  llvm::Value* blocks = body_.CreateSDiv(extent, body_.getInt64(block));
+  EmitLoop(blocks, var,
+           [&] { whole(body_.CreateMul(loop_vars_[var], body_.getInt64(block), "", true, true)); });
+  llvm::Value* done = body_.CreateMul(blocks, body_.getInt64(block), "", true, true);
+  EmitLoop(body_.CreateSub(extent, done, "", true, true), var,
+           [&] { rest(body_.CreateAdd(done, loop_vars_[var], "", true, true)); });
+}
+
 void KernelEmitter::EmitNest(size_t depth, size_t end, absl::FunctionRef<void()> body) {
   if (depth == end) {
     body();

@@ -74,6 +74,11 @@ class KernelEmitter {
   // for (i = 0; i < extent; ++i) with i bound to loop variable `var` while `body` runs;
   // the builder continues after the loop.
   void EmitLoop(llvm::Value* extent, int var, absl::FunctionRef<void()> body);
+  // Loop variable `var` over [0, extent) in blocks of `block`: whole(first) for each whole
+  // block, then rest(index) for each index past the last whole block.
+  void EmitBlockedLoop(llvm::Value* extent, int var, int64_t block,
+                       absl::FunctionRef<void(llvm::Value*)> whole,
+                       absl::FunctionRef<void(llvm::Value*)> rest);
   // Nested loops over kernel_.loops[depth, end) (loop variable = loop position).
   void EmitNest(size_t depth, size_t end, absl::FunctionRef<void()> body);
   llvm::Value* Symbol(int index);

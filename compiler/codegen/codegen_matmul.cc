@@ -210,7 +210,7 @@ bool KernelEmitter::EmitTiledAxpy() {
     const int width = vectors + scalars;
     if (width == 0) return;
     const bool long_k = k_const == nullptr || k_const->getSExtValue() >= kSplitMinK;
-    const int sets = long_k ? std::clamp(kTileVectors / std::max(width, 1), 1, kMaxSets) : 1;
+    const int sets = long_k ? std::clamp(kTileVectors / width, 1, kMaxSets) : 1;
     llvm::Type* vector_type = llvm::FixedVectorType::get(type, lanes);
     auto type_of = [&](int j) { return j < vectors ? vector_type : type; };
     std::vector<std::vector<llvm::AllocaInst*>> acc(sets);
@@ -244,20 +244,19 @@ bool KernelEmitter::EmitTiledAxpy() {
     if (sets == 1) {
       EmitLoop(k_extent, k, [&] { step(0); });
     } else {
-      llvm::Value* blocks = body_.CreateSDiv(k_extent, body_.getInt64(sets));
-      EmitLoop(blocks, k, [&] {
-        llvm::Value* first = body_.CreateMul(loop_vars_[k], body_.getInt64(sets), "", true, true);
-        for (int u = 0; u < sets; ++u) {
-          loop_vars_[k] =
-              u == 0 ? first : body_.CreateAdd(first, body_.getInt64(u), "", true, true);
-          step(u);
-        }
-      });
-      llvm::Value* done = body_.CreateMul(blocks, body_.getInt64(sets), "", true, true);
-      EmitLoop(body_.CreateSub(k_extent, done, "", true, true), k, [&] {
-        loop_vars_[k] = body_.CreateAdd(done, loop_vars_[k], "", true, true);
-        step(0);
-      });
+      EmitBlockedLoop(
+          k_extent, k, sets,
+          [&](llvm::Value* first) {
+            for (int u = 0; u < sets; ++u) {
+              loop_vars_[k] =
+                  u == 0 ? first : body_.CreateAdd(first, body_.getInt64(u), "", true, true);
+              step(u);
+            }
+          },
+          [&](llvm::Value* index) {
+            loop_vars_[k] = index;
+            step(0);
+          });
       for (int j = 0; j < width; ++j) {
         llvm::Value* total = body_.CreateLoad(type_of(j), acc[0][j]);
         for (int u = 1; u < sets; ++u) {
@@ -287,6 +286,7 @@ void KernelEmitter::EmitJammedRows(int lanes, absl::FunctionRef<llvm::Value*()> 
   llvm::Type* vector_type = llvm::FixedVectorType::get(type, lanes);
   const llvm::Align align(ir::DTypeSize(dtype));
   auto i64 = [&](int64_t v) { return body_.getInt64(v); };
+  llvm::Value* n_extent = EvalTop(kernel_.loops[n], DType::kI64, "N extent");
 
   // out[n0, n0 + vectors * lanes) (or the one element n0 when vectors is 0) += the rows'
   // a[k] * rhs[k, n0 ...), row after row: each element's sum keeps the interpreter's order.
@@ -307,8 +307,7 @@ void KernelEmitter::EmitJammedRows(int lanes, absl::FunctionRef<llvm::Value*()> 
       body_.CreateAlignedStore(acc, out, align);
     }
   };
-  // Rows k0 .. k0 + count into the whole output row: pairs of vectors, then one more
-  // vector, then single elements.
+  // Rows k0 .. k0 + count into the whole output row.
   auto rows_into_out = [&](llvm::Value* k0, int count) {
     std::vector<llvm::Value*> rows, a, splats;
     for (int u = 0; u < count; ++u) {
@@ -317,35 +316,28 @@ void KernelEmitter::EmitJammedRows(int lanes, absl::FunctionRef<llvm::Value*()> 
       a.push_back(lhs_at_k());
       splats.push_back(body_.CreateVectorSplat(lanes, a.back()));
     }
-    llvm::Value* extent = EvalTop(kernel_.loops[n], DType::kI64, "N extent");
-    llvm::Value* vectors = body_.CreateSDiv(extent, i64(lanes));
-    llvm::Value* pairs = body_.CreateSDiv(vectors, i64(2));
-    EmitLoop(pairs, n, [&] {
-      accumulate(body_.CreateMul(loop_vars_[n], i64(2 * lanes), "", true, true), 2, rows, splats);
-    });
-    llvm::Value* paired = body_.CreateMul(pairs, i64(2), "", true, true);
-    EmitLoop(body_.CreateSub(vectors, paired, "", true, true), n, [&] {
-      llvm::Value* v = body_.CreateAdd(paired, loop_vars_[n], "", true, true);
-      accumulate(body_.CreateMul(v, i64(lanes), "", true, true), 1, rows, splats);
-    });
+    // Vectors in pairs, then the one left over, then single elements.
+    auto vectors_at = [&](int per_step) {
+      return [&, per_step](llvm::Value* v) {
+        accumulate(body_.CreateMul(v, i64(lanes), "", true, true), per_step, rows, splats);
+      };
+    };
+    llvm::Value* vectors = body_.CreateSDiv(n_extent, i64(lanes));
+    EmitBlockedLoop(vectors, n, 2, vectors_at(2), vectors_at(1));
     llvm::Value* done = body_.CreateMul(vectors, i64(lanes), "", true, true);
-    EmitLoop(body_.CreateSub(extent, done, "", true, true), n,
+    EmitLoop(body_.CreateSub(n_extent, done, "", true, true), n,
              [&] { accumulate(body_.CreateAdd(done, loop_vars_[n], "", true, true), 0, rows, a); });
     loop_vars_[n] = nullptr;
   };
 
-  EmitLoop(EvalTop(kernel_.loops[n], DType::kI64, "N extent"), n, [&] {
+  EmitLoop(n_extent, n, [&] {
     StoreElement(kernel_.out, TargetPtr(kernel_.out, out_indices),
                  llvm::Constant::getNullValue(type));
   });
-  llvm::Value* k_extent = EvalTop(kernel_.loops[k], DType::kI64, "K extent");
-  llvm::Value* blocks = body_.CreateSDiv(k_extent, i64(kJamRows));
-  EmitLoop(blocks, k, [&] {
-    rows_into_out(body_.CreateMul(loop_vars_[k], i64(kJamRows), "", true, true), kJamRows);
-  });
-  llvm::Value* done = body_.CreateMul(blocks, i64(kJamRows), "", true, true);
-  EmitLoop(body_.CreateSub(k_extent, done, "", true, true), k,
-           [&] { rows_into_out(body_.CreateAdd(done, loop_vars_[k], "", true, true), 1); });
+  EmitBlockedLoop(
+      EvalTop(kernel_.loops[k], DType::kI64, "K extent"), k, kJamRows,
+      [&](llvm::Value* first) { rows_into_out(first, kJamRows); },
+      [&](llvm::Value* index) { rows_into_out(index, 1); });
 }
 
 void KernelEmitter::EmitExternMatmul() {
