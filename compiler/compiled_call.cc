@@ -14,6 +14,19 @@ namespace {
 
 constexpr int64_t kUnset = std::numeric_limits<int64_t>::min();
 
+// Whether the bytes of `t` overlap those of any of `inputs`.
+bool OverlapsAny(const runtime::Tensor& t, absl::Span<const runtime::Tensor> inputs) {
+  if (!t.valid() || t.nbytes() == 0) return false;
+  const auto* begin = static_cast<const char*>(t.raw_data());
+  const char* end = begin + t.nbytes();
+  for (const runtime::Tensor& in : inputs) {
+    if (!in.valid() || in.nbytes() == 0) continue;
+    const auto* in_begin = static_cast<const char*>(in.raw_data());
+    if (in_begin < end && begin < in_begin + in.nbytes()) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 CompiledCall::CompiledCall(const CompiledGraph& graph) : graph_(graph) {
@@ -168,6 +181,10 @@ absl::Status CompiledCall::Run(absl::Span<const runtime::Tensor> inputs,
             same = out.shape()[d] == (c ? *c : *type.shape[d].Evaluate(bound));
           }
         }
+        // The last call's output passed back as an input (say a loop feeding its result
+        // back) must not be written while it is read: kernels assume outputs overlap no
+        // input but their donor. It gets a fresh tensor instead.
+        same = same && !OverlapsAny(out, inputs);
         if (!same) {
           GJ_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ir::EvaluateShape(type.shape, bound));
           GJ_ASSIGN_OR_RETURN(out, runtime::Tensor::Empty(type.dtype, dims));
