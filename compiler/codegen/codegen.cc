@@ -7,6 +7,9 @@
 #include "compiler/codegen/codegen_emitter.h"
 #include "ir/status_macros.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -129,7 +132,36 @@ absl::Status KernelEmitter::Emit() {
       Fail("unknown kernel kind ", static_cast<int>(kernel_.kind));
   }
   body_.CreateRetVoid();
+  if (!failed()) AddOutAliasScope();
   return status_;
+}
+
+void KernelEmitter::AddOutAliasScope() {
+  if (!kernel_.out_exclusive || !buffers_[kernel_.out].ready || buffers_[kernel_.out].failed) {
+    return;
+  }
+  absl::flat_hash_map<const llvm::Value*, int> buffer_of_base;
+  for (size_t b = 0; b < buffers_.size(); ++b) {
+    if (buffers_[b].ready && !buffers_[b].failed) {
+      buffer_of_base[buffers_[b].base] = static_cast<int>(b);
+    }
+  }
+  llvm::MDBuilder md(context_);
+  llvm::MDNode* domain = md.createAnonymousAliasScopeDomain(kernel_.name);
+  llvm::MDNode* out = llvm::MDNode::get(
+      context_, {md.createAnonymousAliasScope(domain, program_.buffers[kernel_.out].name)});
+  for (llvm::Instruction& inst : llvm::instructions(*function_)) {
+    const llvm::Value* ptr = llvm::getLoadStorePointerOperand(&inst);
+    // Element addresses are GEP chains over a buffer's base.
+    while (ptr != nullptr && !buffer_of_base.contains(ptr)) {
+      const auto* gep = llvm::dyn_cast<llvm::GetElementPtrInst>(ptr);
+      ptr = gep != nullptr ? gep->getPointerOperand() : nullptr;
+    }
+    if (ptr == nullptr) continue;  // an accumulator or staging array, the args array
+    const bool is_out = buffer_of_base.at(ptr) == kernel_.out;
+    inst.setMetadata(is_out ? llvm::LLVMContext::MD_alias_scope : llvm::LLVMContext::MD_noalias,
+                     out);
+  }
 }
 
 void KernelEmitter::EmitLoop(llvm::Value* extent, int var, absl::FunctionRef<void()> body) {

@@ -20,6 +20,9 @@
 
 namespace graphjit::compiler::codegen_internal {
 
+// Whether the host has FMA instructions (llvm.fma is then one instruction, not a call).
+bool HostHasFma();
+
 // Emits the body of one kernel function `void(ptr args, ptr symbols, ptr workspace)`.
 // Validation happens on the way: the first inconsistency is recorded (naming the kernel)
 // and emission goes on with poison values of the right type, so the IR stays well typed
@@ -52,6 +55,10 @@ class KernelEmitter {
   llvm::Type* MemoryType(ir::DType dtype);  // and i8 in memory
   llvm::Value* Poison(ir::DType dtype) { return llvm::PoisonValue::get(ValueType(dtype)); }
 
+  // With kernel_.out_exclusive, tells LLVM (scoped noalias metadata) that no load of
+  // another buffer overlaps the output, so the vectorizer needs no run-time overlap check
+  // (which failed, and ran the scalar loop, in kernels reading a row's max or sum).
+  void AddOutAliasScope();
   // --- kernels and loops (codegen.cc)
   void EmitPointwise();
   void EmitReduce();
@@ -109,6 +116,8 @@ class KernelEmitter {
   llvm::Value* EvalCast(const Expr& e, bool index);
   llvm::Value* EvalSelect(const Expr& e, bool index);
   llvm::Value* CallLibm(const char* f64_name, const char* f32_name, llvm::Value* x);
+  // exp of a float or double, emitted inline (no call), so it vectorizes in place.
+  llvm::Value* Exp(llvm::Value* x);
 
   const Program& program_;
   const CompileOptions& options_;

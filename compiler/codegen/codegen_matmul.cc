@@ -59,13 +59,6 @@ int HostVectorBytes() {
   return bytes;
 }
 
-// Without FMA hardware llvm.fma would be a libm call per term: the sums then round the
-// multiply and the add apart, in every order alike.
-bool HostHasFma() {
-  static const bool fma = llvm::sys::getHostCPUFeatures().lookup("fma");
-  return fma;
-}
-
 bool UsesLoopVar(const Expr* e, int var) {
   if (e->kind == ExprKind::kLoopVar) return e->index == var;
   return std::any_of(e->operands.begin(), e->operands.end(),
@@ -89,6 +82,13 @@ bool IsPlainLoad(const Expr* e) {
 }
 
 }  // namespace
+
+// Without FMA hardware llvm.fma would be a libm call per term: the sums then round the
+// multiply and the add apart, in every order alike.
+bool HostHasFma() {
+  static const bool fma = llvm::sys::getHostCPUFeatures().lookup("fma");
+  return fma;
+}
 
 void KernelEmitter::EmitMatmul() {
   const DType dtype = program_.buffers[kernel_.out].dtype;

@@ -151,6 +151,10 @@ struct Kernel {
   ExprPtr lhs = nullptr, rhs = nullptr;
   MatmulOrder order = MatmulOrder::kDot;
   bool transpose_rhs = false;  // kExternMatmul: rhs stored [.., N, K]
+  // No buffer the kernel reads overlaps `out` (other than out itself): codegen tells
+  // LLVM so. Arg buffers may overlap (an output written in place of a donated input), so
+  // only MakeKernelUnit, which knows the program's buffers, sets it.
+  bool out_exclusive = false;
 };
 
 // A whole compiled graph: its symbols, buffers and kernels, run in order by one entry

@@ -1,5 +1,6 @@
 #include "compiler/lower/kernel_unit.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 
@@ -98,6 +99,12 @@ KernelUnit MakeKernelUnit(const Program& program, int kernel) {
     dims.push_back(std::move(d));
   }
   unit.buffers = c.buffers();
+  // Program buffers are pairwise disjoint (temps live at one kernel have distinct
+  // workspace slots, args are not in the workspace) except an output and the input it is
+  // written in place of.
+  const int donor = program.buffers[k.out].alias_of;
+  unit_kernel.out_exclusive =
+      std::find(unit.buffers.begin(), unit.buffers.end(), donor) == unit.buffers.end();
   unit.symbols = c.symbols();
   Program& p = unit.program;
   p.name = "kernel";
@@ -126,7 +133,7 @@ KernelUnit MakeKernelUnit(const Program& program, int kernel) {
   }
   absl::StrAppend(&t, "kind=", static_cast<int>(u.kind), " out=", u.out,
                   " combine=", ScalarOpName(u.combine), " order=", static_cast<int>(u.order),
-                  " transpose_rhs=", u.transpose_rhs, "\n");
+                  " transpose_rhs=", u.transpose_rhs, " out_exclusive=", u.out_exclusive, "\n");
   AppendExprs("loops", u.loops, &t);
   AppendExprs("store", u.store_indices, &t);
   AppendExprs("value", {u.value}, &t);
