@@ -66,6 +66,21 @@ class KernelEmitter {
   void EmitScan();       // running sums, stored at every step
   // --- matmuls (codegen_matmul.cc)
   void EmitMatmul();
+  // kDot over a constant K of at most a few vectors (attention's q @ K^T, K = head dim),
+  // with lhs and rhs contiguous along k: blocks of one vector's width of n, whose dots
+  // are reduced together into one vector and stored at once, for SharedRhsJam() heads
+  // at a time. False, with nothing emitted, where it does not apply.
+  bool EmitTiledDot();
+  // How many iterations of the batch loop just outside m to run per pass (1: none), at
+  // most max_jam and dividing its constant extent, when rhs does not depend on that loop
+  // and lhs does: attention's query heads of one KV head, which then share each rhs load.
+  int SharedRhsJam(int max_jam);
+  // The batch loops and m, with the loop just outside m in blocks of `jam`:
+  // body(first, count) runs at each (batch.., m) for that loop's iterations first ..
+  // first + count (first is null, count 1, when jam is 1: the loop is then the nest's).
+  void EmitJammedNest(int jam, absl::FunctionRef<void(llvm::Value*, int)> body);
+  // Binds the jammed loop's variable to first + u (nothing when first is null).
+  void SetJamIndex(llvm::Value* first, int u);
   // kAxpy with output strips held in vector registers across the k loop. False, with
   // nothing emitted, where it does not apply (rhs or out not contiguous along n, ints).
   bool EmitTiledAxpy();

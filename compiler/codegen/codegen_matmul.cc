@@ -45,6 +45,11 @@ constexpr int kJamRows = 8;
 // Narrow strips split k over up to kMaxSets accumulator sets when K >= kSplitMinK.
 constexpr int kMaxSets = 4;
 constexpr int64_t kSplitMinK = 32;
+// A tiled dot keeps one lhs row of at most this many vectors in registers.
+constexpr int kMaxDotVectors = 4;
+// Query heads sharing an rhs (a KV head) that a one-strip axpy computes per pass over the
+// rhs rows (fewer where registers run out).
+constexpr int kMaxAxpyHeads = 4;
 // lhs values that are not plain loads are computed once per k into a stack array, up to
 // this size.
 constexpr int64_t kMaxLhsBytes = 32 * 1024;
@@ -102,6 +107,7 @@ void KernelEmitter::EmitMatmul() {
   const auto& out_indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
 
   if (kernel_.order == MatmulOrder::kDot) {
+    if (EmitTiledDot()) return;
     llvm::AllocaInst* acc = Accumulator(dtype);
     EmitNest(0, nb + 2, [&] {
       body_.CreateStore(zero, acc);
@@ -157,6 +163,143 @@ llvm::Value* KernelEmitter::MultiplyAdd(llvm::Value* acc, llvm::Value* a, llvm::
   return body_.CreateFAdd(acc, body_.CreateFMul(a, b));
 }
 
+int KernelEmitter::SharedRhsJam(int max_jam) {
+  const int nb = static_cast<int>(kernel_.loops.size()) - 3;
+  if (nb < 1 || max_jam < 2 || UsesLoopVar(kernel_.rhs.get(), nb - 1) ||
+      !UsesLoopVar(kernel_.lhs.get(), nb - 1)) {
+    return 1;
+  }
+  const auto* extent =
+      llvm::dyn_cast_or_null<llvm::ConstantInt>(EvalPrologue(kernel_.loops[nb - 1], "jam extent"));
+  if (extent == nullptr) return 1;
+  for (int jam = max_jam; jam >= 2; --jam) {
+    if (extent->getSExtValue() % jam == 0) return jam;
+  }
+  return 1;
+}
+
+void KernelEmitter::EmitJammedNest(int jam, absl::FunctionRef<void(llvm::Value*, int)> body) {
+  const int nb = static_cast<int>(kernel_.loops.size()) - 3;
+  if (jam == 1) return EmitNest(0, nb + 1, [&] { body(nullptr, 1); });
+  EmitNest(0, nb - 1, [&] {
+    EmitBlockedLoop(
+        EvalTop(kernel_.loops[nb - 1], DType::kI64, "jam extent"), nb - 1, jam,
+        [&](llvm::Value* first) { EmitNest(nb, nb + 1, [&] { body(first, jam); }); },
+        [&](llvm::Value* index) { EmitNest(nb, nb + 1, [&] { body(index, 1); }); });
+  });
+}
+
+void KernelEmitter::SetJamIndex(llvm::Value* first, int u) {
+  if (first == nullptr) return;  // not jammed: the nest's own variable
+  const int j = static_cast<int>(kernel_.loops.size()) - 4;
+  loop_vars_[j] = u == 0 ? first : body_.CreateAdd(first, body_.getInt64(u), "", true, true);
+}
+
+bool KernelEmitter::EmitTiledDot() {
+  const DType dtype = program_.buffers[kernel_.out].dtype;
+  if (!options_.tile_matmuls || (dtype != DType::kF32 && dtype != DType::kF64)) return false;
+  const int n = static_cast<int>(kernel_.loops.size()) - 2, k = n + 1;
+  const Expr* lhs = kernel_.lhs.get();
+  const Expr* rhs = kernel_.rhs.get();
+  const auto& out_indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
+  for (const Expr* e : {lhs, rhs}) {
+    if (e == nullptr || e->kind != ExprKind::kLoad || e->dtype != dtype ||
+        !ContiguousAlongN(e->operands, k)) {
+      return false;
+    }
+  }
+  if (UsesLoopVar(lhs, n) || !ContiguousAlongN(out_indices, n)) return false;
+  const int lanes = HostVectorBytes() / static_cast<int>(ir::DTypeSize(dtype));
+  const auto* k_const =
+      llvm::dyn_cast_or_null<llvm::ConstantInt>(EvalPrologue(kernel_.loops[k], "K extent"));
+  if (failed()) return true;
+  if (k_const == nullptr || k_const->getSExtValue() <= 0 || k_const->getSExtValue() % lanes != 0 ||
+      k_const->getSExtValue() > kMaxDotVectors * lanes) {
+    return false;
+  }
+  const int kv = static_cast<int>(k_const->getSExtValue() / lanes);
+  llvm::Type* type = ValueType(dtype);
+  llvm::Type* vector_type = llvm::FixedVectorType::get(type, lanes);
+  const llvm::Align align(ir::DTypeSize(dtype));
+  auto load = [&](const Expr* e, int c) {
+    loop_vars_[k] = body_.getInt64(int64_t{c} * lanes);
+    llvm::Value* ptr = TargetPtr(e->index, e->operands);
+    return ptr == nullptr
+               ? llvm::PoisonValue::get(vector_type)
+               : static_cast<llvm::Value*>(body_.CreateAlignedLoad(vector_type, ptr, align));
+  };
+  // The lanes-wide partial sums of one dot at the current position, given lhs's vectors.
+  auto dot = [&](const std::vector<llvm::Value*>& a) {
+    llvm::Value* acc = body_.CreateFMul(a[0], load(rhs, 0));
+    for (int c = 1; c < kv; ++c) acc = MultiplyAdd(acc, a[c], load(rhs, c), dtype, true);
+    return acc;
+  };
+  auto lhs_vectors = [&] {
+    std::vector<llvm::Value*> a;
+    for (int c = 0; c < kv; ++c) a.push_back(load(lhs, c));
+    return a;
+  };
+  auto store = [&](llvm::Value* value) {
+    llvm::Value* ptr = TargetPtr(kernel_.out, out_indices);
+    if (ptr != nullptr) body_.CreateAlignedStore(value, ptr, align);
+  };
+  // Dots n0 .. n0 + lanes of each jammed head into one vector each: the partial-sum
+  // vectors of the lanes dots are added pairwise with their lanes interleaved (even lanes
+  // plus odd lanes of each pair), which after log2(lanes) rounds leaves dot r in lane r.
+  auto block = [&](llvm::Value* first, int heads, llvm::Value* n0) {
+    for (int u = 0; u < heads; ++u) {
+      SetJamIndex(first, u);
+      const std::vector<llvm::Value*> a = lhs_vectors();
+      std::vector<llvm::Value*> sums;
+      for (int r = 0; r < lanes; ++r) {
+        loop_vars_[n] = r == 0 ? n0 : body_.CreateAdd(n0, body_.getInt64(r), "", true, true);
+        sums.push_back(dot(a));
+      }
+      std::vector<int> even, odd;
+      for (int i = 0; i < lanes; ++i) {
+        even.push_back(2 * i);
+        odd.push_back(2 * i + 1);
+      }
+      while (sums.size() > 1) {
+        std::vector<llvm::Value*> next;
+        for (size_t i = 0; i < sums.size(); i += 2) {
+          next.push_back(body_.CreateFAdd(body_.CreateShuffleVector(sums[i], sums[i + 1], even),
+                                          body_.CreateShuffleVector(sums[i], sums[i + 1], odd)));
+        }
+        sums = std::move(next);
+      }
+      loop_vars_[n] = n0;
+      store(sums[0]);
+    }
+  };
+  // A column past the last whole block: each dot's lanes added in order.
+  auto single = [&](llvm::Value* first, int heads, llvm::Value* index) {
+    for (int u = 0; u < heads; ++u) {
+      SetJamIndex(first, u);
+      loop_vars_[n] = index;
+      llvm::Value* acc = dot(lhs_vectors());
+      llvm::Value* total = body_.CreateExtractElement(acc, uint64_t{0});
+      for (int i = 1; i < lanes; ++i) {
+        total = body_.CreateFAdd(total, body_.CreateExtractElement(acc, uint64_t(i)));
+      }
+      loop_vars_[n] = index;
+      store(total);
+    }
+  };
+  // Heads per block of rhs rows: LLVM keeps every head's lhs vectors in registers, so 16
+  // registers take 2 heads (with a few spills; as fast as 1 here, on half the L2 reads).
+  const int max_heads = HostVectorBytes() == 64 ? 4 : 2;
+  EmitJammedNest(SharedRhsJam(max_heads), [&](llvm::Value* first, int heads) {
+    EmitBlockedLoop(
+        EvalTop(kernel_.loops[n], DType::kI64, "N extent"), n, lanes,
+        [&](llvm::Value* n0) { block(first, heads, n0); },
+        [&](llvm::Value* index) { single(first, heads, index); });
+  });
+  loop_vars_[n] = nullptr;
+  loop_vars_[k] = nullptr;
+  return true;
+}
+
 bool KernelEmitter::EmitTiledAxpy() {
   const DType dtype = program_.buffers[kernel_.out].dtype;
   if (!options_.tile_matmuls || (dtype != DType::kF32 && dtype != DType::kF64)) return false;
@@ -176,48 +319,71 @@ bool KernelEmitter::EmitTiledAxpy() {
   const auto* k_const =
       llvm::dyn_cast_or_null<llvm::ConstantInt>(EvalPrologue(kernel_.loops[k], "K extent"));
   if (failed()) return true;  // the extents are bad: the failure is recorded
+  const bool one_strip = n_const != nullptr && n_const->getSExtValue() <= tile;
+  const int64_t columns = one_strip ? n_const->getSExtValue() : 0;
+  const int vectors = static_cast<int>(columns / lanes);
+  const int scalars = static_cast<int>(columns % lanes);
+  const int width = vectors + scalars;
+  // One strip for several query heads of one KV head at once (they share every rhs row)
+  // while their accumulators, the row and a splat fit the vector registers.
+  const int registers = HostVectorBytes() == 64 ? 32 : 16;
+  int jam = one_strip && width > 0
+                ? SharedRhsJam(std::min(kMaxAxpyHeads, (registers - 2 - width) / width))
+                : 1;
   // A computed lhs (say SwiGLU's silu(g) * u) is staged whenever K is known and small
   // enough: its loop vectorizes, where a division or exp per k would bound the matmul.
   llvm::Type* type = ValueType(dtype);
+  const bool stage = !IsPlainLoad(kernel_.lhs.get()) && k_const != nullptr &&
+                     k_const->getSExtValue() * ir::DTypeSize(dtype) <= kMaxLhsBytes;
+  if (stage && jam * k_const->getSExtValue() * ir::DTypeSize(dtype) > kMaxLhsBytes) jam = 1;
   llvm::AllocaInst* staged = nullptr;
-  if (!IsPlainLoad(kernel_.lhs.get()) && k_const != nullptr &&
-      k_const->getSExtValue() * ir::DTypeSize(dtype) <= kMaxLhsBytes) {
-    staged = prologue_.CreateAlloca(type, prologue_.getInt64(k_const->getSExtValue()), "lhs");
+  if (stage) {
+    staged = prologue_.CreateAlloca(type, prologue_.getInt64(jam * k_const->getSExtValue()), "lhs");
     staged->setAlignment(llvm::Align(64));
   }
-  auto lhs_at_k = [&] {
-    return staged != nullptr
-               ? body_.CreateLoad(type, body_.CreateInBoundsGEP(type, staged, loop_vars_[k]))
-               : EvalTop(kernel_.lhs, dtype, "lhs");
-  };
-  const bool one_strip = n_const != nullptr && n_const->getSExtValue() <= tile;
-  EmitNest(0, nb + 1, [&] {
-    if (staged != nullptr) {
-      EmitLoop(EvalTop(kernel_.loops[k], DType::kI64, "K extent"), k, [&] {
-        llvm::Value* a = EvalTop(kernel_.lhs, dtype, "lhs");
-        body_.CreateStore(a, body_.CreateInBoundsGEP(type, staged, loop_vars_[k]));
-      });
+  // Head h's staged row starts at h * K.
+  auto staged_at = [&](int h) {
+    llvm::Value* index = loop_vars_[k];
+    if (h > 0) {
+      index = body_.CreateAdd(index, body_.getInt64(h * k_const->getSExtValue()), "", true, true);
     }
-    if (!one_strip) return EmitJammedRows(lanes, lhs_at_k);
+    return body_.CreateInBoundsGEP(type, staged, index);
+  };
+  llvm::Value* first_head = nullptr;
+  auto lhs_of_head = [&](int h) {
+    if (staged != nullptr) return static_cast<llvm::Value*>(body_.CreateLoad(type, staged_at(h)));
+    SetJamIndex(first_head, h);
+    return EvalTop(kernel_.lhs, dtype, "lhs");
+  };
+  EmitJammedNest(jam, [&](llvm::Value* first, int heads) {
+    first_head = first;
+    if (staged != nullptr) {
+      for (int h = 0; h < heads; ++h) {
+        SetJamIndex(first, h);
+        EmitLoop(EvalTop(kernel_.loops[k], DType::kI64, "K extent"), k,
+                 [&] { body_.CreateStore(EvalTop(kernel_.lhs, dtype, "lhs"), staged_at(h)); });
+      }
+    }
+    if (!one_strip) return EmitJammedRows(lanes, [&] { return lhs_of_head(0); });
     // One strip: the whole output row in registers. Fewer accumulators than kTileVectors
     // over a long k would wait on the FMA latency of too few chains: k is then split
     // round-robin over up to kMaxSets accumulator sets, added together (in set order) at
     // the end. That changes the order of the sum, within rounding, where a full strip
-    // keeps the interpreter's order exactly.
-    const int64_t columns = n_const->getSExtValue();
-    const int vectors = static_cast<int>(columns / lanes);
-    const int scalars = static_cast<int>(columns % lanes);
-    const int width = vectors + scalars;
+    // (or jammed heads, each in k order) keeps the interpreter's order exactly.
     if (width == 0) return;
     const bool long_k = k_const == nullptr || k_const->getSExtValue() >= kSplitMinK;
-    const int sets = long_k ? std::clamp(kTileVectors / width, 1, kMaxSets) : 1;
+    const int sets = heads == 1 && long_k ? std::clamp(kTileVectors / width, 1, kMaxSets) : 1;
     llvm::Type* vector_type = llvm::FixedVectorType::get(type, lanes);
     auto type_of = [&](int j) { return j < vectors ? vector_type : type; };
-    std::vector<std::vector<llvm::AllocaInst*>> acc(sets);
+    // acc[u][h][j]: set u, head h, column group j.
+    std::vector<std::vector<std::vector<llvm::AllocaInst*>>> acc(
+        sets, std::vector<std::vector<llvm::AllocaInst*>>(heads));
     for (int u = 0; u < sets; ++u) {
-      for (int j = 0; j < width; ++j) {
-        acc[u].push_back(prologue_.CreateAlloca(type_of(j), nullptr, "acc"));
-        body_.CreateStore(llvm::Constant::getNullValue(type_of(j)), acc[u].back());
+      for (int h = 0; h < heads; ++h) {
+        for (int j = 0; j < width; ++j) {
+          acc[u][h].push_back(prologue_.CreateAlloca(type_of(j), nullptr, "acc"));
+          body_.CreateStore(llvm::Constant::getNullValue(type_of(j)), acc[u][h].back());
+        }
       }
     }
     // Column of accumulator j (its first lane).
@@ -225,20 +391,25 @@ bool KernelEmitter::EmitTiledAxpy() {
       return body_.getInt64(j < vectors ? int64_t{j} * lanes
                                         : int64_t{vectors} * lanes + j - vectors);
     };
-    // acc[u] += lhs(k) * rhs(k, columns) at k = loop_vars_[k].
+    // acc[u][h] += lhs_h(k) * rhs(k, columns) at k = loop_vars_[k], each rhs load shared.
     auto step = [&](int u) {
-      llvm::Value* a = lhs_at_k();
-      llvm::Value* splat = vectors > 0 ? body_.CreateVectorSplat(lanes, a) : nullptr;
+      std::vector<llvm::Value*> b;
       for (int j = 0; j < width; ++j) {
         loop_vars_[n] = column(j);
         llvm::Value* ptr = TargetPtr(rhs->index, rhs->operands);
-        if (ptr == nullptr) break;
-        llvm::Value* b =
-            body_.CreateAlignedLoad(type_of(j), ptr, llvm::Align(ir::DTypeSize(dtype)));
-        llvm::Value* sum = body_.CreateLoad(type_of(j), acc[u][j]);
-        body_.CreateStore(MultiplyAdd(sum, j < vectors ? splat : a, b, dtype, false), acc[u][j]);
+        if (ptr == nullptr) return;
+        b.push_back(body_.CreateAlignedLoad(type_of(j), ptr, llvm::Align(ir::DTypeSize(dtype))));
       }
       loop_vars_[n] = nullptr;
+      for (int h = 0; h < heads; ++h) {
+        llvm::Value* a = lhs_of_head(h);
+        llvm::Value* splat = vectors > 0 ? body_.CreateVectorSplat(lanes, a) : nullptr;
+        for (int j = 0; j < width; ++j) {
+          llvm::Value* sum = body_.CreateLoad(type_of(j), acc[u][h][j]);
+          body_.CreateStore(MultiplyAdd(sum, j < vectors ? splat : a, b[j], dtype, false),
+                            acc[u][h][j]);
+        }
+      }
     };
     llvm::Value* k_extent = EvalTop(kernel_.loops[k], DType::kI64, "K extent");
     if (sets == 1) {
@@ -246,10 +417,10 @@ bool KernelEmitter::EmitTiledAxpy() {
     } else {
       EmitBlockedLoop(
           k_extent, k, sets,
-          [&](llvm::Value* first) {
+          [&](llvm::Value* first_k) {
             for (int u = 0; u < sets; ++u) {
               loop_vars_[k] =
-                  u == 0 ? first : body_.CreateAdd(first, body_.getInt64(u), "", true, true);
+                  u == 0 ? first_k : body_.CreateAdd(first_k, body_.getInt64(u), "", true, true);
               step(u);
             }
           },
@@ -258,19 +429,22 @@ bool KernelEmitter::EmitTiledAxpy() {
             step(0);
           });
       for (int j = 0; j < width; ++j) {
-        llvm::Value* total = body_.CreateLoad(type_of(j), acc[0][j]);
+        llvm::Value* total = body_.CreateLoad(type_of(j), acc[0][0][j]);
         for (int u = 1; u < sets; ++u) {
-          total = body_.CreateFAdd(total, body_.CreateLoad(type_of(j), acc[u][j]));
+          total = body_.CreateFAdd(total, body_.CreateLoad(type_of(j), acc[u][0][j]));
         }
-        body_.CreateStore(total, acc[0][j]);
+        body_.CreateStore(total, acc[0][0][j]);
       }
     }
-    for (int j = 0; j < width; ++j) {
-      loop_vars_[n] = column(j);
-      llvm::Value* ptr = TargetPtr(kernel_.out, out_indices);
-      if (ptr == nullptr) break;
-      body_.CreateAlignedStore(body_.CreateLoad(type_of(j), acc[0][j]), ptr,
-                               llvm::Align(ir::DTypeSize(dtype)));
+    for (int h = 0; h < heads; ++h) {
+      SetJamIndex(first, h);
+      for (int j = 0; j < width; ++j) {
+        loop_vars_[n] = column(j);
+        llvm::Value* ptr = TargetPtr(kernel_.out, out_indices);
+        if (ptr == nullptr) break;
+        body_.CreateAlignedStore(body_.CreateLoad(type_of(j), acc[0][h][j]), ptr,
+                                 llvm::Align(ir::DTypeSize(dtype)));
+      }
     }
     loop_vars_[n] = nullptr;
   });

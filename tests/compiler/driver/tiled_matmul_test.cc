@@ -4,6 +4,7 @@
 // (staged per k, or recomputed when K is symbolic), the generated code equals the untiled
 // axpy loops bit for bit where it keeps their order (a plain lhs, and K < 32 or rows wider
 // than any host's strip) and the interpreter within rounding.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -170,6 +171,82 @@ TEST(TiledMatmul, BatchedAndTransposedRhs) {
   for (int i = 0; i < 2; ++i) {
     EXPECT_TRUE(BitEqual((*tiled)[i], (*untiled)[i])) << i;
     EXPECT_LT(runtime::MaxAbsDiff((*want)[i], (*tiled)[i]), 1e-12) << i;
+  }
+}
+
+// Attention's products (decode: one query row per head, heads sharing a KV head): scores
+// q @ K^T in the tiled dot order (blocks of n reduced into one vector, heads jammed over
+// each block of K rows) and the weighted sum P @ V, exp(scores) @ V and scores @ V, in
+// one strip with the heads sharing each V row. At lengths around a vector's width and
+// primes, head counts not a multiple of the jam, head dims the tiled dot does or does
+// not take (32 f64 lanes exceed its registers on AVX2), constant and symbolic S: the
+// same as the untiled loops and the interpreter, within rounding.
+constexpr char kAttention[] = R"(graph g {
+  %0 = input {name="q"} : DT[2, H, 1, D]
+  %1 = input {name="k"} : DT[2, 1, SD, D]
+  %2 = input {name="v"} : DT[2, 1, SD, D]
+  %3 = transpose(%1) {perm=[0, 1, 3, 2]} : DT[2, 1, D, SD]
+  %4 = matmul(%0, %3) : DT[2, H, 1, SD]
+  %5 = exp(%4) : DT[2, H, 1, SD]
+  %6 = matmul(%5, %2) : DT[2, H, 1, D]
+  %7 = matmul(%4, %2) : DT[2, H, 1, D]
+  return %4, %6, %7
+})";
+
+TEST(TiledMatmul, AttentionHeadsShareKeysAndValues) {
+  for (const char* dtype : {"f64", "f32"}) {
+    const ir::DType dt = std::string(dtype) == "f64" ? ir::DType::kF64 : ir::DType::kF32;
+    for (int64_t H : {1, 3, 4}) {
+      for (int64_t D : {8, 16, 32}) {
+        for (int64_t S : {1, 2, 3, 7, 64, 500}) {
+          for (bool symbolic : {false, true}) {
+            if (symbolic && S != 7 && S != 500) continue;
+            const std::string s_dim = symbolic ? "S" : absl::StrCat(S);
+            SCOPED_TRACE(absl::StrCat(dtype, " H=", H, " D=", D, " S=", s_dim, "=", S));
+            absl::StatusOr<ir::Graph> g = ir::ParseGraph(absl::StrReplaceAll(
+                kAttention,
+                {{"DT", dtype}, {"H", absl::StrCat(H)}, {"SD", s_dim}, {"D", absl::StrCat(D)}}));
+            ASSERT_TRUE(g.ok()) << g.status();
+            Compiled c = CompileBoth(*g);
+            // Scores of moderate size, so exp stays within range.
+            TensorMap in = {{"q", Wave(dt, {2, H, 1, D}, 0.1)},
+                            {"k", Wave(dt, {2, 1, S, D}, 0.4)},
+                            {"v", Wave(dt, {2, 1, S, D}, 0.8)}};
+            auto want = runtime::Interpret(*g, in, {});
+            auto tiled = c.tiled->Run(in);
+            auto untiled = c.untiled->Run(in);
+            ASSERT_TRUE(want.ok()) << want.status();
+            ASSERT_TRUE(tiled.ok()) << tiled.status();
+            ASSERT_TRUE(untiled.ok()) << untiled.status();
+            // Relative to the output's largest magnitude (exp(scores) reaches e^D).
+            const double tolerance = (dt == ir::DType::kF64 ? 1e-14 : 1e-6) * (S + D);
+            for (int i = 0; i < 3; ++i) {
+              SCOPED_TRACE(i);
+              double scale = 1;
+              for (double w : (*want)[i].ToDoubles()) scale = std::max(scale, std::abs(w));
+              EXPECT_LT(runtime::MaxAbsDiff((*want)[i], (*tiled)[i]), tolerance * scale);
+              EXPECT_LT(runtime::MaxAbsDiff((*untiled)[i], (*tiled)[i]), tolerance * scale);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The tiled dot is chosen for a head dim of a few vectors, and not for one of 6 (no
+// whole vector of either dtype on AVX2 or AVX-512 divides it). (Shapes no other test
+// compiles: a kernel compiled before is reused, and then has no IR to show.)
+TEST(TiledMatmul, DotTilesOnlyWholeVectorHeadDims) {
+  for (auto [D, tiled] : {std::pair<int, bool>{16, true}, {6, false}}) {
+    absl::StatusOr<ir::Graph> g = ir::ParseGraph(absl::StrReplaceAll(
+        kAttention, {{"DT", "f64"}, {"H", "4"}, {"SD", "40"}, {"D", absl::StrCat(D)}}));
+    ASSERT_TRUE(g.ok()) << g.status();
+    Compiled c = CompileBoth(*g);
+    // The even-lanes shuffles of the transposing add tree appear only in the tiled dot.
+    constexpr char kEvenLanes[] = "<i32 0, i32 2";
+    EXPECT_EQ(absl::StrContains(c.tiled->kernels().llvm_ir(), kEvenLanes), tiled) << D;
+    EXPECT_FALSE(absl::StrContains(c.untiled->kernels().llvm_ir(), kEvenLanes)) << D;
   }
 }
 
