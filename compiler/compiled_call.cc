@@ -1,5 +1,6 @@
 #include "compiler/compiled_call.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <limits>
 
@@ -68,6 +69,7 @@ CompiledCall::CompiledCall(const CompiledGraph& graph) : graph_(graph) {
     }
   }
   needs_bindings_ = !graph.bounds_.empty() || !p.workspace_bytes.IsConstant();
+  constant_workspace_bytes_ = p.workspace_bytes.AsConstant();
   args_.assign(p.num_args, nullptr);
   arg_input_.assign(p.num_args, -1);
   constant_output_dims_.assign(p.num_args, std::nullopt);
@@ -121,6 +123,10 @@ bool CompiledCall::BindFast(absl::Span<const runtime::Tensor> inputs,
     } else if (values_[d.slot] != v) {
       return false;
     }
+  }
+  if (bindings.empty()) {
+    // Every slot must come from an input dim (no name lookups).
+    return std::find(values_.begin(), values_.end(), kUnset) == values_.end();
   }
   for (size_t s = 0; s < slots_.size(); ++s) {
     auto it = bindings.find(slots_[s].name);
@@ -193,9 +199,9 @@ absl::Status CompiledCall::Run(absl::Span<const runtime::Tensor> inputs,
       args_[a] = out.raw_data();
     }
   }
-  std::optional<int64_t> constant_bytes = p.workspace_bytes.AsConstant();
-  GJ_ASSIGN_OR_RETURN(int64_t bytes, constant_bytes ? absl::StatusOr<int64_t>(*constant_bytes)
-                                                    : p.workspace_bytes.Evaluate(bound));
+  GJ_ASSIGN_OR_RETURN(int64_t bytes, constant_workspace_bytes_
+                                         ? absl::StatusOr<int64_t>(*constant_workspace_bytes_)
+                                         : p.workspace_bytes.Evaluate(bound));
   if (bytes > workspace_capacity_) {
     const int64_t rounded = (bytes + 63) / 64 * 64;
     void* mem = std::aligned_alloc(64, static_cast<size_t>(rounded));

@@ -82,6 +82,7 @@ class CompiledCall {
   // Per kOutput arg whose shape is constant: that shape (checked against the kept output
   // without evaluating SymExprs on every call); empty optional for symbolic shapes.
   std::vector<std::optional<std::vector<int64_t>>> constant_output_dims_;
+  std::optional<int64_t> constant_workspace_bytes_;
   std::vector<runtime::Tensor> outputs_;
   std::shared_ptr<char> workspace_;
   int64_t workspace_capacity_ = 0;

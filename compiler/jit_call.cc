@@ -61,6 +61,11 @@ bool JitCall::RunFast(absl::Span<const runtime::Tensor> inputs, const ir::Bindin
         call_ = std::move(call);
         call_position_ = std::move(position);
         call_inputs_.resize(call_position_.size());
+        // The same inputs in the same order (the usual case): no copies per call.
+        call_takes_inputs_as_given_ = call_position_.size() == inputs.size();
+        for (size_t j = 0; j < call_position_.size(); ++j) {
+          call_takes_inputs_as_given_ &= call_position_[j] == static_cast<int>(j);
+        }
       }
     }
   }
@@ -76,8 +81,12 @@ bool JitCall::RunFast(absl::Span<const runtime::Tensor> inputs, const ir::Bindin
     *status = out.status();
     return true;
   }
-  for (size_t j = 0; j < call_position_.size(); ++j) call_inputs_[j] = inputs[call_position_[j]];
-  *status = call_->Run(call_inputs_, CompletedBindings(bindings));
+  if (call_takes_inputs_as_given_) {
+    *status = call_->Run(inputs, CompletedBindings(bindings));
+  } else {
+    for (size_t j = 0; j < call_position_.size(); ++j) call_inputs_[j] = inputs[call_position_[j]];
+    *status = call_->Run(call_inputs_, CompletedBindings(bindings));
+  }
   last_fast_ = true;
   ++fast_calls_;
   return true;

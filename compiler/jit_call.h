@@ -68,6 +68,7 @@ class JitCall {
   std::unique_ptr<CompiledCall> call_;
   std::vector<int> call_position_;  // per call_ input: its position in names_
   std::vector<runtime::Tensor> call_inputs_;
+  bool call_takes_inputs_as_given_ = false;  // call_position_ is 0, 1, .. names_.size() - 1
   bool completes_ = false;  // the cache completes call bindings (named dims, a function)
   ir::Bindings last_bindings_, completed_;
   cache::DimValues completed_values_;

@@ -101,6 +101,28 @@ TEST(JitCall, EqualsRunUnderEveryPolicyAndServesHitsFromItsFrame) {
   }
 }
 
+// Inputs named in either order: one of the two differs from the graph's input order, so
+// the call reorders them for its frame (the other passes them on as given).
+TEST(JitCall, EitherInputOrderGivesRunsResults) {
+  auto fn = Jit("attend", Attend, Weights(), OptionsFor(ShapePolicy::kSymbolic));
+  auto ref = Jit("attend", Attend, Weights(), OptionsFor(ShapePolicy::kSymbolic));
+  ASSERT_TRUE(fn.ok() && ref.ok());
+  JitCall given(fn->get(), {"rows", "q"});
+  JitCall swapped(fn->get(), {"q", "rows"});
+  for (int64_t n : {3, 3, 5, 5}) {
+    SCOPED_TRACE(n);
+    const std::vector<Tensor> in = Inputs(n, 10 + n);
+    absl::StatusOr<std::vector<Tensor>> want = (*ref)->Run(Named(in));
+    ASSERT_TRUE(want.ok()) << want.status();
+    ASSERT_TRUE(given.Run(in).ok());
+    ExpectSame(given.outputs(), *want);
+    ASSERT_TRUE(swapped.Run({in[1], in[0]}).ok());
+    ExpectSame(swapped.outputs(), *want);
+  }
+  EXPECT_GE(given.fast_calls(), 2);
+  EXPECT_GE(swapped.fast_calls(), 2);
+}
+
 // The frame's outputs are reused between hits of one shape: results of an earlier call
 // must be cloned to be kept, and a later call's shape change gives fresh tensors.
 TEST(JitCall, OutputsFollowTheLastCall) {
