@@ -20,10 +20,13 @@ using PassFn = std::function<absl::StatusOr<bool>(ir::Graph*, PassContext*)>;
 struct Pass {
   std::string name;
   PassFn run;
+  // In Pipeline::Default(). Opt-in passes (FromNames) are ones measured not to pay for
+  // the decode layer on the machines this project is measured on; each says why.
+  bool in_default = true;
 };
 
 // Every built-in pass, in the default pipeline's order (the seed's: decompose, cse,
-// constant_fold, simplify, fold_norm_weight, then dce).
+// constant_fold, simplify, fold_norm_weight, then dce), opt-in passes where they would go.
 const std::vector<Pass>& BuiltinPasses();
 // A built-in pass by name; InvalidArgument lists the valid names.
 absl::StatusOr<Pass> GetPass(absl::string_view name);
@@ -40,7 +43,7 @@ struct PassStats {
 
 class Pipeline {
  public:
-  // The built-in passes in order.
+  // The built-in passes that are in_default, in order.
   static Pipeline Default();
   // Built-in passes by name, in the given order.
   static absl::StatusOr<Pipeline> FromNames(const std::vector<std::string>& names);

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/printer.h"
@@ -73,34 +74,59 @@ TEST(Pipeline, PrintsAfterChosenPassesAndRecordsStats) {
 
 class OptimizedDecode : public ::testing::TestWithParam<int64_t> {};
 
+// The default pipeline, and the default with the opt-in concat_weights before dce.
+Pipeline WithConcat(bool concat) {
+  if (!concat) return Pipeline::Default();
+  std::vector<std::string> names = Pipeline::Default().names();
+  names.insert(names.end() - 1, "concat_weights");
+  return *Pipeline::FromNames(names);
+}
+
 TEST_P(OptimizedDecode, AgreesWithTheTracedGraph) {
   const int64_t S = GetParam();
   auto model = *models::CreateModel("decode");
   runtime::TensorMap in = *model->ExampleInputs({{"S", S}}, 3);
   ir::Bindings bind = {{"P", S - 1}};
   for (bool symbolic : {true, false}) {
-    SCOPED_TRACE(symbolic ? "symbolic" : "exact");
-    models::TraceOptions options;
-    if (!symbolic) options.fixed_dims = {{"S", S}};
-    ir::Graph traced = *models::TraceModel(*model, options);
-    ir::Graph optimized = traced;
-    PassContext ctx{model->params()};
-    ASSERT_TRUE(Pipeline::Default().Run(&optimized, &ctx).ok());
-    // No composite op survives, and the five projections that read a norm were folded.
-    int scaled = 0;
-    for (const ir::Node& n : optimized.nodes()) {
-      EXPECT_NE(n.op, ir::OpCode::kSoftmax);
-      EXPECT_NE(n.op, ir::OpCode::kRmsNorm);
-      EXPECT_NE(n.op, ir::OpCode::kRope);
-      EXPECT_NE(n.op, ir::OpCode::kSilu);
-      if (n.op == ir::OpCode::kParam && n.name().find(".scaled.") != std::string::npos) ++scaled;
+    for (bool concat : {false, true}) {
+      SCOPED_TRACE(absl::StrCat(symbolic ? "symbolic" : "exact", concat ? ", concat" : ""));
+      models::TraceOptions options;
+      if (!symbolic) options.fixed_dims = {{"S", S}};
+      ir::Graph traced = *models::TraceModel(*model, options);
+      ir::Graph optimized = traced;
+      PassContext ctx{model->params()};
+      ASSERT_TRUE(WithConcat(concat).Run(&optimized, &ctx).ok());
+      // No composite op survives and the five projections that read a norm were folded;
+      // with concat_weights they are side by side (q | k | v and gate | up).
+      int scaled = 0, concatenated = 0, matmuls = 0;
+      for (const ir::Node& n : optimized.nodes()) {
+        EXPECT_NE(n.op, ir::OpCode::kSoftmax);
+        EXPECT_NE(n.op, ir::OpCode::kRmsNorm);
+        EXPECT_NE(n.op, ir::OpCode::kRope);
+        EXPECT_NE(n.op, ir::OpCode::kSilu);
+        if (n.op == ir::OpCode::kParam && n.name().find(".scaled.") != std::string::npos) {
+          (n.name().rfind("concat(", 0) == 0 ? concatenated : scaled) += 1;
+        }
+        matmuls += n.op == ir::OpCode::kMatmul;
+      }
+      EXPECT_EQ(scaled, concat ? 0 : 5);
+      EXPECT_EQ(concatenated, concat ? 2 : 0);
+      EXPECT_EQ(matmuls, concat ? 6 : 9);  // with: qkv, scores, P @ V, out, gate|up, down
+      if (concat) {
+        for (const std::string name :
+             {"concat(wq.scaled.attn_norm,wk.scaled.attn_norm,wv.scaled.attn_norm)",
+              "concat(w_gate.scaled.mlp_norm,w_up.scaled.mlp_norm)"}) {
+          EXPECT_TRUE(ctx.params.contains(name)) << name;
+        }
+      }
+      auto want = runtime::Interpret(traced, in, model->params(), bind);
+      auto got = runtime::Interpret(optimized, in, ctx.params, bind);
+      ASSERT_TRUE(want.ok()) << want.status();
+      ASSERT_TRUE(got.ok()) << got.status();
+      for (int i = 0; i < 3; ++i) {
+        EXPECT_LT(runtime::MaxAbsDiff((*want)[i], (*got)[i]), 1e-12) << i;
+      }
     }
-    EXPECT_EQ(scaled, 5);
-    auto want = runtime::Interpret(traced, in, model->params(), bind);
-    auto got = runtime::Interpret(optimized, in, ctx.params, bind);
-    ASSERT_TRUE(want.ok()) << want.status();
-    ASSERT_TRUE(got.ok()) << got.status();
-    for (int i = 0; i < 3; ++i) EXPECT_LT(runtime::MaxAbsDiff((*want)[i], (*got)[i]), 1e-12) << i;
   }
 }
 
