@@ -14,8 +14,6 @@ namespace {
 // Renumbers buffers and symbols by first use while copying expressions.
 class Canonicalizer {
  public:
-  explicit Canonicalizer(const Program& program) : program_(program) {}
-
   ExprPtr Map(const ExprPtr& e) {
     if (e == nullptr) return nullptr;
     if (auto it = memo_.find(e.get()); it != memo_.end()) return it->second;
@@ -43,7 +41,6 @@ class Canonicalizer {
   std::vector<int>& symbols() { return symbols_; }
 
  private:
-  const Program& program_;
   absl::flat_hash_map<const Expr*, ExprPtr> memo_;
   absl::flat_hash_map<int, int> buffer_index_, symbol_index_;
   std::vector<int> buffers_, symbols_;
@@ -78,7 +75,7 @@ void AppendExprs(const char* what, const std::vector<ExprPtr>& es, std::string* 
 
 KernelUnit MakeKernelUnit(const Program& program, int kernel) {
   const Kernel& k = program.kernels[kernel];
-  Canonicalizer c(program);
+  Canonicalizer c;
   Kernel unit_kernel = k;
   unit_kernel.name = "k";
   // The output first, then operands in the order the kernel reads them.
