@@ -21,10 +21,17 @@
 // In both, every output element is summed over k in order with the same contraction (one
 // FMA per term), so results equal the axpy order's bit for bit (the interpreter's order),
 // except for the split sets. An lhs that is computed (say SwiGLU's silu(g) * u) is staged
-// once per k in a stack array; that loop may vectorize its math through libmvec, within an
-// ulp of scalar libm. T is kTileVectors vectors of the host's widest vector width
-// (AVX-512: 64 bytes, AVX/AVX2: 32, else 16): enough independent accumulators to hide the
-// FMA latency, few enough to leave registers for the operands.
+// once per k in a stack array; that loop vectorizes its math (exp inline, with the scalar
+// exp's bits; other functions through libmvec, within an ulp). T is kTileVectors vectors
+// of the host's widest vector width (AVX-512: 64 bytes, AVX/AVX2: 32, else 16): enough
+// independent accumulators to hide the FMA latency, few enough to leave registers for the
+// operands.
+//
+// Attention (decode: query heads sharing KV heads) has a batch loop that the rhs does not
+// depend on. Both of its products run several of those heads per pass over the rhs rows
+// (SharedRhsJam), so each K or V row is loaded once for all of them: P @ V in one strip
+// with an output row per head, q @ K^T in EmitTiledDot, which computes a vector's width of
+// dots at once and reduces them together into one vector store.
 #include <algorithm>
 
 #include "compiler/codegen/codegen_emitter.h"

@@ -240,7 +240,7 @@ absl::StatusOr<std::unique_ptr<JitEngineImpl>> JitEngineImpl::Create() {
                 pool = std::make_shared<jit_internal::TargetMachinePool>(std::move(builder));
                 return jit_internal::MakePooledCompiler(pool);
               })
-          // Host symbols (libm's exp, tanh, ...) and libmvec's vector variants.
+          // Host symbols (libm's tanh, log, ...; exp is inline) and libmvec's vector variants.
           .setProcessSymbolsJITDylibSetup(
               [have_libmvec](llvm::orc::LLJIT& j) -> llvm::Expected<llvm::orc::JITDylibSP> {
                 const char prefix = j.getDataLayout().getGlobalPrefix();
