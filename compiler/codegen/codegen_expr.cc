@@ -434,8 +434,9 @@ llvm::Value* KernelEmitter::Exp(llvm::Value* x) {
   // bits are then base's plus n + bias, with no float-to-int conversion (poison for NaN,
   // and several instructions in AVX2 vectors).
   const int64_t bias = f32 ? 160 : 1100;  // makes n + bias >= 0 for the clamped x
-  llvm::Value* base = c(f32 ? 0x1.8p23 : 0x1.8p52);
-  llvm::Value* magic = c((f32 ? 0x1.8p23 : 0x1.8p52) + static_cast<double>(bias));
+  const double base_value = f32 ? 0x1.8p23 : 0x1.8p52;
+  llvm::Value* base = c(base_value);
+  llvm::Value* magic = c(base_value + static_cast<double>(bias));
   llvm::Value* shifted = b.CreateFAdd(b.CreateFMul(xc, c(std::numbers::log2e)), magic);
   llvm::Value* t = b.CreateFSub(shifted, magic);
   // ln 2 = c1 + c2 with c1 short enough that t * c1 is exact.

@@ -71,6 +71,9 @@ int HostVectorBytes() {
   return bytes;
 }
 
+// Vector registers of that width: 32 with AVX-512, 16 with AVX / AVX2 and SSE.
+int HostVectorRegisters() { return HostVectorBytes() == 64 ? 32 : 16; }
+
 bool UsesLoopVar(const Expr* e, int var) {
   if (e->kind == ExprKind::kLoopVar) return e->index == var;
   return std::any_of(e->operands.begin(), e->operands.end(),
@@ -253,6 +256,11 @@ bool KernelEmitter::EmitTiledDot() {
   // Dots n0 .. n0 + lanes of each jammed head into one vector each: the partial-sum
   // vectors of the lanes dots are added pairwise with their lanes interleaved (even lanes
   // plus odd lanes of each pair), which after log2(lanes) rounds leaves dot r in lane r.
+  std::vector<int> even, odd;
+  for (int i = 0; i < lanes; ++i) {
+    even.push_back(2 * i);
+    odd.push_back(2 * i + 1);
+  }
   auto block = [&](llvm::Value* first, int heads, llvm::Value* n0) {
     for (int u = 0; u < heads; ++u) {
       SetJamIndex(first, u);
@@ -261,11 +269,6 @@ bool KernelEmitter::EmitTiledDot() {
       for (int r = 0; r < lanes; ++r) {
         loop_vars_[n] = r == 0 ? n0 : body_.CreateAdd(n0, body_.getInt64(r), "", true, true);
         sums.push_back(dot(a));
-      }
-      std::vector<int> even, odd;
-      for (int i = 0; i < lanes; ++i) {
-        even.push_back(2 * i);
-        odd.push_back(2 * i + 1);
       }
       while (sums.size() > 1) {
         std::vector<llvm::Value*> next;
@@ -289,13 +292,12 @@ bool KernelEmitter::EmitTiledDot() {
       for (int i = 1; i < lanes; ++i) {
         total = body_.CreateFAdd(total, body_.CreateExtractElement(acc, uint64_t(i)));
       }
-      loop_vars_[n] = index;
       store(total);
     }
   };
   // Heads per block of rhs rows: LLVM keeps every head's lhs vectors in registers, so 16
   // registers take 2 heads (with a few spills; as fast as 1 here, on half the L2 reads).
-  const int max_heads = HostVectorBytes() == 64 ? 4 : 2;
+  const int max_heads = HostVectorRegisters() == 32 ? 4 : 2;
   EmitJammedNest(SharedRhsJam(max_heads), [&](llvm::Value* first, int heads) {
     EmitBlockedLoop(
         EvalTop(kernel_.loops[n], DType::kI64, "N extent"), n, lanes,
@@ -333,9 +335,8 @@ bool KernelEmitter::EmitTiledAxpy() {
   const int width = vectors + scalars;
   // One strip for several query heads of one KV head at once (they share every rhs row)
   // while their accumulators, the row and a splat fit the vector registers.
-  const int registers = HostVectorBytes() == 64 ? 32 : 16;
   int jam = one_strip && width > 0
-                ? SharedRhsJam(std::min(kMaxAxpyHeads, (registers - 2 - width) / width))
+                ? SharedRhsJam(std::min(kMaxAxpyHeads, (HostVectorRegisters() - 2 - width) / width))
                 : 1;
   // A computed lhs (say SwiGLU's silu(g) * u) is staged whenever K is known and small
   // enough: its loop vectorizes, where a division or exp per k would bound the matmul.
@@ -356,14 +357,13 @@ bool KernelEmitter::EmitTiledAxpy() {
     }
     return body_.CreateInBoundsGEP(type, staged, index);
   };
-  llvm::Value* first_head = nullptr;
-  auto lhs_of_head = [&](int h) {
+  // Head h's lhs at k = loop_vars_[k], of the heads from `first` on.
+  auto lhs_of_head = [&](llvm::Value* first, int h) {
     if (staged != nullptr) return static_cast<llvm::Value*>(body_.CreateLoad(type, staged_at(h)));
-    SetJamIndex(first_head, h);
+    SetJamIndex(first, h);
     return EvalTop(kernel_.lhs, dtype, "lhs");
   };
   EmitJammedNest(jam, [&](llvm::Value* first, int heads) {
-    first_head = first;
     if (staged != nullptr) {
       for (int h = 0; h < heads; ++h) {
         SetJamIndex(first, h);
@@ -371,7 +371,7 @@ bool KernelEmitter::EmitTiledAxpy() {
                  [&] { body_.CreateStore(EvalTop(kernel_.lhs, dtype, "lhs"), staged_at(h)); });
       }
     }
-    if (!one_strip) return EmitJammedRows(lanes, [&] { return lhs_of_head(0); });
+    if (!one_strip) return EmitJammedRows(lanes, [&] { return lhs_of_head(first, 0); });
     // One strip: the whole output row in registers. Fewer accumulators than kTileVectors
     // over a long k would wait on the FMA latency of too few chains: k is then split
     // round-robin over up to kMaxSets accumulator sets, added together (in set order) at
@@ -409,7 +409,7 @@ bool KernelEmitter::EmitTiledAxpy() {
       }
       loop_vars_[n] = nullptr;
       for (int h = 0; h < heads; ++h) {
-        llvm::Value* a = lhs_of_head(h);
+        llvm::Value* a = lhs_of_head(first, h);
         llvm::Value* splat = vectors > 0 ? body_.CreateVectorSplat(lanes, a) : nullptr;
         for (int j = 0; j < width; ++j) {
           llvm::Value* sum = body_.CreateLoad(type_of(j), acc[u][h][j]);

@@ -16,22 +16,19 @@ namespace {
 
 using ir::OpCode;
 
-// The name of matmul `id`'s weight when it is a known 2-D parameter of constant shape.
-const std::string* KnownWeight(const ir::Graph& g, ValueId id, const PassContext& ctx) {
+// Whether node `id` is a matmul whose weight is a known 2-D parameter of constant shape.
+bool IsKnownWeightMatmul(const ir::Graph& g, ValueId id, const PassContext& ctx) {
   const ir::Node& m = g.node(id);
-  if (m.op != OpCode::kMatmul || m.operands[0] == m.operands[1]) return nullptr;
+  if (m.op != OpCode::kMatmul || m.operands[0] == m.operands[1]) return false;
   const ir::Node& w = g.node(m.operands[1]);
   if (w.op != OpCode::kParam || w.type.rank() != 2 || !w.type.shape[0].IsConstant() ||
       !w.type.shape[1].IsConstant()) {
-    return nullptr;
+    return false;
   }
   auto it = ctx.params.find(w.name());
-  if (it == ctx.params.end() || it->second.dtype() != w.type.dtype ||
-      it->second.shape() !=
-          std::vector<int64_t>{*w.type.shape[0].AsConstant(), *w.type.shape[1].AsConstant()}) {
-    return nullptr;
-  }
-  return &it->first;
+  return it != ctx.params.end() && it->second.dtype() == w.type.dtype &&
+         it->second.shape() ==
+             std::vector<int64_t>{*w.type.shape[0].AsConstant(), *w.type.shape[1].AsConstant()};
 }
 
 // [W1 | .. | Wn]: row k is row k of each weight in turn (the bytes, any dtype).
@@ -58,16 +55,17 @@ absl::StatusOr<runtime::Tensor> Concat(const std::vector<runtime::Tensor>& weigh
 absl::StatusOr<bool> ConcatWeights(ir::Graph* graph, PassContext* ctx) {
   if (!ctx->params_are_constant) return false;
   const ir::Graph& g = *graph;
-  // Per lhs, its matmuls through distinct known weights, in graph order.
+  // Per lhs, its matmuls through distinct known weights, in graph order (parameter names
+  // are unique, so a weight is its node).
   absl::flat_hash_map<ValueId, std::vector<ValueId>> groups;
-  absl::flat_hash_map<ValueId, std::vector<std::string>> names;
   for (ValueId id = 0; id < g.num_nodes(); ++id) {
-    const std::string* weight = KnownWeight(g, id, *ctx);
-    if (weight == nullptr) continue;
-    std::vector<std::string>& seen = names[g.node(id).operands[0]];
-    if (std::find(seen.begin(), seen.end(), *weight) != seen.end()) continue;  // CSE's
-    seen.push_back(*weight);
-    groups[g.node(id).operands[0]].push_back(id);
+    if (!IsKnownWeightMatmul(g, id, *ctx)) continue;
+    std::vector<ValueId>& members = groups[g.node(id).operands[0]];
+    const ValueId weight = g.node(id).operands[1];
+    if (std::none_of(members.begin(), members.end(),
+                     [&](ValueId m) { return g.node(m).operands[1] == weight; })) {
+      members.push_back(id);  // a weight twice is CSE's to merge, not to concatenate
+    }
   }
   absl::flat_hash_map<ValueId, const std::vector<ValueId>*> group_of_first;
   for (const auto& [lhs, members] : groups) {
@@ -95,8 +93,7 @@ absl::StatusOr<bool> ConcatWeights(ir::Graph* graph, PassContext* ctx) {
       GJ_ASSIGN_OR_RETURN(ctx->params[name], Concat(weights));
     }
     const ir::Node& first_weight = g.node(g.node(id).operands[1]);
-    int64_t columns = 0;
-    for (const runtime::Tensor& w : weights) columns += w.dim(1);
+    const int64_t columns = ctx->params.at(name).dim(1);
     const ValueId weight =
         rw.Emit(OpCode::kParam, std::vector<ValueId>{},
                 ir::Attrs{{"name", name},
