@@ -11,6 +11,7 @@
 #include "compiler/passes/decompose.h"
 #include "compiler/passes/fold_norm_weight.h"
 #include "compiler/passes/simplify.h"
+#include "compiler/passes/sink_row_scale.h"
 #include "ir/clock.h"
 #include "ir/status_macros.h"
 #include "ir/verifier.h"
@@ -24,6 +25,7 @@ const std::vector<Pass>& BuiltinPasses() {
       {"constant_fold", ConstantFold},
       {"simplify", [](ir::Graph* g, PassContext*) { return Simplify(g); }},
       {"fold_norm_weight", FoldNormWeight},
+      {"sink_row_scale", [](ir::Graph* g, PassContext*) { return SinkRowScale(g); }},
       // Opt-in: see concat_weights.h for what it was measured to cost and save.
       {"concat_weights", ConcatWeights, /*in_default=*/false},
       {"dce", [](ir::Graph* g, PassContext*) { return Dce(g); }},

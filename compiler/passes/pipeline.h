@@ -26,7 +26,8 @@ struct Pass {
 };
 
 // Every built-in pass, in the default pipeline's order (the seed's: decompose, cse,
-// constant_fold, simplify, fold_norm_weight, then dce), opt-in passes where they would go.
+// constant_fold, simplify, fold_norm_weight, then sink_row_scale and dce), opt-in passes
+// where they would go.
 const std::vector<Pass>& BuiltinPasses();
 // A built-in pass by name; InvalidArgument lists the valid names.
 absl::StatusOr<Pass> GetPass(absl::string_view name);
