@@ -91,15 +91,17 @@ def time_numpy(S, dtype, reps):
 def time_graphjit(binary):
     """Median CPU time (us) of bench_roofline's tiled decode steps, by (S, dtype)."""
     out = subprocess.run(
-        [binary, "--benchmark_filter=BM_DecodeStep/.*/.*/1$", "--benchmark_repetitions=5",
+        [binary, "--benchmark_filter=BM_DecodeStep/.*/.*/1/0/", "--benchmark_repetitions=5",
          "--benchmark_report_aggregates_only", "--benchmark_format=json"],
         check=True, capture_output=True, text=True).stdout
     result = {}
     for b in json.loads(out)["benchmarks"]:
         if b.get("aggregate_name") != "median":
             continue
-        _, S, f32, _ = b["run_name"].split("/")  # BM_DecodeStep/S/f32/tiled
-        # Wall time, as numpy's is (a mean per batch here, so preemption counts against it).
+        # BM_DecodeStep/S/f32/tiled/kept_frame/manual_time: tiled, through CompiledGraph::Run
+        # (outputs allocated per call, as numpy's are).
+        _, S, f32 = b["run_name"].split("/")[:3]
+        # The mean wall time of the steps (so preemption counts against it).
         result[(int(S), "f32" if f32 == "1" else "f64")] = b["real_time"]
     return result
 
