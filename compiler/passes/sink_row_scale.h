@@ -24,6 +24,8 @@ namespace graphjit::compiler {
 //     adds one division per output element).
 // The results round differently (one rounding of each p is gone), within the usual
 // float tolerance; the compiled code and the interpreter both run the rewritten graph.
+// As with fast-math reassociation, the unscaled product can overflow where the scaled
+// one did not (entries of a near the dtype's maximum); a softmax's e <= 1 cannot.
 // Returns whether anything changed.
 absl::StatusOr<bool> SinkRowScale(ir::Graph* graph);
 
