@@ -43,6 +43,17 @@ absl::Status CheckGatherIndices(const ir::Graph& graph, const runtime::TensorMap
   return absl::OkStatus();
 }
 
+// Whether `t` has `type` for these bindings, checked dim by dim: no vector is built for
+// the shapes params have, which every call checks.
+bool HasType(const runtime::Tensor& t, const ir::ValueType& type, const ir::Bindings& bound) {
+  if (t.dtype() != type.dtype || t.shape().size() != type.shape.size()) return false;
+  for (size_t i = 0; i < type.shape.size(); ++i) {
+    absl::StatusOr<int64_t> dim = type.shape[i].Evaluate(bound);
+    if (!dim.ok() || *dim != t.shape()[i]) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 DynamicBounds::DynamicBounds(const ir::Graph& graph) {
@@ -141,8 +152,7 @@ absl::StatusOr<CallFrame> PrepareCall(const ir::Graph& graph, const LoweredGraph
           return absl::InvalidArgumentError(absl::StrCat("missing parameter '", arg.name, "'"));
         }
         // A param's dims may mention symbols (bound above), as in the interpreter.
-        absl::StatusOr<std::vector<int64_t>> dims = ir::EvaluateShape(type.shape, bound);
-        if (it->second.dtype() != type.dtype || !dims.ok() || it->second.shape() != *dims) {
+        if (!HasType(it->second, type, bound)) {
           return absl::InvalidArgumentError(absl::StrCat("parameter '", arg.name, "': expected ",
                                                          ir::TypeToString(type), ", got ",
                                                          it->second.TypeString()));
