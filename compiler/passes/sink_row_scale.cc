@@ -12,7 +12,10 @@ namespace {
 using ir::OpCode;
 
 // The scaled operand and the factor of `x` = a / s, a * s or s * a, when s is constant
-// along a's last axis and does not broadcast a.
+// along a's last axis and does not broadcast a. `x` is a matmul's lhs, so it is a float
+// of rank >= 2 (matmul's shape rule), and an s that fits into a also fits into the
+// product [.., M, N]: s's last dim is 1, its others are 1 or a's, and a's dims other
+// than K are the product's wherever they are not 1.
 struct RowScale {
   ValueId a, s;
 };
@@ -24,7 +27,6 @@ bool ConstantAlongLastAxis(const ir::ValueType& s) {
 std::optional<RowScale> AsRowScale(const ir::Graph& g, ValueId x) {
   const ir::Node& n = g.node(x);
   if (n.op != OpCode::kDiv && n.op != OpCode::kMul) return std::nullopt;
-  if (!ir::IsFloat(n.type.dtype) || n.type.rank() < 2) return std::nullopt;
   // For div only the divisor can factor out; a product may have it on either side.
   for (int side = 0; side < (n.op == OpCode::kMul ? 2 : 1); ++side) {
     const ValueId a = n.operands[side], s = n.operands[1 - side];
@@ -44,19 +46,6 @@ bool SavesWork(const ir::Graph& g, const ir::Node& m) {
   return !k.has_value() || *n <= *k;
 }
 
-// Whether s (right-aligned) broadcasts into `out` without growing it: then
-// matmul(a, b) / s has the type matmul(a / s, b) had.
-bool FitsInto(const ir::ValueType& s, const ir::ValueType& out) {
-  if (s.rank() > out.rank()) return false;
-  const int offset = out.rank() - s.rank();
-  for (int i = 0; i < s.rank(); ++i) {
-    if (s.shape[i].AsConstant() != int64_t{1} && !(s.shape[i] == out.shape[offset + i])) {
-      return false;
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
 absl::StatusOr<bool> SinkRowScale(ir::Graph* graph) {
@@ -69,7 +58,6 @@ absl::StatusOr<bool> SinkRowScale(ir::Graph* graph) {
     std::optional<RowScale> scale;
     if (n.op == OpCode::kMatmul && users[n.operands[0]].size() == 1 && SavesWork(g, n)) {
       scale = AsRowScale(g, n.operands[0]);
-      if (scale.has_value() && !FitsInto(g.node(scale->s).type, n.type)) scale.reset();
     }
     if (!scale.has_value()) {
       rw.Copy(id);

@@ -17,8 +17,8 @@ namespace graphjit::compiler {
 //
 // Fires only when
 //   - a / s has no other user and is not a graph output (else it is computed anyway);
-//   - s does not broadcast a (a / s has a's type) and the rewritten result has the
-//     original's type (s's batch dims broadcast into the product's);
+//   - s does not broadcast a (a / s has a's type), so that the rewritten result has the
+//     original's type (s's dims are 1 or a's, and so 1 or the product's);
 //   - the division count does not grow: N <= K with both constant, or K symbolic and N
 //     constant (a symbolic contracted axis is a sequence length; at worst the rewrite
 //     adds one division per output element).
