@@ -3,7 +3,9 @@
 // at construction; the results stay in outputs() until the next call. While calls hit the
 // same compiled entry, the entry's CompiledCall (compiler/compiled_call.h) is kept, so a
 // hit does the guards, the cache lookup and the kernels and nothing else: no name
-// lookups, no TensorMap, and no allocation when shapes repeat. Everything else - a miss,
+// lookups, no TensorMap, and no allocation when shapes repeat. A call with the same
+// dims as the last one skips the lookup too (CompileCache::ServeRepeat: no lock, and
+// the cache's statistics count it as the hit it is). Everything else - a miss,
 // another entry, a padding policy, a tiered entry still interpreted, an input the fast
 // checks do not accept - takes JitFunction::Run's path, with its errors and statistics,
 // so a JitCall never answers differently from Run.
@@ -50,6 +52,9 @@ class JitCall {
   // false (nothing run, nothing counted) when Run's path must take it.
   bool RunFast(absl::Span<const runtime::Tensor> inputs, const ir::Bindings& bindings,
                absl::Status* status);
+  // Runs the kept frame (call_) on `inputs`.
+  void RunKept(absl::Span<const runtime::Tensor> inputs, const ir::Bindings& bindings,
+               absl::Status* status);
   absl::Status RunSlow(absl::Span<const runtime::Tensor> inputs, const ir::Bindings& bindings);
   // The position of input `name` in names_, or -1.
   int PositionOf(const std::string& name) const;
@@ -66,6 +71,7 @@ class JitCall {
   cache::DimValues values_;
   std::shared_ptr<const cache::CacheEntry> entry_;  // the entry call_ runs
   std::unique_ptr<CompiledCall> call_;
+  cache::DimValues served_values_;  // the dims of the last call Serve gave call_'s entry
   std::vector<int> call_position_;  // per call_ input: its position in names_
   std::vector<runtime::Tensor> call_inputs_;
   bool call_takes_inputs_as_given_ = false;  // call_position_ is 0, 1, .. names_.size() - 1

@@ -252,6 +252,7 @@ DimKeys CompileCache::KeysLocked(const DimValues& values,
     int64_t count = 0;
     for (auto it = entries_.begin(); it != entries_.end();) {
       if (it->first[k] >= 2) {
+        it->second->live_ = false;
         dropped->push_back(std::move(it->second));
         entries_.erase(it++);
         ++count;
@@ -309,6 +310,7 @@ void CompileCache::EvictLocked(const CacheEntry* keep,
                                          "), least recently used; capacity ", options_.capacity));
     }
     auto it = entries_.find(victim->keys_);
+    it->second->live_ = false;
     evicted->push_back(std::move(it->second));
     entries_.erase(it);
     ++stats_.evictions;
@@ -388,6 +390,7 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::CompileLocked(
     ++stats_.failed_compiles;
     auto it = entries_.find(keys);
     if (it != entries_.end() && it->second == entry) {
+      entry->live_ = false;
       released->push_back(std::move(it->second));
       entries_.erase(it);
     }
@@ -594,9 +597,30 @@ absl::StatusOr<std::vector<Tensor>> CompileCache::RunPadded(const CacheEntry& en
   return outputs;
 }
 
+bool CompileCache::ServeRepeat(const CacheEntry& entry, const DimValues& values) {
+  GJ_CHECK(!signature_.pads()) << Prefix() << ": ServeRepeat on a padding policy";
+  if (!entry.live_.load(std::memory_order_acquire)) return false;
+  const_cast<CacheEntry&>(entry).last_use_.store(tick_.fetch_add(1) + 1, std::memory_order_relaxed);
+  repeat_hits_.fetch_add(1, std::memory_order_relaxed);
+  // CountElementsLocked's sums: unpadded, a named dim runs at its real length.
+  int64_t elements = 0;
+  for (int k = 0; k < signature_.num_dynamic(); ++k) {
+    if (signature_.dynamic_dims()[k].named) elements += values[k];
+  }
+  if (elements != 0) repeat_elements_.fetch_add(elements, std::memory_order_relaxed);
+  return true;
+}
+
 CacheStats CompileCache::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
+  CacheStats stats = stats_;
+  const int64_t repeats = repeat_hits_.load(std::memory_order_relaxed);
+  const int64_t elements = repeat_elements_.load(std::memory_order_relaxed);
+  stats.calls += repeats;
+  stats.hits += repeats;
+  stats.real_elements += elements;
+  stats.padded_elements += elements;
+  return stats;
 }
 
 int64_t CompileCache::size() const {

@@ -23,6 +23,7 @@
 #ifndef GRAPHJIT_COMPILER_CACHE_COMPILE_CACHE_H_
 #define GRAPHJIT_COMPILER_CACHE_COMPILE_CACHE_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -88,7 +89,11 @@ class CacheEntry {
   // Guarded by the owning cache's mu_.
   State state_ = State::kCompiling;
   absl::Status error_;
-  uint64_t last_use_ = 0;
+  // The LRU tick of the last use. Atomic because ServeRepeat stamps it without mu_.
+  std::atomic<uint64_t> last_use_ = 0;
+  // In the cache's map (false once evicted, dropped or failed): ServeRepeat serves only
+  // live entries. Written under mu_, read without it.
+  std::atomic<bool> live_ = true;
 };
 
 class CompileCache {
@@ -118,6 +123,15 @@ class CompileCache {
   absl::StatusOr<std::shared_ptr<const CacheEntry>> Serve(
       const Args& args, DimValues* values, std::shared_ptr<const CompiledGraph>* code,
       bool values_bound = false);
+  // A plain hit on `entry` by a call whose dynamic dims are `values`, when the caller's
+  // last Serve of the same `values` returned `entry` with its code installed: counted as
+  // Serve counts a hit (calls, hits, element counts, the entry's LRU use), but without
+  // the lock or the lookup. It is the entry Serve would return while the entry is still
+  // in the cache: the keys of `values` change only when an auto dim turns dynamic, which
+  // drops the entries of the old keys, and a ready entry stays ready. False (nothing
+  // counted) once the entry was evicted or dropped: then Serve must look again.
+  // Unpadded signatures only.
+  bool ServeRepeat(const CacheEntry& entry, const DimValues& values);
   absl::StatusOr<std::vector<runtime::Tensor>> RunServed(const CacheEntry& entry,
                                                          const CompiledGraph* code,
                                                          const runtime::TensorMap& inputs,
@@ -205,9 +219,13 @@ class CompileCache {
   // Guarded by mu_:
   absl::flat_hash_map<DimKeys, std::shared_ptr<CacheEntry>, DimKeysHash> entries_;
   std::vector<AutoDimState> auto_state_;
-  uint64_t tick_ = 0;  // the LRU clock: entries keep the tick of their last use
   int64_t next_id_ = 1;
   CacheStats stats_;
+  // Not guarded (ServeRepeat runs without mu_): the LRU clock, whose ticks entries keep
+  // as their last use, and ServeRepeat's hits and element counts, which stats() adds.
+  std::atomic<uint64_t> tick_ = 0;
+  std::atomic<int64_t> repeat_hits_ = 0;
+  std::atomic<int64_t> repeat_elements_ = 0;
   // Tiered compilation (guarded by mu_): the bounded queue and its thread.
   std::deque<std::weak_ptr<CacheEntry>> queue_;
   std::condition_variable queued_;

@@ -141,6 +141,67 @@ TEST(JitCall, OutputsFollowTheLastCall) {
   ExpectSame(call.outputs(), *want);
 }
 
+// Calls that repeat the last call's dims skip the cache's lock and lookup
+// (CompileCache::ServeRepeat). The cache must still count them as the hits they are, stamp
+// their entry's last use for the LRU bound, and stop serving an entry once another caller
+// evicted it (capacity) or the auto policy dropped it (a dim turned dynamic). A reference
+// function given the same calls through Run must end with the same statistics.
+TEST(JitCall, RepeatedDimsCountAsHitsAndFollowEvictionAndAuto) {
+  struct Step {
+    bool through_call;  // the JitCall, else Run on the same function (another caller)
+    int64_t n;
+  };
+  struct Case {
+    ShapePolicy policy;
+    int64_t capacity;
+    std::vector<Step> steps;
+  };
+  const std::vector<Case> cases = {
+      // Evicted by another caller, then asked for again: compiled again, not served.
+      {ShapePolicy::kExact, 1, {{true, 3}, {true, 3}, {false, 4}, {true, 3}, {true, 3}}},
+      // Repeats are uses: n = 3 was used after n = 4, so n = 5 evicts n = 4.
+      {ShapePolicy::kExact, 2, {{true, 3}, {false, 4}, {true, 3}, {false, 5}, {false, 3}}},
+      // n = 4 turns the dim dynamic and drops the n = 3 entry the JitCall kept.
+      {ShapePolicy::kAuto, 0, {{true, 3}, {true, 3}, {false, 4}, {true, 3}, {true, 3}}},
+      // Named dims: the element counts of repeats are counted too.
+      {ShapePolicy::kSymbolic, 0, {{true, 3}, {true, 3}, {true, 3}, {false, 6}, {true, 3}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrCat(cache::PolicyName(c.policy), " capacity ", c.capacity));
+    // Each with a code store of its own, so that neither shares the other's code.
+    JitOptions options = OptionsFor(c.policy), ref_options = OptionsFor(c.policy);
+    options.capacity = ref_options.capacity = c.capacity;
+    auto fn = Jit("attend", Attend, Weights(), options);
+    auto ref = Jit("attend", Attend, Weights(), ref_options);
+    ASSERT_TRUE(fn.ok() && ref.ok());
+    JitCall call(fn->get(), {"rows", "q"});
+    for (const Step& step : c.steps) {
+      SCOPED_TRACE(absl::StrCat(step.through_call ? "call" : "run", " n=", step.n));
+      const std::vector<Tensor> in = Inputs(step.n, 10 + step.n);
+      absl::StatusOr<std::vector<Tensor>> want = (*ref)->Run(Named(in));
+      ASSERT_TRUE(want.ok()) << want.status();
+      if (step.through_call) {
+        ASSERT_TRUE(call.Run(in).ok());
+        ExpectSame(call.outputs(), *want);
+      } else {
+        absl::StatusOr<std::vector<Tensor>> got = (*fn)->Run(Named(in));
+        ASSERT_TRUE(got.ok()) << got.status();
+        ExpectSame(*got, *want);
+      }
+    }
+    EXPECT_GE(call.fast_calls(), 1);
+    const cache::CacheStats got = (*fn)->stats(), want = (*ref)->stats();
+    EXPECT_EQ(got.calls, want.calls);
+    EXPECT_EQ(got.hits, want.hits);
+    // Misses: an entry the JitCall still holds after its eviction lends its code.
+    EXPECT_EQ(got.compiles + got.shared, want.compiles + want.shared);
+    EXPECT_EQ(got.evictions, want.evictions);
+    EXPECT_EQ(got.real_elements, want.real_elements);
+    EXPECT_EQ(got.padded_elements, want.padded_elements);
+    EXPECT_EQ((*fn)->size(), (*ref)->size());
+  }
+}
+
 TEST(JitCall, BadCallsGiveRunsErrors) {
   auto fn = Jit("attend", Attend, Weights(), OptionsFor(ShapePolicy::kExact));
   ASSERT_TRUE(fn.ok());
