@@ -5,7 +5,9 @@
 // and give Run's messages.
 #include "compiler/jit_call.h"
 
+#include <map>
 #include <random>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "frontend/ops.h"
@@ -200,6 +202,50 @@ TEST(JitCall, RepeatedDimsCountAsHitsAndFollowEvictionAndAuto) {
     EXPECT_EQ(got.padded_elements, want.padded_elements);
     EXPECT_EQ((*fn)->size(), (*ref)->size());
   }
+}
+
+// JitCalls on two threads share one cache of capacity 1. Each calls its two lengths in
+// pairs (a repeat served without the lock follows each miss) while the other's misses
+// evict its entries. Every result must equal a reference's and every call must be
+// counted once. Run under ThreadSanitizer by scripts/sanitize.sh thread.
+TEST(JitCall, RepeatsOnTwoThreadsWhileTheOtherEvicts) {
+  JitOptions options = OptionsFor(ShapePolicy::kExact);
+  options.capacity = 1;
+  auto fn = Jit("attend", Attend, Weights(), options);
+  auto ref = Jit("attend", Attend, Weights(), OptionsFor(ShapePolicy::kExact));
+  ASSERT_TRUE(fn.ok() && ref.ok());
+  const std::vector<std::vector<int64_t>> lengths = {{3, 3, 4, 4, 3, 3, 4, 4},
+                                                     {5, 5, 6, 6, 5, 5, 6, 6}};
+  std::map<int64_t, std::vector<Tensor>> inputs, wants;
+  for (int64_t n : {3, 4, 5, 6}) {
+    inputs[n] = Inputs(n, 20 + n);
+    absl::StatusOr<std::vector<Tensor>> want = (*ref)->Run(Named(inputs[n]));
+    ASSERT_TRUE(want.ok()) << want.status();
+    wants[n] = *std::move(want);
+  }
+  std::vector<int> mismatches(2, 0), errors(2, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      JitCall call(fn->get(), {"rows", "q"});
+      for (int64_t n : lengths[t]) {
+        if (!call.Run(inputs.at(n)).ok()) {
+          ++errors[t];
+          continue;
+        }
+        for (size_t o = 0; o < wants.at(n).size(); ++o) {
+          if (call.outputs()[o].ToDoubles() != wants.at(n)[o].ToDoubles()) ++mismatches[t];
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(errors, (std::vector<int>{0, 0}));
+  EXPECT_EQ(mismatches, (std::vector<int>{0, 0}));
+  const cache::CacheStats stats = (*fn)->stats();
+  EXPECT_EQ(stats.calls, 16);
+  EXPECT_EQ(stats.calls, stats.hits + stats.compiles + stats.shared);
+  EXPECT_GT(stats.evictions, 0);
 }
 
 TEST(JitCall, BadCallsGiveRunsErrors) {
