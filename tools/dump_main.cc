@@ -21,6 +21,7 @@
 #include "compiler/analysis/bytes_moved.h"
 #include "compiler/analysis/flops.h"
 #include "compiler/cache/policy.h"
+#include "compiler/codegen/native_code.h"
 #include "compiler/compiled_graph.h"
 #include "compiler/lower/lower.h"
 #include "compiler/lower/simplify_index.h"
@@ -267,6 +268,9 @@ int Main(int argc, char** argv) {
       std::fprintf(stderr, "graphjit-dump: %s\n", std::string(p.status().message()).c_str());
       return 1;
     }
+    // Kernel times depend on the CPU (vector width, caches): say which one ran them.
+    const compiler::JitTarget target = compiler::DescribeJitTarget();
+    std::printf("# target: %s, LLVM %s\n", target.cpu_name.c_str(), target.llvm_version.c_str());
     std::fputs(compiler::FormatProfile(*p).c_str(), stdout);
     return 0;
   }
