@@ -4,17 +4,19 @@
 // 1, inputs with inf/nan/huge values, params folded as constants); each graph is
 // interpreted and compiled (CompiledGraph: passes, lowering, LLVM, ORC) and the outputs
 // must agree: integers and bools exactly, floats within 1e-9 (f64) / 2e-3 (f32) relative
-// to 1 + |value|, integers cast from floats on the way like those floats. Compiled float sums may
-// add in another order (codegen marks them `reassoc` so they vectorize), which no fixed tolerance
-// survives when huge inputs cancel (1e300 - 1e300 + x): for graphs that sum, the tolerance grows
-// with the magnitudes summed, estimated by interpreting the graph on the absolute values of its
-// inputs and params (sin, tanh and sigmoid read as abs: their error is their argument's).
+// to 1 + |value|, integers cast from floats and f64 values cast from f32 on the way like
+// those floats. Compiled float sums may add in another order (codegen marks them
+// `reassoc` so they vectorize), which no fixed tolerance survives when huge inputs cancel
+// (1e300 - 1e300 + x): for graphs that sum, the tolerance grows with the magnitudes
+// summed, estimated by interpreting the graph on the absolute values of its inputs and
+// params (sin, tanh and sigmoid read as abs: their error is their argument's).
 // Where the interpreter rejects the call (a gather index out of range), the
 // compiled code still runs, and must not crash.
 //
 // The graph of a failing input is printed on stderr (textual IR) before the abort. With
 // GRAPHJIT_FUZZ_PRINT set, every input's graph and bindings are printed before it runs,
 // so a crash inside compiled code (which no property check sees) can be read too.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -85,12 +87,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   for (size_t i = 0; i < want->size(); ++i) {
     const gj::runtime::Tensor& w = (*want)[i];
-    // An integer cast from a float on the way inherits the float's tolerance.
-    std::optional<double> cast_tol;
-    if (!gj::ir::IsFloat(w.dtype())) {
-      cast_tol = gj::fuzz::CastFromFloatTolerance(*graph, graph->outputs()[i]);
-    }
-    double tol = cast_tol ? *cast_tol : w.dtype() == gj::ir::DType::kF32 ? 2e-3 : 1e-9;
+    // An integer or f64 cast from a (narrower) float on the way inherits that float's
+    // tolerance.
+    const std::optional<double> cast_tol =
+        gj::fuzz::CastFromFloatTolerance(*graph, graph->outputs()[i]);
+    double tol = w.dtype() == gj::ir::DType::kF32 ? 2e-3 : 1e-9;
+    if (cast_tol) tol = gj::ir::IsFloat(w.dtype()) ? std::max(tol, *cast_tol) : *cast_tol;
     const gj::runtime::Tensor* magnitude = magnitudes ? &(*magnitudes)[i] : nullptr;
     if (std::optional<std::string> diff =
             gj::fuzz::Compare(w, (*got)[i], tol, magnitude, /*integers_exact=*/!cast_tol)) {

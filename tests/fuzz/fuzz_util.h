@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "ir/graph.h"
 #include "ir/printer.h"
@@ -146,8 +147,9 @@ inline std::optional<std::string> Compare(const runtime::Tensor& want, const run
               : std::isinf(w) ? w == v
                               : std::abs(w - v) <= tol * (1 + scale);
     if (!ok) {
-      return "element " + std::to_string(i) + " is " + std::to_string(v) + ", expected " +
-             std::to_string(w);
+      // All 17 digits: the failures are usually in the last ones.
+      return absl::StrFormat("element %d is %.17g, expected %.17g (tolerance %g)", i, v, w,
+                             tol * (1 + scale));
     }
   }
   return std::nullopt;

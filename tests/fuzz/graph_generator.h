@@ -528,11 +528,13 @@ inline bool Sums(const ir::Graph& graph) {
   return false;
 }
 
-// The tolerance of integer output `out` if it is computed from a float cast to i64 on the
-// way (cast(rope(x)) : i64, then cumsum): compiled code may round the float by an ulp
-// differently (contracted or vectorized), and the cast carries that difference into the
-// integer, so it is compared like the widest-tolerance float it came from (f32 2e-3, f64
-// 1e-9). nullopt when no such cast feeds it: then it must match exactly.
+// The tolerance output `out` inherits from a float cast on the way to it: to i64
+// (cast(rope(x)) : i64, then cumsum), or from f32 to f64 (cast(softmax(x : f32)) : f64).
+// Compiled code may round the float by an ulp differently (contracted, vectorized, an
+// inline exp), and the cast carries that difference into the integer or the wider float,
+// so it is compared like the widest-tolerance float it came from (f32 2e-3, f64 1e-9).
+// nullopt when no such cast feeds it: integers must then match exactly, and floats
+// within their own dtype's tolerance.
 inline std::optional<double> CastFromFloatTolerance(const ir::Graph& graph, ValueId out) {
   std::optional<double> tol;
   std::vector<bool> seen(graph.num_nodes(), false);
@@ -543,9 +545,12 @@ inline std::optional<double> CastFromFloatTolerance(const ir::Graph& graph, Valu
     if (seen[id]) continue;
     seen[id] = true;
     const ir::Node& n = graph.node(id);
-    if (n.op == OpCode::kCast && n.type.dtype == DType::kI64) {
+    if (n.op == OpCode::kCast) {
       const DType from = graph.node(n.operands[0]).type.dtype;
-      if (ir::IsFloat(from)) tol = std::max(tol.value_or(0), from == DType::kF32 ? 2e-3 : 1e-9);
+      const bool widens = n.type.dtype == DType::kF64 && from == DType::kF32;
+      if ((n.type.dtype == DType::kI64 && ir::IsFloat(from)) || widens) {
+        tol = std::max(tol.value_or(0), from == DType::kF32 ? 2e-3 : 1e-9);
+      }
     }
     for (ValueId v : n.operands) stack.push_back(v);
   }
