@@ -21,6 +21,34 @@ std::vector<runtime::Tensor> ConstantTensors(const ir::Graph& graph, const Lower
 
 namespace {
 
+// Workspaces up to this size are kept per thread and reused by the next call on that
+// thread; larger ones are allocated per call, so a thread never holds a big one for good.
+constexpr int64_t kKeptWorkspaceBytes = int64_t{1} << 20;
+
+absl::StatusOr<std::shared_ptr<char>> Allocate(int64_t bytes) {
+  void* mem = std::aligned_alloc(64, static_cast<size_t>((bytes + 63) / 64 * 64));
+  if (mem == nullptr) {
+    return absl::ResourceExhaustedError(absl::StrCat("workspace of ", bytes, " bytes"));
+  }
+  return std::shared_ptr<char>(static_cast<char*>(mem), std::free);
+}
+
+// A workspace of at least `bytes`. Calls on one thread run one after another, so the
+// thread's kept workspace is free again when the frame that held it is gone (use_count
+// 1); a frame still alive (a nested or kept call) gets a workspace of its own. Reusing
+// it saves the allocation per call and keeps the workspace warm in the caches.
+absl::StatusOr<std::shared_ptr<char>> Workspace(int64_t bytes) {
+  if (bytes > kKeptWorkspaceBytes) return Allocate(bytes);
+  thread_local std::shared_ptr<char> kept;
+  thread_local int64_t kept_bytes = 0;
+  if (kept != nullptr && kept.use_count() > 1) return Allocate(bytes);
+  if (bytes > kept_bytes) {
+    GJ_ASSIGN_OR_RETURN(kept, Allocate(bytes));
+    kept_bytes = bytes;
+  }
+  return kept;
+}
+
 // Gather indices that come straight from an input, against the table's rows for this
 // call (a symbolic row count included: S = 0 leaves no valid index).
 absl::Status CheckGatherIndices(const ir::Graph& graph, const runtime::TensorMap& inputs,
@@ -184,11 +212,7 @@ absl::StatusOr<CallFrame> PrepareCall(const ir::Graph& graph, const LoweredGraph
   }
   GJ_ASSIGN_OR_RETURN(int64_t bytes, p.workspace_bytes.Evaluate(bound));
   if (bytes > 0) {
-    void* mem = std::aligned_alloc(64, static_cast<size_t>((bytes + 63) / 64 * 64));
-    if (mem == nullptr) {
-      return absl::ResourceExhaustedError(absl::StrCat("workspace of ", bytes, " bytes"));
-    }
-    frame.workspace = std::shared_ptr<char>(static_cast<char*>(mem), std::free);
+    GJ_ASSIGN_OR_RETURN(frame.workspace, Workspace(bytes));
   }
   return frame;
 }
