@@ -68,8 +68,9 @@ ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& 
   Hasher h;
   // The version changes whenever codegen emits other code for the same kernel text, so
   // that older objects in a disk or remote cache never load: v2 register-tiled matmuls,
-  // v3 f32 sums accumulating in f64.
-  h.Text("graphjit-kernel-key-v6");
+  // v3 f32 sums accumulating in f64, ..., v7 jammed heads' products splitting k into
+  // accumulator sets.
+  h.Text("graphjit-kernel-key-v7");
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir, emit_asm and keep_object change what is kept.
   h.Text(absl::StrCat("tile_matmuls=", codegen.tile_matmuls, "\n"));

@@ -375,11 +375,16 @@ bool KernelEmitter::EmitTiledAxpy() {
     // One strip: the whole output row in registers. Fewer accumulators than kTileVectors
     // over a long k would wait on the FMA latency of too few chains: k is then split
     // round-robin over up to kMaxSets accumulator sets, added together (in set order) at
-    // the end. That changes the order of the sum, within rounding, where a full strip
-    // (or jammed heads, each in k order) keeps the interpreter's order exactly.
+    // the end. Jammed heads are chains too: P @ V of 4 f32 heads of one vector each
+    // (AVX-512) had 4 chains of S FMAs and waited on their latency, so it splits into 2
+    // sets; 4 f64 heads of two vectors do not split. Splitting changes the order of the
+    // sum, within rounding, where a full strip keeps the interpreter's order exactly.
     if (width == 0) return;
     const bool long_k = k_const == nullptr || k_const->getSExtValue() >= kSplitMinK;
-    const int sets = heads == 1 && long_k ? std::clamp(kTileVectors / width, 1, kMaxSets) : 1;
+    const int chains = heads * width;
+    int sets = long_k ? std::clamp(kTileVectors / chains, 1, kMaxSets) : 1;
+    // The sets' accumulators, a row of rhs and a splat must fit the registers.
+    while (sets > 1 && sets * chains + width + 2 > HostVectorRegisters()) --sets;
     llvm::Type* vector_type = llvm::FixedVectorType::get(type, lanes);
     auto type_of = [&](int j) { return j < vectors ? vector_type : type; };
     // acc[u][h][j]: set u, head h, column group j.
@@ -435,12 +440,14 @@ bool KernelEmitter::EmitTiledAxpy() {
             loop_vars_[k] = index;
             step(0);
           });
-      for (int j = 0; j < width; ++j) {
-        llvm::Value* total = body_.CreateLoad(type_of(j), acc[0][0][j]);
-        for (int u = 1; u < sets; ++u) {
-          total = body_.CreateFAdd(total, body_.CreateLoad(type_of(j), acc[u][0][j]));
+      for (int h = 0; h < heads; ++h) {
+        for (int j = 0; j < width; ++j) {
+          llvm::Value* total = body_.CreateLoad(type_of(j), acc[0][h][j]);
+          for (int u = 1; u < sets; ++u) {
+            total = body_.CreateFAdd(total, body_.CreateLoad(type_of(j), acc[u][h][j]));
+          }
+          body_.CreateStore(total, acc[0][h][j]);
         }
-        body_.CreateStore(total, acc[0][0][j]);
       }
     }
     for (int h = 0; h < heads; ++h) {
