@@ -559,15 +559,18 @@ inline std::optional<double> CastFromFloatTolerance(const ir::Graph& graph, Valu
 
 // The graph whose interpretation on absolute values (Absolute) estimates the magnitudes a
 // reassociated sum's rounding scales with: `graph` with each bounded op whose slope is at
-// most 1 (sin, tanh, sigmoid) replaced by abs. sin(x) of a sum x of huge terms is
-// determined by the sum's rounding: its error is up to that of x, which grows with |x|,
-// not with |sin(x)| <= 1 (found by the differential fuzzer: sin(mean(x) / 0.5) with
-// x near 3e9 differed in the 8th digit).
+// most 1 (sin, tanh, sigmoid) replaced by abs, and minimum by maximum. sin(x) of a sum x
+// of huge terms is determined by the sum's rounding: its error is up to that of x, which
+// grows with |x|, not with |sin(x)| <= 1 (found by the differential fuzzer: sin(mean(x) /
+// 0.5) with x near 3e9 differed in the 8th digit). Likewise minimum(x, 0.5) passes x's
+// error through wherever x is the smaller, however small the bound (found: the mean of
+// cancelling huge values, 0 interpreted and -0.36 compiled, then minimum with 0.5).
 inline ir::Graph MagnitudeGraph(const ir::Graph& graph) {
   ir::Graph g = graph;
   for (ValueId id = 0; id < g.num_nodes(); ++id) {
     OpCode& op = g.mutable_node(id).op;
     if (op == OpCode::kSin || op == OpCode::kTanh || op == OpCode::kSigmoid) op = OpCode::kAbs;
+    if (op == OpCode::kMinimum) op = OpCode::kMaximum;
   }
   return g;
 }
