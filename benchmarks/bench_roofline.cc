@@ -16,7 +16,6 @@
 //   x_floor   step_us / floor_us (1.0 is the floor)
 // Run: build/bin/bench_roofline --benchmark_repetitions=5 --benchmark_report_aggregates_only
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +27,7 @@
 #include "compiler/compiled_call.h"
 #include "compiler/compiled_graph.h"
 #include "ir/check.h"
+#include "ir/clock.h"
 #include "ir/parser.h"
 #include "models/model.h"
 #include "runtime/jit_helpers.h"
@@ -123,15 +123,6 @@ void BM_ReadBandwidth(benchmark::State& state) {
 }
 BENCHMARK(BM_ReadBandwidth)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
 
-double SecondsOf(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-double Median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
-
 void BM_DecodeStep(benchmark::State& state) {
   const int64_t S = state.range(0);
   const bool f32 = state.range(1) == 1;
@@ -174,16 +165,16 @@ void BM_DecodeStep(benchmark::State& state) {
   // each evicts the other.)
   std::vector<double> steps, floors;
   for (auto _ : state) {
-    auto start = std::chrono::steady_clock::now();
+    ir::Clock::time_point start = ir::Clock::now();
     step();
-    const double seconds = SecondsOf(start);
+    const double seconds = ir::SecondsSince(start);
     state.SetIterationTime(seconds);
     steps.push_back(seconds);
-    start = std::chrono::steady_clock::now();
+    start = ir::Clock::now();
     benchmark::DoNotOptimize(ReadAll(floor_buffer.data.get(), floor_buffer.n));
-    floors.push_back(SecondsOf(start));
+    floors.push_back(ir::SecondsSince(start));
   }
-  const double step_median = Median(steps), floor_median = Median(floors);
+  const double step_median = ir::Median(steps), floor_median = ir::Median(floors);
   state.counters["step_us"] = step_median * 1e6;
   state.counters["floor_us"] = floor_median * 1e6;
   state.counters["bytes"] = static_cast<double>(bytes);

@@ -1,12 +1,12 @@
 #include "compiler/profile.h"
 
-#include <algorithm>
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "compiler/analysis/bytes_moved.h"
 #include "compiler/compiled_graph.h"
+#include "ir/clock.h"
 #include "ir/status_macros.h"
 
 namespace graphjit::compiler {
@@ -15,12 +15,6 @@ namespace {
 int64_t Bytes(const ir::SymExpr& e, const ir::Bindings& symbols) {
   absl::StatusOr<int64_t> v = e.Evaluate(symbols);
   return v.ok() ? *v : -1;  // -1: a symbol the call did not bind (cannot happen for Run's)
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
 }
 
 // Rows with names and bytes; seconds left 0.
@@ -67,7 +61,7 @@ absl::StatusOr<KernelProfile> ProfileKernels(const CompiledGraph& graph,
     for (size_t k = 0; k < n; ++k) samples[k].push_back(seconds[k]);
   }
   KernelProfile profile = EmptyProfile(graph.program(), calls, symbols);
-  for (size_t k = 0; k < n; ++k) profile.kernels[k].seconds = Median(samples[k]);
+  for (size_t k = 0; k < n; ++k) profile.kernels[k].seconds = ir::Median(samples[k]);
   return profile;
 }
 

@@ -69,8 +69,7 @@ double MedianCallSeconds(const std::function<void()>& f, int reps, int batches =
     for (int i = 0; i < reps; ++i) f();
     t.push_back(ir::SecondsSince(start) / reps);
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return ir::Median(std::move(t));
 }
 
 // A progress line on stderr, only when it is a terminal.

@@ -3,6 +3,7 @@
 // once (a nested or kept call) never share scratch memory.
 #include "compiler/lower/call_frame.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <vector>
