@@ -126,7 +126,9 @@ BENCHMARK(BM_ReadBandwidth)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
 void BM_DecodeStep(benchmark::State& state) {
   const int64_t S = state.range(0);
   const bool f32 = state.range(1) == 1;
-  const bool tiled = state.range(2) == 1;
+  // 2: as compiled by default; 1: attention as five kernels (no fuse_attention); 0: that
+  // and matmuls untiled.
+  const int variant = static_cast<int>(state.range(2));
   const bool kept_frame = state.range(3) == 1;
   auto model = *models::CreateModel(f32 ? "decode:dtype=f32" : "decode");
   runtime::TensorMap in = *model->ExampleInputs({{"S", S}}, 0);
@@ -135,7 +137,8 @@ void BM_DecodeStep(benchmark::State& state) {
   trace.fixed_dims = {{"S", S}};
   ir::Graph traced = *models::TraceModel(*model, trace);
   compiler::CompileGraphOptions options;
-  options.codegen.tile_matmuls = tiled;
+  options.codegen.tile_matmuls = variant >= 1;
+  options.fuse_attention = variant == 2;
   auto cg = *compiler::CompiledGraph::Compile(traced, model->params(), options);
   compiler::CompiledCall call(*cg);
   std::vector<runtime::Tensor> positional;
@@ -179,12 +182,14 @@ void BM_DecodeStep(benchmark::State& state) {
   state.counters["floor_us"] = floor_median * 1e6;
   state.counters["bytes"] = static_cast<double>(bytes);
   state.counters["x_floor"] = step_median / floor_median;
-  state.SetLabel(absl::StrCat(f32 ? "f32" : "f64", " S=", S, tiled ? " tiled" : " untiled",
+  static const char* const kVariant[] = {" untiled", " unfused", " default"};
+  state.SetLabel(absl::StrCat(f32 ? "f32" : "f64", " S=", S, kVariant[variant],
                               kept_frame ? " CompiledCall" : " Run"));
 }
-// Args: S, f32, tiled, kept frame (CompiledCall::Run instead of CompiledGraph::Run).
+// Args: S, f32, variant (2 default, 1 attention unfused, 0 also untiled), kept frame
+// (CompiledCall::Run instead of CompiledGraph::Run).
 BENCHMARK(BM_DecodeStep)
-    ->ArgsProduct({{64, 512}, {0, 1}, {1, 0}, {0, 1}})
+    ->ArgsProduct({{64, 512}, {0, 1}, {2, 1, 0}, {0, 1}})
     ->Unit(benchmark::kMicrosecond)
     ->UseManualTime();
 

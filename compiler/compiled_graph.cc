@@ -60,7 +60,9 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
   cg->timings_.passes = ir::SecondsSince(start);
 
   start = ir::Clock::now();
-  GJ_ASSIGN_OR_RETURN(cg->lowered_, Lower(cg->graph_));
+  LowerOptions lower_options;
+  lower_options.fuse_attention = options.fuse_attention;
+  GJ_ASSIGN_OR_RETURN(cg->lowered_, Lower(cg->graph_, lower_options));
   cg->constants_ = ConstantTensors(cg->graph_, cg->lowered_);
   cg->bounds_ = DynamicBounds(cg->graph_);
   cg->timings_.lower = ir::SecondsSince(start);

@@ -25,7 +25,10 @@ struct CompileGraphOptions {
                                     // already be decomposed)
   bool params_are_constant = true;  // weights fixed for the code's life: passes may fold
   CompileOptions codegen;           // keep IR text, emit assembly
-  int compile_threads = 0;          // 0: GRAPHJIT_COMPILE_THREADS, else all cores
+  // Lowering runs attention (scores, softmax, P @ V) as one kernel with an online softmax
+  // (compiler/lower/fuse_attention.h). Off only to measure what that buys.
+  bool fuse_attention = true;
+  int compile_threads = 0;  // 0: GRAPHJIT_COMPILE_THREADS, else all cores
   // Kernels' object code is loaded from / stored to GRAPHJIT_CACHE_DIR
   // (compiler/cache/disk_cache.h; `off` disables it for the process).
   bool use_disk_cache = true;

@@ -58,6 +58,8 @@ ABSL_FLAG(bool, profile, false,
           "compile, run --profile-calls times on example inputs (a model's, or seeded random "
           "ones sized by --dim / --bind for an IR file) and print each kernel's median time, "
           "bytes, GB/s and share of the call");
+ABSL_FLAG(bool, fuse_attention, true,
+          "lower attention (scores, softmax, P @ V) as one kernel; false: as five, to compare");
 ABSL_FLAG(int32_t, profile_calls, 200, "timed calls for --profile (after 3 warm-up calls)");
 ABSL_FLAG(bool, stats, false,
           "print node counts (total and computing) after each pass, and pass times");
@@ -240,6 +242,7 @@ int Main(int argc, char** argv) {
   if (status.ok() && compile) {
     compiler::CompileGraphOptions options;
     options.optimize = false;  // the pipeline above already ran
+    options.fuse_attention = absl::GetFlag(FLAGS_fuse_attention);
     options.codegen.keep_ir = stage == "llvm" || stage == "llvm-opt";
     options.codegen.emit_asm = stage == "asm";
     absl::StatusOr<std::unique_ptr<compiler::CompiledGraph>> cg =
@@ -326,8 +329,8 @@ int Main(int argc, char** argv) {
     }
     // Index simplification (the last step of lower): distinct expression nodes per kernel
     // as lowering builds them and as codegen gets them.
-    absl::StatusOr<compiler::LoweredGraph> plain =
-        compiler::Lower(graph, {.simplify_indices = false});
+    absl::StatusOr<compiler::LoweredGraph> plain = compiler::Lower(
+        graph, {.simplify_indices = false, .fuse_attention = absl::GetFlag(FLAGS_fuse_attention)});
     if (plain.ok()) {
       const compiler::ExprNodeCounts before = compiler::CountKernelExprNodes(plain->program);
       const ir::Clock::time_point start = ir::Clock::now();

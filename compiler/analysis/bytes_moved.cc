@@ -81,10 +81,8 @@ TrafficReport ProgramTraffic(const Program& program) {
   TrafficReport report;
   for (const Kernel& k : program.kernels) {
     std::set<int> loaded;
-    for (const ExprPtr& e : {k.value, k.lhs, k.rhs, k.reduce_extent, k.finish_scale}) {
-      CollectLoads(e, &loaded);
-    }
-    for (const ExprPtr& e : k.store_indices) CollectLoads(e, &loaded);
+    for (const ExprPtr* e : KernelExprs(k)) CollectLoads(*e, &loaded);
+    if (k.kind == KernelKind::kAttention) loaded.erase(k.scores);
     Traffic t;
     t.name = k.name;
     for (int b : loaded) {
@@ -98,6 +96,16 @@ TrafficReport ProgramTraffic(const Program& program) {
       if (std::optional<ir::SymExpr> n = LoopProduct(k, k.loops.size(), program)) {
         t.bytes_written = *n * ir::DTypeSize(out.dtype);
       }
+    }
+    if (k.kind == KernelKind::kAttention) {
+      const Buffer& sum = program.buffers[k.sum_out];
+      t.bytes_written = t.bytes_written + Bytes(sum.shape, sum.dtype);
+      // Loops are batch.., M, N, D: the scores' multiply-adds; P @ V's are batch.., M, N
+      // times the values' width.
+      std::optional<ir::SymExpr> scores = LoopProduct(k, k.loops.size(), program);
+      std::optional<ir::SymExpr> rows = LoopProduct(k, k.loops.size() - 1, program);
+      std::optional<ir::SymExpr> width = ToSym(k.values_width, program);
+      if (scores && rows && width) t.flops = 2 * *scores + 2 * *rows * *width;
     }
     if (k.kind == KernelKind::kMatmul || k.kind == KernelKind::kExternMatmul) {
       // Loops are batch.., M, N, K: their product is the multiply-adds.

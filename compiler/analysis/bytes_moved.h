@@ -25,7 +25,8 @@ struct TrafficReport {
 
 // Per fused kernel of a lowered program: every distinct buffer the kernel loads counts in
 // full once (a kernel streams its inputs), plus the elements it stores. Inlined producers
-// cost nothing here: fusion is what removes their traffic.
+// cost nothing here: fusion is what removes their traffic. A fused attention's scores
+// scratch counts neither way: it is written and read back a block at a time, in cache.
 TrafficReport ProgramTraffic(const Program& program);
 
 // Per compute node of an unfused graph (sources excluded): its operands in full plus its

@@ -70,7 +70,7 @@ ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& 
   // that older objects in a disk or remote cache never load: v2 register-tiled matmuls,
   // v3 f32 sums accumulating in f64, ..., v7 jammed heads' products splitting k into
   // accumulator sets.
-  h.Text("graphjit-kernel-key-v7");
+  h.Text("graphjit-kernel-key-v8");
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir, emit_asm and keep_object change what is kept.
   h.Text(absl::StrCat("tile_matmuls=", codegen.tile_matmuls, "\n"));
@@ -85,7 +85,8 @@ ContentKey GraphContentKey(const ir::Graph& graph, const runtime::TensorMap& par
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir and emit_asm change what is kept.
   h.Text(absl::StrCat("optimize=", options.optimize, ",const=", options.params_are_constant,
-                      ",tile_matmuls=", options.codegen.tile_matmuls));
+                      ",tile_matmuls=", options.codegen.tile_matmuls,
+                      ",fuse_attention=", options.fuse_attention));
   ir::Graph renamed = graph;
   renamed.set_name("g");
   h.Text(ir::PrintGraph(renamed));

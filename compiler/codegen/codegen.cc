@@ -22,12 +22,9 @@ namespace {
 
 llvm::StringRef Ref(absl::string_view s) { return llvm::StringRef(s.data(), s.size()); }
 
-// The type sums of `dtype` accumulate in: f64 for f32, as the interpreter's kernels and
-// program_eval do (OPS.md), so partial sums of large f32 values that overflow f32 stay
-// finite; the dtype itself otherwise.
-DType SumType(DType dtype) { return dtype == DType::kF32 ? DType::kF64 : dtype; }
-
 }  // namespace
+
+DType SumType(DType dtype) { return dtype == DType::kF32 ? DType::kF64 : dtype; }
 
 KernelEmitter::KernelEmitter(const Program& program, const Kernel& kernel, llvm::Function* function,
                              const CompileOptions& options)
@@ -99,7 +96,9 @@ absl::Status KernelEmitter::Emit() {
     num_vars += 1;
   }
   if (kernel_.kind == KernelKind::kScan) identity_rank += 1;  // (i.., r)
-  if (kernel_.kind == KernelKind::kMatmul || kernel_.kind == KernelKind::kExternMatmul) {
+  if (kernel_.kind == KernelKind::kAttention) num_vars += 1;  // e, the values' column
+  if (kernel_.kind == KernelKind::kMatmul || kernel_.kind == KernelKind::kExternMatmul ||
+      kernel_.kind == KernelKind::kAttention) {
     if (kernel_.loops.size() < 3) {
       Fail("matmul needs loops (batch.., M, N, K), has ", kernel_.loops.size());
       return status_;
@@ -128,6 +127,9 @@ absl::Status KernelEmitter::Emit() {
     case KernelKind::kExternMatmul:
       EmitExternMatmul();
       break;
+    case KernelKind::kAttention:
+      EmitAttention();
+      break;
     default:
       Fail("unknown kernel kind ", static_cast<int>(kernel_.kind));
   }
@@ -137,19 +139,25 @@ absl::Status KernelEmitter::Emit() {
 }
 
 void KernelEmitter::AddOutAliasScope() {
-  if (!kernel_.out_exclusive || !buffers_[kernel_.out].ready || buffers_[kernel_.out].failed) {
-    return;
-  }
+  if (!kernel_.out_exclusive) return;
   absl::flat_hash_map<const llvm::Value*, int> buffer_of_base;
   for (size_t b = 0; b < buffers_.size(); ++b) {
     if (buffers_[b].ready && !buffers_[b].failed) {
       buffer_of_base[buffers_[b].base] = static_cast<int>(b);
     }
   }
+  // One scope per written buffer: its accesses are in it, every other access (reads of
+  // other buffers, writes of the other written buffers) is noalias with it.
   llvm::MDBuilder md(context_);
   llvm::MDNode* domain = md.createAnonymousAliasScopeDomain(kernel_.name);
-  llvm::MDNode* out = llvm::MDNode::get(
-      context_, {md.createAnonymousAliasScope(domain, program_.buffers[kernel_.out].name)});
+  absl::flat_hash_map<int, llvm::Metadata*> scope_of;
+  for (int b : KernelWrites(kernel_)) {
+    if (b >= 0 && b < static_cast<int>(buffers_.size()) && buffers_[b].ready &&
+        !buffers_[b].failed && !scope_of.contains(b)) {
+      scope_of[b] = md.createAnonymousAliasScope(domain, program_.buffers[b].name);
+    }
+  }
+  if (scope_of.empty()) return;
   for (llvm::Instruction& inst : llvm::instructions(*function_)) {
     const llvm::Value* ptr = llvm::getLoadStorePointerOperand(&inst);
     // Element addresses are GEP chains over a buffer's base.
@@ -158,9 +166,18 @@ void KernelEmitter::AddOutAliasScope() {
       ptr = gep != nullptr ? gep->getPointerOperand() : nullptr;
     }
     if (ptr == nullptr) continue;  // an accumulator or staging array, the args array
-    const bool is_out = buffer_of_base.at(ptr) == kernel_.out;
-    inst.setMetadata(is_out ? llvm::LLVMContext::MD_alias_scope : llvm::LLVMContext::MD_noalias,
-                     out);
+    const int buffer = buffer_of_base.at(ptr);
+    std::vector<llvm::Metadata*> others;
+    for (const auto& [b, scope] : scope_of) {
+      if (b != buffer) others.push_back(scope);
+    }
+    if (auto it = scope_of.find(buffer); it != scope_of.end()) {
+      inst.setMetadata(llvm::LLVMContext::MD_alias_scope,
+                       llvm::MDNode::get(context_, {it->second}));
+    }
+    if (!others.empty()) {
+      inst.setMetadata(llvm::LLVMContext::MD_noalias, llvm::MDNode::get(context_, others));
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 #define GRAPHJIT_COMPILER_CODEGEN_CODEGEN_EMITTER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,18 @@ namespace graphjit::compiler::codegen_internal {
 
 // Whether the host has FMA instructions (llvm.fma is then one instruction, not a call).
 bool HostHasFma();
+// The host's widest vector in bytes (AVX-512: 64, AVX / AVX2: 32, else 16) and how many
+// vector registers of that width it has (32 with AVX-512, else 16).
+int HostVectorBytes();
+int HostVectorRegisters();
+// The type sums of `dtype` accumulate in: f64 for f32, as the interpreter's kernels and
+// program_eval do (OPS.md), so partial sums of large f32 values that overflow f32 stay
+// finite; the dtype itself otherwise.
+ir::DType SumType(ir::DType dtype);
+bool UsesLoopVar(const Expr* e, int var);
+// Consecutive n give consecutive elements: the last index is n itself and no other
+// index mentions n (buffers are row-major with a unit stride in their last dim).
+bool ContiguousAlongN(const std::vector<ExprPtr>& indices, int n);
 
 // Emits the body of one kernel function `void(ptr args, ptr symbols, ptr workspace)`.
 // Validation happens on the way: the first inconsistency is recorded (naming the kernel)
@@ -55,9 +68,10 @@ class KernelEmitter {
   llvm::Type* MemoryType(ir::DType dtype);  // and i8 in memory
   llvm::Value* Poison(ir::DType dtype) { return llvm::PoisonValue::get(ValueType(dtype)); }
 
-  // With kernel_.out_exclusive, tells LLVM (scoped noalias metadata) that no load of
-  // another buffer overlaps the output, so the vectorizer needs no run-time overlap check
-  // (which failed, and ran the scalar loop, in kernels reading a row's max or sum).
+  // With kernel_.out_exclusive, tells LLVM (scoped noalias metadata) that no access of
+  // another buffer overlaps a buffer the kernel writes, so the vectorizer needs no
+  // run-time overlap check (which failed, and ran the scalar loop, in kernels reading a
+  // row's max or sum), and loads shared by jammed heads are not redone after a store.
   void AddOutAliasScope();
   // --- kernels and loops (codegen.cc)
   void EmitPointwise();
@@ -71,6 +85,23 @@ class KernelEmitter {
   // are reduced together into one vector and stored at once, for SharedRhsJam() heads
   // at a time. False, with nothing emitted, where it does not apply.
   bool EmitTiledDot();
+  // Where the tiled dot applies (lhs and rhs loads contiguous along k = the last loop, K
+  // a constant of at most a few vectors, lhs not depending on n): the vector width in
+  // elements and K in vectors.
+  struct DotTiling {
+    int lanes = 0;
+    int k_vectors = 0;
+  };
+  std::optional<DotTiling> PlanTiledDot();
+  // The dots at n = n0 .. n0 + count (count = lanes, or 1) of `heads` jammed heads from
+  // `first`, each head's stored at once (one vector, or one element) into buffer `target`
+  // at `indices` evaluated with n = n0.
+  void EmitDotVectors(const DotTiling& t, llvm::Value* first, int heads, llvm::Value* n0, int count,
+                      int target, const std::vector<ExprPtr>& indices);
+  // Heads a tiled dot runs per pass over the rhs (their lhs vectors stay in registers).
+  int MaxDotHeads();
+  // --- attention (codegen_attention.cc): kAttention, an online softmax per row block
+  void EmitAttention();
   // How many iterations of the batch loop just outside m to run per pass (1: none), at
   // most max_jam and dividing its constant extent, when rhs does not depend on that loop
   // and lhs does: attention's query heads of one KV head, which then share each rhs load.

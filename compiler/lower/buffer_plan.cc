@@ -7,11 +7,31 @@
 
 namespace graphjit::compiler {
 
-void PlanWorkspace(const std::vector<int>& def_kernel, const std::vector<int>& last_use,
-                   Program* program) {
-  GJ_CHECK(def_kernel.size() == program->buffers.size() &&
-           last_use.size() == program->buffers.size())
-      << "one definition and last use per buffer";
+namespace {
+
+void CollectLoads(const Expr* e, int kernel, std::vector<int>* last_use) {
+  if (e == nullptr) return;
+  if (e->kind == ExprKind::kLoad) {
+    GJ_CHECK(e->index >= 0 && e->index < static_cast<int>(last_use->size()))
+        << "load of b" << e->index;
+    (*last_use)[e->index] = std::max((*last_use)[e->index], kernel);
+  }
+  for (const ExprPtr& o : e->operands) CollectLoads(o.get(), kernel, last_use);
+}
+
+}  // namespace
+
+void PlanWorkspace(Program* program) {
+  const int num_buffers = static_cast<int>(program->buffers.size());
+  std::vector<int> def_kernel(num_buffers, -1), last_use(num_buffers, -1);
+  for (int i = 0; i < static_cast<int>(program->kernels.size()); ++i) {
+    const Kernel& k = program->kernels[i];
+    for (int b : KernelWrites(k)) {
+      GJ_CHECK(b >= 0 && b < num_buffers) << "kernel " << k.name << " writes b" << b;
+      if (def_kernel[b] < 0) def_kernel[b] = i;
+    }
+    for (const ExprPtr* e : KernelExprs(k)) CollectLoads(e->get(), i, &last_use);
+  }
   struct Slot {
     ir::SymExpr size, offset;
     int free_after;
@@ -23,7 +43,11 @@ void PlanWorkspace(const std::vector<int>& def_kernel, const std::vector<int>& l
     if (buf.kind != BufferKind::kTemp) continue;
     const ir::SymExpr bytes = ir::NumElements(buf.shape) * ir::DTypeSize(buf.dtype);
     const ir::SymExpr size = (bytes + 63) / 64 * 64;
-    const int def = def_kernel[b], last = std::max(last_use[b], def);
+    if (def_kernel[b] < 0 && last_use[b] < 0) {
+      buf.workspace_offset = ConstI(0);
+      continue;
+    }
+    const int def = std::max(def_kernel[b], 0), last = std::max(last_use[b], def);
     Slot* chosen = nullptr;
     for (Slot& s : slots) {
       if (s.free_after < def && s.size == size) {

@@ -11,11 +11,10 @@
 
 namespace graphjit::compiler {
 
-// Sets workspace_offset of every kTemp buffer of `program` and its workspace_bytes.
-// def_kernel[b] is the index of the kernel that writes buffer b, last_use[b] the last
-// kernel that reads it (-1: none; both indexed by buffer). Slots are 64-byte aligned.
-void PlanWorkspace(const std::vector<int>& def_kernel, const std::vector<int>& last_use,
-                   Program* program);
+// Sets workspace_offset of every kTemp buffer of `program` and its workspace_bytes. A
+// temp lives from the first kernel that writes it to the last that reads it; a temp no
+// kernel touches takes no space. Slots are 64-byte aligned.
+void PlanWorkspace(Program* program);
 
 }  // namespace graphjit::compiler
 

@@ -210,6 +210,32 @@ std::string ExprToString(const ExprPtr& e) {
   return "?";
 }
 
+std::vector<ExprPtr*> MutableKernelExprs(Kernel* k) {
+  std::vector<ExprPtr*> roots;
+  for (ExprPtr& e : k->loops) roots.push_back(&e);
+  for (ExprPtr& e : k->store_indices) roots.push_back(&e);
+  for (ExprPtr* e : {&k->value, &k->reduce_extent, &k->finish_scale, &k->lhs, &k->rhs, &k->values,
+                     &k->values_width}) {
+    roots.push_back(e);
+  }
+  for (ExprPtr& e : k->sum_indices) roots.push_back(&e);
+  return roots;
+}
+
+std::vector<const ExprPtr*> KernelExprs(const Kernel& k) {
+  std::vector<ExprPtr*> roots = MutableKernelExprs(const_cast<Kernel*>(&k));
+  return std::vector<const ExprPtr*>(roots.begin(), roots.end());
+}
+
+std::vector<int> KernelWrites(const Kernel& k) {
+  std::vector<int> writes = {k.out};
+  if (k.kind == KernelKind::kAttention) {
+    writes.push_back(k.scores);
+    writes.push_back(k.sum_out);
+  }
+  return writes;
+}
+
 std::string ProgramToString(const Program& p) {
   std::string out = absl::StrCat("program ", p.name, " (symbols: ", absl::StrJoin(p.symbols, ", "),
                                  "; workspace ", p.workspace_bytes.ToString(), " bytes)\n");
@@ -264,6 +290,18 @@ std::string ProgramToString(const Program& p) {
         absl::StrAppend(&out, "    ", target, " = extern_matmul(blas) lhs &", ExprToString(k.lhs),
                         " rhs &", ExprToString(k.rhs), k.transpose_rhs ? " transposed" : "", "\n");
         break;
+      case KernelKind::kAttention: {
+        std::vector<std::string> sum;
+        for (const ExprPtr& s : k.sum_indices) sum.push_back(ExprToString(s));
+        absl::StrAppend(&out, "    ", target, ", b", k.sum_out, "[", absl::StrJoin(sum, ", "),
+                        "] = attention over i", k.loops.size() - 2, " < ",
+                        ExprToString(k.loops[k.loops.size() - 2]), " with scores b", k.scores,
+                        " = lhs ", ExprToString(k.lhs), " rhs ", ExprToString(k.rhs),
+                        "\n      softmax of ", ExprToString(k.value), "\n      times i",
+                        k.loops.size(), " < ", ExprToString(k.values_width), " of ",
+                        ExprToString(k.values), "\n");
+        break;
+      }
     }
   }
   return out;

@@ -132,6 +132,18 @@ enum class KernelKind : uint8_t {
   // In index order, f32 accumulating in f64 (as the eager kernel: results agree exactly).
   // `store_indices` empty means (i_0, .., i_n, r).
   kScan,
+  // Attention in one pass (compiler/lower/fuse_attention.h): per row (batch.., m),
+  //   x_j = value(j) where value reads the row's scores s_j = sum_d lhs(d) * rhs(j, d) from
+  //       buffer `scores` at (batch.., m, j) (the kernel stores each score there first)
+  //   p_j = exp(x_j - max_j x_j)
+  //   out[store_indices(e)] = sum_j p_j * values(j, e);  sum_out[sum_indices] = sum_j p_j
+  // with a running max (an online softmax), so the row is read once and no p or max is
+  // stored. Loop variables: batch 0..nb-1, m = nb, j = nb+1, d = nb+2 (loops are the
+  // scores' batch.., M, N, D, as a kDot matmul), e = nb+3 < values_width. `scores` is the
+  // kernel's scratch: its contents afterwards are unspecified. The sums and outputs equal
+  // the unfused kernels' within rounding (p is rescaled as the max grows); a row whose x
+  // are all -inf gives NaN as exp(-inf - -inf) would; f32 and f64 only.
+  kAttention,
 };
 
 enum class MatmulOrder : uint8_t { kDot, kAxpy };
@@ -151,11 +163,26 @@ struct Kernel {
   ExprPtr lhs = nullptr, rhs = nullptr;
   MatmulOrder order = MatmulOrder::kDot;
   bool transpose_rhs = false;  // kExternMatmul: rhs stored [.., N, K]
-  // No buffer the kernel reads overlaps `out` (other than out itself): codegen tells
-  // LLVM so. Arg buffers may overlap (an output written in place of a donated input), so
-  // only MakeKernelUnit, which knows the program's buffers, sets it.
+  // kAttention (loops = batch extents, then M, N, D; lhs, rhs and value as above)
+  ExprPtr values = nullptr;        // V at (batch.., j, e)
+  ExprPtr values_width = nullptr;  // the extent of e
+  int scores = -1;                 // the scratch buffer the scores go through
+  int sum_out = -1;                // where each row's sum of p goes, at sum_indices
+  std::vector<ExprPtr> sum_indices = {};
+  // No buffer the kernel reads overlaps a buffer it writes (KernelWrites; other than
+  // itself), nor do the written ones overlap: codegen tells LLVM so. Arg buffers may
+  // overlap (an output written in place of a donated input), so only MakeKernelUnit,
+  // which knows the program's buffers, sets it.
   bool out_exclusive = false;
 };
+
+// Every expression root of a kernel (null ones included), in a fixed order: loops, store
+// indices, value, reduce_extent, finish_scale, lhs, rhs, values, values_width, sum
+// indices. For passes that treat all of a kernel's expressions alike.
+std::vector<const ExprPtr*> KernelExprs(const Kernel& kernel);
+std::vector<ExprPtr*> MutableKernelExprs(Kernel* kernel);
+// The buffers a kernel writes: out, and a kAttention's scores and sum_out.
+std::vector<int> KernelWrites(const Kernel& kernel);
 
 // A whole compiled graph: its symbols, buffers and kernels, run in order by one entry
 //   void entry(void** args, const int64_t* symbols, char* workspace)

@@ -80,12 +80,11 @@ KernelUnit MakeKernelUnit(const Program& program, int kernel) {
   unit_kernel.name = "k";
   // The output first, then operands in the order the kernel reads them.
   unit_kernel.out = c.BufferIndex(k.out);
-  for (ExprPtr& e : unit_kernel.loops) e = c.Map(e);
-  for (ExprPtr& e : unit_kernel.store_indices) e = c.Map(e);
-  for (ExprPtr* e : {&unit_kernel.value, &unit_kernel.reduce_extent, &unit_kernel.finish_scale,
-                     &unit_kernel.lhs, &unit_kernel.rhs}) {
-    *e = c.Map(*e);
+  if (k.kind == KernelKind::kAttention) {
+    unit_kernel.scores = c.BufferIndex(k.scores);
+    unit_kernel.sum_out = c.BufferIndex(k.sum_out);
   }
+  for (ExprPtr* e : MutableKernelExprs(&unit_kernel)) *e = c.Map(*e);
   KernelUnit unit;
   // Buffer dims may mention symbols the body does not: map them all before the counts
   // are final (a dims expression never adds buffers).
@@ -99,9 +98,14 @@ KernelUnit MakeKernelUnit(const Program& program, int kernel) {
   // Program buffers are pairwise disjoint (temps live at one kernel have distinct
   // workspace slots, args are not in the workspace) except an output and the input it is
   // written in place of.
-  const int donor = program.buffers[k.out].alias_of;
-  unit_kernel.out_exclusive =
-      std::find(unit.buffers.begin(), unit.buffers.end(), donor) == unit.buffers.end();
+  unit_kernel.out_exclusive = true;
+  for (int b : KernelWrites(k)) {
+    const int donor = program.buffers[b].alias_of;
+    if (std::find(unit.buffers.begin(), unit.buffers.end(), donor) != unit.buffers.end()) {
+      unit_kernel.out_exclusive = false;
+    }
+  }
+  const std::vector<int> writes = KernelWrites(unit_kernel);
   unit.symbols = c.symbols();
   Program& p = unit.program;
   p.name = "kernel";
@@ -112,7 +116,9 @@ KernelUnit MakeKernelUnit(const Program& program, int kernel) {
     b.name = absl::StrCat("b", i);
     b.dtype = from.dtype;
     b.dims = std::move(dims[i]);
-    b.kind = static_cast<int>(i) == unit_kernel.out ? BufferKind::kOutput : BufferKind::kInput;
+    b.kind = std::find(writes.begin(), writes.end(), static_cast<int>(i)) != writes.end()
+                 ? BufferKind::kOutput
+                 : BufferKind::kInput;
     b.arg_index = static_cast<int>(i);
     p.buffers.push_back(std::move(b));
   }
@@ -136,6 +142,9 @@ KernelUnit MakeKernelUnit(const Program& program, int kernel) {
   AppendExprs("value", {u.value}, &t);
   AppendExprs("reduce", {u.reduce_extent, u.finish_scale}, &t);
   AppendExprs("matmul", {u.lhs, u.rhs}, &t);
+  AppendExprs("attention", {u.values, u.values_width}, &t);
+  absl::StrAppend(&t, "scores=", u.scores, " sum_out=", u.sum_out, "\n");
+  AppendExprs("sum", u.sum_indices, &t);
   return unit;
 }
 

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/lower/buffer_plan.h"
+#include "compiler/lower/fuse_attention.h"
 #include "compiler/lower/fusion.h"
 #include "compiler/lower/index_exprs.h"
 #include "compiler/lower/matmul_strategy.h"
@@ -26,7 +27,7 @@ using ir::ValueId;
 
 class Lowerer {
  public:
-  explicit Lowerer(const ir::Graph& g) : g_(g), fusion_(g) {
+  Lowerer(const ir::Graph& g, const LowerOptions& options) : g_(g), options_(options), fusion_(g) {
     for (const std::string& s : g.Symbols()) prog_.symbols.push_back(s);
     prog_.name = g.name();
     buffer_of_.assign(g.num_nodes(), -1);
@@ -38,7 +39,8 @@ class Lowerer {
       GJ_RETURN_IF_ERROR(LowerNode(id));
     }
     GJ_RETURN_IF_ERROR(WriteOutputs());
-    PlanWorkspace(def_kernel_, last_use_, &prog_);
+    if (options_.fuse_attention) FuseAttention(&prog_);
+    PlanWorkspace(&prog_);
     out_.program = std::move(prog_);
     return std::move(out_);
   }
@@ -62,7 +64,6 @@ class Lowerer {
   }
 
   ExprPtr LoadBuffer(int b, const std::vector<ExprPtr>& idx) {
-    reads_.push_back(b);
     return Load(b, prog_.buffers[b].dtype, idx);
   }
 
@@ -185,8 +186,6 @@ class Lowerer {
     b.kind = kind;
     if (kind != BufferKind::kTemp) b.arg_index = prog_.num_args++;
     prog_.buffers.push_back(std::move(b));
-    def_kernel_.push_back(static_cast<int>(prog_.kernels.size()));
-    last_use_.push_back(-1);
     return static_cast<int>(prog_.buffers.size()) - 1;
   }
 
@@ -209,13 +208,7 @@ class Lowerer {
     return absl::OkStatus();
   }
 
-  // Appends a kernel, recording which buffers it reads (for the workspace plan).
-  void AddKernel(Kernel k) {
-    int index = static_cast<int>(prog_.kernels.size());
-    for (int b : reads_) last_use_[b] = std::max(last_use_[b], index);
-    reads_.clear();
-    prog_.kernels.push_back(std::move(k));
-  }
+  void AddKernel(Kernel k) { prog_.kernels.push_back(std::move(k)); }
 
   std::string KernelName(ValueId id, const char* what = "") {
     return absl::StrCat("k", prog_.kernels.size(), "_", ir::OpName(g_.node(id).op), what);
@@ -496,19 +489,18 @@ class Lowerer {
   }
 
   const ir::Graph& g_;
+  const LowerOptions& options_;
   Program prog_;
   LoweredGraph out_;
   FusionPolicy fusion_;
-  std::vector<int> buffer_of_;              // per node: its buffer, or -1 while it is inlined
-  std::vector<int> def_kernel_, last_use_;  // per buffer
-  std::vector<int> reads_;                  // buffers read by the kernel being built
+  std::vector<int> buffer_of_;  // per node: its buffer, or -1 while it is inlined
   std::vector<int> written_outputs_;
 };
 
 }  // namespace
 
 absl::StatusOr<LoweredGraph> Lower(const ir::Graph& graph, const LowerOptions& options) {
-  absl::StatusOr<LoweredGraph> lowered = Lowerer(graph).Run();
+  absl::StatusOr<LoweredGraph> lowered = Lowerer(graph, options).Run();
   if (lowered.ok() && options.simplify_indices) SimplifyKernelIndices(&lowered->program);
   return lowered;
 }

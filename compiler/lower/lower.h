@@ -35,10 +35,13 @@ struct LoweredGraph {
 // (and more than one row) call OpenBLAS on materialized operands; smaller ones, and
 // matrix-vector products, are generated loops. kv_write of a graph input whose old value nobody
 // else reads is done in place (the output aliases the donated input). Temps share one
-// workspace, reusing space whose live ranges do not overlap. Last, the kernels' index
-// expressions are simplified (compiler/lower/simplify_index.h).
+// workspace, reusing space whose live ranges do not overlap. Attention's five kernels
+// (scores, max, exp, sum, P @ V) become one (compiler/lower/fuse_attention.h) before the
+// workspace is planned. Last, the kernels' index expressions are simplified
+// (compiler/lower/simplify_index.h).
 struct LowerOptions {
   bool simplify_indices = true;  // off: the expressions as built (for tests and --stats)
+  bool fuse_attention = true;    // off: attention as five kernels (for tests)
 };
 absl::StatusOr<LoweredGraph> Lower(const ir::Graph& graph, const LowerOptions& options = {});
 

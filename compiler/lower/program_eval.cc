@@ -171,6 +171,8 @@ class Evaluator {
         RunMatmul(k, extents);
       } else if (k.kind == KernelKind::kExternMatmul) {
         RunExternMatmul(k, extents);
+      } else if (k.kind == KernelKind::kAttention) {
+        RunAttention(k, extents);
       } else {
         Nest(k, extents, 0);
       }
@@ -300,6 +302,73 @@ class Evaluator {
           idx.push_back(n);
           Store(k.out, idx, Scalar{acc, 0});
         }
+      }
+    }
+  }
+
+  // Attention as the five kernels it replaces compute it (the kernel's own order of the
+  // softmax differs within rounding): per row, the scores through the scratch buffer,
+  // their max, p = exp(x - max), the sum of p and p @ V, each rounded to the dtype.
+  void RunAttention(const Kernel& k, const std::vector<int64_t>& extents) {
+    const size_t nb = extents.size() - 3;
+    const int64_t M = extents[nb], N = extents[nb + 1], D = extents[nb + 2];
+    const int64_t E = Eval(k.values_width).i;
+    const bool f32 = p_.buffers[k.out].dtype == ir::DType::kF32;
+    auto op = [&](ScalarOp o, double x, double y = 0) {
+      std::optional<Scalar> r = f32 ? FloatOp<float>(o, x, y) : FloatOp<double>(o, x, y);
+      return r->f;
+    };
+    auto round = [&](double x) { return f32 ? static_cast<double>(static_cast<float>(x)) : x; };
+    int64_t total = 1;
+    for (size_t d = 0; d < nb; ++d) total *= extents[d];
+    std::vector<double> p(N);
+    for (int64_t t = 0; t < total && status_.ok(); ++t) {
+      int64_t rest = t;
+      for (size_t d = nb; d-- > 0;) {
+        vars_[d] = rest % extents[d];
+        rest /= extents[d];
+      }
+      std::vector<int64_t> row(vars_.begin(), vars_.begin() + nb);
+      for (int64_t m = 0; m < M && status_.ok(); ++m) {
+        vars_[nb] = m;
+        for (int64_t j = 0; j < N; ++j) {
+          vars_[nb + 1] = j;
+          double acc = 0;
+          for (int64_t d = 0; d < D; ++d) {
+            vars_[nb + 2] = d;
+            acc += Eval(k.lhs).f * Eval(k.rhs).f;
+          }
+          std::vector<int64_t> at = row;
+          at.push_back(m);
+          at.push_back(j);
+          Store(k.scores, at, Scalar{acc, 0});
+        }
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < N; ++j) {
+          vars_[nb + 1] = j;
+          p[j] = Eval(k.value).f;
+          mx = runtime::MaxOf(mx, p[j]);
+        }
+        mx = round(mx);
+        double sum = 0;
+        for (int64_t j = 0; j < N; ++j) {
+          p[j] = round(op(ScalarOp::kExp, op(ScalarOp::kSub, p[j], mx)));
+          sum += p[j];
+        }
+        for (int64_t e = 0; e < E; ++e) {
+          vars_[nb + 3] = e;
+          double acc = 0;
+          for (int64_t j = 0; j < N; ++j) {
+            vars_[nb + 1] = j;
+            acc += p[j] * Eval(k.values).f;
+          }
+          std::vector<int64_t> at;
+          for (const ExprPtr& i : k.store_indices) at.push_back(Eval(i).i);
+          Store(k.out, at, Scalar{acc, 0});
+        }
+        std::vector<int64_t> at;
+        for (const ExprPtr& i : k.sum_indices) at.push_back(Eval(i).i);
+        Store(k.sum_out, at, Scalar{sum, 0});
       }
     }
   }

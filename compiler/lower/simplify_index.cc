@@ -1031,10 +1031,19 @@ void SimplifyKernel(Kernel* k) {
     k->reduce_extent = s.Build(l);
     if (vars.size() == k->loops.size()) vars.push_back(s.LoopRange(l));
   }
+  if (k->kind == KernelKind::kAttention && k->values_width != nullptr) {
+    Lin l = s.SimplifyInt(k->values_width);
+    k->values_width = s.Build(l);
+    // The output column e is loop variable loops.size().
+    if (vars.size() == k->loops.size()) vars.push_back(s.LoopRange(l));
+  }
   if (vars.size() < k->loops.size()) vars.clear();  // malformed (null extents): no ranges
   s.SetLoopRanges(std::move(vars));
   for (ExprPtr& e : k->store_indices) e = s.Simplify(e);
-  for (ExprPtr* e : {&k->value, &k->finish_scale, &k->lhs, &k->rhs}) *e = s.Simplify(*e);
+  for (ExprPtr* e : {&k->value, &k->finish_scale, &k->lhs, &k->rhs, &k->values}) {
+    *e = s.Simplify(*e);
+  }
+  for (ExprPtr& e : k->sum_indices) e = s.Simplify(e);
 }
 
 void SimplifyKernelIndices(Program* program) {
@@ -1053,13 +1062,7 @@ ExprNodeCounts CountKernelExprNodes(const Program& program) {
   ExprNodeCounts counts;
   for (const Kernel& k : program.kernels) {
     absl::flat_hash_map<const Expr*, int64_t> printed;
-    std::vector<const ExprPtr*> roots;
-    for (const ExprPtr& e : k.loops) roots.push_back(&e);
-    for (const ExprPtr& e : k.store_indices) roots.push_back(&e);
-    for (const ExprPtr* e : {&k.value, &k.reduce_extent, &k.finish_scale, &k.lhs, &k.rhs}) {
-      roots.push_back(e);
-    }
-    for (const ExprPtr* e : roots) {
+    for (const ExprPtr* e : KernelExprs(k)) {
       int64_t s = CountNodes(*e, &printed, &counts);
       counts.printed_nodes = s > kMax - counts.printed_nodes ? kMax : counts.printed_nodes + s;
     }

@@ -132,22 +132,38 @@ TEST(MatmulStrategy, BlasFromTheThresholdAndNeverForMatrixVector) {
 TEST(BufferPlan, DeadTempsOfTheSameSizeShareSpace) {
   Program p;
   p.symbols = {"S"};
-  auto temp = [&](ir::Shape shape) {
+  auto buffer = [&](ir::Shape shape, BufferKind kind) {
     Buffer b;
     b.dtype = ir::DType::kF32;
     b.shape = shape;
-    b.kind = BufferKind::kTemp;
+    b.kind = kind;
     p.buffers.push_back(b);
   };
-  temp({16});      // b0: kernels 0..1
-  temp({16});      // b1: kernel 2..3, after b0 died: reuses its slot
-  temp({16});      // b2: kernel 3..4, overlaps b1: a new slot
-  temp({kS, 16});  // b3: symbolic size: its own slot
-  PlanWorkspace({0, 2, 3, 4}, {1, 3, 4, 5}, &p);
+  buffer({16}, BufferKind::kTemp);      // b0: kernels 0..1
+  buffer({16}, BufferKind::kTemp);      // b1: kernel 2..3, after b0 died: reuses its slot
+  buffer({16}, BufferKind::kTemp);      // b2: kernel 3..4, overlaps b1: a new slot
+  buffer({kS, 16}, BufferKind::kTemp);  // b3: symbolic size: its own slot
+  buffer({16}, BufferKind::kOutput);    // b4
+  buffer({16}, BufferKind::kTemp);      // b5: no kernel touches it: no space
+  // Kernel i writes `out` and reads `in` (-1: nothing).
+  auto kernel = [&](int out, int in) {
+    Kernel k{KernelKind::kPointwise, "k", out};
+    k.loops = {ConstI(16)};
+    k.value = in < 0 ? ConstF(1, ir::DType::kF32) : Load(in, ir::DType::kF32, {ConstI(0)});
+    p.kernels.push_back(k);
+  };
+  kernel(0, -1);
+  kernel(4, 0);
+  kernel(1, -1);
+  kernel(2, 1);
+  kernel(3, 2);
+  kernel(4, 3);
+  PlanWorkspace(&p);
   EXPECT_EQ(ExprToString(p.buffers[0].workspace_offset), "0");
   EXPECT_EQ(ExprToString(p.buffers[1].workspace_offset), "0");
   EXPECT_EQ(ExprToString(p.buffers[2].workspace_offset), "64");
   EXPECT_EQ(ExprToString(p.buffers[3].workspace_offset), "128");
+  EXPECT_EQ(ExprToString(p.buffers[5].workspace_offset), "0");
   EXPECT_EQ(p.workspace_bytes, ir::SymExpr(128) + (64 * kS + 63) / 64 * 64);
 }
 

@@ -107,9 +107,11 @@ TEST(Lower, KvWriteIsInPlaceAndTouchesOnlyRowP) {
   }
   std::string listing = ProgramToString(lowered.program);
   EXPECT_THAT(listing, ::testing::Not(HasSubstr("_copy")));
-  // Projections read weights along n (axpy); attention scores read K along k (dot).
+  // Projections read weights along n (axpy); attention is one kernel (its scores read K
+  // along k).
   EXPECT_THAT(listing, HasSubstr("matmul(axpy)"));
-  EXPECT_THAT(listing, HasSubstr("matmul(dot)"));
+  EXPECT_THAT(listing, HasSubstr("= attention over i3 < s1 with scores"));
+  EXPECT_THAT(listing, ::testing::Not(HasSubstr("matmul(dot)")));
 }
 
 TEST(Lower, WorkspaceReusesDeadTemps) {

@@ -1,0 +1,279 @@
+// Attention in one pass (KernelKind::kAttention): per row, blocks of kBlock positions go
+// through four short loops while the row's running max m, sum l and output o stay in
+// registers:
+//   1. scores s_j = q . k_j into the scores scratch (the tiled dot of q @ K^T: a vector of
+//      dots at a time, for several query heads sharing each K row);
+//   2. x_j = value(s_j) back into the scratch, and the block's max;
+//   3. m' = max(m, block max); p_j = exp(x_j - m') into the scratch and their sum;
+//      l = l * exp(m - m') + sum, o *= exp(m - m');
+//   4. o += p_j * v_j (one strip of output vectors per head, each V row loaded once for
+//      all the heads).
+// Loops 2 and 3 are plain loops LLVM vectorizes (exp inline); the block stays in L1, where
+// the five unfused kernels passed over the whole row of scores and p five times.
+//
+// Exactness: where every x_j seen so far is -inf, m' is -inf and exp is taken against 0
+// instead (exp(-inf - -inf) would be NaN and poison the later blocks); a row whose x are
+// all -inf ends with o and l NaN, as exp(-inf - -inf) makes them in the unfused kernels.
+// A NaN or +inf x makes m' NaN or +inf and so o and l NaN, as there.
+#include <algorithm>
+#include <optional>
+
+#include "compiler/codegen/codegen_emitter.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+
+namespace graphjit::compiler::codegen_internal {
+
+using ir::DType;
+
+namespace {
+
+// Positions per block: a multiple of every vector width, and few enough that a block's
+// scores for four heads (4 KiB in f64) stay in L1 between its loops.
+constexpr int64_t kBlock = 512;
+// Query heads per pass when the scores are not tiled (then only the output strips count).
+constexpr int kMaxHeads = 4;
+
+}  // namespace
+
+void KernelEmitter::EmitAttention() {
+  const DType dtype = program_.buffers[kernel_.out].dtype;
+  if (dtype != DType::kF32 && dtype != DType::kF64) {
+    return Fail("attention into a ", ir::DTypeName(dtype), " buffer");
+  }
+  for (int b : {kernel_.scores, kernel_.sum_out}) {
+    if (b < 0 || b >= static_cast<int>(program_.buffers.size()) ||
+        program_.buffers[b].dtype != dtype) {
+      return Fail("attention's scores and sum buffers must be ", ir::DTypeName(dtype),
+                  " buffers, b", b, " is not");
+    }
+  }
+  if (kernel_.lhs == nullptr || kernel_.rhs == nullptr || kernel_.value == nullptr ||
+      kernel_.values == nullptr || kernel_.values_width == nullptr) {
+    return Fail("attention needs lhs, rhs, value, values and values_width");
+  }
+  const int nb = static_cast<int>(kernel_.loops.size()) - 3;
+  const int j = nb + 1, d = nb + 2, e = nb + 3;
+  const auto* width_const =
+      llvm::dyn_cast_or_null<llvm::ConstantInt>(EvalPrologue(kernel_.values_width, "values width"));
+  if (failed()) return;
+  if (width_const == nullptr || width_const->getSExtValue() <= 0 ||
+      width_const->getSExtValue() > 1024) {
+    return Fail("attention's values width must be a constant in [1, 1024]");
+  }
+  if (!ContiguousAlongN(kernel_.store_indices, e)) {
+    return Fail("attention's output must be stored contiguously along its column i", e);
+  }
+  const int lanes = HostVectorBytes() / static_cast<int>(ir::DTypeSize(dtype));
+  const int64_t columns = width_const->getSExtValue();
+  const int vectors = static_cast<int>(columns / lanes);
+  const int width = vectors + static_cast<int>(columns % lanes);
+  llvm::Type* type = ValueType(dtype);
+  llvm::Type* sum_type = ValueType(SumType(dtype));
+  llvm::Type* vector_type = llvm::FixedVectorType::get(type, lanes);
+  auto type_of = [&](int c) { return c < vectors ? vector_type : type; };
+  // The column of output group c (its first lane).
+  auto column = [&](int c) {
+    return body_.getInt64(c < vectors ? int64_t{c} * lanes
+                                      : int64_t{vectors} * lanes + c - vectors);
+  };
+  auto i64 = [&](int64_t v) { return body_.getInt64(v); };
+  const llvm::Align align(ir::DTypeSize(dtype));
+  llvm::Value* minus_inf = llvm::ConstantFP::getInfinity(type, /*Negative=*/true);
+
+  const std::optional<DotTiling> tiling = PlanTiledDot();
+  if (failed()) return;
+  // Heads of one KV head per pass: their output strips, a V row and a splat must fit the
+  // registers (and, tiled, their q vectors).
+  const int strip_heads = (HostVectorRegisters() - 2 - width) / width;
+  const int max_heads = std::min(tiling ? MaxDotHeads() : kMaxHeads, strip_heads);
+  const int jam =
+      nb >= 1 && UsesLoopVar(kernel_.values.get(), nb - 1) ? 1 : SharedRhsJam(max_heads);
+
+  // Per head: running max and sum, the block's max and sum, the output strip. Allocas in
+  // the entry block, which SROA turns into registers.
+  std::vector<llvm::AllocaInst*> max_of, sum_of, block_max, block_sum;
+  std::vector<std::vector<llvm::AllocaInst*>> acc(jam);
+  for (int h = 0; h < jam; ++h) {
+    max_of.push_back(Accumulator(dtype));
+    sum_of.push_back(Accumulator(SumType(dtype)));
+    block_max.push_back(Accumulator(dtype));
+    block_sum.push_back(Accumulator(SumType(dtype)));
+    for (int c = 0; c < width; ++c) {
+      acc[h].push_back(prologue_.CreateAlloca(type_of(c), nullptr, "acc"));
+    }
+  }
+  // loop_vars_[j] as the position j0 + the loop's index (inside a loop over j).
+  auto at_position = [&](llvm::Value* j0) {
+    loop_vars_[j] = body_.CreateAdd(j0, loop_vars_[j], "", true, true);
+  };
+  auto scores_ptr = [&] { return TargetPtr(kernel_.scores, identity_); };
+
+  // Positions j0 .. j0 + count of heads first .. first + heads.
+  auto block = [&](llvm::Value* first, int heads, llvm::Value* j0, llvm::Value* count) {
+    // 1. Scores.
+    if (tiling) {
+      llvm::Value* chunks = body_.CreateSDiv(count, i64(tiling->lanes));
+      EmitLoop(chunks, j, [&] {
+        llvm::Value* n0 = body_.CreateAdd(
+            j0, body_.CreateMul(loop_vars_[j], i64(tiling->lanes), "", true, true), "", true, true);
+        EmitDotVectors(*tiling, first, heads, n0, tiling->lanes, kernel_.scores, identity_);
+      });
+      llvm::Value* done = body_.CreateAdd(
+          j0, body_.CreateMul(chunks, i64(tiling->lanes), "", true, true), "", true, true);
+      llvm::Value* end = body_.CreateAdd(j0, count, "", true, true);
+      EmitLoop(body_.CreateSub(end, done, "", true, true), j, [&] {
+        llvm::Value* index = body_.CreateAdd(done, loop_vars_[j], "", true, true);
+        EmitDotVectors(*tiling, first, heads, index, 1, kernel_.scores, identity_);
+      });
+    } else {
+      llvm::AllocaInst* dot = Accumulator(dtype);
+      for (int h = 0; h < heads; ++h) {
+        SetJamIndex(first, h);
+        EmitLoop(count, j, [&] {
+          at_position(j0);
+          body_.CreateStore(llvm::Constant::getNullValue(type), dot);
+          EmitLoop(EvalTop(kernel_.loops[d], DType::kI64, "D extent"), d, [&] {
+            llvm::Value* a = EvalTop(kernel_.lhs, dtype, "lhs");
+            llvm::Value* b = EvalTop(kernel_.rhs, dtype, "rhs");
+            body_.CreateStore(MultiplyAdd(body_.CreateLoad(type, dot), a, b, dtype, true), dot);
+          });
+          StoreElement(kernel_.scores, scores_ptr(), body_.CreateLoad(type, dot));
+        });
+      }
+    }
+    // 2. x_j in place of the scores, and the block's max (NaN-propagating).
+    for (int h = 0; h < heads; ++h) {
+      SetJamIndex(first, h);
+      body_.CreateStore(minus_inf, block_max[h]);
+      EmitLoop(count, j, [&] {
+        at_position(j0);
+        llvm::Value* x = EvalTop(kernel_.value, dtype, "value");
+        StoreElement(kernel_.scores, scores_ptr(), x);
+        body_.CreateStore(body_.CreateMaximum(body_.CreateLoad(type, block_max[h]), x),
+                          block_max[h]);
+      });
+    }
+    // 3. The new max; p_j in place of x_j and their sum; the running sum and output
+    // rescaled to the new max.
+    for (int h = 0; h < heads; ++h) {
+      SetJamIndex(first, h);
+      llvm::Value* old_max = body_.CreateLoad(type, max_of[h]);
+      llvm::Value* new_max = body_.CreateMaximum(old_max, body_.CreateLoad(type, block_max[h]));
+      llvm::Value* ref = body_.CreateSelect(body_.CreateFCmpOEQ(new_max, minus_inf),
+                                            llvm::ConstantFP::get(type, 0.0), new_max);
+      body_.CreateStore(llvm::Constant::getNullValue(sum_type), block_sum[h]);
+      EmitLoop(count, j, [&] {
+        at_position(j0);
+        llvm::Value* ptr = scores_ptr();
+        if (ptr == nullptr) return;
+        llvm::Value* p = Exp(body_.CreateFSub(LoadElement(kernel_.scores, ptr), ref));
+        StoreElement(kernel_.scores, ptr, p);
+        llvm::IRBuilder<>::FastMathFlagGuard guard(body_);
+        llvm::FastMathFlags fmf = body_.getFastMathFlags();
+        fmf.setAllowReassoc();  // the sum splits into vector lanes
+        body_.setFastMathFlags(fmf);
+        llvm::Value* wide = sum_type == type ? p : body_.CreateFPExt(p, sum_type);
+        body_.CreateStore(body_.CreateFAdd(body_.CreateLoad(sum_type, block_sum[h]), wide),
+                          block_sum[h]);
+      });
+      llvm::Value* alpha = Exp(body_.CreateFSub(old_max, ref));
+      llvm::Value* wide_alpha = sum_type == type ? alpha : body_.CreateFPExt(alpha, sum_type);
+      body_.CreateStore(
+          body_.CreateFAdd(body_.CreateFMul(body_.CreateLoad(sum_type, sum_of[h]), wide_alpha),
+                           body_.CreateLoad(sum_type, block_sum[h])),
+          sum_of[h]);
+      llvm::Value* splat = vectors > 0 ? body_.CreateVectorSplat(lanes, alpha) : nullptr;
+      for (int c = 0; c < width; ++c) {
+        body_.CreateStore(
+            body_.CreateFMul(body_.CreateLoad(type_of(c), acc[h][c]), c < vectors ? splat : alpha),
+            acc[h][c]);
+      }
+      body_.CreateStore(new_max, max_of[h]);
+    }
+    // 4. o += p_j * v_j, each V row loaded once for the heads.
+    const Expr* values = kernel_.values.get();
+    const bool contiguous =
+        values->kind == ExprKind::kLoad && ContiguousAlongN(values->operands, e);
+    EmitLoop(count, j, [&] {
+      at_position(j0);
+      std::vector<llvm::Value*> v;
+      for (int c = 0; c < width; ++c) {
+        loop_vars_[e] = column(c);
+        if (contiguous) {
+          llvm::Value* ptr = TargetPtr(values->index, values->operands);
+          if (ptr == nullptr) return;
+          v.push_back(body_.CreateAlignedLoad(type_of(c), ptr, align));
+          continue;
+        }
+        if (c >= vectors) {
+          v.push_back(EvalTop(kernel_.values, dtype, "values"));
+          continue;
+        }
+        llvm::Value* lanes_value = llvm::PoisonValue::get(vector_type);
+        for (int i = 0; i < lanes; ++i) {
+          loop_vars_[e] = body_.CreateAdd(column(c), i64(i), "", true, true);
+          lanes_value = body_.CreateInsertElement(
+              lanes_value, EvalTop(kernel_.values, dtype, "values"), uint64_t(i));
+        }
+        v.push_back(lanes_value);
+      }
+      loop_vars_[e] = nullptr;
+      for (int h = 0; h < heads; ++h) {
+        SetJamIndex(first, h);
+        llvm::Value* ptr = scores_ptr();
+        if (ptr == nullptr) return;
+        llvm::Value* p = LoadElement(kernel_.scores, ptr);
+        llvm::Value* splat = vectors > 0 ? body_.CreateVectorSplat(lanes, p) : nullptr;
+        for (int c = 0; c < width; ++c) {
+          body_.CreateStore(MultiplyAdd(body_.CreateLoad(type_of(c), acc[h][c]),
+                                        c < vectors ? splat : p, v[c], dtype, false),
+                            acc[h][c]);
+        }
+      }
+    });
+  };
+
+  EmitJammedNest(jam, [&](llvm::Value* first, int heads) {
+    for (int h = 0; h < heads; ++h) {
+      body_.CreateStore(minus_inf, max_of[h]);
+      body_.CreateStore(llvm::Constant::getNullValue(sum_type), sum_of[h]);
+      for (int c = 0; c < width; ++c) {
+        body_.CreateStore(llvm::Constant::getNullValue(type_of(c)), acc[h][c]);
+      }
+    }
+    // Whole blocks, then the rest as one shorter block.
+    llvm::Value* n_extent = EvalTop(kernel_.loops[j], DType::kI64, "N extent");
+    llvm::Value* blocks = body_.CreateSDiv(n_extent, i64(kBlock));
+    EmitLoop(blocks, j, [&] {
+      block(first, heads, body_.CreateMul(loop_vars_[j], i64(kBlock), "", true, true), i64(kBlock));
+    });
+    llvm::Value* done = body_.CreateMul(blocks, i64(kBlock), "", true, true);
+    llvm::Value* rest = body_.CreateSub(n_extent, done, "", true, true);
+    EmitLoop(body_.CreateZExt(body_.CreateICmpSGT(rest, i64(0)), body_.getInt64Ty()), j,
+             [&] { block(first, heads, done, rest); });
+    // A row of only -inf: NaN, as the unfused exp(-inf - -inf).
+    for (int h = 0; h < heads; ++h) {
+      SetJamIndex(first, h);
+      llvm::Value* all_minus_inf =
+          body_.CreateAnd(body_.CreateFCmpOEQ(body_.CreateLoad(type, max_of[h]), minus_inf),
+                          body_.CreateICmpSGT(n_extent, i64(0)));
+      llvm::Value* sum = body_.CreateLoad(sum_type, sum_of[h]);
+      if (sum_type != type) sum = body_.CreateFPTrunc(sum, type);
+      sum = body_.CreateSelect(all_minus_inf, llvm::ConstantFP::getNaN(type), sum);
+      StoreElement(kernel_.sum_out, TargetPtr(kernel_.sum_out, kernel_.sum_indices), sum);
+      for (int c = 0; c < width; ++c) {
+        loop_vars_[e] = column(c);
+        llvm::Value* ptr = TargetPtr(kernel_.out, kernel_.store_indices);
+        if (ptr == nullptr) break;
+        llvm::Value* nan = llvm::ConstantFP::getNaN(type_of(c));
+        body_.CreateAlignedStore(
+            body_.CreateSelect(all_minus_inf, nan, body_.CreateLoad(type_of(c), acc[h][c])), ptr,
+            align);
+      }
+      loop_vars_[e] = nullptr;
+    }
+  });
+}
+
+}  // namespace graphjit::compiler::codegen_internal
