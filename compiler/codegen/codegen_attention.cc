@@ -7,7 +7,8 @@
 //   3. m' = max(m, block max); p_j = exp(x_j - m') into the scratch and their sum;
 //      l = l * exp(m - m') + sum, o *= exp(m - m');
 //   4. o += p_j * v_j (one strip of output vectors per head, each V row loaded once for
-//      all the heads).
+//      all the heads; positions round-robin over accumulator sets where the heads' strips
+//      give too few independent FMA chains).
 // Loops 2 and 3 are plain loops LLVM vectorizes (exp inline); the block stays in L1, where
 // the five unfused kernels passed over the whole row of scores and p five times.
 //
@@ -29,10 +30,15 @@ using ir::DType;
 namespace {
 
 // Positions per block: a multiple of every vector width, and few enough that a block's
-// scores for four heads (4 KiB in f64) stay in L1 between its loops.
-constexpr int64_t kBlock = 512;
+// scores for four heads (8 KiB in f64) stay in L1 between its loops. (128 and 512 ran
+// the same at S = 512 here: the per-block rescaling is not what the kernel spends.)
+constexpr int64_t kBlock = 256;
 // Query heads per pass when the scores are not tiled (then only the output strips count).
 constexpr int kMaxHeads = 4;
+// Independent FMA chains P @ V needs to hide the FMA latency, and the most accumulator
+// sets it splits the positions into to get them (as EmitTiledAxpy's strips).
+constexpr int kChains = 8;
+constexpr int kMaxSets = 4;
 
 }  // namespace
 
@@ -93,14 +99,24 @@ void KernelEmitter::EmitAttention() {
   // Per head: running max and sum, the block's max and sum, the output strip. Allocas in
   // the entry block, which SROA turns into registers.
   std::vector<llvm::AllocaInst*> max_of, sum_of, block_max, block_sum;
-  std::vector<std::vector<llvm::AllocaInst*>> acc(jam);
+  // P @ V's chains: jam x width FMAs per position. Fewer than kChains wait on the FMA
+  // latency (four f32 heads of one 16-lane vector: 4 chains), so positions go round-robin
+  // to up to kMaxSets accumulator sets, added at the end, while they fit the registers.
+  const int chains = jam * width;
+  int sets = std::clamp(kChains / chains, 1, kMaxSets);
+  while (sets > 1 && sets * chains + width + 2 > HostVectorRegisters()) --sets;
+  // acc[u][h][c]: set u, head h, column group c.
+  std::vector<std::vector<std::vector<llvm::AllocaInst*>>> acc(
+      sets, std::vector<std::vector<llvm::AllocaInst*>>(jam));
   for (int h = 0; h < jam; ++h) {
     max_of.push_back(Accumulator(dtype));
     sum_of.push_back(Accumulator(SumType(dtype)));
     block_max.push_back(Accumulator(dtype));
     block_sum.push_back(Accumulator(SumType(dtype)));
-    for (int c = 0; c < width; ++c) {
-      acc[h].push_back(prologue_.CreateAlloca(type_of(c), nullptr, "acc"));
+    for (int u = 0; u < sets; ++u) {
+      for (int c = 0; c < width; ++c) {
+        acc[u][h].push_back(prologue_.CreateAlloca(type_of(c), nullptr, "acc"));
+      }
     }
   }
   // loop_vars_[j] as the position j0 + the loop's index (inside a loop over j).
@@ -184,10 +200,12 @@ void KernelEmitter::EmitAttention() {
                            body_.CreateLoad(sum_type, block_sum[h])),
           sum_of[h]);
       llvm::Value* splat = vectors > 0 ? body_.CreateVectorSplat(lanes, alpha) : nullptr;
-      for (int c = 0; c < width; ++c) {
-        body_.CreateStore(
-            body_.CreateFMul(body_.CreateLoad(type_of(c), acc[h][c]), c < vectors ? splat : alpha),
-            acc[h][c]);
+      for (int u = 0; u < sets; ++u) {
+        for (int c = 0; c < width; ++c) {
+          body_.CreateStore(body_.CreateFMul(body_.CreateLoad(type_of(c), acc[u][h][c]),
+                                             c < vectors ? splat : alpha),
+                            acc[u][h][c]);
+        }
       }
       body_.CreateStore(new_max, max_of[h]);
     }
@@ -195,8 +213,8 @@ void KernelEmitter::EmitAttention() {
     const Expr* values = kernel_.values.get();
     const bool contiguous =
         values->kind == ExprKind::kLoad && ContiguousAlongN(values->operands, e);
-    EmitLoop(count, j, [&] {
-      at_position(j0);
+    // Position loop_vars_[j] into set u.
+    auto step = [&](int u) {
       std::vector<llvm::Value*> v;
       for (int c = 0; c < width; ++c) {
         loop_vars_[e] = column(c);
@@ -226,11 +244,27 @@ void KernelEmitter::EmitAttention() {
         llvm::Value* p = LoadElement(kernel_.scores, ptr);
         llvm::Value* splat = vectors > 0 ? body_.CreateVectorSplat(lanes, p) : nullptr;
         for (int c = 0; c < width; ++c) {
-          body_.CreateStore(MultiplyAdd(body_.CreateLoad(type_of(c), acc[h][c]),
+          body_.CreateStore(MultiplyAdd(body_.CreateLoad(type_of(c), acc[u][h][c]),
                                         c < vectors ? splat : p, v[c], dtype, false),
-                            acc[h][c]);
+                            acc[u][h][c]);
         }
       }
+    };
+    llvm::Value* rounds = body_.CreateSDiv(count, i64(sets));
+    EmitLoop(rounds, j, [&] {
+      llvm::Value* first_j = body_.CreateAdd(
+          j0, body_.CreateMul(loop_vars_[j], i64(sets), "", true, true), "", true, true);
+      for (int u = 0; u < sets; ++u) {
+        loop_vars_[j] = u == 0 ? first_j : body_.CreateAdd(first_j, i64(u), "", true, true);
+        step(u);
+      }
+    });
+    llvm::Value* done =
+        body_.CreateAdd(j0, body_.CreateMul(rounds, i64(sets), "", true, true), "", true, true);
+    llvm::Value* end = body_.CreateAdd(j0, count, "", true, true);
+    EmitLoop(body_.CreateSub(end, done, "", true, true), j, [&] {
+      at_position(done);
+      step(0);
     });
   };
 
@@ -238,8 +272,10 @@ void KernelEmitter::EmitAttention() {
     for (int h = 0; h < heads; ++h) {
       body_.CreateStore(minus_inf, max_of[h]);
       body_.CreateStore(llvm::Constant::getNullValue(sum_type), sum_of[h]);
-      for (int c = 0; c < width; ++c) {
-        body_.CreateStore(llvm::Constant::getNullValue(type_of(c)), acc[h][c]);
+      for (int u = 0; u < sets; ++u) {
+        for (int c = 0; c < width; ++c) {
+          body_.CreateStore(llvm::Constant::getNullValue(type_of(c)), acc[u][h][c]);
+        }
       }
     }
     // Whole blocks, then the rest as one shorter block.
@@ -267,9 +303,11 @@ void KernelEmitter::EmitAttention() {
         llvm::Value* ptr = TargetPtr(kernel_.out, kernel_.store_indices);
         if (ptr == nullptr) break;
         llvm::Value* nan = llvm::ConstantFP::getNaN(type_of(c));
-        body_.CreateAlignedStore(
-            body_.CreateSelect(all_minus_inf, nan, body_.CreateLoad(type_of(c), acc[h][c])), ptr,
-            align);
+        llvm::Value* total = body_.CreateLoad(type_of(c), acc[0][h][c]);
+        for (int u = 1; u < sets; ++u) {
+          total = body_.CreateFAdd(total, body_.CreateLoad(type_of(c), acc[u][h][c]));
+        }
+        body_.CreateAlignedStore(body_.CreateSelect(all_minus_inf, nan, total), ptr, align);
       }
       loop_vars_[e] = nullptr;
     }
