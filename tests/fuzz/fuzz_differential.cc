@@ -14,8 +14,9 @@
 // compiled code still runs, and must not crash.
 //
 // The graph of a failing input is printed on stderr (textual IR) before the abort. With
-// GRAPHJIT_FUZZ_PRINT set, every input's graph and bindings are printed before it runs,
-// so a crash inside compiled code (which no property check sees) can be read too.
+// GRAPHJIT_FUZZ_PRINT set, every input's graph, bindings and input values are printed
+// before it runs, so a crash inside compiled code (which no property check sees) can be
+// read too, and a mismatch checked by hand.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "compiler/compiled_graph.h"
 #include "runtime/interpreter.h"
 #include "tests/fuzz/fuzz_util.h"
@@ -61,6 +63,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::optional<gj::runtime::Tensor> t =
         gj::fuzz::MakeTensor(n.type, bindings, seed++ * 104729, kind, bound);
     if (!t) Fail("cannot make an input", &*graph);
+    if (std::getenv("GRAPHJIT_FUZZ_PRINT") != nullptr) {
+      std::string values;
+      for (double v : t->ToDoubles()) absl::StrAppend(&values, " ", absl::StrFormat("%.17g", v));
+      std::fprintf(stderr, "%s:%s\n", n.name().c_str(), values.c_str());
+    }
     inputs[n.name()] = *t;
   }
 
