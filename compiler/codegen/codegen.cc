@@ -2,7 +2,10 @@
 // and the canonical loop nests the O2 pipeline's loop vectorizer recognizes.
 #include "compiler/codegen/codegen.h"
 
+#include <algorithm>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "compiler/codegen/codegen_emitter.h"
 #include "ir/status_macros.h"
@@ -150,14 +153,23 @@ void KernelEmitter::AddOutAliasScope() {
   // other buffers, writes of the other written buffers) is noalias with it.
   llvm::MDBuilder md(context_);
   llvm::MDNode* domain = md.createAnonymousAliasScopeDomain(kernel_.name);
-  absl::flat_hash_map<int, llvm::Metadata*> scope_of;
+  // In KernelWrites' order (not a hash map's), so the emitted IR is the same every run.
+  std::vector<std::pair<int, llvm::Metadata*>> scopes;
   for (int b : KernelWrites(kernel_)) {
+    const bool seen = std::any_of(scopes.begin(), scopes.end(),
+                                  [&](const auto& scope) { return scope.first == b; });
     if (b >= 0 && b < static_cast<int>(buffers_.size()) && buffers_[b].ready &&
-        !buffers_[b].failed && !scope_of.contains(b)) {
-      scope_of[b] = md.createAnonymousAliasScope(domain, program_.buffers[b].name);
+        !buffers_[b].failed && !seen) {
+      scopes.push_back({b, md.createAnonymousAliasScope(domain, program_.buffers[b].name)});
     }
   }
-  if (scope_of.empty()) return;
+  if (scopes.empty()) return;
+  // Per buffer: its own scope (written buffers) and the scopes it does not alias.
+  auto scope_lists = [&](int buffer) {
+    std::vector<llvm::Metadata*> own, others;
+    for (const auto& [b, scope] : scopes) (b == buffer ? own : others).push_back(scope);
+    return std::pair{own, others};
+  };
   for (llvm::Instruction& inst : llvm::instructions(*function_)) {
     const llvm::Value* ptr = llvm::getLoadStorePointerOperand(&inst);
     // Element addresses are GEP chains over a buffer's base.
@@ -166,14 +178,9 @@ void KernelEmitter::AddOutAliasScope() {
       ptr = gep != nullptr ? gep->getPointerOperand() : nullptr;
     }
     if (ptr == nullptr) continue;  // an accumulator or staging array, the args array
-    const int buffer = buffer_of_base.at(ptr);
-    std::vector<llvm::Metadata*> others;
-    for (const auto& [b, scope] : scope_of) {
-      if (b != buffer) others.push_back(scope);
-    }
-    if (auto it = scope_of.find(buffer); it != scope_of.end()) {
-      inst.setMetadata(llvm::LLVMContext::MD_alias_scope,
-                       llvm::MDNode::get(context_, {it->second}));
+    const auto [own, others] = scope_lists(buffer_of_base.at(ptr));
+    if (!own.empty()) {
+      inst.setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(context_, own));
     }
     if (!others.empty()) {
       inst.setMetadata(llvm::LLVMContext::MD_noalias, llvm::MDNode::get(context_, others));
