@@ -13,13 +13,6 @@ ir::SymExpr Bytes(const ir::Shape& shape, ir::DType dtype) {
   return ir::NumElements(shape) * ir::DTypeSize(dtype);
 }
 
-// The buffers loaded anywhere in `e`.
-void CollectLoads(const ExprPtr& e, std::set<int>* buffers) {
-  if (e == nullptr) return;
-  if (e->kind == ExprKind::kLoad) buffers->insert(e->index);
-  for (const ExprPtr& o : e->operands) CollectLoads(o, buffers);
-}
-
 // An i64 index expression (a loop extent) as a SymExpr over the program's symbols, or
 // nullopt for forms lowering does not use in extents.
 std::optional<ir::SymExpr> ToSym(const ExprPtr& e, const Program& p) {
@@ -80,8 +73,7 @@ void AddTotals(TrafficReport* report) {
 TrafficReport ProgramTraffic(const Program& program) {
   TrafficReport report;
   for (const Kernel& k : program.kernels) {
-    std::set<int> loaded;
-    for (const ExprPtr* e : KernelExprs(k)) CollectLoads(*e, &loaded);
+    std::set<int> loaded = KernelLoads(k);
     if (k.kind == KernelKind::kAttention) loaded.erase(k.scores);
     Traffic t;
     t.name = k.name;

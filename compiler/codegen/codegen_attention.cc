@@ -33,12 +33,6 @@ namespace {
 // scores for four heads (8 KiB in f64) stay in L1 between its loops. (128 and 512 ran
 // the same at S = 512 here: the per-block rescaling is not what the kernel spends.)
 constexpr int64_t kBlock = 256;
-// Query heads per pass when the scores are not tiled (then only the output strips count).
-constexpr int kMaxHeads = 4;
-// Independent FMA chains P @ V needs to hide the FMA latency, and the most accumulator
-// sets it splits the positions into to get them (as EmitTiledAxpy's strips).
-constexpr int kChains = 8;
-constexpr int kMaxSets = 4;
 
 }  // namespace
 
@@ -91,8 +85,7 @@ void KernelEmitter::EmitAttention() {
   if (failed()) return;
   // Heads of one KV head per pass: their output strips, a V row and a splat must fit the
   // registers (and, tiled, their q vectors).
-  const int strip_heads = (HostVectorRegisters() - 2 - width) / width;
-  const int max_heads = std::min(tiling ? MaxDotHeads() : kMaxHeads, strip_heads);
+  const int max_heads = tiling ? std::min(MaxDotHeads(), StripHeads(width)) : StripHeads(width);
   const int jam =
       nb >= 1 && UsesLoopVar(kernel_.values.get(), nb - 1) ? 1 : SharedRhsJam(max_heads);
 
@@ -100,15 +93,11 @@ void KernelEmitter::EmitAttention() {
   // sum stays in the dtype: its terms are p <= 1, at most kBlock of them, so f32 cannot
   // overflow, and an f32 sum widened to f64 per element ran the exp loop at half width
   // (f32 S = 8192: 76-80 us -> 65 us); the running sum is f64 for f32, as the unfused
-  // sum kernel's. Allocas in
-  // the entry block, which SROA turns into registers.
+  // sum kernel's. Allocas in the entry block, which SROA turns into registers.
   std::vector<llvm::AllocaInst*> max_of, sum_of, block_max, block_sum;
-  // P @ V's chains: jam x width FMAs per position. Fewer than kChains wait on the FMA
-  // latency (four f32 heads of one 16-lane vector: 4 chains), so positions go round-robin
-  // to up to kMaxSets accumulator sets, added at the end, while they fit the registers.
-  const int chains = jam * width;
-  int sets = std::clamp(kChains / chains, 1, kMaxSets);
-  while (sets > 1 && sets * chains + width + 2 > HostVectorRegisters()) --sets;
+  // P @ V's chains: jam x width FMAs per position (four f32 heads of one 16-lane vector:
+  // 4 chains, too few), so positions go round-robin to accumulator sets.
+  const int sets = AccumulatorSets(jam * width, width);
   // acc[u][h][c]: set u, head h, column group c.
   std::vector<std::vector<std::vector<llvm::AllocaInst*>>> acc(
       sets, std::vector<std::vector<llvm::AllocaInst*>>(jam));

@@ -27,11 +27,19 @@ bool HostHasFma();
 // vector registers of that width it has (32 with AVX-512, else 16).
 int HostVectorBytes();
 int HostVectorRegisters();
+// One-strip products (EmitTiledAxpy's P @ V, the fused attention's): the query heads of
+// one KV head to run per pass with `width` accumulators each, while their strips, a row
+// of the rhs and a splat fit the registers (at most 4).
+int StripHeads(int width);
+// The accumulator sets to split the positions (k) of a one-strip product into, round
+// robin, when its `chains` independent FMA chains (heads x width) are too few to hide
+// the FMA latency: up to 4, while the sets, a row of the rhs and a splat fit the
+// registers.
+int AccumulatorSets(int chains, int width);
 // The type sums of `dtype` accumulate in: f64 for f32, as the interpreter's kernels and
 // program_eval do (OPS.md), so partial sums of large f32 values that overflow f32 stay
 // finite; the dtype itself otherwise.
 ir::DType SumType(ir::DType dtype);
-bool UsesLoopVar(const Expr* e, int var);
 // Consecutive n give consecutive elements: the last index is n itself and no other
 // index mentions n (buffers are row-major with a unit stride in their last dim).
 bool ContiguousAlongN(const std::vector<ExprPtr>& indices, int n);

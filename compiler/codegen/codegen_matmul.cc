@@ -76,6 +76,16 @@ int HostVectorBytes() {
 
 int HostVectorRegisters() { return HostVectorBytes() == 64 ? 32 : 16; }
 
+int StripHeads(int width) {
+  return std::min(kMaxAxpyHeads, (HostVectorRegisters() - 2 - width) / width);
+}
+
+int AccumulatorSets(int chains, int width) {
+  int sets = std::clamp(kTileVectors / chains, 1, kMaxSets);
+  while (sets > 1 && sets * chains + width + 2 > HostVectorRegisters()) --sets;
+  return sets;
+}
+
 namespace {
 
 // A load, possibly cast, with index arithmetic: cheap enough to repeat per strip.
@@ -85,12 +95,6 @@ bool IsPlainLoad(const Expr* e) {
 }
 
 }  // namespace
-
-bool UsesLoopVar(const Expr* e, int var) {
-  if (e->kind == ExprKind::kLoopVar) return e->index == var;
-  return std::any_of(e->operands.begin(), e->operands.end(),
-                     [&](const ExprPtr& o) { return UsesLoopVar(o.get(), var); });
-}
 
 // Consecutive n give consecutive elements: the last index is n itself and no other
 // index mentions n (buffers are row-major with a unit stride in their last dim).
@@ -352,9 +356,7 @@ bool KernelEmitter::EmitTiledAxpy() {
   const int width = vectors + scalars;
   // One strip for several query heads of one KV head at once (they share every rhs row)
   // while their accumulators, the row and a splat fit the vector registers.
-  int jam = one_strip && width > 0
-                ? SharedRhsJam(std::min(kMaxAxpyHeads, (HostVectorRegisters() - 2 - width) / width))
-                : 1;
+  int jam = one_strip && width > 0 ? SharedRhsJam(StripHeads(width)) : 1;
   // A computed lhs (say SwiGLU's silu(g) * u) is staged whenever K is known and small
   // enough: its loop vectorizes, where a division or exp per k would bound the matmul.
   llvm::Type* type = ValueType(dtype);
@@ -399,9 +401,7 @@ bool KernelEmitter::EmitTiledAxpy() {
     if (width == 0) return;
     const bool long_k = k_const == nullptr || k_const->getSExtValue() >= kSplitMinK;
     const int chains = heads * width;
-    int sets = long_k ? std::clamp(kTileVectors / chains, 1, kMaxSets) : 1;
-    // The sets' accumulators, a row of rhs and a splat must fit the registers.
-    while (sets > 1 && sets * chains + width + 2 > HostVectorRegisters()) --sets;
+    const int sets = long_k ? AccumulatorSets(chains, width) : 1;
     llvm::Type* vector_type = llvm::FixedVectorType::get(type, lanes);
     auto type_of = [&](int j) { return j < vectors ? vector_type : type; };
     // acc[u][h][j]: set u, head h, column group j.

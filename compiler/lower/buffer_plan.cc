@@ -7,20 +7,6 @@
 
 namespace graphjit::compiler {
 
-namespace {
-
-void CollectLoads(const Expr* e, int kernel, std::vector<int>* last_use) {
-  if (e == nullptr) return;
-  if (e->kind == ExprKind::kLoad) {
-    GJ_CHECK(e->index >= 0 && e->index < static_cast<int>(last_use->size()))
-        << "load of b" << e->index;
-    (*last_use)[e->index] = std::max((*last_use)[e->index], kernel);
-  }
-  for (const ExprPtr& o : e->operands) CollectLoads(o.get(), kernel, last_use);
-}
-
-}  // namespace
-
 void PlanWorkspace(Program* program) {
   const int num_buffers = static_cast<int>(program->buffers.size());
   std::vector<int> def_kernel(num_buffers, -1), last_use(num_buffers, -1);
@@ -30,7 +16,10 @@ void PlanWorkspace(Program* program) {
       GJ_CHECK(b >= 0 && b < num_buffers) << "kernel " << k.name << " writes b" << b;
       if (def_kernel[b] < 0) def_kernel[b] = i;
     }
-    for (const ExprPtr* e : KernelExprs(k)) CollectLoads(e->get(), i, &last_use);
+    for (int b : KernelLoads(k)) {
+      GJ_CHECK(b >= 0 && b < num_buffers) << "kernel " << k.name << " loads b" << b;
+      last_use[b] = i;  // kernels in order: the last one seen is the last use
+    }
   }
   struct Slot {
     ir::SymExpr size, offset;

@@ -38,14 +38,6 @@ bool SameExprs(const std::vector<ExprPtr>& a, const std::vector<ExprPtr>& b) {
   return true;
 }
 
-bool UsesVar(const Expr* e, int var) {
-  if (e->kind == ExprKind::kLoopVar) return e->index == var;
-  for (const ExprPtr& o : e->operands) {
-    if (UsesVar(o.get(), var)) return true;
-  }
-  return false;
-}
-
 // `e` with loop variables renamed at once (old index -> new index; others unchanged).
 ExprPtr Rename(const ExprPtr& e, const absl::flat_hash_map<int, int>& vars) {
   if (e->kind == ExprKind::kLoopVar) {
@@ -56,12 +48,6 @@ ExprPtr Rename(const ExprPtr& e, const absl::flat_hash_map<int, int>& vars) {
   Expr copy = *e;
   for (ExprPtr& o : copy.operands) o = Rename(o, vars);
   return std::make_shared<const Expr>(std::move(copy));
-}
-
-void CollectLoads(const Expr* e, std::set<int>* loads) {
-  if (e == nullptr) return;
-  if (e->kind == ExprKind::kLoad) loads->insert(e->index);
-  for (const ExprPtr& o : e->operands) CollectLoads(o.get(), loads);
 }
 
 // Loop variables 0 .. count-1, then `more`.
@@ -194,7 +180,7 @@ class Matcher {
     for (int i = 0; i <= nb_; ++i) {
       if (!SameExpr(k.loops[i], scores.loops[i])) return std::nullopt;
     }
-    if (keepdim && UsesVar(k.value.get(), nb_ + 1)) return std::nullopt;
+    if (keepdim && UsesLoopVar(k.value.get(), nb_ + 1)) return std::nullopt;
     return Rename(k.value, {{rank, nb_ + 1}});
   }
 
@@ -278,9 +264,7 @@ std::string Renumbered(absl::string_view name, int position) {
 void FuseAttention(Program* program) {
   std::vector<std::set<int>> readers(program->buffers.size());
   for (int i = 0; i < static_cast<int>(program->kernels.size()); ++i) {
-    std::set<int> loads;
-    for (const ExprPtr* e : KernelExprs(program->kernels[i])) CollectLoads(e->get(), &loads);
-    for (int b : loads) readers[b].insert(i);
+    for (int b : KernelLoads(program->kernels[i])) readers[b].insert(i);
   }
   // Matched first, then rebuilt: matchers read the kernels as lowering left them.
   std::vector<std::optional<Kernel>> fused_at(program->kernels.size());

@@ -236,6 +236,30 @@ std::vector<int> KernelWrites(const Kernel& k) {
   return writes;
 }
 
+namespace {
+
+void CollectLoads(const Expr* e, std::set<int>* loads) {
+  if (e == nullptr) return;
+  if (e->kind == ExprKind::kLoad) loads->insert(e->index);
+  for (const ExprPtr& o : e->operands) CollectLoads(o.get(), loads);
+}
+
+}  // namespace
+
+std::set<int> KernelLoads(const Kernel& k) {
+  std::set<int> loads;
+  for (const ExprPtr* e : KernelExprs(k)) CollectLoads(e->get(), &loads);
+  return loads;
+}
+
+bool UsesLoopVar(const Expr* e, int var) {
+  if (e->kind == ExprKind::kLoopVar) return e->index == var;
+  for (const ExprPtr& o : e->operands) {
+    if (UsesLoopVar(o.get(), var)) return true;
+  }
+  return false;
+}
+
 std::string ProgramToString(const Program& p) {
   std::string out = absl::StrCat("program ", p.name, " (symbols: ", absl::StrJoin(p.symbols, ", "),
                                  "; workspace ", p.workspace_bytes.ToString(), " bytes)\n");

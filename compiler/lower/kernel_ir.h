@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -183,6 +184,10 @@ std::vector<const ExprPtr*> KernelExprs(const Kernel& kernel);
 std::vector<ExprPtr*> MutableKernelExprs(Kernel* kernel);
 // The buffers a kernel writes: out, and a kAttention's scores and sum_out.
 std::vector<int> KernelWrites(const Kernel& kernel);
+// The buffers a kernel loads anywhere in its expressions.
+std::set<int> KernelLoads(const Kernel& kernel);
+// Whether loop variable `var` occurs in `e`.
+bool UsesLoopVar(const Expr* e, int var);
 
 // A whole compiled graph: its symbols, buffers and kernels, run in order by one entry
 //   void entry(void** args, const int64_t* symbols, char* workspace)

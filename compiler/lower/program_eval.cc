@@ -4,6 +4,7 @@
 #include <cstring>
 #include <optional>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/scalar_semantics.h"
 
@@ -275,19 +276,26 @@ class Evaluator {
     }
   }
 
-  void RunMatmul(const Kernel& k, const std::vector<int64_t>& extents) {
-    size_t nb = extents.size() - 3;
-    std::vector<int64_t> batch(extents.begin(), extents.begin() + nb);
-    int64_t M = extents[nb], N = extents[nb + 1], K = extents[nb + 2];
-    std::vector<int64_t> b(nb, 0);
+  // body() at every index of the first nb loops (bound in vars_, last fastest), until an
+  // error.
+  void ForEachBatch(const std::vector<int64_t>& extents, size_t nb,
+                    absl::FunctionRef<void()> body) {
     int64_t total = 1;
-    for (int64_t e : batch) total *= e;
+    for (size_t d = 0; d < nb; ++d) total *= extents[d];
     for (int64_t t = 0; t < total && status_.ok(); ++t) {
       int64_t rest = t;
       for (size_t d = nb; d-- > 0;) {
-        vars_[d] = rest % batch[d];
-        rest /= batch[d];
+        vars_[d] = rest % extents[d];
+        rest /= extents[d];
       }
+      body();
+    }
+  }
+
+  void RunMatmul(const Kernel& k, const std::vector<int64_t>& extents) {
+    size_t nb = extents.size() - 3;
+    int64_t M = extents[nb], N = extents[nb + 1], K = extents[nb + 2];
+    ForEachBatch(extents, nb, [&] {
       for (int64_t m = 0; m < M; ++m) {
         for (int64_t n = 0; n < N; ++n) {
           double acc = 0;
@@ -303,7 +311,7 @@ class Evaluator {
           Store(k.out, idx, Scalar{acc, 0});
         }
       }
-    }
+    });
   }
 
   // Attention as the five kernels it replaces compute it (the kernel's own order of the
@@ -319,15 +327,8 @@ class Evaluator {
       return r->f;
     };
     auto round = [&](double x) { return f32 ? static_cast<double>(static_cast<float>(x)) : x; };
-    int64_t total = 1;
-    for (size_t d = 0; d < nb; ++d) total *= extents[d];
     std::vector<double> p(N);
-    for (int64_t t = 0; t < total && status_.ok(); ++t) {
-      int64_t rest = t;
-      for (size_t d = nb; d-- > 0;) {
-        vars_[d] = rest % extents[d];
-        rest /= extents[d];
-      }
+    ForEachBatch(extents, nb, [&] {
       std::vector<int64_t> row(vars_.begin(), vars_.begin() + nb);
       for (int64_t m = 0; m < M && status_.ok(); ++m) {
         vars_[nb] = m;
@@ -370,7 +371,7 @@ class Evaluator {
         for (const ExprPtr& i : k.sum_indices) at.push_back(Eval(i).i);
         Store(k.sum_out, at, Scalar{sum, 0});
       }
-    }
+    });
   }
 
   // The matrix origins come from the batch's lhs/rhs loads; every element is then read
@@ -381,8 +382,6 @@ class Evaluator {
     }
     size_t nb = extents.size() - 3;
     int64_t M = extents[nb], N = extents[nb + 1], K = extents[nb + 2];
-    int64_t total = 1;
-    for (size_t d = 0; d < nb; ++d) total *= extents[d];
     auto origin = [&](const ExprPtr& load) {
       std::vector<int64_t> idx;
       for (const ExprPtr& i : load->operands) idx.push_back(Eval(i).i);
@@ -391,12 +390,7 @@ class Evaluator {
       }
       return idx;
     };
-    for (int64_t t = 0; t < total && status_.ok(); ++t) {
-      int64_t rest = t;
-      for (size_t d = nb; d-- > 0;) {
-        vars_[d] = rest % extents[d];
-        rest /= extents[d];
-      }
+    ForEachBatch(extents, nb, [&] {
       std::vector<int64_t> a = origin(k.lhs), b = origin(k.rhs);
       std::vector<int64_t> c(vars_.begin(), vars_.begin() + nb);
       c.resize(nb + 2);
@@ -417,7 +411,7 @@ class Evaluator {
           Store(k.out, c, Scalar{acc, 0});
         }
       }
-    }
+    });
   }
 
   char* Base(int b) {
