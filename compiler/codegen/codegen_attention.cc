@@ -122,19 +122,13 @@ void KernelEmitter::EmitAttention() {
   auto block = [&](llvm::Value* first, int heads, llvm::Value* j0, llvm::Value* count) {
     // 1. Scores.
     if (tiling) {
-      llvm::Value* chunks = body_.CreateSDiv(count, i64(tiling->lanes));
-      EmitLoop(chunks, j, [&] {
-        llvm::Value* n0 = body_.CreateAdd(
-            j0, body_.CreateMul(loop_vars_[j], i64(tiling->lanes), "", true, true), "", true, true);
-        EmitDotVectors(*tiling, first, heads, n0, tiling->lanes, kernel_.scores, identity_);
-      });
-      llvm::Value* done = body_.CreateAdd(
-          j0, body_.CreateMul(chunks, i64(tiling->lanes), "", true, true), "", true, true);
-      llvm::Value* end = body_.CreateAdd(j0, count, "", true, true);
-      EmitLoop(body_.CreateSub(end, done, "", true, true), j, [&] {
-        llvm::Value* index = body_.CreateAdd(done, loop_vars_[j], "", true, true);
-        EmitDotVectors(*tiling, first, heads, index, 1, kernel_.scores, identity_);
-      });
+      auto dots = [&](llvm::Value* offset, int n) {
+        EmitDotVectors(*tiling, first, heads, body_.CreateAdd(j0, offset, "", true, true), n,
+                       kernel_.scores, identity_);
+      };
+      EmitBlockedLoop(
+          count, j, tiling->lanes, [&](llvm::Value* n0) { dots(n0, tiling->lanes); },
+          [&](llvm::Value* index) { dots(index, 1); });
     } else {
       llvm::AllocaInst* dot = Accumulator(dtype);
       for (int h = 0; h < heads; ++h) {
@@ -243,22 +237,19 @@ void KernelEmitter::EmitAttention() {
         }
       }
     };
-    llvm::Value* rounds = body_.CreateSDiv(count, i64(sets));
-    EmitLoop(rounds, j, [&] {
-      llvm::Value* first_j = body_.CreateAdd(
-          j0, body_.CreateMul(loop_vars_[j], i64(sets), "", true, true), "", true, true);
-      for (int u = 0; u < sets; ++u) {
-        loop_vars_[j] = u == 0 ? first_j : body_.CreateAdd(first_j, i64(u), "", true, true);
-        step(u);
-      }
-    });
-    llvm::Value* done =
-        body_.CreateAdd(j0, body_.CreateMul(rounds, i64(sets), "", true, true), "", true, true);
-    llvm::Value* end = body_.CreateAdd(j0, count, "", true, true);
-    EmitLoop(body_.CreateSub(end, done, "", true, true), j, [&] {
-      at_position(done);
-      step(0);
-    });
+    EmitBlockedLoop(
+        count, j, sets,
+        [&](llvm::Value* first_j) {
+          for (int u = 0; u < sets; ++u) {
+            loop_vars_[j] = body_.CreateAdd(j0, first_j, "", true, true);
+            if (u > 0) loop_vars_[j] = body_.CreateAdd(loop_vars_[j], i64(u), "", true, true);
+            step(u);
+          }
+        },
+        [&](llvm::Value* index) {
+          loop_vars_[j] = body_.CreateAdd(j0, index, "", true, true);
+          step(0);
+        });
   };
 
   EmitJammedNest(jam, [&](llvm::Value* first, int heads) {
