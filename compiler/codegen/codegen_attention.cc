@@ -3,19 +3,20 @@
 // registers:
 //   1. scores s_j = q . k_j into the scores scratch (the tiled dot of q @ K^T: a vector of
 //      dots at a time, for several query heads sharing each K row);
-//   2. x_j = value(s_j) back into the scratch, and the block's max;
+//   2. x_j = value(s_j) back into the scratch, then the block's max over it;
 //   3. m' = max(m, block max); p_j = exp(x_j - m') into the scratch and their sum;
 //      l = l * exp(m - m') + sum, o *= exp(m - m');
 //   4. o += p_j * v_j (one strip of output vectors per head, each V row loaded once for
 //      all the heads; positions round-robin over accumulator sets where the heads' strips
 //      give too few independent FMA chains).
-// Loops 2 and 3 are plain loops LLVM vectorizes (exp inline); the block stays in L1, where
-// the five unfused kernels passed over the whole row of scores and p five times.
+// x_j and loop 3 are plain loops LLVM vectorizes (exp inline), the max vectorized here; the block
+// stays in L1, where the five unfused kernels passed over the whole row of scores and p five times.
 //
 // Exactness: where every x_j seen so far is -inf, m' is -inf and exp is taken against 0
 // instead (exp(-inf - -inf) would be NaN and poison the later blocks); a row whose x are
 // all -inf ends with o and l NaN, as exp(-inf - -inf) makes them in the unfused kernels.
-// A NaN or +inf x makes m' NaN or +inf and so o and l NaN, as there.
+// A NaN x makes its p NaN (the max passes over it), a +inf x makes m' +inf and so its p
+// NaN; either makes o and l NaN, as there.
 #include <algorithm>
 #include <optional>
 
@@ -118,6 +119,51 @@ void KernelEmitter::EmitAttention() {
   };
   auto scores_ptr = [&] { return TargetPtr(kernel_.scores, identity_); };
 
+  // The max of the scratch's x at positions j0 .. j0 + count into `out`, as x > m ? x : m
+  // over kMaxChains vectors at a time (one vmax each). A NaN x is passed over: its p is
+  // NaN whatever the max, and so are the sum and every output column, as in the unfused
+  // kernels. (LLVM 19 vectorizes the NaN-propagating llvm.maximum reduction as a chain of
+  // six instructions through one mask register, ~3 of the kernel's 7 us at f64 S = 512,
+  // and leaves maxnum or this select scalar without fast-math flags.)
+  auto block_max_of = [&](llvm::Value* j0, llvm::Value* count, llvm::AllocaInst* out) {
+    constexpr int kMaxChains = 4;
+    auto max = [&](llvm::Value* x, llvm::Value* m) {
+      return body_.CreateSelect(body_.CreateFCmpOGT(x, m), x, m);
+    };
+    std::vector<llvm::AllocaInst*> chains;
+    for (int u = 0; u < kMaxChains; ++u) {
+      chains.push_back(prologue_.CreateAlloca(vector_type, nullptr, "max"));
+      body_.CreateStore(body_.CreateVectorSplat(lanes, minus_inf), chains[u]);
+    }
+    body_.CreateStore(minus_inf, out);
+    EmitBlockedLoop(
+        count, j, int64_t{kMaxChains} * lanes,
+        [&](llvm::Value* first_j) {
+          for (int u = 0; u < kMaxChains; ++u) {
+            loop_vars_[j] = body_.CreateAdd(j0, first_j, "", true, true);
+            if (u > 0)
+              loop_vars_[j] = body_.CreateAdd(loop_vars_[j], i64(u * lanes), "", true, true);
+            llvm::Value* ptr = scores_ptr();
+            if (ptr == nullptr) return;
+            body_.CreateStore(max(body_.CreateAlignedLoad(vector_type, ptr, align),
+                                  body_.CreateLoad(vector_type, chains[u])),
+                              chains[u]);
+          }
+        },
+        [&](llvm::Value* index) {
+          loop_vars_[j] = body_.CreateAdd(j0, index, "", true, true);
+          llvm::Value* ptr = scores_ptr();
+          if (ptr == nullptr) return;
+          body_.CreateStore(max(LoadElement(kernel_.scores, ptr), body_.CreateLoad(type, out)),
+                            out);
+        });
+    llvm::Value* m = body_.CreateLoad(vector_type, chains[0]);
+    for (int u = 1; u < kMaxChains; ++u) m = max(body_.CreateLoad(vector_type, chains[u]), m);
+    llvm::Value* total = body_.CreateLoad(type, out);
+    for (int i = 0; i < lanes; ++i) total = max(body_.CreateExtractElement(m, uint64_t(i)), total);
+    body_.CreateStore(total, out);
+  };
+
   // Positions j0 .. j0 + count of heads first .. first + heads.
   auto block = [&](llvm::Value* first, int heads, llvm::Value* j0, llvm::Value* count) {
     // 1. Scores.
@@ -145,17 +191,14 @@ void KernelEmitter::EmitAttention() {
         });
       }
     }
-    // 2. x_j in place of the scores, and the block's max (NaN-propagating).
+    // 2. x_j in place of the scores (a map LLVM vectorizes), then the block's max.
     for (int h = 0; h < heads; ++h) {
       SetJamIndex(first, h);
-      body_.CreateStore(minus_inf, block_max[h]);
       EmitLoop(count, j, [&] {
         at_position(j0);
-        llvm::Value* x = EvalTop(kernel_.value, dtype, "value");
-        StoreElement(kernel_.scores, scores_ptr(), x);
-        body_.CreateStore(body_.CreateMaximum(body_.CreateLoad(type, block_max[h]), x),
-                          block_max[h]);
+        StoreElement(kernel_.scores, scores_ptr(), EvalTop(kernel_.value, dtype, "value"));
       });
+      block_max_of(j0, count, block_max[h]);
     }
     // 3. The new max; p_j in place of x_j and their sum; the running sum and output
     // rescaled to the new max.

@@ -3,8 +3,9 @@
 // partial one), head counts that are no multiple of the jam or the vector width, head
 // dims that are no multiple of a vector (the untiled scores), several query rows, f32 and
 // f64, exact and symbolic N, and masks that make leading positions (a whole block) or a
-// whole row -inf, the compiled kernel, the reference program evaluator on the fused
-// program and the unfused compiled code agree with the interpreter. And the pass must not
+// whole row -inf or put a NaN or +inf in a row, the compiled kernel, the reference program
+// evaluator on the fused program and the unfused compiled code agree with the
+// interpreter. And the pass must not
 // fire where p or the max has another reader, or the max and the exp see different x.
 #include <cmath>
 #include <limits>
@@ -71,13 +72,22 @@ Tensor Wave(ir::DType dtype, std::vector<int64_t> shape, double phase, double sc
   return *Tensor::FromDoubles(dtype, shape, v);
 }
 
-enum class Mask { kNone, kLeading, kRowAndBlock };
+enum class Mask { kNone, kLeading, kRowAndBlock, kNanAndInf };
 
 // The bias: 0, or -inf on the first 300 positions of every row but the last position
-// (past the kernel's first block of 256) and, with kRowAndBlock, on the whole first row.
+// (past the kernel's first block of 256) and, with kRowAndBlock, on the whole first row;
+// with kNanAndInf, a NaN at the last position of row 0 and the first of row 2, +inf in
+// the middle of row 1 (every output of those rows NaN; the max passes over a NaN, its p
+// must still poison the row).
 Tensor Bias(ir::DType dtype, const Shape& s, int64_t N, Mask mask) {
   std::vector<double> v(s.G * s.H * s.M * N, 0.0);
   const double inf = std::numeric_limits<double>::infinity();
+  if (mask == Mask::kNanAndInf) {
+    v[N - 1] = std::numeric_limits<double>::quiet_NaN();
+    v[N + N / 2] = inf;
+    v[2 * N] = std::numeric_limits<double>::quiet_NaN();
+    return *Tensor::FromDoubles(dtype, {s.G, s.H, s.M, N}, v);
+  }
   for (int64_t row = 0; row < s.G * s.H * s.M; ++row) {
     for (int64_t j = 0; j < N; ++j) {
       const bool masked =
@@ -198,6 +208,7 @@ TEST(FusedAttention, MaskedPositionsAndRows) {
       // arrives; a row of only -inf: NaN, as exp(-inf - -inf) in the unfused kernels.
       Check(dtype, {2, 4, 1, 16, 16}, N, true, Mask::kLeading);
       Check(dtype, {2, 4, 1, 16, 16}, N, false, Mask::kRowAndBlock);
+      Check(dtype, {2, 4, 1, 16, 16}, N, true, Mask::kNanAndInf);
     }
   }
 }
