@@ -20,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "ir/op.h"
+#include "ir/parser.h"
 
 namespace graphjit::fuzz {
 namespace {
@@ -137,6 +138,35 @@ TEST(GraphGenerator, CommittedCorpusReachesEveryOpAndEdge) {
   }
   EXPECT_TRUE(missing.empty()) << "tests/fuzz/corpus/differential lacks: "
                                << absl::StrJoin(missing, "; ");
+}
+
+// The harness's skip of outputs computed from a cancelled sum: only through an op that
+// amplifies rounding (log, a divisor), never through sums and products, and not at all
+// when the sum does not cancel.
+TEST(CancelledOutputs, SkipsOnlyAmplifiedCancelledSums) {
+  absl::StatusOr<ir::Graph> g = ir::ParseGraph(R"(graph g {
+  %0 = input {name="x"} : f64[4]
+  %1 = reduce_mean(%0) {axis=-1, keepdim=true} : f64[1]
+  %2 = log(%1) : f64[1]
+  %3 = gelu_tanh(%2) : f64[1]
+  %4 = constant {value=[2.0]} : f64[]
+  %5 = mul(%1, %4) : f64[1]
+  %6 = div(%0, %1) : f64[4]
+  %7 = div(%1, %4) : f64[1]
+  %8 = add(%0, %0) : f64[4]
+  %9 = log(%8) : f64[4]
+  return %3, %1, %5, %6, %7, %9
+})");
+  ASSERT_TRUE(g.ok()) << g.status();
+  auto x = [](std::vector<double> v) {
+    return runtime::TensorMap{{"x", *runtime::Tensor::FromDoubles(DType::kF64, {4}, v)}};
+  };
+  // The mean of +-1e300 and small values is their rounding: gelu(log(mean)) and x / mean
+  // are skipped; the mean, 2 * mean, mean / 2 and log(x + x) (no sum) are compared.
+  EXPECT_EQ(CancelledOutputs(*g, x({1e300, -1e300, 0.9, 2.7}), {}, {}),
+            (std::vector<bool>{true, false, false, true, false, false}));
+  // Must not fire: a mean that does not cancel.
+  EXPECT_EQ(CancelledOutputs(*g, x({1.0, -2.0, 3.5, 4.0}), {}, {}), std::vector<bool>(6, false));
 }
 
 }  // namespace
