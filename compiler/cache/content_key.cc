@@ -69,8 +69,9 @@ ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& 
   // The version changes whenever codegen emits other code for the same kernel text, so
   // that older objects in a disk or remote cache never load: v2 register-tiled matmuls,
   // v3 f32 sums accumulating in f64, ..., v7 jammed heads' products splitting k into
-  // accumulator sets.
-  h.Text("graphjit-kernel-key-v8");
+  // accumulator sets, v8 attention in one kernel, v9 products rounded before they are
+  // added (no contraction) and attention's block max as a compare-and-select.
+  h.Text("graphjit-kernel-key-v9");
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir, emit_asm and keep_object change what is kept.
   h.Text(absl::StrCat("tile_matmuls=", codegen.tile_matmuls, "\n"));

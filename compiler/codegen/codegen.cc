@@ -45,11 +45,12 @@ KernelEmitter::KernelEmitter(const Program& program, const Kernel& kernel, llvm:
       b_(&body_),
       symbol_values_(program.symbols.size(), nullptr),
       buffers_(program.buffers.size()) {
-  // FMA contraction only: full fast-math would break agreement with the interpreter.
-  llvm::FastMathFlags fmf;
-  fmf.setAllowContract();
-  prologue_.setFastMathFlags(fmf);
-  body_.setFastMathFlags(fmf);
+  // No fast-math flags, not even contraction: every product is rounded before it is
+  // added, as the interpreter rounds it. Contracting x * x - max(x * x) into one FMA
+  // subtracts the rounded max from the exact product, and where the product's rounding
+  // is large (x = 3e9 in f32: 2e11) the max element's exp(0) became exp(-2e11) = 0 and a
+  // cross_entropy -inf (found by the differential fuzzer). The sums that may split into
+  // lanes (dots, reductions) set their own flags; ordered multiply-adds call llvm.fma.
 }
 
 llvm::Type* KernelEmitter::ValueType(DType dtype) {

@@ -196,8 +196,8 @@ llvm::Value* KernelEmitter::EvalOp(const Expr& e, bool index) {
   return result;
 }
 
-// Floating ops get the builder's `contract` flag only: no reassociation or NaN/Inf
-// assumptions, so results stay within rounding of the interpreter's.
+// Floating ops get no fast-math flags (KernelEmitter's constructor says why): no
+// contraction, reassociation or NaN/Inf assumptions, so each rounds as the interpreter's.
 llvm::Value* KernelEmitter::FloatOp(ScalarOp op, llvm::Value* x, llvm::Value* y, DType dtype) {
   llvm::IRBuilder<>& b = *b_;
   llvm::Value* one = llvm::ConstantFP::get(ValueType(dtype), 1.0);

@@ -177,6 +177,7 @@ llvm::Value* KernelEmitter::MultiplyAdd(llvm::Value* acc, llvm::Value* a, llvm::
   llvm::IRBuilder<>::FastMathFlagGuard guard(body_);
   llvm::FastMathFlags fmf = body_.getFastMathFlags();
   fmf.setAllowReassoc(reassoc);
+  fmf.setAllowContract(reassoc);  // a dot's terms may fuse as they may reorder
   body_.setFastMathFlags(fmf);
   return body_.CreateFAdd(acc, body_.CreateFMul(a, b));
 }
