@@ -126,15 +126,17 @@ void KernelEmitter::EmitAttention() {
   // kernels. (LLVM 19 vectorizes the NaN-propagating llvm.maximum reduction as a chain of
   // six instructions through one mask register, and leaves maxnum or this select scalar
   // without fast-math flags; this form took f64 S = 512 from 7.1-7.4 to 6.7-7.1 us.)
+  constexpr int kMaxChains = 4;
+  std::vector<llvm::AllocaInst*> chains;  // one head's at a time
+  for (int u = 0; u < kMaxChains; ++u) {
+    chains.push_back(prologue_.CreateAlloca(vector_type, nullptr, "max"));
+  }
   auto block_max_of = [&](llvm::Value* j0, llvm::Value* count, llvm::AllocaInst* out) {
-    constexpr int kMaxChains = 4;
     auto max = [&](llvm::Value* x, llvm::Value* m) {
       return body_.CreateSelect(body_.CreateFCmpOGT(x, m), x, m);
     };
-    std::vector<llvm::AllocaInst*> chains;
-    for (int u = 0; u < kMaxChains; ++u) {
-      chains.push_back(prologue_.CreateAlloca(vector_type, nullptr, "max"));
-      body_.CreateStore(body_.CreateVectorSplat(lanes, minus_inf), chains[u]);
+    for (llvm::AllocaInst* chain : chains) {
+      body_.CreateStore(body_.CreateVectorSplat(lanes, minus_inf), chain);
     }
     body_.CreateStore(minus_inf, out);
     EmitBlockedLoop(
