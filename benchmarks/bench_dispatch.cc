@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "compiler/compiled_call.h"
+#include "compiler/compiled/compiled_call.h"
 #include "compiler/jit.h"
 #include "compiler/jit_call.h"
 #include "frontend/ops.h"

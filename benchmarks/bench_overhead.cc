@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "benchmark/benchmark.h"
-#include "compiler/compiled_graph.h"
+#include "compiler/compiled/compiled_graph.h"
 #include "ir/check.h"
 #include "models/model.h"
 #include "runtime/interpreter.h"

@@ -24,8 +24,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
-#include "compiler/compiled_call.h"
-#include "compiler/compiled_graph.h"
+#include "compiler/compiled/compiled_call.h"
+#include "compiler/compiled/compiled_graph.h"
 #include "ir/check.h"
 #include "ir/clock.h"
 #include "ir/parser.h"

@@ -24,10 +24,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "compiler/cache/cache_stats.h"
-#include "compiler/cache/code_store.h"
-#include "compiler/cache/compile_cache.h"
-#include "compiler/jit_options.h"
+#include "compiler/compiled/graph_store.h"
+#include "compiler/entries/cache_stats.h"
+#include "compiler/entries/compile_cache.h"
+#include "compiler/entries/jit_options.h"
 #include "frontend/value.h"
 #include "runtime/interpreter.h"
 

@@ -1,7 +1,7 @@
 // JitCall: a reusable call of a JitFunction, for loops that call it again and again (a
 // decode loop, a serving loop). Inputs come by position, in the order of the names given
 // at construction; the results stay in outputs() until the next call. While calls hit the
-// same compiled entry, the entry's CompiledCall (compiler/compiled_call.h) is kept, so a
+// same compiled entry, the entry's CompiledCall (compiler/compiled/compiled_call.h) is kept, so a
 // hit does the guards, the cache lookup and the kernels and nothing else: no name
 // lookups, no TensorMap, and no allocation when shapes repeat. A call with the same
 // dims as the last one skips the lookup too (CompileCache::ServeRepeat: no lock, and
@@ -26,7 +26,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "compiler/compiled_call.h"
+#include "compiler/compiled/compiled_call.h"
 #include "compiler/jit.h"
 
 namespace graphjit::compiler {

@@ -50,7 +50,7 @@ fi
 
 tsan_tests=(cache_test jit_test compiler_test lazy_test)
 nice -n 19 cmake --build "$dir" -j"$jobs" --target "${tsan_tests[@]}"
-export TSAN_OPTIONS="suppressions=$PWD/tests/compiler/cache/tsan.supp:halt_on_error=1:second_deadlock_stack=1"
+export TSAN_OPTIONS="suppressions=$PWD/tests/compiler/entries/tsan.supp:halt_on_error=1:second_deadlock_stack=1"
 status=0
 for t in "${tsan_tests[@]}"; do
   echo "== $t (ThreadSanitizer)"

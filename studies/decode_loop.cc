@@ -4,7 +4,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
-#include "compiler/cache/padding.h"
+#include "compiler/entries/padding.h"
 #include "ir/clock.h"
 #include "ir/status_macros.h"
 #include "models/jit_model.h"

@@ -24,7 +24,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "compiler/analysis/flops.h"
-#include "compiler/compiled_graph.h"
+#include "compiler/compiled/compiled_graph.h"
 #include "ir/clock.h"
 #include "ir/status_macros.h"
 #include "models/model.h"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "compiler/compiled_graph.h"
+#include "compiler/compiled/compiled_graph.h"
 #include "ir/graph.h"
 #include "runtime/interpreter.h"
 

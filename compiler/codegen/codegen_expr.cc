@@ -413,7 +413,7 @@ llvm::Value* KernelEmitter::EvalSelect(const Expr& e, bool index) {
 // scalar tails give the same bits, and on this project's AMD host 4096 exps took 6.5-6.9 us against
 // libmvec's 9.0-9.3 (graphjit-dump on a 1-D exp, --profile, alternating runs; equal in a 2-D
 // softmax loop, where LLVM shuffles the constants between registers). Within 1 ulp of libm on that
-// host (tests/compiler/driver/exp_test.cc asserts 2).
+// host (tests/compiler/compiled/exp_test.cc asserts 2).
 llvm::Value* KernelEmitter::Exp(llvm::Value* x) {
   llvm::IRBuilder<>& b = *b_;
   llvm::Type* type = x->getType();

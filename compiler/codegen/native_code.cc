@@ -7,7 +7,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "compiler/codegen/codegen.h"
-#include "compiler/jit/jit_engine.h"
+#include "compiler/orc/jit_engine.h"
 #include "ir/clock.h"
 #include "ir/status_macros.h"
 #include "llvm/IR/LLVMContext.h"

@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/lower/kernel_ir.h"
-#include "compiler/phase_timings.h"
+#include "compiler/orc/phase_timings.h"
 
 namespace graphjit::compiler {
 

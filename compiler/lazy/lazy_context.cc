@@ -1,6 +1,7 @@
 #include "compiler/lazy/lazy_context.h"
 
 #include "absl/strings/str_cat.h"
+#include "compiler/compiled/graph_key.h"
 #include "ir/printer.h"
 #include "ir/status_macros.h"
 

@@ -12,8 +12,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "compiler/cache/code_store.h"
-#include "compiler/compiled_graph.h"
+#include "compiler/compiled/compiled_graph.h"
+#include "compiler/compiled/graph_store.h"
 #include "frontend/value.h"
 #include "ir/builder.h"
 

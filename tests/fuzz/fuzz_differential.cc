@@ -31,7 +31,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "compiler/compiled_graph.h"
+#include "compiler/compiled/compiled_graph.h"
 #include "runtime/interpreter.h"
 #include "tests/fuzz/fuzz_util.h"
 #include "tests/fuzz/graph_generator.h"

@@ -9,10 +9,17 @@ broken, when a file includes a header of a layer above its own:
 
   ir < runtime < frontend < compiler < models < studies < tools, benchmarks
 
-tools and benchmarks are both on top and neither includes the other. Within compiler/,
-compiler/lazy (the lazy runner) may include any of compiler/, but nothing else in
-compiler/ includes compiler/lazy. Only compiler/codegen and compiler/jit include LLVM
-headers (llvm/..., llvm-c/...).
+tools and benchmarks are both on top and neither includes the other. Inside compiler/
+the sub-layers of docs/DESIGN.md ("Inside the compiler") hold the same way:
+
+  passes, lower, orc < codegen, analysis < store < compiled < entries, autodiff
+    < the Jit API (compiler/*.h) < lazy
+
+Folders of one rank never include each other, so no arrow climbs and there is no cycle.
+Only compiler/codegen and compiler/orc include LLVM headers (llvm/..., llvm-c/...).
+
+  check_layering.py --self-test   plants a climb in a copy of the tree and checks that
+                                  it is caught (the test of the test)
 """
 
 import os
@@ -24,7 +31,18 @@ LAYERS = ["ir", "runtime", "frontend", "compiler", "models", "studies", "tools",
 RANK = {"ir": 0, "runtime": 1, "frontend": 2, "compiler": 3, "models": 4, "studies": 5,
         "tools": 6, "benchmarks": 6}
 ORDER = "ir < runtime < frontend < compiler < models < studies < tools, benchmarks"
-LLVM_DIRS = ("compiler/codegen/", "compiler/jit/")
+LLVM_DIRS = ("compiler/codegen/", "compiler/orc/")
+# Sub-layers of compiler/: the folder under compiler/ ("" for the Jit API files at its top).
+COMPILER_RANK = {"passes": 0, "lower": 0, "orc": 0, "codegen": 1, "analysis": 1, "store": 2,
+                 "compiled": 3, "entries": 4, "autodiff": 4, "": 5, "lazy": 6}
+COMPILER_ORDER = ("passes, lower, orc < codegen, analysis < store < compiled < "
+                  "entries, autodiff < Jit API (compiler/*.h) < lazy")
+
+
+def compiler_sublayer(path):
+    """The sub-layer of a compiler/ path: its folder, or "" for compiler/FILE."""
+    parts = path.split("/")
+    return parts[1] if len(parts) > 2 else ""
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
@@ -36,7 +54,7 @@ def rules_broken(path, target):
     tgt_top = target.split("/", 1)[0]
     if target.startswith(("llvm/", "llvm-c/")):
         if not path.startswith(LLVM_DIRS):
-            broken.append("only compiler/codegen and compiler/jit include LLVM headers")
+            broken.append("only compiler/codegen and compiler/orc include LLVM headers")
         return broken
     if tgt_top not in RANK or "/" not in target:
         return broken  # a system or third-party header, or a same-folder relative include
@@ -47,15 +65,52 @@ def rules_broken(path, target):
             broken.append(f"{src_top} and {tgt_top} are both top layers; "
                           "neither includes the other")
     elif src_top == "compiler":
-        if target.startswith("compiler/lazy/") and not path.startswith("compiler/lazy/"):
-            broken.append("nothing in compiler/ includes compiler/lazy (the lazy runner sits "
-                          "above the rest of the compiler) except compiler/lazy itself")
+        src, tgt = compiler_sublayer(path), compiler_sublayer(target)
+        if src == tgt:
+            return broken
+        if src not in COMPILER_RANK or tgt not in COMPILER_RANK:
+            unknown = src if src not in COMPILER_RANK else tgt
+            broken.append(f"compiler/{unknown}/ has no place in the sub-layers; add it to "
+                          "COMPILER_RANK and docs/DESIGN.md")
+        elif COMPILER_RANK[tgt] > COMPILER_RANK[src]:
+            broken.append(f"compiler/{src or '*.h'} must not include compiler/{tgt or '*.h'}, "
+                          f"a sub-layer above it ({COMPILER_ORDER})")
+        elif COMPILER_RANK[tgt] == COMPILER_RANK[src]:
+            broken.append(f"compiler/{src or '*.h'} and compiler/{tgt or '*.h'} share a "
+                          "sub-layer; neither includes the other")
     return broken
 
 
+def self_test(root):
+    """Copies the layered folders, plants one climb inside compiler/, expects a failure."""
+    import shutil
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        for layer in LAYERS:
+            if os.path.isdir(os.path.join(root, layer)):
+                shutil.copytree(os.path.join(root, layer), os.path.join(tmp, layer),
+                                ignore=shutil.ignore_patterns("*.txt", "*.md", "*.py"))
+        clean = subprocess.run([sys.executable, __file__, tmp], capture_output=True, text=True)
+        if clean.returncode != 0:
+            print("self-test: the unplanted copy already fails:\n" + clean.stdout)
+            return 1
+        planted = os.path.join(tmp, "compiler", "lower", "planted_climb.h")
+        with open(planted, "w", encoding="utf-8") as f:
+            f.write('#include "compiler/entries/guards.h"\n')
+        bad = subprocess.run([sys.executable, __file__, tmp], capture_output=True, text=True)
+        if bad.returncode != 1 or "compiler/lower/planted_climb.h:1" not in bad.stdout:
+            print("self-test: a planted climb (lower -> entries) was not caught:\n" + bad.stdout)
+            return 1
+    print("ok: a planted climb inside compiler/ (lower -> entries) is caught")
+    return 0
+
+
 def main():
-    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
-                           os.path.join(os.path.dirname(__file__), "..", ".."))
+    args = [a for a in sys.argv[1:] if a != "--self-test"]
+    root = os.path.abspath(args[0] if args else os.path.join(os.path.dirname(__file__), "..", ".."))
+    if "--self-test" in sys.argv[1:]:
+        return self_test(root)
     violations = 0
     files = 0
     for layer in LAYERS:

@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "models/jit_model.h"
 #include "studies/decode_loop.h"
-#include "tests/compiler/cache/cache_test_util.h"
+#include "tests/compiler/entries/cache_test_util.h"
 
 namespace graphjit::studies {
 namespace {

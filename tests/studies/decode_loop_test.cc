@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "models/jit_model.h"
-#include "tests/compiler/cache/cache_test_util.h"
+#include "tests/compiler/entries/cache_test_util.h"
 
 namespace graphjit::studies {
 namespace {

@@ -9,7 +9,7 @@
 #include <random>
 
 #include "absl/strings/str_format.h"
-#include "compiler/compiled_graph.h"
+#include "compiler/compiled/compiled_graph.h"
 #include "compiler/jit.h"
 #include "frontend/trace_context.h"
 #include "gmock/gmock.h"

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "compiler/compiled_graph.h"
+#include "compiler/compiled/compiled_graph.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/builder.h"

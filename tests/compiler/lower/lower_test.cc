@@ -5,7 +5,7 @@
 #include <cmath>
 #include <random>
 
-#include "compiler/lower/call_frame.h"
+#include "compiler/compiled/call_frame.h"
 #include "compiler/lower/program_eval.h"
 #include "compiler/passes/pipeline.h"
 #include "gmock/gmock.h"

@@ -6,7 +6,7 @@
 #include <limits>
 #include <vector>
 
-#include "compiler/lower/call_frame.h"
+#include "compiler/compiled/call_frame.h"
 #include "compiler/lower/lower.h"
 #include "compiler/lower/program_eval.h"
 #include "compiler/passes/pipeline.h"

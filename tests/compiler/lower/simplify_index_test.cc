@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "compiler/lower/call_frame.h"
+#include "compiler/compiled/call_frame.h"
 #include "compiler/lower/lower.h"
 #include "compiler/lower/program_eval.h"
 #include "compiler/passes/pipeline.h"

@@ -1,0 +1,158 @@
+#include "compiler/compiled/compiled_graph.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/compiled/call_frame.h"
+#include "compiler/compiled/profile.h"
+#include "compiler/store/disk_cache.h"
+#include "compiler/store/remote_cache.h"
+#include "ir/clock.h"
+#include "ir/printer.h"
+#include "ir/status_macros.h"
+
+namespace graphjit::compiler {
+namespace {
+
+// GRAPHJIT_DUMP_DIR=dir (like XLA's --xla_dump_to): every compile in the process writes
+// its stages there as <N>.<graph>.<stage>.txt. Returns "" when unset.
+std::string DumpDir() {
+  const char* dir = std::getenv("GRAPHJIT_DUMP_DIR");
+  return dir == nullptr ? "" : dir;
+}
+
+void DumpStage(const std::string& dir, int64_t index, const std::string& graph, const char* stage,
+               const std::string& text) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::ofstream(std::filesystem::path(dir) / absl::StrCat(index, ".", graph, ".", stage, ".txt"))
+      << text;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
+    const ir::Graph& graph, const runtime::TensorMap& params, const CompileGraphOptions& options) {
+  static std::atomic<int64_t> compiles{0};
+  const std::string dump_dir = DumpDir();
+  const int64_t index = compiles.fetch_add(1);
+  CompileOptions codegen = options.codegen;
+  if (!dump_dir.empty()) {
+    codegen.keep_ir = true;
+    DumpStage(dump_dir, index, graph.name(), "0-traced", ir::PrintGraph(graph));
+  }
+  std::unique_ptr<CompiledGraph> cg(new CompiledGraph());
+  cg->graph_ = graph;
+  PassContext ctx{params, options.params_are_constant};
+  auto start = ir::Clock::now();
+  if (options.optimize) {
+    Pipeline pipeline = Pipeline::Default();
+    GJ_RETURN_IF_ERROR(pipeline.Run(&cg->graph_, &ctx));
+    cg->pass_stats_ = pipeline.stats();
+  }
+  cg->params_ = std::move(ctx.params);
+  cg->timings_.passes = ir::SecondsSince(start);
+
+  start = ir::Clock::now();
+  LowerOptions lower_options;
+  lower_options.fuse_attention = options.fuse_attention;
+  GJ_ASSIGN_OR_RETURN(cg->lowered_, Lower(cg->graph_, lower_options));
+  cg->constants_ = ConstantTensors(cg->graph_, cg->lowered_);
+  cg->bounds_ = DynamicBounds(cg->graph_);
+  cg->timings_.lower = ir::SecondsSince(start);
+
+  if (!dump_dir.empty()) {
+    DumpStage(dump_dir, index, graph.name(), "1-optimized", ir::PrintGraph(cg->graph_));
+    DumpStage(dump_dir, index, graph.name(), "2-kernels", ProgramToString(cg->lowered_.program));
+  }
+  KernelSetOptions kernel_options;
+  kernel_options.codegen = codegen;
+  kernel_options.threads = options.compile_threads;
+  kernel_options.disk = !options.use_disk_cache         ? nullptr
+                        : options.disk_cache != nullptr ? options.disk_cache
+                                                        : DiskCache::Default();
+  kernel_options.remote = RemoteCache::ForUrl(options.remote_cache);
+  GJ_ASSIGN_OR_RETURN(cg->kernels_, KernelSet::Compile(cg->lowered_.program, kernel_options));
+  if (!dump_dir.empty()) {
+    DumpStage(dump_dir, index, graph.name(), "3-llvm", cg->kernels_->llvm_ir());
+    DumpStage(dump_dir, index, graph.name(), "4-llvm-opt", cg->kernels_->optimized_ir());
+  }
+  cg->timings_ += cg->kernels_->stats().timings;  // ir_build, optimize, codegen
+  return cg;
+}
+
+struct CompiledGraph::EnvProfile {
+  std::mutex mu;  // calls may come from several threads
+  std::vector<double> seconds;
+  ir::Bindings symbols;
+  int calls = 0;
+};
+
+CompiledGraph::CompiledGraph() {
+  if (ProfileFromEnv()) env_profile_ = std::make_unique<EnvProfile>();
+}
+
+CompiledGraph::~CompiledGraph() {
+  if (env_profile_ == nullptr) return;
+  std::lock_guard<std::mutex> lock(env_profile_->mu);
+  if (env_profile_->calls == 0) return;
+  KernelProfile profile =
+      MakeProfile(program(), env_profile_->seconds, env_profile_->calls, env_profile_->symbols);
+  std::fprintf(stderr, "%s", FormatProfile(profile).c_str());
+}
+
+absl::StatusOr<std::vector<runtime::Tensor>> CompiledGraph::Run(
+    const runtime::TensorMap& inputs, const ir::Bindings& bindings) const {
+  if (env_profile_ != nullptr) {
+    std::vector<double> seconds;
+    ir::Bindings symbols;
+    absl::StatusOr<std::vector<runtime::Tensor>> out =
+        RunTimed(inputs, bindings, &seconds, &symbols);
+    if (out.ok()) {
+      std::lock_guard<std::mutex> lock(env_profile_->mu);
+      std::vector<double>& sum = env_profile_->seconds;
+      sum.resize(seconds.size());
+      for (size_t k = 0; k < seconds.size(); ++k) sum[k] += seconds[k];
+      env_profile_->symbols = std::move(symbols);  // the bytes column uses the last call's
+      ++env_profile_->calls;
+    }
+    return out;
+  }
+  GJ_ASSIGN_OR_RETURN(CallFrame frame, PrepareCall(graph_, lowered_, inputs, params_, constants_,
+                                                   bindings, &bounds_));
+  kernels_->Run(frame.args.data(), frame.symbols.data(), frame.workspace.get());
+  return std::move(frame.outputs);
+}
+
+absl::StatusOr<std::vector<runtime::Tensor>> CompiledGraph::RunTimed(
+    const runtime::TensorMap& inputs, const ir::Bindings& bindings,
+    std::vector<double>* kernel_seconds, ir::Bindings* symbols) const {
+  GJ_ASSIGN_OR_RETURN(CallFrame frame, PrepareCall(graph_, lowered_, inputs, params_, constants_,
+                                                   bindings, &bounds_));
+  kernel_seconds->resize(program().kernels.size(), 0.0);
+  kernels_->RunTimed(frame.args.data(), frame.symbols.data(), frame.workspace.get(),
+                     kernel_seconds->data());
+  symbols->clear();
+  for (size_t s = 0; s < program().symbols.size(); ++s) {
+    (*symbols)[program().symbols[s]] = frame.symbols[s];
+  }
+  return std::move(frame.outputs);
+}
+
+std::vector<std::string> CompiledGraph::donated_inputs() const {
+  std::vector<std::string> names;
+  for (const ArgBinding& arg : lowered_.args) {
+    if (arg.kind == ArgBinding::Kind::kOutput && arg.donor_arg >= 0) {
+      names.push_back(lowered_.args[arg.donor_arg].name);
+    }
+  }
+  return names;
+}
+
+}  // namespace graphjit::compiler

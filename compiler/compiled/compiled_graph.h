@@ -1,0 +1,94 @@
+// CompiledGraph: a graph through the whole compiler (passes, lowering, LLVM, ORC) into
+// native code you can call with named tensors.
+#ifndef GRAPHJIT_COMPILER_COMPILED_COMPILED_GRAPH_H_
+#define GRAPHJIT_COMPILER_COMPILED_COMPILED_GRAPH_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/codegen/native_code.h"
+#include "compiler/compiled/call_frame.h"
+#include "compiler/compiled/kernel_set.h"
+#include "compiler/lower/lower.h"
+#include "compiler/orc/phase_timings.h"
+#include "compiler/passes/pipeline.h"
+#include "runtime/interpreter.h"
+
+namespace graphjit::compiler {
+
+class DiskCache;  // compiler/store/disk_cache.h
+
+struct CompileGraphOptions {
+  bool optimize = true;             // run the default pass pipeline first (else the graph must
+                                    // already be decomposed)
+  bool params_are_constant = true;  // weights fixed for the code's life: passes may fold
+  CompileOptions codegen;           // keep IR text, emit assembly
+  // Lowering runs attention (scores, softmax, P @ V) as one kernel with an online softmax
+  // (compiler/lower/fuse_attention.h). Off only to measure what that buys.
+  bool fuse_attention = true;
+  int compile_threads = 0;  // 0: GRAPHJIT_COMPILE_THREADS, else all cores
+  // Kernels' object code is loaded from / stored to GRAPHJIT_CACHE_DIR
+  // (compiler/store/disk_cache.h; `off` disables it for the process).
+  bool use_disk_cache = true;
+  DiskCache* disk_cache = nullptr;  // with use_disk_cache: this one, not the process's
+  // The shared remote tier below the disk cache (compiler/store/remote_cache.h):
+  // `redis://HOST:PORT[/DB]`, `off`, or empty for GRAPHJIT_REMOTE_CACHE (unset: none).
+  std::string remote_cache;
+};
+
+class CompiledGraph {
+ public:
+  ~CompiledGraph();
+
+  // Compiles `graph` with parameter values `params` (kept by the compiled graph, with
+  // whatever weights the passes fold).
+  static absl::StatusOr<std::unique_ptr<CompiledGraph>> Compile(
+      const ir::Graph& graph, const runtime::TensorMap& params,
+      const CompileGraphOptions& options = {});
+
+  // Runs the native code. Inputs are checked like the interpreter's (dtype, rank, dims,
+  // symbols bound consistently) before any memory is touched. Inputs named by
+  // donated_inputs() are updated in place: the corresponding outputs share their buffer.
+  // With GRAPHJIT_PROFILE=1 in the environment every call is timed per kernel and the
+  // table of compiler/compiled/profile.h goes to stderr when the compiled graph is destroyed.
+  absl::StatusOr<std::vector<runtime::Tensor>> Run(const runtime::TensorMap& inputs,
+                                                   const ir::Bindings& bindings = {}) const;
+  // Run, adding each kernel's wall seconds to (*kernel_seconds)[k] (resized to one slot
+  // per kernel of program()) and setting *symbols to the program symbols' values.
+  absl::StatusOr<std::vector<runtime::Tensor>> RunTimed(const runtime::TensorMap& inputs,
+                                                        const ir::Bindings& bindings,
+                                                        std::vector<double>* kernel_seconds,
+                                                        ir::Bindings* symbols) const;
+
+  // Inputs whose buffers the code writes (kv_write in place).
+  std::vector<std::string> donated_inputs() const;
+
+  const ir::Graph& graph() const { return graph_; }  // after the passes
+  const runtime::TensorMap& params() const { return params_; }
+  const Program& program() const { return lowered_.program; }
+  // The kernels' code, their content keys and what compiling them cost.
+  const KernelSet& kernels() const { return *kernels_; }
+  const PhaseTimings& timings() const { return timings_; }
+  const std::vector<PassStats>& pass_stats() const { return pass_stats_; }
+
+ private:
+  CompiledGraph();
+  friend class CompiledCall;  // compiler/compiled/compiled_call.h binds args_ once
+  struct EnvProfile;          // GRAPHJIT_PROFILE's sums (compiled_graph.cc)
+
+  ir::Graph graph_;
+  runtime::TensorMap params_;
+  LoweredGraph lowered_;
+  std::vector<runtime::Tensor> constants_;
+  DynamicBounds bounds_;  // the per-call bounds checks, prepared once
+  std::unique_ptr<KernelSet> kernels_;
+  PhaseTimings timings_;
+  std::vector<PassStats> pass_stats_;
+  std::unique_ptr<EnvProfile> env_profile_;  // null unless GRAPHJIT_PROFILE is set
+};
+
+}  // namespace graphjit::compiler
+
+#endif  // GRAPHJIT_COMPILER_COMPILED_COMPILED_GRAPH_H_

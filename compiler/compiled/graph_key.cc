@@ -1,0 +1,40 @@
+#include "compiler/compiled/graph_key.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "ir/printer.h"
+
+namespace graphjit::compiler {
+
+ContentKey GraphContentKey(const ir::Graph& graph, const runtime::TensorMap& params,
+                           const CompileGraphOptions& options) {
+  ContentHasher h;
+  h.Text("graphjit-graph-key-v1");
+  h.Text(JitIdentity());
+  // Only options that change the code; keep_ir and emit_asm change what is kept.
+  h.Text(absl::StrCat("optimize=", options.optimize, ",const=", options.params_are_constant,
+                      ",tile_matmuls=", options.codegen.tile_matmuls,
+                      ",fuse_attention=", options.fuse_attention));
+  ir::Graph renamed = graph;
+  renamed.set_name("g");
+  h.Text(ir::PrintGraph(renamed));
+  std::vector<std::string> names;
+  for (ir::ValueId id : graph.Params()) names.push_back(graph.node(id).name());
+  std::sort(names.begin(), names.end());
+  for (const std::string& name : names) {
+    h.Text(name);
+    auto it = params.find(name);
+    if (it == params.end()) {
+      h.Text("<missing>");  // the compile will fail and name it; the key just must differ
+      continue;
+    }
+    h.Text(it->second.TypeString());
+    h.Bytes(it->second.raw_data(), it->second.nbytes());
+  }
+  return h.Finish();
+}
+
+}  // namespace graphjit::compiler

@@ -1,0 +1,110 @@
+// KernelSet: a lowered program's kernels as separately compiled, content-addressed units
+// (compiler/lower/kernel_unit.h) and the host-side driver that runs them in order. Equal
+// kernels - within one graph (the layers of a model) or across graphs (the exact
+// entries of a growing cache) - are compiled once and shared through the KernelStore;
+// the distinct ones of a graph compile in parallel.
+#ifndef GRAPHJIT_COMPILER_COMPILED_KERNEL_SET_H_
+#define GRAPHJIT_COMPILER_COMPILED_KERNEL_SET_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/codegen/native_code.h"
+#include "compiler/lower/kernel_ir.h"
+#include "compiler/store/content_key.h"
+
+namespace graphjit::compiler {
+
+class DiskCache;    // compiler/store/disk_cache.h
+class RemoteCache;  // compiler/store/remote_cache.h
+struct KernelCode;  // compiler/store/code_store.h
+
+struct KernelSetOptions {
+  CompileOptions codegen;  // keep_ir / emit_asm compile privately (the text is kept)
+  // Threads compiling one program's kernels: 0 reads GRAPHJIT_COMPILE_THREADS, else the
+  // hardware concurrency.
+  int threads = 0;
+  // Object code of kernels by content key across processes; null: memory only.
+  // CompiledGraph passes DiskCache::Default() (GRAPHJIT_CACHE_DIR).
+  DiskCache* disk = nullptr;
+  // The shared tier below `disk` (Redis, GRAPHJIT_REMOTE_CACHE): on a local miss the
+  // module is fetched from it (and stored on disk), or compiled once across processes
+  // under its lock and stored in both. Null: none. CompiledGraph passes
+  // RemoteCache::ForUrl(CompileGraphOptions::remote_cache).
+  RemoteCache* remote = nullptr;
+};
+
+struct KernelSetStats {
+  int kernels = 0;   // kernels of the program
+  int distinct = 0;  // distinct canonical kernels among them
+  int compiled = 0;  // distinct kernels this set compiled
+  int reused = 0;    // distinct kernels found live in the store
+  int loaded = 0;    // distinct kernels loaded from the disk or the remote cache
+  int fetched = 0;   // of them, from the remote cache
+  int modules = 0;   // LLVM modules the missing kernels compiled (or loaded) as
+  int threads = 0;   // compile threads used
+  // The remote cache (when one is set), in modules: values found, keys missing, keys
+  // waited on while another process compiled them, keys compiled without its lock
+  // (server unreachable / slow / failing, or the wait ran out).
+  bool remote = false;
+  int remote_hits = 0;
+  int remote_misses = 0;
+  int remote_lock_waits = 0;
+  int remote_fallbacks = 0;
+  PhaseTimings timings;     // summed over the compiled kernels
+  double wall_seconds = 0;  // the whole KernelSet::Compile
+};
+
+class KernelSet {
+ public:
+  static absl::StatusOr<std::unique_ptr<KernelSet>> Compile(const Program& program,
+                                                            const KernelSetOptions& options = {});
+
+  // Runs the kernels in order with Program's calling convention (see kernel_ir.h).
+  void Run(void** args, const int64_t* symbols, char* workspace) const;
+  // The same, adding each kernel's wall seconds to kernel_seconds[k] (program order, one
+  // slot per kernel): what the profiler (compiler/compiled/profile.h) reads.
+  void RunTimed(void** args, const int64_t* symbols, char* workspace, double* kernel_seconds) const;
+
+  const KernelSetStats& stats() const { return stats_; }
+  // The content key of each kernel, in program order.
+  std::vector<ContentKey> keys() const;
+  // Concatenated per-module texts (empty unless keep_ir / emit_asm).
+  const std::string& llvm_ir() const { return llvm_ir_; }
+  const std::string& optimized_ir() const { return optimized_ir_; }
+  const std::string& assembly() const { return assembly_; }
+
+ private:
+  struct Call {
+    std::shared_ptr<const KernelCode> code;
+    NativeCode::EntryFn entry = nullptr;
+    std::vector<int> buffers;  // program buffer of each unit arg
+    std::vector<int> symbols;  // program symbol of each unit symbol
+    ContentKey key;
+  };
+  template <typename OnCall>
+  void RunCalls(void** args, const int64_t* symbols, char* workspace, OnCall on_call) const;
+  // Where each program buffer is at run time: an arg, or the workspace at an offset
+  // (constant, or an i64 expression of the symbols).
+  struct Address {
+    int arg = -1;
+    int64_t offset = 0;
+    ExprPtr offset_expr;
+  };
+
+  std::vector<Call> calls_;
+  std::vector<Address> addresses_;
+  KernelSetStats stats_;
+  std::string llvm_ir_, optimized_ir_, assembly_;
+};
+
+// GRAPHJIT_COMPILE_THREADS, or the hardware concurrency when unset (a bad value is
+// reported once on stderr and ignored).
+int DefaultCompileThreads();
+
+}  // namespace graphjit::compiler
+
+#endif  // GRAPHJIT_COMPILER_COMPILED_KERNEL_SET_H_

@@ -1,0 +1,82 @@
+// The process-wide ORC LLJIT engine: host CPU target, new-PM O2 with loop and SLP
+// vectorization, libmvec as the vector math library, one ResourceTracker per compiled
+// module so its code can be freed. Only compiler/codegen and compiler/jit include this.
+#ifndef GRAPHJIT_COMPILER_ORC_JIT_ENGINE_H_
+#define GRAPHJIT_COMPILER_ORC_JIT_ENGINE_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "compiler/orc/phase_timings.h"
+#include "llvm/IR/DataLayout.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+
+namespace graphjit::compiler {
+
+struct JitRequest {
+  std::unique_ptr<llvm::LLVMContext> context;
+  std::unique_ptr<llvm::Module> module;  // created in `context`
+  std::string entry_name;                // the function to look up
+  bool keep_ir = false;                  // keep the optimized IR text
+  bool emit_asm = false;                 // also produce assembly text
+  bool keep_object = false;              // keep the object file (to store it and Load it later)
+  // Several entries instead of one: the module's functions of these names stay
+  // external under exactly these names (their callers make them unique), everything
+  // else is internalized; entry_name is then ignored. A caller that names entries (after
+  // a content key) must not have two live modules with the same names.
+  std::vector<std::string> entries;
+};
+
+// Compiled code in the engine; the destructor removes it (ResourceTracker::remove).
+class JitCode {
+ public:
+  virtual ~JitCode() = default;
+  virtual void* entry() const = 0;  // the first entry
+  // Every entry, in JitRequest::entries order (one element for a single-entry module).
+  virtual const std::vector<void*>& entries() const = 0;
+  virtual const std::string& optimized_ir() const = 0;
+  virtual const std::string& assembly() const = 0;
+  virtual const PhaseTimings& timings() const = 0;  // optimize, codegen
+  // The relocatable object the code was linked from (empty unless keep_object).
+  virtual const std::string& object() const = 0;
+};
+
+class JitEngine {
+ public:
+  virtual ~JitEngine() = default;
+  // The engine, created on first use (thread-safe); an error if LLVM cannot target the
+  // host.
+  static absl::StatusOr<JitEngine*> Get();
+
+  virtual const llvm::DataLayout& data_layout() const = 0;
+  virtual const std::string& triple() const = 0;
+  virtual const std::string& cpu_name() const = 0;
+  virtual const std::string& cpu_features() const = 0;
+  // Verifies and optimizes the module, compiles it under a new ResourceTracker and looks
+  // up the entry. Safe to call from several threads. The entry is renamed to a symbol
+  // unique in the engine and the module's other external definitions are internalized,
+  // so any number of modules with the same entry name can be live at once; a broken
+  // module is InvalidArgument, a link failure (an unresolved symbol) keeps LLVM's message.
+  virtual absl::StatusOr<std::unique_ptr<JitCode>> Compile(JitRequest request) = 0;
+  // Links an object that Compile produced (JitCode::object) in this or another process
+  // of the same target and looks up `symbol`. A malformed object or a missing symbol is
+  // an error, never a crash; the object is kept (object() returns it).
+  virtual absl::StatusOr<std::unique_ptr<JitCode>> Load(
+      const std::string& object, const std::vector<std::string>& symbols) = 0;
+
+  // Makes the host function or object at `address` callable from JIT code as `name`
+  // (runtime helpers that are not exported from the executable). Register before
+  // compiling code that uses it; registering a name again at the same address is OK, at
+  // another address is AlreadyExists.
+  virtual absl::Status RegisterHostSymbol(std::string name, void* address) = 0;
+};
+
+// "19.1.7".
+std::string LlvmVersion();
+
+}  // namespace graphjit::compiler
+
+#endif  // GRAPHJIT_COMPILER_ORC_JIT_ENGINE_H_

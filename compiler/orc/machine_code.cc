@@ -1,0 +1,92 @@
+// TargetMachine pool, ORC compile function and assembly printer of the JIT engine.
+#include "compiler/orc/machine_code.h"
+
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ExecutionEngine/Orc/CompileUtils.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+
+namespace graphjit::compiler::jit_internal {
+
+TargetMachinePool::TargetMachinePool(llvm::orc::JITTargetMachineBuilder builder)
+    : builder_(std::move(builder)) {}
+
+TargetMachinePool::Lease::~Lease() {
+  if (machine_ != nullptr) pool_->Release(std::move(machine_));
+}
+
+absl::StatusOr<TargetMachinePool::Lease> TargetMachinePool::Acquire() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!idle_.empty()) {
+      std::unique_ptr<llvm::TargetMachine> machine = std::move(idle_.back());
+      idle_.pop_back();
+      return Lease(this, std::move(machine));
+    }
+  }
+  // createTargetMachine() is not const, and building outside the lock lets two threads
+  // that both find the pool empty do it at the same time.
+  llvm::orc::JITTargetMachineBuilder builder = builder_;
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine = builder.createTargetMachine();
+  if (!machine) {
+    return absl::InternalError(
+        absl::StrCat("cannot create a TargetMachine: ", llvm::toString(machine.takeError())));
+  }
+  return Lease(this, std::move(*machine));
+}
+
+void TargetMachinePool::Release(std::unique_ptr<llvm::TargetMachine> machine) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  idle_.push_back(std::move(machine));
+}
+
+namespace {
+
+class PooledCompiler : public llvm::orc::IRCompileLayer::IRCompiler {
+ public:
+  explicit PooledCompiler(std::shared_ptr<TargetMachinePool> pool)
+      : IRCompiler(llvm::orc::irManglingOptionsFromTargetOptions(pool->builder().getOptions())),
+        pool_(std::move(pool)) {}
+
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> operator()(llvm::Module& module) override {
+    absl::StatusOr<TargetMachinePool::Lease> machine = pool_->Acquire();
+    if (!machine.ok()) {
+      return llvm::make_error<llvm::StringError>(std::string(machine.status().message()),
+                                                 llvm::inconvertibleErrorCode());
+    }
+    llvm::orc::SimpleCompiler compile(**machine);
+    return compile(module);
+  }
+
+ private:
+  std::shared_ptr<TargetMachinePool> pool_;
+};
+
+}  // namespace
+
+std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler> MakePooledCompiler(
+    std::shared_ptr<TargetMachinePool> pool) {
+  return std::make_unique<PooledCompiler>(std::move(pool));
+}
+
+absl::StatusOr<std::string> EmitAssembly(const llvm::Module& module, llvm::TargetMachine& machine) {
+  std::unique_ptr<llvm::Module> clone = llvm::CloneModule(module);
+  llvm::SmallString<0> text;
+  llvm::raw_svector_ostream out(text);
+  llvm::legacy::PassManager passes;
+  if (machine.addPassesToEmitFile(passes, out, /*DwoOut=*/nullptr,
+                                  llvm::CodeGenFileType::AssemblyFile)) {
+    return absl::InternalError(
+        absl::StrCat("target ", machine.getTargetTriple().str(), " cannot emit assembly"));
+  }
+  passes.run(*clone);
+  return std::string(text.str());
+}
+
+}  // namespace graphjit::compiler::jit_internal

@@ -1,0 +1,67 @@
+// Machine-code helpers of the JIT engine: a pool of host TargetMachines shared by the
+// optimizer, ORC's compile layer and the assembly printer, and assembly emission.
+#ifndef GRAPHJIT_COMPILER_ORC_MACHINE_CODE_H_
+#define GRAPHJIT_COMPILER_ORC_MACHINE_CODE_H_
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "llvm/ExecutionEngine/Orc/IRCompileLayer.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Target/TargetMachine.h"
+
+namespace graphjit::compiler::jit_internal {
+
+// A TargetMachine is not thread-safe (it caches subtargets and resets its options per
+// function), and creating one costs ~3 ms. The pool hands each compile its own machine
+// and keeps it for the next one, so it grows to the peak number of concurrent users.
+class TargetMachinePool {
+ public:
+  explicit TargetMachinePool(llvm::orc::JITTargetMachineBuilder builder);
+
+  // Exclusive use of one machine until the lease is destroyed.
+  class Lease {
+   public:
+    Lease(TargetMachinePool* pool, std::unique_ptr<llvm::TargetMachine> machine)
+        : pool_(pool), machine_(std::move(machine)) {}
+    Lease(Lease&& other) = default;
+    Lease& operator=(Lease&&) = delete;
+    ~Lease();
+    llvm::TargetMachine& operator*() const { return *machine_; }
+    llvm::TargetMachine* operator->() const { return machine_.get(); }
+
+   private:
+    TargetMachinePool* pool_;
+    std::unique_ptr<llvm::TargetMachine> machine_;
+  };
+
+  absl::StatusOr<Lease> Acquire();
+  const llvm::orc::JITTargetMachineBuilder& builder() const { return builder_; }
+
+ private:
+  void Release(std::unique_ptr<llvm::TargetMachine> machine);
+
+  const llvm::orc::JITTargetMachineBuilder builder_;
+  // A std::mutex, not absl::Mutex: Debian's abseil is built without TSan, which would
+  // then not see a machine handed from one compile thread to the next and report the
+  // machine's own state as racy.
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<llvm::TargetMachine>> idle_;  // guarded by mutex_
+};
+
+// ORC's compile function: IR -> object file with a pooled machine, so concurrent
+// materializations neither share a machine nor build a new one per module (which is what
+// LLVM's ConcurrentIRCompiler does).
+std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler> MakePooledCompiler(
+    std::shared_ptr<TargetMachinePool> pool);
+
+// The assembly text of `module` (compiled from a clone: codegen rewrites the IR it runs on).
+absl::StatusOr<std::string> EmitAssembly(const llvm::Module& module, llvm::TargetMachine& machine);
+
+}  // namespace graphjit::compiler::jit_internal
+
+#endif  // GRAPHJIT_COMPILER_ORC_MACHINE_CODE_H_

@@ -1,0 +1,31 @@
+// The JIT engine's IR optimizer: new-PM O2 with loop and SLP vectorization, glibc's
+// libmvec as the vector math library, and libm declarations marked as pure.
+#ifndef GRAPHJIT_COMPILER_ORC_OPTIMIZE_MODULE_H_
+#define GRAPHJIT_COMPILER_ORC_OPTIMIZE_MODULE_H_
+
+#include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Triple.h"
+
+namespace graphjit::compiler::jit_internal {
+
+// Library info for `triple`. With `use_libmvec`, calls to exp/log/pow/sin/... (and tanh,
+// which LLVM 19's libmvec table lacks although glibc ships it) map to libmvec's vector
+// variants, so the loop vectorizer can vectorize loops that call them. Build once and
+// copy: the copy is cheap, the construction sorts the tables.
+llvm::TargetLibraryInfoImpl MakeTargetLibraryInfo(const llvm::Triple& triple, bool use_libmvec);
+
+// Marks the libm declarations of `module` (exp, tanh, sqrtf, ...) memory(none), nounwind
+// and willreturn: without that the vectorizers treat each call as a possible store and
+// leave the loop alone. Like -fno-math-errno: errno is never set by graphjit's math.
+void MarkMathDeclarations(llvm::Module& module);
+
+// Runs the O2 pipeline in place. `machine` supplies the cost model (AVX2 widths, FMA) and
+// must not be used by another thread meanwhile; `library_info` is copied.
+void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine,
+                    const llvm::TargetLibraryInfoImpl& library_info);
+
+}  // namespace graphjit::compiler::jit_internal
+
+#endif  // GRAPHJIT_COMPILER_ORC_OPTIMIZE_MODULE_H_

@@ -1,0 +1,37 @@
+#include "compiler/store/cache_log.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace graphjit::compiler::cache {
+
+LogFlags ParseLogFlags(absl::string_view text) {
+  LogFlags flags;
+  for (absl::string_view word : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    word = absl::StripAsciiWhitespace(word);
+    if (word == "recompiles" || word == "all") flags.recompiles = true;
+    if (word == "guards" || word == "all") flags.guards = true;
+    if (word == "cache" || word == "all") flags.cache = true;
+  }
+  return flags;
+}
+
+LogFlags LogFlagsFromEnv() {
+  static const LogFlags flags = [] {
+    const char* env = std::getenv("GRAPHJIT_LOG");
+    return env == nullptr ? LogFlags{} : ParseLogFlags(env);
+  }();
+  return flags;
+}
+
+void LogLine(absl::string_view channel, absl::string_view message) {
+  std::string line = absl::StrCat("graphjit[", channel, "]: ", message, "\n");
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+}  // namespace graphjit::compiler::cache

@@ -1,0 +1,84 @@
+#include "compiler/store/code_record.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+namespace graphjit::compiler {
+namespace {
+
+constexpr char kMagic[8] = {'G', 'J', 'C', 'O', 'D', 'E', '\0', '\1'};
+constexpr uint32_t kFormatVersion = 1;
+// magic, version, header length, payload length, checksum
+constexpr size_t kFixed = sizeof(kMagic) + 4 + 4 + 8 + 8;
+
+void PutU32(std::string* out, uint32_t v) { out->append(reinterpret_cast<const char*>(&v), 4); }
+void PutU64(std::string* out, uint64_t v) { out->append(reinterpret_cast<const char*>(&v), 8); }
+uint64_t GetU64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+uint32_t GetU32(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+std::string Header(absl::string_view identity, const ContentKey& key) {
+  return absl::StrCat(identity, "key=", key.ToHex(), "\n");
+}
+
+}  // namespace
+
+std::string EncodeCodeRecord(absl::string_view identity, const ContentKey& key,
+                             absl::string_view payload) {
+  const std::string header = Header(identity, key);
+  std::string out(kMagic, sizeof(kMagic));
+  out.reserve(kFixed + header.size() + payload.size());
+  PutU32(&out, kFormatVersion);
+  PutU32(&out, static_cast<uint32_t>(header.size()));
+  out += header;
+  PutU64(&out, payload.size());
+  out.append(payload.data(), payload.size());
+  PutU64(&out, XXH3_64bits(out.data(), out.size()));
+  return out;
+}
+
+absl::StatusOr<std::string> DecodeCodeRecord(absl::string_view identity, const ContentKey& key,
+                                             absl::string_view bytes) {
+  if (bytes.size() < kFixed) {
+    return absl::DataLossError(absl::StrCat("truncated (", bytes.size(), " bytes)"));
+  }
+  if (std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
+    return absl::DataLossError("not a graphjit code record (bad magic)");
+  }
+  const char* p = bytes.data() + sizeof(kMagic);
+  if (uint32_t version = GetU32(p); version != kFormatVersion) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("format version ", version, ", expected ", kFormatVersion));
+  }
+  const uint32_t header_len = GetU32(p + 4);
+  if (header_len > bytes.size() - kFixed) {
+    return absl::DataLossError("truncated (header past the end)");
+  }
+  const uint64_t payload_len = GetU64(p + 8 + header_len);
+  if (payload_len > kMaxCodePayload || kFixed + header_len + payload_len != bytes.size()) {
+    return absl::DataLossError(absl::StrCat("truncated or oversized (", bytes.size(), " bytes)"));
+  }
+  const uint64_t stored_sum = GetU64(bytes.data() + bytes.size() - 8);
+  if (XXH3_64bits(bytes.data(), bytes.size() - 8) != stored_sum) {
+    return absl::DataLossError("checksum mismatch (corrupt)");
+  }
+  // Checked after the checksum: a mismatch here is a foreign writer, not corruption.
+  if (absl::string_view(p + 8, header_len) != Header(identity, key)) {
+    return absl::FailedPreconditionError(
+        "written by another graphjit, LLVM or CPU, or for another key (header differs)");
+  }
+  return std::string(bytes.substr(kFixed - 8 + header_len, payload_len));
+}
+
+}  // namespace graphjit::compiler

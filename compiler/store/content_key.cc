@@ -1,0 +1,68 @@
+#include "compiler/store/content_key.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "compiler/codegen/native_code.h"
+#include "ir/check.h"
+
+// Header-only use of xxHash: the inlined XXH3 needs no link-time library.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#ifndef GRAPHJIT_VERSION
+#error "GRAPHJIT_VERSION must be defined by the build"
+#endif
+
+namespace graphjit::compiler {
+ContentHasher::ContentHasher() : state_(XXH3_createState()) {
+  GJ_CHECK(state_ != nullptr) << "XXH3_createState";
+  XXH3_128bits_reset(static_cast<XXH3_state_t*>(state_));
+}
+
+ContentHasher::~ContentHasher() { XXH3_freeState(static_cast<XXH3_state_t*>(state_)); }
+
+void ContentHasher::Bytes(const void* data, size_t n) {
+  auto* state = static_cast<XXH3_state_t*>(state_);
+  uint64_t len = n;
+  XXH3_128bits_update(state, &len, sizeof(len));
+  if (n > 0) XXH3_128bits_update(state, data, n);
+}
+
+ContentKey ContentHasher::Finish() {
+  XXH128_hash_t h = XXH3_128bits_digest(static_cast<XXH3_state_t*>(state_));
+  return {h.high64, h.low64};
+}
+
+std::string ContentKey::ToHex() const { return absl::StrFormat("%016x%016x", hi, lo); }
+
+const char* GraphjitVersion() { return GRAPHJIT_VERSION; }
+
+std::string JitIdentity() {
+  // Once per process: describing the target asks the JIT engine.
+  static const std::string* identity = [] {
+    JitTarget t = DescribeJitTarget();
+    return new std::string(absl::StrCat("graphjit=", GraphjitVersion(), "\nllvm=", t.llvm_version,
+                                        "\ntriple=", t.triple, "\ncpu=", t.cpu_name,
+                                        "\nfeatures=", t.cpu_features, "\n"));
+  }();
+  return *identity;
+}
+
+ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& codegen) {
+  ContentHasher h;
+  // The version changes whenever codegen emits other code for the same kernel text, so
+  // that older objects in a disk or remote cache never load: v2 register-tiled matmuls,
+  // v3 f32 sums accumulating in f64, ..., v7 jammed heads' products splitting k into
+  // accumulator sets, v8 attention in one kernel, v9 products rounded before they are
+  // added (no contraction) and attention's block max as a compare-and-select.
+  h.Text("graphjit-kernel-key-v9");
+  h.Text(JitIdentity());
+  // Only options that change the code; keep_ir, emit_asm and keep_object change what is kept.
+  h.Text(absl::StrCat("tile_matmuls=", codegen.tile_matmuls, "\n"));
+  h.Text(unit_text);
+  return h.Finish();
+}
+
+}  // namespace graphjit::compiler

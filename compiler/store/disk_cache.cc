@@ -1,0 +1,218 @@
+#include "compiler/store/disk_cache.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/store/code_record.h"
+
+namespace graphjit::compiler {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kDefaultMaxBytes = int64_t{1} << 30;
+
+std::string DefaultDir() {
+  if (const char* dir = std::getenv("GRAPHJIT_CACHE_DIR"); dir != nullptr && *dir != '\0') {
+    return dir;
+  }
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
+    return (fs::path(xdg) / "graphjit").string();
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    return (fs::path(home) / ".cache" / "graphjit").string();
+  }
+  return "";
+}
+
+}  // namespace
+
+DiskCache* DiskCache::Default() {
+  static DiskCache* cache = []() -> DiskCache* {
+    std::string dir = DefaultDir();
+    if (dir == "off") return nullptr;
+    if (dir.empty()) {
+      std::fprintf(stderr,
+                   "graphjit: no cache directory (GRAPHJIT_CACHE_DIR, XDG_CACHE_HOME and HOME "
+                   "are unset): compiled code stays in memory\n");
+      return nullptr;
+    }
+    int64_t max_bytes = kDefaultMaxBytes;
+    if (const char* env = std::getenv("GRAPHJIT_CACHE_MAX_BYTES"); env != nullptr) {
+      if (!absl::SimpleAtoi(env, &max_bytes) || max_bytes < 0) {
+        std::fprintf(stderr,
+                     "graphjit: GRAPHJIT_CACHE_MAX_BYTES='%s' is not a byte count; using 1 GiB\n",
+                     env);
+        max_bytes = kDefaultMaxBytes;
+      }
+    }
+    absl::StatusOr<std::unique_ptr<DiskCache>> opened =
+        Open(dir, max_bytes, "", cache::LogFlagsFromEnv());
+    if (!opened.ok()) {
+      std::fprintf(stderr, "graphjit: %s: compiled code stays in memory\n",
+                   std::string(opened.status().message()).c_str());
+      return nullptr;
+    }
+    return opened->release();
+  }();
+  return cache;
+}
+
+absl::StatusOr<std::unique_ptr<DiskCache>> DiskCache::Open(std::string dir, int64_t max_bytes,
+                                                           std::string identity,
+                                                           cache::LogFlags log) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cache directory ", dir, " cannot be created: ", ec.message()));
+  }
+  // Writable? A probe file says so now rather than at the first store.
+  const std::string probe = (fs::path(dir) / absl::StrCat(".probe.", ::getpid())).string();
+  {
+    std::ofstream out(probe, std::ios::binary);
+    if (!out || !(out << "ok") || !out.flush()) {
+      return absl::PermissionDeniedError(absl::StrCat("cache directory ", dir, " is not writable"));
+    }
+  }
+  fs::remove(probe, ec);
+  if (identity.empty()) identity = JitIdentity();
+  return std::unique_ptr<DiskCache>(
+      new DiskCache(std::move(dir), max_bytes, std::move(identity), log));
+}
+
+std::string DiskCache::PathOf(const ContentKey& key) const {
+  return (fs::path(dir_) / absl::StrCat(key.ToHex(), ".gjcode")).string();
+}
+
+void DiskCache::Reject(const std::string& path, const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.rejected;
+  }
+  std::error_code ec;
+  fs::remove(path, ec);
+  if (log_.cache) cache::LogLine("cache", absl::StrCat(path, ": ", why, "; ignored, recompiling"));
+}
+
+std::optional<std::string> DiskCache::Load(const ContentKey& key) {
+  const std::string path = PathOf(key);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.misses;
+    return std::nullopt;
+  }
+  std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  absl::StatusOr<std::string> payload = DecodeCodeRecord(identity_, key, file);
+  if (!payload.ok()) {
+    Reject(path, std::string(payload.status().message()));
+    return std::nullopt;
+  }
+  // Recently used files survive the size bound.
+  std::error_code ec;
+  fs::last_write_time(path, fs::file_time_type::clock::now(), ec);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.hits;
+  }
+  if (log_.cache) cache::LogLine("cache", absl::StrCat("loaded ", path));
+  return *std::move(payload);
+}
+
+void DiskCache::Store(const ContentKey& key, const std::string& payload) {
+  if (!writable_.load() || payload.size() > kMaxCodePayload) return;
+  const std::string file = EncodeCodeRecord(identity_, key, payload);
+
+  static std::atomic<uint64_t> counter{0};
+  const std::string path = PathOf(key);
+  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid(), ".", counter.fetch_add(1));
+  bool ok = false;
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    ok = out && out.write(file.data(), static_cast<std::streamsize>(file.size())) && out.flush();
+  }
+  std::error_code ec;
+  if (ok) fs::rename(tmp, path, ec);
+  if (!ok || ec) {
+    fs::remove(tmp, ec);
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.store_failures;
+    if (writable_.exchange(false)) {
+      std::fprintf(stderr,
+                   "graphjit: cannot write %s (disk full or not writable): compiled code stays "
+                   "in memory from now on\n",
+                   path.c_str());
+    }
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.stores;
+  }
+  if (log_.cache) cache::LogLine("cache", absl::StrCat("stored ", path));
+  // The directory is scanned once per max_bytes / 16 written, not per store.
+  if (bytes_written_.fetch_add(static_cast<int64_t>(file.size())) + file.size() >
+      static_cast<uint64_t>(std::max<int64_t>(max_bytes_ / 16, 1))) {
+    bytes_written_ = 0;
+    KeepBound();
+  }
+}
+
+void DiskCache::Remove(const ContentKey& key) {
+  std::error_code ec;
+  fs::remove(PathOf(key), ec);
+}
+
+void DiskCache::KeepBound() {
+  struct File {
+    fs::path path;
+    fs::file_time_type time;
+    uintmax_t size;
+  };
+  std::vector<File> files;
+  uintmax_t total = 0;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir_, ec)) {
+    if (e.path().extension() != ".gjcode") continue;
+    std::error_code fec;
+    File f{e.path(), e.last_write_time(fec), e.file_size(fec)};
+    if (fec) continue;
+    total += f.size;
+    files.push_back(std::move(f));
+  }
+  if (total <= static_cast<uintmax_t>(max_bytes_)) return;
+  std::sort(files.begin(), files.end(),
+            [](const File& a, const File& b) { return a.time < b.time; });
+  int64_t removed = 0;
+  // Down to 90% of the bound, so the next store does not scan again at once.
+  for (const File& f : files) {
+    if (total <= static_cast<uintmax_t>(max_bytes_) * 9 / 10) break;
+    if (fs::remove(f.path, ec)) {
+      total -= f.size;
+      ++removed;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.removed += removed;
+  if (log_.cache) {
+    cache::LogLine("cache", absl::StrCat("removed ", removed, " least recently used files from ",
+                                         dir_, " (bound ", max_bytes_, " bytes)"));
+  }
+}
+
+DiskCacheStats DiskCache::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+}  // namespace graphjit::compiler

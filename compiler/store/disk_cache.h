@@ -1,0 +1,85 @@
+// DiskCache: compiled kernels' object code on disk, by content key, so a new process
+// loads code instead of compiling it (Inductor's FX-graph cache, JAX's persistent
+// compilation cache).
+//
+//   GRAPHJIT_CACHE_DIR        the directory (default $XDG_CACHE_HOME/graphjit, else
+//                             ~/.cache/graphjit); `off` disables the cache
+//   GRAPHJIT_CACHE_MAX_BYTES  the size bound (default 1 GiB); least recently used files
+//                             are removed past it
+//
+// One file per key, a record of compiler/store/code_record.h: a header (magic, format version,
+// graphjit and LLVM versions, target triple, CPU and features, the key), the payload and an XXH3-64
+// checksum of both. A file is written to a temporary name and renamed, so concurrent processes
+// never see half a file (two writers of one key both leave a valid one). A truncated, corrupt,
+// foreign- version or foreign-CPU file is ignored (and removed, to be replaced), one line under
+// GRAPHJIT_LOG=cache; a directory that cannot be written gets one warning, then the
+// process keeps code in memory only.
+#ifndef GRAPHJIT_COMPILER_STORE_DISK_CACHE_H_
+#define GRAPHJIT_COMPILER_STORE_DISK_CACHE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "compiler/store/cache_log.h"
+#include "compiler/store/content_key.h"
+
+namespace graphjit::compiler {
+
+struct DiskCacheStats {
+  int64_t hits = 0;      // valid files loaded
+  int64_t misses = 0;    // no file
+  int64_t rejected = 0;  // files ignored: truncated, corrupt, foreign
+  int64_t stores = 0;
+  int64_t store_failures = 0;
+  int64_t removed = 0;  // files removed by the size bound
+};
+
+class DiskCache {
+ public:
+  // The cache GRAPHJIT_CACHE_DIR asks for, opened once per process; null when it is `off`
+  // or the directory cannot be used (after one warning on stderr).
+  static DiskCache* Default();
+  // A cache in `dir` (created if missing) of at most `max_bytes`. `identity` is what a
+  // file must have been written by (versions, triple, CPU, features): by default this
+  // process's JIT target. InvalidArgument / PermissionDenied when `dir` is unusable.
+  static absl::StatusOr<std::unique_ptr<DiskCache>> Open(std::string dir, int64_t max_bytes,
+                                                         std::string identity = "",
+                                                         cache::LogFlags log = {});
+
+  // The payload stored under `key`, or nullopt (no file, or a file that failed a check:
+  // it is removed so the next Store replaces it).
+  std::optional<std::string> Load(const ContentKey& key);
+  // Writes `payload` under `key` (temporary file + rename), then keeps the size bound.
+  void Store(const ContentKey& key, const std::string& payload);
+  // Removes the file of `key` (e.g. its object did not link).
+  void Remove(const ContentKey& key);
+
+  const std::string& dir() const { return dir_; }
+  DiskCacheStats stats() const;
+  // The path of `key`'s file.
+  std::string PathOf(const ContentKey& key) const;
+
+ private:
+  DiskCache(std::string dir, int64_t max_bytes, std::string identity, cache::LogFlags log)
+      : dir_(std::move(dir)), max_bytes_(max_bytes), identity_(std::move(identity)), log_(log) {}
+  void Reject(const std::string& path, const std::string& why);
+  void KeepBound();
+
+  const std::string dir_;
+  const int64_t max_bytes_;
+  const std::string identity_;
+  const cache::LogFlags log_;
+  std::atomic<bool> writable_{true};
+  std::atomic<int64_t> bytes_written_{0};  // since the last bound check
+  mutable std::mutex mu_;
+  DiskCacheStats stats_;  // guarded by mu_
+};
+
+}  // namespace graphjit::compiler
+
+#endif  // GRAPHJIT_COMPILER_STORE_DISK_CACHE_H_
