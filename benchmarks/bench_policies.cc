@@ -1,4 +1,4 @@
-// The seed's decode loop (prompt 100; 128 steps by default here, --benchmark_filter and
+// The policy study's decode loop (prompt 100; 128 steps by default here, --benchmark_filter and
 // the Arg pick others) under each shape policy: wall time per loop with compiles, and the
 // compiles and padding each policy needed as counters.
 // Run: build/bin/bench_policies --benchmark_repetitions=3 --benchmark_report_aggregates_only

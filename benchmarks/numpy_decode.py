@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The decode layer op by op in numpy (docs/spec/decode_layer.md), timed against graphjit.
 
-The seed lectures run this layer in numpy float64; this is that baseline on this machine.
+The lectures run this layer in numpy float64; this is that baseline on this machine.
 Each numpy call is one op over whole arrays (BLAS for the matmuls), so the time is what an
 op-by-op executor with good kernels costs. With --graphjit BIN (build/bin/bench_roofline)
-the compiled step is measured in the same session and the ratio printed.
+the compiled step is measured in the same run and the ratio printed.
 
     /usr/bin/python3 benchmarks/numpy_decode.py --graphjit build/bin/bench_roofline
 
@@ -109,7 +109,7 @@ def time_graphjit(binary):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--graphjit", help="bench_roofline binary, to compare in this session")
+    parser.add_argument("--graphjit", help="bench_roofline binary, to compare in the same run")
     parser.add_argument("--reps", type=int, default=2000, help="timed numpy calls per case")
     args = parser.parse_args()
     compiled = time_graphjit(args.graphjit) if args.graphjit else {}

@@ -1,4 +1,4 @@
-// A bias-free linear layer y = x @ W, the seed's smallest FLOP-counting example.
+// A bias-free linear layer y = x @ W, lecture 4's smallest FLOP-counting example.
 #ifndef GRAPHJIT_MODELS_LINEAR_H_
 #define GRAPHJIT_MODELS_LINEAR_H_
 

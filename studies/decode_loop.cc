@@ -65,7 +65,7 @@ absl::StatusOr<DecodeLoopResult> RunDecodeLoop(compiler::JitFunction& cache,
                      options.steps));
   }
   const auto [d, G, dh, dtype] = dims;
-  // Drawn in the seed's order: keys, values, then every step's x.
+  // Drawn in the lecture's order: keys, values, then every step's x.
   std::mt19937_64 rng(options.seed);
   Tensor k = models::RandomNormal(dtype, {G, options.prompt, dh}, rng);
   Tensor v = models::RandomNormal(dtype, {G, options.prompt, dh}, rng);

@@ -1,7 +1,7 @@
-// The decode loop of seed 000 demo 1 (docs/spec/decode_layer.md): one decode layer
-// called for `steps` tokens while its KV cache grows by one row per step, through a
-// Jit function (models::JitModel) under one shape policy. The policy study prints its table from
-// this.
+// The decode loop of the compile-cache lecture's first demo (docs/spec/decode_layer.md): one
+// decode layer called for `steps` tokens while its KV cache grows by one row per step,
+// through a Jit function (models::JitModel) under one shape policy. The policy study prints
+// its table from this.
 #ifndef GRAPHJIT_STUDIES_DECODE_LOOP_H_
 #define GRAPHJIT_STUDIES_DECODE_LOOP_H_
 

@@ -1,4 +1,4 @@
-// The seed's graph-break demo (lecture 12, demo 3): iterate y <- tanh(y @ W) until the
+// The graph-break demo of lecture 12 (demo 3): iterate y <- tanh(y @ W) until the
 // largest squared change is below a tolerance. The data-dependent stopping test cuts the
 // lazy graph every iteration; the same loop with a fixed count traces into one graph.
 #ifndef GRAPHJIT_STUDIES_LAZY_DEMO_H_

@@ -28,7 +28,7 @@ absl::StatusOr<Tensor> F64(std::vector<int64_t> shape, const std::vector<double>
   return Tensor::FromDoubles(DType::kF64, std::move(shape), values);
 }
 
-// Uniform [0, 1) in row-major order from `rng` (the seed's rng.random).
+// Uniform [0, 1) in row-major order from `rng` (the lecture's rng.random).
 absl::StatusOr<Tensor> Uniform(std::vector<int64_t> shape, std::mt19937_64& rng) {
   int64_t count = 1;
   for (int64_t d : shape) count *= d;
@@ -68,7 +68,7 @@ compiler::TraceFn MeanSquaredErrorFn(double mean) {
   };
 }
 
-// The seed's smooth target: sum_j sin(2 pi x_j) per row of [rows, d].
+// The lecture's smooth target: sum_j sin(2 pi x_j) per row of [rows, d].
 Value Target(const Value& x) { return ReduceSum(Sin(x * (2 * std::numbers::pi)), 1); }
 
 // Demo 2 (c): inputs alpha (f64 []), capacity (i64 [c], pieces remembered) and data
@@ -171,7 +171,7 @@ absl::StatusOr<ScalingCurve> Curve(std::string name, std::vector<double> x, std:
 std::vector<Value> NearestNeighborFn(frontend::Context& ctx) {
   Value test = ctx.Input("test");
   Value train = ctx.Input("train");
-  // |a|^2 + |b|^2 - 2 a.b, as the seed writes it: [T, 1] + [n] - 2 [T, n].
+  // |a|^2 + |b|^2 - 2 a.b, as the lecture writes it: [T, 1] + [n] - 2 [T, n].
   Value d2 = ReduceSum(test * test, 1, /*keepdim=*/true) + ReduceSum(train * train, 1) -
              2.0 * Matmul(test, TransposeLast2(train));
   Value nearest = ArgMin(d2, 1);

@@ -1,4 +1,4 @@
-// The seed's power-law demos (lecture 4, demos 1 and 2), computed by compiled graphs:
+// Lecture 4's power-law demos (demos 1 and 2), computed by compiled graphs:
 // why a power law is a straight line on log-log axes and what the irreducible term E does
 // to it (Kaplan's alpha_N, the Chinchilla parametric term), and three minimal models that
 // produce power laws: mean estimation, 1-nearest-neighbour regression in d dimensions and
@@ -18,9 +18,9 @@
 
 namespace graphjit::studies {
 
-// The seed's constants and sizes.
+// The lecture's constants and sizes.
 struct PowerLawOptions {
-  // Demo 1 (a): Kaplan et al.'s alpha_N, then the seed's two comparisons.
+  // Demo 1 (a): Kaplan et al.'s alpha_N, then the lecture's two comparisons.
   std::vector<double> alphas = {0.076, 0.5, 1.0};
   // Demo 1 (b): the parametric term of the Chinchilla fit, L(N) = E + A N^-alpha.
   double chinchilla_e = 1.69, chinchilla_a = 406.4, chinchilla_alpha = 0.34;
@@ -31,7 +31,7 @@ struct PowerLawOptions {
   int64_t mean_reps = 4000;
   uint64_t mean_seed = 0;
   // Demo 2 (b): 1-NN regression of sum_j sin(2 pi x_j) on the unit cube [0, 1)^d; the
-  // generator of dimension d is seeded with d, as in the seed.
+  // generator of dimension d is seeded with d, as in the lecture.
   std::vector<int64_t> nn_dims = {1, 2, 4, 8};
   std::vector<int64_t> nn_train = {64, 256, 1024, 4096};
   int64_t nn_test = 500;

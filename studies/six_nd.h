@@ -1,7 +1,7 @@
-// The C = 6ND check (docs/spec/tinygpt_flops.md, seed demo 3): parameters N and the
-// forward and training FLOPs per token of the seed's models, counted by the FLOP analysis
-// on their traced forward graphs and their gradient graphs; and the seed's GPT-3
-// arithmetic. Data only: the study tool and tests print it with FormatSixNReport.
+// The C = 6ND check (docs/spec/tinygpt_flops.md, lecture 4's demo 3): parameters N and the
+// forward and training FLOPs per token of the lecture's models, counted by the FLOP
+// analysis on their traced forward graphs and their gradient graphs; and the lecture's
+// GPT-3 arithmetic. Data only: the study tool and tests print it with FormatSixNReport.
 #ifndef GRAPHJIT_STUDIES_SIX_ND_H_
 #define GRAPHJIT_STUDIES_SIX_ND_H_
 
@@ -44,15 +44,15 @@ struct SixNRow {
   double context_over_width() const;  // T / d (0 for the linear layer)
 };
 
-// The bias-free linear layer (its input requires grad, as in the seed).
+// The bias-free linear layer (its input requires grad, as in the lecture).
 absl::StatusOr<SixNRow> LinearSixNRow(absl::string_view name, const models::LinearCfg& cfg);
 absl::StatusOr<SixNRow> TinyGPTSixNRow(absl::string_view name, const models::GPTConfig& cfg);
 
-// The linear layer 256 -> 512 on 64 tokens, then the seed's five TinyGPT configurations
+// The linear layer 256 -> 512 on 64 tokens, then the lecture's five TinyGPT configurations
 // (batch 2): narrowest, widest small, lecture-1 base, wider, wider and deeper.
 absl::StatusOr<std::vector<SixNRow>> SeedSixNTable();
 
-// The seed's GPT-3 check of C = 6ND and of how little attention adds at its shape.
+// The lecture's GPT-3 check of C = 6ND and of how little attention adds at its shape.
 struct Gpt3Compute {
   double num_params = 1.75e11;
   double tokens = 3.0e11;

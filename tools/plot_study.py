@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Plots a graphjit-study --json file. With the policies section: per-step decode latency
 for each shape policy (log scale, compile spikes visible) and a bar chart of compiles and
-padding per policy. With the powerlaws section: the seed's power-law curves on log-log
+padding per policy. With the powerlaws section: lecture 4's power-law curves on log-log
 axes with their fitted lines (L and L - E against N; mean estimation; nearest-neighbour
 regression per dimension; the Zipf capacity and data curves).
 

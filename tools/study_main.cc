@@ -1,4 +1,4 @@
-// graphjit-study: the seed lectures' studies with real compilation, on the decode layer.
+// graphjit-study: the lectures' studies with real compilation, on the decode layer.
 //   1 policies   the decode loop under exact / pow2 / mult128 / symbolic / auto
 //   2 symbolic   one symbolic graph vs exact-shape graphs
 //   3 breaks     lazy execution of a data-dependent loop (graph breaks)
@@ -564,9 +564,9 @@ absl::Status StudyPowerLaws(tools::JsonWriter& json) {
       cap.fit.slope, cap.theory_slope, data.fit.slope, data.theory_slope);
   std::printf(
       "\nRandom numbers: std::mt19937_64 on the host (seed %llu for (2a), seed d for "
-      "(2b)), not the seed's numpy default_rng (PCG64), whose stream is not reproduced "
+      "(2b)), not the lecture's numpy default_rng (PCG64), whose stream is not reproduced "
       "bit for bit: the samples, and so the digits of (2a) and (2b), differ from the "
-      "seed's; (1) and (2c) use no random numbers. Everything computed on them ran as "
+      "lecture's; (1) and (2c) use no random numbers. Everything computed on them ran as "
       "compiled graphs: %lld compiles (%s) in a section of %s.\n",
       static_cast<unsigned long long>(o.mean_seed), static_cast<long long>(r->compiles),
       tools::FormatSeconds(r->compile_seconds).c_str(), tools::FormatSeconds(r->seconds).c_str());
@@ -686,7 +686,7 @@ std::string CpuModel() {
 
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "Reproduces the seed studies with real compilation.\nUsage: graphjit-study "
+      "Reproduces the lectures' studies with real compilation.\nUsage: graphjit-study "
       "[--only=policies,symbolic,breaks,overhead,flops,powerlaws] [--steps N] [--prompt N] "
       "[--dtype f32|f64] [--model SPEC] [--weights DIR|FILE.safetensors] [--json FILE]");
   std::vector<std::string> normalized = tools::UnderscoreFlagNames(argc, argv);

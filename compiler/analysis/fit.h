@@ -1,5 +1,5 @@
 // Least-squares fits on log-log axes: how a cost grows with size (compile time vs graph
-// size, loss vs parameters), as the seed's `fitted_slope` reports it.
+// size, loss vs parameters), as lecture 4's `fitted_slope` reports it.
 #ifndef GRAPHJIT_COMPILER_ANALYSIS_FIT_H_
 #define GRAPHJIT_COMPILER_ANALYSIS_FIT_H_
 

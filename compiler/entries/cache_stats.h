@@ -45,8 +45,8 @@ struct CacheStats {
   // at; they differ only under the padding policies.
   int64_t real_elements = 0;
   int64_t padded_elements = 0;
-  // padded / real - 1: the extra KV rows read and computed (0.478 for pow2 on the seed's
-  // decode loop).
+  // padded / real - 1: the extra KV rows read and computed (0.478 for pow2 on the 512-step
+  // decode loop of the policy study).
   double padding_overhead() const {
     return real_elements == 0
                ? 0.0

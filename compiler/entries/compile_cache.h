@@ -1,7 +1,8 @@
 // CompileCache: compiled code for one traced function and one input signature (names,
-// dtypes, ranks), one entry per key of the shape policy, guarded by the input dims (seed
-// 000 demos 1 and 2; policies in compiler/entries/policy.h). compiler::JitFunction keeps
-// one per signature it has seen; use that (compiler/jit.h) rather than this directly.
+// dtypes, ranks), one entry per key of the shape policy, guarded by the input dims (the
+// compile-cache lecture's demos 1 and 2; policies in compiler/entries/policy.h).
+// compiler::JitFunction keeps one per signature it has seen; use that (compiler/jit.h)
+// rather than this directly.
 //
 // Every miss traces the function (dims fixed per the key), takes the content key of the
 // traced graph and its weights, and gets code from the CodeStore: code another entry or

@@ -44,10 +44,11 @@ absl::Status LlvmError(absl::StatusCode code, absl::string_view what, llvm::Erro
   return absl::Status(code, absl::StrCat(what, ": ", llvm::toString(std::move(error))));
 }
 
-// ORC reports some failures (the symbols a link could not resolve) to the session's
-// reporter, and the lookup that triggered the link then only says "Failed to materialize
-// symbols". Without compile threads, materialization runs on the thread that looks up,
-// so a per-thread sink hands those messages to the Compile call that caused them.
+// ORC reports some failures (the symbols a link could not resolve) to the
+// ExecutionSession's error reporter, and the lookup that triggered the link then only says
+// "Failed to materialize symbols". Without compile threads, materialization runs on the
+// thread that looks up, so a per-thread sink hands those messages to the Compile call that
+// caused them.
 thread_local std::string* session_error_sink = nullptr;
 
 void ReportSessionError(llvm::Error error) {
@@ -57,7 +58,7 @@ void ReportSessionError(llvm::Error error) {
     session_error_sink->append(message);
     return;
   }
-  std::fprintf(stderr, "graphjit: JIT session error: %s\n", message.c_str());
+  std::fprintf(stderr, "graphjit: JIT ExecutionSession error: %s\n", message.c_str());
 }
 
 // Removes a tracker whose module failed; a second failure is added to the message.

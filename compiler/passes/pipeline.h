@@ -25,7 +25,7 @@ struct Pass {
   bool in_default = true;
 };
 
-// Every built-in pass, in the default pipeline's order (the seed's: decompose, cse,
+// Every built-in pass, in the default pipeline's order (the lecture's: decompose, cse,
 // constant_fold, simplify, fold_norm_weight, then sink_row_scale and dce), opt-in passes
 // where they would go.
 const std::vector<Pass>& BuiltinPasses();

@@ -1,5 +1,6 @@
-// The seed's decode loop (seed 000 demo 1): the default decode layer, prompt 100, 512
-// steps (S = 101 .. 612), under every policy; the table of docs/spec/decode_layer.md.
+// The policy study's decode loop (the compile-cache lecture's first demo): the default decode
+// layer, prompt 100, 512 steps (S = 101 .. 612), under every policy; the table of
+// docs/spec/decode_layer.md.
 //
 // One test on purpose: ctest runs each test in its own process, and the exact policy's
 // 512 real compiles are by far the suite's most expensive part, so they run once and
@@ -47,7 +48,7 @@ TEST(DecodeLoop512, ReproducesTheSeedsTableUnderEveryPolicy) {
     ShapePolicy policy;
     int64_t compiles;
     int64_t padded;
-    double overhead;  // the seed's table, rounded to 0.1%
+    double overhead;  // the lecture's table, rounded to 0.1%
   };
   for (Row row :
        {Row{ShapePolicy::kExact, 512, kReal, 0.0}, Row{ShapePolicy::kPow2, 4, 269824, 0.478},

@@ -1,4 +1,4 @@
-// The seed's graph-break demo: one seven-op graph per iteration, compiled once, and the
+// Lecture 12's graph-break demo: one seven-op graph per iteration, compiled once, and the
 // same loop traced into one unrolled graph.
 #include "studies/lazy_demo.h"
 

@@ -1,4 +1,4 @@
-// The seed's power-law demos 1 and 2 (lecture 4) as studies::RunPowerLawStudy computes
+// Lecture 4's power-law demos 1 and 2 as studies::RunPowerLawStudy computes
 // them with compiled graphs: demo 1's deterministic numbers, the slopes of demo 2 against
 // theory, and the nearest-neighbour graph against the interpreter and a scalar loop.
 #include "studies/powerlaws.h"
@@ -50,7 +50,7 @@ TEST(PowerLaws, Demo1ReducibleLossKeepsItsSlopeWhileTheLossBends) {
   ASSERT_TRUE(Study().ok()) << Study().status();
   const std::vector<ChinchillaPoint>& c = Study()->chinchilla;
   ASSERT_EQ(c.size(), 7u);
-  // The seed's table: L(1e6) = 5.3964, L - E = 3.7064; L(1e12) = 1.7238.
+  // The lecture's table: L(1e6) = 5.3964, L - E = 3.7064; L(1e12) = 1.7238.
   EXPECT_EQ(F4(c[0].loss), "5.3964");
   EXPECT_EQ(F4(c[0].reducible), "3.7064");
   EXPECT_EQ(F4(c[6].loss), "1.7238");
@@ -91,7 +91,7 @@ TEST(PowerLaws, Demo2NearestNeighborExponentShrinksWithDimension) {
                 c.name.c_str(), c.fit.slope, c.theory_slope, c.y.front(), c.y.back());
     SCOPED_TRACE(c.name);
     // A loose band around -2/d: 500 test points and four sizes leave sampling noise, and
-    // at d = 8 the asymptotic rate is not reached by n = 4096 (the seed measures -0.21).
+    // at d = 8 the asymptotic rate is not reached by n = 4096 (the lecture measures -0.21).
     EXPECT_LT(c.fit.slope, 0.6 * c.theory_slope);
     EXPECT_GT(c.fit.slope, 1.3 * c.theory_slope);
     for (size_t i = 1; i < c.y.size(); ++i) EXPECT_LT(c.y[i], c.y[i - 1]);  // more data helps
@@ -110,7 +110,7 @@ TEST(PowerLaws, Demo2ZipfPiecesGiveBothExponentsFromOneDistribution) {
   EXPECT_NEAR(cap.fit.slope, -0.5, 0.02);
   EXPECT_NEAR(data.fit.slope, -1.0 / 3.0, 0.03);
   EXPECT_NEAR(data.theory_slope, -1.0 / 3.0, 1e-15);
-  // No randomness here: the seed's numpy values, digit for digit.
+  // No randomness here: the lecture's numpy values, digit for digit.
   const char* want_cap[] = {"0.2356", "0.0757", "0.0235", "0.0069"};
   const char* want_data[] = {"0.0934", "0.0430", "0.0195", "0.0087"};
   ASSERT_EQ(cap.y.size(), 4u);
@@ -158,7 +158,7 @@ struct Neighbors {
   double mse = 0;
 };
 
-// The seed's formula in scalar loops: the same terms, the first minimum.
+// The lecture's formula in scalar loops: the same terms, the first minimum.
 Neighbors ScalarNearest(const std::vector<double>& test, const std::vector<double>& train,
                         int64_t t, int64_t n, int64_t d) {
   auto target = [d](const double* x) {

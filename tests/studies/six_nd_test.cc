@@ -1,4 +1,4 @@
-// The exact figures of docs/spec/tinygpt_flops.md (seed demo 3), computed by the FLOP
+// The exact figures of docs/spec/tinygpt_flops.md (lecture 4's demo 3), computed by the FLOP
 // analysis on traced forward graphs and their autodiff graphs.
 #include "studies/six_nd.h"
 

@@ -24,7 +24,7 @@ TEST(FitLogLog, RecoversAnExactPowerLaw) {
   EXPECT_NEAR(fit->Predict(1e6), 3.0 * std::pow(1e6, -0.076), 1e-12);
 }
 
-// The seed's demo 2a: the mean of n samples has squared error sigma^2 / n, slope -1.
+// Lecture 4's demo 2a: the mean of n samples has squared error sigma^2 / n, slope -1.
 TEST(FitLogLog, MeanEstimationErrorHasSlopeMinusOne) {
   std::mt19937_64 rng(0);
   std::normal_distribution<double> normal(3.0, 1.0);

@@ -33,7 +33,7 @@ ir::Graph Parse(const char* text) {
   return *g;
 }
 
-// loss = sum(x @ w): the seed's linear layer, 4 -> 3 on 2 tokens.
+// loss = sum(x @ w): lecture 4's bias-free linear layer, 4 -> 3 on 2 tokens.
 constexpr char kLinear[] = R"(graph linear {
   %0 = input {name="x"} : f64[2, 4]
   %1 = param {name="w"} : f64[4, 3]

@@ -125,7 +125,7 @@ TEST(SgdStep, HundredCompiledStepsLowerTheLossAndEqualTheInterpreter) {
     }
   }
   // The stated margin: the last ten steps average under a quarter of the first step's
-  // loss. (The targets are the input tokens, as in the seed, which the tied embedding
+  // loss. (The targets are the input tokens, as in the lecture, which the tied embedding
   // learns quickly: the loss falls from about 2.2 to about 0.01.)
   double last10 = 0;
   for (int i = kSteps - 10; i < kSteps; ++i) last10 += losses[i] / 10;

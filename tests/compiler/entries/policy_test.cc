@@ -88,7 +88,8 @@ TEST(Policy, RunLengthIsTheBucketOrTheValue) {
   EXPECT_EQ(KeyToString("S", kSymbolicDim), "S=sym");
 }
 
-// The seed's table follows from the key functions alone.
+// The policy study's compile counts (prompt 100, 512 steps; docs/spec/decode_layer.md)
+// follow from the key functions alone.
 TEST(Policy, PredictedCompilesOfTheSeedsLoop) {
   using testutil::PredictedCompiles;
   EXPECT_EQ(PredictedCompiles(ShapePolicy::kExact, 100, 512), 512);
