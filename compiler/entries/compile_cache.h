@@ -11,10 +11,10 @@
 // `capacity` are evicted least recently used first; an evicted entry's code is freed
 // once no entry and no running caller holds it.
 //
-// Tensors: unpadded entries get the caller's inputs as they are, so inputs the code
-// updates in place (CompiledGraph::donated_inputs, the decode layer's caches) are
-// updated and returned as outputs. Padded entries pad copies of the inputs and cut the
-// outputs back, so the caller's tensors are never written.
+// The parts: EntryKeys (the policy's keys), EntryTable (entries by key, LRU,
+// ExplainMiss), EntryBuilder (trace -> content key -> store), BackgroundCompiler (the
+// tiered thread), EntryExecutor (padding, then code or the interpreter). This class holds
+// the lock and the statistics and decides hit, wait or miss.
 //
 // Thread-safe: callers with the same new key wait for one compile, different keys compile
 // in parallel. The lock is a std::mutex rather than absl::Mutex: Debian's abseil is built
@@ -27,75 +27,26 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "compiler/compiled/compiled_graph.h"
-#include "compiler/compiled/graph_store.h"
+#include "compiler/entries/background_compiler.h"
+#include "compiler/entries/cache_entry.h"
 #include "compiler/entries/cache_stats.h"
+#include "compiler/entries/entry_builder.h"
+#include "compiler/entries/entry_executor.h"
+#include "compiler/entries/entry_keys.h"
+#include "compiler/entries/entry_table.h"
 #include "compiler/entries/guards.h"
 #include "compiler/entries/jit_options.h"
-#include "frontend/value.h"
 
 namespace graphjit::compiler::cache {
-
-// What a cache compiles: a function over frontend Values and the weights it reads.
-struct TracedFunction {
-  std::string name;
-  std::function<std::vector<frontend::Value>(frontend::Context&)> body;
-  runtime::TensorMap weights;
-};
-
-// One compiled entry. Acquire hands out only entries whose compile succeeded.
-class CacheEntry {
- public:
-  int64_t id() const { return id_; }  // creation order, from 1
-  const DimKeys& keys() const { return keys_; }
-  const EntryGuards& guards() const { return guards_; }
-  bool padded() const { return padded_; }
-  // The code (Acquire returns entries whose code is installed, tiered ones included).
-  const CompiledGraph& compiled() const { return *compiled_; }
-  // The code, shared with every entry whose graph has the same content key.
-  const std::shared_ptr<const CompiledGraph>& code() const { return compiled_; }
-  // The traced graph (the interpreter tier runs it while the code compiles).
-  const ir::Graph& traced() const { return traced_; }
-  const ContentKey& content_key() const { return content_key_; }
-
- private:
-  friend class CompileCache;
-  // kTracing: the miss is being traced (and, untiered, compiled); kInterpreted: tiered,
-  // traced and served by the interpreter until the background compile installs code.
-  enum class State { kCompiling, kInterpreted, kReady, kFailed };
-
-  int64_t id_ = 0;
-  DimKeys keys_;
-  EntryGuards guards_;
-  bool padded_ = false;
-  // Padded entries: each output's dims (a constant or a padded dynamic dim), to cut back.
-  std::vector<std::vector<DimGuard>> output_dims_;
-  ContentKey content_key_;
-  ir::Graph traced_;  // set once, before state_ leaves kCompiling
-  // Untiered: set before state_ is kReady. Tiered: installed by the background compile
-  // (guarded by the cache's mu_ until then).
-  std::shared_ptr<const CompiledGraph> compiled_;
-  // Guarded by the owning cache's mu_.
-  State state_ = State::kCompiling;
-  absl::Status error_;
-  // The LRU tick of the last use. Atomic because ServeRepeat stamps it without mu_.
-  std::atomic<uint64_t> last_use_ = 0;
-  // In the cache's map (false once evicted, dropped or failed): ServeRepeat serves only
-  // live entries. Written under mu_, read without it.
-  std::atomic<bool> live_ = true;
-};
 
 class CompileCache {
  public:
@@ -169,69 +120,45 @@ class CompileCache {
   // The *Locked functions are called with mu_ held.
   // Keys for `values`; updates the auto policy's state (and drops the entries a dim
   // turning dynamic makes unreachable into `dropped`).
-  DimKeys KeysLocked(const DimValues& values, std::vector<std::shared_ptr<CacheEntry>>* dropped);
-  // Keys without touching the auto state (for ExplainMiss).
-  DimKeys PeekKeysLocked(const DimValues& values) const;
-  // Refines the symbolic keys to their class representative (duck sizing).
-  void DuckSize(const DimValues& values, DimKeys* keys) const;
-  std::string ExplainMissLocked(const DimValues& values) const;
+  DimKeys KeysLocked(const DimValues& values, EntryTable::Entries* dropped);
   // Adds a call's named and padded dims to the real / padded element counts.
   void CountElementsLocked(const DimKeys& keys, const DimValues& values);
-  void EvictLocked(const CacheEntry* keep, std::vector<std::shared_ptr<CacheEntry>>* evicted);
+  void EvictLocked(const CacheEntry* keep, EntryTable::Entries* evicted);
   // The miss path: returns with `lock` held, but releases it while compiling.
   absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileLocked(
       std::unique_lock<std::mutex>& lock, const DimKeys& keys, const DimValues& values,
-      std::vector<std::shared_ptr<CacheEntry>>* released);
-  // Traces `entry` (its graph, and under padding the output dims to cut back).
-  absl::Status TraceEntry(CacheEntry* entry) const;
-  // The code of a traced entry: live code of its content key, or a real compile.
-  absl::StatusOr<std::shared_ptr<const CompiledGraph>> CompileTraced(CacheEntry* entry,
-                                                                     bool* compiled) const;
+      EntryTable::Entries* released);
   // Installs `code` in `entry` and counts the compile (mu_ held).
   void InstallLocked(CacheEntry* entry, std::shared_ptr<const CompiledGraph> code, bool compiled,
                      double seconds);
-  // Tiered: queues `entry` for the background compile (or moves it to the back: it was
-  // asked for again); the queue is bounded and drops its oldest entry when full.
-  void EnqueueLocked(const std::shared_ptr<CacheEntry>& entry);
-  void BackgroundLoop();
-  absl::StatusOr<std::vector<runtime::Tensor>> RunPadded(const CacheEntry& entry,
-                                                         const CompiledGraph* code,
-                                                         const runtime::TensorMap& inputs,
-                                                         const DimValues& real,
-                                                         ir::Bindings bindings) const;
-  // Runs the entry's code, or the interpreter on its traced graph when `code` is null.
-  absl::StatusOr<std::vector<runtime::Tensor>> RunTier(const CacheEntry& entry,
-                                                       const CompiledGraph* code,
-                                                       const runtime::TensorMap& inputs,
-                                                       const ir::Bindings& bindings) const;
-  std::string KeysText(const DimKeys& keys) const;
+  // Tiered: the background compile of one queued entry (BackgroundCompiler's thread).
+  void CompileInBackground(std::shared_ptr<CacheEntry> entry);
+  // Tiered: counts and logs an entry dropped from the full background queue (mu_ held).
+  void DroppedLocked(const CacheEntry& entry);
   const std::string& Prefix() const { return prefix_; }
 
   const TracedFunction& function_;
   const JitOptions& options_;
   const InputSignature signature_;
   const std::string prefix_;  // `name/policy`, for messages
-  CodeStore& store_;
+  const EntryBuilder builder_;
+  const EntryExecutor executor_;
   // Hashes of the input names, so finding them in a TensorMap hashes no strings.
   std::vector<size_t> name_hashes_;
 
   mutable std::mutex mu_;
   std::condition_variable compiled_;  // notified when any entry leaves kCompiling
-  // Guarded by mu_:
-  absl::flat_hash_map<DimKeys, std::shared_ptr<CacheEntry>, DimKeysHash> entries_;
-  std::vector<AutoDimState> auto_state_;
+  // Guarded by mu_ (but for EntryTable::Touch):
+  EntryTable table_;
+  EntryKeys keys_;
   int64_t next_id_ = 1;
   CacheStats stats_;
-  // Not guarded (ServeRepeat runs without mu_): the LRU clock, whose ticks entries keep
-  // as their last use, and ServeRepeat's hits and element counts, which stats() adds.
-  std::atomic<uint64_t> tick_ = 0;
+  // Not guarded (ServeRepeat runs without mu_): its hits and element counts, which
+  // stats() adds.
   std::atomic<int64_t> repeat_hits_ = 0;
   std::atomic<int64_t> repeat_elements_ = 0;
-  // Tiered compilation (guarded by mu_): the bounded queue and its thread.
-  std::deque<std::weak_ptr<CacheEntry>> queue_;
-  std::condition_variable queued_;
-  bool stop_ = false;
-  std::thread worker_;
+  // Tiered compilation; declared last, so its thread stops before the rest goes.
+  std::unique_ptr<BackgroundCompiler> background_;
 };
 
 }  // namespace graphjit::compiler::cache
