@@ -7,9 +7,11 @@ cd "$(dirname "$0")/.."
 # python3 only runs a test's JSON check (tools/plot_study.py also wants python3-matplotlib).
 # libhiredis-dev: the remote code cache's client; redis-server (with redis-cli): its tests.
 # clang-format-19: the format check (scripts/check_format.sh), pinned to one version.
+# libonnx-dev + libprotobuf-dev: ONNX import (onnx/); libonnx-testdata: the ONNX node
+# tests that tests/onnx runs the importer on (skipped without it).
 PACKAGES=(ninja-build ccache llvm-19-dev libopenblas-dev libabsl-dev libgtest-dev
           libgmock-dev libbenchmark-dev nlohmann-json3-dev libxxhash-dev libhiredis-dev
-          redis-server python3 clang-format-19)
+          redis-server python3 clang-format-19 libonnx-dev libprotobuf-dev libonnx-testdata)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

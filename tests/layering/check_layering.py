@@ -3,13 +3,18 @@
 
 Usage: check_layering.py [REPO_ROOT]   (default: two levels above this script)
 
-Scans every .h/.cc under ir/ runtime/ frontend/ compiler/ models/ studies/ tools/
+Scans every .h/.cc under ir/ runtime/ frontend/ onnx/ compiler/ models/ studies/ tools/
 benchmarks/ (tests/ and examples/ are exempt) and fails, printing file:line and the rule
 broken, when a file includes a header of a layer above its own:
 
-  ir < runtime < frontend < compiler < models < studies < tools, benchmarks
+  ir < runtime < frontend, onnx < compiler < models < studies < tools, benchmarks
 
-tools and benchmarks are both on top and neither includes the other. Inside compiler/
+frontend and onnx (the ONNX importer) share a rank and neither includes the other; tools
+and benchmarks are both on top and neither includes the other. One rule is explicit
+rather than by rank: compiler/ never includes onnx/ (the importer is a client of the IR,
+not a part of the compiler; models and tools above may use it). The ONNX library's own
+headers (onnx/onnx_pb.h, onnx/onnx-ml.pb.h, ... from libonnx-dev) share the onnx/
+prefix; they are not the importer's, so they are not checked. Inside compiler/
 the sub-layers of docs/DESIGN.md ("Inside the compiler") hold the same way:
 
   passes, lower, orc < codegen, analysis < store < compiled < entries, autodiff
@@ -18,19 +23,27 @@ the sub-layers of docs/DESIGN.md ("Inside the compiler") hold the same way:
 Folders of one rank never include each other, so no arrow climbs and there is no cycle.
 Only compiler/codegen and compiler/orc include LLVM headers (llvm/..., llvm-c/...).
 
-  check_layering.py --self-test   plants a climb in a copy of the tree and checks that
-                                  it is caught (the test of the test)
+  check_layering.py --self-test   plants a climb inside compiler/, a compiler -> onnx
+                                  and a frontend -> onnx include in a copy of the tree and
+                                  checks that each is caught (the test of the test)
 """
 
 import os
 import re
 import sys
 
-LAYERS = ["ir", "runtime", "frontend", "compiler", "models", "studies", "tools", "benchmarks"]
-# Rank of each top-level folder; tools and benchmarks share the top rank.
-RANK = {"ir": 0, "runtime": 1, "frontend": 2, "compiler": 3, "models": 4, "studies": 5,
-        "tools": 6, "benchmarks": 6}
-ORDER = "ir < runtime < frontend < compiler < models < studies < tools, benchmarks"
+LAYERS = ["ir", "runtime", "frontend", "onnx", "compiler", "models", "studies", "tools",
+          "benchmarks"]
+# Rank of each top-level folder; frontend and onnx share a rank, as tools and benchmarks do.
+RANK = {"ir": 0, "runtime": 1, "frontend": 2, "onnx": 2, "compiler": 3, "models": 4,
+        "studies": 5, "tools": 6, "benchmarks": 6}
+ORDER = "ir < runtime < frontend, onnx < compiler < models < studies < tools, benchmarks"
+# Includes the ranks would allow but the design forbids: (from folder, to folder, why).
+FORBIDDEN = [("compiler", "onnx", "compiler/ never includes onnx/ (the importer is a client "
+                                  "of the IR, not part of the compiler)")]
+# Headers of libonnx-dev under the same onnx/ prefix: third-party, not the importer's.
+ONNX_LIBRARY_HEADERS = re.compile(r"^onnx/(onnx[-_][\w-]*\.h|"
+                                  r"(common|defs|shape_inference|version_converter)/)")
 LLVM_DIRS = ("compiler/codegen/", "compiler/orc/")
 # Sub-layers of compiler/: the folder under compiler/ ("" for the Jit API files at its top).
 COMPILER_RANK = {"passes": 0, "lower": 0, "orc": 0, "codegen": 1, "analysis": 1, "store": 2,
@@ -56,13 +69,16 @@ def rules_broken(path, target):
         if not path.startswith(LLVM_DIRS):
             broken.append("only compiler/codegen and compiler/orc include LLVM headers")
         return broken
-    if tgt_top not in RANK or "/" not in target:
+    if tgt_top not in RANK or "/" not in target or ONNX_LIBRARY_HEADERS.match(target):
         return broken  # a system or third-party header, or a same-folder relative include
+    for src_layer, tgt_layer, why in FORBIDDEN:
+        if src_top == src_layer and tgt_top == tgt_layer:
+            broken.append(why)
     if tgt_top != src_top:
         if RANK[tgt_top] > RANK[src_top]:
             broken.append(f"{src_top} must not include {tgt_top}, a layer above it ({ORDER})")
         elif RANK[tgt_top] == RANK[src_top]:
-            broken.append(f"{src_top} and {tgt_top} are both top layers; "
+            broken.append(f"{src_top} and {tgt_top} share a layer; "
                           "neither includes the other")
     elif src_top == "compiler":
         src, tgt = compiler_sublayer(path), compiler_sublayer(target)
@@ -95,14 +111,23 @@ def self_test(root):
         if clean.returncode != 0:
             print("self-test: the unplanted copy already fails:\n" + clean.stdout)
             return 1
-        planted = os.path.join(tmp, "compiler", "lower", "planted_climb.h")
-        with open(planted, "w", encoding="utf-8") as f:
-            f.write('#include "compiler/entries/guards.h"\n')
+        # (planted file, its include, what it breaks)
+        plants = [("compiler/lower/planted_climb.h", "compiler/entries/guards.h",
+                   "a climb inside compiler/ (lower -> entries)"),
+                  ("compiler/passes/planted_onnx.h", "onnx/import.h",
+                   "compiler -> onnx, which the ranks alone would allow"),
+                  ("frontend/planted_onnx.h", "onnx/import.h",
+                   "frontend -> onnx, a folder of the same rank")]
+        for path, include, _ in plants:
+            os.makedirs(os.path.dirname(os.path.join(tmp, path)), exist_ok=True)
+            with open(os.path.join(tmp, path), "w", encoding="utf-8") as f:
+                f.write(f'#include "{include}"\n')
         bad = subprocess.run([sys.executable, __file__, tmp], capture_output=True, text=True)
-        if bad.returncode != 1 or "compiler/lower/planted_climb.h:1" not in bad.stdout:
-            print("self-test: a planted climb (lower -> entries) was not caught:\n" + bad.stdout)
-            return 1
-    print("ok: a planted climb inside compiler/ (lower -> entries) is caught")
+        for path, _, what in plants:
+            if bad.returncode != 1 or f"{path}:1" not in bad.stdout:
+                print(f"self-test: a planted include ({what}) was not caught:\n" + bad.stdout)
+                return 1
+    print("ok: planted includes are caught: " + "; ".join(what for _, _, what in plants))
     return 0
 
 
