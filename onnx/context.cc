@@ -1,0 +1,219 @@
+#include "onnx/context.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/status_macros.h"
+
+namespace graphjit::onnx {
+namespace {
+
+using ir::OpCode;
+using ir::SymExpr;
+using ir::ValueId;
+
+// Integer constants up to this many elements are read as known values (shapes, axes).
+constexpr int64_t kMaxKnownElements = 4096;
+// Integers a double (the constant op's value) holds exactly.
+constexpr int64_t kMaxExactInDouble = int64_t{1} << 53;
+
+}  // namespace
+
+const Value* Context::Find(const std::string& name) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? nullptr : &it->second;
+}
+
+absl::StatusOr<ValueId> Context::Materialize(const std::string& name) {
+  auto it = values_.find(name);
+  GJ_CHECK(it != values_.end()) << "value '" << name << "' was never defined";
+  Value& v = it->second;
+  if (v.id != ir::kInvalidValue) return v.id;
+  if (v.constant) {
+    v.id = b_->Param(name, v.constant->dtype(), v.shape);
+    (*params_)[name] = *v.constant;
+    return v.id;
+  }
+  GJ_CHECK(v.ints.has_value()) << "value '" << name << "' has neither node nor contents";
+  const ir::DType dtype = v.elem_type == pb::TensorProto::BOOL ? ir::DType::kBool : ir::DType::kI64;
+  std::vector<double> values;
+  bool exact = true;
+  for (const SymExpr& e : *v.ints) {
+    std::optional<int64_t> c = e.AsConstant();
+    exact &= c.has_value() && std::abs(*c) <= kMaxExactInDouble;
+    if (c) values.push_back(static_cast<double>(*c));
+  }
+  if (exact) {
+    v.id = Op(OpCode::kConstant, {}, {{"value", values}, {"dtype", dtype}, {"shape", v.shape}});
+    return v.id;
+  }
+  // A symbolic element (a dim used as data, e.g. to divide by a length) becomes the sum
+  // of that many ones: exact, and it stays symbolic in the dim.
+  std::vector<ValueId> parts;
+  for (const SymExpr& e : *v.ints) {
+    ValueId ones = Op(OpCode::kFull, {},
+                      {{"value", 1.0}, {"dtype", ir::DType::kI64}, {"shape", ir::Shape{e}}});
+    parts.push_back(Op(OpCode::kReduceSum, {ones}, {{"axis", int64_t{0}}, {"keepdim", true}}));
+  }
+  if (parts.empty()) {
+    return Unimplemented(absl::StrCat("value '", name, "' is an empty symbolic vector"));
+  }
+  ValueId joined =
+      parts.size() == 1 ? parts[0] : Op(OpCode::kConcat, parts, {{"axis", int64_t{0}}});
+  v.id = Op(OpCode::kReshape, {joined}, {{"shape", v.shape}});
+  GJ_RETURN_IF_ERROR(BuilderStatus());
+  return v.id;
+}
+
+std::string Context::NodeLabel() const {
+  if (node_ == nullptr) return "graph";
+  if (!node_->name().empty())
+    return absl::StrCat("node '", node_->name(), "' (", node_->op_type(), ")");
+  return absl::StrCat("node with output '", node_->output_size() ? node_->output(0) : "", "' (",
+                      node_->op_type(), ")");
+}
+
+absl::Status Context::Unimplemented(absl::string_view why) const {
+  return absl::UnimplementedError(absl::StrCat(NodeLabel(), ": ", why));
+}
+
+absl::Status Context::Invalid(absl::string_view why) const {
+  return absl::InvalidArgumentError(absl::StrCat(NodeLabel(), ": ", why));
+}
+
+absl::StatusOr<const Value*> Context::In(int i) const {
+  if (!HasInput(i)) return Invalid(absl::StrCat("input ", i, " is missing"));
+  const Value* v = Find(node_->input(i));
+  if (v == nullptr) {
+    return Invalid(absl::StrCat("input '", node_->input(i), "' is not defined before the node"));
+  }
+  return v;
+}
+
+absl::StatusOr<ValueId> Context::InNode(int i) {
+  GJ_ASSIGN_OR_RETURN(const Value* v, In(i));
+  if (!DTypeOfElem(v->elem_type)) {
+    return Unimplemented(absl::StrCat("input '", node_->input(i), "' has element type ",
+                                      ElemTypeName(v->elem_type),
+                                      " (graphjit computes on FLOAT, DOUBLE, INT64, BOOL)"));
+  }
+  return Materialize(node_->input(i));
+}
+
+absl::StatusOr<ValueId> Context::InIndexNode(int i) {
+  GJ_ASSIGN_OR_RETURN(const Value* v, In(i));
+  if (!IsIntegerElem(v->elem_type)) {
+    return Invalid(absl::StrCat("indices '", node_->input(i), "' have element type ",
+                                ElemTypeName(v->elem_type)));
+  }
+  // Other integer types are constants or folded values, held as i64 (exactly).
+  return Materialize(node_->input(i));
+}
+
+std::optional<std::vector<SymExpr>> Context::KnownInts(const Value& v) {
+  if (v.ints) return v.ints;
+  if (!v.constant || v.constant->numel() > kMaxKnownElements) return std::nullopt;
+  const runtime::Tensor& t = *v.constant;
+  if (t.dtype() != ir::DType::kI64 && t.dtype() != ir::DType::kBool) return std::nullopt;
+  std::vector<SymExpr> out;
+  out.reserve(t.numel());
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    out.push_back(t.dtype() == ir::DType::kI64 ? SymExpr(t.data<int64_t>()[i])
+                                               : SymExpr(t.data<bool>()[i] ? 1 : 0));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<SymExpr>> Context::InInts(int i) const {
+  GJ_ASSIGN_OR_RETURN(const Value* v, In(i));
+  std::optional<std::vector<SymExpr>> known = KnownInts(*v);
+  if (!known) {
+    return Unimplemented(absl::StrCat("input '", node_->input(i),
+                                      "' must be known at import (a constant or a shape "
+                                      "computation), but it depends on tensor data"));
+  }
+  return *std::move(known);
+}
+
+absl::StatusOr<std::vector<int64_t>> Context::InConstInts(int i) const {
+  GJ_ASSIGN_OR_RETURN(std::vector<SymExpr> ints, InInts(i));
+  std::vector<int64_t> out;
+  for (const SymExpr& e : ints) {
+    std::optional<int64_t> c = e.AsConstant();
+    if (!c) {
+      return Unimplemented(absl::StrCat(
+          "input '", node_->input(i), "' must be constant, but it is [",
+          absl::StrJoin(ints, ", ",
+                        [](std::string* s, const SymExpr& x) { s->append(x.ToString()); }),
+          "]"));
+    }
+    out.push_back(*c);
+  }
+  return out;
+}
+
+absl::Status Context::BuilderStatus() const {
+  const absl::Status& s = b_->status();
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(NodeLabel(), ": ", s.message()));
+}
+
+absl::Status Context::SetOut(int i, ValueId id) {
+  GJ_RETURN_IF_ERROR(BuilderStatus());
+  GJ_CHECK(id != ir::kInvalidValue) << NodeLabel() << ": output " << i << " has no node";
+  if (!WantsOutput(i)) return absl::OkStatus();
+  Value v;
+  v.elem_type = ElemOfDType(type(id).dtype);
+  v.shape = type(id).shape;
+  v.id = id;
+  Define(node_->output(i), std::move(v));
+  return absl::OkStatus();
+}
+
+void Context::SetOutInts(int i, int32_t elem_type, std::vector<int64_t> shape,
+                         std::vector<SymExpr> ints) {
+  Value v;
+  v.elem_type = elem_type;
+  v.shape = ir::ConstShape(shape);
+  v.ints = std::move(ints);
+  SetOutValue(i, std::move(v));
+}
+
+void Context::SetOutValue(int i, Value v) {
+  if (WantsOutput(i)) Define(node_->output(i), std::move(v));
+}
+
+const pb::AttributeProto* Context::Attr(absl::string_view name) const {
+  for (const pb::AttributeProto& a : node_->attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+int64_t Context::AttrInt(absl::string_view name, int64_t default_value) const {
+  const pb::AttributeProto* a = Attr(name);
+  return a ? a->i() : default_value;
+}
+
+float Context::AttrFloat(absl::string_view name, float default_value) const {
+  const pb::AttributeProto* a = Attr(name);
+  return a ? a->f() : default_value;
+}
+
+std::optional<std::vector<int64_t>> Context::AttrInts(absl::string_view name) const {
+  const pb::AttributeProto* a = Attr(name);
+  if (a == nullptr) return std::nullopt;
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+std::string Context::AttrString(absl::string_view name, absl::string_view default_value) const {
+  const pb::AttributeProto* a = Attr(name);
+  return a ? a->s() : std::string(default_value);
+}
+
+ValueId Context::ScalarLike(double value, ValueId like) {
+  return b_->Scalar(value, type(like).dtype);
+}
+
+}  // namespace graphjit::onnx

@@ -1,0 +1,110 @@
+// The importer's state while it walks one ONNX graph: what is known of each ONNX value
+// (a graph node, a constant, or a folded shape computation), the graph being built, and
+// the node being imported, so that op handlers are short and every error names the node.
+#ifndef GRAPHJIT_ONNX_CONTEXT_H_
+#define GRAPHJIT_ONNX_CONTEXT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/node_hash_map.h"
+#include "absl/status/statusor.h"
+#include "ir/builder.h"
+#include "onnx/proto_convert.h"
+#include "runtime/interpreter.h"
+
+namespace graphjit::onnx {
+
+// What the importer knows of one ONNX value. Known contents (a constant's elements, or a
+// shape computation folded at import) stay out of the graph until an op reads them as
+// data; Context::Materialize then makes the node.
+struct Value {
+  int32_t elem_type = 0;  // the ONNX element type
+  ir::Shape shape;
+  ir::ValueId id = ir::kInvalidValue;  // its node, once there is one
+  // A constant (initializer or Constant node): becomes a param of its own name.
+  std::optional<runtime::Tensor> constant;
+  // Known integer (or bool) elements, row-major, possibly symbolic; the shape is constant.
+  std::optional<std::vector<ir::SymExpr>> ints;
+};
+
+class Context {
+ public:
+  Context(ir::GraphBuilder* builder, runtime::TensorMap* params, int64_t opset)
+      : b_(builder), params_(params), opset_(opset) {}
+
+  // Values by ONNX name.
+  void Define(const std::string& name, Value value) { values_[name] = std::move(value); }
+  const Value* Find(const std::string& name) const;
+  // The value's node, made on first use: a param for a constant, a constant (or, for
+  // symbolic elements, a small computation from the dims) for folded integers.
+  absl::StatusOr<ir::ValueId> Materialize(const std::string& name);
+
+  // The node being imported; errors below name it.
+  void BeginNode(const pb::NodeProto* node) { node_ = node; }
+  const pb::NodeProto& node() const { return *node_; }
+  int64_t opset() const { return opset_; }
+  // "node 'n' (Relu)" or, for a node without a name, "node with output 'y' (Relu)".
+  std::string NodeLabel() const;
+  absl::Status Unimplemented(absl::string_view why) const;
+  absl::Status Invalid(absl::string_view why) const;
+
+  // Inputs of the node: optional ones may be absent (missing or named "").
+  int num_inputs() const { return node_->input_size(); }
+  bool HasInput(int i) const { return i < num_inputs() && !node_->input(i).empty(); }
+  absl::StatusOr<const Value*> In(int i) const;
+  // Input i as a graph node. Its element type must be one graphjit has.
+  absl::StatusOr<ir::ValueId> InNode(int i);
+  // Input i as an i64 node of indices (INT32 and the other integer types accepted).
+  absl::StatusOr<ir::ValueId> InIndexNode(int i);
+  // Known integer elements of input i (a shape, axes, pads...); Unimplemented naming the
+  // node if they depend on tensor data.
+  absl::StatusOr<std::vector<ir::SymExpr>> InInts(int i) const;
+  // The same, but every element must be a constant.
+  absl::StatusOr<std::vector<int64_t>> InConstInts(int i) const;
+  // Known integer elements of a value, if any (constants of at most a few thousand).
+  static std::optional<std::vector<ir::SymExpr>> KnownInts(const Value& v);
+
+  // Outputs of the node: `i` may be absent or named "" (not wanted).
+  int num_outputs() const { return node_->output_size(); }
+  bool WantsOutput(int i) const { return i < num_outputs() && !node_->output(i).empty(); }
+  // Output i is `id`; an error if the builder has failed (naming the node).
+  absl::Status SetOut(int i, ir::ValueId id);
+  // Output i is known integers with a constant shape (folded, no node).
+  void SetOutInts(int i, int32_t elem_type, std::vector<int64_t> shape,
+                  std::vector<ir::SymExpr> ints);
+  void SetOutValue(int i, Value v);
+
+  // Attributes of the node.
+  const pb::AttributeProto* Attr(absl::string_view name) const;
+  int64_t AttrInt(absl::string_view name, int64_t default_value) const;
+  float AttrFloat(absl::string_view name, float default_value) const;
+  std::optional<std::vector<int64_t>> AttrInts(absl::string_view name) const;
+  std::string AttrString(absl::string_view name, absl::string_view default_value) const;
+
+  // Building: the builder keeps the first error, which SetOut reports.
+  ir::GraphBuilder& b() { return *b_; }
+  ir::ValueId Op(ir::OpCode op, absl::Span<const ir::ValueId> operands, ir::Attrs attrs = {}) {
+    return b_->Add(op, operands, std::move(attrs));
+  }
+  // A scalar constant of the dtype of `like`.
+  ir::ValueId ScalarLike(double value, ir::ValueId like);
+  const ir::ValueType& type(ir::ValueId id) const { return b_->type(id); }
+  absl::Status BuilderStatus() const;
+
+  runtime::TensorMap& params() { return *params_; }
+
+ private:
+  ir::GraphBuilder* b_;
+  runtime::TensorMap* params_;
+  int64_t opset_;
+  const pb::NodeProto* node_ = nullptr;
+  // Node-based: a Value* from In() stays valid while outputs are defined.
+  absl::node_hash_map<std::string, Value> values_;
+};
+
+}  // namespace graphjit::onnx
+
+#endif  // GRAPHJIT_ONNX_CONTEXT_H_

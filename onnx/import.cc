@@ -1,0 +1,211 @@
+#include "onnx/import.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
+#include "onnx/context.h"
+#include "onnx/ops.h"
+#include "onnx/proto_convert.h"
+
+namespace graphjit::onnx {
+namespace {
+
+// Opsets whose ops the handlers implement: older ones differ in broadcasting and
+// attributes (opset 7 made broadcasting numpy's); newer ones are not written yet.
+constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMaxOpset = 17;
+
+// A dim_param or an input name made an identifier, as SymExpr symbols must be.
+std::string SymbolName(absl::string_view text) {
+  std::string out;
+  for (char c : text) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    out.push_back(ok ? c : '_');
+  }
+  if (out.empty() || (out[0] >= '0' && out[0] <= '9')) out.insert(out.begin(), '_');
+  return out;
+}
+
+absl::StatusOr<int64_t> DefaultOpset(const pb::ModelProto& model) {
+  std::string domains;
+  for (const pb::OperatorSetIdProto& id : model.opset_import()) {
+    if (id.domain().empty() || id.domain() == "ai.onnx") return id.version();
+    absl::StrAppend(&domains, " ", id.domain());
+  }
+  return absl::UnimplementedError(
+      absl::StrCat("the model imports no opset of the default ONNX domain, only:", domains));
+}
+
+class Importer {
+ public:
+  Importer(const pb::ModelProto& model, int64_t opset, const ImportOptions& options)
+      : model_(model),
+        options_(options),
+        builder_(options.graph_name.empty()
+                     ? (model.graph().name().empty() ? "main" : model.graph().name())
+                     : options.graph_name),
+        ctx_(&builder_, &out_.params, opset) {
+    out_.opset = opset;
+  }
+
+  absl::StatusOr<ImportedModel> Run() && {
+    const pb::GraphProto& g = model_.graph();
+    absl::flat_hash_set<std::string> initializers;
+    for (const pb::TensorProto& init : g.initializer()) {
+      GJ_RETURN_IF_ERROR(DefineConstant(init.name(), init));
+      initializers.insert(init.name());
+    }
+    for (const pb::ValueInfoProto& input : g.input()) {
+      if (initializers.contains(input.name())) continue;  // IR < 4 lists weights as inputs
+      if (auto it = options_.known_inputs.find(input.name()); it != options_.known_inputs.end()) {
+        Value v;
+        v.elem_type = ElemOfDType(it->second.dtype());
+        v.shape = ir::ConstShape(it->second.shape());
+        v.constant = it->second;
+        ctx_.Define(input.name(), std::move(v));
+        continue;
+      }
+      GJ_RETURN_IF_ERROR(DefineInput(input));
+    }
+    for (const pb::NodeProto& node : g.node()) {
+      GJ_RETURN_IF_ERROR(ImportNode(node));
+    }
+    ctx_.BeginNode(nullptr);
+    for (const pb::ValueInfoProto& output : g.output()) {
+      const Value* v = ctx_.Find(output.name());
+      if (v == nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("graph output '", output.name(), "' is not computed by any node"));
+      }
+      if (!DTypeOfElem(v->elem_type)) {
+        return absl::UnimplementedError(absl::StrCat(
+            "graph output '", output.name(), "' has element type ", ElemTypeName(v->elem_type)));
+      }
+      GJ_ASSIGN_OR_RETURN(ir::ValueId id, ctx_.Materialize(output.name()));
+      builder_.Output(id);
+      out_.output_names.push_back(output.name());
+    }
+    GJ_ASSIGN_OR_RETURN(out_.graph, std::move(builder_).Build());
+    return std::move(out_);
+  }
+
+ private:
+  absl::Status DefineConstant(const std::string& name, const pb::TensorProto& proto) {
+    Value v;
+    GJ_ASSIGN_OR_RETURN(
+        runtime::Tensor t,
+        TensorFromProto(proto, absl::StrCat("initializer '", name, "'"), &v.elem_type));
+    v.shape = ir::ConstShape(t.shape());
+    v.constant = std::move(t);
+    ctx_.Define(name, std::move(v));
+    return absl::OkStatus();
+  }
+
+  absl::Status DefineInput(const pb::ValueInfoProto& input) {
+    const std::string& name = input.name();
+    if (!input.type().has_tensor_type()) {
+      return absl::UnimplementedError(
+          absl::StrCat("input '", name,
+                       "' is not a tensor (sequences, maps and optionals are "
+                       "not supported)"));
+    }
+    const pb::TypeProto::Tensor& tt = input.type().tensor_type();
+    std::optional<ir::DType> dtype = DTypeOfElem(tt.elem_type());
+    if (!dtype) {
+      return absl::UnimplementedError(absl::StrCat("input '", name, "' has element type ",
+                                                   ElemTypeName(tt.elem_type()),
+                                                   " (graphjit has FLOAT, DOUBLE, INT64, BOOL)"));
+    }
+    if (!tt.has_shape()) {
+      return absl::UnimplementedError(absl::StrCat("input '", name, "' has no shape (rank)"));
+    }
+    ir::Shape shape;
+    for (int axis = 0; axis < tt.shape().dim_size(); ++axis) {
+      const pb::TensorShapeProto::Dimension& d = tt.shape().dim(axis);
+      if (d.has_dim_value()) {
+        if (d.dim_value() < 0) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("input '", name, "' has dim ", d.dim_value(), " at axis ", axis));
+        }
+        shape.push_back(d.dim_value());
+        continue;
+      }
+      std::string symbol = d.has_dim_param() && !d.dim_param().empty()
+                               ? SymbolName(d.dim_param())
+                               : SymbolName(absl::StrCat(name, "_", axis));
+      if (symbols_seen_.insert(symbol).second) out_.symbols.push_back(symbol);
+      shape.push_back(ir::SymExpr::Symbol(symbol));
+    }
+    Value v;
+    v.elem_type = tt.elem_type();
+    v.shape = shape;
+    v.id = builder_.Input(name, *dtype, shape);
+    GJ_RETURN_IF_ERROR(builder_.status());
+    ctx_.Define(name, std::move(v));
+    out_.input_names.push_back(name);
+    return absl::OkStatus();
+  }
+
+  absl::Status ImportNode(const pb::NodeProto& node) {
+    ctx_.BeginNode(&node);
+    if (!node.domain().empty() && node.domain() != "ai.onnx") {
+      return ctx_.Unimplemented(absl::StrCat("op domain '", node.domain(), "' is not supported"));
+    }
+    auto it = Ops().find(node.op_type());
+    if (it == Ops().end()) {
+      return ctx_.Unimplemented(absl::StrCat("op ", node.op_type(), " is not supported"));
+    }
+    GJ_RETURN_IF_ERROR(it->second(ctx_));
+    GJ_RETURN_IF_ERROR(ctx_.BuilderStatus());
+    for (int i = 0; i < node.output_size(); ++i) {
+      GJ_CHECK(node.output(i).empty() || ctx_.Find(node.output(i)) != nullptr)
+          << ctx_.NodeLabel() << ": the handler left output " << i << " undefined";
+    }
+    return absl::OkStatus();
+  }
+
+  const pb::ModelProto& model_;
+  const ImportOptions& options_;
+  ImportedModel out_;
+  ir::GraphBuilder builder_;
+  Context ctx_;
+  absl::flat_hash_set<std::string> symbols_seen_;
+};
+
+}  // namespace
+
+absl::StatusOr<ImportedModel> ImportFromBytes(absl::string_view bytes, absl::string_view what,
+                                              const ImportOptions& options) {
+  pb::ModelProto model;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": not a valid ONNX model (a serialized ModelProto)"));
+  }
+  absl::StatusOr<int64_t> opset = DefaultOpset(model);
+  absl::StatusOr<ImportedModel> out;
+  if (!opset.ok()) {
+    out = opset.status();
+  } else if (*opset < kMinOpset || *opset > kMaxOpset) {
+    out = absl::UnimplementedError(absl::StrCat("opset ", *opset, " (graphjit imports opsets ",
+                                                kMinOpset, " to ", kMaxOpset, ")"));
+  } else {
+    out = Importer(model, *opset, options).Run();
+  }
+  if (!out.ok()) {
+    return absl::Status(out.status().code(), absl::StrCat(what, ": ", out.status().message()));
+  }
+  return out;
+}
+
+absl::StatusOr<ImportedModel> Import(const std::string& path, const ImportOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return ImportFromBytes(buffer.str(), path, options);
+}
+
+}  // namespace graphjit::onnx

@@ -1,0 +1,53 @@
+// ONNX import: an ONNX model (a ModelProto file or its bytes) as an ir::Graph plus its
+// weights, with the model's shape computations folded into symbolic dims. See docs/ONNX.md.
+#ifndef GRAPHJIT_ONNX_IMPORT_H_
+#define GRAPHJIT_ONNX_IMPORT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "ir/graph.h"
+#include "runtime/interpreter.h"
+
+namespace graphjit::onnx {
+
+struct ImportOptions {
+  // The graph's name; empty takes the ONNX graph's name (or "main" if it has none).
+  std::string graph_name;
+  // Inputs whose values are fixed at import: each becomes a constant, like an
+  // initializer, instead of a graph input. For models that take a shape, axes or a
+  // repeat count as an input, which the importer otherwise refuses as data-dependent.
+  runtime::TensorMap known_inputs;
+};
+
+struct ImportedModel {
+  ir::Graph graph;
+  // The weights the graph's params name: initializers and Constant nodes that the graph
+  // uses as data. Constants only read as shapes or axes are folded and appear nowhere.
+  runtime::TensorMap params;
+  // The graph's inputs (initializers excluded) and outputs, in the model's order; the
+  // graph's input nodes carry these names and its outputs are in this order.
+  std::vector<std::string> input_names;
+  std::vector<std::string> output_names;
+  // Symbols of the inputs' dims, in order of first appearance: a dim_param (made an
+  // identifier) or, for a dim with neither value nor name, `<input>_<axis>`.
+  std::vector<std::string> symbols;
+  int64_t opset = 0;  // of the default domain
+};
+
+// Imports the model in the file `path`. NotFound if it cannot be read; InvalidArgument
+// naming the file if it is not a valid ModelProto or is inconsistent; Unimplemented
+// naming the node (name and op_type) for an op, attribute or data type graphjit cannot
+// express exactly, and for a shape that depends on tensor data.
+absl::StatusOr<ImportedModel> Import(const std::string& path, const ImportOptions& options = {});
+
+// The same for the bytes of a serialized ModelProto; `what` names them in errors.
+absl::StatusOr<ImportedModel> ImportFromBytes(absl::string_view bytes, absl::string_view what,
+                                              const ImportOptions& options = {});
+
+}  // namespace graphjit::onnx
+
+#endif  // GRAPHJIT_ONNX_IMPORT_H_

@@ -1,0 +1,19 @@
+#include "onnx/ops.h"
+
+namespace graphjit::onnx {
+
+const OpTable& Ops() {
+  static const OpTable* const table = [] {
+    auto* t = new OpTable;
+    AddElementwiseOps(t);
+    AddActivationOps(t);
+    AddShapeOps(t);
+    AddLayoutOps(t);
+    AddReduceOps(t);
+    AddNnOps(t);
+    return t;
+  }();
+  return *table;
+}
+
+}  // namespace graphjit::onnx

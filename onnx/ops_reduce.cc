@@ -1,0 +1,147 @@
+// Reductions over several axes (one graphjit reduction per axis), ArgMax / ArgMin and
+// CumSum. ReduceProd has no graphjit op and is not registered.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
+#include "onnx/op_helpers.h"
+#include "onnx/ops.h"
+
+namespace graphjit::onnx {
+namespace {
+
+using ir::DType;
+using ir::OpCode;
+using ir::Shape;
+using ir::SymExpr;
+using ir::ValueId;
+
+enum class Reduction { kSum, kMean, kMax, kMin, kL1, kL2, kSumSquare, kLogSum, kLogSumExp };
+
+template <Reduction kR>
+absl::Status Reduce(Context& ctx) {
+  GJ_ASSIGN_OR_RETURN(ValueId x, ctx.InNode(0));
+  const int rank = ctx.type(x).rank();
+  const bool keepdims = ctx.AttrInt("keepdims", 1) != 0;
+  std::optional<std::vector<int64_t>> axes_arg;
+  // ReduceSum takes its axes as an input from opset 13, the others from opset 18.
+  if (kR == Reduction::kSum && ctx.opset() >= 13) {
+    if (ctx.HasInput(1)) {
+      GJ_ASSIGN_OR_RETURN(axes_arg, ctx.InConstInts(1));
+    }
+  } else {
+    axes_arg = ctx.AttrInts("axes");
+  }
+  if (!axes_arg || axes_arg->empty()) {
+    if (ctx.AttrInt("noop_with_empty_axes", 0) != 0) return ctx.SetOut(0, x);
+    axes_arg.emplace();
+    for (int d = 0; d < rank; ++d) axes_arg->push_back(d);
+  }
+  GJ_ASSIGN_OR_RETURN(std::vector<int> axes, NormAxes(ctx, *axes_arg, rank));
+  const DType dtype = ctx.type(x).dtype;
+  if (dtype == DType::kBool) return ctx.Unimplemented("a reduction of BOOL");
+  const bool is_float = ir::IsFloat(dtype);
+  switch (kR) {
+    case Reduction::kSum:
+      return ctx.SetOut(0, ReduceAxes(ctx, OpCode::kReduceSum, x, axes, keepdims));
+    case Reduction::kMean:
+      if (!is_float) return ctx.Unimplemented("ReduceMean of integers (it truncates)");
+      return ctx.SetOut(0, ReduceAxes(ctx, OpCode::kReduceMean, x, axes, keepdims));
+    case Reduction::kMax:
+      return ctx.SetOut(0, ReduceAxes(ctx, OpCode::kReduceMax, x, axes, keepdims));
+    case Reduction::kMin: {
+      // min(x) = -max(-x), exact (the i64 minimum aside, where negation wraps).
+      ValueId neg = ctx.Op(OpCode::kNeg, {x});
+      return ctx.SetOut(
+          0, ctx.Op(OpCode::kNeg, {ReduceAxes(ctx, OpCode::kReduceMax, neg, axes, keepdims)}));
+    }
+    case Reduction::kL1:
+      return ctx.SetOut(
+          0, ReduceAxes(ctx, OpCode::kReduceSum, ctx.Op(OpCode::kAbs, {x}), axes, keepdims));
+    case Reduction::kSumSquare:
+    case Reduction::kL2: {
+      ValueId sq =
+          ReduceAxes(ctx, OpCode::kReduceSum, ctx.Op(OpCode::kMul, {x, x}), axes, keepdims);
+      if (kR == Reduction::kSumSquare) return ctx.SetOut(0, sq);
+      if (!is_float) return ctx.Unimplemented("ReduceL2 of integers");
+      return ctx.SetOut(0, ctx.Op(OpCode::kSqrt, {sq}));
+    }
+    case Reduction::kLogSum:
+    case Reduction::kLogSumExp: {
+      if (!is_float) return ctx.Unimplemented("a log reduction of integers");
+      ValueId in = kR == Reduction::kLogSumExp ? ctx.Op(OpCode::kExp, {x}) : x;
+      return ctx.SetOut(
+          0, ctx.Op(OpCode::kLog, {ReduceAxes(ctx, OpCode::kReduceSum, in, axes, keepdims)}));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The indices 0..n-1 backwards: flips an axis of constant size.
+std::vector<int64_t> Reversed(int64_t n) {
+  std::vector<int64_t> r;
+  for (int64_t i = n - 1; i >= 0; --i) r.push_back(i);
+  return r;
+}
+
+template <OpCode kOp>
+absl::Status ArgReduce(Context& ctx) {
+  GJ_ASSIGN_OR_RETURN(ValueId x, ctx.InNode(0));
+  GJ_ASSIGN_OR_RETURN(int axis, NormAxis(ctx, ctx.AttrInt("axis", 0), ctx.type(x).rank()));
+  const bool keepdims = ctx.AttrInt("keepdims", 1) != 0;
+  if (ctx.AttrInt("select_last_index", 0) == 0) {
+    return ctx.SetOut(0, ctx.Op(kOp, {x}, {{"axis", int64_t{axis}}, {"keepdim", keepdims}}));
+  }
+  // The last extreme is the first one of the reversed axis, counted from the end.
+  std::optional<int64_t> n = ctx.type(x).shape[axis].AsConstant();
+  if (!n) return ctx.Unimplemented("select_last_index on a symbolic axis");
+  ValueId flipped = TakeAlongAxis(ctx, x, axis, Reversed(*n));
+  ValueId first = ctx.Op(kOp, {flipped}, {{"axis", int64_t{axis}}, {"keepdim", keepdims}});
+  return ctx.SetOut(0, ctx.Op(OpCode::kSub, {ctx.b().Scalar(*n - 1, DType::kI64), first}));
+}
+
+absl::Status CumSum(Context& ctx) {
+  GJ_ASSIGN_OR_RETURN(ValueId x, ctx.InNode(0));
+  GJ_ASSIGN_OR_RETURN(std::vector<int64_t> axis_arg, ctx.InConstInts(1));
+  if (axis_arg.size() != 1) return ctx.Invalid("axis must be a scalar");
+  const Shape shape = ctx.type(x).shape;
+  GJ_ASSIGN_OR_RETURN(int axis, NormAxis(ctx, axis_arg[0], static_cast<int>(shape.size())));
+  const bool reverse = ctx.AttrInt("reverse", 0) != 0;
+  const bool exclusive = ctx.AttrInt("exclusive", 0) != 0;
+  std::optional<int64_t> n = shape[axis].AsConstant();
+  if (reverse && !n) return ctx.Unimplemented("a reverse CumSum on a symbolic axis");
+  if (reverse) x = TakeAlongAxis(ctx, x, axis, Reversed(*n));
+  if (exclusive) {
+    // [0, x_0, x_0 + x_1, ...]: the inclusive sums of x shifted by one.
+    Shape one = shape;
+    one[axis] = 1;
+    ValueId zeros =
+        ctx.Op(OpCode::kFull, {}, {{"value", 0.0}, {"dtype", ctx.type(x).dtype}, {"shape", one}});
+    ValueId head =
+        ctx.Op(OpCode::kSlice, {x},
+               {{"axis", int64_t{axis}}, {"start", SymExpr(0)}, {"end", shape[axis] - 1}});
+    x = ctx.Op(OpCode::kConcat, {zeros, head}, {{"axis", int64_t{axis}}});
+  }
+  ValueId y = ctx.Op(OpCode::kCumSum, {x}, {{"axis", int64_t{axis}}});
+  if (reverse) y = TakeAlongAxis(ctx, y, axis, Reversed(*n));
+  return ctx.SetOut(0, y);
+}
+
+}  // namespace
+
+void AddReduceOps(OpTable* t) {
+  (*t)["ReduceSum"] = Reduce<Reduction::kSum>;
+  (*t)["ReduceMean"] = Reduce<Reduction::kMean>;
+  (*t)["ReduceMax"] = Reduce<Reduction::kMax>;
+  (*t)["ReduceMin"] = Reduce<Reduction::kMin>;
+  (*t)["ReduceL1"] = Reduce<Reduction::kL1>;
+  (*t)["ReduceL2"] = Reduce<Reduction::kL2>;
+  (*t)["ReduceSumSquare"] = Reduce<Reduction::kSumSquare>;
+  (*t)["ReduceLogSum"] = Reduce<Reduction::kLogSum>;
+  (*t)["ReduceLogSumExp"] = Reduce<Reduction::kLogSumExp>;
+  (*t)["ArgMax"] = ArgReduce<OpCode::kArgMax>;
+  (*t)["ArgMin"] = ArgReduce<OpCode::kArgMin>;
+  (*t)["CumSum"] = CumSum;
+}
+
+}  // namespace graphjit::onnx

@@ -1,0 +1,180 @@
+// The importer on small models built in the test: symbolic dims, folded shape
+// computations, weights as params, and the errors for bad files, unknown ops and shapes
+// that depend on data.
+#include "onnx/import.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include "absl/strings/match.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ir/printer.h"
+#include "runtime/interpreter.h"
+#include "tests/onnx/model_builder.h"
+
+namespace graphjit::onnx {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::I64Tensor;
+using testing::ModelBuilder;
+using ::testing::Not;
+using testing::SetInt;
+
+constexpr int32_t kF32 = ::onnx::TensorProto::FLOAT;
+constexpr int32_t kI64 = ::onnx::TensorProto::INT64;
+
+ImportedModel MustImport(const ModelBuilder& m) {
+  absl::StatusOr<ImportedModel> imported = ImportFromBytes(m.Bytes(), "test.onnx");
+  EXPECT_TRUE(imported.ok()) << imported.status();
+  return *std::move(imported);
+}
+
+runtime::Tensor Iota(std::vector<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<double> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<double>(i);
+  return *runtime::Tensor::FromDoubles(ir::DType::kF32, shape, v);
+}
+
+TEST(OnnxImport, SymbolsComeFromDimParamsAndFromInputAndAxis) {
+  ModelBuilder m;
+  m.Input("x", kF32, {std::string("batch"), int64_t{3}, std::monostate{}}).Output("y", kF32);
+  m.Node("Relu", {"x"}, {"y"});
+  ImportedModel model = MustImport(m);
+  EXPECT_EQ(ir::TypeToString(model.graph.type(model.graph.FindInput("x"))), "f32[batch, 3, x_2]");
+  EXPECT_THAT(model.symbols, ::testing::ElementsAre("batch", "x_2"));
+  EXPECT_THAT(model.input_names, ::testing::ElementsAre("x"));
+  EXPECT_THAT(model.output_names, ::testing::ElementsAre("y"));
+  EXPECT_EQ(model.opset, 17);
+}
+
+TEST(OnnxImport, ShapeGatherConcatReshapeFoldsToASymbolicReshape) {
+  // The exporters' flatten: Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])).
+  ModelBuilder m;
+  m.Input("x", kF32, {std::string("N"), int64_t{4}, std::string("W")}).Output("y", kF32);
+  m.Initializer(I64Tensor("zero", {}, {0}));
+  m.Initializer(I64Tensor("axes", {1}, {0}));
+  m.Initializer(I64Tensor("minus_one", {1}, {-1}));
+  m.Node("Shape", {"x"}, {"shape"});
+  m.Node("Gather", {"shape", "zero"}, {"n"});
+  m.Node("Unsqueeze", {"n", "axes"}, {"n1"});
+  SetInt(m.Node("Concat", {"n1", "minus_one"}, {"target"}), "axis", 0);
+  m.Node("Reshape", {"x", "target"}, {"y"});
+  ImportedModel model = MustImport(m);
+  const std::string text = ir::PrintGraph(model.graph);
+  EXPECT_THAT(text, HasSubstr("reshape(%0) {shape=[N, 4*W]} : f32[N, 4*W]"));
+  EXPECT_EQ(model.graph.num_nodes(), 2) << text;  // the input and the reshape
+  EXPECT_TRUE(model.params.empty());              // shape constants are folded away
+
+  runtime::TensorMap inputs = {{"x", Iota({2, 4, 3})}};
+  absl::StatusOr<std::vector<runtime::Tensor>> out =
+      runtime::Interpret(model.graph, inputs, model.params);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{2, 12}));
+  EXPECT_EQ((*out)[0].ValueAt(13), 13.0);
+}
+
+TEST(OnnxImport, ReshapeZeroCopiesADimAndMinusOneInfersIt) {
+  ModelBuilder m;
+  m.Input("x", kF32, {std::string("B"), int64_t{6}, int64_t{4}}).Output("y", kF32);
+  m.Initializer(I64Tensor("target", {3}, {0, -1, 2}));
+  m.Node("Reshape", {"x", "target"}, {"y"});
+  ImportedModel model = MustImport(m);
+  EXPECT_EQ(ir::TypeToString(model.graph.type(model.graph.outputs()[0])), "f32[B, 12, 2]");
+}
+
+TEST(OnnxImport, ShapeArithmeticThroughInt32CastsFolds) {
+  // Shape -> Slice -> Cast(int32) -> Div -> Cast(int64) -> Concat -> ConstantOfShape: W/2.
+  ModelBuilder m;
+  m.Input("x", kF32, {int64_t{3}, std::string("W")}).Output("y", kF32);
+  m.Initializer(I64Tensor("one", {1}, {1}));
+  m.Initializer(I64Tensor("two", {1}, {2}));
+  m.Initializer(I64Tensor("end", {1}, {INT64_MAX}));
+  m.Initializer(I64Tensor("head", {2}, {3, 2}));
+  m.Node("Shape", {"x"}, {"shape"});
+  m.Node("Slice", {"shape", "one", "end"}, {"w"});
+  SetInt(m.Node("Cast", {"w"}, {"w32"}), "to", ::onnx::TensorProto::INT32);
+  SetInt(m.Node("Cast", {"two"}, {"two32"}), "to", ::onnx::TensorProto::INT32);
+  m.Node("Div", {"w32", "two32"}, {"half32"});
+  SetInt(m.Node("Cast", {"half32"}, {"half"}), "to", kI64);
+  SetInt(m.Node("Concat", {"head", "half"}, {"target"}), "axis", 0);
+  m.Node("ConstantOfShape", {"target"}, {"y"});
+  ImportedModel model = MustImport(m);
+  EXPECT_EQ(ir::TypeToString(model.graph.type(model.graph.outputs()[0])), "f32[3, 2, W/2]");
+}
+
+TEST(OnnxImport, InitializersAndConstantNodesBecomeParams) {
+  ModelBuilder m;
+  m.Input("x", kF32, {std::string("N"), int64_t{2}}).Output("y", kF32);
+  m.Initializer(testing::F32Tensor("w", {2, 2}, {1, 2, 3, 4}));
+  testing::SetTensor(m.Node("Constant", {}, {"b"}), "value", testing::F32Tensor("", {2}, {10, 20}));
+  m.Node("MatMul", {"x", "w"}, {"xw"});
+  m.Node("Add", {"xw", "b"}, {"y"});
+  ImportedModel model = MustImport(m);
+  ASSERT_EQ(model.params.size(), 2u);
+  EXPECT_EQ(model.params.at("w").TypeString(), "f32[2, 2]");
+  EXPECT_EQ(model.params.at("b").TypeString(), "f32[2]");
+  EXPECT_NE(model.graph.FindParam("w"), ir::kInvalidValue);
+
+  runtime::TensorMap inputs = {{"x", Iota({1, 2})}};  // [0, 1]
+  absl::StatusOr<std::vector<runtime::Tensor>> out =
+      runtime::Interpret(model.graph, inputs, model.params);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].ToDoubles(), (std::vector<double>{13, 24}));  // [3, 4] + [10, 20]
+}
+
+TEST(OnnxImport, AMalformedFileIsInvalidArgumentNamingTheFile) {
+  const std::string path = ::testing::TempDir() + "/not_a_model.onnx";
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << "\xff\xff\xff this is not a protobuf";
+  }
+  absl::StatusOr<ImportedModel> model = Import(path);
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument) << model.status();
+  EXPECT_THAT(model.status().message(), HasSubstr(path));
+  std::remove(path.c_str());
+
+  EXPECT_EQ(Import(path).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(OnnxImport, AnUnknownOpIsUnimplementedNamingOpAndNode) {
+  ModelBuilder m;
+  m.Input("x", kF32, {int64_t{2}}).Output("y", kF32);
+  m.Node("Frobnicate", {"x"}, {"y"}, "frob_1");
+  absl::StatusOr<ImportedModel> model = ImportFromBytes(m.Bytes(), "frob.onnx");
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(model.status().message(), HasSubstr("node 'frob_1' (Frobnicate)"));
+  EXPECT_THAT(model.status().message(), HasSubstr("frob.onnx"));
+}
+
+TEST(OnnxImport, ADataDependentShapeIsUnimplementedNamingTheNode) {
+  ModelBuilder m;
+  m.Input("x", kF32, {int64_t{6}}).Input("s", kI64, {int64_t{2}}).Output("y", kF32);
+  m.Node("Reshape", {"x", "s"}, {"y"}, "reshape_by_data");
+  absl::StatusOr<ImportedModel> model = ImportFromBytes(m.Bytes(), "dyn.onnx");
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(model.status().message(), HasSubstr("node 'reshape_by_data' (Reshape)"));
+  EXPECT_THAT(model.status().message(), HasSubstr("depends on tensor data"));
+}
+
+TEST(OnnxImport, ASymbolicDimUsedAsDataStaysSymbolic) {
+  // x / Cast(Shape(x)[0]): the length becomes a sum of ones over [N], not a constant.
+  ModelBuilder m;
+  m.Input("x", kF32, {std::string("N")}).Output("y", kF32);
+  m.Node("Shape", {"x"}, {"shape"});
+  SetInt(m.Node("Cast", {"shape"}, {"n"}), "to", kF32);
+  m.Node("Div", {"x", "n"}, {"y"});
+  ImportedModel model = MustImport(m);
+  EXPECT_THAT(ir::PrintGraph(model.graph), Not(HasSubstr("shape=[3]")));
+  runtime::TensorMap inputs = {{"x", Iota({4})}};
+  absl::StatusOr<std::vector<runtime::Tensor>> out =
+      runtime::Interpret(model.graph, inputs, model.params);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].ToDoubles(), (std::vector<double>{0, 0.25, 0.5, 0.75}));
+}
+
+}  // namespace
+}  // namespace graphjit::onnx
