@@ -1,0 +1,166 @@
+// ONNX's own node tests (libonnx-testdata): every case is imported, interpreted on its
+// test_data_set_0 and compared with the expected outputs. A case must pass or be refused
+// at import (Unimplemented / InvalidArgument); a wrong answer, a run error or any other
+// status fails the test. The pass count has a floor, so a regression fails too.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+
+#include "absl/algorithm/container.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "onnx/import.h"
+#include "onnx/onnx_pb.h"
+#include "onnx/tensor_proto.h"
+#include "runtime/interpreter.h"
+
+namespace graphjit::onnx {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kNodeTests[] = "/usr/share/libonnx-testdata/data/node";
+// Passing cases measured when the suite was written; raise it as ops are added.
+constexpr int kMinPassed = 436;
+
+// Float outputs match within |got - want| <= kAtol + kRtol * |want| (the reference is
+// numpy, whose libm and summation order differ from ours); NaN matches NaN, infinities
+// match exactly. Integers and bools match exactly.
+constexpr double kRtolF32 = 1e-4, kAtolF32 = 1e-5;
+constexpr double kRtolF64 = 1e-7, kAtolF64 = 1e-9;
+
+// "" if `got` matches `want`, else what differs.
+std::string Compare(const runtime::Tensor& got, const runtime::Tensor& want) {
+  if (got.dtype() != want.dtype() || got.shape() != want.shape()) {
+    return absl::StrCat("got ", got.TypeString(), ", want ", want.TypeString());
+  }
+  const bool f32 = want.dtype() == ir::DType::kF32;
+  const bool is_float = ir::IsFloat(want.dtype());
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double g = got.ValueAt(i), w = want.ValueAt(i);
+    bool ok = g == w || (std::isnan(g) && std::isnan(w));
+    if (!ok && is_float && std::isfinite(w) && std::isfinite(g)) {
+      ok = std::abs(g - w) <=
+           (f32 ? kAtolF32 + kRtolF32 * std::abs(w) : kAtolF64 + kRtolF64 * std::abs(w));
+    }
+    if (!ok) return absl::StrCat("element ", i, ": got ", g, ", want ", w);
+  }
+  return "";
+}
+
+// The name of the model's i-th graph input (test data files are numbered in that order).
+absl::StatusOr<std::string> InputName(const std::string& model_path, int i) {
+  std::ifstream in(model_path, std::ios::binary);
+  ::onnx::ModelProto model;
+  if (!model.ParseFromIstream(&in)) return absl::InvalidArgumentError("unreadable model");
+  if (i >= model.graph().input_size()) return absl::InvalidArgumentError("no such input");
+  return model.graph().input(i).name();
+}
+
+// The ONNX op a refusal names ("node 'n' (Relu): ..."), or a short reason.
+std::string RefusalKey(const absl::Status& s) {
+  static const std::regex kNodeOp(R"(node [^(]*\((\w+)\))");
+  std::smatch m;
+  const std::string msg(s.message());
+  if (std::regex_search(msg, m, kNodeOp)) return m[1];
+  if (msg.find("element type") != std::string::npos) return "(element type)";
+  if (msg.find("opset") != std::string::npos) return "(opset)";
+  if (msg.find("not a tensor") != std::string::npos) return "(sequence or optional input)";
+  return "(other)";
+}
+
+TEST(OnnxNodeTests, EveryCasePassesOrIsRefusedAtImport) {
+  if (!fs::is_directory(kNodeTests)) {
+    GTEST_SKIP() << kNodeTests << " is missing: apt-get install libonnx-testdata "
+                 << "(or run scripts/bootstrap.sh)";
+  }
+  std::vector<fs::path> cases;
+  for (const auto& e : fs::directory_iterator(kNodeTests)) cases.push_back(e.path());
+  std::sort(cases.begin(), cases.end());
+
+  int passed = 0, passed_with_known_inputs = 0, refused = 0;
+  std::map<std::string, int> refused_by;
+  std::vector<std::string> failures;
+  for (const fs::path& dir : cases) {
+    const std::string name = dir.filename().string();
+    const fs::path data = dir / "test_data_set_0";
+    const std::string path = (dir / "model.onnx").string();
+    absl::StatusOr<ImportedModel> model = Import(path);
+    // Node tests pass shapes, axes and repeat counts as inputs: fixing the integer
+    // inputs at import tests the input forms of Reshape, Slice, Squeeze and the rest.
+    bool known_inputs = false;
+    if (!model.ok() && absl::StrContains(model.status().message(), "must be known at import")) {
+      ImportOptions options;
+      for (int i = 0; fs::exists(data / absl::StrCat("input_", i, ".pb")); ++i) {
+        absl::StatusOr<runtime::Tensor> t =
+            ReadTensorProto((data / absl::StrCat("input_", i, ".pb")).string());
+        absl::StatusOr<std::string> name = InputName(path, i);
+        if (t.ok() && name.ok() && t->dtype() == ir::DType::kI64) {
+          options.known_inputs[*name] = *t;
+        }
+      }
+      model = Import(path, options);
+      known_inputs = true;
+    }
+    if (!model.ok()) {
+      const absl::StatusCode code = model.status().code();
+      if (code == absl::StatusCode::kUnimplemented || code == absl::StatusCode::kInvalidArgument) {
+        ++refused;
+        ++refused_by[RefusalKey(model.status())];
+      } else {
+        failures.push_back(absl::StrCat(name, ": import: ", model.status().ToString()));
+      }
+      continue;
+    }
+    runtime::TensorMap inputs;
+    std::string failure;
+    for (int i = 0; fs::exists(data / absl::StrCat("input_", i, ".pb")); ++i) {
+      absl::StatusOr<runtime::Tensor> t =
+          ReadTensorProto((data / absl::StrCat("input_", i, ".pb")).string());
+      absl::StatusOr<std::string> name = InputName(path, i);
+      if (!t.ok() || !name.ok()) {
+        failure = absl::StrCat("input ", i, ": ", (t.ok() ? name.status() : t.status()).ToString());
+        break;
+      }
+      if (absl::c_linear_search(model->input_names, *name)) inputs[*name] = *t;
+    }
+    absl::StatusOr<std::vector<runtime::Tensor>> out;
+    if (failure.empty()) out = runtime::Interpret(model->graph, inputs, model->params);
+    if (failure.empty() && !out.ok()) failure = absl::StrCat("run: ", out.status().ToString());
+    for (size_t i = 0; failure.empty() && i < model->output_names.size(); ++i) {
+      absl::StatusOr<runtime::Tensor> want =
+          ReadTensorProto((data / absl::StrCat("output_", i, ".pb")).string());
+      if (!want.ok()) {
+        failure = absl::StrCat("output ", i, ": ", want.status().ToString());
+      } else if (std::string diff = Compare((*out)[i], *want); !diff.empty()) {
+        failure = absl::StrCat("output '", model->output_names[i], "': ", diff);
+      }
+    }
+    if (failure.empty()) {
+      ++passed;
+      passed_with_known_inputs += known_inputs;
+    } else {
+      failures.push_back(absl::StrCat(name, ": ", failure));
+    }
+  }
+
+  std::vector<std::pair<int, std::string>> by_count;
+  for (const auto& [op, n] : refused_by) by_count.push_back({-n, op});
+  std::sort(by_count.begin(), by_count.end());
+  std::string refused_list;
+  for (const auto& [n, op] : by_count) absl::StrAppend(&refused_list, " ", op, "=", -n);
+  std::printf(
+      "ONNX node tests: %zu cases, %d passed (%d with integer inputs fixed at import), "
+      "%d refused at import, %zu failed\nrefused by op:%s\n",
+      cases.size(), passed, passed_with_known_inputs, refused, failures.size(),
+      refused_list.c_str());
+  for (const std::string& f : failures) ADD_FAILURE() << f;
+  EXPECT_GE(passed, kMinPassed) << "fewer node tests pass than when the floor was measured";
+}
+
+}  // namespace
+}  // namespace graphjit::onnx
