@@ -9,8 +9,10 @@ const OpTable& Ops() {
     AddActivationOps(t);
     AddShapeOps(t);
     AddLayoutOps(t);
+    AddIndexOps(t);
     AddReduceOps(t);
     AddNnOps(t);
+    AddLossOps(t);
     return t;
   }();
   return *table;

@@ -100,6 +100,29 @@ ValueId Softsign(Context& ctx, ValueId x) {
   return ctx.Op(OpCode::kDiv, {x, Add(ctx, S(ctx, 1, x), ctx.Op(OpCode::kAbs, {x}))});
 }
 
+// Round half to even from floor: d = x - floor(x) is exact wherever it decides (x >= -1:
+// Sterbenz; above, floor(x) and x share an exponent), and a tie picks the even neighbour.
+ValueId Round(Context& ctx, ValueId x) {
+  ValueId f = ctx.Op(OpCode::kFloor, {x});
+  ValueId up = Add(ctx, f, S(ctx, 1, x));
+  ValueId d = Sub(ctx, x, f);
+  ValueId half = S(ctx, 0.5, x);
+  ValueId f_even =
+      ctx.Op(OpCode::kEq,
+             {Sub(ctx, f, Mul(ctx, S(ctx, 2, x), ctx.Op(OpCode::kFloor, {Mul(ctx, f, half)}))),
+              S(ctx, 0, x)});
+  ValueId tie = ctx.Op(OpCode::kWhere, {f_even, f, up});
+  ValueId below = ctx.Op(OpCode::kWhere, {ctx.Op(OpCode::kLt, {d, half}), f, tie});
+  return ctx.Op(OpCode::kWhere, {ctx.Op(OpCode::kGt, {d, half}), up, below});
+}
+ValueId Shrink(Context& ctx, ValueId x) {
+  const float lambd = ctx.AttrFloat("lambd", 0.5f), bias = ctx.AttrFloat("bias", 0.0f);
+  ValueId low = ctx.Op(OpCode::kLt, {x, S(ctx, -lambd, x)});
+  ValueId high = ctx.Op(OpCode::kGt, {x, S(ctx, lambd, x)});
+  ValueId inner = ctx.Op(OpCode::kWhere, {high, Sub(ctx, x, S(ctx, bias, x)), S(ctx, 0, x)});
+  return ctx.Op(OpCode::kWhere, {low, Add(ctx, x, S(ctx, bias, x)), inner});
+}
+
 absl::Status Relu(Context& ctx) {
   GJ_ASSIGN_OR_RETURN(ValueId x, ctx.InNode(0));
   return ctx.SetOut(0, ctx.Op(OpCode::kMaximum, {x, S(ctx, 0, x)}));
@@ -176,6 +199,8 @@ void AddActivationOps(OpTable* t) {
   (*t)["Floor"] = Unary<OpCode::kFloor>;
   (*t)["Ceil"] = FloatActivation<Ceil>;
   (*t)["Reciprocal"] = FloatActivation<Reciprocal>;
+  (*t)["Round"] = FloatActivation<Round>;
+  (*t)["Shrink"] = FloatActivation<Shrink>;
   (*t)["Relu"] = Relu;
   (*t)["LeakyRelu"] = FloatActivation<LeakyRelu>;
   (*t)["ThresholdedRelu"] = FloatActivation<ThresholdedRelu>;

@@ -191,6 +191,58 @@ absl::Status GlobalPool(Context& ctx) {
   return ctx.SetOut(0, Reshape(ctx, pooled, out));
 }
 
+// (x - mean) / (sqrt(mean(x^2) - mean^2) + 1e-9) over `axes`, as the reference.
+absl::Status MeanVarianceNormalization(Context& ctx) {
+  GJ_ASSIGN_OR_RETURN(ValueId x, ctx.InNode(0));
+  if (!ir::IsFloat(ctx.type(x).dtype)) return ctx.Unimplemented("integers");
+  GJ_ASSIGN_OR_RETURN(std::vector<int> axes,
+                      NormAxes(ctx, ctx.AttrInts("axes").value_or(std::vector<int64_t>{0, 2, 3}),
+                               ctx.type(x).rank()));
+  ValueId mean = ReduceAxes(ctx, OpCode::kReduceMean, x, axes, true);
+  ValueId mean_sq = ReduceAxes(ctx, OpCode::kReduceMean, ctx.Op(OpCode::kMul, {x, x}), axes, true);
+  ValueId var = ctx.Op(OpCode::kSub, {mean_sq, ctx.Op(OpCode::kMul, {mean, mean})});
+  ValueId den = ctx.Op(OpCode::kAdd, {ctx.Op(OpCode::kSqrt, {var}), ctx.ScalarLike(1e-9, x)});
+  return ctx.SetOut(0, ctx.Op(OpCode::kDiv, {ctx.Op(OpCode::kSub, {x, mean}), den}));
+}
+
+// x / (bias + alpha / size * sum of x^2 over a window of channels) ^ beta: the window
+// sum as shifted slices of the zero-padded squares.
+absl::Status Lrn(Context& ctx) {
+  GJ_ASSIGN_OR_RETURN(ValueId x, ctx.InNode(0));
+  if (!ir::IsFloat(ctx.type(x).dtype)) return ctx.Unimplemented("integers");
+  const Shape shape = ctx.type(x).shape;
+  const int64_t size = ctx.AttrInt("size", 0);
+  if (size <= 0 || shape.size() < 2) return ctx.Invalid("size must be positive, rank >= 2");
+  const int64_t lo = (size - 1) / 2, hi = size - 1 - lo;  // floor and ceil of (size-1)/2
+  ValueId sq = ctx.Op(OpCode::kMul, {x, x});
+  std::vector<ValueId> parts;
+  Shape pad = shape;
+  if (lo > 0) {
+    pad[1] = lo;
+    parts.push_back(
+        ctx.Op(OpCode::kFull, {}, {{"value", 0.0}, {"dtype", ctx.type(x).dtype}, {"shape", pad}}));
+  }
+  parts.push_back(sq);
+  if (hi > 0) {
+    pad[1] = hi;
+    parts.push_back(
+        ctx.Op(OpCode::kFull, {}, {{"value", 0.0}, {"dtype", ctx.type(x).dtype}, {"shape", pad}}));
+  }
+  ValueId padded = parts.size() == 1 ? sq : ctx.Op(OpCode::kConcat, parts, {{"axis", int64_t{1}}});
+  ValueId sum;
+  for (int64_t k = 0; k < size; ++k) {
+    ValueId window = ctx.Op(OpCode::kSlice, {padded},
+                            {{"axis", int64_t{1}}, {"start", SymExpr(k)}, {"end", shape[1] + k}});
+    sum = k == 0 ? window : ctx.Op(OpCode::kAdd, {sum, window});
+  }
+  const double alpha = ctx.AttrFloat("alpha", 1e-4f), beta = ctx.AttrFloat("beta", 0.75f);
+  const double bias = ctx.AttrFloat("bias", 1.0f);
+  ValueId scaled = ctx.Op(OpCode::kMul, {ctx.ScalarLike(alpha / size, x), sum});
+  ValueId base = ctx.Op(OpCode::kAdd, {ctx.ScalarLike(bias, x), scaled});
+  ValueId den = ctx.Op(OpCode::kPow, {base, ctx.ScalarLike(beta, x)});
+  return ctx.SetOut(0, ctx.Op(OpCode::kDiv, {x, den}));
+}
+
 absl::Status Dropout(Context& ctx) {
   bool training = false;
   if (ctx.opset() >= 12 && ctx.HasInput(2)) {
@@ -255,6 +307,8 @@ void AddNnOps(OpTable* t) {
   (*t)["InstanceNormalization"] = InstanceNormalization;
   (*t)["GlobalAveragePool"] = GlobalPool<OpCode::kReduceMean>;
   (*t)["GlobalMaxPool"] = GlobalPool<OpCode::kReduceMax>;
+  (*t)["MeanVarianceNormalization"] = MeanVarianceNormalization;
+  (*t)["LRN"] = Lrn;
   (*t)["Dropout"] = Dropout;
   (*t)["OneHot"] = OneHot;
 }
