@@ -49,6 +49,8 @@ bool TryFoldElementwise(Context& ctx, const FoldFn& fn, int32_t out_elem) {
   }
   int64_t n = 1;
   for (int64_t d : out) n *= d;
+  // Shape vectors are short; a large broadcast is data, computed by the graph.
+  if (n > 4096) return false;
   std::vector<SymExpr> result;
   std::vector<SymExpr> args(ins.size());
   for (int64_t flat = 0; flat < n; ++flat) {

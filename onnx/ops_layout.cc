@@ -74,12 +74,16 @@ absl::StatusOr<AxisSlice> NormalizeSlice(const Context& ctx, int axis, const Sym
   std::optional<int64_t> d = dim.AsConstant(), b = start.AsConstant(), e = end.AsConstant();
   if (step == 0) return ctx.Invalid("a slice step of 0");
   if (step == 1) {
+    // On a symbolic dim a constant bound is taken as in range (x[:, 1:] is [N, W-1], not
+    // [N, W-min(W, 1)]): a dim too small for it fails the slice's bounds check when the
+    // symbols are bound, rather than giving another shape.
     auto clamp = [&](const SymExpr& v) -> SymExpr {
       std::optional<int64_t> c = v.AsConstant();
-      if (!c) return v;  // a symbolic bound (from a shape) is taken as in range
+      if (!c) return v;  // a symbolic bound (from a shape) is taken as in range too
       if (*c >= kHugeBound) return dim;
-      if (*c < 0) return d ? SymExpr(std::max<int64_t>(*d + *c, 0)) : SymExpr::Max(dim + *c, 0);
-      return d ? SymExpr(std::min(*c, *d)) : SymExpr::Min(*c, dim);
+      if (*c <= -kHugeBound) return 0;
+      if (*c < 0) return d ? SymExpr(std::max<int64_t>(*d + *c, 0)) : dim + *c;
+      return d ? SymExpr(std::min(*c, *d)) : SymExpr(*c);
     };
     s.start = clamp(start);
     s.end = clamp(end);

@@ -106,6 +106,39 @@ TEST(OnnxImport, ShapeArithmeticThroughInt32CastsFolds) {
   EXPECT_EQ(ir::TypeToString(model.graph.type(model.graph.outputs()[0])), "f32[3, 2, W/2]");
 }
 
+TEST(OnnxImport, SliceAndGatherStaySymbolic) {
+  // Gather's -1 on the symbolic W cannot be wrapped at import: refused, naming the node.
+  ModelBuilder m;
+  m.Input("x", kF32, {std::string("N"), std::string("W")}).Output("cols", kF32);
+  m.Initializer(I64Tensor("idx", {2}, {0, -1}));
+  SetInt(m.Node("Gather", {"x", "idx"}, {"cols"}), "axis", 1);
+  absl::StatusOr<ImportedModel> refused = ImportFromBytes(m.Bytes(), "gather.onnx");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(refused.status().message(), HasSubstr("(Gather)"));
+
+  // x[:, 1:] and x[:, [0, 1]].
+  ModelBuilder ok;
+  ok.Input("x", kF32, {std::string("N"), std::string("W")})
+      .Output("tail", kF32)
+      .Output("cols", kF32);
+  ok.Initializer(I64Tensor("one", {1}, {1}));
+  ok.Initializer(I64Tensor("end", {1}, {INT64_MAX}));
+  ok.Initializer(I64Tensor("idx", {2}, {0, 1}));
+  ok.Node("Slice", {"x", "one", "end", "one"}, {"tail"});
+  SetInt(ok.Node("Gather", {"x", "idx"}, {"cols"}), "axis", 1);
+  ImportedModel model = MustImport(ok);
+  EXPECT_EQ(ir::TypeToString(model.graph.type(model.graph.outputs()[0])), "f32[N, W-1]");
+  EXPECT_EQ(ir::TypeToString(model.graph.type(model.graph.outputs()[1])), "f32[N, 2]");
+  runtime::TensorMap inputs = {{"x", Iota({2, 3})}};  // [[0, 1, 2], [3, 4, 5]]
+  absl::StatusOr<std::vector<runtime::Tensor>> out =
+      runtime::Interpret(model.graph, inputs, model.params);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].ToDoubles(), (std::vector<double>{1, 2, 4, 5}));
+  EXPECT_EQ((*out)[1].ToDoubles(), (std::vector<double>{0, 1, 3, 4}));
+  // A W too small for the constant start is an error when W is bound, not another shape.
+  EXPECT_FALSE(runtime::Interpret(model.graph, {{"x", Iota({2, 0})}}, model.params).ok());
+}
+
 TEST(OnnxImport, InitializersAndConstantNodesBecomeParams) {
   ModelBuilder m;
   m.Input("x", kF32, {std::string("N"), int64_t{2}}).Output("y", kF32);
