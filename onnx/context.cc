@@ -91,6 +91,14 @@ absl::StatusOr<const Value*> Context::In(int i) const {
   return v;
 }
 
+absl::Status Context::ExpectInputs(int min, int max) const {
+  if (num_inputs() < min || num_inputs() > max) {
+    return Invalid(absl::StrCat("has ", num_inputs(), " inputs, expected ",
+                                min == max ? absl::StrCat(min) : absl::StrCat(min, " to ", max)));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ValueId> Context::InNode(int i) {
   GJ_ASSIGN_OR_RETURN(const Value* v, In(i));
   if (!DTypeOfElem(v->elem_type)) {
@@ -210,6 +218,11 @@ std::optional<std::vector<int64_t>> Context::AttrInts(absl::string_view name) co
 std::string Context::AttrString(absl::string_view name, absl::string_view default_value) const {
   const pb::AttributeProto* a = Attr(name);
   return a ? a->s() : std::string(default_value);
+}
+
+const ir::ValueType& Context::type(ValueId id) const {
+  static const ir::ValueType* const kNone = new ir::ValueType();
+  return id == ir::kInvalidValue ? *kNone : b_->type(id);
 }
 
 ValueId Context::ScalarLike(double value, ValueId like) {

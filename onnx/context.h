@@ -55,6 +55,8 @@ class Context {
   int num_inputs() const { return node_->input_size(); }
   bool HasInput(int i) const { return i < num_inputs() && !node_->input(i).empty(); }
   absl::StatusOr<const Value*> In(int i) const;
+  // InvalidArgument unless the node has between `min` and `max` inputs.
+  absl::Status ExpectInputs(int min, int max) const;
   // Input i as a graph node. Its element type must be one graphjit has.
   absl::StatusOr<ir::ValueId> InNode(int i);
   // Input i as an i64 node of indices (INT32 and the other integer types accepted).
@@ -91,7 +93,9 @@ class Context {
   }
   // A scalar constant of the dtype of `like`.
   ir::ValueId ScalarLike(double value, ir::ValueId like);
-  const ir::ValueType& type(ir::ValueId id) const { return b_->type(id); }
+  // The type of a value; after a failed op (kInvalidValue) an empty f32 scalar, so a
+  // handler runs on harmlessly until SetOut reports the builder's error.
+  const ir::ValueType& type(ir::ValueId id) const;
   absl::Status BuilderStatus() const;
 
   runtime::TensorMap& params() { return *params_; }

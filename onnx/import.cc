@@ -161,8 +161,12 @@ class Importer {
     GJ_RETURN_IF_ERROR(it->second(ctx_));
     GJ_RETURN_IF_ERROR(ctx_.BuilderStatus());
     for (int i = 0; i < node.output_size(); ++i) {
-      GJ_CHECK(node.output(i).empty() || ctx_.Find(node.output(i)) != nullptr)
-          << ctx_.NodeLabel() << ": the handler left output " << i << " undefined";
+      if (!node.output(i).empty() && ctx_.Find(node.output(i)) == nullptr) {
+        // The model asks for an output the op does not have (handlers define every one
+        // it has).
+        return ctx_.Invalid(absl::StrCat("output ", i, " ('", node.output(i),
+                                         "') is not an output of ", node.op_type()));
+      }
     }
     return absl::OkStatus();
   }

@@ -26,6 +26,7 @@ bool TryFoldElementwise(Context& ctx, const FoldFn& fn, int32_t out_elem) {
   std::vector<std::vector<SymExpr>> ins;
   std::vector<std::vector<int64_t>> dims;
   int32_t first_elem = 0;
+  if (ctx.num_inputs() == 0) return false;  // a malformed node: the handler reports it
   for (int i = 0; i < ctx.num_inputs(); ++i) {
     const Value* v = ctx.HasInput(i) ? ctx.Find(ctx.node().input(i)) : nullptr;
     if (v == nullptr) return false;

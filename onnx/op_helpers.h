@@ -35,6 +35,10 @@ ir::ValueId Reshape(Context& ctx, ir::ValueId x, ir::Shape shape);
 ir::ValueId Transpose(Context& ctx, ir::ValueId x, std::vector<int64_t> perm);
 // A 1-D i64 constant.
 ir::ValueId ConstI64(Context& ctx, const std::vector<int64_t>& values);
+// The most constant indices an op expands to (a stepped slice, a reversal, a pad): a
+// larger one comes from a malformed dim and is refused rather than allocated.
+inline constexpr int64_t kMaxIndexVector = int64_t{1} << 24;
+
 // x's elements at `indices` (constants in [0, dim)) along `axis`: a gather, with the axis
 // moved to the front and back. Slices with steps, reversals and splits use it.
 ir::ValueId TakeAlongAxis(Context& ctx, ir::ValueId x, int axis,

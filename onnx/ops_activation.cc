@@ -21,6 +21,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 template <OpCode kOp>
 absl::Status Unary(Context& ctx) {
+  GJ_RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
   if (kOp == OpCode::kNeg) {
     const FoldFn fold = [](absl::Span<const SymExpr> x) -> std::optional<SymExpr> { return -x[0]; };
     if (TryFoldElementwise(ctx, fold)) return absl::OkStatus();

@@ -49,6 +49,7 @@ ValueId TruncDiv(Context& ctx, ValueId a, ValueId b) {
 
 template <OpCode kOp>
 absl::Status Arith(Context& ctx) {
+  GJ_RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
   const FoldFn fold = [](Args x) -> std::optional<SymExpr> {
     switch (kOp) {
       case OpCode::kAdd:
@@ -71,6 +72,7 @@ absl::Status Arith(Context& ctx) {
 }
 
 absl::Status Mod(Context& ctx) {
+  GJ_RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
   const bool fmod = ctx.AttrInt("fmod", 0) != 0;
   const FoldFn fold = [fmod](Args x) -> std::optional<SymExpr> {
     std::optional<int64_t> a = x[0].AsConstant(), b = x[1].AsConstant();
@@ -90,6 +92,7 @@ absl::Status Mod(Context& ctx) {
 }
 
 absl::Status Pow(Context& ctx) {
+  GJ_RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
   GJ_ASSIGN_OR_RETURN(ValueId a, ctx.InNode(0));
   GJ_ASSIGN_OR_RETURN(ValueId b, ctx.InNode(1));
   const DType base = ctx.type(a).dtype;
@@ -102,6 +105,7 @@ absl::Status Pow(Context& ctx) {
 
 template <OpCode kOp>
 absl::Status Compare(Context& ctx) {
+  GJ_RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
   const FoldFn fold = [](Args x) -> std::optional<SymExpr> {
     std::optional<int64_t> d = ConstDiff(x[0], x[1]);
     if (!d) return std::nullopt;
@@ -127,6 +131,7 @@ absl::Status Compare(Context& ctx) {
 // And, Or, Xor on bools are minimum, maximum and ne.
 template <OpCode kOp>
 absl::Status Logic(Context& ctx) {
+  GJ_RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
   const FoldFn fold = [](Args x) -> std::optional<SymExpr> {
     std::optional<int64_t> a = x[0].AsConstant(), b = x[1].AsConstant();
     if (!a || !b) return std::nullopt;
@@ -147,6 +152,7 @@ absl::Status Logic(Context& ctx) {
 }
 
 absl::Status Not(Context& ctx) {
+  GJ_RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
   const FoldFn fold = [](Args x) -> std::optional<SymExpr> {
     std::optional<int64_t> a = x[0].AsConstant();
     if (!a) return std::nullopt;
@@ -160,6 +166,7 @@ absl::Status Not(Context& ctx) {
 // Max, Min, Sum, Mean: variadic, folded left to right.
 template <OpCode kOp, bool kMean = false>
 absl::Status Variadic(Context& ctx) {
+  GJ_RETURN_IF_ERROR(ctx.ExpectInputs(1, 1 << 20));
   if (!kMean && kOp != OpCode::kAdd) {
     const FoldFn fold = [](Args x) -> std::optional<SymExpr> {
       SymExpr r = x[0];
@@ -182,6 +189,7 @@ absl::Status Variadic(Context& ctx) {
 }
 
 absl::Status Where(Context& ctx) {
+  GJ_RETURN_IF_ERROR(ctx.ExpectInputs(3, 3));
   const FoldFn fold = [](Args x) -> std::optional<SymExpr> {
     std::optional<int64_t> c = x[0].AsConstant();
     if (!c) return std::nullopt;

@@ -42,6 +42,7 @@ absl::Status GatherElements(Context& ctx) {
   ValueId zero = ctx.b().Scalar(0, DType::kI64);
   ValueId wrapped = ctx.Op(OpCode::kAdd, {idx, ctx.b().Scalar(*s, DType::kI64)});
   idx = ctx.Op(OpCode::kWhere, {ctx.Op(OpCode::kLt, {idx, zero}), wrapped, idx});
+  GJ_RETURN_IF_ERROR(ctx.BuilderStatus());  // the shapes below are read from these
   // [.., m, 1, ..] indices against [.., 1, s, ..] data and an iota over the new axis.
   Shape idx_u = is, data_u = ctx.type(data).shape, iota_shape(rank + 1, 1);
   idx_u.insert(idx_u.begin() + axis + 1, 1);
@@ -64,7 +65,10 @@ absl::Status GatherElements(Context& ctx) {
 // reflect: mirror without repeating the border).
 std::optional<std::vector<int64_t>> PadIndices(const std::string& mode, int64_t n, int64_t before,
                                                int64_t after) {
-  if (n == 0 || (mode == "reflect" && (n == 1 || before >= n || after >= n))) return std::nullopt;
+  if (n == 0 || n + before + after > kMaxIndexVector ||
+      (mode == "reflect" && (n == 1 || before >= n || after >= n))) {
+    return std::nullopt;
+  }
   std::vector<int64_t> out;
   for (int64_t i = -before; i < n + after; ++i) {
     int64_t j = i;
@@ -105,6 +109,7 @@ absl::Status Pad(Context& ctx) {
     return ctx.Unimplemented(absl::StrCat("pad mode '", mode, "'"));
   }
   for (int d = 0; d < rank; ++d) {
+    GJ_RETURN_IF_ERROR(ctx.BuilderStatus());
     int64_t before = pads[d], after = pads[d + rank];
     const SymExpr dim = ctx.type(x).shape[d];
     // Negative pads crop.

@@ -94,6 +94,7 @@ absl::StatusOr<AxisSlice> NormalizeSlice(const Context& ctx, int axis, const Sym
   if (!d || !b || !e) {
     return ctx.Unimplemented("a slice with a step other than 1 on a symbolic dim or bound");
   }
+  if (*d > kMaxIndexVector) return ctx.Unimplemented("a stepped slice of a huge dim");
   int64_t lo = *b, hi = *e;
   if (step > 0) {
     lo = std::clamp<int64_t>(lo < 0 ? lo + *d : lo, 0, *d);

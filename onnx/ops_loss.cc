@@ -38,6 +38,7 @@ absl::StatusOr<ValueId> NllLoss(Context& ctx, ValueId input, ValueId target, Val
         ctx.Op(OpCode::kEq, {target, ctx.b().Scalar(ctx.AttrInt("ignore_index", 0), DType::kI64)});
     target = ctx.Op(OpCode::kWhere, {ignored, zero_i, target});  // any class: weight 0
   }
+  GJ_RETURN_IF_ERROR(ctx.BuilderStatus());
   // -input[n, target[n, d..], d..], by a one-hot select over C and a max.
   Shape t_u = ctx.type(target).shape;
   t_u.insert(t_u.begin() + 1, 1);

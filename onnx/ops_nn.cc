@@ -127,7 +127,8 @@ absl::Status LayerNormalization(Context& ctx) {
 }
 
 // A per-channel vector [C] as [C, 1, ..., 1] against an [N, C, ...] input of `rank`.
-ValueId PerChannel(Context& ctx, ValueId v, int rank) {
+absl::StatusOr<ValueId> PerChannel(Context& ctx, ValueId v, int rank) {
+  if (ctx.type(v).rank() != 1) return ctx.Invalid("scale, bias, mean and var must be 1-D");
   Shape s = {ctx.type(v).shape[0]};
   s.resize(rank - 1, 1);
   return Reshape(ctx, v, s);
@@ -154,7 +155,8 @@ absl::Status BatchNormalization(Context& ctx) {
   std::vector<ValueId> p;
   for (int i = 1; i <= 4; ++i) {
     GJ_ASSIGN_OR_RETURN(ValueId v, ctx.InNode(i));
-    p.push_back(PerChannel(ctx, v, rank));
+    GJ_ASSIGN_OR_RETURN(ValueId channel, PerChannel(ctx, v, rank));
+    p.push_back(channel);
   }
   return ctx.SetOut(0, Normalize(ctx, x, p[0], p[1], p[2], p[3]));
 }
@@ -173,8 +175,10 @@ absl::Status InstanceNormalization(Context& ctx) {
   ValueId var = ctx.Op(OpCode::kReduceMean, {ctx.Op(OpCode::kMul, {diff, diff})}, keep);
   Shape stats = {shape[0], shape[1]};
   stats.resize(rank, 1);
-  ValueId y = Normalize(ctx, x, PerChannel(ctx, scale, rank), PerChannel(ctx, bias, rank),
-                        Reshape(ctx, mean, stats), Reshape(ctx, var, stats));
+  GJ_ASSIGN_OR_RETURN(ValueId scale_c, PerChannel(ctx, scale, rank));
+  GJ_ASSIGN_OR_RETURN(ValueId bias_c, PerChannel(ctx, bias, rank));
+  ValueId y =
+      Normalize(ctx, x, scale_c, bias_c, Reshape(ctx, mean, stats), Reshape(ctx, var, stats));
   return ctx.SetOut(0, y);
 }
 
@@ -271,7 +275,9 @@ absl::Status OneHot(Context& ctx) {
   if (!depth_v->constant || depth_v->constant->numel() != 1) {
     return ctx.Unimplemented("a OneHot depth that depends on tensor data");
   }
-  const int64_t depth = static_cast<int64_t>(depth_v->constant->ValueAt(0));
+  const double depth_value = depth_v->constant->ValueAt(0);
+  if (!(depth_value >= 1 && depth_value < 1e9)) return ctx.Invalid("depth must be positive");
+  const int64_t depth = static_cast<int64_t>(depth_value);
   GJ_ASSIGN_OR_RETURN(ValueId values, ctx.InNode(2));
   const int rank = ctx.type(idx).rank() + 1;
   GJ_ASSIGN_OR_RETURN(int axis, NormAxis(ctx, ctx.AttrInt("axis", -1), rank));

@@ -94,7 +94,7 @@ absl::Status ArgReduce(Context& ctx) {
   }
   // The last extreme is the first one of the reversed axis, counted from the end.
   std::optional<int64_t> n = ctx.type(x).shape[axis].AsConstant();
-  if (!n) return ctx.Unimplemented("select_last_index on a symbolic axis");
+  if (!n || *n > kMaxIndexVector) return ctx.Unimplemented("select_last_index on a symbolic axis");
   ValueId flipped = TakeAlongAxis(ctx, x, axis, Reversed(*n));
   ValueId first = ctx.Op(kOp, {flipped}, {{"axis", int64_t{axis}}, {"keepdim", keepdims}});
   return ctx.SetOut(0, ctx.Op(OpCode::kSub, {ctx.b().Scalar(*n - 1, DType::kI64), first}));
@@ -109,7 +109,9 @@ absl::Status CumSum(Context& ctx) {
   const bool reverse = ctx.AttrInt("reverse", 0) != 0;
   const bool exclusive = ctx.AttrInt("exclusive", 0) != 0;
   std::optional<int64_t> n = shape[axis].AsConstant();
-  if (reverse && !n) return ctx.Unimplemented("a reverse CumSum on a symbolic axis");
+  if (reverse && (!n || *n > kMaxIndexVector)) {
+    return ctx.Unimplemented("a reverse CumSum on a symbolic axis");
+  }
   if (reverse) x = TakeAlongAxis(ctx, x, axis, Reversed(*n));
   if (exclusive) {
     // [0, x_0, x_0 + x_1, ...]: the inclusive sums of x shifted by one.

@@ -115,6 +115,9 @@ absl::Status ConstantOfShape(Context& ctx) {
     value = t.ValueAt(0);
   }
   Shape shape(dims.begin(), dims.end());
+  for (const SymExpr& d : shape) {
+    if (d.AsConstant().value_or(0) < 0) return ctx.Invalid("a negative dim in the shape");
+  }
   if (IsConstShape(shape) && (IsIntegerElem(elem) || elem == pb::TensorProto::BOOL) &&
       ir::NumElements(shape).AsConstant().value_or(0) <= 4096) {
     const int64_t n = *ir::NumElements(shape).AsConstant();
@@ -141,7 +144,8 @@ absl::Status Range(Context& ctx) {
     // ceil((limit - start) / delta), at least 0.
     SymExpr n =
         SymExpr::Max(SymExpr::FloorDiv(limit[0] - start[0] + (d > 0 ? d - 1 : d + 1), d), 0);
-    if (std::optional<int64_t> count = n.AsConstant(); count && start[0].IsConstant()) {
+    std::optional<int64_t> count = n.AsConstant();
+    if (count && *count <= 4096 && start[0].IsConstant()) {
       std::vector<SymExpr> values;
       for (int64_t i = 0; i < *count; ++i) values.push_back(start[0] + i * d);
       ctx.SetOutInts(0, start_v->elem_type, {*count}, std::move(values));
@@ -166,7 +170,9 @@ absl::Status Range(Context& ctx) {
   const double start = (*ctx.In(0))->constant->ValueAt(0);
   const double limit = (*ctx.In(1))->constant->ValueAt(0);
   const double delta = (*ctx.In(2))->constant->ValueAt(0);
-  const int64_t n = std::max<int64_t>(static_cast<int64_t>(std::ceil((limit - start) / delta)), 0);
+  const double count = std::ceil((limit - start) / delta);
+  if (!(count < 1e15)) return ctx.Invalid("the Range's bounds give no finite count");
+  const int64_t n = std::max<int64_t>(static_cast<int64_t>(count), 0);
   GJ_ASSIGN_OR_RETURN(ValueId s, ctx.InNode(0));
   GJ_ASSIGN_OR_RETURN(ValueId d, ctx.InNode(2));
   ValueId iota = ctx.Op(OpCode::kIota, {},

@@ -145,20 +145,41 @@ absl::StatusOr<Tensor> TensorFromProto(const pb::TensorProto& proto, absl::strin
   const ir::DType dtype = is_float                        ? *DTypeOfElem(type)
                           : type == pb::TensorProto::BOOL ? ir::DType::kBool
                                                           : ir::DType::kI64;
-  absl::StatusOr<Tensor> made = Tensor::Zeros(dtype, shape);
-  if (!made.ok())
-    return absl::InvalidArgumentError(absl::StrCat(what, ": ", made.status().message()));
-  Tensor t = *std::move(made);
-  const int64_t n = t.numel();
-  auto count_error = [&](int64_t got) {
+  // The element count the dims give, checked against the data before anything is
+  // allocated: a malformed file may claim any dims.
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || (d != 0 && n > INT64_MAX / d)) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": bad dims"));
+    }
+    n *= d;
+  }
+  int64_t stored = 0;
+  if (proto.has_raw_data()) {
+    stored = static_cast<int64_t>(proto.raw_data().size()) / RawSize(type);
+    if (static_cast<int64_t>(proto.raw_data().size()) % RawSize(type) != 0) stored = -1;
+  } else if (type == pb::TensorProto::FLOAT) {
+    stored = proto.float_data_size();
+  } else if (type == pb::TensorProto::DOUBLE) {
+    stored = proto.double_data_size();
+  } else if (type == pb::TensorProto::INT64) {
+    stored = proto.int64_data_size();
+  } else if (type == pb::TensorProto::UINT32 || type == pb::TensorProto::UINT64) {
+    stored = proto.uint64_data_size();
+  } else {
+    stored = proto.int32_data_size();
+  }
+  if (stored != n) {
     return absl::InvalidArgumentError(
-        absl::StrCat(what, ": ", got, " elements of data for dims ", t.TypeString()));
-  };
+        absl::StrCat(what, ": ", stored, " elements of data for ", n, " elements of dims"));
+  }
+  absl::StatusOr<Tensor> made = Tensor::Zeros(dtype, shape);
+  if (!made.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", made.status().message()));
+  }
+  Tensor t = *std::move(made);
   if (proto.has_raw_data()) {
     const std::string& raw = proto.raw_data();
-    if (static_cast<int64_t>(raw.size()) != n * RawSize(type)) {
-      return count_error(static_cast<int64_t>(raw.size()) / RawSize(type));
-    }
     if (is_float) {
       std::memcpy(t.raw_data(), raw.data(), raw.size());  // both little-endian IEEE
       return t;
@@ -178,20 +199,16 @@ absl::StatusOr<Tensor> TensorFromProto(const pb::TensorProto& proto, absl::strin
   }
   switch (type) {
     case pb::TensorProto::FLOAT:
-      if (proto.float_data_size() != n) return count_error(proto.float_data_size());
       std::copy(proto.float_data().begin(), proto.float_data().end(), t.data<float>());
       return t;
     case pb::TensorProto::DOUBLE:
-      if (proto.double_data_size() != n) return count_error(proto.double_data_size());
       std::copy(proto.double_data().begin(), proto.double_data().end(), t.data<double>());
       return t;
     case pb::TensorProto::INT64:
-      if (proto.int64_data_size() != n) return count_error(proto.int64_data_size());
       std::copy(proto.int64_data().begin(), proto.int64_data().end(), t.data<int64_t>());
       return t;
     case pb::TensorProto::UINT32:
     case pb::TensorProto::UINT64:
-      if (proto.uint64_data_size() != n) return count_error(proto.uint64_data_size());
       for (int64_t i = 0; i < n; ++i) {
         const uint64_t v = proto.uint64_data(i);
         if (v > static_cast<uint64_t>(INT64_MAX)) {
@@ -201,7 +218,6 @@ absl::StatusOr<Tensor> TensorFromProto(const pb::TensorProto& proto, absl::strin
       }
       return t;
     default:  // the other integer types and BOOL are held in int32_data
-      if (proto.int32_data_size() != n) return count_error(proto.int32_data_size());
       for (int64_t i = 0; i < n; ++i) {
         if (dtype == ir::DType::kBool) {
           t.data<bool>()[i] = proto.int32_data(i) != 0;
