@@ -250,7 +250,7 @@ absl::Status Split(Context& ctx) {
   const SymExpr& dim = in->shape[axis];
   std::vector<SymExpr> sizes;
   if (ctx.opset() < 13 && ctx.Attr("split")) {
-    const std::vector<int64_t> split = *ctx.AttrInts("split");  // owned: the loop reads it
+    const std::vector<int64_t> split = *ctx.AttrInts("split");
     for (int64_t s : split) sizes.push_back(s);
   } else if (ctx.opset() >= 13 && ctx.HasInput(1)) {
     GJ_ASSIGN_OR_RETURN(sizes, ctx.InInts(1));
