@@ -233,7 +233,7 @@ absl::Status Lrn(Context& ctx) {
         ctx.Op(OpCode::kFull, {}, {{"value", 0.0}, {"dtype", ctx.type(x).dtype}, {"shape", pad}}));
   }
   ValueId padded = parts.size() == 1 ? sq : ctx.Op(OpCode::kConcat, parts, {{"axis", int64_t{1}}});
-  ValueId sum;
+  ValueId sum = ir::kInvalidValue;
   for (int64_t k = 0; k < size; ++k) {
     ValueId window = ctx.Op(OpCode::kSlice, {padded},
                             {{"axis", int64_t{1}}, {"start", SymExpr(k)}, {"end", shape[1] + k}});
