@@ -18,6 +18,13 @@ constexpr int64_t kMaxKnownElements = 4096;
 // Integers a double (the constant op's value) holds exactly.
 constexpr int64_t kMaxExactInDouble = int64_t{1} << 53;
 
+// The dims of a constant shape (known values have one).
+std::vector<int64_t> ConstDimsOf(const ir::Shape& shape) {
+  std::vector<int64_t> dims;
+  for (const SymExpr& d : shape) dims.push_back(d.AsConstant().value_or(0));
+  return dims;
+}
+
 }  // namespace
 
 const Value* Context::Find(const std::string& name) const {
@@ -37,14 +44,26 @@ absl::StatusOr<ValueId> Context::Materialize(const std::string& name) {
   }
   GJ_CHECK(v.ints.has_value()) << "value '" << name << "' has neither node nor contents";
   const ir::DType dtype = v.elem_type == pb::TensorProto::BOOL ? ir::DType::kBool : ir::DType::kI64;
-  std::vector<double> values;
-  bool exact = true;
+  bool all_constant = true, fit_double = true;
   for (const SymExpr& e : *v.ints) {
     std::optional<int64_t> c = e.AsConstant();
-    exact &= c.has_value() && std::abs(*c) <= kMaxExactInDouble;
-    if (c) values.push_back(static_cast<double>(*c));
+    all_constant &= c.has_value();
+    fit_double &= !c || std::abs(*c) <= kMaxExactInDouble;
   }
-  if (exact) {
+  if (all_constant && !fit_double) {
+    // Beyond 2^53 (an INT64_MAX "to the end", say) a double would round: a param is exact.
+    GJ_ASSIGN_OR_RETURN(runtime::Tensor t, runtime::Tensor::Zeros(dtype, ConstDimsOf(v.shape)));
+    for (size_t i = 0; i < v.ints->size(); ++i) t.data<int64_t>()[i] = *(*v.ints)[i].AsConstant();
+    v.id = b_->Param(name, dtype, v.shape);
+    (*params_)[name] = std::move(t);
+    return v.id;
+  }
+  if (!fit_double) {
+    return Unimplemented(absl::StrCat("value '", name, "' mixes dims and constants beyond 2^53"));
+  }
+  if (all_constant) {
+    std::vector<double> values;
+    for (const SymExpr& e : *v.ints) values.push_back(static_cast<double>(*e.AsConstant()));
     v.id = Op(OpCode::kConstant, {}, {{"value", values}, {"dtype", dtype}, {"shape", v.shape}});
     return v.id;
   }
@@ -52,6 +71,13 @@ absl::StatusOr<ValueId> Context::Materialize(const std::string& name) {
   // of that many ones: exact, and it stays symbolic in the dim.
   std::vector<ValueId> parts;
   for (const SymExpr& e : *v.ints) {
+    if (std::optional<int64_t> c = e.AsConstant()) {
+      parts.push_back(Op(OpCode::kConstant, {},
+                         {{"value", std::vector<double>{static_cast<double>(*c)}},
+                          {"dtype", ir::DType::kI64},
+                          {"shape", ir::Shape{1}}}));
+      continue;
+    }
     ValueId ones = Op(OpCode::kFull, {},
                       {{"value", 1.0}, {"dtype", ir::DType::kI64}, {"shape", ir::Shape{e}}});
     parts.push_back(Op(OpCode::kReduceSum, {ones}, {{"axis", int64_t{0}}, {"keepdim", true}}));

@@ -139,6 +139,22 @@ TEST(OnnxImport, SliceAndGatherStaySymbolic) {
   EXPECT_FALSE(runtime::Interpret(model.graph, {{"x", Iota({2, 0})}}, model.params).ok());
 }
 
+TEST(OnnxImport, KnownIntegersBeyondADoublesPrecisionStayExactAsData) {
+  // Concat folds [2^62 + 1, 1] at import; read as data it must not round through a double.
+  ModelBuilder m;
+  m.Input("x", kI64, {int64_t{2}}).Output("y", kI64);
+  m.Initializer(I64Tensor("big", {1}, {(int64_t{1} << 62) + 1}));
+  m.Initializer(I64Tensor("one", {1}, {1}));
+  SetInt(m.Node("Concat", {"big", "one"}, {"both"}), "axis", 0);
+  m.Node("Add", {"x", "both"}, {"y"});
+  ImportedModel model = MustImport(m);
+  runtime::TensorMap inputs = {{"x", *runtime::Tensor::FromVector<int64_t>({2}, {{0, 0}})}};
+  absl::StatusOr<std::vector<runtime::Tensor>> out =
+      runtime::Interpret(model.graph, inputs, model.params);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].data<int64_t>()[0], (int64_t{1} << 62) + 1);
+}
+
 TEST(OnnxImport, InitializersAndConstantNodesBecomeParams) {
   ModelBuilder m;
   m.Input("x", kF32, {std::string("N"), int64_t{2}}).Output("y", kF32);
