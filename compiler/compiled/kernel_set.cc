@@ -63,24 +63,6 @@ bool IsConstantOffset(const ExprPtr& e) { return e->kind == ExprKind::kConst; }
 
 }  // namespace
 
-int DefaultCompileThreads() {
-  static const int threads = [] {
-    int fallback = std::max(1u, std::thread::hardware_concurrency());
-    const char* env = std::getenv("GRAPHJIT_COMPILE_THREADS");
-    if (env == nullptr || *env == '\0') return fallback;
-    int n = 0;
-    if (!absl::SimpleAtoi(env, &n) || n < 1 || n > 256) {
-      std::fprintf(stderr,
-                   "graphjit: GRAPHJIT_COMPILE_THREADS='%s' is not an integer in [1, 256]; using "
-                   "%d (the hardware concurrency)\n",
-                   env, fallback);
-      return fallback;
-    }
-    return n;
-  }();
-  return threads;
-}
-
 absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& program,
                                                               const KernelSetOptions& options) {
   const auto start = ir::Clock::now();
@@ -116,7 +98,7 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& pro
   // Texts are kept only by private compiles: code from the store may have been compiled
   // without them.
   const bool keep_text = options.codegen.keep_ir || options.codegen.emit_asm;
-  KernelStore& store = KernelStore::Default();
+  KernelStore& store = *options.store;
   std::vector<std::shared_ptr<const KernelCode>> code(jobs.size());
   std::vector<int> missing;
   for (size_t j = 0; j < jobs.size(); ++j) {
@@ -240,9 +222,7 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& pro
     const bool on_disk = disk != nullptr && std::filesystem::exists(disk->PathOf(g.key), error);
     to_compile += !live && !on_disk;
   }
-  const int threads = std::max(
-      1,
-      std::min<int>(options.threads > 0 ? options.threads : DefaultCompileThreads(), to_compile));
+  const int threads = std::max(1, std::min<int>(std::max(1, options.threads), to_compile));
   if (threads == 1) {
     worker();
   } else {

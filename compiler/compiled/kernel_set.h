@@ -14,26 +14,27 @@
 #include "absl/status/statusor.h"
 #include "compiler/codegen/native_code.h"
 #include "compiler/lower/kernel_ir.h"
+#include "compiler/store/code_store.h"
 #include "compiler/store/content_key.h"
 
 namespace graphjit::compiler {
 
 class DiskCache;    // compiler/store/disk_cache.h
 class RemoteCache;  // compiler/store/remote_cache.h
-struct KernelCode;  // compiler/store/code_store.h
 
 struct KernelSetOptions {
   CompileOptions codegen;  // keep_ir / emit_asm compile privately (the text is kept)
-  // Threads compiling one program's kernels: 0 reads GRAPHJIT_COMPILE_THREADS, else the
-  // hardware concurrency.
-  int threads = 0;
+  // Threads compiling one program's kernels (CompileEnv::compile_threads).
+  int threads = 1;
+  // Live kernels by content key, shared with every other set compiled through it.
+  KernelStore* store = &KernelStore::Default();
   // Object code of kernels by content key across processes; null: memory only.
-  // CompiledGraph passes DiskCache::Default() (GRAPHJIT_CACHE_DIR).
+  // CompiledGraph passes CompileEnv::disk.
   DiskCache* disk = nullptr;
   // The shared tier below `disk` (Redis, GRAPHJIT_REMOTE_CACHE): on a local miss the
   // module is fetched from it (and stored on disk), or compiled once across processes
   // under its lock and stored in both. Null: none. CompiledGraph passes
-  // RemoteCache::ForUrl(CompileGraphOptions::remote_cache).
+  // CompileEnv::remote.
   RemoteCache* remote = nullptr;
 };
 
@@ -100,10 +101,6 @@ class KernelSet {
   KernelSetStats stats_;
   std::string llvm_ir_, optimized_ir_, assembly_;
 };
-
-// GRAPHJIT_COMPILE_THREADS, or the hardware concurrency when unset (a bad value is
-// reported once on stderr and ignored).
-int DefaultCompileThreads();
 
 }  // namespace graphjit::compiler
 
