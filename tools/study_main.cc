@@ -25,6 +25,7 @@
 #include "absl/strings/str_join.h"
 #include "compiler/analysis/flops.h"
 #include "compiler/compiled/compiled_graph.h"
+#include "compiler/compiled/graph_store.h"
 #include "ir/clock.h"
 #include "ir/status_macros.h"
 #include "models/model.h"
@@ -45,6 +46,11 @@ ABSL_FLAG(int64_t, prompt, 100, "cache rows before the first decode step");
 ABSL_FLAG(bool, tiered, false,
           "policy study: tiered compilation (misses interpreted while the code compiles in "
           "the background); the table then shows the worst stall of any step");
+ABSL_FLAG(bool, warm_cache, false,
+          "reuse code from the disk and remote caches (GRAPHJIT_CACHE_DIR, "
+          "GRAPHJIT_REMOTE_CACHE) and report compiled, loaded and reused kernels apart; by "
+          "default every study compiles cold (empty code stores of its own, no disk or remote "
+          "tier), so compile times say what compiling costs");
 ABSL_FLAG(std::string, dtype, "f64", "f32 or f64 (the decode model's dtype)");
 ABSL_FLAG(std::string, model, "decode", "decode model spec (dtype= in it wins over --dtype)");
 ABSL_FLAG(std::string, json, "", "also write the results as JSON to this file");
@@ -86,6 +92,37 @@ void Observations(const std::vector<std::string>& lines) {
   std::printf("\n");
 }
 
+// Where the studies' code comes from: cold (the default) or the process's caches.
+struct CodeSource {
+  compiler::CompileEnv env;
+  bool warm = false;
+  // A fresh memory tier, for a study that must not find code an earlier one compiled.
+  compiler::CompileEnv Fresh(compiler::KernelStore* kernels) const {
+    compiler::CompileEnv e = env;
+    if (!warm) e.kernels = kernels;
+    return e;
+  }
+};
+
+CodeSource MakeCodeSource(bool warm, compiler::KernelStore* cold_kernels) {
+  CodeSource source;
+  source.warm = warm;
+  source.env = warm ? compiler::CompileEnv::FromEnvironment() : compiler::CompileEnv::MemoryOnly();
+  if (!warm) source.env.kernels = cold_kernels;
+  return source;
+}
+
+std::string Describe(const CodeSource& source) {
+  if (!source.warm) {
+    return "cold: every compile is real (empty code stores, no disk or remote cache; "
+           "--warm_cache reuses them)";
+  }
+  return absl::StrCat("warm: code reused from memory",
+                      source.env.disk != nullptr ? ", the disk cache" : "",
+                      source.env.remote != nullptr ? ", the remote cache" : "",
+                      " where it was compiled before (compiled, loaded and reused kept apart)");
+}
+
 #define RETURN_IF_ERROR(expr)                 \
   do {                                        \
     if (absl::Status _s = (expr); !_s.ok()) { \
@@ -93,9 +130,35 @@ void Observations(const std::vector<std::string>& lines) {
     }                                         \
   } while (0)
 
+// What exact's row says: entries built per KV length, and how their kernels were
+// obtained. Only compiled kernels are called compiles: loads from a warm cache are not.
+std::string ExactObservation(const compiler::cache::CacheStats& s, double run_seconds,
+                             int64_t steps) {
+  const std::string per_entry =
+      tools::FormatSeconds(s.compile_seconds / std::max<int64_t>(1, s.compiles));
+  if (s.kernels_loaded == 0) {
+    return absl::StrFormat(
+        "exact compiles once per KV length: %d compiles at %s each, %s in all, against %s "
+        "of running the %d steps; of their kernels %d were compiled and %d reused from "
+        "earlier entries (content-addressed: only what depends on S is compiled again).",
+        s.compiles, per_entry, tools::FormatSeconds(s.compile_seconds),
+        tools::FormatSeconds(run_seconds), static_cast<int>(steps),
+        static_cast<int>(s.kernels_compiled), static_cast<int>(s.kernels_reused));
+  }
+  return absl::StrFormat(
+      "exact builds an entry per KV length: %d entries in %s (%s each) against %s of running "
+      "the %d steps; of their kernels %d were compiled, %d loaded from the disk or remote "
+      "cache (compiled by an earlier run, not this one) and %d reused from earlier entries.",
+      s.compiles, tools::FormatSeconds(s.compile_seconds), per_entry,
+      tools::FormatSeconds(run_seconds), static_cast<int>(steps),
+      static_cast<int>(s.kernels_compiled), static_cast<int>(s.kernels_loaded),
+      static_cast<int>(s.kernels_reused));
+}
+
 // ---- 1. policies ----------------------------------------------------------------------
 
-absl::Status StudyPolicies(const models::Model& model, tools::JsonWriter& json) {
+absl::Status StudyPolicies(const models::Model& model, const CodeSource& source,
+                           tools::JsonWriter& json) {
   namespace cache = compiler::cache;
   studies::DecodeLoopOptions loop;
   loop.prompt = absl::GetFlag(FLAGS_prompt);
@@ -111,9 +174,14 @@ absl::Status StudyPolicies(const models::Model& model, tools::JsonWriter& json) 
   std::vector<Row> rows;
   for (cache::ShapePolicy p : cache::AllPolicies()) {
     Progress(absl::StrCat("policies: ", cache::PolicyName(p), " ..."));
+    // Cold: each policy starts from empty code stores, so its compiles are all its own.
+    compiler::KernelStore kernels;
+    const compiler::CompileEnv env = source.Fresh(&kernels);
     compiler::JitOptions options;
     options.policy = p;
     options.tiered = absl::GetFlag(FLAGS_tiered);
+    options.compile.env = &env;
+    if (!source.warm) options.store = std::make_shared<compiler::CodeStore>();
     GJ_ASSIGN_OR_RETURN(studies::DecodeLoopResult r, studies::RunDecodeLoop(model, options, loop));
     Row row{std::string(cache::PolicyName(p)), std::move(r)};
     double total = 0;
@@ -125,8 +193,11 @@ absl::Status StudyPolicies(const models::Model& model, tools::JsonWriter& json) 
   }
   ProgressDone();
   const Row& exact = rows[0];
-  Table t({"policy", "compiles", "kernels new/reused", "compile time", "per compile", "padding",
-           "run time (no compiles)", "worst stall", "interpreted", "max |diff| vs exact"});
+  std::printf("Code: %s\n\n", Describe(source).c_str());
+  Table t({"policy", "entries built", "kernels compiled", "loaded", "reused",
+           source.warm ? "build time" : "compile time", "per entry", "padding",
+           "run time (no builds)", "worst stall", "interpreted", "max |diff| vs exact"});
+  json.Member("code_cache", source.warm ? "warm" : "cold");
   json.Key("policies").BeginArray();
   for (Row& row : rows) {
     for (size_t i = 0; i < row.r.outputs.size(); ++i) {
@@ -134,8 +205,8 @@ absl::Status StudyPolicies(const models::Model& model, tools::JsonWriter& json) 
           std::max(row.max_diff, runtime::MaxAbsDiff(row.r.outputs[i], exact.r.outputs[i]));
     }
     const cache::CacheStats& s = row.r.stats;
-    t.Add({row.name, absl::StrCat(s.compiles),
-           absl::StrCat(s.kernels_compiled + s.kernels_loaded, "/", s.kernels_reused),
+    t.Add({row.name, absl::StrCat(s.compiles), absl::StrCat(s.kernels_compiled),
+           absl::StrCat(s.kernels_loaded), absl::StrCat(s.kernels_reused),
            tools::FormatSeconds(s.compile_seconds),
            tools::FormatSeconds(s.compile_seconds / std::max<int64_t>(1, s.compiles)),
            absl::StrFormat("%.1f%%", 100 * s.padding_overhead()),
@@ -172,27 +243,20 @@ absl::Status StudyPolicies(const models::Model& model, tools::JsonWriter& json) 
   double worst = 0;
   for (const Row& r : rows) worst = std::max(worst, r.max_diff);
   Observations({
-      absl::StrFormat(
-          "exact compiles once per KV length: %d compiles at %s each, %s in all, "
-          "against %s of running the %d steps; of their kernels %d were new and %d "
-          "reused from earlier entries (content-addressed: only what depends on S "
-          "is compiled again).",
-          exact.r.stats.compiles,
-          tools::FormatSeconds(exact.r.stats.compile_seconds /
-                               std::max<int64_t>(1, exact.r.stats.compiles)),
-          tools::FormatSeconds(exact.r.stats.compile_seconds),
-          tools::FormatSeconds(exact.run_seconds), static_cast<int>(loop.steps),
-          static_cast<int>(exact.r.stats.kernels_compiled + exact.r.stats.kernels_loaded),
-          static_cast<int>(exact.r.stats.kernels_reused)),
-      absl::StrFormat("Buckets trade compiles for waste: pow2 compiles %d times and reads %.1f%% "
-                      "extra KV rows; mult128 compiles %d times for %.1f%%.",
+      ExactObservation(exact.r.stats, exact.run_seconds, loop.steps),
+      // Warm, an entry's code may have been loaded rather than compiled: say "built".
+      absl::StrFormat("Buckets trade %s for waste: pow2 %s %d times and reads %.1f%% "
+                      "extra KV rows; mult128 %s %d times for %.1f%%.",
+                      source.warm ? "entries" : "compiles", source.warm ? "builds" : "compiles",
                       pow2.r.stats.compiles, 100 * pow2.r.stats.padding_overhead(),
-                      m128.r.stats.compiles, 100 * m128.r.stats.padding_overhead()),
-      absl::StrFormat("symbolic serves every length >= 2 with %d compile(s); auto compiled %d "
+                      source.warm ? "builds" : "compiles", m128.r.stats.compiles,
+                      100 * m128.r.stats.padding_overhead()),
+      absl::StrFormat("symbolic serves every length >= 2 with %d %s; auto %s %d "
                       "times (exact first, then symbolic once the length changed). Running its "
                       "steps took %s in all; exact's took %s, which includes the first call of "
                       "each freshly compiled entry.",
-                      sym.r.stats.compiles, aut.r.stats.compiles,
+                      sym.r.stats.compiles, source.warm ? "entry build(s)" : "compile(s)",
+                      source.warm ? "built entries" : "compiled", aut.r.stats.compiles,
                       tools::FormatSeconds(sym.run_seconds),
                       tools::FormatSeconds(exact.run_seconds)),
       absl::StrFormat("All policies agree with exact to %.1e: padding with a -inf mask changes "
@@ -235,12 +299,13 @@ std::string SymbolicShapesObservation(const ir::Graph& g) {
                       ", which the code reads from the inputs' shapes at run time.");
 }
 
-absl::Status StudySymbolic(const models::Model& model, tools::JsonWriter& json) {
+absl::Status StudySymbolic(const models::Model& model, const CodeSource& source,
+                           tools::JsonWriter& json) {
   std::printf("== 2. One symbolic graph vs a graph per length ==\n\n");
   Progress("symbolic: compiling ...");
   GJ_ASSIGN_OR_RETURN(ir::Graph g, models::TraceModel(model));
   GJ_ASSIGN_OR_RETURN(std::unique_ptr<compiler::CompiledGraph> sym,
-                      compiler::CompiledGraph::Compile(g, model.params()));
+                      compiler::CompiledGraph::Compile(g, model.params(), {.env = &source.env}));
   Table t({"S", "max |symbolic - exact|", "symbolic call", "exact call", "exact / symbolic"});
   json.Key("symbolic").BeginArray();
   std::vector<double> ratios;
@@ -250,7 +315,7 @@ absl::Status StudySymbolic(const models::Model& model, tools::JsonWriter& json) 
     options.fixed_dims = {{"S", S}};
     GJ_ASSIGN_OR_RETURN(ir::Graph ge, models::TraceModel(model, options));
     GJ_ASSIGN_OR_RETURN(std::unique_ptr<compiler::CompiledGraph> exact,
-                        compiler::CompiledGraph::Compile(ge, model.params()));
+                        compiler::CompiledGraph::Compile(ge, model.params(), {.env = &source.env}));
     GJ_ASSIGN_OR_RETURN(TensorMap in, model.ExampleInputs({{"S", S}}, 1));
     ir::Bindings bind = {{"P", S - 1}};
     absl::StatusOr<std::vector<Tensor>> a = sym->Run(FreshCaches(in), bind);
@@ -294,10 +359,10 @@ absl::Status StudySymbolic(const models::Model& model, tools::JsonWriter& json) 
 
 // ---- 3. graph breaks ------------------------------------------------------------------
 
-absl::Status StudyBreaks(tools::JsonWriter& json) {
+absl::Status StudyBreaks(const CodeSource& source, tools::JsonWriter& json) {
   std::printf("== 3. Graph breaks: iterate y <- tanh(y @ W) until the change is < 1e-12 ==\n\n");
   Progress("breaks: running ...");
-  absl::StatusOr<studies::LazyDemoResult> r = studies::RunLazyDemo();
+  absl::StatusOr<studies::LazyDemoResult> r = studies::RunLazyDemo(200, 1e-12, &source.env);
   ProgressDone();
   if (!r.ok()) return r.status();
   std::vector<int> ops;
@@ -353,7 +418,8 @@ absl::Status StudyBreaks(tools::JsonWriter& json) {
 
 // ---- 4. overhead ----------------------------------------------------------------------
 
-absl::Status StudyOverhead(const models::Model& model, tools::JsonWriter& json) {
+absl::Status StudyOverhead(const models::Model& model, const CodeSource& source,
+                           tools::JsonWriter& json) {
   const int64_t S = 64;
   std::printf("== 4. Framework overhead: one decode call at KV length %lld ==\n\n",
               static_cast<long long>(S));
@@ -361,8 +427,9 @@ absl::Status StudyOverhead(const models::Model& model, tools::JsonWriter& json) 
   models::TraceOptions options;
   options.fixed_dims = {{"S", S}};
   GJ_ASSIGN_OR_RETURN(ir::Graph traced, models::TraceModel(model, options));
-  GJ_ASSIGN_OR_RETURN(std::unique_ptr<compiler::CompiledGraph> cg,
-                      compiler::CompiledGraph::Compile(traced, model.params()));
+  GJ_ASSIGN_OR_RETURN(
+      std::unique_ptr<compiler::CompiledGraph> cg,
+      compiler::CompiledGraph::Compile(traced, model.params(), {.env = &source.env}));
   GJ_ASSIGN_OR_RETURN(TensorMap in, model.ExampleInputs({{"S", S}}, 3));
   ir::Bindings bind = {{"P", S - 1}};
   Progress("overhead: timing ...");
@@ -484,10 +551,12 @@ void CurveJson(tools::JsonWriter& json, const studies::ScalingCurve& c) {
 // "0.9487 (-5.1%)": a loss factor and the change it means.
 std::string Factor(double f) { return absl::StrFormat("%.4f (%+.1f%%)", f, 100 * (f - 1)); }
 
-absl::Status StudyPowerLaws(tools::JsonWriter& json) {
+absl::Status StudyPowerLaws(const CodeSource& source, tools::JsonWriter& json) {
   std::printf("== 6. Power laws, and why they appear (lecture 4, demos 1 and 2) ==\n\n");
   Progress("powerlaws: compiling and running ...");
-  absl::StatusOr<studies::PowerLawStudy> r = studies::RunPowerLawStudy();
+  studies::PowerLawOptions options;
+  options.env = &source.env;
+  absl::StatusOr<studies::PowerLawStudy> r = studies::RunPowerLawStudy(options);
   ProgressDone();
   if (!r.ok()) return r.status();
   const studies::PowerLawOptions& o = r->options;
@@ -754,12 +823,14 @@ int Main(int argc, char** argv) {
       .EndObject();
   auto start = Clock::now();
   absl::Status status;
-  if (status.ok() && wants("policies")) status = StudyPolicies(**model, json);
-  if (status.ok() && wants("symbolic")) status = StudySymbolic(**model, json);
-  if (status.ok() && wants("breaks")) status = StudyBreaks(json);
-  if (status.ok() && wants("overhead")) status = StudyOverhead(**model, json);
+  compiler::KernelStore cold_kernels;  // the cold source's memory tier
+  const CodeSource source = MakeCodeSource(absl::GetFlag(FLAGS_warm_cache), &cold_kernels);
+  if (status.ok() && wants("policies")) status = StudyPolicies(**model, source, json);
+  if (status.ok() && wants("symbolic")) status = StudySymbolic(**model, source, json);
+  if (status.ok() && wants("breaks")) status = StudyBreaks(source, json);
+  if (status.ok() && wants("overhead")) status = StudyOverhead(**model, source, json);
   if (status.ok() && wants("flops")) status = StudyFlops(json);
-  if (status.ok() && wants("powerlaws")) status = StudyPowerLaws(json);
+  if (status.ok() && wants("powerlaws")) status = StudyPowerLaws(source, json);
   if (!status.ok()) return fail(status);
   json.Member("total_seconds", ir::SecondsSince(start)).EndObject();
   std::printf("(whole run: %s)\n", tools::FormatSeconds(ir::SecondsSince(start)).c_str());

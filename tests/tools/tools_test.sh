@@ -283,6 +283,27 @@ assert d["graph_breaks"]["final_graph_empty"] is True
 for key in ("cpu", "cores", "llvm"):
     assert key in d["machine"], key
 PY
+# The policy study compiles cold by default, even with a warm disk cache: its compile
+# counts and times are real compiles. --warm_cache reuses the cache and says what it loaded.
+study_cache="$work/study_cache"
+for run in 1 2; do
+  GRAPHJIT_CACHE_DIR="$study_cache" "$bin/graphjit-study" --only=policies --steps 6 \
+    --json "$work/cold$run.json" >"$work/cold$run.txt" 2>&1 || fail "study cold run $run"
+  GRAPHJIT_CACHE_DIR="$study_cache" "$bin/graphjit-study" --only=policies --steps 6 --warm_cache \
+    --json "$work/warm$run.json" >"$work/warm$run.txt" 2>&1 || fail "study warm run $run"
+done
+python3 - "$work/cold2.json" "$work/warm2.json" <<'PY' && pass "study cold by default, --warm_cache" ||
+import json, sys
+cold, warm = (json.load(open(f)) for f in sys.argv[1:3])
+assert cold["code_cache"] == "cold" and warm["code_cache"] == "warm"
+for p in cold["policies"]:
+    assert p["kernels_loaded"] == 0 and p["kernels_compiled"] > 0, p
+assert sum(p["kernels_loaded"] for p in warm["policies"]) > 0, warm["policies"]
+assert sum(p["kernels_compiled"] for p in warm["policies"]) == 0, warm["policies"]
+PY
+  fail "study cold by default, --warm_cache ($(tail -3 "$work/warm2.txt"))"
+grep -q "Code: cold" "$work/cold2.txt" && grep -q "loaded from the disk or remote cache" \
+  "$work/warm2.txt" && pass "study says cold or warm" || fail "study says cold or warm"
 # The plots, where matplotlib is installed (Debian's python3-matplotlib).
 if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
   /usr/bin/python3 "$(dirname "$0")/../../tools/plot_study.py" "$work/study.json" "$work/study.png" \
