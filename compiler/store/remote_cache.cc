@@ -73,6 +73,8 @@ absl::StatusOr<RemoteCacheOptions> ParseRemoteCacheUrl(absl::string_view url,
   return o;
 }
 
+bool RemoteCache::Available() { return kHaveRedis; }
+
 RemoteCache* RemoteCache::ForUrl(const std::string& url, const RemoteCacheOptions& base) {
   if (url.empty() || url == "off") return nullptr;
   static std::mutex mu;

@@ -75,6 +75,9 @@ class RemoteCache {
   // build without Redis: one warning, null. (GRAPHJIT_REMOTE_CACHE is read by CompileEnv,
   // compiler/compiled/compile_env.h.)
   static RemoteCache* ForUrl(const std::string& url, const RemoteCacheOptions& base = {});
+  // Whether this build has the Redis client (CMake GRAPHJIT_WITH_REDIS and libhiredis-dev);
+  // without it a RemoteCache never connects and every Acquire is a fallback.
+  static bool Available();
   // Connects lazily: opening never fails on an unreachable server.
   explicit RemoteCache(RemoteCacheOptions options);
   ~RemoteCache();
