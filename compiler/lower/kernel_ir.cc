@@ -1,5 +1,7 @@
 #include "compiler/lower/kernel_ir.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/check.h"
@@ -353,15 +355,21 @@ constexpr PrintFn kPrintKernel[] = {
 }  // namespace
 
 std::string ProgramToString(const Program& p) {
-  std::string out = absl::StrCat("program ", p.name, " (symbols: ", absl::StrJoin(p.symbols, ", "),
-                                 "; workspace ", p.workspace_bytes.ToString(), " bytes)\n");
+  // Temps have no offsets before plan_workspace (lowering's steps can be printed after).
+  const bool planned = std::none_of(p.buffers.begin(), p.buffers.end(), [](const Buffer& b) {
+    return b.kind == BufferKind::kTemp && b.workspace_offset == nullptr;
+  });
+  std::string out = absl::StrCat(
+      "program ", p.name, " (symbols: ", absl::StrJoin(p.symbols, ", "), "; workspace ",
+      planned ? absl::StrCat(p.workspace_bytes.ToString(), " bytes") : "not planned", ")\n");
   static const char* const kKinds[] = {"input", "param", "output", "temp"};
   for (size_t i = 0; i < p.buffers.size(); ++i) {
     const Buffer& b = p.buffers[i];
     absl::StrAppend(&out, "  b", i, " ", kKinds[static_cast<int>(b.kind)], " ", b.name, " : ",
                     ir::DTypeName(b.dtype), ir::ShapeToString(b.shape));
     if (b.kind == BufferKind::kTemp) {
-      absl::StrAppend(&out, " @ workspace+", ExprToString(b.workspace_offset));
+      absl::StrAppend(&out, " @ workspace+",
+                      b.workspace_offset ? ExprToString(b.workspace_offset) : "?");
     } else {
       absl::StrAppend(&out, " = args[", b.arg_index, "]");
     }
