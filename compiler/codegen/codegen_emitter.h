@@ -90,7 +90,7 @@ class KernelEmitter {
 #define GJ_KERNEL_KIND(name, ...) void Emit##name();
 #include "compiler/lower/kernel_kinds.def"
 #undef GJ_KERNEL_KIND
-  // --- loops and matmuls (codegen.cc, codegen_matmul.cc)
+  // --- matmuls (codegen_matmul.cc)
   // kDot over a constant K of at most a few vectors (attention's q @ K^T, K = head dim),
   // with lhs and rhs contiguous along k: blocks of one vector's width of n, whose dots
   // are reduced together into one vector and stored at once, for SharedRhsJam() heads
@@ -111,7 +111,7 @@ class KernelEmitter {
                       int target, const std::vector<ExprPtr>& indices);
   // Heads a tiled dot runs per pass over the rhs (their lhs vectors stay in registers).
   int MaxDotHeads();
-  // --- attention's helpers (codegen_attention.cc)
+  // --- shared with attention (codegen_matmul.cc)
   // How many iterations of the batch loop just outside m to run per pass (1: none), at
   // most max_jam and dividing its constant extent, when rhs does not depend on that loop
   // and lhs does: attention's query heads of one KV head, which then share each rhs load.
