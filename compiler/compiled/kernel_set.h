@@ -19,8 +19,9 @@
 
 namespace graphjit::compiler {
 
-class DiskCache;    // compiler/store/disk_cache.h
-class RemoteCache;  // compiler/store/remote_cache.h
+class DiskCache;     // compiler/store/disk_cache.h
+class RemoteCache;   // compiler/store/remote_cache.h
+struct ModuleGroup;  // compiler/compiled/kernel_modules.h
 
 struct KernelSetOptions {
   CompileOptions codegen;  // keep_ir / emit_asm compile privately (the text is kept)
@@ -61,6 +62,11 @@ struct KernelSetStats {
 
 class KernelSet {
  public:
+  // In steps: canonicalize the kernels into units and content keys (equal keys are one
+  // distinct kernel); reuse the distinct kernels live in the KernelStore; group the
+  // missing ones into modules (compiler/compiled/kernel_modules.h); get or compile each
+  // module through the stores (live, disk, remote, else compiled in parallel); add the
+  // modules' kernels to the KernelStore and bind each kernel's call to its code.
   static absl::StatusOr<std::unique_ptr<KernelSet>> Compile(const Program& program,
                                                             const KernelSetOptions& options = {});
 
@@ -95,6 +101,13 @@ class KernelSet {
     int64_t offset = 0;
     ExprPtr offset_expr;
   };
+  static std::vector<Address> AddressesOf(const Program& program);
+  // Compile's last step: each module's kernels into the KernelStore (private compiles keep
+  // theirs and their texts) as code[j] of distinct kernel j (key keys[j]), counted in
+  // stats_; the first module that failed is the error.
+  absl::Status AddModules(const std::vector<ModuleGroup>& groups,
+                          const std::vector<ContentKey>& keys, KernelStore& store, bool keep_text,
+                          std::vector<std::shared_ptr<const KernelCode>>* code);
 
   std::vector<Call> calls_;
   std::vector<Address> addresses_;

@@ -43,6 +43,22 @@ printf 'graph g {\n  %%0 = input {name="x"} : f64[2, S+]\n' > "$work/bad.gir"
 expect_error "dump malformed IR" "bad.gir:2:" "$bin/graphjit-dump" "$work/bad.gir"
 expect_error "dump unknown flag" "Unknown command line flag 'bogus'" "$bin/graphjit-dump" decode --bogus
 expect_error "dump unknown pass" "no pass 'nope'" "$bin/graphjit-dump" decode --print-after=nope
+# Lowering's steps print like passes: the kernel program after build_kernels has no fused
+# attention yet, after fuse_attention it has.
+"$bin/graphjit-dump" decode --print-after=build_kernels,fuse_attention > "$work/steps.txt" &&
+  awk '/^# kernels after build_kernels/ { s = 1 } /^# kernels after fuse_attention/ { s = 2 }
+    /attention over/ { if (s == 1) bad = 1; if (s == 2) ok = 1 } END { exit !(ok && !bad) }' \
+    "$work/steps.txt" && pass "dump --print-after a lowering step" ||
+  fail "dump --print-after a lowering step"
+"$bin/graphjit-dump" decode --print-after-all > "$work/all.txt" &&
+  grep -q "^# IR after dce" "$work/all.txt" &&
+  grep -q "^# kernels after simplify_indices" "$work/all.txt" &&
+  pass "dump --print-after-all passes and lowering steps" ||
+  fail "dump --print-after-all passes and lowering steps"
+expect_error "dump unknown name lists the lowering steps" "lowering steps: build_kernels" \
+  "$bin/graphjit-dump" decode --print-after=nope
+expect_error "dump print after a step turned off" "no lowering step 'fuse_attention'" \
+  "$bin/graphjit-dump" decode --fuse_attention=false --print-after=fuse_attention
 
 # The per-kernel profiler: graphjit-dump --profile and GRAPHJIT_PROFILE=1 name the kernels.
 "$bin/graphjit-dump" decode --dim S=16 --profile --profile-calls=5 > "$work/profile.txt" &&
