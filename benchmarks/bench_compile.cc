@@ -24,7 +24,7 @@ namespace {
 
 compiler::CompileGraphOptions Cold() {
   compiler::CompileGraphOptions o;
-  o.use_disk_cache = false;
+  o.env = &compiler::CompileEnv::MemoryOnly();
   return o;
 }
 
@@ -86,8 +86,10 @@ void BM_WarmStartDecodeFromDisk(benchmark::State& state) {
   auto disk = *compiler::DiskCache::Open(dir, int64_t{1} << 30);
   auto model = *models::CreateModel("decode");
   ir::Graph g = *models::TraceModel(*model);
+  compiler::CompileEnv env = compiler::CompileEnv::MemoryOnly();
+  env.disk = disk.get();
   compiler::CompileGraphOptions warm;
-  warm.disk_cache = disk.get();
+  warm.env = &env;
   GJ_CHECK(compiler::CompiledGraph::Compile(g, model->params(), warm).ok());  // fills the disk
   compiler::KernelSetStats kernels;
   compiler::PhaseTimings sum;

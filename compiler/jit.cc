@@ -106,6 +106,8 @@ absl::StatusOr<std::unique_ptr<JitFunction>> Jit(std::string name, TraceFn fn,
     }
   }
   if (options.store == nullptr) options.store = CodeStore::Default();
+  // The environment is read here, once, at the top: everything below gets the env.
+  if (options.compile.env == nullptr) options.compile.env = &CompileEnv::FromEnvironment();
   cache::TracedFunction function{std::move(name), std::move(fn), std::move(weights)};
   return std::unique_ptr<JitFunction>(new JitFunction(std::move(function), std::move(options)));
 }

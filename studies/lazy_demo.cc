@@ -32,14 +32,15 @@ runtime::Tensor Normal(std::vector<int64_t> shape, std::mt19937_64& rng, double 
 
 }  // namespace
 
-absl::StatusOr<LazyDemoResult> RunLazyDemo(int max_iterations, double tolerance) {
+absl::StatusOr<LazyDemoResult> RunLazyDemo(int max_iterations, double tolerance,
+                                           const compiler::CompileEnv* env) {
   std::mt19937_64 rng(2);
   runtime::Tensor W = Normal({32, 32}, rng, 0.5 / std::sqrt(32.0));
   runtime::Tensor y0 = Normal({4, 32}, rng, 1.0);
   LazyDemoResult r;
 
   auto start = Clock::now();
-  LazyContext lazy;
+  LazyContext lazy({}, {}, nullptr, env);
   Value y = lazy.Tensor(y0), w = lazy.Tensor(W), y_new;
   while (true) {
     y_new = Tanh(Matmul(y, w));
@@ -72,7 +73,7 @@ absl::StatusOr<LazyDemoResult> RunLazyDemo(int max_iterations, double tolerance)
   r.unrolled_ops = g.NumComputeNodes();
   start = Clock::now();
   GJ_ASSIGN_OR_RETURN(std::unique_ptr<compiler::CompiledGraph> cg,
-                      compiler::CompiledGraph::Compile(g, {}));
+                      compiler::CompiledGraph::Compile(g, {}, {.env = env}));
   r.unrolled_compile_seconds = SecondsSince(start);
   r.unrolled_compiles = 1;
   start = Clock::now();

@@ -27,7 +27,9 @@ struct LazyDemoResult {
 
 // y: 4x32 and W: 32x32 (N(0,1) * 0.5/sqrt(32)) from std::mt19937_64(2); stops when
 // max((y_new - y)^2) < tolerance or after max_iterations.
-absl::StatusOr<LazyDemoResult> RunLazyDemo(int max_iterations = 200, double tolerance = 1e-12);
+// Compiles under `env` (null: compiler::CompileEnv::FromEnvironment()).
+absl::StatusOr<LazyDemoResult> RunLazyDemo(int max_iterations = 200, double tolerance = 1e-12,
+                                           const compiler::CompileEnv* env = nullptr);
 
 }  // namespace graphjit::studies
 

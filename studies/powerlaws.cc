@@ -133,9 +133,11 @@ absl::Status Validate(const PowerLawOptions& o) {
 // The study's Jit functions, kept so their compile counts can be summed.
 class Functions {
  public:
+  explicit Functions(const compiler::CompileEnv* env) : env_(env) {}
   absl::StatusOr<compiler::JitFunction*> Add(std::string name, compiler::TraceFn fn) {
     // The default policy, auto: exact shapes until a dim changes, then symbolic.
     compiler::JitOptions options;
+    options.compile.env = env_;
     GJ_ASSIGN_OR_RETURN(std::unique_ptr<compiler::JitFunction> f,
                         compiler::Jit(std::move(name), std::move(fn), {}, options));
     functions_.push_back(std::move(f));
@@ -148,6 +150,7 @@ class Functions {
   }
 
  private:
+  const compiler::CompileEnv* env_;
   std::vector<std::unique_ptr<compiler::JitFunction>> functions_;
 };
 
@@ -184,7 +187,7 @@ absl::StatusOr<PowerLawStudy> RunPowerLawStudy(const PowerLawOptions& o) {
   const auto start = Clock::now();
   PowerLawStudy s;
   s.options = o;
-  Functions fns;
+  Functions fns(o.env);
 
   // ---- Demo 1: exponents and the irreducible term.
   auto part = Clock::now();

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/analysis/fit.h"
+#include "compiler/compiled/compile_env.h"
 #include "frontend/value.h"
 
 namespace graphjit::studies {
@@ -40,6 +41,8 @@ struct PowerLawOptions {
   int64_t zipf_pieces = 1000000;
   std::vector<int64_t> zipf_capacity = {10, 100, 1000, 10000};  // pieces remembered
   std::vector<double> zipf_data = {1e3, 1e4, 1e5, 1e6};         // samples seen
+  // Where the compiled demos' code comes from (null: CompileEnv::FromEnvironment()).
+  const compiler::CompileEnv* env = nullptr;
 };
 
 // Demo 1 (a): what a pure power law L ~ N^-alpha does per step in N.

@@ -2,7 +2,8 @@
 //   graphjit-dump decode                      optimized decode layer, symbolic S and P
 //   graphjit-dump decode --stage=traced       as the model recorded it
 //   graphjit-dump decode --dim S=128          the exact-shape graph for S = 128
-//   graphjit-dump decode --print-after-all    the IR after every pass
+//   graphjit-dump decode --print-after-all    the IR after every pass and lowering step
+//   graphjit-dump decode --print-after=fuse_attention   the kernels after that lowering step
 //   graphjit-dump graph.gir                   parse, verify and re-print a textual IR file
 //   graphjit-dump decode --dim S=64 --profile time each compiled kernel (us, bytes, GB/s)
 #include <chrono>
@@ -16,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "compiler/analysis/bytes_moved.h"
@@ -42,8 +44,11 @@ ABSL_FLAG(std::string, stage, "optimized",
           "pipeline), kernels (the lowered kernel program), llvm (LLVM IR as emitted), "
           "llvm-opt (after LLVM's O2), asm (machine code)");
 ABSL_FLAG(std::vector<std::string>, print_after, {},
-          "also print the IR after these passes (comma-separated pass names)");
-ABSL_FLAG(bool, print_after_all, false, "also print the IR after every pass");
+          "also print the IR after these passes or lowering steps (comma-separated names; "
+          "after a lowering step, e.g. fuse_attention, the kernel program)");
+ABSL_FLAG(bool, print_after_all, false,
+          "also print the IR after every pass and the kernel program after every lowering "
+          "step");
 ABSL_FLAG(std::vector<std::string>, dim, {},
           "fix dynamic dims to constants, e.g. --dim S=128 (comma-separated for several)");
 ABSL_FLAG(bool, padded, false, "trace with the optional inputs of padded shapes (kmask)");
@@ -178,6 +183,17 @@ absl::Status ProfileInputs(const Loaded& loaded, const ir::Graph& graph, const i
   return absl::OkStatus();
 }
 
+std::vector<std::string> LowerStepNames() {
+  std::vector<std::string> names;
+  for (const compiler::LowerStep& step : compiler::BuiltinLowerSteps()) names.push_back(step.name);
+  return names;
+}
+
+bool IsLowerStep(const std::string& name) {
+  const std::vector<std::string> names = LowerStepNames();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
 // `512*S+346112`, and its value when every symbol is bound (`= 411648`).
 std::string Formula(const ir::SymExpr& e, const ir::Bindings& bindings) {
   absl::StatusOr<int64_t> v = e.Evaluate(bindings);
@@ -226,15 +242,38 @@ int Main(int argc, char** argv) {
   }
   ir::Graph graph = loaded->graph;
   compiler::Pipeline pipeline = compiler::Pipeline::Default();
+  compiler::LowerPipeline lowering =
+      compiler::LowerPipeline::FromOptions({.fuse_attention = absl::GetFlag(FLAGS_fuse_attention)});
   std::vector<std::string> print_after = absl::GetFlag(FLAGS_print_after);
   if (absl::GetFlag(FLAGS_print_after_all)) print_after.push_back("*");
+  // Names of lowering steps go to the lowering, the rest to the pass pipeline ("*" to
+  // both); a name that is neither is reported with both lists.
+  std::vector<std::string> after_passes, after_steps;
+  for (const std::string& name : print_after) {
+    const bool step = IsLowerStep(name);
+    if (name == "*" || !step) after_passes.push_back(name);
+    if (name == "*" || step) after_steps.push_back(name);
+  }
   absl::Status status =
-      pipeline.SetPrintAfter(print_after, [](const std::string& pass, const ir::Graph& g) {
+      pipeline.SetPrintAfter(after_passes, [](const std::string& pass, const ir::Graph& g) {
         std::printf("# IR after %s\n%s", pass.c_str(), ir::PrintGraph(g).c_str());
       });
+  if (!status.ok()) {
+    status = absl::InvalidArgumentError(absl::StrCat(
+        status.message(), "; lowering steps: ", absl::StrJoin(LowerStepNames(), ", ")));
+  }
+  if (status.ok()) {
+    status = lowering.SetPrintAfter(after_steps,
+                                    [](const std::string& step, const compiler::Program& program) {
+                                      std::printf("# kernels after %s\n%s", step.c_str(),
+                                                  compiler::ProgramToString(program).c_str());
+                                    });
+  }
   bool optimize = stage != "traced" || !print_after.empty();
   compiler::PassContext ctx{loaded->params};
   if (status.ok() && optimize) status = pipeline.Run(&graph, &ctx);
+  // The program after each lowering step (the compile below lowers again, unprinted).
+  if (status.ok() && !after_steps.empty()) status = lowering.Run(graph).status();
   std::unique_ptr<compiler::CompiledGraph> compiled;
   const bool profile = absl::GetFlag(FLAGS_profile);
   bool compile = stage == "kernels" || stage == "llvm" || stage == "llvm-opt" || stage == "asm" ||
@@ -288,6 +327,14 @@ int Main(int argc, char** argv) {
   }
   if (absl::GetFlag(FLAGS_stats)) {
     PrintStats(loaded->graph, optimize ? &pipeline : nullptr);
+    // Lowering's steps (run here unless printed after), with the kernels after each.
+    if (!lowering.stats().empty() || lowering.Run(graph).ok()) {
+      std::vector<std::string> steps;
+      for (const compiler::LowerStepStats& st : lowering.stats()) {
+        steps.push_back(absl::StrFormat("%s %d (%.1f us)", st.name, st.kernels, st.seconds * 1e6));
+      }
+      std::printf("# lowering steps, kernels after each: %s\n", absl::StrJoin(steps, ", ").c_str());
+    }
     compiler::TrafficReport traffic = compiler::ProgramTraffic(compiled->program());
     ir::Bindings values = *dims;
     for (const auto& [k, v] : *bind) values[k] = v;

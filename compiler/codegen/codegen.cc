@@ -93,50 +93,25 @@ absl::Status KernelEmitter::Emit() {
   for (const ExprPtr& extent : kernel_.loops) {
     if (!CheckTree(extent, "loop extent")) return status_;
   }
-  size_t num_vars = kernel_.loops.size();
-  size_t identity_rank = kernel_.loops.size();
-  if (kernel_.kind == KernelKind::kReduce || kernel_.kind == KernelKind::kArgReduce ||
-      kernel_.kind == KernelKind::kScan) {
-    num_vars += 1;
+  if (static_cast<int>(kernel_.kind) >= kNumKernelKinds) {
+    Fail("unknown kernel kind ", static_cast<int>(kernel_.kind));
+    return status_;
   }
-  if (kernel_.kind == KernelKind::kScan) identity_rank += 1;  // (i.., r)
-  if (kernel_.kind == KernelKind::kAttention) num_vars += 1;  // e, the values' column
-  if (kernel_.kind == KernelKind::kMatmul || kernel_.kind == KernelKind::kExternMatmul ||
-      kernel_.kind == KernelKind::kAttention) {
-    if (kernel_.loops.size() < 3) {
-      Fail("matmul needs loops (batch.., M, N, K), has ", kernel_.loops.size());
-      return status_;
-    }
-    identity_rank -= 1;  // (batch.., m, n)
+  if (FactsOf(kernel_.kind).loops == KernelKindLoops::kProduct && kernel_.loops.size() < 3) {
+    Fail("matmul needs loops (batch.., M, N, K), has ", kernel_.loops.size());
+    return status_;
   }
-  loop_vars_.assign(num_vars, nullptr);
-  for (size_t i = 0; i < identity_rank; ++i) identity_.push_back(LoopVar(static_cast<int>(i)));
+  loop_vars_.assign(NumLoopVars(kernel_), nullptr);
+  for (int i = 0; i < DefaultStoreRank(kernel_); ++i) identity_.push_back(LoopVar(i));
 
-  switch (kernel_.kind) {
-    case KernelKind::kPointwise:
-      EmitPointwise();
-      break;
-    case KernelKind::kReduce:
-      EmitReduce();
-      break;
-    case KernelKind::kArgReduce:
-      EmitArgReduce();
-      break;
-    case KernelKind::kScan:
-      EmitScan();
-      break;
-    case KernelKind::kMatmul:
-      EmitMatmul();
-      break;
-    case KernelKind::kExternMatmul:
-      EmitExternMatmul();
-      break;
-    case KernelKind::kAttention:
-      EmitAttention();
-      break;
-    default:
-      Fail("unknown kernel kind ", static_cast<int>(kernel_.kind));
-  }
+  // Indexed by KernelKind: every kind of kernel_kinds.def has its emitter (declared from
+  // the list, so a kind without a definition fails to link).
+  static constexpr void (KernelEmitter::* kEmitKernel[])() = {
+#define GJ_KERNEL_KIND(name, ...) &KernelEmitter::Emit##name,
+#include "compiler/lower/kernel_kinds.def"
+#undef GJ_KERNEL_KIND
+  };
+  (this->*kEmitKernel[static_cast<int>(kernel_.kind)])();
   body_.CreateRetVoid();
   if (!failed()) AddOutAliasScope();
   return status_;

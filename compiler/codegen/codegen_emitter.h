@@ -81,13 +81,16 @@ class KernelEmitter {
   // run-time overlap check (which failed, and ran the scalar loop, in kernels reading a
   // row's max or sum), and loads shared by jammed heads are not redone after a store.
   void AddOutAliasScope();
-  // --- kernels and loops (codegen.cc)
-  void EmitPointwise();
-  void EmitReduce();
-  void EmitArgReduce();  // argmin / argmax: best value and its index
-  void EmitScan();       // running sums, stored at every step
+  // --- one emitter per kernel kind, declared from compiler/lower/kernel_kinds.def (a kind
+  // without a definition fails to link): EmitPointwise, EmitReduce, EmitArgReduce (best
+  // value and its index) and EmitScan (running sums, stored at every step) in codegen.cc;
+  // EmitMatmul and EmitExternMatmul (per batch, a call to the runtime's BLAS helper) in
+  // codegen_matmul.cc; EmitAttention (an online softmax per row block) in
+  // codegen_attention.cc.
+#define GJ_KERNEL_KIND(name, ...) void Emit##name();
+#include "compiler/lower/kernel_kinds.def"
+#undef GJ_KERNEL_KIND
   // --- matmuls (codegen_matmul.cc)
-  void EmitMatmul();
   // kDot over a constant K of at most a few vectors (attention's q @ K^T, K = head dim),
   // with lhs and rhs contiguous along k: blocks of one vector's width of n, whose dots
   // are reduced together into one vector and stored at once, for SharedRhsJam() heads
@@ -108,8 +111,7 @@ class KernelEmitter {
                       int target, const std::vector<ExprPtr>& indices);
   // Heads a tiled dot runs per pass over the rhs (their lhs vectors stay in registers).
   int MaxDotHeads();
-  // --- attention (codegen_attention.cc): kAttention, an online softmax per row block
-  void EmitAttention();
+  // --- shared with attention (codegen_matmul.cc)
   // How many iterations of the batch loop just outside m to run per pass (1: none), at
   // most max_jam and dividing its constant extent, when rhs does not depend on that loop
   // and lhs does: attention's query heads of one KV head, which then share each rhs load.
@@ -127,7 +129,6 @@ class KernelEmitter {
   // position: kJamRows rows of the weight at a time, in order, into the output row, with
   // `lanes` elements per vector and lhs_at_k() the lhs at loop_vars_[k].
   void EmitJammedRows(int lanes, absl::FunctionRef<llvm::Value*()> lhs_at_k);
-  void EmitExternMatmul();  // per batch, a call to the runtime's BLAS helper
   // acc + a * b: one llvm.fma on FMA hosts for ordered sums (so every loop order rounds
   // alike); `reassoc` (a dot product) instead lets the sum split into lanes, contracted.
   llvm::Value* MultiplyAdd(llvm::Value* acc, llvm::Value* a, llvm::Value* b, ir::DType dtype,

@@ -3,7 +3,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -11,21 +10,12 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/compiled/call_frame.h"
 #include "compiler/compiled/profile.h"
-#include "compiler/store/disk_cache.h"
-#include "compiler/store/remote_cache.h"
 #include "ir/clock.h"
 #include "ir/printer.h"
 #include "ir/status_macros.h"
 
 namespace graphjit::compiler {
 namespace {
-
-// GRAPHJIT_DUMP_DIR=dir (like XLA's --xla_dump_to): every compile in the process writes
-// its stages there as <N>.<graph>.<stage>.txt. Returns "" when unset.
-std::string DumpDir() {
-  const char* dir = std::getenv("GRAPHJIT_DUMP_DIR");
-  return dir == nullptr ? "" : dir;
-}
 
 void DumpStage(const std::string& dir, int64_t index, const std::string& graph, const char* stage,
                const std::string& text) {
@@ -40,14 +30,16 @@ void DumpStage(const std::string& dir, int64_t index, const std::string& graph, 
 absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
     const ir::Graph& graph, const runtime::TensorMap& params, const CompileGraphOptions& options) {
   static std::atomic<int64_t> compiles{0};
-  const std::string dump_dir = DumpDir();
+  const CompileEnv& env = options.env != nullptr ? *options.env : CompileEnv::FromEnvironment();
+  // Like XLA's --xla_dump_to: every compile writes its stages as <N>.<graph>.<stage>.txt.
+  const std::string& dump_dir = env.dump_dir;
   const int64_t index = compiles.fetch_add(1);
   CompileOptions codegen = options.codegen;
   if (!dump_dir.empty()) {
     codegen.keep_ir = true;
     DumpStage(dump_dir, index, graph.name(), "0-traced", ir::PrintGraph(graph));
   }
-  std::unique_ptr<CompiledGraph> cg(new CompiledGraph());
+  std::unique_ptr<CompiledGraph> cg(new CompiledGraph(env.profile));
   cg->graph_ = graph;
   PassContext ctx{params, options.params_are_constant};
   auto start = ir::Clock::now();
@@ -73,11 +65,10 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
   }
   KernelSetOptions kernel_options;
   kernel_options.codegen = codegen;
-  kernel_options.threads = options.compile_threads;
-  kernel_options.disk = !options.use_disk_cache         ? nullptr
-                        : options.disk_cache != nullptr ? options.disk_cache
-                                                        : DiskCache::Default();
-  kernel_options.remote = RemoteCache::ForUrl(options.remote_cache);
+  kernel_options.threads = env.compile_threads;
+  kernel_options.store = env.kernels;
+  kernel_options.disk = env.disk;
+  kernel_options.remote = env.remote;
   GJ_ASSIGN_OR_RETURN(cg->kernels_, KernelSet::Compile(cg->lowered_.program, kernel_options));
   if (!dump_dir.empty()) {
     DumpStage(dump_dir, index, graph.name(), "3-llvm", cg->kernels_->llvm_ir());
@@ -94,8 +85,8 @@ struct CompiledGraph::EnvProfile {
   int calls = 0;
 };
 
-CompiledGraph::CompiledGraph() {
-  if (ProfileFromEnv()) env_profile_ = std::make_unique<EnvProfile>();
+CompiledGraph::CompiledGraph(bool profile) {
+  if (profile) env_profile_ = std::make_unique<EnvProfile>();
 }
 
 CompiledGraph::~CompiledGraph() {

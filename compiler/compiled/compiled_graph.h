@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "compiler/codegen/native_code.h"
 #include "compiler/compiled/call_frame.h"
+#include "compiler/compiled/compile_env.h"
 #include "compiler/compiled/kernel_set.h"
 #include "compiler/lower/lower.h"
 #include "compiler/orc/phase_timings.h"
@@ -17,8 +18,6 @@
 #include "runtime/interpreter.h"
 
 namespace graphjit::compiler {
-
-class DiskCache;  // compiler/store/disk_cache.h
 
 struct CompileGraphOptions {
   bool optimize = true;             // run the default pass pipeline first (else the graph must
@@ -28,14 +27,9 @@ struct CompileGraphOptions {
   // Lowering runs attention (scores, softmax, P @ V) as one kernel with an online softmax
   // (compiler/lower/fuse_attention.h). Off only to measure what that buys.
   bool fuse_attention = true;
-  int compile_threads = 0;  // 0: GRAPHJIT_COMPILE_THREADS, else all cores
-  // Kernels' object code is loaded from / stored to GRAPHJIT_CACHE_DIR
-  // (compiler/store/disk_cache.h; `off` disables it for the process).
-  bool use_disk_cache = true;
-  DiskCache* disk_cache = nullptr;  // with use_disk_cache: this one, not the process's
-  // The shared remote tier below the disk cache (compiler/store/remote_cache.h):
-  // `redis://HOST:PORT[/DB]`, `off`, or empty for GRAPHJIT_REMOTE_CACHE (unset: none).
-  std::string remote_cache;
+  // Where kernels are found and kept (memory, disk, Redis), compile threads, dumps,
+  // profiling and logging; null: CompileEnv::FromEnvironment(). Must outlive the compile.
+  const CompileEnv* env = nullptr;
 };
 
 class CompiledGraph {
@@ -51,7 +45,7 @@ class CompiledGraph {
   // Runs the native code. Inputs are checked like the interpreter's (dtype, rank, dims,
   // symbols bound consistently) before any memory is touched. Inputs named by
   // donated_inputs() are updated in place: the corresponding outputs share their buffer.
-  // With GRAPHJIT_PROFILE=1 in the environment every call is timed per kernel and the
+  // With CompileEnv::profile (GRAPHJIT_PROFILE=1) every call is timed per kernel and the
   // table of compiler/compiled/profile.h goes to stderr when the compiled graph is destroyed.
   absl::StatusOr<std::vector<runtime::Tensor>> Run(const runtime::TensorMap& inputs,
                                                    const ir::Bindings& bindings = {}) const;
@@ -74,7 +68,7 @@ class CompiledGraph {
   const std::vector<PassStats>& pass_stats() const { return pass_stats_; }
 
  private:
-  CompiledGraph();
+  explicit CompiledGraph(bool profile);
   friend class CompiledCall;  // compiler/compiled/compiled_call.h binds args_ once
   struct EnvProfile;          // GRAPHJIT_PROFILE's sums (compiled_graph.cc)
 
@@ -86,7 +80,7 @@ class CompiledGraph {
   std::unique_ptr<KernelSet> kernels_;
   PhaseTimings timings_;
   std::vector<PassStats> pass_stats_;
-  std::unique_ptr<EnvProfile> env_profile_;  // null unless GRAPHJIT_PROFILE is set
+  std::unique_ptr<EnvProfile> env_profile_;  // null unless CompileEnv::profile
 };
 
 }  // namespace graphjit::compiler

@@ -14,26 +14,28 @@
 #include "absl/status/statusor.h"
 #include "compiler/codegen/native_code.h"
 #include "compiler/lower/kernel_ir.h"
+#include "compiler/store/code_store.h"
 #include "compiler/store/content_key.h"
 
 namespace graphjit::compiler {
 
-class DiskCache;    // compiler/store/disk_cache.h
-class RemoteCache;  // compiler/store/remote_cache.h
-struct KernelCode;  // compiler/store/code_store.h
+class DiskCache;     // compiler/store/disk_cache.h
+class RemoteCache;   // compiler/store/remote_cache.h
+struct ModuleGroup;  // compiler/compiled/kernel_modules.h
 
 struct KernelSetOptions {
   CompileOptions codegen;  // keep_ir / emit_asm compile privately (the text is kept)
-  // Threads compiling one program's kernels: 0 reads GRAPHJIT_COMPILE_THREADS, else the
-  // hardware concurrency.
-  int threads = 0;
+  // Threads compiling one program's kernels (CompileEnv::compile_threads).
+  int threads = 1;
+  // Live kernels by content key, shared with every other set compiled through it.
+  KernelStore* store = &KernelStore::Default();
   // Object code of kernels by content key across processes; null: memory only.
-  // CompiledGraph passes DiskCache::Default() (GRAPHJIT_CACHE_DIR).
+  // CompiledGraph passes CompileEnv::disk.
   DiskCache* disk = nullptr;
   // The shared tier below `disk` (Redis, GRAPHJIT_REMOTE_CACHE): on a local miss the
   // module is fetched from it (and stored on disk), or compiled once across processes
   // under its lock and stored in both. Null: none. CompiledGraph passes
-  // RemoteCache::ForUrl(CompileGraphOptions::remote_cache).
+  // CompileEnv::remote.
   RemoteCache* remote = nullptr;
 };
 
@@ -60,6 +62,11 @@ struct KernelSetStats {
 
 class KernelSet {
  public:
+  // In steps: canonicalize the kernels into units and content keys (equal keys are one
+  // distinct kernel); reuse the distinct kernels live in the KernelStore; group the
+  // missing ones into modules (compiler/compiled/kernel_modules.h); get or compile each
+  // module through the stores (live, disk, remote, else compiled in parallel); add the
+  // modules' kernels to the KernelStore and bind each kernel's call to its code.
   static absl::StatusOr<std::unique_ptr<KernelSet>> Compile(const Program& program,
                                                             const KernelSetOptions& options = {});
 
@@ -94,16 +101,19 @@ class KernelSet {
     int64_t offset = 0;
     ExprPtr offset_expr;
   };
+  static std::vector<Address> AddressesOf(const Program& program);
+  // Compile's last step: each module's kernels into the KernelStore (private compiles keep
+  // theirs and their texts) as code[j] of distinct kernel j (key keys[j]), counted in
+  // stats_; the first module that failed is the error.
+  absl::Status AddModules(const std::vector<ModuleGroup>& groups,
+                          const std::vector<ContentKey>& keys, KernelStore& store, bool keep_text,
+                          std::vector<std::shared_ptr<const KernelCode>>* code);
 
   std::vector<Call> calls_;
   std::vector<Address> addresses_;
   KernelSetStats stats_;
   std::string llvm_ir_, optimized_ir_, assembly_;
 };
-
-// GRAPHJIT_COMPILE_THREADS, or the hardware concurrency when unset (a bad value is
-// reported once on stderr and ignored).
-int DefaultCompileThreads();
 
 }  // namespace graphjit::compiler
 

@@ -89,12 +89,4 @@ std::string FormatProfile(const KernelProfile& profile) {
   return out;
 }
 
-bool ProfileFromEnv() {
-  static const bool on = [] {
-    const char* v = std::getenv("GRAPHJIT_PROFILE");
-    return v != nullptr && *v != '\0' && std::string(v) != "0";
-  }();
-  return on;
-}
-
 }  // namespace graphjit::compiler

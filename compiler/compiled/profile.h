@@ -53,9 +53,6 @@ KernelProfile MakeProfile(const Program& program, const std::vector<double>& tot
 // The table: kernel, us per call, bytes, GB/s, share of the step, slowest first marked.
 std::string FormatProfile(const KernelProfile& profile);
 
-// GRAPHJIT_PROFILE is set to something other than "" or "0" (read once).
-bool ProfileFromEnv();
-
 }  // namespace graphjit::compiler
 
 #endif  // GRAPHJIT_COMPILER_COMPILED_PROFILE_H_

@@ -76,7 +76,7 @@ struct JitOptions {
   // the interpreter tier: use the returned outputs.
   bool tiered = false;
   int tier_queue = 4;
-  cache::LogFlags log = cache::LogFlagsFromEnv();
+  cache::LogFlags log = LogFlagsFromEnvironment();
   // Where compiled code is looked up and kept, by content; null: the process-wide store
   // (CodeStore::Default()), so equal graphs of different functions share code.
   std::shared_ptr<CodeStore> store;

@@ -19,11 +19,12 @@ struct LazyContext::Slot {
 };
 
 LazyContext::LazyContext(runtime::TensorMap inputs, runtime::TensorMap params,
-                         std::shared_ptr<CodeStore> store)
+                         std::shared_ptr<CodeStore> store, const CompileEnv* env)
     : inputs_(std::move(inputs)),
       params_(std::move(params)),
       builder_(std::make_unique<ir::GraphBuilder>("lazy")),
-      store_(store != nullptr ? std::move(store) : CodeStore::Default()) {}
+      store_(store != nullptr ? std::move(store) : CodeStore::Default()),
+      env_(env != nullptr ? env : &CompileEnv::FromEnvironment()) {}
 
 LazyContext::~LazyContext() = default;
 
@@ -121,7 +122,8 @@ absl::Status LazyContext::Cut() {
       bool compiled = false;
       GJ_ASSIGN_OR_RETURN(
           std::shared_ptr<const CompiledGraph> code,
-          store_->GetOrCompile(key, [&] { return CompiledGraph::Compile(graph, {}); }, &compiled));
+          store_->GetOrCompile(
+              key, [&] { return CompiledGraph::Compile(graph, {}, {.env = env_}); }, &compiled));
       it = code_.emplace(key, std::move(code)).first;
       compiles_ += compiled ? 1 : 0;
       record.compiled = compiled;

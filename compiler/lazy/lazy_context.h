@@ -29,9 +29,10 @@ struct GraphBreak {
 class LazyContext : public frontend::Context {
  public:
   // `inputs` and `params` are concrete tensors the code may read by name. Code comes from
-  // `store` (null: CodeStore::Default()).
+  // `store` (null: CodeStore::Default()), compiled under `env` (null:
+  // CompileEnv::FromEnvironment(); must outlive the context).
   LazyContext(runtime::TensorMap inputs = {}, runtime::TensorMap params = {},
-              std::shared_ptr<CodeStore> store = nullptr);
+              std::shared_ptr<CodeStore> store = nullptr, const CompileEnv* env = nullptr);
   ~LazyContext() override;
 
   // A concrete tensor as a value (already materialized).
@@ -72,6 +73,7 @@ class LazyContext : public frontend::Context {
   int epoch_ = 0;
   // Native code by the pending graph's canonical text (structure, shapes and constants).
   std::shared_ptr<CodeStore> store_;
+  const CompileEnv* env_;
   // The code this context's graphs used, held so the store keeps it while the context
   // lives (the store itself holds code only weakly).
   absl::flat_hash_map<ContentKey, std::shared_ptr<const CompiledGraph>> code_;

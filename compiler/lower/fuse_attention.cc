@@ -244,11 +244,7 @@ void DropBuffers(const std::set<int>& dropped, Program* p) {
   };
   for (Kernel& k : p->kernels) {
     for (ExprPtr* e : MutableKernelExprs(&k)) *e = map(*e);
-    k.out = renumber[k.out];
-    if (k.kind == KernelKind::kAttention) {
-      k.scores = renumber[k.scores];
-      k.sum_out = renumber[k.sum_out];
-    }
+    for (int* b : MutableKernelWrites(&k)) *b = renumber[*b];
   }
 }
 

@@ -1,5 +1,7 @@
 #include "compiler/lower/kernel_ir.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/check.h"
@@ -227,13 +229,48 @@ std::vector<const ExprPtr*> KernelExprs(const Kernel& k) {
   return std::vector<const ExprPtr*>(roots.begin(), roots.end());
 }
 
-std::vector<int> KernelWrites(const Kernel& k) {
-  std::vector<int> writes = {k.out};
-  if (k.kind == KernelKind::kAttention) {
-    writes.push_back(k.scores);
-    writes.push_back(k.sum_out);
+std::vector<int*> MutableKernelWrites(Kernel* k) {
+  std::vector<int*> writes = {&k->out};
+  if (k->kind == KernelKind::kAttention) {
+    writes.push_back(&k->scores);
+    writes.push_back(&k->sum_out);
   }
   return writes;
+}
+
+std::vector<int> KernelWrites(const Kernel& k) {
+  std::vector<int> writes;
+  for (int* b : MutableKernelWrites(const_cast<Kernel*>(&k))) writes.push_back(*b);
+  return writes;
+}
+
+ExprPtr* MutableVarExtent(Kernel* k) {
+  switch (FactsOf(k->kind).var) {
+    case KernelKindVar::kNone:
+      return nullptr;
+    case KernelKindVar::kReduce:
+      return &k->reduce_extent;
+    case KernelKindVar::kColumn:
+      return &k->values_width;
+  }
+  return nullptr;
+}
+
+int NumLoopVars(const Kernel& k) {
+  return static_cast<int>(k.loops.size()) + (FactsOf(k.kind).var != KernelKindVar::kNone ? 1 : 0);
+}
+
+int DefaultStoreRank(const Kernel& k) {
+  const int loops = static_cast<int>(k.loops.size());
+  switch (FactsOf(k.kind).store) {
+    case KernelKindStore::kLoops:
+      return loops;
+    case KernelKindStore::kLoopsAndVar:
+      return loops + 1;
+    case KernelKindStore::kProduct:
+      return loops - 1;
+  }
+  return loops;
 }
 
 namespace {
@@ -260,16 +297,79 @@ bool UsesLoopVar(const Expr* e, int var) {
   return false;
 }
 
+namespace {
+
+// The print hooks of kernel_kinds.def: a kernel's body, after its `kernel NAME for LOOPS:`
+// line, storing to `target`.
+std::string PrintPointwise(const Kernel& k, const std::string& target) {
+  return absl::StrCat("    ", target, " = ", ExprToString(k.value), "\n");
+}
+
+std::string PrintReduce(const Kernel& k, const std::string& target) {
+  return absl::StrCat(
+      "    ", target, " = ", k.combine == ScalarOp::kMax ? "max" : "sum", " over i", k.loops.size(),
+      " < ", ExprToString(k.reduce_extent), " of ", ExprToString(k.value),
+      k.finish_scale ? absl::StrCat(" * ", ExprToString(k.finish_scale)) : "", "\n");
+}
+
+std::string PrintArgReduce(const Kernel& k, const std::string& target) {
+  return absl::StrCat("    ", target, " = ", k.combine == ScalarOp::kMin ? "argmin" : "argmax",
+                      " over i", k.loops.size(), " < ", ExprToString(k.reduce_extent), " of ",
+                      ExprToString(k.value), "\n");
+}
+
+std::string PrintScan(const Kernel& k, const std::string& target) {
+  return absl::StrCat("    ", target, " = running sum over i", k.loops.size(), " < ",
+                      ExprToString(k.reduce_extent), " of ", ExprToString(k.value), "\n");
+}
+
+std::string PrintMatmul(const Kernel& k, const std::string& target) {
+  return absl::StrCat("    ", target, " = matmul(", k.order == MatmulOrder::kDot ? "dot" : "axpy",
+                      ") lhs ", ExprToString(k.lhs), " rhs ", ExprToString(k.rhs), "\n");
+}
+
+std::string PrintExternMatmul(const Kernel& k, const std::string& target) {
+  return absl::StrCat("    ", target, " = extern_matmul(blas) lhs &", ExprToString(k.lhs), " rhs &",
+                      ExprToString(k.rhs), k.transpose_rhs ? " transposed" : "", "\n");
+}
+
+std::string PrintAttention(const Kernel& k, const std::string& target) {
+  std::vector<std::string> sum;
+  for (const ExprPtr& s : k.sum_indices) sum.push_back(ExprToString(s));
+  return absl::StrCat(
+      "    ", target, ", b", k.sum_out, "[", absl::StrJoin(sum, ", "), "] = attention over i",
+      k.loops.size() - 2, " < ", ExprToString(k.loops[k.loops.size() - 2]), " with scores b",
+      k.scores, " = lhs ", ExprToString(k.lhs), " rhs ", ExprToString(k.rhs), "\n      softmax of ",
+      ExprToString(k.value), "\n      times i", k.loops.size(), " < ", ExprToString(k.values_width),
+      " of ", ExprToString(k.values), "\n");
+}
+
+// Indexed by KernelKind: a kind without its print hook does not compile.
+using PrintFn = std::string (*)(const Kernel&, const std::string&);
+constexpr PrintFn kPrintKernel[] = {
+#define GJ_KERNEL_KIND(name, ...) &Print##name,
+#include "compiler/lower/kernel_kinds.def"
+#undef GJ_KERNEL_KIND
+};
+
+}  // namespace
+
 std::string ProgramToString(const Program& p) {
-  std::string out = absl::StrCat("program ", p.name, " (symbols: ", absl::StrJoin(p.symbols, ", "),
-                                 "; workspace ", p.workspace_bytes.ToString(), " bytes)\n");
+  // Temps have no offsets before plan_workspace (lowering's steps can be printed after).
+  const bool planned = std::none_of(p.buffers.begin(), p.buffers.end(), [](const Buffer& b) {
+    return b.kind == BufferKind::kTemp && b.workspace_offset == nullptr;
+  });
+  std::string out = absl::StrCat(
+      "program ", p.name, " (symbols: ", absl::StrJoin(p.symbols, ", "), "; workspace ",
+      planned ? absl::StrCat(p.workspace_bytes.ToString(), " bytes") : "not planned", ")\n");
   static const char* const kKinds[] = {"input", "param", "output", "temp"};
   for (size_t i = 0; i < p.buffers.size(); ++i) {
     const Buffer& b = p.buffers[i];
     absl::StrAppend(&out, "  b", i, " ", kKinds[static_cast<int>(b.kind)], " ", b.name, " : ",
                     ir::DTypeName(b.dtype), ir::ShapeToString(b.shape));
     if (b.kind == BufferKind::kTemp) {
-      absl::StrAppend(&out, " @ workspace+", ExprToString(b.workspace_offset));
+      absl::StrAppend(&out, " @ workspace+",
+                      b.workspace_offset ? ExprToString(b.workspace_offset) : "?");
     } else {
       absl::StrAppend(&out, " = args[", b.arg_index, "]");
     }
@@ -285,48 +385,7 @@ std::string ProgramToString(const Program& p) {
     std::string target = absl::StrCat(
         "b", k.out, store.empty() ? "" : absl::StrCat("[", absl::StrJoin(store, ", "), "]"));
     absl::StrAppend(&out, "  kernel ", k.name, " for ", absl::StrJoin(loops, ", "), ":\n");
-    switch (k.kind) {
-      case KernelKind::kPointwise:
-        absl::StrAppend(&out, "    ", target, " = ", ExprToString(k.value), "\n");
-        break;
-      case KernelKind::kReduce:
-        absl::StrAppend(
-            &out, "    ", target, " = ", k.combine == ScalarOp::kMax ? "max" : "sum", " over i",
-            k.loops.size(), " < ", ExprToString(k.reduce_extent), " of ", ExprToString(k.value),
-            k.finish_scale ? absl::StrCat(" * ", ExprToString(k.finish_scale)) : "", "\n");
-        break;
-      case KernelKind::kArgReduce:
-        absl::StrAppend(&out, "    ", target, " = ",
-                        k.combine == ScalarOp::kMin ? "argmin" : "argmax", " over i",
-                        k.loops.size(), " < ", ExprToString(k.reduce_extent), " of ",
-                        ExprToString(k.value), "\n");
-        break;
-      case KernelKind::kScan:
-        absl::StrAppend(&out, "    ", target, " = running sum over i", k.loops.size(), " < ",
-                        ExprToString(k.reduce_extent), " of ", ExprToString(k.value), "\n");
-        break;
-      case KernelKind::kMatmul:
-        absl::StrAppend(&out, "    ", target, " = matmul(",
-                        k.order == MatmulOrder::kDot ? "dot" : "axpy", ") lhs ",
-                        ExprToString(k.lhs), " rhs ", ExprToString(k.rhs), "\n");
-        break;
-      case KernelKind::kExternMatmul:
-        absl::StrAppend(&out, "    ", target, " = extern_matmul(blas) lhs &", ExprToString(k.lhs),
-                        " rhs &", ExprToString(k.rhs), k.transpose_rhs ? " transposed" : "", "\n");
-        break;
-      case KernelKind::kAttention: {
-        std::vector<std::string> sum;
-        for (const ExprPtr& s : k.sum_indices) sum.push_back(ExprToString(s));
-        absl::StrAppend(&out, "    ", target, ", b", k.sum_out, "[", absl::StrJoin(sum, ", "),
-                        "] = attention over i", k.loops.size() - 2, " < ",
-                        ExprToString(k.loops[k.loops.size() - 2]), " with scores b", k.scores,
-                        " = lhs ", ExprToString(k.lhs), " rhs ", ExprToString(k.rhs),
-                        "\n      softmax of ", ExprToString(k.value), "\n      times i",
-                        k.loops.size(), " < ", ExprToString(k.values_width), " of ",
-                        ExprToString(k.values), "\n");
-        break;
-      }
-    }
+    absl::StrAppend(&out, kPrintKernel[static_cast<int>(k.kind)](k, target));
   }
   return out;
 }

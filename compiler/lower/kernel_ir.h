@@ -99,53 +99,40 @@ struct Buffer {
   int alias_of = -1;
 };
 
+// What a kernel's loops compute, from compiler/lower/kernel_kinds.def (see it for each
+// kind's meaning, its facts and the hooks every kind defines).
 enum class KernelKind : uint8_t {
-  // for i in loops: store(out, store_indices(i), value(i)).
-  // `store_indices` empty means the identity (i_0, .., i_n) over the loops.
-  kPointwise,
-  // for i in loops: acc = init; for r < reduce_extent: acc = combine(acc, value(i, r));
-  //   store(out, store_indices(i), finish(acc)) where finish = acc * finish_scale if set.
-  // The reduction variable is loop variable index loops.size().
-  kReduce,
-  // out[b.., m, n] = sum_k a(b.., m, k) * b(b.., k, n), out contiguous [batch.., M, N].
-  // Loop variables: batch 0..nb-1, then m = nb, n = nb+1, k = nb+2. `lhs` and `rhs` are
-  // expressions over them. kDot order runs k innermost with a scalar accumulator (rhs
-  // contiguous along k); kAxpy runs n innermost, accumulating rows into out (rhs
-  // contiguous along n), and zeroes out first.
-  kMatmul,
-  // The same product through OpenBLAS (graphjit_rt_matmul_f32/_f64 in
-  // runtime/jit_helpers.h), chosen by lowering for products large enough that BLAS's
-  // blocked kernels beat the generated loops. Loops as kMatmul (batch.., M, N, K), but only
-  // the batch loops run in the kernel: per batch it calls the helper once. `lhs` and `rhs`
-  // are loads of the first element of the batch's operand matrix, of which only the
-  // address is used: both operands are materialized buffers, row-major and contiguous in
-  // their last two dims, lhs [.., M, K] and rhs [.., K, N], or [.., N, K] when
-  // `transpose_rhs` (a transposed buffer read without a copy). Broadcast batch dims are in
-  // the load indices, as in kMatmul. out is contiguous [batch.., M, N]; f32 and f64 only.
-  kExternMatmul,
-  // argmin (combine kMin) / argmax (kMax) into an i64 buffer: as kReduce, but the kernel
-  // keeps the best value (of value's dtype) and its r, and stores the r of the first
-  // extremum: r replaces the best only if strictly better, or if it is the first NaN
-  // (numpy's rule). An empty extent stores 0 (PrepareCall refuses such calls first).
-  kArgReduce,
-  // Running sum (combine kAdd): for i in loops: acc = 0; for r < reduce_extent:
-  //   acc += value(i, r); store(out, store_indices(i, r), acc).
-  // In index order, f32 accumulating in f64 (as the eager kernel: results agree exactly).
-  // `store_indices` empty means (i_0, .., i_n, r).
-  kScan,
-  // Attention in one pass (compiler/lower/fuse_attention.h): per row (batch.., m),
-  //   x_j = value(j) where value reads the row's scores s_j = sum_d lhs(d) * rhs(j, d) from
-  //       buffer `scores` at (batch.., m, j) (the kernel stores each score there first)
-  //   p_j = exp(x_j - max_j x_j)
-  //   out[store_indices(e)] = sum_j p_j * values(j, e);  sum_out[sum_indices] = sum_j p_j
-  // with a running max (an online softmax), so the row is read once and no p or max is
-  // stored. Loop variables: batch 0..nb-1, m = nb, j = nb+1, d = nb+2 (loops are the
-  // scores' batch.., M, N, D, as a kDot matmul), e = nb+3 < values_width. `scores` is the
-  // kernel's scratch: its contents afterwards are unspecified. The sums and outputs equal
-  // the unfused kernels' within rounding (p is rescaled as the max grows); a row whose x
-  // are all -inf gives NaN as exp(-inf - -inf) would; f32 and f64 only.
-  kAttention,
+#define GJ_KERNEL_KIND(name, ...) k##name,
+#include "compiler/lower/kernel_kinds.def"
+#undef GJ_KERNEL_KIND
 };
+inline constexpr int kNumKernelKinds = 0
+#define GJ_KERNEL_KIND(...) +1
+#include "compiler/lower/kernel_kinds.def"
+#undef GJ_KERNEL_KIND
+    ;
+
+// The columns of kernel_kinds.def as constexpr facts.
+enum class KernelKindLoops : uint8_t { kNest, kProduct };
+enum class KernelKindVar : uint8_t { kNone, kReduce, kColumn };
+enum class KernelKindStore : uint8_t { kLoops, kLoopsAndVar, kProduct };
+struct KernelKindFacts {
+  KernelKindLoops loops;
+  KernelKindVar var;
+  KernelKindStore store;
+};
+namespace kernel_kind_internal {
+inline constexpr KernelKindFacts kFacts[] = {
+#define GJ_KERNEL_KIND(name, loops, var, store) \
+  {KernelKindLoops::k##loops, KernelKindVar::k##var, KernelKindStore::k##store},
+#include "compiler/lower/kernel_kinds.def"
+#undef GJ_KERNEL_KIND
+};
+static_assert(sizeof(kFacts) / sizeof(kFacts[0]) == kNumKernelKinds);
+}  // namespace kernel_kind_internal
+constexpr const KernelKindFacts& FactsOf(KernelKind kind) {
+  return kernel_kind_internal::kFacts[static_cast<int>(kind)];
+}
 
 enum class MatmulOrder : uint8_t { kDot, kAxpy };
 
@@ -154,7 +141,7 @@ struct Kernel {
   std::string name = "";                    // e.g. "k3_reduce_max" (unique within the program)
   int out = -1;                             // buffer written
   std::vector<ExprPtr> loops = {};          // extents (i64), outermost first
-  std::vector<ExprPtr> store_indices = {};  // see KernelKind
+  std::vector<ExprPtr> store_indices = {};  // empty: the kind's default (kernel_kinds.def)
   ExprPtr value = nullptr;                  // kPointwise, kReduce
   // kReduce, kArgReduce, kScan
   ExprPtr reduce_extent = nullptr;
@@ -184,6 +171,16 @@ std::vector<const ExprPtr*> KernelExprs(const Kernel& kernel);
 std::vector<ExprPtr*> MutableKernelExprs(Kernel* kernel);
 // The buffers a kernel writes: out, and a kAttention's scores and sum_out.
 std::vector<int> KernelWrites(const Kernel& kernel);
+// The same as the fields holding them, for passes that renumber buffers.
+std::vector<int*> MutableKernelWrites(Kernel* kernel);
+// The extent of the loop variable a kernel has past its loops (variable loops.size(); the
+// kind's Var column): &reduce_extent, &values_width, or null for a kind without one.
+ExprPtr* MutableVarExtent(Kernel* kernel);
+// The loop variables a kernel's expressions may use: its loops and the variable past them.
+int NumLoopVars(const Kernel& kernel);
+// How many loop variables, from the first, are the store indices when store_indices is
+// empty (the kind's Store column).
+int DefaultStoreRank(const Kernel& kernel);
 // The buffers a kernel loads anywhere in its expressions.
 std::set<int> KernelLoads(const Kernel& kernel);
 // Whether loop variable `var` occurs in `e`.

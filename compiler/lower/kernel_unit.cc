@@ -78,12 +78,9 @@ KernelUnit MakeKernelUnit(const Program& program, int kernel) {
   Canonicalizer c;
   Kernel unit_kernel = k;
   unit_kernel.name = "k";
-  // The output first, then operands in the order the kernel reads them.
-  unit_kernel.out = c.BufferIndex(k.out);
-  if (k.kind == KernelKind::kAttention) {
-    unit_kernel.scores = c.BufferIndex(k.scores);
-    unit_kernel.sum_out = c.BufferIndex(k.sum_out);
-  }
+  // The written buffers first (out, then any others), then operands in the order the
+  // kernel reads them.
+  for (int* b : MutableKernelWrites(&unit_kernel)) *b = c.BufferIndex(*b);
   for (ExprPtr* e : MutableKernelExprs(&unit_kernel)) *e = c.Map(*e);
   KernelUnit unit;
   // Buffer dims may mention symbols the body does not: map them all before the counts

@@ -1,508 +1,102 @@
-// Lowering's driver: walks the graph once, in order, and builds the kernel program. The
-// decisions live beside it, one concern per file: index_exprs (dims and index rewrites as
-// expressions), fusion (which values get buffers), matmul_strategy (BLAS or loops, loop
-// order) and buffer_plan (workspace offsets).
+// Lowering's driver: the list of steps from an optimized graph to a kernel program, run
+// in order, each timed and optionally printed after. The steps live in their own files.
 #include "compiler/lower/lower.h"
 
 #include <algorithm>
-#include <cmath>
-#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "compiler/lower/buffer_plan.h"
+#include "compiler/lower/build_kernels.h"
 #include "compiler/lower/fuse_attention.h"
-#include "compiler/lower/fusion.h"
-#include "compiler/lower/index_exprs.h"
-#include "compiler/lower/matmul_strategy.h"
 #include "compiler/lower/simplify_index.h"
-#include "ir/check.h"
+#include "ir/clock.h"
 #include "ir/status_macros.h"
 
 namespace graphjit::compiler {
 namespace {
 
-using ir::OpCode;
-using ir::ValueId;
-
-class Lowerer {
- public:
-  Lowerer(const ir::Graph& g, const LowerOptions& options) : g_(g), options_(options), fusion_(g) {
-    for (const std::string& s : g.Symbols()) prog_.symbols.push_back(s);
-    prog_.name = g.name();
-    buffer_of_.assign(g.num_nodes(), -1);
-  }
-
-  absl::StatusOr<LoweredGraph> Run() {
-    GJ_RETURN_IF_ERROR(CreateArgBuffers());
-    for (ValueId id = 0; id < g_.num_nodes(); ++id) {
-      GJ_RETURN_IF_ERROR(LowerNode(id));
-    }
-    GJ_RETURN_IF_ERROR(WriteOutputs());
-    if (options_.fuse_attention) FuseAttention(&prog_);
-    PlanWorkspace(&prog_);
-    out_.program = std::move(prog_);
-    return std::move(out_);
-  }
-
- private:
-  // ---- expressions ---------------------------------------------------------------------
-
-  ExprPtr Sym(const ir::SymExpr& e) { return SymToExpr(e, prog_.symbols); }
-
-  std::vector<ExprPtr> Dims(const ir::Shape& shape) {
-    std::vector<ExprPtr> dims;
-    for (const ir::SymExpr& d : shape) dims.push_back(Sym(d));
-    return dims;
-  }
-
-  // The value of node `v` at index `idx`: a load if it lives in a buffer, else its
-  // expression inlined.
-  ExprPtr Value(ValueId v, const std::vector<ExprPtr>& idx) {
-    if (buffer_of_[v] >= 0) return LoadBuffer(buffer_of_[v], idx);
-    return Inline(v, idx);
-  }
-
-  ExprPtr LoadBuffer(int b, const std::vector<ExprPtr>& idx) {
-    return Load(b, prog_.buffers[b].dtype, idx);
-  }
-
-  ExprPtr Inline(ValueId v, const std::vector<ExprPtr>& idx) {
-    const ir::Node& n = g_.node(v);
-    const ir::Shape& out = n.type.shape;
-    auto operand = [&](int i, const std::vector<ExprPtr>& at) { return Value(n.operands[i], at); };
-    auto broadcast = [&](int i) {
-      return operand(i, BroadcastIndex(g_.type(n.operands[i]).shape, out, idx));
-    };
-    if (std::optional<ScalarOp> op = ScalarOpFor(n.op)) {  // the Pointwise ops
-      if (IsUnary(*op)) return Op(*op, operand(0, idx));
-      return Op(*op, broadcast(0), broadcast(1));
-    }
-    // Every other op by hand; the ones that never reach here have their case labels
-    // generated from ir/ops.def, so a new Index op fails to compile (-Werror=switch)
-    // until it has a case.
-    switch (n.op) {
-      case OpCode::kConstant: {
-        // Constants of one element are inlined (larger ones are param buffers); a constant
-        // of no elements is never read (every loop over it runs zero times).
-        const auto& value = n.attrs.Get<std::vector<double>>("value");
-        return ConstF(value.empty() ? 0.0 : value[0], n.type.dtype);
-      }
-      case OpCode::kFull:
-        return ConstF(n.attrs.GetFloat("value"), n.type.dtype);
-      case OpCode::kIota: {
-        int64_t axis = n.attrs.GetInt("axis");
-        if (axis < 0) axis += n.type.rank();
-        return Cast(idx[axis], n.type.dtype);
-      }
-      case OpCode::kWhere:
-        return Select(broadcast(0), broadcast(1), broadcast(2));
-      case OpCode::kCast:
-        return Cast(operand(0, idx), n.type.dtype);
-      case OpCode::kTranspose: {
-        const auto& perm = n.attrs.Get<std::vector<int64_t>>("perm");
-        std::vector<ExprPtr> in(perm.size());
-        for (size_t i = 0; i < perm.size(); ++i) in[perm[i]] = idx[i];
-        return operand(0, in);
-      }
-      case OpCode::kReshape:
-        return operand(0, ReshapeIndex(g_.type(n.operands[0]).shape, out, idx, prog_.symbols));
-      case OpCode::kExpand:
-        return broadcast(0);
-      case OpCode::kSlice: {
-        int axis =
-            ir::ValueOrDie(ir::NormalizeAxis(n.attrs.GetInt("axis"), n.type.rank(), "slice"));
-        std::vector<ExprPtr> in = idx;
-        in[axis] = Op(ScalarOp::kAdd, idx[axis], Sym(n.attrs.GetDim("start")));
-        return operand(0, in);
-      }
-      case OpCode::kConcat: {
-        int axis =
-            ir::ValueOrDie(ir::NormalizeAxis(n.attrs.GetInt("axis"), n.type.rank(), "concat"));
-        // Later pieces first, so the outermost select picks the first piece. Each piece's
-        // index is clamped into range: select evaluates both arms, so every load must be
-        // in bounds even where its value is discarded.
-        ExprPtr result;
-        ir::SymExpr offset = 0;
-        std::vector<std::pair<ir::SymExpr, ValueId>> starts;
-        for (ValueId p : n.operands) {
-          starts.push_back({offset, p});
-          offset = offset + g_.type(p).shape[axis];
-        }
-        for (size_t i = starts.size(); i-- > 0;) {
-          const ir::SymExpr& start = starts[i].first;
-          ExprPtr size = Sym(g_.type(starts[i].second).shape[axis]);
-          std::vector<ExprPtr> in = idx;
-          ExprPtr local = Op(ScalarOp::kSub, idx[axis], Sym(start));
-          in[axis] = Op(ScalarOp::kMax,
-                        Op(ScalarOp::kMin, local, Op(ScalarOp::kSub, size, ConstI(1))), ConstI(0));
-          ExprPtr piece = Value(starts[i].second, in);
-          result = result == nullptr
-                       ? piece
-                       : Select(Op(ScalarOp::kLt, idx[axis],
-                                   Sym(start + g_.type(starts[i].second).shape[axis])),
-                                piece, result);
-        }
-        return result;
-      }
-      case OpCode::kCausalMask: {
-        size_t r = out.size();
-        ir::SymExpr offset = out[r - 1] - out[r - 2];
-        ExprPtr keep = Op(ScalarOp::kLe, idx[r - 1], Op(ScalarOp::kAdd, idx[r - 2], Sym(offset)));
-        return Select(keep, operand(0, idx), ConstF(-INFINITY, n.type.dtype));
-      }
-      case OpCode::kInput:
-      case OpCode::kParam:  // always buffers
-#define GJ_OP(name, spelling, min_arity, max_arity, schema, rule, lowering, ...) \
-  GJ_NOT_INLINED_##lowering(name)
-#define GJ_NOT_INLINED_Source(name)
-#define GJ_NOT_INLINED_Index(name)
-#define GJ_NOT_INLINED_IndexComposite(name)
-#define GJ_NOT_INLINED_Pointwise(name) case OpCode::k##name:
-#define GJ_NOT_INLINED_Kernel(name) case OpCode::k##name:
-#define GJ_NOT_INLINED_Composite(name) case OpCode::k##name:
-#include "ir/ops.def"
-#undef GJ_OP
-#undef GJ_NOT_INLINED_Source
-#undef GJ_NOT_INLINED_Index
-#undef GJ_NOT_INLINED_IndexComposite
-#undef GJ_NOT_INLINED_Pointwise
-#undef GJ_NOT_INLINED_Kernel
-#undef GJ_NOT_INLINED_Composite
-        break;
-    }
-    GJ_CHECK(false) << "no inline lowering for " << ir::OpName(n.op);
-    return nullptr;
-  }
-
-  // ---- buffers and kernels -------------------------------------------------------------
-
-  int AddBuffer(std::string name, const ir::ValueType& type, BufferKind kind) {
-    Buffer b;
-    b.name = std::move(name);
-    b.dtype = type.dtype;
-    b.shape = type.shape;
-    b.dims = Dims(type.shape);
-    b.kind = kind;
-    if (kind != BufferKind::kTemp) b.arg_index = prog_.num_args++;
-    prog_.buffers.push_back(std::move(b));
-    return static_cast<int>(prog_.buffers.size()) - 1;
-  }
-
-  absl::Status CreateArgBuffers() {
-    for (ValueId id : g_.Inputs()) {
-      buffer_of_[id] = AddBuffer(g_.node(id).name(), g_.type(id), BufferKind::kInput);
-      out_.args.push_back({ArgBinding::Kind::kInput, g_.node(id).name(), id});
-    }
-    for (ValueId id : g_.Params()) {
-      buffer_of_[id] = AddBuffer(g_.node(id).name(), g_.type(id), BufferKind::kParam);
-      out_.args.push_back({ArgBinding::Kind::kParam, g_.node(id).name(), id});
-    }
-    for (ValueId id = 0; id < g_.num_nodes(); ++id) {
-      const ir::Node& n = g_.node(id);
-      if (n.op == OpCode::kConstant && n.attrs.Get<std::vector<double>>("value").size() > 1) {
-        buffer_of_[id] = AddBuffer(absl::StrCat("const", id), n.type, BufferKind::kParam);
-        out_.args.push_back({ArgBinding::Kind::kConstant, "", id});
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  void AddKernel(Kernel k) { prog_.kernels.push_back(std::move(k)); }
-
-  std::string KernelName(ValueId id, const char* what = "") {
-    return absl::StrCat("k", prog_.kernels.size(), "_", ir::OpName(g_.node(id).op), what);
-  }
-
-  absl::Status LowerNode(ValueId id) {
-    const ir::Node& n = g_.node(id);
-    if (n.op == OpCode::kInput || n.op == OpCode::kParam || buffer_of_[id] >= 0)
-      return absl::OkStatus();
-    if (ir::LoweringOf(n.op) == ir::OpLowering::kComposite) {
-      return absl::UnimplementedError(absl::StrCat("lower: %", id, " (", ir::OpName(n.op),
-                                                   ") is a composite op; run the decompose "
-                                                   "pass before lowering"));
-    }
-    if (!fusion_.Decide(id, buffer_of_)) return absl::OkStatus();
-    int out = -1;
-    if (fusion_.is_output(id)) {
-      out = OutputBuffer(id);
-    } else {
-      out = AddBuffer(absl::StrCat("t", id), n.type, BufferKind::kTemp);
-    }
-    switch (n.op) {
-      case OpCode::kReduceSum:
-      case OpCode::kReduceMax:
-      case OpCode::kReduceMean:
-      case OpCode::kArgMin:
-      case OpCode::kArgMax:
-        LowerReduce(id, out);
-        break;
-      case OpCode::kCumSum:
-        LowerScan(id, out);
-        break;
-      case OpCode::kMatmul:
-        LowerMatmul(id, out);
-        break;
-      case OpCode::kKvWrite:
-        LowerKvWrite(id, out);
-        break;
-      case OpCode::kGather:
-        LowerGather(id, out);
-        break;
-        // Every other op is materialized by a pointwise kernel of its inlined value; a new
-        // Kernel op of ir/ops.def fails to compile (-Werror=switch) until it has a case.
-#define GJ_OP(name, spelling, min_arity, max_arity, schema, rule, lowering, ...) \
-  GJ_POINTWISE_KERNEL_##lowering(name)
-#define GJ_POINTWISE_KERNEL_Kernel(name)
-#define GJ_POINTWISE_KERNEL_Source(name) case OpCode::k##name:
-#define GJ_POINTWISE_KERNEL_Pointwise(name) case OpCode::k##name:
-#define GJ_POINTWISE_KERNEL_Index(name) case OpCode::k##name:
-#define GJ_POINTWISE_KERNEL_IndexComposite(name) case OpCode::k##name:
-#define GJ_POINTWISE_KERNEL_Composite(name) case OpCode::k##name:
-#include "ir/ops.def"
-#undef GJ_OP
-#undef GJ_POINTWISE_KERNEL_Kernel
-#undef GJ_POINTWISE_KERNEL_Source
-#undef GJ_POINTWISE_KERNEL_Pointwise
-#undef GJ_POINTWISE_KERNEL_Index
-#undef GJ_POINTWISE_KERNEL_IndexComposite
-#undef GJ_POINTWISE_KERNEL_Composite
-        {
-          Kernel k{KernelKind::kPointwise, KernelName(id), out};
-          k.loops = Dims(n.type.shape);
-          k.value = Inline(id, LoopVars(n.type.rank()));
-          AddKernel(std::move(k));
-        }
-    }
-    buffer_of_[id] = out;
-    fusion_.Materialized(id);  // consumers load it: no recomputation
-    return absl::OkStatus();
-  }
-
-  // The output arg for the first graph output equal to `id`.
-  int OutputBuffer(ValueId id) {
-    const auto& outs = g_.outputs();
-    int index = static_cast<int>(std::find(outs.begin(), outs.end(), id) - outs.begin());
-    int b = AddBuffer(absl::StrCat("out", index), g_.type(id), BufferKind::kOutput);
-    ArgBinding arg{ArgBinding::Kind::kOutput, "", id, index};
-    out_.args.push_back(arg);
-    written_outputs_.push_back(index);
-    return b;
-  }
-
-  void LowerReduce(ValueId id, int out) {
-    const ir::Node& n = g_.node(id);
-    const ir::Shape& in = g_.type(n.operands[0]).shape;
-    int axis = ir::ValueOrDie(
-        ir::NormalizeAxis(n.attrs.GetInt("axis"), static_cast<int>(in.size()), "reduce"));
-    bool keep = n.attrs.Get<bool>("keepdim");
-    Kernel k{KernelKind::kReduce, KernelName(id), out};
-    k.loops = Dims(n.type.shape);
-    std::vector<ExprPtr> vars = LoopVars(n.type.rank());
-    std::vector<ExprPtr> in_idx;
-    for (int d = 0, o = 0; d < static_cast<int>(in.size()); ++d) {
-      if (d == axis) {
-        in_idx.push_back(LoopVar(n.type.rank()));
-        if (keep) ++o;
-      } else {
-        in_idx.push_back(vars[o++]);
-      }
-    }
-    k.reduce_extent = Sym(in[axis]);
-    k.value = Value(n.operands[0], in_idx);
-    k.combine = n.op == OpCode::kReduceMax ? ScalarOp::kMax : ScalarOp::kAdd;
-    if (n.op == OpCode::kReduceMean) {
-      k.finish_scale =
-          Op(ScalarOp::kDiv, ConstF(1.0, n.type.dtype), Cast(k.reduce_extent, n.type.dtype));
-    }
-    if (n.op == OpCode::kArgMin || n.op == OpCode::kArgMax) {
-      k.kind = KernelKind::kArgReduce;
-      k.combine = n.op == OpCode::kArgMin ? ScalarOp::kMin : ScalarOp::kMax;
-    }
-    AddKernel(std::move(k));
-  }
-
-  // cumsum: the loops run over every dim but the axis, the scan variable (loop variable
-  // rank - 1) along it; each prefix sum is stored where the scan is.
-  void LowerScan(ValueId id, int out) {
-    const ir::Node& n = g_.node(id);
-    const ir::Shape& shape = n.type.shape;
-    const int rank = n.type.rank();
-    const int axis = ir::ValueOrDie(ir::NormalizeAxis(n.attrs.GetInt("axis"), rank, "cumsum"));
-    Kernel k{KernelKind::kScan, KernelName(id), out};
-    std::vector<ExprPtr> idx;
-    for (int d = 0, o = 0; d < rank; ++d) {
-      if (d == axis) {
-        idx.push_back(LoopVar(rank - 1));
-      } else {
-        k.loops.push_back(Sym(shape[d]));
-        idx.push_back(LoopVar(o++));
-      }
-    }
-    k.reduce_extent = Sym(shape[axis]);
-    k.value = Value(n.operands[0], idx);
-    k.store_indices = idx;
-    AddKernel(std::move(k));
-  }
-
-  // The buffer holding matmul operand `v` (materialized now if it was inlined so far),
-  // and whether that buffer holds its last two dims swapped: a transpose of a buffer that
-  // swaps only the last two dims is read through BLAS's trans flag instead of copied.
-  std::pair<int, bool> OperandBuffer(ValueId v, bool allow_transpose) {
-    const ir::Node& n = g_.node(v);
-    if (buffer_of_[v] < 0 && allow_transpose && n.op == OpCode::kTranspose &&
-        buffer_of_[n.operands[0]] >= 0) {
-      if (SwapsLastTwoAxes(n.attrs.Get<std::vector<int64_t>>("perm"))) {
-        return {buffer_of_[n.operands[0]], true};
-      }
-    }
-    if (buffer_of_[v] < 0) {
-      int b = AddBuffer(absl::StrCat("t", v), n.type, BufferKind::kTemp);
-      Kernel k{KernelKind::kPointwise, KernelName(v), b};
-      k.loops = Dims(n.type.shape);
-      k.value = Inline(v, LoopVars(n.type.rank()));
-      AddKernel(std::move(k));
-      buffer_of_[v] = b;
-      fusion_.Materialized(v);
-    }
-    return {buffer_of_[v], false};
-  }
-
-  void LowerExternMatmul(ValueId id, int out) {
-    const ir::Node& n = g_.node(id);
-    const ir::Shape& shape = n.type.shape;
-    int nb = static_cast<int>(shape.size()) - 2;
-    ir::Shape batch(shape.begin(), shape.begin() + nb);
-    const int a = OperandBuffer(n.operands[0], /*allow_transpose=*/false).first;
-    const auto [b, b_transposed] = OperandBuffer(n.operands[1], /*allow_transpose=*/true);
-    std::vector<ExprPtr> bvars = LoopVars(nb);
-    auto origin = [&](int buffer) {
-      const ir::Shape& s = prog_.buffers[buffer].shape;
-      std::vector<ExprPtr> idx = BroadcastIndex(ir::Shape(s.begin(), s.end() - 2), batch, bvars);
-      idx.push_back(ConstI(0));
-      idx.push_back(ConstI(0));
-      return LoadBuffer(buffer, idx);
-    };
-    Kernel k{KernelKind::kExternMatmul, KernelName(id, "_blas"), out};
-    k.loops = Dims(batch);
-    k.loops.push_back(Sym(shape[nb]));
-    k.loops.push_back(Sym(shape[nb + 1]));
-    k.loops.push_back(Sym(g_.type(n.operands[0]).shape.back()));
-    k.lhs = origin(a);
-    k.rhs = origin(b);
-    k.transpose_rhs = b_transposed;
-    AddKernel(std::move(k));
-  }
-
-  void LowerMatmul(ValueId id, int out) {
-    if (UseExternMatmul(g_, id)) return LowerExternMatmul(id, out);
-    const ir::Node& n = g_.node(id);
-    const ir::Shape& shape = n.type.shape;
-    const ir::Shape& a = g_.type(n.operands[0]).shape;
-    const ir::Shape& b = g_.type(n.operands[1]).shape;
-    int nb = static_cast<int>(shape.size()) - 2;
-    ir::Shape batch(shape.begin(), shape.begin() + nb);
-    std::vector<ExprPtr> bvars = LoopVars(nb);
-    ExprPtr m = LoopVar(nb), nv = LoopVar(nb + 1), kv = LoopVar(nb + 2);
-    std::vector<ExprPtr> a_idx = BroadcastIndex(ir::Shape(a.begin(), a.end() - 2), batch, bvars);
-    a_idx.push_back(m);
-    a_idx.push_back(kv);
-    std::vector<ExprPtr> b_idx = BroadcastIndex(ir::Shape(b.begin(), b.end() - 2), batch, bvars);
-    b_idx.push_back(kv);
-    b_idx.push_back(nv);
-    Kernel k{KernelKind::kMatmul, KernelName(id), out};
-    k.loops = Dims(batch);
-    k.loops.push_back(Sym(shape[nb]));
-    k.loops.push_back(Sym(shape[nb + 1]));
-    k.loops.push_back(Sym(a.back()));
-    k.lhs = Value(n.operands[0], a_idx);
-    k.rhs = Value(n.operands[1], b_idx);
-    k.order = ChooseMatmulOrder(k.rhs, nb + 1);
-    AddKernel(std::move(k));
-  }
-
-  void LowerKvWrite(ValueId id, int out) {
-    const ir::Node& n = g_.node(id);
-    ValueId cache = n.operands[0];
-    const ir::Shape& shape = n.type.shape;
-    int rank = static_cast<int>(shape.size());
-    // In place when the cache is a graph input nobody else reads and the result is an
-    // output: the caller donates the input buffer and gets it back updated.
-    bool in_place = g_.node(cache).op == OpCode::kInput && fusion_.users(cache).size() == 1 &&
-                    !fusion_.is_output(cache) && prog_.buffers[out].kind == BufferKind::kOutput;
-    if (in_place) {
-      prog_.buffers[out].alias_of = buffer_of_[cache];
-      out_.args.back().donor_arg = prog_.buffers[buffer_of_[cache]].arg_index;
-    } else {
-      Kernel copy{KernelKind::kPointwise, KernelName(id, "_copy"), out};
-      copy.loops = Dims(shape);
-      copy.value = Value(cache, LoopVars(rank));
-      AddKernel(std::move(copy));
-    }
-    const ir::Shape& rows = g_.type(n.operands[1]).shape;
-    Kernel k{KernelKind::kPointwise, KernelName(id, "_rows"), out};
-    k.loops = Dims(rows);
-    std::vector<ExprPtr> vars = LoopVars(rank);
-    k.value = Value(n.operands[1], vars);
-    k.store_indices = vars;
-    k.store_indices[rank - 2] = Op(ScalarOp::kAdd, vars[rank - 2], Sym(n.attrs.GetDim("pos")));
-    AddKernel(std::move(k));
-  }
-
-  void LowerGather(ValueId id, int out) {
-    const ir::Node& n = g_.node(id);
-    const ir::Shape& table = g_.type(n.operands[0]).shape;
-    int irank = g_.type(n.operands[1]).rank();
-    std::vector<ExprPtr> vars = LoopVars(n.type.rank());
-    ExprPtr row = Value(n.operands[1], std::vector<ExprPtr>(vars.begin(), vars.begin() + irank));
-    // Clamped so a bad index cannot read out of bounds; CompiledGraph::Run rejects
-    // out-of-range indices in inputs before running.
-    row = Op(ScalarOp::kMax, Op(ScalarOp::kMin, row, Op(ScalarOp::kSub, Sym(table[0]), ConstI(1))),
-             ConstI(0));
-    std::vector<ExprPtr> t_idx = {row};
-    t_idx.insert(t_idx.end(), vars.begin() + irank, vars.end());
-    Kernel k{KernelKind::kPointwise, KernelName(id), out};
-    k.loops = Dims(n.type.shape);
-    k.value = Value(n.operands[0], t_idx);
-    AddKernel(std::move(k));
-  }
-
-  // Outputs that were not materialized as themselves (an input returned directly, or a
-  // node returned twice) get a copy kernel.
-  absl::Status WriteOutputs() {
-    const auto& outs = g_.outputs();
-    for (int i = 0; i < static_cast<int>(outs.size()); ++i) {
-      if (std::find(written_outputs_.begin(), written_outputs_.end(), i) !=
-          written_outputs_.end()) {
-        continue;
-      }
-      ValueId v = outs[i];
-      int b = AddBuffer(absl::StrCat("out", i), g_.type(v), BufferKind::kOutput);
-      out_.args.push_back({ArgBinding::Kind::kOutput, "", v, i});
-      Kernel k{KernelKind::kPointwise, absl::StrCat("k", prog_.kernels.size(), "_output", i), b};
-      k.loops = Dims(g_.type(v).shape);
-      k.value = Value(v, LoopVars(g_.type(v).rank()));
-      AddKernel(std::move(k));
-    }
-    return absl::OkStatus();
-  }
-
-  const ir::Graph& g_;
-  const LowerOptions& options_;
-  Program prog_;
-  LoweredGraph out_;
-  FusionPolicy fusion_;
-  std::vector<int> buffer_of_;  // per node: its buffer, or -1 while it is inlined
-  std::vector<int> written_outputs_;
-};
+// A step that rewrites only the program.
+LowerStep ProgramStep(std::string name, void (*rewrite)(Program*),
+                      bool LowerOptions::* option = nullptr) {
+  return {std::move(name),
+          [rewrite](const ir::Graph&, LoweredGraph* lowered) {
+            rewrite(&lowered->program);
+            return absl::OkStatus();
+          },
+          option};
+}
 
 }  // namespace
 
-absl::StatusOr<LoweredGraph> Lower(const ir::Graph& graph, const LowerOptions& options) {
-  absl::StatusOr<LoweredGraph> lowered = Lowerer(graph, options).Run();
-  if (lowered.ok() && options.simplify_indices) SimplifyKernelIndices(&lowered->program);
+const std::vector<LowerStep>& BuiltinLowerSteps() {
+  static const auto* steps = new std::vector<LowerStep>{
+      {"build_kernels",
+       [](const ir::Graph& graph, LoweredGraph* lowered) -> absl::Status {
+         GJ_ASSIGN_OR_RETURN(*lowered, BuildKernels(graph));
+         return absl::OkStatus();
+       }},
+      ProgramStep("fuse_attention", FuseAttention, &LowerOptions::fuse_attention),
+      // After fusion: the fused kernel's dropped temps take no space.
+      ProgramStep("plan_workspace", PlanWorkspace),
+      // Last, so dumps, the program evaluator and codegen all see simplified kernels.
+      ProgramStep("simplify_indices", SimplifyKernelIndices, &LowerOptions::simplify_indices),
+  };
+  return *steps;
+}
+
+LowerPipeline LowerPipeline::FromOptions(const LowerOptions& options) {
+  LowerPipeline p;
+  for (const LowerStep& step : BuiltinLowerSteps()) {
+    if (step.option == nullptr || options.*step.option) p.steps_.push_back(step);
+  }
+  return p;
+}
+
+std::vector<std::string> LowerPipeline::names() const {
+  std::vector<std::string> names;
+  for (const LowerStep& s : steps_) names.push_back(s.name);
+  return names;
+}
+
+absl::Status LowerPipeline::SetPrintAfter(
+    const std::vector<std::string>& names,
+    std::function<void(const std::string&, const Program&)> sink) {
+  const std::vector<std::string> known = this->names();
+  for (const std::string& name : names) {
+    if (name == "*") {
+      print_all_ = true;
+    } else if (std::find(known.begin(), known.end(), name) == known.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("--print-after: no lowering step '", name,
+                                                     "' in this lowering (",
+                                                     absl::StrJoin(known, ", "), ")"));
+    } else {
+      print_after_.push_back(name);
+    }
+  }
+  sink_ = std::move(sink);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<LoweredGraph> LowerPipeline::Run(const ir::Graph& graph) {
+  stats_.clear();
+  LoweredGraph lowered;
+  for (const LowerStep& step : steps_) {
+    const ir::Clock::time_point start = ir::Clock::now();
+    GJ_RETURN_IF_ERROR(step.run(graph, &lowered));
+    stats_.push_back(
+        {step.name, static_cast<int>(lowered.program.kernels.size()), ir::SecondsSince(start)});
+    if (sink_ && (print_all_ || std::find(print_after_.begin(), print_after_.end(), step.name) !=
+                                    print_after_.end())) {
+      sink_(step.name, lowered.program);
+    }
+  }
   return lowered;
+}
+
+absl::StatusOr<LoweredGraph> Lower(const ir::Graph& graph, const LowerOptions& options) {
+  return LowerPipeline::FromOptions(options).Run(graph);
 }
 
 }  // namespace graphjit::compiler

@@ -1,10 +1,13 @@
-// lower: an optimized graph to a kernel program (fused loop nests plus a buffer plan).
+// lower: an optimized graph to a kernel program (fused loop nests plus a buffer plan),
+// as a list of named steps that can be printed after.
 #ifndef GRAPHJIT_COMPILER_LOWER_LOWER_H_
 #define GRAPHJIT_COMPILER_LOWER_LOWER_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "compiler/lower/kernel_ir.h"
 #include "ir/graph.h"
@@ -38,12 +41,59 @@ struct LoweredGraph {
 // workspace, reusing space whose live ranges do not overlap. Attention's five kernels
 // (scores, max, exp, sum, P @ V) become one (compiler/lower/fuse_attention.h) before the
 // workspace is planned. Last, the kernels' index expressions are simplified
-// (compiler/lower/simplify_index.h).
+// (compiler/lower/simplify_index.h). Runs LowerPipeline::FromOptions(options).
 struct LowerOptions {
   bool simplify_indices = true;  // off: the expressions as built (for tests and --stats)
   bool fuse_attention = true;    // off: attention as five kernels (for tests)
 };
 absl::StatusOr<LoweredGraph> Lower(const ir::Graph& graph, const LowerOptions& options = {});
+
+// A step of lowering: builds or rewrites the lowered program in place.
+struct LowerStep {
+  std::string name;
+  std::function<absl::Status(const ir::Graph&, LoweredGraph*)> run;
+  // The option that turns the step off (null: always runs).
+  bool LowerOptions::* option = nullptr;
+};
+
+// Lowering's steps, in order (each step's file pair says what it does and why):
+//   build_kernels     a kernel per value that gets a buffer (build_kernels.h)
+//   fuse_attention    attention's five kernels as one (fuse_attention.h)
+//   plan_workspace    the temps' offsets in one workspace (buffer_plan.h)
+//   simplify_indices  index expressions simplified with the loop ranges (simplify_index.h)
+const std::vector<LowerStep>& BuiltinLowerSteps();
+
+struct LowerStepStats {
+  std::string name;
+  int kernels = 0;  // in the program after the step
+  double seconds = 0;
+};
+
+// Lowering as a list of named steps, like the pass pipeline (compiler/passes/pipeline.h):
+// the program can be printed after any of them, and each is timed.
+class LowerPipeline {
+ public:
+  // The built-in steps the options leave on, in order.
+  static LowerPipeline FromOptions(const LowerOptions& options = {});
+
+  // Calls `sink(step, program)` after each step in `names` ("*" means every step).
+  // InvalidArgument if a name is not a step of this pipeline.
+  absl::Status SetPrintAfter(const std::vector<std::string>& names,
+                             std::function<void(const std::string&, const Program&)> sink);
+
+  // Runs the steps in order; the first error is returned as the step gave it (only
+  // build_kernels fails, on graphs lowering does not take, naming the node).
+  absl::StatusOr<LoweredGraph> Run(const ir::Graph& graph);
+  const std::vector<LowerStepStats>& stats() const { return stats_; }
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<LowerStep> steps_;
+  bool print_all_ = false;
+  std::vector<std::string> print_after_;
+  std::function<void(const std::string&, const Program&)> sink_;
+  std::vector<LowerStepStats> stats_;
+};
 
 }  // namespace graphjit::compiler
 

@@ -168,62 +168,85 @@ class Evaluator {
       std::vector<int64_t> extents;
       for (const ExprPtr& e : k.loops) extents.push_back(Eval(e).i);
       if (!status_.ok()) return status_;
-      if (k.kind == KernelKind::kMatmul) {
-        RunMatmul(k, extents);
-      } else if (k.kind == KernelKind::kExternMatmul) {
-        RunExternMatmul(k, extents);
-      } else if (k.kind == KernelKind::kAttention) {
-        RunAttention(k, extents);
-      } else {
-        Nest(k, extents, 0);
+      // Indexed by KernelKind: a kind of kernel_kinds.def without its Run hook does not
+      // compile.
+      using RunFn = void (Evaluator::*)(const Kernel&, const std::vector<int64_t>&);
+      static constexpr RunFn kRunKernel[] = {
+#define GJ_KERNEL_KIND(name, ...) &Evaluator::Run##name,
+#include "compiler/lower/kernel_kinds.def"
+#undef GJ_KERNEL_KIND
+      };
+      if (static_cast<int>(k.kind) >= kNumKernelKinds) {
+        Fail(absl::StrCat("unknown kernel kind ", static_cast<int>(k.kind)));
+        return status_;
       }
+      (this->*kRunKernel[static_cast<int>(k.kind)])(k, extents);
       if (!status_.ok()) return status_;
     }
     return absl::OkStatus();
   }
 
  private:
-  void Nest(const Kernel& k, const std::vector<int64_t>& extents, size_t depth) {
+  // body() at every index of the loops (bound in vars_, last fastest), until an error.
+  void Nest(const std::vector<int64_t>& extents, size_t depth, absl::FunctionRef<void()> body) {
     if (!status_.ok()) return;
     if (depth < extents.size()) {
       for (int64_t i = 0; i < extents[depth]; ++i) {
         vars_[depth] = i;
-        Nest(k, extents, depth + 1);
+        Nest(extents, depth + 1, body);
       }
       return;
     }
-    Scalar v;
-    if (k.kind == KernelKind::kPointwise) {
-      v = Eval(k.value);
-    } else if (k.kind == KernelKind::kArgReduce) {
-      v = ArgReduce(k, extents.size());
-    } else if (k.kind == KernelKind::kScan) {
-      return Scan(k, extents.size());  // stores as it goes
-    } else {
-      ir::DType dt = p_.buffers[k.out].dtype;
-      bool fl = ir::IsFloat(dt);
-      bool max = k.combine == ScalarOp::kMax;
-      v.f = max ? -INFINITY : 0.0;
-      v.i = max ? INT64_MIN : 0;
-      int64_t n = Eval(k.reduce_extent).i;
-      for (int64_t r = 0; r < n; ++r) {
-        vars_[extents.size()] = r;
-        Scalar x = Eval(k.value);
-        if (fl) {
-          v.f = max ? runtime::MaxOf(v.f, x.f) : v.f + x.f;
-        } else {
-          v.i = max ? runtime::MaxOf(v.i, x.i) : WrapAdd(v.i, x.i);
-        }
-      }
-      if (k.finish_scale) v.f *= Eval(k.finish_scale).f;
-    }
+    body();
+  }
+
+  // Stores v at the kernel's store indices, or at its kind's default ones.
+  void StoreResult(const Kernel& k, Scalar v) {
     std::vector<int64_t> idx;
     if (k.store_indices.empty()) {
-      idx.assign(vars_.begin(), vars_.begin() + extents.size());
+      idx.assign(vars_.begin(), vars_.begin() + DefaultStoreRank(k));
     } else {
       for (const ExprPtr& e : k.store_indices) idx.push_back(Eval(e).i);
     }
     Store(k.out, idx, v);
+  }
+
+  void RunPointwise(const Kernel& k, const std::vector<int64_t>& extents) {
+    Nest(extents, 0, [&] { StoreResult(k, Eval(k.value)); });
+  }
+
+  void RunReduce(const Kernel& k, const std::vector<int64_t>& extents) {
+    Nest(extents, 0, [&] { StoreResult(k, Reduce(k, extents.size())); });
+  }
+
+  void RunArgReduce(const Kernel& k, const std::vector<int64_t>& extents) {
+    Nest(extents, 0, [&] { StoreResult(k, ArgReduce(k, extents.size())); });
+  }
+
+  void RunScan(const Kernel& k, const std::vector<int64_t>& extents) {
+    Nest(extents, 0, [&] { Scan(k, extents.size()); });  // stores as it goes
+  }
+
+  // combine (kAdd or kMax) of value over r (loop variable `var`), times finish_scale.
+  Scalar Reduce(const Kernel& k, size_t var) {
+    ir::DType dt = p_.buffers[k.out].dtype;
+    bool fl = ir::IsFloat(dt);
+    bool max = k.combine == ScalarOp::kMax;
+    Scalar v;
+    v.f = max ? -INFINITY : 0.0;
+    v.i = max ? INT64_MIN : 0;
+    int64_t n = Eval(k.reduce_extent).i;
+    for (int64_t r = 0; r < n; ++r) {
+      vars_[var] = r;
+      Scalar x = Eval(k.value);
+      if (fl) {
+        v.f = max ? runtime::MaxOf(v.f, x.f) : v.f + x.f;
+      } else {
+        v.i = max ? runtime::MaxOf(v.i, x.i) : WrapAdd(v.i, x.i);
+      }
+    }
+    if (k.finish_scale) v.f *= Eval(k.finish_scale).f;
+    return v;
   }
 
   // The r of the first extremum of value over r (the scan variable is loop variable
@@ -266,13 +289,7 @@ class Evaluator {
       } else {
         acc.i = WrapAdd(acc.i, x.i);
       }
-      std::vector<int64_t> idx;
-      if (k.store_indices.empty()) {
-        idx.assign(vars_.begin(), vars_.begin() + var + 1);
-      } else {
-        for (const ExprPtr& e : k.store_indices) idx.push_back(Eval(e).i);
-      }
-      Store(k.out, idx, acc);
+      StoreResult(k, acc);
     }
   }
 

@@ -992,10 +992,6 @@ class Simplifier {
   absl::flat_hash_map<const Expr*, Lin> lin_of_;  // output sums -> their forms
 };
 
-bool HasReduceVariable(KernelKind kind) {
-  return kind == KernelKind::kReduce || kind == KernelKind::kArgReduce || kind == KernelKind::kScan;
-}
-
 // Counts the distinct nodes of `e` not seen yet; returns its size as printed.
 int64_t CountNodes(const ExprPtr& e, absl::flat_hash_map<const Expr*, int64_t>* printed,
                    ExprNodeCounts* counts) {
@@ -1026,15 +1022,11 @@ void SimplifyKernel(Kernel* k) {
     extent = s.Build(l);
     vars.push_back(s.LoopRange(l));
   }
-  if (HasReduceVariable(k->kind) && k->reduce_extent != nullptr) {
-    Lin l = s.SimplifyInt(k->reduce_extent);
-    k->reduce_extent = s.Build(l);
-    if (vars.size() == k->loops.size()) vars.push_back(s.LoopRange(l));
-  }
-  if (k->kind == KernelKind::kAttention && k->values_width != nullptr) {
-    Lin l = s.SimplifyInt(k->values_width);
-    k->values_width = s.Build(l);
-    // The output column e is loop variable loops.size().
+  // The variable past the loops (a reduction's r, attention's column e) is variable
+  // loops.size(), over its extent.
+  if (ExprPtr* extent = MutableVarExtent(k); extent != nullptr && *extent != nullptr) {
+    Lin l = s.SimplifyInt(*extent);
+    *extent = s.Build(l);
     if (vars.size() == k->loops.size()) vars.push_back(s.LoopRange(l));
   }
   if (vars.size() < k->loops.size()) vars.clear();  // malformed (null extents): no ranges

@@ -15,11 +15,11 @@ namespace graphjit::compiler {
 // Simplifies every kernel of `program` in place (SimplifyKernel on each); Lower() runs it
 // last, so dumps, the program evaluator and codegen all see simplified kernels.
 //
-// Ranges: loop variable k of a kernel ranges over [0, extent_k) (the reduce / scan
-// variable of kReduce, kArgReduce and kScan is variable loops.size(), over
-// [0, reduce_extent)); a constant extent bounds it, a symbolic one leaves it in
-// [0, +inf). Symbols are >= 0 (they are dims and positions). i64 values read from
-// buffers or cast from floats may be anything.
+// Ranges: loop variable k of a kernel ranges over [0, extent_k) (the variable past the
+// loops, variable loops.size(), over the extent its kind's Var column names in
+// kernel_kinds.def: a reduction's reduce_extent, attention's values_width); a constant
+// extent bounds it, a symbolic one leaves it in [0, +inf). Symbols are >= 0 (they are dims and
+// positions). i64 values read from buffers or cast from floats may be anything.
 //
 // Rules (i64 only; floor division and floor mod as ScalarOp::kDiv / kMod, also for
 // negative values):

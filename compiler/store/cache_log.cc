@@ -1,7 +1,6 @@
 #include "compiler/store/cache_log.h"
 
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "absl/strings/ascii.h"
@@ -18,14 +17,6 @@ LogFlags ParseLogFlags(absl::string_view text) {
     if (word == "guards" || word == "all") flags.guards = true;
     if (word == "cache" || word == "all") flags.cache = true;
   }
-  return flags;
-}
-
-LogFlags LogFlagsFromEnv() {
-  static const LogFlags flags = [] {
-    const char* env = std::getenv("GRAPHJIT_LOG");
-    return env == nullptr ? LogFlags{} : ParseLogFlags(env);
-  }();
   return flags;
 }
 

@@ -4,7 +4,8 @@
 //   GRAPHJIT_LOG=cache              the on-disk code cache: files ignored (and why),
 //                                   loads, stores, cleanup
 //   GRAPHJIT_LOG=recompiles,guards  several channels (`all` is every one)
-// One line per event on stderr.
+// One line per event on stderr. GRAPHJIT_LOG is read by CompileEnv
+// (compiler/compiled/compile_env.h), with every other variable.
 #ifndef GRAPHJIT_COMPILER_STORE_CACHE_LOG_H_
 #define GRAPHJIT_COMPILER_STORE_CACHE_LOG_H_
 
@@ -21,8 +22,6 @@ struct LogFlags {
 // Parses a comma-separated list; unknown words are ignored (other parts of graphjit may
 // read the same variable for their own channels).
 LogFlags ParseLogFlags(absl::string_view text);
-// GRAPHJIT_LOG, read once per process.
-LogFlags LogFlagsFromEnv();
 // Writes `graphjit[channel]: message` and a newline to stderr in one write, so lines of
 // concurrent callers do not interleave.
 void LogLine(absl::string_view channel, absl::string_view message);

@@ -19,53 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kDefaultMaxBytes = int64_t{1} << 30;
-
-std::string DefaultDir() {
-  if (const char* dir = std::getenv("GRAPHJIT_CACHE_DIR"); dir != nullptr && *dir != '\0') {
-    return dir;
-  }
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
-    return (fs::path(xdg) / "graphjit").string();
-  }
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    return (fs::path(home) / ".cache" / "graphjit").string();
-  }
-  return "";
-}
-
 }  // namespace
-
-DiskCache* DiskCache::Default() {
-  static DiskCache* cache = []() -> DiskCache* {
-    std::string dir = DefaultDir();
-    if (dir == "off") return nullptr;
-    if (dir.empty()) {
-      std::fprintf(stderr,
-                   "graphjit: no cache directory (GRAPHJIT_CACHE_DIR, XDG_CACHE_HOME and HOME "
-                   "are unset): compiled code stays in memory\n");
-      return nullptr;
-    }
-    int64_t max_bytes = kDefaultMaxBytes;
-    if (const char* env = std::getenv("GRAPHJIT_CACHE_MAX_BYTES"); env != nullptr) {
-      if (!absl::SimpleAtoi(env, &max_bytes) || max_bytes < 0) {
-        std::fprintf(stderr,
-                     "graphjit: GRAPHJIT_CACHE_MAX_BYTES='%s' is not a byte count; using 1 GiB\n",
-                     env);
-        max_bytes = kDefaultMaxBytes;
-      }
-    }
-    absl::StatusOr<std::unique_ptr<DiskCache>> opened =
-        Open(dir, max_bytes, "", cache::LogFlagsFromEnv());
-    if (!opened.ok()) {
-      std::fprintf(stderr, "graphjit: %s: compiled code stays in memory\n",
-                   std::string(opened.status().message()).c_str());
-      return nullptr;
-    }
-    return opened->release();
-  }();
-  return cache;
-}
 
 absl::StatusOr<std::unique_ptr<DiskCache>> DiskCache::Open(std::string dir, int64_t max_bytes,
                                                            std::string identity,

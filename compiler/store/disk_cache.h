@@ -41,9 +41,9 @@ struct DiskCacheStats {
 
 class DiskCache {
  public:
-  // The cache GRAPHJIT_CACHE_DIR asks for, opened once per process; null when it is `off`
-  // or the directory cannot be used (after one warning on stderr).
-  static DiskCache* Default();
+  static constexpr int64_t kDefaultMaxBytes = int64_t{1} << 30;
+  // (The process's cache, from GRAPHJIT_CACHE_DIR, is CompileEnv's: compiler/compiled/
+  // compile_env.h.)
   // A cache in `dir` (created if missing) of at most `max_bytes`. `identity` is what a
   // file must have been written by (versions, triple, CPU, features): by default this
   // process's JIT target. InvalidArgument / PermissionDenied when `dir` is unusable.

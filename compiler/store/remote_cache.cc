@@ -44,22 +44,10 @@ timeval Millis(int ms) {
   return tv;
 }
 
-int EnvMillis(const char* name, int fallback) {
-  const char* env = std::getenv(name);
-  if (env == nullptr || *env == '\0') return fallback;
-  int v = 0;
-  if (!absl::SimpleAtoi(env, &v) || v < 0) {
-    std::fprintf(stderr, "graphjit: %s='%s' is not a number of milliseconds; using %d\n", name, env,
-                 fallback);
-    return fallback;
-  }
-  return v;
-}
-
 }  // namespace
 
-absl::StatusOr<RemoteCacheOptions> ParseRemoteCacheUrl(absl::string_view url) {
-  RemoteCacheOptions o;
+absl::StatusOr<RemoteCacheOptions> ParseRemoteCacheUrl(absl::string_view url,
+                                                       RemoteCacheOptions o) {
   absl::string_view rest = url;
   if (!absl::ConsumePrefix(&rest, "redis://")) {
     return absl::InvalidArgumentError(
@@ -82,32 +70,19 @@ absl::StatusOr<RemoteCacheOptions> ParseRemoteCacheUrl(absl::string_view url) {
     return absl::InvalidArgumentError(absl::StrCat("remote cache '", url, "': no host"));
   }
   o.host = std::string(rest);
-  o.connect_timeout_ms = EnvMillis("GRAPHJIT_REMOTE_CACHE_CONNECT_TIMEOUT_MS", 200);
-  o.command_timeout_ms = EnvMillis("GRAPHJIT_REMOTE_CACHE_TIMEOUT_MS", 500);
-  o.lock_ttl_ms = EnvMillis("GRAPHJIT_REMOTE_CACHE_LOCK_TTL_MS", 30000);
-  o.lock_wait_ms = EnvMillis("GRAPHJIT_REMOTE_CACHE_LOCK_WAIT_MS", 30000);
-  o.retry_ms = EnvMillis("GRAPHJIT_REMOTE_CACHE_RETRY_MS", 5000);
-  o.log = cache::LogFlagsFromEnv();
   return o;
 }
 
-RemoteCache* RemoteCache::Default() {
-  static RemoteCache* cache = [] {
-    const char* env = std::getenv("GRAPHJIT_REMOTE_CACHE");
-    return ForUrl(env == nullptr || *env == '\0' ? "off" : env);
-  }();
-  return cache;
-}
+bool RemoteCache::Available() { return kHaveRedis; }
 
-RemoteCache* RemoteCache::ForUrl(const std::string& url) {
-  if (url.empty()) return Default();
-  if (url == "off") return nullptr;
+RemoteCache* RemoteCache::ForUrl(const std::string& url, const RemoteCacheOptions& base) {
+  if (url.empty() || url == "off") return nullptr;
   static std::mutex mu;
   static auto* caches = new absl::flat_hash_map<std::string, RemoteCache*>();
   std::lock_guard<std::mutex> lock(mu);
   auto [it, inserted] = caches->try_emplace(url, nullptr);
   if (inserted) {
-    absl::StatusOr<RemoteCacheOptions> options = ParseRemoteCacheUrl(url);
+    absl::StatusOr<RemoteCacheOptions> options = ParseRemoteCacheUrl(url, base);
     if (options.ok() && !kHaveRedis) {
       std::fprintf(stderr,
                    "graphjit: remote cache '%s' needs the Redis code store, which this build "

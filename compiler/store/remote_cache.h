@@ -54,9 +54,9 @@ struct RemoteCacheOptions {
   cache::LogFlags log;
 };
 
-// Parses `redis://HOST:PORT[/DB]` into options (timeouts from the GRAPHJIT_REMOTE_CACHE_*
-// variables, each falling back to its default with a warning when it is not a number).
-absl::StatusOr<RemoteCacheOptions> ParseRemoteCacheUrl(absl::string_view url);
+// Parses `redis://HOST:PORT[/DB]` into `base` (host, port and db set; the rest kept).
+absl::StatusOr<RemoteCacheOptions> ParseRemoteCacheUrl(absl::string_view url,
+                                                       RemoteCacheOptions base = {});
 
 struct RemoteCacheStats {
   int64_t hits = 0;        // valid values fetched
@@ -70,11 +70,14 @@ struct RemoteCacheStats {
 
 class RemoteCache {
  public:
-  // The cache GRAPHJIT_REMOTE_CACHE names (opened once per process), or null.
-  static RemoteCache* Default();
-  // The process's cache for `url` (one per distinct url, never freed); "" is Default(),
-  // "off" is null. A malformed url: one warning, null.
-  static RemoteCache* ForUrl(const std::string& url);
+  // The process's cache for `url` (one per distinct url, never freed; the first call's
+  // `base` gives its timeouts and logging); "" and "off" are null. A malformed url, or a
+  // build without Redis: one warning, null. (GRAPHJIT_REMOTE_CACHE is read by CompileEnv,
+  // compiler/compiled/compile_env.h.)
+  static RemoteCache* ForUrl(const std::string& url, const RemoteCacheOptions& base = {});
+  // Whether this build has the Redis client (CMake GRAPHJIT_WITH_REDIS and libhiredis-dev);
+  // without it a RemoteCache never connects and every Acquire is a fallback.
+  static bool Available();
   // Connects lazily: opening never fails on an unreachable server.
   explicit RemoteCache(RemoteCacheOptions options);
   ~RemoteCache();

@@ -43,6 +43,22 @@ printf 'graph g {\n  %%0 = input {name="x"} : f64[2, S+]\n' > "$work/bad.gir"
 expect_error "dump malformed IR" "bad.gir:2:" "$bin/graphjit-dump" "$work/bad.gir"
 expect_error "dump unknown flag" "Unknown command line flag 'bogus'" "$bin/graphjit-dump" decode --bogus
 expect_error "dump unknown pass" "no pass 'nope'" "$bin/graphjit-dump" decode --print-after=nope
+# Lowering's steps print like passes: the kernel program after build_kernels has no fused
+# attention yet, after fuse_attention it has.
+"$bin/graphjit-dump" decode --print-after=build_kernels,fuse_attention > "$work/steps.txt" &&
+  awk '/^# kernels after build_kernels/ { s = 1 } /^# kernels after fuse_attention/ { s = 2 }
+    /attention over/ { if (s == 1) bad = 1; if (s == 2) ok = 1 } END { exit !(ok && !bad) }' \
+    "$work/steps.txt" && pass "dump --print-after a lowering step" ||
+  fail "dump --print-after a lowering step"
+"$bin/graphjit-dump" decode --print-after-all > "$work/all.txt" &&
+  grep -q "^# IR after dce" "$work/all.txt" &&
+  grep -q "^# kernels after simplify_indices" "$work/all.txt" &&
+  pass "dump --print-after-all passes and lowering steps" ||
+  fail "dump --print-after-all passes and lowering steps"
+expect_error "dump unknown name lists the lowering steps" "lowering steps: build_kernels" \
+  "$bin/graphjit-dump" decode --print-after=nope
+expect_error "dump print after a step turned off" "no lowering step 'fuse_attention'" \
+  "$bin/graphjit-dump" decode --fuse_attention=false --print-after=fuse_attention
 
 # The per-kernel profiler: graphjit-dump --profile and GRAPHJIT_PROFILE=1 name the kernels.
 "$bin/graphjit-dump" decode --dim S=16 --profile --profile-calls=5 > "$work/profile.txt" &&
@@ -283,6 +299,27 @@ assert d["graph_breaks"]["final_graph_empty"] is True
 for key in ("cpu", "cores", "llvm"):
     assert key in d["machine"], key
 PY
+# The policy study compiles cold by default, even with a warm disk cache: its compile
+# counts and times are real compiles. --warm_cache reuses the cache and says what it loaded.
+study_cache="$work/study_cache"
+for run in 1 2; do
+  GRAPHJIT_CACHE_DIR="$study_cache" "$bin/graphjit-study" --only=policies --steps 6 \
+    --json "$work/cold$run.json" >"$work/cold$run.txt" 2>&1 || fail "study cold run $run"
+  GRAPHJIT_CACHE_DIR="$study_cache" "$bin/graphjit-study" --only=policies --steps 6 --warm_cache \
+    --json "$work/warm$run.json" >"$work/warm$run.txt" 2>&1 || fail "study warm run $run"
+done
+python3 - "$work/cold2.json" "$work/warm2.json" <<'PY' && pass "study cold by default, --warm_cache" ||
+import json, sys
+cold, warm = (json.load(open(f)) for f in sys.argv[1:3])
+assert cold["code_cache"] == "cold" and warm["code_cache"] == "warm"
+for p in cold["policies"]:
+    assert p["kernels_loaded"] == 0 and p["kernels_compiled"] > 0, p
+assert sum(p["kernels_loaded"] for p in warm["policies"]) > 0, warm["policies"]
+assert sum(p["kernels_compiled"] for p in warm["policies"]) == 0, warm["policies"]
+PY
+  fail "study cold by default, --warm_cache ($(tail -3 "$work/warm2.txt"))"
+grep -q "Code: cold" "$work/cold2.txt" && grep -q "loaded from the disk or remote cache" \
+  "$work/warm2.txt" && pass "study says cold or warm" || fail "study says cold or warm"
 # The plots, where matplotlib is installed (Debian's python3-matplotlib).
 if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
   /usr/bin/python3 "$(dirname "$0")/../../tools/plot_study.py" "$work/study.json" "$work/study.png" \

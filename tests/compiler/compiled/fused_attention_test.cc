@@ -115,7 +115,7 @@ void ExpectClose(const Tensor& want, const Tensor& got, double tol, const std::s
 std::unique_ptr<CompiledGraph> Compile(const ir::Graph& g, bool fuse) {
   CompileGraphOptions options;
   options.fuse_attention = fuse;
-  options.use_disk_cache = false;
+  options.env = &CompileEnv::MemoryOnly();
   auto cg = CompiledGraph::Compile(g, {}, options);
   EXPECT_TRUE(cg.ok()) << cg.status();
   return cg.ok() ? *std::move(cg) : nullptr;

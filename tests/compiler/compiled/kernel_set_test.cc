@@ -106,9 +106,12 @@ TEST(KernelSet, TheCanonicalFormKeepsWhatMattersAndDropsNames) {
 TEST(KernelSet, ParallelCompileGivesTheSameKeysAsOneThread) {
   auto model = *models::CreateModel("decode:d=32,H=4,G=2,dh=8,f=64,seed=11");
   ir::Graph g = *models::TraceModel(*model);
+  CompileEnv env1 = CompileEnv::FromEnvironment(), env2 = env1;
+  env1.compile_threads = 1;
+  env2.compile_threads = 2;
   CompileGraphOptions one, two;
-  one.compile_threads = 1;
-  two.compile_threads = 2;
+  one.env = &env1;
+  two.env = &env2;
   auto a = *CompiledGraph::Compile(g, model->params(), one);
   EXPECT_EQ(a->kernels().stats().threads, 1);
   a.reset();  // so the second compiles everything again, on two threads

@@ -41,7 +41,7 @@ void ExpectCompiledEqualsInterpreted(const char* dtype, double big) {
   absl::StatusOr<std::vector<Tensor>> want = runtime::Interpret(*g, in, {});
   ASSERT_TRUE(want.ok()) << want.status();
   CompileGraphOptions options;
-  options.use_disk_cache = false;
+  options.env = &CompileEnv::MemoryOnly();
   absl::StatusOr<std::unique_ptr<CompiledGraph>> cg = CompiledGraph::Compile(*g, {}, options);
   ASSERT_TRUE(cg.ok()) << cg.status();
   absl::StatusOr<std::vector<Tensor>> got = (*cg)->Run(in);

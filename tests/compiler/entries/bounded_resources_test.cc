@@ -56,8 +56,8 @@ TEST(BoundedResources, TenThousandExactShapesThroughASmallCache) {
   options.tier_queue = 4;
   options.log = {};
   options.store = std::make_shared<CodeStore>();
-  options.compile.use_disk_cache = false;  // every compile is a real one, in this process
-  options.compile.remote_cache = "off";
+  // Every compile is a real one, in this process.
+  options.compile.env = &CompileEnv::MemoryOnly();
   absl::StatusOr<std::unique_ptr<JitFunction>> fn = Jit(
       "tanh_square_plus",
       [](frontend::Context& ctx) {

@@ -54,7 +54,8 @@ std::vector<int64_t> Ints(const Tensor& t) {
   return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel());
 }
 
-// `graphjit-run z.gir --mode=jit` crashed in Lowerer::Inline reading value[0].
+// `graphjit-run z.gir --mode=jit` crashed in the lowering walk (now KernelBuilder::Inline,
+// build_kernels.cc) reading value[0].
 TEST(LowerZeroSize, EmptyConstant) {
   for (bool optimize : {false, true}) {
     std::vector<Tensor> out = Evaluate(R"(graph z {

@@ -1,0 +1,120 @@
+#include "compiler/compiled/compile_env.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+
+namespace graphjit::compiler {
+namespace {
+
+std::string Var(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+// An integer variable in [lo, hi]; unset: `fallback`; anything else: a warning and
+// `fallback`.
+int64_t IntVar(const char* name, int64_t fallback, int64_t lo, int64_t hi, const char* what) {
+  const std::string v = Var(name);
+  if (v.empty()) return fallback;
+  int64_t n = 0;
+  if (!absl::SimpleAtoi(v, &n) || n < lo || n > hi) {
+    std::fprintf(stderr, "graphjit: %s='%s' is not %s; using %lld\n", name, v.c_str(), what,
+                 static_cast<long long>(fallback));
+    return fallback;
+  }
+  return n;
+}
+
+std::string CacheDir() {
+  namespace fs = std::filesystem;
+  if (std::string dir = Var("GRAPHJIT_CACHE_DIR"); !dir.empty()) return dir;
+  if (std::string xdg = Var("XDG_CACHE_HOME"); !xdg.empty()) {
+    return (fs::path(xdg) / "graphjit").string();
+  }
+  if (std::string home = Var("HOME"); !home.empty()) {
+    return (fs::path(home) / ".cache" / "graphjit").string();
+  }
+  return "";
+}
+
+DiskCache* OpenDiskCache(const cache::LogFlags& log) {
+  const std::string dir = CacheDir();
+  if (dir == "off") return nullptr;
+  if (dir.empty()) {
+    std::fprintf(stderr,
+                 "graphjit: no cache directory (GRAPHJIT_CACHE_DIR, XDG_CACHE_HOME and HOME "
+                 "are unset): compiled code stays in memory\n");
+    return nullptr;
+  }
+  const int64_t max_bytes =
+      IntVar("GRAPHJIT_CACHE_MAX_BYTES", DiskCache::kDefaultMaxBytes, 0, INT64_MAX, "a byte count");
+  absl::StatusOr<std::unique_ptr<DiskCache>> opened = DiskCache::Open(dir, max_bytes, "", log);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "graphjit: %s: compiled code stays in memory\n",
+                 std::string(opened.status().message()).c_str());
+    return nullptr;
+  }
+  return opened->release();  // kept for the process
+}
+
+RemoteCache* OpenRemoteCache(const cache::LogFlags& log) {
+  const std::string url = Var("GRAPHJIT_REMOTE_CACHE");
+  if (url.empty()) return nullptr;
+  constexpr const char* kMs = "a number of milliseconds";
+  RemoteCacheOptions base;
+  base.connect_timeout_ms =
+      static_cast<int>(IntVar("GRAPHJIT_REMOTE_CACHE_CONNECT_TIMEOUT_MS", 200, 0, INT32_MAX, kMs));
+  base.command_timeout_ms =
+      static_cast<int>(IntVar("GRAPHJIT_REMOTE_CACHE_TIMEOUT_MS", 500, 0, INT32_MAX, kMs));
+  base.lock_ttl_ms =
+      static_cast<int>(IntVar("GRAPHJIT_REMOTE_CACHE_LOCK_TTL_MS", 30000, 0, INT32_MAX, kMs));
+  base.lock_wait_ms =
+      static_cast<int>(IntVar("GRAPHJIT_REMOTE_CACHE_LOCK_WAIT_MS", 30000, 0, INT32_MAX, kMs));
+  base.retry_ms =
+      static_cast<int>(IntVar("GRAPHJIT_REMOTE_CACHE_RETRY_MS", 5000, 0, INT32_MAX, kMs));
+  base.log = log;
+  return RemoteCache::ForUrl(url, base);
+}
+
+}  // namespace
+
+cache::LogFlags LogFlagsFromEnvironment() {
+  static const cache::LogFlags flags = cache::ParseLogFlags(Var("GRAPHJIT_LOG"));
+  return flags;
+}
+
+const CompileEnv& CompileEnv::FromEnvironment() {
+  static const CompileEnv* env = [] {
+    auto* e = new CompileEnv();  // never destroyed: code may be held by statics at exit
+    e->log = LogFlagsFromEnvironment();
+    e->disk = OpenDiskCache(e->log);
+    e->remote = OpenRemoteCache(e->log);
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    e->compile_threads = static_cast<int>(
+        IntVar("GRAPHJIT_COMPILE_THREADS", cores, 1, 256, "an integer in [1, 256]"));
+    e->dump_dir = Var("GRAPHJIT_DUMP_DIR");
+    const std::string profile = Var("GRAPHJIT_PROFILE");
+    e->profile = !profile.empty() && profile != "0";
+    return e;
+  }();
+  return *env;
+}
+
+const CompileEnv& CompileEnv::MemoryOnly() {
+  static const CompileEnv* env = [] {
+    auto* e = new CompileEnv(FromEnvironment());
+    e->disk = nullptr;
+    e->remote = nullptr;
+    return e;
+  }();
+  return *env;
+}
+
+}  // namespace graphjit::compiler

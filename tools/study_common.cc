@@ -1,0 +1,64 @@
+#include "tools/study_common.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "ir/clock.h"
+
+namespace graphjit::study {
+
+using ir::Clock;
+using runtime::TensorMap;
+
+double MedianCallSeconds(const std::function<void()>& f, int reps, int batches) {
+  std::vector<double> t;
+  for (int b = 0; b < batches; ++b) {
+    auto start = Clock::now();
+    for (int i = 0; i < reps; ++i) f();
+    t.push_back(ir::SecondsSince(start) / reps);
+  }
+  return ir::Median(std::move(t));
+}
+
+void Progress(const std::string& what) {
+  if (isatty(STDERR_FILENO)) std::fprintf(stderr, "\r\033[K%s", what.c_str());
+}
+void ProgressDone() {
+  if (isatty(STDERR_FILENO)) std::fprintf(stderr, "\r\033[K");
+}
+
+void Observations(const std::vector<std::string>& lines) {
+  std::printf("\nObservations:\n");
+  for (const std::string& l : lines) std::printf("  - %s\n", l.c_str());
+  std::printf("\n");
+}
+
+CodeSource MakeCodeSource(bool warm, compiler::KernelStore* cold_kernels) {
+  CodeSource source;
+  source.warm = warm;
+  source.env = warm ? compiler::CompileEnv::FromEnvironment() : compiler::CompileEnv::MemoryOnly();
+  if (!warm) source.env.kernels = cold_kernels;
+  return source;
+}
+
+std::string Describe(const CodeSource& source) {
+  if (!source.warm) {
+    return "cold: every compile is real (empty code stores, no disk or remote cache; "
+           "--warm_cache reuses them)";
+  }
+  return absl::StrCat("warm: code reused from memory",
+                      source.env.disk != nullptr ? ", the disk cache" : "",
+                      source.env.remote != nullptr ? ", the remote cache" : "",
+                      " where it was compiled before (compiled, loaded and reused kept apart)");
+}
+
+TensorMap FreshCaches(const TensorMap& in) {
+  TensorMap out = in;
+  for (const char* n : {"k_cache", "v_cache"}) out[n] = in.at(n).Clone();
+  return out;
+}
+
+}  // namespace graphjit::study

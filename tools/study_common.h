@@ -1,0 +1,59 @@
+// The pieces the studies of graphjit-study share: timing, progress lines, observations,
+// and where their code comes from (cold by default, or the process's caches).
+#ifndef GRAPHJIT_TOOLS_STUDY_COMMON_H_
+#define GRAPHJIT_TOOLS_STUDY_COMMON_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "compiler/compiled/compile_env.h"
+#include "models/model.h"
+#include "runtime/interpreter.h"
+#include "studies/decode_loop.h"
+#include "tools/json_writer.h"
+
+namespace graphjit::study {
+
+// Median over `batches` of the mean time of `reps` calls of f.
+double MedianCallSeconds(const std::function<void()>& f, int reps, int batches = 7);
+// A progress line on stderr, only when it is a terminal.
+void Progress(const std::string& what);
+void ProgressDone();
+void Observations(const std::vector<std::string>& lines);
+// Copies of the inputs' KV caches, so a call that writes them in place leaves `in` alone.
+runtime::TensorMap FreshCaches(const runtime::TensorMap& in);
+
+// Where the studies' code comes from: cold (the default) or the process's caches.
+struct CodeSource {
+  compiler::CompileEnv env;
+  bool warm = false;
+  // A fresh memory tier, for a study that must not find code an earlier one compiled.
+  compiler::CompileEnv Fresh(compiler::KernelStore* kernels) const {
+    compiler::CompileEnv e = env;
+    if (!warm) e.kernels = kernels;
+    return e;
+  }
+};
+// Warm: CompileEnv::FromEnvironment(); cold: no disk or remote tier, `cold_kernels` as
+// the memory tier.
+CodeSource MakeCodeSource(bool warm, compiler::KernelStore* cold_kernels);
+std::string Describe(const CodeSource& source);
+
+// The six studies (tools/study_decode.cc and tools/study_lectures.cc), each printing its
+// table and observations and adding its results to `json`.
+absl::Status StudyPolicies(const models::Model& model, const CodeSource& source,
+                           const studies::DecodeLoopOptions& loop, bool tiered,
+                           tools::JsonWriter& json);
+absl::Status StudySymbolic(const models::Model& model, const CodeSource& source,
+                           tools::JsonWriter& json);
+absl::Status StudyBreaks(const CodeSource& source, tools::JsonWriter& json);
+absl::Status StudyOverhead(const models::Model& model, const CodeSource& source,
+                           tools::JsonWriter& json);
+absl::Status StudyFlops(tools::JsonWriter& json);
+absl::Status StudyPowerLaws(const CodeSource& source, tools::JsonWriter& json);
+
+}  // namespace graphjit::study
+
+#endif  // GRAPHJIT_TOOLS_STUDY_COMMON_H_
