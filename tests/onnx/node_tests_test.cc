@@ -17,13 +17,13 @@
 #include "onnx/onnx_pb.h"
 #include "onnx/tensor_proto.h"
 #include "runtime/interpreter.h"
+#include "tests/onnx/node_cases.h"
 
 namespace graphjit::onnx {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kNodeTests[] = "/usr/share/libonnx-testdata/data/node";
 // Passing cases measured when the suite was written; raise it as ops are added.
 constexpr int kMinPassed = 549;
 
@@ -52,15 +52,6 @@ std::string Compare(const runtime::Tensor& got, const runtime::Tensor& want) {
   return "";
 }
 
-// The name of the model's i-th graph input (test data files are numbered in that order).
-absl::StatusOr<std::string> InputName(const std::string& model_path, int i) {
-  std::ifstream in(model_path, std::ios::binary);
-  ::onnx::ModelProto model;
-  if (!model.ParseFromIstream(&in)) return absl::InvalidArgumentError("unreadable model");
-  if (i >= model.graph().input_size()) return absl::InvalidArgumentError("no such input");
-  return model.graph().input(i).name();
-}
-
 // The ONNX op a refusal names ("node 'n' (Relu): ..."), or a short reason.
 std::string RefusalKey(const absl::Status& s) {
   static const std::regex kNodeOp(R"(node [^(]*\((\w+)\))");
@@ -74,38 +65,19 @@ std::string RefusalKey(const absl::Status& s) {
 }
 
 TEST(OnnxNodeTests, EveryCasePassesOrIsRefusedAtImport) {
-  if (!fs::is_directory(kNodeTests)) {
-    GTEST_SKIP() << kNodeTests << " is missing: apt-get install libonnx-testdata "
+  if (!fs::is_directory(testing::kNodeTests)) {
+    GTEST_SKIP() << testing::kNodeTests << " is missing: apt-get install libonnx-testdata "
                  << "(or run scripts/bootstrap.sh)";
   }
-  std::vector<fs::path> cases;
-  for (const auto& e : fs::directory_iterator(kNodeTests)) cases.push_back(e.path());
-  std::sort(cases.begin(), cases.end());
+  const std::vector<fs::path> cases = testing::NodeCaseDirs();
 
   int passed = 0, passed_with_known_inputs = 0, refused = 0;
   std::map<std::string, int> refused_by;
   std::vector<std::string> failures;
   for (const fs::path& dir : cases) {
     const std::string name = dir.filename().string();
-    const fs::path data = dir / "test_data_set_0";
-    const std::string path = (dir / "model.onnx").string();
-    absl::StatusOr<ImportedModel> model = Import(path);
-    // Node tests pass shapes, axes and repeat counts as inputs: fixing the integer
-    // inputs at import tests the input forms of Reshape, Slice, Squeeze and the rest.
     bool known_inputs = false;
-    if (!model.ok() && absl::StrContains(model.status().message(), "must be known at import")) {
-      ImportOptions options;
-      for (int i = 0; fs::exists(data / absl::StrCat("input_", i, ".pb")); ++i) {
-        absl::StatusOr<runtime::Tensor> t =
-            ReadTensorProto((data / absl::StrCat("input_", i, ".pb")).string());
-        absl::StatusOr<std::string> name = InputName(path, i);
-        if (t.ok() && name.ok() && t->dtype() == ir::DType::kI64) {
-          options.known_inputs[*name] = *t;
-        }
-      }
-      model = Import(path, options);
-      known_inputs = true;
-    }
+    absl::StatusOr<ImportedModel> model = testing::ImportNodeCase(dir, &known_inputs);
     if (!model.ok()) {
       const absl::StatusCode code = model.status().code();
       if (code == absl::StatusCode::kUnimplemented || code == absl::StatusCode::kInvalidArgument) {
@@ -116,24 +88,15 @@ TEST(OnnxNodeTests, EveryCasePassesOrIsRefusedAtImport) {
       }
       continue;
     }
-    runtime::TensorMap inputs;
     std::string failure;
-    for (int i = 0; fs::exists(data / absl::StrCat("input_", i, ".pb")); ++i) {
-      absl::StatusOr<runtime::Tensor> t =
-          ReadTensorProto((data / absl::StrCat("input_", i, ".pb")).string());
-      absl::StatusOr<std::string> name = InputName(path, i);
-      if (!t.ok() || !name.ok()) {
-        failure = absl::StrCat("input ", i, ": ", (t.ok() ? name.status() : t.status()).ToString());
-        break;
-      }
-      if (absl::c_linear_search(model->input_names, *name)) inputs[*name] = *t;
-    }
+    absl::StatusOr<runtime::TensorMap> inputs = testing::NodeCaseInputs(dir, *model);
+    if (!inputs.ok()) failure = inputs.status().ToString();
     absl::StatusOr<std::vector<runtime::Tensor>> out;
-    if (failure.empty()) out = runtime::Interpret(model->graph, inputs, model->params);
+    if (failure.empty()) out = runtime::Interpret(model->graph, *inputs, model->params);
     if (failure.empty() && !out.ok()) failure = absl::StrCat("run: ", out.status().ToString());
     for (size_t i = 0; failure.empty() && i < model->output_names.size(); ++i) {
       absl::StatusOr<runtime::Tensor> want =
-          ReadTensorProto((data / absl::StrCat("output_", i, ".pb")).string());
+          ReadTensorProto(testing::DataFile(dir, "output", static_cast<int>(i)));
       if (!want.ok()) {
         failure = absl::StrCat("output ", i, ": ", want.status().ToString());
       } else if (std::string diff = Compare((*out)[i], *want); !diff.empty()) {
