@@ -1,9 +1,11 @@
-// graphjit-run: runs a model spec or a textual IR file on .npy inputs and writes the
-// outputs as .npy files.
+// graphjit-run: runs a model spec, a textual IR file or an ONNX model on .npy (or ONNX
+// TensorProto .pb) inputs and writes the outputs as .npy files.
 //   graphjit-run decode --dim S=64 --bind P=63 --mode=jit --output-dir out/
 //   graphjit-run g.gir --input x=@x.npy --weights weights/ --output-dir out/
+//   graphjit-run model.onnx --input x=@x.npy --output-dir out/
 //   graphjit-run decode --weights model.safetensors --mode=eager
 //   graphjit-run decode:seed=3 --save-weights model.safetensors
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -24,13 +26,16 @@
 #include "ir/status_macros.h"
 #include "models/jit_model.h"
 #include "models/model.h"
+#include "onnx/import.h"
+#include "onnx/tensor_proto.h"
 #include "runtime/npy.h"
 #include "runtime/weights.h"
 #include "tools/flag_util.h"
 #include "tools/weights_flag.h"
 
 ABSL_FLAG(std::vector<std::string>, input, {},
-          "NAME=@FILE.npy for a graph input (repeat the flag or separate with commas); a "
+          "NAME=@FILE.npy (or an ONNX TensorProto NAME=@FILE.pb) for a graph input (repeat "
+          "the flag or separate with commas); a "
           "model's inputs not given are seeded random ones (--seed, --dim)");
 ABSL_FLAG(std::string, weights, "",
           "DIR of NAME.npy files or FILE.safetensors: the weights every mode computes with, "
@@ -61,9 +66,14 @@ absl::Status ReadInputs(const std::vector<std::string>& items, TensorMap* inputs
     std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
     if (kv.size() != 2 || kv[0].empty() || !absl::StartsWith(kv[1], "@")) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--input: expected NAME=@FILE.npy, got '", item, "'"));
+          absl::StrCat("--input: expected NAME=@FILE.npy or NAME=@FILE.pb, got '", item, "'"));
     }
-    GJ_ASSIGN_OR_RETURN((*inputs)[kv[0]], runtime::ReadNpy(kv[1].substr(1)));
+    const std::string path = kv[1].substr(1);
+    if (absl::EndsWith(path, ".pb")) {
+      GJ_ASSIGN_OR_RETURN((*inputs)[kv[0]], onnx::ReadTensorProto(path));
+    } else {
+      GJ_ASSIGN_OR_RETURN((*inputs)[kv[0]], runtime::ReadNpy(path));
+    }
   }
   return absl::OkStatus();
 }
@@ -102,6 +112,25 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
     if (!weights.empty()) {
       GJ_ASSIGN_OR_RETURN(params, tools::LoadGraphWeights(weights, graph));
     }
+  } else if (absl::EndsWith(what, ".onnx")) {
+    if (mode == "eager") {
+      return absl::InvalidArgumentError("--mode=eager needs a model spec, not an ONNX file");
+    }
+    if (!weights.empty()) {
+      return absl::InvalidArgumentError(
+          "--weights: an ONNX model carries its own weights (initializers and Constants)");
+    }
+    GJ_ASSIGN_OR_RETURN(onnx::ImportedModel imported, onnx::Import(what));
+    for (const auto& [name, t] : inputs) {
+      if (std::find(imported.input_names.begin(), imported.input_names.end(), name) ==
+          imported.input_names.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--input ", name, ": ", what, " has no input '", name,
+                         "' (inputs: ", absl::StrJoin(imported.input_names, ", "), ")"));
+      }
+    }
+    graph = std::move(imported.graph);
+    params = std::move(imported.params);
   } else {
     GJ_ASSIGN_OR_RETURN(model, models::CreateModel(what));
     // Before anything is traced or compiled: every mode below reads model->params().
@@ -132,7 +161,8 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
   }
   if (const std::string name = absl::GetFlag(FLAGS_policy); !name.empty()) {
     if (model == nullptr || mode != "jit") {
-      return absl::InvalidArgumentError("--policy needs a model spec and --mode=jit");
+      return absl::InvalidArgumentError(
+          "--policy needs a model spec (not an IR or ONNX file) and --mode=jit");
     }
     GJ_ASSIGN_OR_RETURN(compiler::cache::ShapePolicy policy, compiler::cache::ParsePolicy(name));
     compiler::JitOptions options;
@@ -151,7 +181,8 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
 
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(absl::StrCat(
-      "Runs a model or an IR file on .npy inputs.\nUsage: graphjit-run MODEL_SPEC|FILE.gir "
+      "Runs a model, an IR file or an ONNX model on .npy inputs.\nUsage: graphjit-run "
+      "MODEL_SPEC|FILE.gir|FILE.onnx "
       "[--input NAME=@x.npy]... [--weights DIR|FILE.safetensors] [--bind P=N] [--dim S=N] "
       "[--mode=eager|interp|jit] [--policy=P] [--output-dir DIR] "
       "[--save-weights DIR|FILE.safetensors]\nModels: ",

@@ -331,5 +331,28 @@ expect_error "study unknown section" "unknown section 'nope'" "$bin/graphjit-stu
 expect_error "study bad dtype" "--dtype: expected f32 or f64" "$bin/graphjit-study" --dtype=f16 --only=breaks
 expect_error "study non-decode model" "the studies run a decode layer" "$bin/graphjit-study" --model=linear --only=breaks
 
+# graphjit-run on an ONNX model (one of ONNX's node tests) with TensorProto inputs:
+# compiled and interpreted agree, and bad calls are errors naming what is wrong.
+onnx_case=/usr/share/libonnx-testdata/data/node/test_relu
+if [[ -d $onnx_case ]]; then
+  onnx_in="x=@$onnx_case/test_data_set_0/input_0.pb"
+  "$bin/graphjit-run" "$onnx_case/model.onnx" --input "$onnx_in" --output-dir "$work/onnx_jit" \
+    >"$work/onnx_jit.txt" 2>&1 &&
+    "$bin/graphjit-run" "$onnx_case/model.onnx" --input "$onnx_in" --mode=interp \
+      --output-dir "$work/onnx_interp" >/dev/null 2>&1 &&
+    grep -q "f32\[3, 4, 5\]" "$work/onnx_jit.txt" &&
+    cmp -s "$work/onnx_jit/output0.npy" "$work/onnx_interp/output0.npy" &&
+    pass "run model.onnx (jit = interp)" || fail "run model.onnx ($(cat "$work/onnx_jit.txt"))"
+  expect_error "run onnx unknown input" "has no input 'y' (inputs: x)" \
+    "$bin/graphjit-run" "$onnx_case/model.onnx" --input "y=@$onnx_case/test_data_set_0/input_0.pb"
+  expect_error "run onnx missing input" "missing input 'x'" "$bin/graphjit-run" "$onnx_case/model.onnx"
+  expect_error "run onnx eager" "--mode=eager needs a model spec, not an ONNX file" \
+    "$bin/graphjit-run" "$onnx_case/model.onnx" --mode=eager
+  printf 'not a model' >"$work/bad.onnx"
+  expect_error "run onnx corrupt file" "$work/bad.onnx" "$bin/graphjit-run" "$work/bad.onnx"
+else
+  echo "skip: graphjit-run on ONNX ($onnx_case missing: apt-get install libonnx-testdata)"
+fi
+
 echo "$passes passed, $failures failed"
 [[ $failures -eq 0 ]]
