@@ -1,10 +1,12 @@
-// graphjit-dump: prints a model's (or a .gir file's) IR, to inspect what graphjit builds.
+// graphjit-dump: prints a model's (or a .gir or .onnx file's) IR, to inspect what graphjit
+// builds.
 //   graphjit-dump decode                      optimized decode layer, symbolic S and P
 //   graphjit-dump decode --stage=traced       as the model recorded it
 //   graphjit-dump decode --dim S=128          the exact-shape graph for S = 128
 //   graphjit-dump decode --print-after-all    the IR after every pass and lowering step
 //   graphjit-dump decode --print-after=fuse_attention   the kernels after that lowering step
 //   graphjit-dump graph.gir                   parse, verify and re-print a textual IR file
+//   graphjit-dump model.onnx --stage=traced   an ONNX model as imported
 //   graphjit-dump decode --dim S=64 --profile time each compiled kernel (us, bytes, GB/s)
 #include <chrono>
 #include <cstdio>
@@ -35,6 +37,7 @@
 #include "ir/status_macros.h"
 #include "models/model.h"
 #include "models/random_init.h"
+#include "onnx/import.h"
 #include "studies/six_nd.h"
 #include "tools/flag_util.h"
 #include "tools/weights_flag.h"
@@ -97,6 +100,21 @@ absl::StatusOr<Loaded> LoadGraph(const std::string& what, const ir::Bindings& di
     if (const std::string path = absl::GetFlag(FLAGS_weights); !path.empty()) {
       GJ_ASSIGN_OR_RETURN(loaded.params, tools::LoadGraphWeights(path, loaded.graph));
     }
+    return loaded;
+  }
+  if (absl::EndsWith(what, ".onnx")) {
+    if (!absl::GetFlag(FLAGS_policy).empty() || !absl::GetFlag(FLAGS_dtype).empty()) {
+      return absl::InvalidArgumentError(
+          "--policy and --dtype apply to model specs, not ONNX files");
+    }
+    if (!absl::GetFlag(FLAGS_weights).empty()) {
+      return absl::InvalidArgumentError(
+          "--weights: an ONNX model carries its own weights (initializers and Constants)");
+    }
+    GJ_ASSIGN_OR_RETURN(onnx::ImportedModel imported, onnx::Import(what));
+    Loaded loaded;
+    loaded.graph = std::move(imported.graph);
+    loaded.params = std::move(imported.params);
     return loaded;
   }
   std::string spec = what;
@@ -212,7 +230,7 @@ void PrintStats(const ir::Graph& traced, const compiler::Pipeline* pipeline) {
 
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(absl::StrCat(
-      "Prints graphjit IR.\nUsage: graphjit-dump MODEL_SPEC|FILE.gir [flags]\nModels: ",
+      "Prints graphjit IR.\nUsage: graphjit-dump MODEL_SPEC|FILE.gir|FILE.onnx [flags]\nModels: ",
       absl::StrJoin(models::ModelNames(), ", "),
       " (e.g. decode:d=128,H=8,G=2,dh=16,f=344,dtype=f64)"));
   std::vector<std::string> normalized = tools::UnderscoreFlagNames(argc, argv);

@@ -348,6 +348,11 @@ if [[ -d $onnx_case ]]; then
   expect_error "run onnx missing input" "missing input 'x'" "$bin/graphjit-run" "$onnx_case/model.onnx"
   expect_error "run onnx eager" "--mode=eager needs a model spec, not an ONNX file" \
     "$bin/graphjit-run" "$onnx_case/model.onnx" --mode=eager
+  "$bin/graphjit-dump" "$onnx_case/model.onnx" --stage=traced 2>&1 | grep -q "maximum(%0" &&
+    "$bin/graphjit-dump" "$onnx_case/model.onnx" --stats 2>&1 | grep -q "^# kernels:" &&
+    pass "dump model.onnx" || fail "dump model.onnx"
+  expect_error "dump onnx --weights" "an ONNX model carries its own weights" \
+    "$bin/graphjit-dump" "$onnx_case/model.onnx" --weights "$work/w3"
   printf 'not a model' >"$work/bad.onnx"
   expect_error "run onnx corrupt file" "$work/bad.onnx" "$bin/graphjit-run" "$work/bad.onnx"
 else
