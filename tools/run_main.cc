@@ -26,6 +26,7 @@
 #include "ir/status_macros.h"
 #include "models/jit_model.h"
 #include "models/model.h"
+#include "models/onnx_model.h"
 #include "onnx/import.h"
 #include "onnx/tensor_proto.h"
 #include "runtime/npy.h"
@@ -103,6 +104,7 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
   GJ_RETURN_IF_ERROR(ReadInputs(absl::GetFlag(FLAGS_input), &inputs));
 
   std::unique_ptr<models::Model> model;
+  std::unique_ptr<onnx::ImportedModel> onnx_model;  // for --policy on an ONNX file
   ir::Graph graph;
   if (absl::EndsWith(what, ".gir")) {
     if (mode == "eager") {
@@ -129,8 +131,9 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
                          "' (inputs: ", absl::StrJoin(imported.input_names, ", "), ")"));
       }
     }
-    graph = std::move(imported.graph);
-    params = std::move(imported.params);
+    graph = imported.graph;
+    params = imported.params;
+    onnx_model = std::make_unique<onnx::ImportedModel>(std::move(imported));
   } else {
     GJ_ASSIGN_OR_RETURN(model, models::CreateModel(what));
     // Before anything is traced or compiled: every mode below reads model->params().
@@ -160,13 +163,20 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
     return std::vector<Tensor>{};
   }
   if (const std::string name = absl::GetFlag(FLAGS_policy); !name.empty()) {
-    if (model == nullptr || mode != "jit") {
+    if ((model == nullptr && onnx_model == nullptr) || mode != "jit") {
       return absl::InvalidArgumentError(
-          "--policy needs a model spec (not an IR or ONNX file) and --mode=jit");
+          "--policy needs a model spec or an ONNX file (not an IR file) and --mode=jit");
     }
     GJ_ASSIGN_OR_RETURN(compiler::cache::ShapePolicy policy, compiler::cache::ParsePolicy(name));
     compiler::JitOptions options;
     options.policy = policy;
+    if (onnx_model != nullptr) {
+      // The model's dim symbols are the dynamic dims; padding policies would need the
+      // dims to bucket named (JitOnnxModel's options.padding), which no flag gives yet.
+      GJ_ASSIGN_OR_RETURN(std::unique_ptr<compiler::JitFunction> fn,
+                          models::JitOnnxModel(*onnx_model, options));
+      return fn->Run(inputs, bind);
+    }
     // JitModel copies the model's weights (the --weights ones, set above).
     GJ_ASSIGN_OR_RETURN(std::unique_ptr<compiler::JitFunction> fn,
                         models::JitModel(*model, options));

@@ -343,6 +343,10 @@ if [[ -d $onnx_case ]]; then
     grep -q "f32\[3, 4, 5\]" "$work/onnx_jit.txt" &&
     cmp -s "$work/onnx_jit/output0.npy" "$work/onnx_interp/output0.npy" &&
     pass "run model.onnx (jit = interp)" || fail "run model.onnx ($(cat "$work/onnx_jit.txt"))"
+  "$bin/graphjit-run" "$onnx_case/model.onnx" --input "$onnx_in" --policy=symbolic \
+    --output-dir "$work/onnx_sym" >/dev/null 2>&1 &&
+    cmp -s "$work/onnx_jit/output0.npy" "$work/onnx_sym/output0.npy" &&
+    pass "run model.onnx --policy=symbolic (under Jit)" || fail "run model.onnx --policy=symbolic"
   expect_error "run onnx unknown input" "has no input 'y' (inputs: x)" \
     "$bin/graphjit-run" "$onnx_case/model.onnx" --input "y=@$onnx_case/test_data_set_0/input_0.pb"
   expect_error "run onnx missing input" "missing input 'x'" "$bin/graphjit-run" "$onnx_case/model.onnx"
