@@ -90,12 +90,14 @@ cache::LogFlags LogFlagsFromEnvironment() {
   return flags;
 }
 
-const CompileEnv& CompileEnv::FromEnvironment() {
-  static const CompileEnv* env = [] {
-    auto* e = new CompileEnv();  // never destroyed: code may be held by statics at exit
+namespace {
+
+// Everything but the disk and remote tiers, which only FromEnvironment opens. Read once,
+// so a bad value is reported once.
+const CompileEnv& SettingsFromEnvironment() {
+  static const CompileEnv* settings = [] {
+    auto* e = new CompileEnv();
     e->log = LogFlagsFromEnvironment();
-    e->disk = OpenDiskCache(e->log);
-    e->remote = OpenRemoteCache(e->log);
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     e->compile_threads = static_cast<int>(
         IntVar("GRAPHJIT_COMPILE_THREADS", cores, 1, 256, "an integer in [1, 256]"));
@@ -104,16 +106,26 @@ const CompileEnv& CompileEnv::FromEnvironment() {
     e->profile = !profile.empty() && profile != "0";
     return e;
   }();
+  return *settings;
+}
+
+}  // namespace
+
+const CompileEnv& CompileEnv::FromEnvironment() {
+  static const CompileEnv* env = [] {
+    // Never destroyed: code may be held by statics at exit.
+    auto* e = new CompileEnv(SettingsFromEnvironment());
+    e->disk = OpenDiskCache(e->log);
+    e->remote = OpenRemoteCache(e->log);
+    return e;
+  }();
   return *env;
 }
 
 const CompileEnv& CompileEnv::MemoryOnly() {
-  static const CompileEnv* env = [] {
-    auto* e = new CompileEnv(FromEnvironment());
-    e->disk = nullptr;
-    e->remote = nullptr;
-    return e;
-  }();
+  // No disk or remote tier, so none is opened: no cache directory is created, no server
+  // asked, no warning printed about either.
+  static const CompileEnv* env = new CompileEnv(SettingsFromEnvironment());
   return *env;
 }
 
