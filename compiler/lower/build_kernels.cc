@@ -357,7 +357,8 @@ class KernelBuilder {
   Kernel MaterializeKernel(ValueId id, int out) {
     const ir::Node& n = g_.node(id);
     Kernel k{KernelKind::kPointwise, KernelName(id), out};
-    if (n.op == OpCode::kReshape) {
+    // (Not to rank 0: empty store indices would mean the loops' own.)
+    if (n.op == OpCode::kReshape && n.type.rank() > 0) {
       const ir::Shape& in = g_.type(n.operands[0]).shape;
       std::vector<ExprPtr> vars = LoopVars(in.size());
       k.loops = Dims(in);
