@@ -44,6 +44,17 @@ inline Value Tanh(const Value& x) { return Unary(ir::OpCode::kTanh, x); }
 inline Value Sigmoid(const Value& x) { return Unary(ir::OpCode::kSigmoid, x); }
 inline Value Sin(const Value& x) { return Unary(ir::OpCode::kSin, x); }
 inline Value Log1p(const Value& x) { return Unary(ir::OpCode::kLog1p, x); }
+inline Value Erf(const Value& x) { return Unary(ir::OpCode::kErf, x); }
+inline Value Cos(const Value& x) { return Unary(ir::OpCode::kCos, x); }
+inline Value Tan(const Value& x) { return Unary(ir::OpCode::kTan, x); }
+inline Value Asin(const Value& x) { return Unary(ir::OpCode::kAsin, x); }
+inline Value Acos(const Value& x) { return Unary(ir::OpCode::kAcos, x); }
+inline Value Atan(const Value& x) { return Unary(ir::OpCode::kAtan, x); }
+inline Value Sinh(const Value& x) { return Unary(ir::OpCode::kSinh, x); }
+inline Value Cosh(const Value& x) { return Unary(ir::OpCode::kCosh, x); }
+inline Value Asinh(const Value& x) { return Unary(ir::OpCode::kAsinh, x); }
+inline Value Acosh(const Value& x) { return Unary(ir::OpCode::kAcosh, x); }
+inline Value Atanh(const Value& x) { return Unary(ir::OpCode::kAtanh, x); }
 inline Value Floor(const Value& x) { return Unary(ir::OpCode::kFloor, x); }
 inline Value Silu(const Value& x) { return Unary(ir::OpCode::kSilu, x); }
 inline Value GeluTanh(const Value& x) { return Unary(ir::OpCode::kGeluTanh, x); }

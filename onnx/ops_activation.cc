@@ -197,6 +197,17 @@ void AddActivationOps(OpTable* t) {
   (*t)["Tanh"] = Unary<OpCode::kTanh>;
   (*t)["Sigmoid"] = Unary<OpCode::kSigmoid>;
   (*t)["Sin"] = Unary<OpCode::kSin>;
+  (*t)["Erf"] = Unary<OpCode::kErf>;
+  (*t)["Cos"] = Unary<OpCode::kCos>;
+  (*t)["Tan"] = Unary<OpCode::kTan>;
+  (*t)["Asin"] = Unary<OpCode::kAsin>;
+  (*t)["Acos"] = Unary<OpCode::kAcos>;
+  (*t)["Atan"] = Unary<OpCode::kAtan>;
+  (*t)["Sinh"] = Unary<OpCode::kSinh>;
+  (*t)["Cosh"] = Unary<OpCode::kCosh>;
+  (*t)["Asinh"] = Unary<OpCode::kAsinh>;
+  (*t)["Acosh"] = Unary<OpCode::kAcosh>;
+  (*t)["Atanh"] = Unary<OpCode::kAtanh>;
   (*t)["Floor"] = Unary<OpCode::kFloor>;
   (*t)["Ceil"] = FloatActivation<Ceil>;
   (*t)["Reciprocal"] = FloatActivation<Reciprocal>;

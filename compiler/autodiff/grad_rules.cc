@@ -170,11 +170,45 @@ void Rule::Apply() {
       Set(0, e_.Mul(g, e_.Mul(y, e_.ScalarMinus(1.0, y))));
       return;
     case OpCode::kSin:
-      // cos(x) = sin(x + pi/2): graphjit has no cos op.
-      Set(0, e_.Mul(g, e_.Unary(OpCode::kSin, e_.AddScalar(X(0), std::numbers::pi / 2))));
+      Set(0, e_.Mul(g, e_.Unary(OpCode::kCos, X(0))));
       return;
     case OpCode::kLog1p:
       Set(0, e_.Div(g, e_.AddScalar(X(0), 1.0)));
+      return;
+    case OpCode::kErf:
+      // 2 / sqrt(pi) exp(-x^2).
+      Set(0, e_.Mul(e_.Scale(g, 2.0 / std::sqrt(std::numbers::pi)),
+                    e_.Unary(OpCode::kExp, e_.Neg(e_.Mul(X(0), X(0))))));
+      return;
+    case OpCode::kCos:
+      Set(0, e_.Neg(e_.Mul(g, e_.Unary(OpCode::kSin, X(0)))));
+      return;
+    case OpCode::kTan:
+      Set(0, e_.Mul(g, e_.AddScalar(e_.Mul(y, y), 1.0)));
+      return;
+    case OpCode::kAsin:  // 1 / sqrt(1 - x^2)
+      Set(0, e_.Mul(g, e_.Unary(OpCode::kRsqrt, e_.ScalarMinus(1.0, e_.Mul(X(0), X(0))))));
+      return;
+    case OpCode::kAcos:  // -1 / sqrt(1 - x^2)
+      Set(0, e_.Neg(e_.Mul(g, e_.Unary(OpCode::kRsqrt, e_.ScalarMinus(1.0, e_.Mul(X(0), X(0)))))));
+      return;
+    case OpCode::kAtan:
+      Set(0, e_.Div(g, e_.AddScalar(e_.Mul(X(0), X(0)), 1.0)));
+      return;
+    case OpCode::kSinh:
+      Set(0, e_.Mul(g, e_.Unary(OpCode::kCosh, X(0))));
+      return;
+    case OpCode::kCosh:
+      Set(0, e_.Mul(g, e_.Unary(OpCode::kSinh, X(0))));
+      return;
+    case OpCode::kAsinh:  // 1 / sqrt(x^2 + 1)
+      Set(0, e_.Mul(g, e_.Unary(OpCode::kRsqrt, e_.AddScalar(e_.Mul(X(0), X(0)), 1.0))));
+      return;
+    case OpCode::kAcosh:  // 1 / sqrt(x^2 - 1)
+      Set(0, e_.Mul(g, e_.Unary(OpCode::kRsqrt, e_.AddScalar(e_.Mul(X(0), X(0)), -1.0))));
+      return;
+    case OpCode::kAtanh:
+      Set(0, e_.Div(g, e_.ScalarMinus(1.0, e_.Mul(X(0), X(0)))));
       return;
     case OpCode::kCast:
       // Float to float only (Run drops integer operands); back to the operand's dtype.

@@ -214,7 +214,8 @@ class Generator {
         [](Generator* g) { g->Softmax(); },     [](Generator* g) { g->Norm(); },
         [](Generator* g) { g->Rope(); },        [](Generator* g) { g->CrossEntropy(); },
         [](Generator* g) { g->CausalMask(); },  [](Generator* g) { g->KvWrite(); },
-        [](Generator* g) { g->Scan(); },
+        [](Generator* g) { g->Scan(); },        [](Generator* g) { g->Window(); },
+        [](Generator* g) { g->MathUnary(); },   [](Generator* g) { g->MathUnary(); },
     };
     kOps[in_.Below(kOps.size())](this);
   }
@@ -310,6 +311,15 @@ class Generator {
     Try(op, {op == OpCode::kNeg || op == OpCode::kAbs ? Numeric() : Float()});
   }
 
+  // erf and the trigonometric and hyperbolic functions (NaN outside their domains on
+  // both sides).
+  void MathUnary() {
+    static const OpCode kOps[] = {OpCode::kErf,   OpCode::kCos,   OpCode::kTan,  OpCode::kAsin,
+                                  OpCode::kAcos,  OpCode::kAtan,  OpCode::kSinh, OpCode::kCosh,
+                                  OpCode::kAsinh, OpCode::kAcosh, OpCode::kAtanh};
+    Try(kOps[in_.Below(std::size(kOps))], {Float()});
+  }
+
   void Cast() {
     static const DType kTypes[] = {DType::kF32, DType::kF64, DType::kI64, DType::kBool};
     DType dtype = kTypes[in_.Below(4)];  // before the operand: see Compare
@@ -393,6 +403,21 @@ class Generator {
     SymExpr start = in_.Pick(std::vector<SymExpr>{0, 0, 1, d - 1, d});
     SymExpr end = in_.Pick(std::vector<SymExpr>{d, d, 1, d - 1, start});
     Try(OpCode::kSlice, {x}, {{"axis", axis}, {"start", start}, {"end", end}});
+  }
+
+  // Windows over the last one or two dims: kernel 1-3, strides and dilations 1-2 (a
+  // constant dim shorter than the span is refused at build, a symbolic one at the call).
+  void Window() {
+    ValueId x = Any();
+    const int k = 1 + static_cast<int>(in_.Below(2));
+    if (T(x).rank() < k) return;
+    std::vector<int64_t> kernel, strides, dilations;
+    for (int i = 0; i < k; ++i) {
+      kernel.push_back(1 + static_cast<int64_t>(in_.Below(3)));
+      strides.push_back(1 + static_cast<int64_t>(in_.Below(2)));
+      dilations.push_back(1 + static_cast<int64_t>(in_.Below(2)));
+    }
+    Try(OpCode::kWindow, {x}, {{"kernel", kernel}, {"strides", strides}, {"dilations", dilations}});
   }
 
   void Gather() {
@@ -609,6 +634,11 @@ inline bool AmplifiesRounding(const ir::Node& n, size_t operand) {
     case OpCode::kGe:
     case OpCode::kLog:
     case OpCode::kLog1p:
+    case OpCode::kTan:  // the poles, and the inverse functions' domain edges
+    case OpCode::kAsin:
+    case OpCode::kAcos:
+    case OpCode::kAcosh:
+    case OpCode::kAtanh:
     case OpCode::kSqrt:
     case OpCode::kRsqrt:
     case OpCode::kFloor:

@@ -107,6 +107,50 @@ TEST(GraphGenerator, EveryOpSeesZeroSizeAndSymbolicOperands) {
   }
 }
 
+// Not a test: rewrites the corpus's cover_*.bin files (run it with
+// --gtest_also_run_disabled_tests after a generator change re-rolled what old inputs
+// build). A greedy cover over random inputs of every op with a zero-size, a symbolic and
+// an S = 0 operand, the cases CommittedCorpusReachesEveryOpAndEdge asks for.
+TEST(GraphGenerator, DISABLED_WriteCover) {
+  std::mt19937_64 rng(23);
+  std::vector<std::pair<std::string, std::set<std::string>>> inputs;
+  auto features = [](const std::string& bytes) {
+    std::map<OpCode, OpSeen> seen;
+    Record(bytes, &seen);
+    std::set<std::string> f;
+    for (const auto& [op, o] : seen) {
+      const std::string name(ir::OpName(op));
+      f.insert(name);
+      if (o.zero_size) f.insert(name + " zero");
+      if (o.symbolic) f.insert(name + " symbolic");
+      if (o.s_zero) f.insert(name + " s0");
+    }
+    return f;
+  };
+  for (int i = 0; i < 20000; ++i) {
+    std::string bytes(16 + rng() % 240, '\0');
+    for (char& c : bytes) c = static_cast<char>(rng());
+    inputs.push_back({bytes, features(bytes)});
+  }
+  std::set<std::string> covered;
+  const std::string dir = GRAPHJIT_FUZZ_CORPUS_DIR "/differential";
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().filename().string().rfind("cover_", 0) == 0) std::filesystem::remove(e.path());
+  }
+  for (int n = 0;; ++n) {
+    size_t best = 0, best_gain = 0;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      size_t gain = 0;
+      for (const std::string& f : inputs[i].second) gain += !covered.contains(f);
+      if (gain > best_gain) best = i, best_gain = gain;
+    }
+    if (best_gain == 0) break;
+    covered.insert(inputs[best].second.begin(), inputs[best].second.end());
+    std::ofstream(absl::StrCat(dir, "/cover_", n < 10 ? "0" : "", n, ".bin"), std::ios::binary)
+        << inputs[best].first;
+  }
+}
+
 // The replay test only compares what the corpus generates: each op needs seeds, with a
 // zero-size, a symbolic and an S = 0 operand. On failure the message gives a generated
 // input for each op that lacks one (the cover_*.bin files were picked that way).

@@ -103,6 +103,10 @@ Graph AllOpsGraph() {
   b.Add(OpCode::kExpand, {w}, {{"shape", Shape{2, S, 16}}});
   ValueId joined = b.Add(OpCode::kConcat, {x, x}, {{"axis", int64_t{1}}});
   b.Add(OpCode::kSlice, {joined}, {{"axis", int64_t{1}}, {"start", SymExpr(1)}, {"end", S + 1}});
+  b.Add(OpCode::kWindow, {x},
+        {{"kernel", std::vector<int64_t>{2, 3}},
+         {"strides", std::vector<int64_t>{1, 2}},
+         {"dilations", std::vector<int64_t>{2, 1}}});
   ValueId rows = b.Add(OpCode::kGather, {emb, ids});
   b.Add(OpCode::kScatterAdd, {emb, ids, rows});
   b.Add(OpCode::kReduceSum, {x}, {{"axis", int64_t{-1}}, {"keepdim", true}});

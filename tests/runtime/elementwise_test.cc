@@ -16,7 +16,9 @@ COVERS_OPS(OpCode::kAdd, OpCode::kSub, OpCode::kMul, OpCode::kDiv, OpCode::kPow,
            OpCode::kMinimum, OpCode::kEq, OpCode::kNe, OpCode::kLt, OpCode::kLe, OpCode::kGt,
            OpCode::kGe, OpCode::kWhere, OpCode::kNeg, OpCode::kAbs, OpCode::kExp, OpCode::kLog,
            OpCode::kSqrt, OpCode::kRsqrt, OpCode::kTanh, OpCode::kSigmoid, OpCode::kSin,
-           OpCode::kLog1p, OpCode::kCast);
+           OpCode::kLog1p, OpCode::kCast, OpCode::kErf, OpCode::kCos, OpCode::kTan, OpCode::kAsin,
+           OpCode::kAcos, OpCode::kAtan, OpCode::kSinh, OpCode::kCosh, OpCode::kAsinh,
+           OpCode::kAcosh, OpCode::kAtanh);
 
 using BinaryRef = std::function<double(double, double)>;
 
@@ -211,6 +213,17 @@ TEST(ElementwiseTest, UnaryOpsMatchReference) {
       {OpCode::kSin, [](double x) { return std::sin(x); }, -10, 10, floats},
       // log1p near 0 is what it is for: log(1 + x) would lose the digits there.
       {OpCode::kLog1p, [](double x) { return std::log1p(x); }, -0.999, 1e-3, floats},
+      {OpCode::kErf, [](double x) { return std::erf(x); }, -4, 4, floats},
+      {OpCode::kCos, [](double x) { return std::cos(x); }, -10, 10, floats},
+      {OpCode::kTan, [](double x) { return std::tan(x); }, -1.5, 1.5, floats},
+      {OpCode::kAsin, [](double x) { return std::asin(x); }, -1, 1, floats},
+      {OpCode::kAcos, [](double x) { return std::acos(x); }, -1, 1, floats},
+      {OpCode::kAtan, [](double x) { return std::atan(x); }, -20, 20, floats},
+      {OpCode::kSinh, [](double x) { return std::sinh(x); }, -5, 5, floats},
+      {OpCode::kCosh, [](double x) { return std::cosh(x); }, -5, 5, floats},
+      {OpCode::kAsinh, [](double x) { return std::asinh(x); }, -20, 20, floats},
+      {OpCode::kAcosh, [](double x) { return std::acosh(x); }, 1, 20, floats},
+      {OpCode::kAtanh, [](double x) { return std::atanh(x); }, -0.99, 0.99, floats},
   };
   std::mt19937_64 rng(3);
   for (const UnaryCase& c : cases) {

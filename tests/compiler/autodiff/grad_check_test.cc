@@ -87,13 +87,31 @@ std::vector<GradCase> Cases() {
                      return Op(b, OpCode::kWhere, {cond, in[1], in[2]});
                    }});
   for (OpCode op : {OpCode::kNeg, OpCode::kAbs, OpCode::kExp, OpCode::kTanh, OpCode::kSigmoid,
-                    OpCode::kSin, OpCode::kSilu, OpCode::kGeluTanh}) {
+                    OpCode::kSin, OpCode::kSilu, OpCode::kGeluTanh, OpCode::kErf, OpCode::kCos,
+                    OpCode::kAtan, OpCode::kSinh, OpCode::kCosh, OpCode::kAsinh}) {
     cases.push_back(
         {std::string(ir::OpName(op)),
          {op},
          {F("x", {3, 4})},
          [op](GraphBuilder& b, const std::vector<ValueId>& in) { return Op(b, op, {in[0]}); }});
   }
+  // Functions defined on (-1, 1) (tan's poles avoided too) through tanh, and acosh on
+  // (1, inf) through 1 + a positive input.
+  for (OpCode op : {OpCode::kTan, OpCode::kAsin, OpCode::kAcos, OpCode::kAtanh}) {
+    cases.push_back({absl::StrCat(ir::OpName(op), "_of_tanh"),
+                     {op, OpCode::kTanh},
+                     {F("x", {3, 4})},
+                     [op](GraphBuilder& b, const std::vector<ValueId>& in) {
+                       return Op(b, op, {Op(b, OpCode::kTanh, {in[0]})});
+                     }});
+  }
+  cases.push_back({"acosh_above_1",
+                   {OpCode::kAcosh},
+                   {F("x", {3, 4}, InputKind::kPositive)},
+                   [](GraphBuilder& b, const std::vector<ValueId>& in) {
+                     return Op(b, OpCode::kAcosh,
+                               {Op(b, OpCode::kAdd, {in[0], b.Scalar(1.0, DType::kF64)})});
+                   }});
   for (OpCode op : {OpCode::kLog, OpCode::kLog1p, OpCode::kSqrt, OpCode::kRsqrt}) {
     cases.push_back(
         {std::string(ir::OpName(op)),

@@ -127,8 +127,11 @@ std::vector<Case> Cases() {
        {{DType::kF64, {2, kS}}, {DType::kF64, {kS}}},
        [](GraphBuilder& b, const std::vector<ValueId>& in, DType,
           [[maybe_unused]] const SymExpr& S) { return Bin(b, OpCode::kPow, in[0], in[1]); }});
+  // Out-of-domain inputs (asin of 2) give NaN on both sides.
   for (OpCode op : {OpCode::kNeg, OpCode::kAbs, OpCode::kExp, OpCode::kTanh, OpCode::kSigmoid,
-                    OpCode::kSin, OpCode::kSilu, OpCode::kGeluTanh}) {
+                    OpCode::kSin, OpCode::kSilu, OpCode::kGeluTanh, OpCode::kErf, OpCode::kCos,
+                    OpCode::kTan, OpCode::kAsin, OpCode::kAcos, OpCode::kAtan, OpCode::kSinh,
+                    OpCode::kCosh, OpCode::kAsinh, OpCode::kAcosh, OpCode::kAtanh}) {
     cases.push_back({std::string(ir::OpName(op)),
                      {{DType::kF64, {2, kS, 5}}},
                      [op](GraphBuilder& b, const std::vector<ValueId>& in, DType,
