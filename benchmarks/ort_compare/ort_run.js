@@ -119,6 +119,11 @@ async function main() {
   } catch (e) {
     fail(`loading ${args.model}: ${e.message}`);
   }
+  for (const name of Object.keys(feeds)) {
+    if (!model.inputNames.includes(name)) {
+      fail(`--input ${name}: ${args.model} has no such input (its inputs: ${model.inputNames})`);
+    }
+  }
   for (const name of model.inputNames) {
     if (!(name in feeds)) fail(`model input '${name}' not given (--input ${name}=@FILE.npy)`);
   }
