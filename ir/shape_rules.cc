@@ -248,6 +248,45 @@ absl::StatusOr<ValueType> SliceRule(OpCode op, absl::Span<const ValueType> in, c
   return ValueType{in[0].dtype, out};
 }
 
+absl::StatusOr<ValueType> WindowRule(OpCode op, absl::Span<const ValueType> in,
+                                     const Attrs& attrs) {
+  const auto& kernel = attrs.Get<std::vector<int64_t>>("kernel");
+  const auto& strides = attrs.Get<std::vector<int64_t>>("strides");
+  const auto& dilations = attrs.Get<std::vector<int64_t>>("dilations");
+  const int k = static_cast<int>(kernel.size());
+  if (k == 0 || strides.size() != kernel.size() || dilations.size() != kernel.size()) {
+    return Error(
+        op, absl::StrCat("kernel [", absl::StrJoin(kernel, ", "), "], strides [",
+                         absl::StrJoin(strides, ", "), "] and dilations [",
+                         absl::StrJoin(dilations, ", "), "] must be non-empty and of one length"));
+  }
+  if (in[0].rank() < k) {
+    return Error(op, absl::StrCat("a window over ", k, " dims needs rank >= ", k, ", got ",
+                                  TypeToString(in[0])));
+  }
+  const int batch = in[0].rank() - k;
+  Shape out(in[0].shape.begin(), in[0].shape.begin() + batch);
+  Shape spatial;
+  for (int i = 0; i < k; ++i) {
+    if (kernel[i] < 1 || strides[i] < 1 || dilations[i] < 1 || kernel[i] > (int64_t{1} << 31) ||
+        strides[i] > (int64_t{1} << 31) || dilations[i] > (int64_t{1} << 31)) {
+      return Error(op, absl::StrCat("kernel, stride and dilation of window dim ", i,
+                                    " must be in [1, 2^31], got ", kernel[i], ", ", strides[i],
+                                    ", ", dilations[i]));
+    }
+    const int64_t span = dilations[i] * (kernel[i] - 1) + 1;
+    const SymExpr& s = in[0].shape[batch + i];
+    if (std::optional<int64_t> c = s.AsConstant(); c && *c < span) {
+      return Error(op, absl::StrCat("dim ", batch + i, " of ", TypeToString(in[0]),
+                                    " is shorter than the window's span ", span));
+    }
+    out.push_back(kernel[i]);
+    spatial.push_back((s - span) / strides[i] + 1);
+  }
+  out.insert(out.end(), spatial.begin(), spatial.end());
+  return ValueType{in[0].dtype, out};
+}
+
 absl::StatusOr<ValueType> GatherRule(OpCode op, absl::Span<const ValueType> in, const Attrs&) {
   if (in[0].rank() < 1) return Error(op, "table must have rank >= 1");
   if (in[1].dtype != DType::kI64) {

@@ -203,3 +203,23 @@ SymExpr DimProduct(const Shape& shape, int from, int to) {
 }
 
 }  // namespace graphjit::onnx
+
+namespace graphjit::onnx {
+
+ir::ValueId PadWithConstant(Context& ctx, ir::ValueId x, int axis, int64_t before, int64_t after,
+                            double value) {
+  if (before == 0 && after == 0) return x;
+  std::vector<ir::ValueId> parts;
+  auto fill = [&](int64_t n) {
+    ir::Shape s = ctx.type(x).shape;
+    s[axis] = n;
+    return ctx.Op(ir::OpCode::kFull, {},
+                  {{"value", value}, {"dtype", ctx.type(x).dtype}, {"shape", s}});
+  };
+  if (before > 0) parts.push_back(fill(before));
+  parts.push_back(x);
+  if (after > 0) parts.push_back(fill(after));
+  return ctx.Op(ir::OpCode::kConcat, parts, {{"axis", int64_t{axis}}});
+}
+
+}  // namespace graphjit::onnx

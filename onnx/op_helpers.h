@@ -33,6 +33,9 @@ absl::StatusOr<std::vector<int>> NormAxes(const Context& ctx, const std::vector<
 
 ir::ValueId Reshape(Context& ctx, ir::ValueId x, ir::Shape shape);
 ir::ValueId Transpose(Context& ctx, ir::ValueId x, std::vector<int64_t> perm);
+// x with `before` and `after` elements of `value` around dim `axis` (a concat with fills).
+ir::ValueId PadWithConstant(Context& ctx, ir::ValueId x, int axis, int64_t before, int64_t after,
+                            double value);
 // A 1-D i64 constant.
 ir::ValueId ConstI64(Context& ctx, const std::vector<int64_t>& values);
 // The most constant indices an op expands to (a stepped slice, a reversal, a pad): a

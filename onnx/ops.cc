@@ -12,6 +12,7 @@ const OpTable& Ops() {
     AddIndexOps(t);
     AddReduceOps(t);
     AddNnOps(t);
+    AddConvOps(t);
     AddLossOps(t);
     return t;
   }();

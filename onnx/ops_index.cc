@@ -123,18 +123,7 @@ absl::Status Pad(Context& ctx) {
     if (before == 0 && after == 0) continue;
     GJ_RETURN_IF_ERROR(ctx.BuilderStatus());
     if (mode == "constant") {
-      std::vector<ValueId> parts;
-      for (int64_t n : {before, -1L, after}) {
-        if (n == -1) {
-          parts.push_back(x);
-        } else if (n > 0) {
-          Shape s = ctx.type(x).shape;
-          s[d] = n;
-          parts.push_back(ctx.Op(OpCode::kFull, {},
-                                 {{"value", value}, {"dtype", ctx.type(x).dtype}, {"shape", s}}));
-        }
-      }
-      x = ctx.Op(OpCode::kConcat, parts, {{"axis", int64_t{d}}});
+      x = PadWithConstant(ctx, x, d, before, after, value);
       continue;
     }
     std::optional<int64_t> n = ctx.type(x).shape[d].AsConstant();

@@ -134,6 +134,49 @@ absl::StatusOr<Tensor> EvalSlice(const ir::Node& node, absl::Span<const Tensor* 
   return out;
 }
 
+absl::StatusOr<Tensor> EvalWindow(const ir::Node& node, absl::Span<const Tensor* const> operands,
+                                  const ir::Bindings& bindings) {
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
+  const Tensor& x = *operands[0];
+  const auto& kernel = p.attrs().Get<std::vector<int64_t>>("kernel");
+  const auto& strides = p.attrs().Get<std::vector<int64_t>>("strides");
+  const auto& dilations = p.attrs().Get<std::vector<int64_t>>("dilations");
+  const int k = static_cast<int>(kernel.size());
+  const int batch = x.rank() - k;
+  // One batch row's source offset per output element of the row (the window positions
+  // then the output positions, row-major), shared by every batch row.
+  std::vector<int64_t> src_strides(k);
+  int64_t row = 1;
+  for (int i = k - 1; i >= 0; --i) {
+    src_strides[i] = row;
+    row *= x.dim(batch + i);
+  }
+  std::vector<int64_t> offsets = {0};
+  auto extend = [&](int64_t extent, int64_t step) {
+    std::vector<int64_t> next;
+    next.reserve(offsets.size() * extent);
+    for (int64_t base : offsets) {
+      for (int64_t j = 0; j < extent; ++j) next.push_back(base + j * step);
+    }
+    offsets = std::move(next);
+  };
+  for (int i = 0; i < k; ++i) extend(kernel[i], dilations[i] * src_strides[i]);
+  for (int i = 0; i < k; ++i) extend(p.shape[batch + k + i], strides[i] * src_strides[i]);
+  const int64_t rows = Product(x.shape(), 0, batch);
+  const int64_t per_row = static_cast<int64_t>(offsets.size());
+  return WithElementType(x.dtype(), [&](auto tag) -> absl::StatusOr<Tensor> {
+    using E = decltype(tag);
+    absl::StatusOr<Tensor> out = NewResult(p);
+    if (!out.ok()) return out;
+    const E* src = static_cast<const E*>(x.raw_data());
+    E* dst = static_cast<E*>(out->raw_data());
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t t = 0; t < per_row; ++t) dst[r * per_row + t] = src[r * row + offsets[t]];
+    }
+    return out;
+  });
+}
+
 absl::StatusOr<Tensor> EvalGather(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                   const ir::Bindings& bindings) {
   GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));

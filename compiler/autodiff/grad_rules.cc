@@ -61,6 +61,7 @@ class Rule {
   void Matmul();
   void Reduce();
   void Slice();
+  void Window();
   void LayerNorm();
   void RmsNorm();
   void GeluTanh();
@@ -221,6 +222,9 @@ void Rule::Apply() {
     case OpCode::kSlice:
       Slice();
       return;
+    case OpCode::kWindow:
+      if (Want(0)) Window();
+      return;
     case OpCode::kGather:
       // Rows read several times (repeated tokens, a tied embedding) sum their gradients.
       if (Want(0)) Set(0, e_.Emit(OpCode::kScatterAdd, {e_.Full(0.0, f_.type(X(0))), X(1), g}));
@@ -342,6 +346,57 @@ void Rule::Slice() {
   parts.push_back(g_);
   if (after.AsConstant() != 0) parts.push_back(zeros(after));
   Set(0, e_.Concat(parts, axis));
+}
+
+void Rule::Window() {
+  // Every element of g came from one element of x: dx is the sum, over the window
+  // positions j, of g[.., j, :] placed along each window dim at o * stride + j * dilation
+  // (zeros between the strided elements, before the offset and after the end).
+  const auto& kernel = n_.attrs.Get<std::vector<int64_t>>("kernel");
+  const auto& strides = n_.attrs.Get<std::vector<int64_t>>("strides");
+  const auto& dilations = n_.attrs.Get<std::vector<int64_t>>("dilations");
+  const ir::Shape& x = XShape(0);
+  const int64_t k = static_cast<int64_t>(kernel.size());
+  const int64_t batch = static_cast<int64_t>(x.size()) - k;
+  auto zeros_like = [&](ValueId v, int64_t axis, const ir::SymExpr& size) {
+    ir::Shape s = e_.shape(v);
+    s[axis] = size;
+    return e_.Full(0.0, ir::ValueType{dt(), s});
+  };
+  // `v`'s dim `axis` (length o) spread to o * stride, then shifted by `offset` into x's dim.
+  auto place = [&](ValueId v, int64_t axis, int64_t stride, int64_t offset) {
+    if (stride > 1) {
+      ir::Shape s = e_.shape(v);
+      ir::Shape split = s;
+      split.insert(split.begin() + axis + 1, 1);
+      ValueId column = e_.Reshape(v, split);
+      ValueId spread = e_.Concat({column, zeros_like(column, axis + 1, stride - 1)}, axis + 1);
+      s[axis] = s[axis] * stride;
+      v = e_.Reshape(spread, s);
+    }
+    std::vector<ValueId> parts;
+    if (offset > 0) parts.push_back(zeros_like(v, axis, offset));
+    parts.push_back(v);
+    parts.push_back(zeros_like(v, axis, x[axis]));
+    return e_.Slice(e_.Concat(parts, axis), axis, 0, x[axis]);
+  };
+  std::vector<int64_t> j(k, 0);
+  ValueId sum = ir::kInvalidValue;
+  for (;;) {
+    ValueId part = g_;  // [b.., k_1..k_k, o_1..o_k]; drop window dim i at batch + i each time
+    for (int64_t i = 0; i < k; ++i) {
+      part = e_.Slice(part, batch, j[i], j[i] + 1);
+      ir::Shape s = e_.shape(part);
+      s.erase(s.begin() + batch);
+      part = e_.Reshape(part, s);
+    }
+    for (int64_t i = 0; i < k; ++i) part = place(part, batch + i, strides[i], j[i] * dilations[i]);
+    sum = sum == ir::kInvalidValue ? part : e_.Add(sum, part);
+    int64_t i = k - 1;
+    while (i >= 0 && ++j[i] == kernel[i]) j[i--] = 0;
+    if (i < 0) break;
+  }
+  Set(0, sum);
 }
 
 void Rule::LayerNorm() {

@@ -88,7 +88,8 @@ DynamicBounds::DynamicBounds(const ir::Graph& graph) {
   for (ir::ValueId id = 0; id < graph.num_nodes(); ++id) {
     const ir::Node& n = graph.node(id);
     if (n.op != ir::OpCode::kArgMin && n.op != ir::OpCode::kArgMax &&
-        n.op != ir::OpCode::kKvWrite && n.op != ir::OpCode::kGather && n.op != ir::OpCode::kSlice) {
+        n.op != ir::OpCode::kKvWrite && n.op != ir::OpCode::kGather && n.op != ir::OpCode::kSlice &&
+        n.op != ir::OpCode::kWindow) {
       continue;
     }
     const ir::Shape& in = graph.type(n.operands[0]).shape;
@@ -109,6 +110,18 @@ DynamicBounds::DynamicBounds(const ir::Graph& graph) {
     } else if (n.op == ir::OpCode::kSlice) {
       const int axis = ir::ValueOrDie(ir::NormalizeAxis(n.attrs.GetInt("axis"), rank, "slice"));
       checks_.push_back({id, n.op, n.attrs.GetDim("start"), n.attrs.GetDim("end"), in[axis]});
+    } else if (n.op == ir::OpCode::kWindow) {
+      // A symbolic dim may be shorter than the window's span (the shape rule checks
+      // constant ones): the window would have a negative count of positions.
+      const auto& kernel = n.attrs.Get<std::vector<int64_t>>("kernel");
+      const auto& dilations = n.attrs.Get<std::vector<int64_t>>("dilations");
+      const int batch = rank - static_cast<int>(kernel.size());
+      for (size_t i = 0; i < kernel.size(); ++i) {
+        const ir::SymExpr& dim = in[batch + i];
+        if (dim.AsConstant()) continue;
+        checks_.push_back(
+            {id, n.op, 0, dilations[i] * (kernel[i] - 1) + 1, dim, batch + static_cast<int>(i)});
+      }
     }
   }
 }
@@ -132,6 +145,16 @@ absl::Status DynamicBounds::Check(const ir::Bindings& bindings) const {
             absl::StrCat("%", r.id,
                          " (gather): the table has no rows for these bindings, so no "
                          "index is in range"));
+      }
+      continue;
+    }
+    if (r.op == ir::OpCode::kWindow) {
+      GJ_ASSIGN_OR_RETURN(const int64_t dim, r.dim.Evaluate(bindings));
+      GJ_ASSIGN_OR_RETURN(const int64_t span, r.hi.Evaluate(bindings));
+      if (dim < span) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("%", r.id, " (window): dim ", r.axis, " is ", dim,
+                         " for these bindings, shorter than the window's span ", span));
       }
       continue;
     }

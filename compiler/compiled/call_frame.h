@@ -54,6 +54,7 @@ class DynamicBounds {
     ir::OpCode op;
     // kv_write and slice: lo <= hi <= dim; arg reductions: dim > 0 (lo, hi unused);
     // gather: dim (the table's rows) > 0 where hi (the output's elements) > 0.
+    // window: dim >= hi (the span of the window over dim `axis`).
     ir::SymExpr lo, hi, dim;
     int axis = 0;
   };

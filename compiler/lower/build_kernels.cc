@@ -111,6 +111,19 @@ class KernelBuilder {
         in[axis] = Op(ScalarOp::kAdd, idx[axis], Sym(n.attrs.GetDim("start")));
         return operand(0, in);
       }
+      case OpCode::kWindow: {
+        const auto& kernel = n.attrs.Get<std::vector<int64_t>>("kernel");
+        const auto& strides = n.attrs.Get<std::vector<int64_t>>("strides");
+        const auto& dilations = n.attrs.Get<std::vector<int64_t>>("dilations");
+        const size_t k = kernel.size(), batch = idx.size() - 2 * k;
+        std::vector<ExprPtr> in(idx.begin(), idx.begin() + batch);
+        for (size_t i = 0; i < k; ++i) {
+          in.push_back(Op(ScalarOp::kAdd,
+                          Op(ScalarOp::kMul, idx[batch + k + i], ConstI(strides[i])),
+                          Op(ScalarOp::kMul, idx[batch + i], ConstI(dilations[i]))));
+        }
+        return operand(0, in);
+      }
       case OpCode::kConcat: {
         int axis =
             ir::ValueOrDie(ir::NormalizeAxis(n.attrs.GetInt("axis"), n.type.rank(), "concat"));

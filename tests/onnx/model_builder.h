@@ -95,6 +95,13 @@ inline void SetInts(::onnx::NodeProto* n, const std::string& name, std::vector<i
   for (int64_t x : v) a->add_ints(x);
 }
 
+inline void SetString(::onnx::NodeProto* n, const std::string& name, const std::string& v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+
 inline void SetTensor(::onnx::NodeProto* n, const std::string& name, ::onnx::TensorProto t) {
   auto* a = n->add_attribute();
   a->set_name(name);

@@ -170,6 +170,26 @@ std::vector<GradCase> Cases() {
                                {{"axis", int64_t{1}}, {"start", kP}, {"end", kS}});
                    },
                    {{"S", 5}, {"P", 2}}});
+  // Overlapping windows (stride < span) sum their gradients; a stride past the span skips
+  // elements, whose gradient is 0.
+  cases.push_back({"window_overlapping",
+                   {OpCode::kWindow},
+                   {F("x", {2, 7, 6})},
+                   [](GraphBuilder& b, const std::vector<ValueId>& in) {
+                     return Op(b, OpCode::kWindow, {in[0]},
+                               {{"kernel", std::vector<int64_t>{3, 2}},
+                                {"strides", std::vector<int64_t>{2, 1}},
+                                {"dilations", std::vector<int64_t>{1, 2}}});
+                   }});
+  cases.push_back({"window_sparse",
+                   {OpCode::kWindow},
+                   {F("x", {9})},
+                   [](GraphBuilder& b, const std::vector<ValueId>& in) {
+                     return Op(b, OpCode::kWindow, {in[0]},
+                               {{"kernel", std::vector<int64_t>{2}},
+                                {"strides", std::vector<int64_t>{4}},
+                                {"dilations", std::vector<int64_t>{1}}});
+                   }});
   // Few rows, many indices: repeated rows must sum their gradients.
   cases.push_back({"gather",
                    {OpCode::kGather},

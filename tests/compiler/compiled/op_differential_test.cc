@@ -181,6 +181,35 @@ std::vector<Case> Cases() {
                            {{"axis", int64_t{0}}, {"start", SymExpr(2)}, {"end", SymExpr(7)}});
          return b.Add(OpCode::kConcat, {s, r, s}, {{"axis", int64_t{0}}});
        }});
+  cases.push_back({"window_2d_strided_dilated",
+                   {{DType::kF64, {2, kS + 6, 7}}},
+                   [](GraphBuilder& b, const std::vector<ValueId>& in, DType,
+                      [[maybe_unused]] const SymExpr& S) {
+                     return b.Add(OpCode::kWindow, {in[0]},
+                                  {{"kernel", std::vector<int64_t>{3, 2}},
+                                   {"strides", std::vector<int64_t>{2, 1}},
+                                   {"dilations", std::vector<int64_t>{2, 3}}});
+                   }});
+  // A 3x3 convolution of 2 groups as the importer builds it: zero padding (concat),
+  // windows, a reshape to [n, groups, cin/groups * 9, oh * ow] and a matmul.
+  cases.push_back({"conv_as_window_matmul",
+                   {{DType::kF64, {1, 4, 5, kS}}, {DType::kF64, {2, 3, 18}}},
+                   [](GraphBuilder& b, const std::vector<ValueId>& in, DType dt, const SymExpr& S) {
+                     ValueId zw =
+                         b.Add(OpCode::kFull, {},
+                               {{"value", 0.0}, {"dtype", dt}, {"shape", Shape{1, 4, 5, 1}}});
+                     ValueId pw = b.Add(OpCode::kConcat, {zw, in[0], zw}, {{"axis", int64_t{3}}});
+                     ValueId zh =
+                         b.Add(OpCode::kFull, {},
+                               {{"value", 0.0}, {"dtype", dt}, {"shape", Shape{1, 4, 1, S + 2}}});
+                     ValueId p = b.Add(OpCode::kConcat, {zh, pw, zh}, {{"axis", int64_t{2}}});
+                     ValueId w = b.Add(OpCode::kWindow, {p},
+                                       {{"kernel", std::vector<int64_t>{3, 3}},
+                                        {"strides", std::vector<int64_t>{1, 1}},
+                                        {"dilations", std::vector<int64_t>{1, 1}}});
+                     ValueId r = b.Add(OpCode::kReshape, {w}, {{"shape", Shape{1, 2, 18, S * 5}}});
+                     return Bin(b, OpCode::kMatmul, in[1], r);
+                   }});
   cases.push_back(
       {"gather",
        {{DType::kF64, {6, kS}}, {DType::kI64, {2, 3}}},

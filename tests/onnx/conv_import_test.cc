@@ -1,0 +1,205 @@
+// Conv, MaxPool and AveragePool at import: results against direct loops written here
+// (grouped, strided, dilated, padded, with a symbolic width), and the refusals that name
+// the node and what was expected.
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "onnx/import.h"
+#include "runtime/interpreter.h"
+#include "tests/onnx/model_builder.h"
+
+namespace graphjit::onnx {
+namespace {
+
+using testing::F32Tensor;
+using ::testing::HasSubstr;
+using testing::ModelBuilder;
+using testing::SetInt;
+using testing::SetInts;
+using testing::SetString;
+
+constexpr int32_t kF32 = ::onnx::TensorProto::FLOAT;
+
+std::vector<float> RandomFloats(int64_t n, std::mt19937_64& rng) {
+  std::normal_distribution<float> normal;
+  std::vector<float> v(n);
+  for (float& e : v) e = normal(rng);
+  return v;
+}
+
+// NCHW tensors, row-major.
+struct Image {
+  int64_t n, c, h, w;
+  std::vector<float> v;
+  float at(int64_t a, int64_t b, int64_t y, int64_t x) const {
+    return v[((a * c + b) * h + y) * w + x];
+  }
+};
+
+std::vector<double> RunModel(const ModelBuilder& m, const Image& x) {
+  absl::StatusOr<ImportedModel> model = ImportFromBytes(m.Bytes(), "conv.onnx");
+  EXPECT_TRUE(model.ok()) << model.status();
+  if (!model.ok()) return {};
+  runtime::TensorMap in = {
+      {"x", *runtime::Tensor::FromDoubles(ir::DType::kF32, {x.n, x.c, x.h, x.w},
+                                          std::vector<double>(x.v.begin(), x.v.end()))}};
+  absl::StatusOr<std::vector<runtime::Tensor>> out =
+      runtime::Interpret(model->graph, in, model->params, {{"W", x.w}});
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? (*out)[0].ToDoubles() : std::vector<double>{};
+}
+
+TEST(OnnxConv, GroupedStridedDilatedPaddedConvMatchesLoops) {
+  std::mt19937_64 rng(7);
+  const int64_t c = 4, m_out = 6, group = 2, kh = 3, kw = 2, sh = 2, sw = 1, dh = 1, dw = 2;
+  const int64_t pt = 1, pl = 2, pb = 0, pr = 1;
+  Image x{2, c, 7, 9, {}};
+  x.v = RandomFloats(x.n * c * x.h * x.w, rng);
+  std::vector<float> wt = RandomFloats(m_out * (c / group) * kh * kw, rng);
+  std::vector<float> bias = RandomFloats(m_out, rng);
+  ModelBuilder m;
+  m.Input("x", kF32, {int64_t{2}, c, int64_t{7}, std::string("W")}).Output("y", kF32);
+  m.Initializer(F32Tensor("w", {m_out, c / group, kh, kw}, wt));
+  m.Initializer(F32Tensor("b", {m_out}, bias));
+  ::onnx::NodeProto* conv = m.Node("Conv", {"x", "w", "b"}, {"y"}, "conv");
+  SetInt(conv, "group", group);
+  SetInts(conv, "strides", {sh, sw});
+  SetInts(conv, "dilations", {dh, dw});
+  SetInts(conv, "pads", {pt, pl, pb, pr});
+  std::vector<double> got = RunModel(m, x);
+  const int64_t oh = (x.h + pt + pb - dh * (kh - 1) - 1) / sh + 1;
+  const int64_t ow = (x.w + pl + pr - dw * (kw - 1) - 1) / sw + 1;
+  ASSERT_EQ(got.size(), static_cast<size_t>(x.n * m_out * oh * ow));
+  const int64_t cg = c / group, mg = m_out / group;
+  for (int64_t n = 0; n < x.n; ++n) {
+    for (int64_t mo = 0; mo < m_out; ++mo) {
+      for (int64_t y = 0; y < oh; ++y) {
+        for (int64_t xo = 0; xo < ow; ++xo) {
+          double want = bias[mo];
+          for (int64_t ci = 0; ci < cg; ++ci) {
+            for (int64_t i = 0; i < kh; ++i) {
+              for (int64_t j = 0; j < kw; ++j) {
+                const int64_t yy = y * sh + i * dh - pt, xx = xo * sw + j * dw - pl;
+                if (yy < 0 || yy >= x.h || xx < 0 || xx >= x.w) continue;
+                want += static_cast<double>(x.at(n, (mo / mg) * cg + ci, yy, xx)) *
+                        wt[((mo * cg + ci) * kh + i) * kw + j];
+              }
+            }
+          }
+          EXPECT_NEAR(got[((n * m_out + mo) * oh + y) * ow + xo], want, 1e-4)
+              << n << " " << mo << " " << y << " " << xo;
+        }
+      }
+    }
+  }
+}
+
+TEST(OnnxConv, PoolsMatchLoops) {
+  std::mt19937_64 rng(8);
+  Image x{1, 2, 5, 6, {}};
+  x.v = RandomFloats(x.n * x.c * x.h * x.w, rng);
+  const int64_t k = 3, s = 2, p = 1;
+  for (const std::string op : {"MaxPool", "AveragePool"}) {
+    for (int64_t include_pad : {0, 1}) {
+      SCOPED_TRACE(absl::StrCat(op, " count_include_pad=", include_pad));
+      ModelBuilder m;
+      m.Input("x", kF32, {int64_t{1}, int64_t{2}, int64_t{5}, std::string("W")}).Output("y", kF32);
+      ::onnx::NodeProto* pool = m.Node(op, {"x"}, {"y"}, "pool");
+      SetInts(pool, "kernel_shape", {k, k});
+      SetInts(pool, "strides", {s, s});
+      SetInts(pool, "pads", {p, p, p, p});
+      if (op == "AveragePool") SetInt(pool, "count_include_pad", include_pad);
+      std::vector<double> got = RunModel(m, x);
+      const int64_t oh = (x.h + 2 * p - k) / s + 1, ow = (x.w + 2 * p - k) / s + 1;
+      ASSERT_EQ(got.size(), static_cast<size_t>(x.c * oh * ow));
+      for (int64_t c = 0; c < x.c; ++c) {
+        for (int64_t y = 0; y < oh; ++y) {
+          for (int64_t xo = 0; xo < ow; ++xo) {
+            double best = -std::numeric_limits<double>::infinity(), sum = 0;
+            int count = 0;
+            for (int64_t i = 0; i < k; ++i) {
+              for (int64_t j = 0; j < k; ++j) {
+                const int64_t yy = y * s + i - p, xx = xo * s + j - p;
+                if (yy < 0 || yy >= x.h || xx < 0 || xx >= x.w) continue;
+                best = std::max<double>(best, x.at(0, c, yy, xx));
+                sum += x.at(0, c, yy, xx);
+                ++count;
+              }
+            }
+            const double want = op == "MaxPool" ? best : sum / (include_pad ? k * k : count);
+            EXPECT_NEAR(got[(c * oh + y) * ow + xo], want, 1e-5) << c << " " << y << " " << xo;
+          }
+        }
+      }
+    }
+  }
+}
+
+absl::Status ImportStatus(const ModelBuilder& m) {
+  return ImportFromBytes(m.Bytes(), "bad.onnx").status();
+}
+
+TEST(OnnxConv, BadAttributesAreRefusedNamingTheNode) {
+  auto conv_model = [](int64_t group, int64_t weight_channels) {
+    ModelBuilder m;
+    m.Input("x", kF32, {int64_t{1}, int64_t{4}, int64_t{5}, std::string("W")}).Output("y", kF32);
+    m.Initializer(
+        F32Tensor("w", {4, weight_channels, 1, 1}, std::vector<float>(4 * weight_channels)));
+    return m;
+  };
+  {
+    ModelBuilder m = conv_model(3, 2);
+    SetInt(m.Node("Conv", {"x", "w"}, {"y"}, "c1"), "group", 3);
+    absl::Status s = ImportStatus(m);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_THAT(s.message(), HasSubstr("node 'c1' (Conv)"));
+    EXPECT_THAT(s.message(), HasSubstr("group 3"));
+  }
+  {
+    ModelBuilder m = conv_model(1, 4);
+    SetString(m.Node("Conv", {"x", "w"}, {"y"}, "c2"), "auto_pad", "SOMETIMES");
+    absl::Status s = ImportStatus(m);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_THAT(s.message(), HasSubstr("auto_pad 'SOMETIMES'"));
+  }
+  {
+    ModelBuilder m = conv_model(1, 4);
+    ::onnx::NodeProto* n = m.Node("Conv", {"x", "w"}, {"y"}, "c3");
+    SetString(n, "auto_pad", "SAME_UPPER");
+    SetInts(n, "strides", {2, 2});
+    absl::Status s = ImportStatus(m);
+    EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+    EXPECT_THAT(s.message(), HasSubstr("symbolic dim W"));
+  }
+  {
+    ModelBuilder m = conv_model(1, 4);
+    SetInts(m.Node("Conv", {"x", "w"}, {"y"}, "c4"), "kernel_shape", {3, 3});
+    absl::Status s = ImportStatus(m);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_THAT(s.message(), HasSubstr("does not match the weights' [1, 1]"));
+  }
+  {
+    ModelBuilder m;
+    m.Input("x", kF32, {int64_t{1}, int64_t{1}, int64_t{2}, int64_t{2}}).Output("y", kF32);
+    SetInts(m.Node("MaxPool", {"x"}, {"y"}, "p1"), "kernel_shape", {3, 3});
+    absl::Status s = ImportStatus(m);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_THAT(s.message(), HasSubstr("node 'p1' (MaxPool)"));
+    EXPECT_THAT(s.message(), HasSubstr("shorter than the window's span 3"));
+  }
+  {
+    ModelBuilder m;
+    m.Input("x", kF32, {int64_t{1}, int64_t{1}, int64_t{4}, int64_t{4}}).Output("y", kF32);
+    m.Output("i", ::onnx::TensorProto::INT64);
+    SetInts(m.Node("MaxPool", {"x"}, {"y", "i"}, "p2"), "kernel_shape", {2, 2});
+    absl::Status s = ImportStatus(m);
+    EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+    EXPECT_THAT(s.message(), HasSubstr("Indices"));
+  }
+}
+
+}  // namespace
+}  // namespace graphjit::onnx
