@@ -7,7 +7,7 @@
 //       --benchmark_repetitions=5 --benchmark_report_aggregates_only=true   (one line)
 // --output_dir writes each input's output as DIR/STEM.npy, for the max |diff| against
 // ONNX Runtime's. A model graphjit cannot import or compile is reported as the
-// benchmark's error (today: "op Conv is not supported").
+// benchmark's error (e.g. "op Conv is not supported" before the importer had Conv).
 #include <cstdio>
 #include <filesystem>
 #include <memory>

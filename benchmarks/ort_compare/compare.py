@@ -8,9 +8,9 @@ models/ocr_image.h (bench_ort_compare --prepare) into x: f32[N, 3, 48, W] at W =
 640 and a batch of 4 x 320, then times ONNX Runtime (ort_run.js --repeat: the median of
 single calls) and graphjit (bench_ort_compare: the median of 5 Google Benchmark
 repetitions) on each, and prints a table: shape, medians in ms, graphjit / ORT, the max
-|difference| of the outputs, whether ORT's output decodes to the rendered text, and the
-CPU. OpenBLAS and ONNX Runtime are held to one thread. graphjit's columns say n/a with
-its error while it cannot import the model (today: Conv). Needs the model and ONNX
+|difference| of the outputs, whether each one's output decodes to the rendered text, and
+the CPU. OpenBLAS and ONNX Runtime are held to one thread. graphjit's columns say n/a
+with its error if it cannot import or compile the model. Needs the model and ONNX
 Runtime (scripts/fetch_models.sh) and the build (bench_ort_compare); says so if not.
 """
 
@@ -89,6 +89,10 @@ def ctc_decode(probs, keys):
     return texts
 
 
+def reads(got, want):
+    return "n/a" if got is None else "yes" if got == want else "NO"
+
+
 def fmt(value, spec):
     return "n/a" if value is None else format(value, spec)
 
@@ -153,7 +157,8 @@ def main():
         rows.append({"shape": name, "x": [len(lines), 3, 48, width], "ort_ms": report["median_ms"],
                      "ort_text": [t.rstrip() for t in ctc_decode(ort_out, keys)],
                      "text": lines, "graphjit_ms": None,
-                     "max_abs_diff": None, "graphjit_error": None, "_ort_out": ort_out})
+                     "max_abs_diff": None, "graphjit_text": None, "graphjit_error": None,
+                     "_ort_out": ort_out})
 
     gj_dir = os.path.join(work, "graphjit")
     result = json.loads(run([bench, f"--inputs={','.join(inputs)}", f"--output_dir={gj_dir}",
@@ -169,21 +174,26 @@ def main():
                 row["graphjit_ms"] = b["real_time"]
         out = os.path.join(gj_dir, f"{row['shape']}.npy")
         if row["graphjit_ms"] is not None and os.path.exists(out):
-            row["max_abs_diff"] = max_abs_diff(read_npy_f32(out), row["_ort_out"])
+            gj_out = read_npy_f32(out)
+            row["max_abs_diff"] = max_abs_diff(gj_out, row["_ort_out"])
+            row["graphjit_text"] = [t.rstrip() for t in ctc_decode(gj_out, keys)]
 
     print(f"PP-OCRv4 recognizer, 1 thread each; CPU: {cpu_name()}")
     print(f"ONNX Runtime: median of {args.repeat} calls; graphjit: median of 5 repetitions")
     print(f"{'shape':<7} {'ORT ms':>8} {'graphjit ms':>12} {'ratio':>6} {'max|diff|':>10}"
-          f"  ORT reads the text (trailing spaces cut)")
+          f"  reads the text: ORT, graphjit (trailing spaces cut)")
     errors, misread = set(), []
     for row in rows:
         gj, diff = row["graphjit_ms"], row["max_abs_diff"]
         ratio = None if gj is None else gj / row["ort_ms"]
         print(f"{row['shape']:<7} {row['ort_ms']:>8.2f} {fmt(gj, '.2f'):>12} "
               f"{fmt(ratio, '.2f'):>6} {fmt(diff, '.1e'):>10}"
-              f"  {'yes' if row['ort_text'] == row['text'] else 'NO'}")
-        if row["ort_text"] != row["text"]:
-            misread.append(f"{row['shape']}: ORT read {row['ort_text']} for {row['text']}")
+              f"  {reads(row['ort_text'], row['text'])}, "
+              f"{reads(row['graphjit_text'], row['text'])}")
+        for who in ("ort", "graphjit"):
+            got = row[f"{who}_text"]
+            if got is not None and got != row["text"]:
+                misread.append(f"{row['shape']}: {who} read {got} for {row['text']}")
         if row["graphjit_error"]:
             errors.add(row["graphjit_error"])
     for m in misread:

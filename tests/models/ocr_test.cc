@@ -135,7 +135,6 @@ TEST(OcrRecognizer, MissingFilesAreNotFoundSayingHowToFetchThem) {
   EXPECT_NE(r.status().message().find("scripts/fetch_models.sh"), std::string::npos);
 }
 
-// Needs Conv and AveragePool in the importer.
 TEST(OcrRecognizer, ReadsRenderedLinesBackCompiledByGraphjit) {
   SKIP_IF_MISSING(MissingModel());
   absl::StatusOr<std::unique_ptr<OcrRecognizer>> recognizer =
@@ -150,7 +149,6 @@ TEST(OcrRecognizer, ReadsRenderedLinesBackCompiledByGraphjit) {
   }
 }
 
-// Needs Conv and AveragePool in the importer.
 TEST(OcrRecognizer, ScoresMatchOnnxRuntimesAtEveryWidth) {
   SKIP_IF_MISSING(MissingModel());
   SKIP_IF_MISSING(MissingOrt());
