@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::models {
 namespace {
@@ -85,36 +86,34 @@ absl::StatusOr<RgbImage> ParsePpm(absl::string_view bytes, absl::string_view wha
     return absl::InvalidArgumentError(absl::StrCat(
         what, ": not a binary PPM: expected the magic 'P6', got '", magic.substr(0, 8), "'"));
   }
-  RgbImage image;
-  absl::StatusOr<int64_t> width = HeaderNumber(header.Next(), "width", kMaxPpmDim, what);
-  if (!width.ok()) return width.status();
-  absl::StatusOr<int64_t> height = HeaderNumber(header.Next(), "height", kMaxPpmDim, what);
-  if (!height.ok()) return height.status();
-  absl::StatusOr<int64_t> maxval = HeaderNumber(header.Next(), "maxval", 65535, what);
-  if (!maxval.ok()) return maxval.status();
+  GJ_ASSIGN_OR_RETURN(const int64_t width, HeaderNumber(header.Next(), "width", kMaxPpmDim, what));
+  GJ_ASSIGN_OR_RETURN(const int64_t height,
+                      HeaderNumber(header.Next(), "height", kMaxPpmDim, what));
+  GJ_ASSIGN_OR_RETURN(const int64_t maxval, HeaderNumber(header.Next(), "maxval", 65535, what));
   // Exactly one whitespace byte separates the header from the samples.
   const size_t data = header.pos() + 1;
-  const int64_t sample_bytes = *maxval > 255 ? 2 : 1;
-  const int64_t need = *width * *height * 3 * sample_bytes;
+  const int64_t sample_bytes = maxval > 255 ? 2 : 1;
+  const int64_t need = width * height * 3 * sample_bytes;
   if (header.pos() >= bytes.size() ||
       static_cast<int64_t>(bytes.size() - std::min(bytes.size(), data)) < need) {
     return absl::InvalidArgumentError(absl::StrCat(
-        what, ": truncated PPM: expected ", need, " bytes of samples for ", *width, "x", *height,
-        " at maxval ", *maxval, ", got ", bytes.size() - std::min(bytes.size(), data)));
+        what, ": truncated PPM: expected ", need, " bytes of samples for ", width, "x", height,
+        " at maxval ", maxval, ", got ", bytes.size() - std::min(bytes.size(), data)));
   }
-  image.width = *width;
-  image.height = *height;
-  image.rgb.resize(*width * *height * 3);
+  RgbImage image;
+  image.width = width;
+  image.height = height;
+  image.rgb.resize(width * height * 3);
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data() + data);
   // Samples are scaled to [0, 255] whatever maxval, so preprocessing sees one range.
-  const float scale = 255.0f / static_cast<float>(*maxval);
+  const float scale = 255.0f / static_cast<float>(maxval);
   for (size_t i = 0; i < image.rgb.size(); ++i) {
     const int v = sample_bytes == 1 ? p[i] : (p[2 * i] << 8) | p[2 * i + 1];
-    if (v > *maxval) {
+    if (v > maxval) {
       return absl::InvalidArgumentError(
-          absl::StrCat(what, ": PPM sample ", i, " is ", v, ", above the maxval ", *maxval));
+          absl::StrCat(what, ": PPM sample ", i, " is ", v, ", above the maxval ", maxval));
     }
-    image.rgb[i] = *maxval == 255 ? static_cast<float>(v) : static_cast<float>(v) * scale;
+    image.rgb[i] = maxval == 255 ? static_cast<float>(v) : static_cast<float>(v) * scale;
   }
   return image;
 }
