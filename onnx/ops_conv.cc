@@ -143,6 +143,29 @@ std::vector<int64_t> Plus(const std::vector<int64_t>& a, const std::vector<int64
   return out;
 }
 
+// y + the node's bias input (if any) over the channel dim of [n, m, o..].
+absl::StatusOr<ValueId> AddBias(Context& ctx, ValueId y, int64_t m, int k) {
+  if (!ctx.HasInput(2)) return y;
+  GJ_ASSIGN_OR_RETURN(ValueId b, ctx.InNode(2));
+  if (ctx.type(b).shape != Shape{m}) {
+    return ctx.Invalid(absl::StrCat("bias of shape ", ir::ShapeToString(ctx.type(b).shape),
+                                    " (expected [", m, "])"));
+  }
+  Shape bs = {m};
+  bs.resize(1 + k, 1);
+  return ctx.Op(OpCode::kAdd, {y, Reshape(ctx, b, bs)});
+}
+
+// The window's elements of x as one axis: [n, c, |k|, o..].
+ValueId FlatWindows(Context& ctx, ValueId x, const WindowSpec& w) {
+  ValueId win = Windows(ctx, x, w);
+  const Shape s = ctx.type(win).shape;
+  const int k = static_cast<int>(w.kernel.size());
+  Shape flat = {s[0], s[1], DimProduct(s, 2, 2 + k)};
+  flat.insert(flat.end(), s.end() - k, s.end());
+  return Reshape(ctx, win, flat);
+}
+
 // Conv: y[n, m, o..] = sum over c in m's group and the window of x_padded * w, + b.
 absl::Status Conv(Context& ctx) {
   GJ_RETURN_IF_ERROR(ctx.ExpectInputs(2, 3));
@@ -172,6 +195,36 @@ absl::Status Conv(Context& ctx) {
   const int k = static_cast<int>(kernel.size());
   int64_t window_size = 1;
   for (int64_t d : kernel) window_size *= d;
+  // Depthwise (one filter per channel): the sum over the window of each position's
+  // shifted input times its weight, as elementwise ops over the output, so the loop
+  // innermost runs along the output row (contiguous, vectorizable) rather than a matmul
+  // of one row per channel over flattened positions.
+  if (*cg == 1 && *m == group) {
+    ValueId windows = Windows(ctx, PadSpatial(ctx, x, w.pad_begin, w.pad_end, 0.0), w);
+    ValueId wflat = Reshape(ctx, wt, {*m, window_size});
+    GJ_RETURN_IF_ERROR(ctx.BuilderStatus());
+    const Shape win_shape = ctx.type(windows).shape;
+    Shape out_shape = {win_shape[0], win_shape[1]};
+    out_shape.insert(out_shape.end(), win_shape.end() - k, win_shape.end());
+    Shape w_shape = {*m};
+    w_shape.resize(1 + k, 1);
+    ValueId sum = ir::kInvalidValue;
+    for (int64_t j = 0; j < window_size; ++j) {
+      ValueId tap = windows;
+      for (int i = k - 1, rest = static_cast<int>(j); i >= 0; rest /= kernel[i], --i) {
+        const int64_t at = rest % kernel[i];
+        tap = ctx.Op(OpCode::kSlice, {tap},
+                     {{"axis", int64_t{2 + i}}, {"start", SymExpr(at)}, {"end", SymExpr(at + 1)}});
+      }
+      ValueId wj = ctx.Op(OpCode::kSlice, {wflat},
+                          {{"axis", int64_t{1}}, {"start", SymExpr(j)}, {"end", SymExpr(j + 1)}});
+      ValueId term =
+          ctx.Op(OpCode::kMul, {Reshape(ctx, tap, out_shape), Reshape(ctx, wj, w_shape)});
+      sum = sum == ir::kInvalidValue ? term : ctx.Op(OpCode::kAdd, {sum, term});
+    }
+    GJ_ASSIGN_OR_RETURN(ValueId y, AddBias(ctx, sum, *m, k));
+    return ctx.SetOut(0, y);
+  }
   ValueId patches = x;
   if (!IsIdentityWindow(w)) {
     patches = Windows(ctx, PadSpatial(ctx, x, w.pad_begin, w.pad_end, 0.0), w);
@@ -188,28 +241,8 @@ absl::Status Conv(Context& ctx) {
   ValueId y = ctx.Op(OpCode::kMatmul, {wm, patches});  // [n, group, m/group, |o|]
   Shape ys = {xs[0], *m};
   ys.insert(ys.end(), out_spatial.begin(), out_spatial.end());
-  y = Reshape(ctx, y, ys);
-  if (ctx.HasInput(2)) {
-    GJ_ASSIGN_OR_RETURN(ValueId b, ctx.InNode(2));
-    if (ctx.type(b).shape != Shape{*m}) {
-      return ctx.Invalid(absl::StrCat("bias of shape ", ir::ShapeToString(ctx.type(b).shape),
-                                      " (expected [", *m, "])"));
-    }
-    Shape bs = {*m};
-    bs.resize(1 + k, 1);
-    y = ctx.Op(OpCode::kAdd, {y, Reshape(ctx, b, bs)});
-  }
+  GJ_ASSIGN_OR_RETURN(y, AddBias(ctx, Reshape(ctx, y, ys), *m, k));
   return ctx.SetOut(0, y);
-}
-
-// The window's elements of x as one axis: [n, c, |k|, o..].
-ValueId FlatWindows(Context& ctx, ValueId x, const WindowSpec& w) {
-  ValueId win = Windows(ctx, x, w);
-  const Shape s = ctx.type(win).shape;
-  const int k = static_cast<int>(w.kernel.size());
-  Shape flat = {s[0], s[1], DimProduct(s, 2, 2 + k)};
-  flat.insert(flat.end(), s.end() - k, s.end());
-  return Reshape(ctx, win, flat);
 }
 
 absl::Status MaxPool(Context& ctx) {

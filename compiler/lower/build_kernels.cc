@@ -276,12 +276,7 @@ class KernelBuilder {
 #undef GJ_POINTWISE_KERNEL_Index
 #undef GJ_POINTWISE_KERNEL_IndexComposite
 #undef GJ_POINTWISE_KERNEL_Composite
-        {
-          Kernel k{KernelKind::kPointwise, KernelName(id), out};
-          k.loops = Dims(n.type.shape);
-          k.value = Inline(id, LoopVars(n.type.rank()));
-          AddKernel(std::move(k));
-        }
+        AddKernel(MaterializeKernel(id, out));
     }
     buffer_of_[id] = out;
     fusion_.Materialized(id);  // consumers load it: no recomputation
@@ -354,6 +349,27 @@ class KernelBuilder {
     AddKernel(std::move(k));
   }
 
+  // The pointwise kernel storing node `id`'s value into buffer `out`. A reshape loops over
+  // its operand's shape and stores through the reshape's index map instead of over its
+  // own shape: the operand's index rewrites (a window's, an im2col) then read without the
+  // div and mod that flattening dims puts into every load, and the store's own div / mod
+  // (if any) are by the merged dims alone.
+  Kernel MaterializeKernel(ValueId id, int out) {
+    const ir::Node& n = g_.node(id);
+    Kernel k{KernelKind::kPointwise, KernelName(id), out};
+    if (n.op == OpCode::kReshape) {
+      const ir::Shape& in = g_.type(n.operands[0]).shape;
+      std::vector<ExprPtr> vars = LoopVars(in.size());
+      k.loops = Dims(in);
+      k.value = Value(n.operands[0], vars);
+      k.store_indices = ReshapeIndex(n.type.shape, in, vars, prog_.symbols);
+      return k;
+    }
+    k.loops = Dims(n.type.shape);
+    k.value = Inline(id, LoopVars(n.type.rank()));
+    return k;
+  }
+
   // The buffer holding matmul operand `v` (materialized now if it was inlined so far),
   // and whether that buffer holds its last two dims swapped: a transpose of a buffer that
   // swaps only the last two dims is read through BLAS's trans flag instead of copied.
@@ -367,10 +383,7 @@ class KernelBuilder {
     }
     if (buffer_of_[v] < 0) {
       int b = AddBuffer(absl::StrCat("t", v), n.type, BufferKind::kTemp);
-      Kernel k{KernelKind::kPointwise, KernelName(v), b};
-      k.loops = Dims(n.type.shape);
-      k.value = Inline(v, LoopVars(n.type.rank()));
-      AddKernel(std::move(k));
+      AddKernel(MaterializeKernel(v, b));
       buffer_of_[v] = b;
       fusion_.Materialized(v);
     }

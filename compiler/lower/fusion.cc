@@ -12,7 +12,16 @@ using ir::ValueId;
 
 bool IsLayout(OpCode op) {
   return op == OpCode::kTranspose || op == OpCode::kReshape || op == OpCode::kExpand ||
-         op == OpCode::kSlice || op == OpCode::kConcat;
+         op == OpCode::kSlice || op == OpCode::kConcat || op == OpCode::kWindow;
+}
+
+// Whether `window` reads each element of its operand more than once (more than one
+// position per window).
+bool Overlaps(const ir::Node& window) {
+  for (int64_t k : window.attrs.Get<std::vector<int64_t>>("kernel")) {
+    if (k > 1) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -47,6 +56,15 @@ bool FusionPolicy::Decide(ValueId id, const std::vector<int>& buffer_of) {
   cost_[id] = Cost(id, buffer_of);
   const ir::Node& n = g_.node(id);
   if (ir::LoweringOf(n.op) == ir::OpLowering::kKernel || is_output_[id]) return true;
+  // A window re-reads its operand once per window position: the operand's arithmetic
+  // would repeat that often, and a padding concat's selects would run per position
+  // instead of once per element. A buffer read by plain loads is cheaper from 2 on.
+  for (ValueId u : users_[id]) {
+    if (g_.node(u).op == OpCode::kWindow && Overlaps(g_.node(u)) &&
+        (cost_[id] > 0 || n.op == OpCode::kConcat)) {
+      return true;
+    }
+  }
   if (cost_[id] <= 1) return false;
   // Not an output (returned above), so every user is a node.
   if (users_[id].size() > 1) return true;

@@ -1,8 +1,9 @@
 // Fusion decisions for lowering: which graph values get a buffer and which are inlined
 // into their consumers' loop nests as expressions. A value is materialized when it is a
 // graph output or an op with a kernel of its own (Lowering Kernel in ir/ops.def), or
-// when inlining it would repeat expensive work: more than one user, or a matmul operand
-// re-read per output element. The cost of inlining is the arithmetic an inlined value
+// when inlining it would repeat expensive work: more than one user, a matmul operand
+// re-read per output element, or the operand of an overlapping window (a padded input
+// included). The cost of inlining is the arithmetic an inlined value
 // repeats per use (its scalar op's cost, plus its inlined operands'; layout, casts and
 // sources are free).
 #ifndef GRAPHJIT_COMPILER_LOWER_FUSION_H_

@@ -65,30 +65,48 @@ std::vector<ExprPtr> BroadcastIndex(const ir::Shape& in, const ir::Shape& out,
 std::vector<ExprPtr> ReshapeIndex(const ir::Shape& in, const ir::Shape& out,
                                   const std::vector<ExprPtr>& idx,
                                   const std::vector<std::string>& symbols) {
-  std::vector<size_t> in_pos, out_pos;
-  for (size_t d = 0; d < in.size(); ++d) {
-    if (!IsConstOne(in[d])) in_pos.push_back(d);
-  }
-  for (size_t d = 0; d < out.size(); ++d) {
-    if (!IsConstOne(out[d])) out_pos.push_back(d);
-  }
-  bool same = in_pos.size() == out_pos.size();
-  for (size_t i = 0; same && i < in_pos.size(); ++i) same = in[in_pos[i]] == out[out_pos[i]];
+  auto sym = [&](const ir::SymExpr& e) { return SymToExpr(e, symbols); };
   std::vector<ExprPtr> r(in.size(), ConstI(0));
-  if (same) {
-    for (size_t i = 0; i < in_pos.size(); ++i) r[in_pos[i]] = idx[out_pos[i]];
-    return r;
+  // Groups: runs of operand dims [a, b) and result dims [c, d) with equal products, cut
+  // wherever the prefix products agree (as SymExprs, so symbolic dims group too). A
+  // reshape that splits or merges dims then maps group by group, and div / mod appear
+  // only where a group has several operand dims (an operand dim split over result dims
+  // needs none: [n, 12 * w] -> [n, 12, w] reads (i0, i1 * w + i2)).
+  std::vector<ir::SymExpr> in_prefix = {1}, out_prefix = {1};
+  for (const ir::SymExpr& d : in) in_prefix.push_back(in_prefix.back() * d);
+  for (const ir::SymExpr& d : out) out_prefix.push_back(out_prefix.back() * d);
+  size_t a = 0, c = 0;
+  auto emit_group = [&](size_t b, size_t d) {
+    ExprPtr flat = ConstI(0);
+    for (size_t j = c; j < d; ++j) {
+      flat = IsConstOne(out[j]) ? flat
+                                : Op(ScalarOp::kAdd, Op(ScalarOp::kMul, flat, sym(out[j])), idx[j]);
+    }
+    std::vector<size_t> dims;  // the operand's non-1 dims of the group
+    for (size_t i = a; i < b; ++i) {
+      if (!IsConstOne(in[i])) dims.push_back(i);
+    }
+    // flat < the group's product, so the outermost dim needs no mod.
+    ExprPtr stride = ConstI(1);
+    for (size_t k = dims.size(); k-- > 0;) {
+      ExprPtr q = k + 1 == dims.size() ? flat : Op(ScalarOp::kDiv, flat, stride);
+      r[dims[k]] = k == 0 ? q : Op(ScalarOp::kMod, q, sym(in[dims[k]]));
+      stride = Op(ScalarOp::kMul, stride, sym(in[dims[k]]));
+    }
+  };
+  for (size_t b = 1; b <= in.size(); ++b) {
+    if (b < in.size() && IsConstOne(in[b])) continue;  // 1-dims join the group before them
+    for (size_t d = c + 1; d <= out.size(); ++d) {
+      if (!(in_prefix[b] == out_prefix[d])) continue;
+      // Trailing result 1-dims join this group too (they read nothing).
+      while (b == in.size() && d < out.size()) ++d;
+      emit_group(b, d);
+      a = b;
+      c = d;
+      break;
+    }
   }
-  ExprPtr flat = ConstI(0);
-  for (size_t d = 0; d < out.size(); ++d) {
-    flat = Op(ScalarOp::kAdd, Op(ScalarOp::kMul, flat, SymToExpr(out[d], symbols)), idx[d]);
-  }
-  ExprPtr stride = ConstI(1);
-  for (size_t d = in.size(); d-- > 0;) {
-    ExprPtr q = Op(ScalarOp::kDiv, flat, stride);
-    r[d] = d == 0 ? q : Op(ScalarOp::kMod, q, SymToExpr(in[d], symbols));
-    stride = Op(ScalarOp::kMul, stride, SymToExpr(in[d], symbols));
-  }
+  if (a < in.size() || c < out.size()) emit_group(in.size(), out.size());  // no cut at all
   return r;
 }
 

@@ -25,8 +25,9 @@ std::vector<ExprPtr> BroadcastIndex(const ir::Shape& in, const ir::Shape& out,
                                     const std::vector<ExprPtr>& idx);
 
 // The index into a row-major reshape's operand of shape `in` for result index `idx` of
-// shape `out`: when both shapes have the same non-1 dims in order they map directly,
-// otherwise through the flat index (floor div and mod by the operand's dims).
+// shape `out`, group by group of dims with equal products (so splitting and merging
+// dims, symbolic ones too, map directly; div and mod by the operand's dims only where a
+// group merges several of them).
 std::vector<ExprPtr> ReshapeIndex(const ir::Shape& in, const ir::Shape& out,
                                   const std::vector<ExprPtr>& idx,
                                   const std::vector<std::string>& symbols);

@@ -52,9 +52,18 @@ std::vector<double> RunModel(const ModelBuilder& m, const Image& x) {
   return out.ok() ? (*out)[0].ToDoubles() : std::vector<double>{};
 }
 
-TEST(OnnxConv, GroupedStridedDilatedPaddedConvMatchesLoops) {
+// Grouped (group 2 of 2 channels each) and depthwise (a filter per channel, which the
+// importer lowers as a product and a sum over the window instead of a matmul).
+class GroupedConv : public ::testing::TestWithParam<std::pair<int64_t, int64_t>> {};
+
+INSTANTIATE_TEST_SUITE_P(OnnxConv, GroupedConv,
+                         ::testing::Values(std::pair<int64_t, int64_t>{2, 6},
+                                           std::pair<int64_t, int64_t>{4, 4}));
+
+TEST_P(GroupedConv, StridedDilatedPaddedConvMatchesLoops) {
   std::mt19937_64 rng(7);
-  const int64_t c = 4, m_out = 6, group = 2, kh = 3, kw = 2, sh = 2, sw = 1, dh = 1, dw = 2;
+  const auto [group, m_out] = GetParam();
+  const int64_t c = 4, kh = 3, kw = 2, sh = 2, sw = 1, dh = 1, dw = 2;
   const int64_t pt = 1, pl = 2, pb = 0, pr = 1;
   Image x{2, c, 7, 9, {}};
   x.v = RandomFloats(x.n * c * x.h * x.w, rng);
