@@ -1,0 +1,146 @@
+// graphjit's half of benchmarks/ort_compare: the PP-OCRv4 recognizer imported from ONNX
+// and run through models::JitOnnxModel on the same .npy inputs ONNX Runtime gets
+// (ort_run.js), one benchmark per input, compiled before timing. compare.py drives both;
+// by hand:
+//   bench_ort_compare --prepare=x.npy --lines=a.ppm,b.ppm --width=320   (the input)
+//   OPENBLAS_NUM_THREADS=1 bench_ort_compare --inputs=x.npy --output_dir=out/
+//       --benchmark_repetitions=5 --benchmark_report_aggregates_only=true   (one line)
+// --output_dir writes each input's output as DIR/STEM.npy, for the max |diff| against
+// ONNX Runtime's. A model graphjit cannot import or compile is reported as the
+// benchmark's error (e.g. "op Conv is not supported" before the importer had Conv).
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_cat.h"
+#include "benchmark/benchmark.h"
+#include "compiler/jit.h"
+#include "models/ocr.h"
+#include "models/onnx_model.h"
+#include "onnx/import.h"
+#include "runtime/npy.h"
+
+ABSL_FLAG(std::string, fetch_dir, "",
+          "where scripts/fetch_models.sh put the model (default $GRAPHJIT_FETCH_DIR or "
+          "third_party/fetched)");
+ABSL_FLAG(std::vector<std::string>, inputs, {}, "the recognizer's inputs x, as .npy files");
+ABSL_FLAG(std::string, output_dir, "", "write the output for IN.npy as DIR/IN.npy");
+ABSL_FLAG(std::string, prepare, "",
+          "write the preprocessed batch of --lines (PPM files) padded to --width as this "
+          ".npy file, and exit");
+ABSL_FLAG(std::vector<std::string>, lines, {}, "text-line PPM files, for --prepare");
+ABSL_FLAG(int64_t, width, 0, "the batch's width for --prepare (0: the widest line)");
+
+namespace graphjit {
+namespace {
+
+// The import and the Jit function every benchmark shares: one entry per input shape
+// under the exact policy, so each benchmark times its own specialized code.
+struct Recognizer {
+  absl::Status status;
+  onnx::ImportedModel model;
+  std::unique_ptr<compiler::JitFunction> function;
+};
+
+Recognizer& Shared() {
+  static Recognizer* r = [] {
+    auto* r = new Recognizer;
+    const std::string dir = absl::GetFlag(FLAGS_fetch_dir).empty() ? models::OcrFetchDir(".")
+                                                                   : absl::GetFlag(FLAGS_fetch_dir);
+    absl::StatusOr<onnx::ImportedModel> model = onnx::Import(models::OcrFilesIn(dir).model);
+    if (!model.ok()) {
+      r->status = model.status();
+      return r;
+    }
+    r->model = *std::move(model);
+    compiler::JitOptions options;
+    options.policy = compiler::cache::ShapePolicy::kExact;
+    absl::StatusOr<std::unique_ptr<compiler::JitFunction>> fn =
+        models::JitOnnxModel(r->model, options);
+    if (fn.ok()) r->function = *std::move(fn);
+    r->status = fn.status();
+    return r;
+  }();
+  return *r;
+}
+
+void BM_Recognizer(benchmark::State& state, const std::string& path) {
+  absl::StatusOr<runtime::Tensor> x = runtime::ReadNpy(path);
+  Recognizer& r = Shared();
+  absl::Status status = x.ok() ? r.status : x.status();
+  absl::StatusOr<std::vector<runtime::Tensor>> out;
+  runtime::TensorMap inputs;
+  if (status.ok()) {
+    inputs = {{r.model.input_names[0], *x}};
+    out = r.function->Run(inputs);  // compiles: not timed
+    status = out.status();
+  }
+  if (!status.ok()) {
+    state.SkipWithError(std::string(status.message()).c_str());
+    return;
+  }
+  if (const std::string dir = absl::GetFlag(FLAGS_output_dir); !dir.empty()) {
+    std::filesystem::create_directories(dir);
+    const std::string file = dir + "/" + std::filesystem::path(path).filename().string();
+    if (absl::Status s = runtime::WriteNpy(file, (*out)[0]); !s.ok()) {
+      state.SkipWithError(std::string(s.message()).c_str());
+      return;
+    }
+  }
+  for (auto _ : state) {
+    out = r.function->Run(inputs);
+    benchmark::DoNotOptimize(out);
+  }
+  if (!out.ok()) state.SkipWithError(std::string(out.status().message()).c_str());
+  state.counters["N"] = static_cast<double>(x->dim(0));
+  state.counters["W"] = static_cast<double>(x->dim(3));
+}
+
+int Prepare() {
+  std::vector<runtime::Tensor> lines;
+  for (const std::string& file : absl::GetFlag(FLAGS_lines)) {
+    absl::StatusOr<models::RgbImage> image = models::ReadPpm(file);
+    absl::StatusOr<runtime::Tensor> x =
+        image.ok() ? models::PreprocessOcrLine(*image) : image.status();
+    if (!x.ok()) {
+      std::fprintf(stderr, "bench_ort_compare: %s\n", x.status().ToString().c_str());
+      return 1;
+    }
+    lines.push_back(*std::move(x));
+  }
+  absl::StatusOr<runtime::Tensor> batch = models::BatchOcrLines(lines, absl::GetFlag(FLAGS_width));
+  absl::Status s =
+      batch.ok() ? runtime::WriteNpy(absl::GetFlag(FLAGS_prepare), *batch) : batch.status();
+  if (!s.ok()) {
+    std::fprintf(stderr, "bench_ort_compare: --prepare: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace graphjit
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);  // takes the --benchmark_* flags out first
+  absl::ParseCommandLine(argc, argv);
+  if (!absl::GetFlag(FLAGS_prepare).empty()) return graphjit::Prepare();
+  if (absl::GetFlag(FLAGS_inputs).empty()) {
+    std::fprintf(stderr, "bench_ort_compare: give --inputs=x.npy,... (or --prepare)\n");
+    return 1;
+  }
+  for (const std::string& path : absl::GetFlag(FLAGS_inputs)) {
+    benchmark::RegisterBenchmark(
+        ("recognizer/" + std::filesystem::path(path).stem().string()).c_str(),
+        [path](benchmark::State& state) { graphjit::BM_Recognizer(state, path); })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,211 @@
+#!/usr/bin/python3
+"""ONNX Runtime and graphjit on the PP-OCRv4 recognizer, same inputs, one run, 1 thread each.
+
+Usage: benchmarks/ort_compare/compare.py [--build-dir build] [--repeat 20] [--json FILE]
+
+Renders text lines (scripts/render_text_line.py), preprocesses them with graphjit's
+models/ocr_image.h (bench_ort_compare --prepare) into x: f32[N, 3, 48, W] at W = 160, 320,
+640 and a batch of 4 x 320, then times ONNX Runtime (ort_run.js --repeat: the median of
+single calls) and graphjit (bench_ort_compare: the median of 5 Google Benchmark
+repetitions) on each, and prints a table: shape, medians in ms, graphjit / ORT, the max
+|difference| of the outputs, whether each one's output decodes to the rendered text, and
+the CPU. OpenBLAS and ONNX Runtime are held to one thread. graphjit's columns say n/a
+with its error if it cannot import or compile the model. Needs the model and ONNX
+Runtime (scripts/fetch_models.sh) and the build (bench_ort_compare); says so if not.
+"""
+
+import argparse
+import array
+import ast
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+# (name, width, lines): every line must fit the width; each is padded to it.
+CASES = [
+    ("1x160", 160, ["graphjit"]),
+    ("1x320", 320, ["Hello graphjit 2026"]),
+    ("1x640", 640, ["graphjit reads the quick brown fox"]),
+    ("4x320", 320, ["Hello graphjit 2026", "graphjit 2026", "Hello 2026", "ONNX 1.30"]),
+]
+
+
+def fail(message):
+    print(f"compare: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def run(command, **kwargs):
+    """stdout of `command`; exits naming it if it fails."""
+    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        fail(f"{' '.join(command)} failed:\n{result.stderr.strip()}")
+    return result.stdout
+
+
+def read_npy_f32(path):
+    """(shape, array('f')) of a little-endian f4 .npy file (no numpy on Debian's python)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:6] != b"\x93NUMPY":
+        fail(f"{path}: not a .npy file")
+    major = data[6]
+    length, start = ((int.from_bytes(data[8:10], "little"), 10) if major == 1 else
+                     (int.from_bytes(data[8:12], "little"), 12))
+    header = ast.literal_eval(data[start:start + length].decode("latin1"))
+    if header["descr"] != "<f4" or header["fortran_order"]:
+        fail(f"{path}: expected C-order <f4 data, got {header}")
+    values = array.array("f")
+    values.frombytes(data[start + length:])
+    return tuple(header["shape"]), values
+
+
+def max_abs_diff(a, b):
+    if a[0] != b[0]:
+        return float("inf")
+    return max((abs(x - y) for x, y in zip(a[1], b[1])), default=0.0)
+
+
+def ctc_decode(probs, keys):
+    """CTC greedy decoding as models/ocr_decode.h: one string per batch row."""
+    (n_rows, steps, classes), values = probs
+    alphabet = [""] + keys + [" "]
+    texts = []
+    for n in range(n_rows):
+        text, previous = "", 0
+        for t in range(steps):
+            base = (n * steps + t) * classes
+            row = values[base:base + classes]
+            c = max(range(classes), key=row.__getitem__)
+            if c != 0 and c != previous:
+                text += alphabet[c]
+            previous = c
+        texts.append(text)
+    return texts
+
+
+def reads(got, want):
+    return "n/a" if got is None else "yes" if got == want else "NO"
+
+
+def fmt(value, spec):
+    return "n/a" if value is None else format(value, spec)
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return f"{line.split(':', 1)[1].strip()}, {os.cpu_count()} cores"
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--repeat", type=int, default=20, help="ORT's timed calls per shape")
+    parser.add_argument("--json", help="also write the rows to this file")
+    args = parser.parse_args()
+
+    fetch = os.environ.get("GRAPHJIT_FETCH_DIR", os.path.join(ROOT, "third_party", "fetched"))
+    model = os.path.join(fetch, "ocr-models", "ch_PP-OCRv4_rec_infer.onnx")
+    keys_file = os.path.join(fetch, "ocr-models", "ppocr_keys_v1.txt")
+    if not os.path.exists(model) or not os.path.isdir(
+            os.path.join(fetch, "onnxruntime-node", "node_modules", "onnxruntime-node")):
+        fail(f"the recognizer or onnxruntime-node is missing in {fetch}: "
+             "run scripts/fetch_models.sh (it fetches both from npm)")
+    bench = os.path.join(args.build_dir, "bin", "bench_ort_compare")
+    if not os.path.exists(bench):
+        fail(f"{bench} is missing: ninja -C {args.build_dir} bench_ort_compare")
+    with open(keys_file, encoding="utf-8") as f:
+        keys = f.read().split("\n")
+    if keys and keys[-1] == "":
+        keys.pop()
+
+    work = os.path.join(args.build_dir, "ort_compare")
+    os.makedirs(work, exist_ok=True)
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", GRAPHJIT_FETCH_DIR=fetch)
+    inputs = []
+    for name, width, lines in CASES:
+        ppms = []
+        for i, text in enumerate(lines):
+            ppm = os.path.join(work, f"{name}_{i}.ppm")
+            run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "render_text_line.py"), text,
+                 ppm, "--width", str(width)])
+            ppms.append(ppm)
+        x = os.path.join(work, f"{name}.npy")
+        run([bench, f"--prepare={x}", f"--lines={','.join(ppms)}", f"--width={width}"])
+        inputs.append(x)
+
+    rows = []
+    for (name, width, lines), x in zip(CASES, inputs):
+        out_dir = os.path.join(work, f"ort_{name}")
+        report = json.loads(run(["node", os.path.join(HERE, "ort_run.js"), model, "--input",
+                                 f"x=@{x}", "--output-dir", out_dir, "--threads", "1",
+                                 "--repeat", str(args.repeat)], env=env))
+        ort_out = read_npy_f32(os.path.join(out_dir, "output0.npy"))
+        # Trailing blanks are cut: the model has no mask, and on a line padded with zeros
+        # it reads the padding as a space (or an ideographic space) now and then.
+        rows.append({"shape": name, "x": [len(lines), 3, 48, width], "ort_ms": report["median_ms"],
+                     "ort_text": [t.rstrip() for t in ctc_decode(ort_out, keys)],
+                     "text": lines, "graphjit_ms": None,
+                     "max_abs_diff": None, "graphjit_text": None, "graphjit_error": None,
+                     "_ort_out": ort_out})
+
+    gj_dir = os.path.join(work, "graphjit")
+    result = json.loads(run([bench, f"--inputs={','.join(inputs)}", f"--output_dir={gj_dir}",
+                             "--benchmark_repetitions=5", "--benchmark_report_aggregates_only=true",
+                             "--benchmark_format=json"], env=env))
+    for row in rows:
+        for b in result["benchmarks"]:
+            if not b["name"].startswith(f"recognizer/{row['shape']}/"):
+                continue
+            if b.get("error_occurred"):
+                row["graphjit_error"] = b["error_message"]
+            elif b.get("aggregate_name") == "median":
+                row["graphjit_ms"] = b["real_time"]
+        out = os.path.join(gj_dir, f"{row['shape']}.npy")
+        if row["graphjit_ms"] is not None and os.path.exists(out):
+            gj_out = read_npy_f32(out)
+            row["max_abs_diff"] = max_abs_diff(gj_out, row["_ort_out"])
+            row["graphjit_text"] = [t.rstrip() for t in ctc_decode(gj_out, keys)]
+
+    print(f"PP-OCRv4 recognizer, 1 thread each; CPU: {cpu_name()}")
+    print(f"ONNX Runtime: median of {args.repeat} calls; graphjit: median of 5 repetitions")
+    print(f"{'shape':<7} {'ORT ms':>8} {'graphjit ms':>12} {'ratio':>6} {'max|diff|':>10}"
+          f"  reads the text: ORT, graphjit (trailing spaces cut)")
+    errors, misread = set(), []
+    for row in rows:
+        gj, diff = row["graphjit_ms"], row["max_abs_diff"]
+        ratio = None if gj is None else gj / row["ort_ms"]
+        print(f"{row['shape']:<7} {row['ort_ms']:>8.2f} {fmt(gj, '.2f'):>12} "
+              f"{fmt(ratio, '.2f'):>6} {fmt(diff, '.1e'):>10}"
+              f"  {reads(row['ort_text'], row['text'])}, "
+              f"{reads(row['graphjit_text'], row['text'])}")
+        for who in ("ort", "graphjit"):
+            got = row[f"{who}_text"]
+            if got is not None and got != row["text"]:
+                misread.append(f"{row['shape']}: {who} read {got} for {row['text']}")
+        if row["graphjit_error"]:
+            errors.add(row["graphjit_error"])
+    for m in misread:
+        print(m)
+    for e in sorted(errors):
+        print(f"graphjit: n/a: {e}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"cpu": cpu_name(), "rows": [{k: v for k, v in r.items() if k[0] != "_"}
+                                                   for r in rows]}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
