@@ -22,8 +22,12 @@ std::vector<runtime::Tensor> ConstantTensors(const ir::Graph& graph, const Lower
 namespace {
 
 // Workspaces up to this size are kept per thread and reused by the next call on that
-// thread; larger ones are allocated per call, so a thread never holds a big one for good.
-constexpr int64_t kKeptWorkspaceBytes = int64_t{1} << 20;
+// thread; larger ones are allocated per call, so a thread never holds a huge one for good.
+// A workspace allocated per call is fresh memory from the kernel (glibc maps large blocks
+// and unmaps them on free): every page faults again and is zeroed on first touch. For
+// the OCR recognizer at W = 640 (a workspace of tens of MB) that cost more per call than
+// some of its convolutions, in the kernels that happened to touch the pages first.
+constexpr int64_t kKeptWorkspaceBytes = int64_t{256} << 20;
 
 absl::StatusOr<std::shared_ptr<char>> Allocate(int64_t bytes) {
   void* mem = std::aligned_alloc(64, static_cast<size_t>((bytes + 63) / 64 * 64));

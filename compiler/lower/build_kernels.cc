@@ -276,7 +276,7 @@ class KernelBuilder {
 #undef GJ_POINTWISE_KERNEL_Index
 #undef GJ_POINTWISE_KERNEL_IndexComposite
 #undef GJ_POINTWISE_KERNEL_Composite
-        AddKernel(MaterializeKernel(id, out));
+        Materialize(id, out);
     }
     buffer_of_[id] = out;
     fusion_.Materialized(id);  // consumers load it: no recomputation
@@ -349,26 +349,58 @@ class KernelBuilder {
     AddKernel(std::move(k));
   }
 
-  // The pointwise kernel storing node `id`'s value into buffer `out`. A reshape loops over
-  // its operand's shape and stores through the reshape's index map instead of over its
-  // own shape: the operand's index rewrites (a window's, an im2col) then read without the
-  // div and mod that flattening dims puts into every load, and the store's own div / mod
-  // (if any) are by the merged dims alone.
-  Kernel MaterializeKernel(ValueId id, int out) {
+  // Pointwise kernels storing node `id`'s value into buffer `out`.
+  //  - A concat writes each piece with a kernel of its own at the piece's offset (pieces
+  //    that are inlined concats themselves split further), so no element goes through
+  //    the select chain that reading a concat inline takes: a padded input is a copy of
+  //    its interior and fills of its borders, each a plain loop.
+  //  - A reshape loops over its operand's shape and stores through the reshape's index
+  //    map instead of over its own shape: the operand's index rewrites (a window's, an
+  //    im2col) then read without the div and mod that flattening dims puts into every
+  //    load, and the store's own div / mod (if any) are by the merged dims alone. (Not to
+  //    rank 0: empty store indices would mean the loops' own.)
+  void Materialize(ValueId id, int out) {
     const ir::Node& n = g_.node(id);
+    if (n.op == OpCode::kConcat) {
+      std::vector<ExprPtr> offsets(n.type.rank(), ConstI(0));
+      return MaterializePieces(id, offsets, out);
+    }
     Kernel k{KernelKind::kPointwise, KernelName(id), out};
-    // (Not to rank 0: empty store indices would mean the loops' own.)
     if (n.op == OpCode::kReshape && n.type.rank() > 0) {
       const ir::Shape& in = g_.type(n.operands[0]).shape;
       std::vector<ExprPtr> vars = LoopVars(in.size());
       k.loops = Dims(in);
       k.value = Value(n.operands[0], vars);
       k.store_indices = ReshapeIndex(n.type.shape, in, vars, prog_.symbols);
-      return k;
+    } else {
+      k.loops = Dims(n.type.shape);
+      k.value = Inline(id, LoopVars(n.type.rank()));
     }
+    AddKernel(std::move(k));
+  }
+
+  // Node `v` (a piece of a concat being materialized) stored at `offsets` in buffer `out`.
+  void MaterializePieces(ValueId v, std::vector<ExprPtr> offsets, int out) {
+    const ir::Node& n = g_.node(v);
+    const int rank = n.type.rank();
+    if (n.op == OpCode::kConcat && buffer_of_[v] < 0) {
+      const int axis = ir::ValueOrDie(ir::NormalizeAxis(n.attrs.GetInt("axis"), rank, "concat"));
+      ir::SymExpr start = 0;
+      const ExprPtr base = offsets[axis];
+      for (ValueId p : n.operands) {
+        offsets[axis] = Op(ScalarOp::kAdd, base, Sym(start));
+        MaterializePieces(p, offsets, out);
+        start = start + g_.type(p).shape[axis];
+      }
+      return;
+    }
+    Kernel k{KernelKind::kPointwise, KernelName(v), out};
+    std::vector<ExprPtr> vars = LoopVars(rank);
     k.loops = Dims(n.type.shape);
-    k.value = Inline(id, LoopVars(n.type.rank()));
-    return k;
+    k.value = Value(v, vars);
+    for (int d = 0; d < rank; ++d)
+      k.store_indices.push_back(Op(ScalarOp::kAdd, vars[d], offsets[d]));
+    AddKernel(std::move(k));
   }
 
   // The buffer holding matmul operand `v` (materialized now if it was inlined so far),
@@ -384,7 +416,7 @@ class KernelBuilder {
     }
     if (buffer_of_[v] < 0) {
       int b = AddBuffer(absl::StrCat("t", v), n.type, BufferKind::kTemp);
-      AddKernel(MaterializeKernel(v, b));
+      Materialize(v, b);
       buffer_of_[v] = b;
       fusion_.Materialized(v);
     }
