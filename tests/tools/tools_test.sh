@@ -357,6 +357,8 @@ if [[ -d $onnx_case ]]; then
     pass "dump model.onnx" || fail "dump model.onnx"
   expect_error "dump onnx --weights" "an ONNX model carries its own weights" \
     "$bin/graphjit-dump" "$onnx_case/model.onnx" --weights "$work/w3"
+  expect_error "dump onnx --dim of no dynamic dim" "--dim W: the model's dynamic dims are none" \
+    "$bin/graphjit-dump" "$onnx_case/model.onnx" --dim W=3
   printf 'not a model' >"$work/bad.onnx"
   expect_error "run onnx corrupt file" "$work/bad.onnx" "$bin/graphjit-run" "$work/bad.onnx"
 else
