@@ -13,10 +13,33 @@
 namespace graphjit::onnx {
 namespace {
 
-// Opsets whose ops the handlers implement: older ones differ in broadcasting and
-// attributes (opset 7 made broadcasting numpy's); newer ones are not written yet.
-constexpr int64_t kMinOpset = 7;
+// Opsets whose ops the handlers implement (newer ones are not written yet). Before
+// opset 7 broadcasting was not numpy's and several ops had other attributes, so a model
+// of opset 1-6 imports only ops whose meaning did not change (elementwise functions of
+// one tensor, activations with the same attributes, global pools, instance norm and
+// the reductions); any other op of such a model is refused.
+constexpr int64_t kMinOpset = 1;
 constexpr int64_t kMaxOpset = 17;
+constexpr int64_t kNumpyBroadcastOpset = 7;
+
+bool SameBeforeOpset7(const std::string& op) {
+  static const absl::flat_hash_set<std::string>* const kOps =
+      new absl::flat_hash_set<std::string>{"Abs",           "Neg",
+                                           "Exp",           "Log",
+                                           "Sqrt",          "Tanh",
+                                           "Sigmoid",       "Relu",
+                                           "Not",           "Selu",
+                                           "Elu",           "HardSigmoid",
+                                           "Softplus",      "Softsign",
+                                           "LeakyRelu",     "Floor",
+                                           "Ceil",          "Reciprocal",
+                                           "Identity",      "GlobalAveragePool",
+                                           "GlobalMaxPool", "InstanceNormalization",
+                                           "ReduceLogSum",  "ReduceSum",
+                                           "ReduceMean",    "ReduceMax",
+                                           "ReduceMin",     "Transpose"};
+  return kOps->contains(op);
+}
 
 // A dim_param or an input name made an identifier, as SymExpr symbols must be.
 std::string SymbolName(absl::string_view text) {
@@ -153,6 +176,11 @@ class Importer {
     ctx_.BeginNode(&node);
     if (!node.domain().empty() && node.domain() != "ai.onnx") {
       return ctx_.Unimplemented(absl::StrCat("op domain '", node.domain(), "' is not supported"));
+    }
+    if (ctx_.opset() < kNumpyBroadcastOpset && !SameBeforeOpset7(node.op_type())) {
+      return ctx_.Unimplemented(absl::StrCat("op ", node.op_type(), " at opset ", ctx_.opset(),
+                                             " (its meaning changed at opset 7 or before; "
+                                             "graphjit imports it from opset 7)"));
     }
     auto it = Ops().find(node.op_type());
     if (it == Ops().end()) {

@@ -199,6 +199,21 @@ TEST(OnnxImport, AnUnknownOpIsUnimplementedNamingOpAndNode) {
   EXPECT_THAT(model.status().message(), HasSubstr("frob.onnx"));
 }
 
+TEST(OnnxImport, BeforeOpset7OnlyOpsWhoseMeaningDidNotChangeImport) {
+  ModelBuilder relu(/*opset=*/6);
+  relu.Input("x", kF32, {int64_t{2}}).Output("y", kF32);
+  relu.Node("Relu", {"x"}, {"y"});
+  EXPECT_TRUE(ImportFromBytes(relu.Bytes(), "relu6.onnx").ok());
+  // Add had a `broadcast` attribute instead of numpy's rules before opset 7.
+  ModelBuilder add(/*opset=*/6);
+  add.Input("x", kF32, {int64_t{2}}).Output("y", kF32);
+  add.Node("Add", {"x", "x"}, {"y"}, "old_add");
+  absl::StatusOr<ImportedModel> model = ImportFromBytes(add.Bytes(), "add6.onnx");
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(model.status().message(), HasSubstr("node 'old_add' (Add)"));
+  EXPECT_THAT(model.status().message(), HasSubstr("at opset 6"));
+}
+
 TEST(OnnxImport, ADataDependentShapeIsUnimplementedNamingTheNode) {
   ModelBuilder m;
   m.Input("x", kF32, {int64_t{6}}).Input("s", kI64, {int64_t{2}}).Output("y", kF32);
