@@ -159,6 +159,7 @@ absl::StatusOr<ValueId> AddBias(Context& ctx, ValueId y, int64_t m, int k) {
 // The window's elements of x as one axis: [n, c, |k|, o..].
 ValueId FlatWindows(Context& ctx, ValueId x, const WindowSpec& w) {
   ValueId win = Windows(ctx, x, w);
+  if (!ctx.BuilderStatus().ok()) return win;  // SetOut reports the error
   const Shape s = ctx.type(win).shape;
   const int k = static_cast<int>(w.kernel.size());
   Shape flat = {s[0], s[1], DimProduct(s, 2, 2 + k)};
@@ -167,31 +168,12 @@ ValueId FlatWindows(Context& ctx, ValueId x, const WindowSpec& w) {
 }
 
 // Conv: y[n, m, o..] = sum over c in m's group and the window of x_padded * w, + b.
-absl::Status Conv(Context& ctx) {
-  GJ_RETURN_IF_ERROR(ctx.ExpectInputs(2, 3));
-  GJ_ASSIGN_OR_RETURN(ValueId x, ctx.InNode(0));
-  GJ_ASSIGN_OR_RETURN(ValueId wt, ctx.InNode(1));
-  if (!ir::IsFloat(ctx.type(x).dtype)) return ctx.Unimplemented("Conv of integers");
-  const Shape xs = ctx.type(x).shape, ws = ctx.type(wt).shape;
-  if (ws.size() != xs.size()) {
-    return ctx.Invalid(absl::StrCat("weights of rank ", ws.size(), " for an input of rank ",
-                                    xs.size(), " (expected [M, C/group, k..])"));
-  }
-  std::vector<int64_t> kernel;
-  for (size_t i = 2; i < ws.size(); ++i) {
-    std::optional<int64_t> d = ws[i].AsConstant();
-    if (!d) return ctx.Unimplemented("Conv weights with a symbolic kernel size");
-    kernel.push_back(*d);
-  }
-  GJ_ASSIGN_OR_RETURN(WindowSpec w, ReadWindowSpec(ctx, xs, kernel, /*ceil_mode=*/false));
-  const int64_t group = ctx.AttrInt("group", 1);
-  std::optional<int64_t> m = ws[0].AsConstant(), cg = ws[1].AsConstant();
-  if (!m || !cg) return ctx.Unimplemented("Conv weights with symbolic channel counts");
-  if (group < 1 || *m % group != 0 || SymExpr(*cg * group) != xs[1]) {
-    return ctx.Invalid(absl::StrCat(
-        "group ", group, " with weights [", *m, ", ", *cg, ", ..] and ", xs[1].ToString(),
-        " input channels (expected channels = group * ", *cg, " and ", *m, " divisible by group)"));
-  }
+// The convolution of x [n, c, d..] (padded as `w` says) with weights `wt`
+// [m, c/group, k..] under `w`'s strides and dilations: y [n, m, o..], without bias.
+absl::StatusOr<ValueId> EmitConv(Context& ctx, ValueId x, ValueId wt, const WindowSpec& w,
+                                 int64_t group, int64_t m, int64_t cg) {
+  const Shape xs = ctx.type(x).shape;
+  const std::vector<int64_t>& kernel = w.kernel;
   const int k = static_cast<int>(kernel.size());
   int64_t window_size = 1;
   for (int64_t d : kernel) window_size *= d;
@@ -199,14 +181,14 @@ absl::Status Conv(Context& ctx) {
   // shifted input times its weight, as elementwise ops over the output, so the loop
   // innermost runs along the output row (contiguous, vectorizable) rather than a matmul
   // of one row per channel over flattened positions.
-  if (*cg == 1 && *m == group) {
+  if (cg == 1 && m == group) {
     ValueId windows = Windows(ctx, PadSpatial(ctx, x, w.pad_begin, w.pad_end, 0.0), w);
-    ValueId wflat = Reshape(ctx, wt, {*m, window_size});
+    ValueId wflat = Reshape(ctx, wt, {m, window_size});
     GJ_RETURN_IF_ERROR(ctx.BuilderStatus());
     const Shape win_shape = ctx.type(windows).shape;
     Shape out_shape = {win_shape[0], win_shape[1]};
     out_shape.insert(out_shape.end(), win_shape.end() - k, win_shape.end());
-    Shape w_shape = {*m};
+    Shape w_shape = {m};
     w_shape.resize(1 + k, 1);
     ValueId sum = ir::kInvalidValue;
     for (int64_t j = 0; j < window_size; ++j) {
@@ -222,8 +204,7 @@ absl::Status Conv(Context& ctx) {
           ctx.Op(OpCode::kMul, {Reshape(ctx, tap, out_shape), Reshape(ctx, wj, w_shape)});
       sum = sum == ir::kInvalidValue ? term : ctx.Op(OpCode::kAdd, {sum, term});
     }
-    GJ_ASSIGN_OR_RETURN(ValueId y, AddBias(ctx, sum, *m, k));
-    return ctx.SetOut(0, y);
+    return sum;
   }
   ValueId patches = x;
   if (!IsIdentityWindow(w)) {
@@ -236,12 +217,174 @@ absl::Status Conv(Context& ctx) {
   Shape out_spatial(ps.end() - k, ps.end());
   const SymExpr positions =
       DimProduct(ps, static_cast<int>(ps.size()) - k, static_cast<int>(ps.size()));
-  patches = Reshape(ctx, patches, {xs[0], group, *cg * window_size, positions});
-  ValueId wm = Reshape(ctx, wt, {group, *m / group, *cg * window_size});
+  patches = Reshape(ctx, patches, {xs[0], group, cg * window_size, positions});
+  ValueId wm = Reshape(ctx, wt, {group, m / group, cg * window_size});
   ValueId y = ctx.Op(OpCode::kMatmul, {wm, patches});  // [n, group, m/group, |o|]
-  Shape ys = {xs[0], *m};
+  Shape ys = {xs[0], m};
   ys.insert(ys.end(), out_spatial.begin(), out_spatial.end());
-  GJ_ASSIGN_OR_RETURN(y, AddBias(ctx, Reshape(ctx, y, ys), *m, k));
+  return Reshape(ctx, y, ys);
+}
+
+// The constant dims [2, rank) of `shape` (a weight's kernel size), or Unimplemented.
+absl::StatusOr<std::vector<int64_t>> KernelDims(const Context& ctx, const Shape& shape) {
+  std::vector<int64_t> kernel;
+  for (size_t i = 2; i < shape.size(); ++i) {
+    std::optional<int64_t> d = shape[i].AsConstant();
+    if (!d) return ctx.Unimplemented("weights with a symbolic kernel size");
+    kernel.push_back(*d);
+  }
+  return kernel;
+}
+
+absl::Status Conv(Context& ctx) {
+  GJ_RETURN_IF_ERROR(ctx.ExpectInputs(2, 3));
+  GJ_ASSIGN_OR_RETURN(ValueId x, ctx.InNode(0));
+  GJ_ASSIGN_OR_RETURN(ValueId wt, ctx.InNode(1));
+  if (!ir::IsFloat(ctx.type(x).dtype)) return ctx.Unimplemented("Conv of integers");
+  const Shape xs = ctx.type(x).shape, ws = ctx.type(wt).shape;
+  if (ws.size() != xs.size()) {
+    return ctx.Invalid(absl::StrCat("weights of rank ", ws.size(), " for an input of rank ",
+                                    xs.size(), " (expected [M, C/group, k..])"));
+  }
+  GJ_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, KernelDims(ctx, ws));
+  GJ_ASSIGN_OR_RETURN(WindowSpec w, ReadWindowSpec(ctx, xs, kernel, /*ceil_mode=*/false));
+  const int64_t group = ctx.AttrInt("group", 1);
+  std::optional<int64_t> m = ws[0].AsConstant(), cg = ws[1].AsConstant();
+  if (!m || !cg) return ctx.Unimplemented("Conv weights with symbolic channel counts");
+  if (group < 1 || *m % group != 0 || SymExpr(*cg * group) != xs[1]) {
+    return ctx.Invalid(absl::StrCat(
+        "group ", group, " with weights [", *m, ", ", *cg, ", ..] and ", xs[1].ToString(),
+        " input channels (expected channels = group * ", *cg, " and ", *m, " divisible by group)"));
+  }
+  GJ_ASSIGN_OR_RETURN(ValueId y, EmitConv(ctx, x, wt, w, group, *m, *cg));
+  GJ_ASSIGN_OR_RETURN(y, AddBias(ctx, y, *m, static_cast<int>(kernel.size())));
+  return ctx.SetOut(0, y);
+}
+
+// x with `n` zeros between neighbours along dim `axis` (length l -> (l - 1) * (n + 1) + 1).
+ValueId Spread(Context& ctx, ValueId x, int axis, int64_t n) {
+  if (n == 0 || !ctx.BuilderStatus().ok()) return x;
+  Shape s = ctx.type(x).shape, split = s;
+  split.insert(split.begin() + axis + 1, 1);
+  ValueId column = Reshape(ctx, x, split);
+  ValueId spread = PadWithConstant(ctx, column, axis + 1, 0, n, 0.0);
+  const SymExpr length = s[axis];
+  s[axis] = length * (n + 1);
+  return ctx.Op(
+      OpCode::kSlice, {Reshape(ctx, spread, s)},
+      {{"axis", int64_t{axis}}, {"start", SymExpr(0)}, {"end", (length - 1) * (n + 1) + 1}});
+}
+
+// ConvTranspose, the gradient of Conv: the input spread by the strides (zeros between its
+// elements), padded by span - 1 - pads (cropped where that is negative) plus the
+// output_padding at the end, then convolved (stride 1, the same dilations) with the
+// weights' in and out channels swapped per group and their windows flipped.
+absl::Status ConvTranspose(Context& ctx) {
+  GJ_RETURN_IF_ERROR(ctx.ExpectInputs(2, 3));
+  GJ_ASSIGN_OR_RETURN(ValueId x, ctx.InNode(0));
+  GJ_ASSIGN_OR_RETURN(ValueId wt, ctx.InNode(1));
+  if (!ir::IsFloat(ctx.type(x).dtype)) return ctx.Unimplemented("ConvTranspose of integers");
+  const Shape xs = ctx.type(x).shape, ws = ctx.type(wt).shape;
+  const int k = static_cast<int>(xs.size()) - 2;
+  if (ws.size() != xs.size() || k < 1) {
+    return ctx.Invalid(absl::StrCat("weights of rank ", ws.size(), " for an input of rank ",
+                                    xs.size(), " (expected [C, M/group, k..], rank >= 3)"));
+  }
+  GJ_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, KernelDims(ctx, ws));
+  if (ctx.AttrString("auto_pad", "NOTSET") != "NOTSET") {
+    return ctx.Unimplemented("ConvTranspose with auto_pad");
+  }
+  const int64_t group = ctx.AttrInt("group", 1);
+  std::optional<int64_t> c = ws[0].AsConstant(), mg = ws[1].AsConstant();
+  if (!c || !mg) return ctx.Unimplemented("ConvTranspose weights with symbolic channel counts");
+  if (group < 1 || *c % group != 0 || SymExpr(*c) != xs[1]) {
+    return ctx.Invalid(absl::StrCat("group ", group, " with weights [", *c, ", ", *mg, ", ..] and ",
+                                    xs[1].ToString(), " input channels (expected channels = ", *c,
+                                    ", divisible by group)"));
+  }
+  if (std::optional<std::vector<int64_t>> ks = ctx.AttrInts("kernel_shape"); ks && *ks != kernel) {
+    return ctx.Invalid("kernel_shape does not match the weights");
+  }
+  const std::vector<int64_t> strides = ctx.AttrInts("strides").value_or(std::vector<int64_t>(k, 1));
+  const std::vector<int64_t> dilations =
+      ctx.AttrInts("dilations").value_or(std::vector<int64_t>(k, 1));
+  std::vector<int64_t> pads = ctx.AttrInts("pads").value_or(std::vector<int64_t>(2 * k, 0));
+  const std::vector<int64_t> out_pad =
+      ctx.AttrInts("output_padding").value_or(std::vector<int64_t>(k, 0));
+  if (static_cast<int>(strides.size()) != k || static_cast<int>(dilations.size()) != k ||
+      static_cast<int>(pads.size()) != 2 * k || static_cast<int>(out_pad.size()) != k) {
+    return ctx.Invalid(absl::StrCat("strides, dilations and output_padding need ", k,
+                                    " entries and pads ", 2 * k));
+  }
+  if (std::optional<std::vector<int64_t>> shape = ctx.AttrInts("output_shape")) {
+    // The pads that give this output: total = stride (in - 1) + output_padding + span - out,
+    // split as ONNX's reference does (the larger half at the end).
+    if (static_cast<int>(shape->size()) != k)
+      return ctx.Invalid("output_shape needs one entry per spatial dim");
+    for (int i = 0; i < k; ++i) {
+      std::optional<int64_t> in = xs[2 + i].AsConstant();
+      if (!in) return ctx.Unimplemented("output_shape with a symbolic input dim");
+      const int64_t span = dilations[i] * (kernel[i] - 1) + 1;
+      const int64_t total = strides[i] * (*in - 1) + out_pad[i] + span - (*shape)[i];
+      pads[i] = total / 2;
+      pads[i + k] = total - total / 2;
+    }
+  }
+  for (int i = 0; i < k; ++i) {
+    if (strides[i] < 1 || dilations[i] < 1 || kernel[i] < 1 || out_pad[i] < 0) {
+      return ctx.Invalid(absl::StrCat("spatial dim ", i,
+                                      ": stride, dilation and kernel >= 1, "
+                                      "output_padding >= 0"));
+    }
+  }
+  for (int i = 0; i < k; ++i) {
+    if (strides[i] > kMaxIndexVector || kernel[i] > kMaxIndexVector ||
+        dilations[i] > kMaxIndexVector) {
+      return ctx.Invalid(absl::StrCat("spatial dim ", i, ": stride, kernel or dilation over 2^24"));
+    }
+  }
+  for (int i = 0; i < k; ++i) x = Spread(ctx, x, 2 + i, strides[i] - 1);
+  GJ_RETURN_IF_ERROR(ctx.BuilderStatus());  // the shapes below are read from x
+  WindowSpec w;
+  w.kernel = kernel;
+  w.strides.assign(k, 1);
+  w.dilations = dilations;
+  w.pad_begin.assign(k, 0);
+  w.pad_end.assign(k, 0);
+  for (int i = 0; i < k; ++i) {
+    const int64_t span = dilations[i] * (kernel[i] - 1) + 1;
+    const int64_t before = span - 1 - pads[i], after = span - 1 - pads[i + k] + out_pad[i];
+    // Negative padding crops (a crop past the dim fails the builder: stop before reading).
+    GJ_RETURN_IF_ERROR(ctx.BuilderStatus());
+    const SymExpr len = ctx.type(x).shape[2 + i];
+    if (before < 0 || after < 0) {
+      x = ctx.Op(OpCode::kSlice, {x},
+                 {{"axis", int64_t{2 + i}},
+                  {"start", SymExpr(std::max<int64_t>(0, -before))},
+                  {"end", after < 0 ? len + after : len}});
+    }
+    w.pad_begin[i] = std::max<int64_t>(0, before);
+    w.pad_end[i] = std::max<int64_t>(0, after);
+  }
+  // [c, m/group, k..] -> [group, c/group, m/group, k..] -> [group, m/group, c/group, k..]
+  // -> [m, c/group, k..], each window reversed.
+  const int64_t cg = *c / group, m = *mg * group;
+  Shape split = {group, cg, *mg};
+  split.insert(split.end(), kernel.begin(), kernel.end());
+  std::vector<int64_t> perm = {0, 2, 1};
+  for (int i = 0; i < k; ++i) perm.push_back(3 + i);
+  Shape swapped = {m, cg};
+  swapped.insert(swapped.end(), kernel.begin(), kernel.end());
+  ValueId wc = Reshape(ctx, onnx::Transpose(ctx, Reshape(ctx, wt, split), perm), swapped);
+  GJ_RETURN_IF_ERROR(ctx.BuilderStatus());  // TakeAlongAxis reads wc's shape
+  for (int i = 0; i < k; ++i) {
+    std::vector<int64_t> reversed(kernel[i]);
+    for (int64_t j = 0; j < kernel[i]; ++j) reversed[j] = kernel[i] - 1 - j;
+    if (kernel[i] > 1) wc = TakeAlongAxis(ctx, wc, 2 + i, reversed);
+  }
+  GJ_RETURN_IF_ERROR(ctx.BuilderStatus());
+  GJ_ASSIGN_OR_RETURN(ValueId y, EmitConv(ctx, x, wc, w, group, m, cg));
+  GJ_ASSIGN_OR_RETURN(y, AddBias(ctx, y, m, k));
   return ctx.SetOut(0, y);
 }
 
@@ -295,6 +438,7 @@ absl::Status AveragePool(Context& ctx) {
 
 void AddConvOps(OpTable* t) {
   (*t)["Conv"] = Conv;
+  (*t)["ConvTranspose"] = ConvTranspose;
   (*t)["MaxPool"] = MaxPool;
   (*t)["AveragePool"] = AveragePool;
 }
