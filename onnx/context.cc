@@ -170,6 +170,18 @@ absl::StatusOr<std::vector<SymExpr>> Context::InInts(int i) const {
   return *std::move(known);
 }
 
+absl::StatusOr<std::vector<double>> Context::InConstDoubles(int i) const {
+  GJ_ASSIGN_OR_RETURN(const Value* v, In(i));
+  if (!v->constant) {
+    return Unimplemented(absl::StrCat("input '", node_->input(i),
+                                      "' must be known at import (a constant), but it "
+                                      "depends on tensor data"));
+  }
+  std::vector<double> out;
+  for (int64_t e = 0; e < v->constant->numel(); ++e) out.push_back(v->constant->ValueAt(e));
+  return out;
+}
+
 absl::StatusOr<std::vector<int64_t>> Context::InConstInts(int i) const {
   GJ_ASSIGN_OR_RETURN(std::vector<SymExpr> ints, InInts(i));
   std::vector<int64_t> out;

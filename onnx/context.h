@@ -66,6 +66,9 @@ class Context {
   absl::StatusOr<std::vector<ir::SymExpr>> InInts(int i) const;
   // The same, but every element must be a constant.
   absl::StatusOr<std::vector<int64_t>> InConstInts(int i) const;
+  // Elements of a constant input i of any numeric type (scales, a fill value), as doubles;
+  // Unimplemented naming the input if it depends on tensor data.
+  absl::StatusOr<std::vector<double>> InConstDoubles(int i) const;
   // Known integer elements of a value, if any (constants of at most a few thousand).
   static std::optional<std::vector<ir::SymExpr>> KnownInts(const Value& v);
 

@@ -13,6 +13,7 @@ const OpTable& Ops() {
     AddReduceOps(t);
     AddNnOps(t);
     AddConvOps(t);
+    AddResizeOps(t);
     AddLossOps(t);
     return t;
   }();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -43,25 +44,36 @@ inline std::string DataFile(const std::filesystem::path& dir, const char* kind, 
   return (dir / "test_data_set_0" / absl::StrCat(kind, "_", i, ".pb")).string();
 }
 
-// Imports the case in `dir`. Node tests pass shapes, axes and repeat counts as inputs:
-// when the importer needs one known, the case's i64 inputs are fixed at import
-// (`*known_inputs` tells whether they were).
+// Imports the case in `dir`. Node tests pass shapes, axes, repeat counts and scales as
+// inputs: when the importer needs one known ("input 'NAME' must be known at import"),
+// that input is fixed at import from the case's data, and the import retried
+// (`*known_inputs` tells whether any was).
 inline absl::StatusOr<ImportedModel> ImportNodeCase(const std::filesystem::path& dir,
                                                     bool* known_inputs) {
+  static const std::regex kNeeded(R"(input '([^']*)' must be known at import)");
   const std::string path = (dir / "model.onnx").string();
   *known_inputs = false;
-  absl::StatusOr<ImportedModel> model = Import(path);
-  if (model.ok() || !absl::StrContains(model.status().message(), "must be known at import")) {
-    return model;
-  }
   ImportOptions options;
-  for (int i = 0; std::filesystem::exists(DataFile(dir, "input", i)); ++i) {
-    absl::StatusOr<runtime::Tensor> t = ReadTensorProto(DataFile(dir, "input", i));
-    absl::StatusOr<std::string> name = InputName(path, i);
-    if (t.ok() && name.ok() && t->dtype() == ir::DType::kI64) options.known_inputs[*name] = *t;
+  for (;;) {
+    absl::StatusOr<ImportedModel> model = Import(path, options);
+    std::smatch m;
+    const std::string message(model.status().message());
+    if (model.ok() || !std::regex_search(message, m, kNeeded) ||
+        options.known_inputs.contains(m[1].str())) {
+      return model;
+    }
+    bool found = false;
+    for (int i = 0; std::filesystem::exists(DataFile(dir, "input", i)); ++i) {
+      absl::StatusOr<std::string> name = InputName(path, i);
+      if (!name.ok() || *name != m[1].str()) continue;
+      absl::StatusOr<runtime::Tensor> t = ReadTensorProto(DataFile(dir, "input", i));
+      if (!t.ok()) return model;
+      options.known_inputs[*name] = *t;
+      found = true;
+    }
+    if (!found) return model;
+    *known_inputs = true;
   }
-  *known_inputs = true;
-  return Import(path, options);
 }
 
 // The case's inputs that `model` takes, by name.
