@@ -281,6 +281,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 for key in ("policies", "symbolic", "graph_breaks", "overhead", "flops", "powerlaws", "machine"):
     assert key in d, key
+assert "ocr" not in d  # only on --only=ocr: it compiles once per line width
 pl = d["powerlaws"]
 for key in ("loss_factors", "chinchilla", "mean_estimation", "nearest_neighbor", "zipf_capacity",
             "zipf_data", "compiles", "seconds"):
