@@ -70,6 +70,12 @@ absl::StatusOr<OcrLinesResult> RunOcrLines(models::OcrRecognizer& recognizer,
     GJ_ASSIGN_OR_RETURN(std::vector<std::string> texts,
                         models::CtcGreedyDecode(*scores, recognizer.alphabet()));
     result.texts.push_back(std::string(absl::StripTrailingAsciiWhitespace(texts[0])));
+    if (scores->rank() != 3 || scores->dim(1) < OcrSteps(width) ||
+        (!pads && scores->dim(1) != OcrSteps(width))) {
+      return absl::InternalError(absl::StrCat("OCR line ", i, " (W=", width,
+                                              "): expected scores [1, ", OcrSteps(width),
+                                              ", C], got ", scores->TypeString()));
+    }
     // The scores at the line's own steps: the padded call returns more.
     GJ_ASSIGN_OR_RETURN(runtime::Tensor own,
                         compiler::cache::Resize(*scores, {1, OcrSteps(width), scores->dim(2)}));

@@ -5,8 +5,8 @@
 //   4 overhead   eager vs interpreter vs compiled code for one decode call
 //   5 flops      the 6N table and the GPT-3 arithmetic (FLOPs counted on graphs)
 //   6 powerlaws  power laws and why they appear (lecture 4, demos 1 and 2)
-//   7 ocr        the policies on a real model, the PP-OCRv4 recognizer (only on --only=ocr:
-//                exact compiles once per line width, which takes minutes)
+//   7 ocr        the policies on a real model, the PP-OCRv4 recognizer (by default only
+//                when scripts/fetch_models.sh has fetched it)
 // Every number printed comes from this run.
 #include <unistd.h>
 
@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <optional>
@@ -43,8 +44,8 @@
 #include "tools/weights_flag.h"
 
 ABSL_FLAG(std::vector<std::string>, only, {},
-          "sections to run (default all but ocr): policies, symbolic, breaks, overhead, "
-          "flops, powerlaws, ocr");
+          "sections to run (default all; ocr only if its model is fetched): policies, "
+          "symbolic, breaks, overhead, flops, powerlaws, ocr");
 ABSL_FLAG(int64_t, steps, 512, "decode steps of the policy study");
 ABSL_FLAG(int64_t, prompt, 100, "cache rows before the first decode step");
 ABSL_FLAG(bool, tiered, false,
@@ -104,9 +105,19 @@ int Main(int argc, char** argv) {
   const std::vector<std::string> all = {"policies", "symbolic",  "breaks", "overhead",
                                         "flops",    "powerlaws", "ocr"};
   std::vector<std::string> only = absl::GetFlag(FLAGS_only);
-  // ocr only when asked for: its exact row compiles the recognizer once per line width,
-  // minutes of compiling that would dwarf the other studies.
-  if (only.empty()) only = std::vector<std::string>(all.begin(), all.end() - 1);
+  std::string ocr_fetch_dir = absl::GetFlag(FLAGS_ocr_fetch_dir);
+  if (ocr_fetch_dir.empty()) ocr_fetch_dir = models::OcrFetchDir(GRAPHJIT_SOURCE_DIR);
+  if (only.empty()) {
+    // ocr joins the default run only where its model was fetched: without it there is
+    // nothing to measure, and a default run must not print a download hint. With it the
+    // section takes about 35 s for 40 lines on 2 cores (docs/PERFORMANCE.md).
+    only = std::vector<std::string>(all.begin(), all.end() - 1);
+    const models::OcrFiles files = models::OcrFilesIn(ocr_fetch_dir);
+    std::error_code error;
+    if (std::filesystem::exists(files.model, error) && std::filesystem::exists(files.keys, error)) {
+      only.push_back("ocr");
+    }
+  }
   for (const std::string& s : only) {
     if (std::find(all.begin(), all.end(), s) == all.end()) {
       return fail(absl::InvalidArgumentError(absl::StrCat(
@@ -177,8 +188,7 @@ int Main(int argc, char** argv) {
   if (status.ok() && wants("ocr")) {
     OcrStudyOptions ocr;
     ocr.lines = absl::GetFlag(FLAGS_ocr_lines);
-    ocr.fetch_dir = absl::GetFlag(FLAGS_ocr_fetch_dir);
-    if (ocr.fetch_dir.empty()) ocr.fetch_dir = models::OcrFetchDir(GRAPHJIT_SOURCE_DIR);
+    ocr.fetch_dir = ocr_fetch_dir;
     ocr.render_script = std::string(GRAPHJIT_SOURCE_DIR) + "/scripts/render_text_line.py";
     status = StudyOcr(source, ocr, json);
   }
