@@ -41,7 +41,7 @@ struct CodeSource {
 CodeSource MakeCodeSource(bool warm, compiler::KernelStore* cold_kernels);
 std::string Describe(const CodeSource& source);
 
-// The six studies (tools/study_decode.cc and tools/study_lectures.cc), each printing its
+// The studies (tools/study_decode.cc and tools/study_lectures.cc), each printing its
 // table and observations and adding its results to `json`.
 absl::Status StudyPolicies(const models::Model& model, const CodeSource& source,
                            const studies::DecodeLoopOptions& loop, bool tiered,
@@ -53,6 +53,17 @@ absl::Status StudyOverhead(const models::Model& model, const CodeSource& source,
                            tools::JsonWriter& json);
 absl::Status StudyFlops(tools::JsonWriter& json);
 absl::Status StudyPowerLaws(const CodeSource& source, tools::JsonWriter& json);
+
+// 7 (tools/study_ocr.cc): the policies on the PP-OCRv4 recognizer, reading `lines`
+// rendered text lines of varying widths. Without the model or without PIL it prints why
+// and how to get them, and returns OK: a missing download is not a failed study.
+struct OcrStudyOptions {
+  int lines = 40;
+  std::string fetch_dir;      // where scripts/fetch_models.sh put the model
+  std::string render_script;  // scripts/render_text_line.py
+};
+absl::Status StudyOcr(const CodeSource& source, const OcrStudyOptions& options,
+                      tools::JsonWriter& json);
 
 }  // namespace graphjit::study
 

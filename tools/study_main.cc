@@ -5,6 +5,8 @@
 //   4 overhead   eager vs interpreter vs compiled code for one decode call
 //   5 flops      the 6N table and the GPT-3 arithmetic (FLOPs counted on graphs)
 //   6 powerlaws  power laws and why they appear (lecture 4, demos 1 and 2)
+//   7 ocr        the policies on a real model, the PP-OCRv4 recognizer (by default only
+//                when scripts/fetch_models.sh has fetched it)
 // Every number printed comes from this run.
 #include <unistd.h>
 
@@ -12,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <optional>
@@ -29,6 +32,7 @@
 #include "ir/clock.h"
 #include "ir/status_macros.h"
 #include "models/model.h"
+#include "models/ocr.h"
 #include "studies/decode_loop.h"
 #include "studies/lazy_demo.h"
 #include "studies/powerlaws.h"
@@ -40,8 +44,8 @@
 #include "tools/weights_flag.h"
 
 ABSL_FLAG(std::vector<std::string>, only, {},
-          "sections to run (default all): policies, symbolic, breaks, overhead, flops, "
-          "powerlaws");
+          "sections to run (default all; ocr only if its model is fetched): policies, "
+          "symbolic, breaks, overhead, flops, powerlaws, ocr");
 ABSL_FLAG(int64_t, steps, 512, "decode steps of the policy study");
 ABSL_FLAG(int64_t, prompt, 100, "cache rows before the first decode step");
 ABSL_FLAG(bool, tiered, false,
@@ -54,6 +58,12 @@ ABSL_FLAG(bool, warm_cache, false,
           "tier), so compile times say what compiling costs");
 ABSL_FLAG(std::string, dtype, "f64", "f32 or f64 (the decode model's dtype)");
 ABSL_FLAG(std::string, model, "decode", "decode model spec (dtype= in it wins over --dtype)");
+ABSL_FLAG(int, ocr_lines, 40,
+          "ocr study: how many text lines to render and read (widths spread over about "
+          "80-1200 px)");
+ABSL_FLAG(std::string, ocr_fetch_dir, "",
+          "ocr study: where scripts/fetch_models.sh put the model (default "
+          "$GRAPHJIT_FETCH_DIR, else third_party/fetched of the source tree)");
 ABSL_FLAG(std::string, json, "", "also write the results as JSON to this file");
 ABSL_FLAG(std::string, weights, "",
           "DIR of NAME.npy files or FILE.safetensors: the weights of --model for the "
@@ -78,8 +88,9 @@ std::string CpuModel() {
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Reproduces the lectures' studies with real compilation.\nUsage: graphjit-study "
-      "[--only=policies,symbolic,breaks,overhead,flops,powerlaws] [--steps N] [--prompt N] "
-      "[--dtype f32|f64] [--model SPEC] [--weights DIR|FILE.safetensors] [--json FILE]");
+      "[--only=policies,symbolic,breaks,overhead,flops,powerlaws,ocr] [--steps N] [--prompt N] "
+      "[--dtype f32|f64] [--model SPEC] [--weights DIR|FILE.safetensors] [--ocr_lines N] "
+      "[--ocr_fetch_dir DIR] [--json FILE]");
   std::vector<std::string> normalized = tools::UnderscoreFlagNames(argc, argv);
   std::vector<char*> raw;
   for (std::string& a : normalized) raw.push_back(a.data());
@@ -91,10 +102,22 @@ int Main(int argc, char** argv) {
   if (args.size() != 1) {
     return fail(absl::InvalidArgumentError(absl::StrCat("unexpected argument '", args[1], "'")));
   }
-  const std::vector<std::string> all = {"policies", "symbolic", "breaks",
-                                        "overhead", "flops",    "powerlaws"};
+  const std::vector<std::string> all = {"policies", "symbolic",  "breaks", "overhead",
+                                        "flops",    "powerlaws", "ocr"};
   std::vector<std::string> only = absl::GetFlag(FLAGS_only);
-  if (only.empty()) only = all;
+  std::string ocr_fetch_dir = absl::GetFlag(FLAGS_ocr_fetch_dir);
+  if (ocr_fetch_dir.empty()) ocr_fetch_dir = models::OcrFetchDir(GRAPHJIT_SOURCE_DIR);
+  if (only.empty()) {
+    // ocr joins the default run only where its model was fetched: without it there is
+    // nothing to measure, and a default run must not print a download hint. With it the
+    // section takes about 35 s for 40 lines on 2 cores (docs/PERFORMANCE.md).
+    only = std::vector<std::string>(all.begin(), all.end() - 1);
+    const models::OcrFiles files = models::OcrFilesIn(ocr_fetch_dir);
+    std::error_code error;
+    if (std::filesystem::exists(files.model, error) && std::filesystem::exists(files.keys, error)) {
+      only.push_back("ocr");
+    }
+  }
   for (const std::string& s : only) {
     if (std::find(all.begin(), all.end(), s) == all.end()) {
       return fail(absl::InvalidArgumentError(absl::StrCat(
@@ -104,6 +127,10 @@ int Main(int argc, char** argv) {
   auto wants = [&](const char* s) { return std::find(only.begin(), only.end(), s) != only.end(); };
   if (absl::GetFlag(FLAGS_steps) < 1 || absl::GetFlag(FLAGS_prompt) < 0) {
     return fail(absl::InvalidArgumentError("--steps must be >= 1 and --prompt >= 0"));
+  }
+  if (absl::GetFlag(FLAGS_ocr_lines) < 1) {
+    return fail(absl::InvalidArgumentError(
+        absl::StrCat("--ocr_lines: expected 1 or more, got ", absl::GetFlag(FLAGS_ocr_lines))));
   }
   const std::string dtype = absl::GetFlag(FLAGS_dtype);
   if (dtype != "f32" && dtype != "f64") {
@@ -158,6 +185,13 @@ int Main(int argc, char** argv) {
   if (status.ok() && wants("overhead")) status = StudyOverhead(**model, source, json);
   if (status.ok() && wants("flops")) status = StudyFlops(json);
   if (status.ok() && wants("powerlaws")) status = StudyPowerLaws(source, json);
+  if (status.ok() && wants("ocr")) {
+    OcrStudyOptions ocr;
+    ocr.lines = absl::GetFlag(FLAGS_ocr_lines);
+    ocr.fetch_dir = ocr_fetch_dir;
+    ocr.render_script = std::string(GRAPHJIT_SOURCE_DIR) + "/scripts/render_text_line.py";
+    status = StudyOcr(source, ocr, json);
+  }
   if (!status.ok()) return fail(status);
   json.Member("total_seconds", ir::SecondsSince(start)).EndObject();
   std::printf("(whole run: %s)\n", tools::FormatSeconds(ir::SecondsSince(start)).c_str());
