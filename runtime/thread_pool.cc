@@ -1,0 +1,132 @@
+#include "runtime/thread_pool.h"
+
+#include <sched.h>
+
+#include <chrono>
+
+#include "ir/check.h"
+
+namespace graphjit::runtime {
+namespace {
+
+// How long an idle worker spins before it sleeps. A decode step's kernels follow each other
+// within microseconds and the steps of a loop within tens of them; waking a sleeping
+// worker costs 5-20 us (a futex wake and a reschedule), longer than most kernels.
+constexpr auto kSpinTime = std::chrono::microseconds(200);
+// Spins of the caller waiting for its workers before it starts yielding its core (on a
+// loaded machine a worker may have been descheduled: spinning would only delay it).
+constexpr int kWaitSpins = 1 << 14;
+
+inline void Pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+}  // namespace
+
+int AvailableCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  const unsigned n = std::thread::hardware_concurrency();
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+ThreadPool& ThreadPool::Shared() {
+  static ThreadPool* pool = new ThreadPool();
+  return *pool;
+}
+
+ThreadPool::ThreadPool() = default;
+
+ThreadPool::~ThreadPool() {
+  absl::MutexLock run(&run_mu_);
+  stop_.store(true);
+  for (auto& w : workers_) Wake(w.get());
+  for (auto& w : workers_) w->thread.join();
+}
+
+int ThreadPool::workers() const { return num_workers_.load(std::memory_order_relaxed); }
+
+void ThreadPool::Grow(int workers) {
+  while (static_cast<int>(workers_.size()) < workers) {
+    workers_.push_back(std::make_unique<Worker>());
+    Worker* w = workers_.back().get();
+    w->thread = std::thread([this, w] { Loop(w); });
+  }
+  num_workers_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
+}
+
+void ThreadPool::Park() { park_.fetch_add(1, std::memory_order_relaxed); }
+
+void ThreadPool::Wake(Worker* w) {
+  // Sequentially consistent with the worker's `sleeping` store and ticket load (Loop):
+  // either it sees the new ticket before it waits, or we see it sleeping and signal it
+  // under the mutex it waits with.
+  w->ticket.fetch_add(1);
+  if (w->sleeping.load()) {
+    absl::MutexLock lock(&sleep_mu_);
+    w->wake.Signal();
+  }
+}
+
+void ThreadPool::Loop(Worker* w) {
+  uint64_t seen = 0;
+  while (true) {
+    uint64_t ticket = w->ticket.load(std::memory_order_acquire);
+    if (ticket == seen) {
+      const uint64_t park = park_.load(std::memory_order_relaxed);
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 1; (ticket = w->ticket.load(std::memory_order_acquire)) == seen; ++i) {
+        Pause();
+        if (i % 64 == 0 && (park_.load(std::memory_order_relaxed) != park || stop_.load() ||
+                            std::chrono::steady_clock::now() - start > kSpinTime)) {
+          break;
+        }
+      }
+    }
+    if (ticket == seen) {
+      absl::MutexLock lock(&sleep_mu_);
+      w->sleeping.store(true);
+      while ((ticket = w->ticket.load()) == seen && !stop_.load()) w->wake.Wait(&sleep_mu_);
+      w->sleeping.store(false);
+    }
+    if (stop_.load()) return;  // the destructor's wake, not a job
+    seen = ticket;
+    (*w->job)(w->part);
+    pending_.fetch_sub(1, std::memory_order_acq_rel);
+  }
+}
+
+void ThreadPool::Run(int parts, absl::FunctionRef<void(int)> part) {
+  GJ_CHECK(parts >= 1 && parts <= kMaxThreads) << "ThreadPool::Run with " << parts << " parts";
+  // A second caller (another thread's graph, or a part that calls in again) does not wait
+  // for the pool: it runs its parts itself, which is what it would have to wait for.
+  if (parts == 1 || !run_mu_.TryLock()) {
+    for (int p = 0; p < parts; ++p) part(p);
+    return;
+  }
+  Grow(parts - 1);
+  pending_.store(parts - 1, std::memory_order_relaxed);
+  for (int p = 1; p < parts; ++p) {
+    Worker* w = workers_[p - 1].get();
+    w->job = &part;
+    w->part = p;
+    Wake(w);  // publishes job and part (the ticket's increment releases them)
+  }
+  part(0);
+  for (int i = 0; pending_.load(std::memory_order_acquire) != 0; ++i) {
+    if (i < kWaitSpins) {
+      Pause();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+  run_mu_.Unlock();
+}
+
+}  // namespace graphjit::runtime

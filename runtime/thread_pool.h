@@ -1,0 +1,86 @@
+// ThreadPool: the process's worker threads that compiled kernels split their parallel
+// loops over (compiler/compiled/kernel_set.h). One pool serves every compiled graph of the
+// process; a call asks for as many parts as its thread count and the pool grows to match.
+//
+// Why a pool of our own rather than libgomp's or a task queue: a decode step is 16 kernels
+// of 0.1-10 us, so a fork-join must cost well under a microsecond. Each worker spins on its
+// own cache line for a while after a job (the next kernel's job arrives within
+// microseconds) before it sleeps on a CondVar, and part p of a job always goes to worker
+// p - 1, so a worker keeps reading the same slice of the weights step after step (it stays
+// in that core's L2). A task queue hands parts to whichever thread is free, which moves
+// the slices between cores; libgomp would bring -fopenmp into every target and its own
+// spin policy (GOMP_SPINCOUNT) that competes with OpenBLAS's threads.
+#ifndef GRAPHJIT_RUNTIME_THREAD_POOL_H_
+#define GRAPHJIT_RUNTIME_THREAD_POOL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
+#include "absl/synchronization/mutex.h"
+
+namespace graphjit::runtime {
+
+// The most threads a pool runs a job on: more is a configuration error, not a machine.
+inline constexpr int kMaxThreads = 1024;
+
+// The CPUs this process may run on (its affinity mask, sched_getaffinity), at least 1:
+// what a container or `taskset` gives it, not the machine's count.
+int AvailableCpus();
+
+class ThreadPool {
+ public:
+  // The process's pool (never destroyed: compiled code may run from static destructors).
+  static ThreadPool& Shared();
+
+  ThreadPool();
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // Runs part(0) .. part(parts - 1) and returns when all have returned: part 0 on the
+  // calling thread, part p on worker p - 1 (started on first need). One job runs at a
+  // time: a call made while another thread's job runs, or from inside a part, runs all of
+  // its parts on the calling thread in order. Either way each part runs exactly once, so
+  // parts that write disjoint outputs give the same results however they are run.
+  // 1 <= parts <= kMaxThreads.
+  void Run(int parts, absl::FunctionRef<void(int)> part);
+
+  // Sends spinning workers to sleep now: the caller is about to run something that uses
+  // the cores by other means (OpenBLAS's own threads).
+  void Park();
+
+  // Workers started so far.
+  int workers() const;
+
+ private:
+  // One worker's mailbox, on its own cache line so spinning readers do not share it.
+  struct alignas(64) Worker {
+    std::atomic<uint64_t> ticket{0};  // bumped by Run for each job the worker takes part in
+    std::atomic<bool> sleeping{false};
+    absl::CondVar wake;                           // with sleep_mu_
+    absl::FunctionRef<void(int)>* job = nullptr;  // valid while the ticket is unanswered
+    int part = 0;
+    std::thread thread;
+  };
+
+  void Loop(Worker* w);
+  void Wake(Worker* w);
+  void Grow(int workers) ABSL_EXCLUSIVE_LOCKS_REQUIRED(run_mu_);
+
+  absl::Mutex run_mu_;  // held by the job running now (TryLock: never waited on)
+  std::vector<std::unique_ptr<Worker>> workers_ ABSL_GUARDED_BY(run_mu_);
+  std::atomic<int> num_workers_{0};
+  std::atomic<int> pending_{0};  // parts of the running job not yet finished by workers
+  std::atomic<uint64_t> park_{0};
+  std::atomic<bool> stop_{false};
+  absl::Mutex sleep_mu_;
+};
+
+}  // namespace graphjit::runtime
+
+#endif  // GRAPHJIT_RUNTIME_THREAD_POOL_H_
