@@ -46,7 +46,7 @@ ThreadPool::ThreadPool() = default;
 ThreadPool::~ThreadPool() {
   absl::MutexLock run(&run_mu_);
   stop_.store(true);
-  for (auto& w : workers_) Wake(w.get());
+  for (auto& w : workers_) Offer(w.get(), w->offer.load() + 2);
   for (auto& w : workers_) w->thread.join();
 }
 
@@ -63,11 +63,11 @@ void ThreadPool::Grow(int workers) {
 
 void ThreadPool::Park() { park_.fetch_add(1, std::memory_order_relaxed); }
 
-void ThreadPool::Wake(Worker* w) {
-  // Sequentially consistent with the worker's `sleeping` store and ticket load (Loop):
-  // either it sees the new ticket before it waits, or we see it sleeping and signal it
+void ThreadPool::Offer(Worker* w, uint64_t offer) {
+  // Sequentially consistent with the worker's `sleeping` store and offer load (Loop):
+  // either it sees the new offer before it waits, or we see it sleeping and signal it
   // under the mutex it waits with.
-  w->ticket.fetch_add(1);
+  w->offer.store(offer);
   if (w->sleeping.load()) {
     absl::MutexLock lock(&sleep_mu_);
     w->wake.Signal();
@@ -75,13 +75,13 @@ void ThreadPool::Wake(Worker* w) {
 }
 
 void ThreadPool::Loop(Worker* w) {
-  uint64_t seen = 0;
+  uint64_t seen = 0;  // the last offer handled (odd: claimed by someone)
   while (true) {
-    uint64_t ticket = w->ticket.load(std::memory_order_acquire);
-    if (ticket == seen) {
+    uint64_t offer = w->offer.load(std::memory_order_acquire);
+    if (offer == seen) {
       const uint64_t park = park_.load(std::memory_order_relaxed);
       const auto start = std::chrono::steady_clock::now();
-      for (int i = 1; (ticket = w->ticket.load(std::memory_order_acquire)) == seen; ++i) {
+      for (int i = 1; (offer = w->offer.load(std::memory_order_acquire)) == seen; ++i) {
         Pause();
         if (i % 64 == 0 && (park_.load(std::memory_order_relaxed) != park || stop_.load() ||
                             std::chrono::steady_clock::now() - start > kSpinTime)) {
@@ -89,16 +89,20 @@ void ThreadPool::Loop(Worker* w) {
         }
       }
     }
-    if (ticket == seen) {
+    if (offer == seen) {
       absl::MutexLock lock(&sleep_mu_);
       w->sleeping.store(true);
-      while ((ticket = w->ticket.load()) == seen && !stop_.load()) w->wake.Wait(&sleep_mu_);
+      while ((offer = w->offer.load()) == seen && !stop_.load()) w->wake.Wait(&sleep_mu_);
       w->sleeping.store(false);
     }
-    if (stop_.load()) return;  // the destructor's wake, not a job
-    seen = ticket;
-    (*w->job)(w->part);
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    if (stop_.load()) return;
+    seen = offer | 1;
+    // Claim the part unless the caller took it back (or this is an old offer).
+    if ((offer & 1) == 0 &&
+        w->offer.compare_exchange_strong(offer, offer | 1, std::memory_order_acq_rel)) {
+      (*w->job)(w->part);
+      done_.fetch_add(1, std::memory_order_release);
+    }
   }
 }
 
@@ -111,15 +115,27 @@ void ThreadPool::Run(int parts, absl::FunctionRef<void(int)> part) {
     return;
   }
   Grow(parts - 1);
-  pending_.store(parts - 1, std::memory_order_relaxed);
+  const uint64_t offer = 2 * ++jobs_;
+  done_.store(0, std::memory_order_relaxed);
   for (int p = 1; p < parts; ++p) {
     Worker* w = workers_[p - 1].get();
     w->job = &part;
     w->part = p;
-    Wake(w);  // publishes job and part (the ticket's increment releases them)
+    Offer(w, offer);  // publishes job and part to whoever claims the offer
   }
   part(0);
-  for (int i = 0; pending_.load(std::memory_order_acquire) != 0; ++i) {
+  // Parts whose worker has not claimed them yet (descheduled, or still waking) run here.
+  int claimed_by_workers = 0;
+  for (int p = 1; p < parts; ++p) {
+    uint64_t expected = offer;
+    if (workers_[p - 1]->offer.compare_exchange_strong(expected, offer | 1,
+                                                       std::memory_order_acq_rel)) {
+      part(p);
+    } else {
+      ++claimed_by_workers;
+    }
+  }
+  for (int i = 0; done_.load(std::memory_order_acquire) != claimed_by_workers; ++i) {
     if (i < kWaitSpins) {
       Pause();
     } else {

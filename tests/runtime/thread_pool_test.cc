@@ -33,20 +33,38 @@ TEST(ThreadPoolTest, EveryPartRunsOnceAndPartZeroOnTheCaller) {
     });
     for (int p = 0; p < parts; ++p) EXPECT_EQ(runs[p].load(), 1) << "part " << p << " of " << parts;
     EXPECT_EQ(where[0], std::this_thread::get_id());
-    for (int p = 1; p < parts; ++p) EXPECT_NE(where[p], std::this_thread::get_id());
     EXPECT_GE(pool.workers(), parts - 1);
   }
   EXPECT_EQ(pool.workers(), 6);
 }
 
-TEST(ThreadPoolTest, PartPGoesToTheSameWorkerEveryJob) {
+// Part p runs on worker p - 1 or, where that worker had not claimed it yet, on the caller:
+// never on another worker, so each worker keeps its slice of the data.
+TEST(ThreadPoolTest, PartPRunsOnItsWorkerOrTheCaller) {
   ThreadPool pool;
-  std::vector<std::thread::id> first(3), again(3);
-  pool.Run(3, [&](int p) { first[p] = std::this_thread::get_id(); });
-  pool.Park();  // sleeping workers must wake for the next job
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  pool.Run(3, [&](int p) { again[p] = std::this_thread::get_id(); });
-  EXPECT_EQ(first, again);
+  constexpr int kParts = 3, kJobs = 200;
+  std::vector<std::vector<std::thread::id>> where(kParts);
+  for (int j = 0; j < kJobs; ++j) {
+    if (j == kJobs / 2) {
+      pool.Park();  // sleeping workers must wake for the next job
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    std::vector<std::thread::id> ids(kParts);
+    pool.Run(kParts, [&](int p) { ids[p] = std::this_thread::get_id(); });
+    for (int p = 0; p < kParts; ++p) where[p].push_back(ids[p]);
+  }
+  const std::thread::id caller = std::this_thread::get_id();
+  std::vector<std::thread::id> worker_of(kParts);
+  for (int p = 1; p < kParts; ++p) {
+    for (const std::thread::id& id : where[p]) {
+      if (id == caller) continue;
+      if (worker_of[p] == std::thread::id()) worker_of[p] = id;
+      EXPECT_EQ(id, worker_of[p]) << "part " << p;
+    }
+  }
+  if (worker_of[1] != std::thread::id() && worker_of[2] != std::thread::id()) {
+    EXPECT_NE(worker_of[1], worker_of[2]);
+  }
 }
 
 TEST(ThreadPoolTest, APartCallingInRunsItsPartsInline) {
