@@ -3,6 +3,7 @@
 // and what a tiny graph's call costs on 1 and 2 threads (its kernels are too small to
 // split: the thread count must cost it nothing).
 // Run: build/bin/bench_overhead --benchmark_repetitions=5 --benchmark_report_aggregates_only
+#include <atomic>
 #include <memory>
 
 #include "benchmark/benchmark.h"
@@ -12,6 +13,7 @@
 #include "ir/check.h"
 #include "models/model.h"
 #include "runtime/interpreter.h"
+#include "runtime/thread_pool.h"
 
 namespace graphjit {
 namespace {
@@ -99,6 +101,19 @@ void BM_TinyCall(benchmark::State& state) {
   state.SetLabel(absl::StrCat("threads=", state.range(0)));
 }
 BENCHMARK(BM_TinyCall)->Arg(1)->Arg(2);
+
+// One fork-join of the runtime's pool with state.range(0) empty parts (1: no fork): what
+// splitting a kernel costs at least (KernelSetOptions::min_parallel_work is set from it).
+void BM_PoolRun(benchmark::State& state) {
+  const int parts = static_cast<int>(state.range(0));
+  std::atomic<int64_t> sink{0};
+  for (auto _ : state) {
+    runtime::ThreadPool::Shared().Run(parts,
+                                      [&](int p) { sink.fetch_add(p, std::memory_order_relaxed); });
+  }
+  benchmark::DoNotOptimize(sink.load());
+}
+BENCHMARK(BM_PoolRun)->Arg(1)->Arg(2)->Arg(3);
 
 void BM_TraceDecode(benchmark::State& state) {
   auto model = Decode(false);
