@@ -17,6 +17,20 @@ constexpr auto kSpinTime = std::chrono::microseconds(200);
 // loaded machine a worker may have been descheduled: spinning would only delay it).
 constexpr int kWaitSpins = 1 << 14;
 
+// Set while this thread runs a part of a job: a part that calls Run again runs its parts
+// inline (the caller's thread owns run_mu_, which it must not try to lock again).
+thread_local bool t_in_part = false;
+
+// Sets t_in_part for a scope.
+class InPart {
+ public:
+  InPart() : was_(t_in_part) { t_in_part = true; }
+  ~InPart() { t_in_part = was_; }
+
+ private:
+  bool was_;
+};
+
 inline void Pause() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -44,7 +58,7 @@ ThreadPool& ThreadPool::Shared() {
 ThreadPool::ThreadPool() = default;
 
 ThreadPool::~ThreadPool() {
-  absl::MutexLock run(&run_mu_);
+  std::lock_guard<std::mutex> run(run_mu_);
   stop_.store(true);
   for (auto& w : workers_) Offer(w.get(), w->offer.load() + 2);
   for (auto& w : workers_) w->thread.join();
@@ -69,8 +83,8 @@ void ThreadPool::Offer(Worker* w, uint64_t offer) {
   // under the mutex it waits with.
   w->offer.store(offer);
   if (w->sleeping.load()) {
-    absl::MutexLock lock(&sleep_mu_);
-    w->wake.Signal();
+    std::lock_guard<std::mutex> lock(sleep_mu_);
+    w->wake.notify_one();
   }
 }
 
@@ -90,9 +104,9 @@ void ThreadPool::Loop(Worker* w) {
       }
     }
     if (offer == seen) {
-      absl::MutexLock lock(&sleep_mu_);
+      std::unique_lock<std::mutex> lock(sleep_mu_);
       w->sleeping.store(true);
-      while ((offer = w->offer.load()) == seen && !stop_.load()) w->wake.Wait(&sleep_mu_);
+      while ((offer = w->offer.load()) == seen && !stop_.load()) w->wake.wait(lock);
       w->sleeping.store(false);
     }
     if (stop_.load()) return;
@@ -100,7 +114,10 @@ void ThreadPool::Loop(Worker* w) {
     // Claim the part unless the caller took it back (or this is an old offer).
     if ((offer & 1) == 0 &&
         w->offer.compare_exchange_strong(offer, offer | 1, std::memory_order_acq_rel)) {
-      (*w->job)(w->part);
+      {
+        InPart in_part;
+        (*w->job)(w->part);
+      }
       done_.fetch_add(1, std::memory_order_release);
     }
   }
@@ -110,10 +127,11 @@ void ThreadPool::Run(int parts, absl::FunctionRef<void(int)> part) {
   GJ_CHECK(parts >= 1 && parts <= kMaxThreads) << "ThreadPool::Run with " << parts << " parts";
   // A second caller (another thread's graph, or a part that calls in again) does not wait
   // for the pool: it runs its parts itself, which is what it would have to wait for.
-  if (parts == 1 || !run_mu_.TryLock()) {
+  if (parts == 1 || t_in_part || !run_mu_.try_lock()) {
     for (int p = 0; p < parts; ++p) part(p);
     return;
   }
+  InPart in_part;
   Grow(parts - 1);
   const uint64_t offer = 2 * ++jobs_;
   done_.store(0, std::memory_order_relaxed);
@@ -142,7 +160,7 @@ void ThreadPool::Run(int parts, absl::FunctionRef<void(int)> part) {
       std::this_thread::yield();
     }
   }
-  run_mu_.Unlock();
+  run_mu_.unlock();
 }
 
 }  // namespace graphjit::runtime

@@ -5,7 +5,7 @@
 // Why a pool of our own rather than libgomp's or a task queue: a decode step is 16 kernels
 // of 0.1-10 us, so a fork-join must cost well under a microsecond. Each worker spins on its
 // own cache line for a while after a job (the next kernel's job arrives within
-// microseconds) before it sleeps on a CondVar, and part p of a job is offered to worker
+// microseconds) before it sleeps on a condition variable, and part p of a job is offered to worker
 // p - 1, so a worker keeps reading the same slice of the weights step after step (it stays
 // in that core's L2). A task queue hands parts to whichever thread is free, which moves
 // the slices between cores; libgomp would bring -fopenmp into every target and its own
@@ -18,14 +18,14 @@
 #define GRAPHJIT_RUNTIME_THREAD_POOL_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/functional/function_ref.h"
-#include "absl/synchronization/mutex.h"
 
 namespace graphjit::runtime {
 
@@ -69,7 +69,7 @@ class ThreadPool {
     // or by the caller taking it back).
     std::atomic<uint64_t> offer{0};
     std::atomic<bool> sleeping{false};
-    absl::CondVar wake;                           // with sleep_mu_
+    std::condition_variable wake;                 // with sleep_mu_
     absl::FunctionRef<void(int)>* job = nullptr;  // valid for the one who claims the offer
     int part = 0;
     std::thread thread;
@@ -77,16 +77,18 @@ class ThreadPool {
 
   void Loop(Worker* w);
   void Offer(Worker* w, uint64_t offer);
-  void Grow(int workers) ABSL_EXCLUSIVE_LOCKS_REQUIRED(run_mu_);
+  void Grow(int workers);  // with run_mu_ held
 
-  absl::Mutex run_mu_;  // held by the job running now (TryLock: never waited on)
-  std::vector<std::unique_ptr<Worker>> workers_ ABSL_GUARDED_BY(run_mu_);
+  // std::mutex, not absl::Mutex: Debian's abseil is built without ThreadSanitizer, which
+  // then cannot see what an absl::Mutex orders (scripts/sanitize.sh thread).
+  std::mutex run_mu_;  // held by the job running now (try_lock: never waited on)
+  std::vector<std::unique_ptr<Worker>> workers_;  // with run_mu_ held
   std::atomic<int> num_workers_{0};
-  uint64_t jobs_ ABSL_GUARDED_BY(run_mu_) = 0;
+  uint64_t jobs_ = 0;         // with run_mu_ held
   std::atomic<int> done_{0};  // parts of the running job finished by workers
   std::atomic<uint64_t> park_{0};
   std::atomic<bool> stop_{false};
-  absl::Mutex sleep_mu_;
+  std::mutex sleep_mu_;
 };
 
 }  // namespace graphjit::runtime
