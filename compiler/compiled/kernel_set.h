@@ -24,7 +24,7 @@ class RemoteCache;   // compiler/store/remote_cache.h
 struct ModuleGroup;  // compiler/compiled/kernel_modules.h
 
 // Where splitting a kernel starts to pay. Measured on the 2-core Zen 4 (bench_overhead):
-// a fork-join of 2 parts on the spinning pool costs ~140 ns (BM_PoolRun/2); a unit of
+// a fork-join of 2 parts on the spinning pool costs 100-140 ns (BM_PoolRun/2); a unit of
 // Kernel::parallel_work takes 0.01-0.08 ns vectorized (a 128 x 128 f64 matvec, 32k units,
 // 1.5 us; a 128-element multiply, 384 units, 30 ns). From 16k units (~0.7 us) a split on
 // two cores saves more than twice its cost; every part gets at least half of it.
