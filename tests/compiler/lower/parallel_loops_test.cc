@@ -45,7 +45,7 @@ TEST(MarkParallel, DecodeLayerSplitsAttentionByKvHeadAndWideMatvecsByColumn) {
     const int64_t n = k.loops[1]->i_value;
     if (n * 8 > 512) {
       EXPECT_EQ(k.parallel_loop, 1) << k.name;
-      EXPECT_EQ(k.parallel_align, 32) << k.name;
+      EXPECT_EQ(k.parallel_align, 16) << k.name;
       ++wide;
     } else {
       EXPECT_EQ(k.parallel_loop, -1) << k.name;
