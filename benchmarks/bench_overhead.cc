@@ -1,13 +1,19 @@
 // What one decode step costs compiled vs interpreted vs eager (op by op), f32 and f64, at
-// KV length 64 and 512, with achieved GFLOP/s and GB/s (matmul FLOPs; weights + caches).
+// KV length 64 and 512, with achieved GFLOP/s and GB/s (matmul FLOPs; weights + caches);
+// and what a tiny graph's call costs on 1 and 2 threads (its kernels are too small to
+// split: the thread count must cost it nothing).
 // Run: build/bin/bench_overhead --benchmark_repetitions=5 --benchmark_report_aggregates_only
+#include <atomic>
 #include <memory>
 
 #include "benchmark/benchmark.h"
+#include "compiler/compiled/compiled_call.h"
 #include "compiler/compiled/compiled_graph.h"
+#include "ir/builder.h"
 #include "ir/check.h"
 #include "models/model.h"
 #include "runtime/interpreter.h"
+#include "runtime/thread_pool.h"
 
 namespace graphjit {
 namespace {
@@ -68,6 +74,47 @@ void BM_DecodeStep(benchmark::State& state) {
   static const char* const kModes[] = {"compiled", "interpreter", "eager"};
   state.SetLabel(absl::StrCat(kModes[mode], f32 ? " f32" : " f64", " S=", S));
 }
+// tanh(x * w + 1) on 4 f64 elements through a CompiledCall (kept frame), on
+// state.range(0) threads.
+void BM_TinyCall(benchmark::State& state) {
+  ir::GraphBuilder b("tiny");
+  ir::ValueId x = b.Input("x", ir::DType::kF64, {4});
+  ir::ValueId w = b.Input("w", ir::DType::kF64, {4});
+  ir::ValueId y = b.Add(ir::OpCode::kMul, {x, w});
+  y = b.Add(ir::OpCode::kAdd, {y, b.Scalar(1.0, ir::DType::kF64)});
+  b.Output(b.Add(ir::OpCode::kTanh, {y}));
+  ir::Graph g = *std::move(b).Build();
+  compiler::CompileGraphOptions options;
+  options.threads = static_cast<int>(state.range(0));
+  auto cg = *compiler::CompiledGraph::Compile(g, {}, options);
+  compiler::CompiledCall call(*cg);
+  std::vector<runtime::Tensor> in;
+  for (const std::string& name : call.input_names()) {
+    in.push_back(*runtime::Tensor::FromDoubles(ir::DType::kF64, {4}, {0.1, 0.2, 0.3, 0.4}));
+    (void)name;
+  }
+  for (auto _ : state) {
+    absl::Status s = call.Run(in);
+    GJ_CHECK(s.ok()) << s.message();
+    benchmark::DoNotOptimize(call.outputs());
+  }
+  state.SetLabel(absl::StrCat("threads=", state.range(0)));
+}
+BENCHMARK(BM_TinyCall)->Arg(1)->Arg(2);
+
+// One fork-join of the runtime's pool with state.range(0) empty parts (1: no fork): what
+// splitting a kernel costs at least (KernelSetOptions::min_parallel_work is set from it).
+void BM_PoolRun(benchmark::State& state) {
+  const int parts = static_cast<int>(state.range(0));
+  std::atomic<int64_t> sink{0};
+  for (auto _ : state) {
+    runtime::ThreadPool::Shared().Run(parts,
+                                      [&](int p) { sink.fetch_add(p, std::memory_order_relaxed); });
+  }
+  benchmark::DoNotOptimize(sink.load());
+}
+BENCHMARK(BM_PoolRun)->Arg(1)->Arg(2)->Arg(3);
+
 void BM_TraceDecode(benchmark::State& state) {
   auto model = Decode(false);
   for (auto _ : state) {

@@ -6,9 +6,10 @@
 // loads limit it.
 // BM_DecodeStep: one compiled decode step (f32 / f64, KV length S = 64 / 512), with the
 // matmul register tiling on and off, through CompiledGraph::Run (outputs and workspace
-// allocated per call) or a CompiledCall (a kept frame: no allocation). Every iteration
-// also reads a buffer as large as what the step must read (every weight once, the caches
-// once), timed apart: that read is the step's floor. Counters (medians over the
+// allocated per call) or a CompiledCall (a kept frame: no allocation), on 1 or 2 threads.
+// Every iteration also reads a buffer as large as what the step must read (every weight
+// once, the caches once), timed apart: that read is the step's floor (on 2 threads, two
+// cores each reading half of it through the same thread pool). Counters (medians over the
 // iterations; the reported time is the steps' mean):
 //   bytes     what the step must read (from the compiled graph's params and inputs)
 //   step_us   one step
@@ -31,6 +32,7 @@
 #include "ir/parser.h"
 #include "models/model.h"
 #include "runtime/jit_helpers.h"
+#include "runtime/thread_pool.h"
 
 namespace graphjit {
 namespace {
@@ -130,6 +132,7 @@ void BM_DecodeStep(benchmark::State& state) {
   // and matmuls untiled.
   const int variant = static_cast<int>(state.range(2));
   const bool kept_frame = state.range(3) == 1;
+  const int threads = static_cast<int>(state.range(4));
   auto model = *models::CreateModel(f32 ? "decode:dtype=f32" : "decode");
   runtime::TensorMap in = *model->ExampleInputs({{"S", S}}, 0);
   ir::Bindings bind = {{"P", S - 1}};
@@ -139,6 +142,7 @@ void BM_DecodeStep(benchmark::State& state) {
   compiler::CompileGraphOptions options;
   options.codegen.tile_matmuls = variant >= 1;
   options.fuse_attention = variant == 2;
+  options.threads = threads;
   auto cg = *compiler::CompiledGraph::Compile(traced, model->params(), options);
   compiler::CompiledCall call(*cg);
   std::vector<runtime::Tensor> positional;
@@ -150,6 +154,15 @@ void BM_DecodeStep(benchmark::State& state) {
     bytes += *ir::NumElements(b.shape).Evaluate({}) * ir::DTypeSize(b.dtype);
   }
   ReadBuffer floor_buffer(bytes);
+  // The floor on `threads` cores: each reads its part of the buffer (whole 64-double
+  // blocks), as the step's kernels read theirs.
+  auto read_floor = [&] {
+    const int64_t blocks = floor_buffer.n / 64;
+    runtime::ThreadPool::Shared().Run(threads, [&](int p) {
+      const int64_t begin = blocks * p / threads * 64, end = blocks * (p + 1) / threads * 64;
+      benchmark::DoNotOptimize(ReadAll(floor_buffer.data.get() + begin, end - begin));
+    });
+  };
   auto step = [&] {
     if (kept_frame) {
       absl::Status s = call.Run(positional, bind);  // KV in place
@@ -174,7 +187,7 @@ void BM_DecodeStep(benchmark::State& state) {
     state.SetIterationTime(seconds);
     steps.push_back(seconds);
     start = ir::Clock::now();
-    benchmark::DoNotOptimize(ReadAll(floor_buffer.data.get(), floor_buffer.n));
+    read_floor();
     floors.push_back(ir::SecondsSince(start));
   }
   const double step_median = ir::Median(steps), floor_median = ir::Median(floors);
@@ -184,12 +197,14 @@ void BM_DecodeStep(benchmark::State& state) {
   state.counters["x_floor"] = step_median / floor_median;
   static const char* const kVariant[] = {" untiled", " unfused", " default"};
   state.SetLabel(absl::StrCat(f32 ? "f32" : "f64", " S=", S, kVariant[variant],
-                              kept_frame ? " CompiledCall" : " Run"));
+                              kept_frame ? " CompiledCall" : " Run", " threads=", threads));
 }
 // Args: S, f32, variant (2 default, 1 attention unfused, 0 also untiled), kept frame
-// (CompiledCall::Run instead of CompiledGraph::Run).
+// (CompiledCall::Run instead of CompiledGraph::Run), threads (the default variant also
+// on 2: compiler/compiled/kernel_set.h splits its large kernels).
 BENCHMARK(BM_DecodeStep)
-    ->ArgsProduct({{64, 512}, {0, 1}, {2, 1, 0}, {0, 1}})
+    ->ArgsProduct({{64, 512}, {0, 1}, {2, 1, 0}, {0, 1}, {1}})
+    ->ArgsProduct({{64, 512}, {0, 1}, {2}, {0, 1}, {2}})
     ->Unit(benchmark::kMicrosecond)
     ->UseManualTime();
 

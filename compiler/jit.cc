@@ -63,6 +63,10 @@ absl::StatusOr<std::unique_ptr<JitFunction>> Jit(std::string name, TraceFn fn,
                                                  runtime::TensorMap weights, JitOptions options) {
   const std::string policy(cache::PolicyName(options.policy));
   if (!fn) return absl::InvalidArgumentError(absl::StrCat("jit '", name, "': empty function"));
+  if (absl::Status s = CheckThreads(options.compile.threads, "JitOptions::compile.threads");
+      !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("jit '", name, "': ", s.message()));
+  }
   if (options.capacity < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "jit '", name, "': capacity must be >= 0 (0: no bound), got ", options.capacity));

@@ -4,7 +4,7 @@
 #                                 undefined behaviour fails the test) in build-asan/,
 #                                 the whole suite
 #   scripts/sanitize.sh thread    TSan in build-tsan/: the entries, Jit, stores, ORC engine,
-#                                 lazy and concurrency tests
+#                                 lazy, concurrency and thread pool tests
 # Extra arguments go to ctest (address) or to the test binaries (thread), e.g.
 # `scripts/sanitize.sh address -R fuzz` or `scripts/sanitize.sh thread --gtest_filter=*Concurrency*`.
 # GRAPHJIT_JOBS sets the build and test parallelism (default 2). Builds run under nice.
@@ -48,7 +48,7 @@ if [[ $mode == address ]]; then
   exec ctest --test-dir "$dir" --output-on-failure -j"$jobs" "$@"
 fi
 
-tsan_tests=(entries_test store_test orc_test compiled_test lazy_test)
+tsan_tests=(entries_test store_test orc_test compiled_test lazy_test runtime_test)
 nice -n 19 cmake --build "$dir" -j"$jobs" --target "${tsan_tests[@]}"
 export TSAN_OPTIONS="suppressions=$PWD/tests/compiler/entries/tsan.supp:halt_on_error=1:second_deadlock_stack=1"
 status=0

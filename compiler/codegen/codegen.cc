@@ -12,6 +12,7 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
+#include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
@@ -101,6 +102,15 @@ absl::Status KernelEmitter::Emit() {
     Fail("matmul needs loops (batch.., M, N, K), has ", kernel_.loops.size());
     return status_;
   }
+  if (kernel_.range_symbol >= 0) {
+    if (kernel_.parallel_loop < 0 || kernel_.parallel_loop >= NumLoopVars(kernel_)) {
+      Fail("range over loop ", kernel_.parallel_loop, " of ", NumLoopVars(kernel_));
+      return status_;
+    }
+    range_begin_ = Symbol(kernel_.range_symbol);
+    range_end_ = Symbol(kernel_.range_symbol + 1);
+    if (failed()) return status_;
+  }
   loop_vars_.assign(NumLoopVars(kernel_), nullptr);
   for (int i = 0; i < DefaultStoreRank(kernel_); ++i) identity_.push_back(LoopVar(i));
 
@@ -165,7 +175,30 @@ void KernelEmitter::AddOutAliasScope() {
 }
 
 void KernelEmitter::EmitLoop(llvm::Value* extent, int var, absl::FunctionRef<void()> body) {
-  // Top-tested loop with an i64 phi from 0, `slt` exit test and an nuw/nsw increment:
+  EmitLoopFrom(body_.getInt64(0), extent, var, body);
+}
+
+std::pair<llvm::Value*, llvm::Value*> KernelEmitter::LoopBounds(int var, llvm::Value* extent) {
+  if (range_begin_ == nullptr || var != kernel_.parallel_loop) return {body_.getInt64(0), extent};
+  // The caller's range lies within the extent; the min keeps a wrong one in bounds.
+  return {range_begin_, body_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, range_end_, extent)};
+}
+
+void KernelEmitter::EmitRangedLoop(llvm::Value* extent, int var, absl::FunctionRef<void()> body) {
+  auto [begin, end] = LoopBounds(var, extent);
+  EmitLoopFrom(begin, end, var, body);
+}
+
+void KernelEmitter::EmitRangedBlockedLoop(llvm::Value* extent, int var, int64_t block,
+                                          absl::FunctionRef<void(llvm::Value*)> whole,
+                                          absl::FunctionRef<void(llvm::Value*)> rest) {
+  auto [begin, end] = LoopBounds(var, extent);
+  EmitBlockedLoop(end, var, block, whole, rest, begin);
+}
+
+void KernelEmitter::EmitLoopFrom(llvm::Value* begin, llvm::Value* extent, int var,
+                                 absl::FunctionRef<void()> body) {
+  // Top-tested loop with an i64 phi from `begin`, `slt` exit test and an nuw/nsw increment:
   // the form LoopRotate and the vectorizer turn into a counted loop.
   const std::string name = absl::StrCat("i", var);
   llvm::BasicBlock* preheader = body_.GetInsertBlock();
@@ -177,7 +210,7 @@ void KernelEmitter::EmitLoop(llvm::Value* extent, int var, absl::FunctionRef<voi
 
   body_.SetInsertPoint(header);
   llvm::PHINode* iv = body_.CreatePHI(body_.getInt64Ty(), 2, name);
-  iv->addIncoming(body_.getInt64(0), preheader);
+  iv->addIncoming(begin, preheader);
   body_.CreateCondBr(body_.CreateICmpSLT(iv, extent), loop_body, exit);
 
   body_.SetInsertPoint(loop_body);
@@ -196,13 +229,21 @@ void KernelEmitter::EmitLoop(llvm::Value* extent, int var, absl::FunctionRef<voi
 
 void KernelEmitter::EmitBlockedLoop(llvm::Value* extent, int var, int64_t block,
                                     absl::FunctionRef<void(llvm::Value*)> whole,
-                                    absl::FunctionRef<void(llvm::Value*)> rest) {
-  llvm::Value* blocks = body_.CreateSDiv(extent, body_.getInt64(block));
-  EmitLoop(blocks, var,
-           [&] { whole(body_.CreateMul(loop_vars_[var], body_.getInt64(block), "", true, true)); });
+                                    absl::FunctionRef<void(llvm::Value*)> rest,
+                                    llvm::Value* start) {
+  // Without a start the arithmetic is the same as before ranges existed, instruction for
+  // instruction (no add of 0 for the optimizer to see through).
+  auto from_start = [&](llvm::Value* v) {
+    return start == nullptr ? v : body_.CreateAdd(start, v, "", true, true);
+  };
+  llvm::Value* count = start == nullptr ? extent : body_.CreateSub(extent, start, "", true, true);
+  llvm::Value* blocks = body_.CreateSDiv(count, body_.getInt64(block));
+  EmitLoop(blocks, var, [&] {
+    whole(from_start(body_.CreateMul(loop_vars_[var], body_.getInt64(block), "", true, true)));
+  });
   llvm::Value* done = body_.CreateMul(blocks, body_.getInt64(block), "", true, true);
-  EmitLoop(body_.CreateSub(extent, done, "", true, true), var,
-           [&] { rest(body_.CreateAdd(done, loop_vars_[var], "", true, true)); });
+  EmitLoop(body_.CreateSub(count, done, "", true, true), var,
+           [&] { rest(from_start(body_.CreateAdd(done, loop_vars_[var], "", true, true))); });
 }
 
 void KernelEmitter::EmitNest(size_t depth, size_t end, absl::FunctionRef<void()> body) {
@@ -211,7 +252,7 @@ void KernelEmitter::EmitNest(size_t depth, size_t end, absl::FunctionRef<void()>
     return;
   }
   llvm::Value* extent = EvalTop(kernel_.loops[depth], DType::kI64, "loop extent");
-  EmitLoop(extent, static_cast<int>(depth), [&] { EmitNest(depth + 1, end, body); });
+  EmitRangedLoop(extent, static_cast<int>(depth), [&] { EmitNest(depth + 1, end, body); });
 }
 
 void KernelEmitter::EmitPointwise() {

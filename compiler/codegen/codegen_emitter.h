@@ -136,11 +136,24 @@ class KernelEmitter {
   // for (i = 0; i < extent; ++i) with i bound to loop variable `var` while `body` runs;
   // the builder continues after the loop.
   void EmitLoop(llvm::Value* extent, int var, absl::FunctionRef<void()> body);
-  // Loop variable `var` over [0, extent) in blocks of `block`: whole(first) for each whole
-  // block, then rest(index) for each index past the last whole block.
+  // The same for i in [begin, end).
+  void EmitLoopFrom(llvm::Value* begin, llvm::Value* end, int var, absl::FunctionRef<void()> body);
+  // The iterations of loop `var` (of extent `extent`) this call runs: [0, extent), or for
+  // the kernel's parallel loop in a unit with a range, [begin, min(end, extent)).
+  std::pair<llvm::Value*, llvm::Value*> LoopBounds(int var, llvm::Value* extent);
+  // EmitLoop over LoopBounds(var, extent): every loop over the output's own iterations
+  // (not a block index, not a reduction) is emitted through it.
+  void EmitRangedLoop(llvm::Value* extent, int var, absl::FunctionRef<void()> body);
+  // Loop variable `var` over [start, extent) (start null: 0) in blocks of `block`:
+  // whole(first) for each whole block, then rest(index) for each index past the last
+  // whole block.
   void EmitBlockedLoop(llvm::Value* extent, int var, int64_t block,
                        absl::FunctionRef<void(llvm::Value*)> whole,
-                       absl::FunctionRef<void(llvm::Value*)> rest);
+                       absl::FunctionRef<void(llvm::Value*)> rest, llvm::Value* start = nullptr);
+  // EmitBlockedLoop over LoopBounds(var, extent).
+  void EmitRangedBlockedLoop(llvm::Value* extent, int var, int64_t block,
+                             absl::FunctionRef<void(llvm::Value*)> whole,
+                             absl::FunctionRef<void(llvm::Value*)> rest);
   // Nested loops over kernel_.loops[depth, end) (loop variable = loop position).
   void EmitNest(size_t depth, size_t end, absl::FunctionRef<void()> body);
   llvm::Value* Symbol(int index);
@@ -188,6 +201,9 @@ class KernelEmitter {
   llvm::IRBuilder<>* b_;  // where expressions go: body_ or prologue_
   bool in_prologue_ = false;
   absl::Status status_;
+  // The parallel loop's range (unit symbols Kernel::range_symbol and the next), or null.
+  llvm::Value* range_begin_ = nullptr;
+  llvm::Value* range_end_ = nullptr;
 
   std::vector<llvm::Value*> symbol_values_;
   std::vector<BufferAccess> buffers_;

@@ -146,13 +146,13 @@ void KernelEmitter::EmitMatmul() {
   if (EmitTiledAxpy()) return;
   EmitNest(0, nb + 1, [&] {
     llvm::Value* n_extent = EvalTop(kernel_.loops[n], DType::kI64, "N extent");
-    EmitLoop(n_extent, n,
-             [&] { StoreElement(kernel_.out, TargetPtr(kernel_.out, out_indices), zero); });
+    EmitRangedLoop(n_extent, n,
+                   [&] { StoreElement(kernel_.out, TargetPtr(kernel_.out, out_indices), zero); });
     llvm::Value* k_extent = EvalTop(kernel_.loops[k], DType::kI64, "K extent");
     EmitLoop(k_extent, k, [&] {
       llvm::Value* a = EvalTop(kernel_.lhs, dtype, "lhs");  // n is not in scope here
       llvm::Value* n_extent_inner = EvalTop(kernel_.loops[n], DType::kI64, "N extent");
-      EmitLoop(n_extent_inner, n, [&] {
+      EmitRangedLoop(n_extent_inner, n, [&] {
         llvm::Value* b = EvalTop(kernel_.rhs, dtype, "rhs");
         llvm::Value* ptr = TargetPtr(kernel_.out, out_indices);
         if (ptr == nullptr) return;
@@ -201,7 +201,7 @@ void KernelEmitter::EmitJammedNest(int jam, absl::FunctionRef<void(llvm::Value*,
   const int nb = static_cast<int>(kernel_.loops.size()) - 3;
   if (jam == 1) return EmitNest(0, nb + 1, [&] { body(nullptr, 1); });
   EmitNest(0, nb - 1, [&] {
-    EmitBlockedLoop(
+    EmitRangedBlockedLoop(
         EvalTop(kernel_.loops[nb - 1], DType::kI64, "jam extent"), nb - 1, jam,
         [&](llvm::Value* first) { EmitNest(nb, nb + 1, [&] { body(first, jam); }); },
         [&](llvm::Value* index) { EmitNest(nb, nb + 1, [&] { body(index, 1); }); });
@@ -318,7 +318,7 @@ bool KernelEmitter::EmitTiledDot() {
   // Heads per block of rhs rows: LLVM keeps every head's lhs vectors in registers, so 16
   // registers take 2 heads (with a few spills; as fast as 1 here, on half the L2 reads).
   EmitJammedNest(SharedRhsJam(MaxDotHeads()), [&](llvm::Value* first, int heads) {
-    EmitBlockedLoop(
+    EmitRangedBlockedLoop(
         EvalTop(kernel_.loops[n], DType::kI64, "N extent"), n, tiling->lanes,
         [&](llvm::Value* n0) {
           EmitDotVectors(*tiling, first, heads, n0, tiling->lanes, kernel_.out, out_indices);
@@ -351,6 +351,10 @@ bool KernelEmitter::EmitTiledAxpy() {
       llvm::dyn_cast_or_null<llvm::ConstantInt>(EvalPrologue(kernel_.loops[k], "K extent"));
   if (failed()) return true;  // the extents are bad: the failure is recorded
   const bool one_strip = n_const != nullptr && n_const->getSExtValue() <= tile;
+  if (one_strip && range_begin_ != nullptr && kernel_.parallel_loop == n) {
+    Fail("a range of N of a one-strip matmul (mark_parallel keeps such rows whole)");
+    return true;
+  }
   const int64_t columns = one_strip ? n_const->getSExtValue() : 0;
   const int vectors = static_cast<int>(columns / lanes);
   const int scalars = static_cast<int>(columns % lanes);
@@ -492,7 +496,9 @@ void KernelEmitter::EmitJammedRows(int lanes, absl::FunctionRef<llvm::Value*()> 
   llvm::Type* vector_type = llvm::FixedVectorType::get(type, lanes);
   const llvm::Align align(ir::DTypeSize(dtype));
   auto i64 = [&](int64_t v) { return body_.getInt64(v); };
-  llvm::Value* n_extent = EvalTop(kernel_.loops[n], DType::kI64, "N extent");
+  // The columns this call computes: all, or the caller's range of the parallel loop N.
+  const auto [n_begin, n_end] = LoopBounds(n, EvalTop(kernel_.loops[n], DType::kI64, "N extent"));
+  llvm::Value* n_count = body_.CreateSub(n_end, n_begin, "", true, true);
 
   // out[n0, n0 + vectors * lanes) (or the one element n0 when vectors is 0) += the rows'
   // a[k] * rhs[k, n0 ...), row after row: each element's sum keeps the interpreter's order.
@@ -525,18 +531,21 @@ void KernelEmitter::EmitJammedRows(int lanes, absl::FunctionRef<llvm::Value*()> 
     // Vectors in pairs, then the one left over, then single elements.
     auto vectors_at = [&](int per_step) {
       return [&, per_step](llvm::Value* v) {
-        accumulate(body_.CreateMul(v, i64(lanes), "", true, true), per_step, rows, splats);
+        accumulate(body_.CreateAdd(n_begin, body_.CreateMul(v, i64(lanes), "", true, true), "",
+                                   true, true),
+                   per_step, rows, splats);
       };
     };
-    llvm::Value* vectors = body_.CreateSDiv(n_extent, i64(lanes));
+    llvm::Value* vectors = body_.CreateSDiv(n_count, i64(lanes));
     EmitBlockedLoop(vectors, n, 2, vectors_at(2), vectors_at(1));
-    llvm::Value* done = body_.CreateMul(vectors, i64(lanes), "", true, true);
-    EmitLoop(body_.CreateSub(n_extent, done, "", true, true), n,
+    llvm::Value* done = body_.CreateAdd(
+        n_begin, body_.CreateMul(vectors, i64(lanes), "", true, true), "", true, true);
+    EmitLoop(body_.CreateSub(n_end, done, "", true, true), n,
              [&] { accumulate(body_.CreateAdd(done, loop_vars_[n], "", true, true), 0, rows, a); });
     loop_vars_[n] = nullptr;
   };
 
-  EmitLoop(n_extent, n, [&] {
+  EmitLoopFrom(n_begin, n_end, n, [&] {
     StoreElement(kernel_.out, TargetPtr(kernel_.out, out_indices),
                  llvm::Constant::getNullValue(type));
   });

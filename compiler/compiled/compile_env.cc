@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "absl/strings/numbers.h"
+#include "runtime/thread_pool.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -101,6 +102,8 @@ const CompileEnv& SettingsFromEnvironment() {
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     e->compile_threads = static_cast<int>(
         IntVar("GRAPHJIT_COMPILE_THREADS", cores, 1, 256, "an integer in [1, 256]"));
+    e->threads = static_cast<int>(IntVar("GRAPHJIT_NUM_THREADS", runtime::AvailableCpus(), 1,
+                                         runtime::kMaxThreads, "an integer in [1, 1024]"));
     e->dump_dir = Var("GRAPHJIT_DUMP_DIR");
     const std::string profile = Var("GRAPHJIT_PROFILE");
     e->profile = !profile.empty() && profile != "0";

@@ -12,6 +12,8 @@
 //                               with GRAPHJIT_REMOTE_CACHE_{CONNECT_TIMEOUT,TIMEOUT,
 //                               LOCK_TTL,LOCK_WAIT,RETRY}_MS
 //   GRAPHJIT_COMPILE_THREADS    threads compiling one graph's kernels (default: all cores)
+//   GRAPHJIT_NUM_THREADS        threads running one call's kernels (default: the CPUs of
+//                               this process's affinity mask; 1..1024)
 //   GRAPHJIT_DUMP_DIR           every compile writes its stages there
 //   GRAPHJIT_PROFILE            per-kernel times of every compiled graph, on stderr
 //   GRAPHJIT_LOG                recompiles, guards, cache (comma-separated, or all)
@@ -35,8 +37,11 @@ struct CompileEnv {
   DiskCache* disk = nullptr;      // object code by kernel key across processes; null: none
   RemoteCache* remote = nullptr;  // the shared tier below `disk`; null: none
   int compile_threads = 1;        // threads compiling one graph's kernels (>= 1)
-  std::string dump_dir;           // non-empty: every compile writes its stages there
-  bool profile = false;           // time every call per kernel, table on stderr at exit
+  // Threads running one call's kernels: the parallel loops of large kernels split into
+  // up to this many ranges on the runtime's thread pool (1..runtime::kMaxThreads).
+  int threads = 1;
+  std::string dump_dir;  // non-empty: every compile writes its stages there
+  bool profile = false;  // time every call per kernel, table on stderr at exit
   cache::LogFlags log;
 
   // The process's environment, read once (at the first call) and kept for the process.

@@ -13,6 +13,7 @@
 #include "ir/clock.h"
 #include "ir/printer.h"
 #include "ir/status_macros.h"
+#include "runtime/thread_pool.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -27,8 +28,24 @@ void DumpStage(const std::string& dir, int64_t index, const std::string& graph, 
 
 }  // namespace
 
+absl::Status CheckThreads(const std::optional<int>& threads, const char* option) {
+  if (!threads.has_value() || (*threads >= 1 && *threads <= runtime::kMaxThreads)) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(option, " must be in [1, ", runtime::kMaxThreads,
+                                                 "] (unset: GRAPHJIT_NUM_THREADS or the CPUs "
+                                                 "this process may use), got ",
+                                                 *threads));
+}
+
+int ThreadsOf(const CompileGraphOptions& options) {
+  if (options.threads.has_value()) return *options.threads;
+  return (options.env != nullptr ? *options.env : CompileEnv::FromEnvironment()).threads;
+}
+
 absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
     const ir::Graph& graph, const runtime::TensorMap& params, const CompileGraphOptions& options) {
+  GJ_RETURN_IF_ERROR(CheckThreads(options.threads, "CompileGraphOptions::threads"));
   static std::atomic<int64_t> compiles{0};
   const CompileEnv& env = options.env != nullptr ? *options.env : CompileEnv::FromEnvironment();
   // Like XLA's --xla_dump_to: every compile writes its stages as <N>.<graph>.<stage>.txt.
@@ -66,6 +83,8 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
   KernelSetOptions kernel_options;
   kernel_options.codegen = codegen;
   kernel_options.threads = env.compile_threads;
+  kernel_options.run_threads = options.threads.value_or(env.threads);
+  if (options.min_parallel_work >= 0) kernel_options.min_parallel_work = options.min_parallel_work;
   kernel_options.store = env.kernels;
   kernel_options.disk = env.disk;
   kernel_options.remote = env.remote;

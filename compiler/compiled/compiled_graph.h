@@ -4,6 +4,7 @@
 #define GRAPHJIT_COMPILER_COMPILED_COMPILED_GRAPH_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,19 @@ struct CompileGraphOptions {
   // Where kernels are found and kept (memory, disk, Redis), compile threads, dumps,
   // profiling and logging; null: CompileEnv::FromEnvironment(). Must outlive the compile.
   const CompileEnv* env = nullptr;
+  // Threads running one call's kernels (CompileEnv::threads when unset): 1..1024, else
+  // Compile fails with InvalidArgument. The results are the same bits for any count.
+  std::optional<int> threads;
+  // The work (Kernel::parallel_work units) from which a kernel splits across threads;
+  // -1: the measured default (compiler/compiled/kernel_set.h). 0 splits every parallel
+  // loop, however small: what tests use to run uneven splits on tiny shapes.
+  int64_t min_parallel_work = -1;
 };
+
+// InvalidArgument naming `option` unless threads is unset or in [1, runtime::kMaxThreads].
+absl::Status CheckThreads(const std::optional<int>& threads, const char* option);
+// The threads a graph compiled with `options` runs its kernels on.
+int ThreadsOf(const CompileGraphOptions& options);
 
 class CompiledGraph {
  public:

@@ -15,9 +15,11 @@ ContentKey GraphContentKey(const ir::Graph& graph, const runtime::TensorMap& par
   h.Text("graphjit-graph-key-v1");
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir and emit_asm change what is kept.
-  h.Text(absl::StrCat("optimize=", options.optimize, ",const=", options.params_are_constant,
-                      ",tile_matmuls=", options.codegen.tile_matmuls,
-                      ",fuse_attention=", options.fuse_attention));
+  h.Text(absl::StrCat(
+      "optimize=", options.optimize, ",const=", options.params_are_constant,
+      ",tile_matmuls=", options.codegen.tile_matmuls, ",fuse_attention=", options.fuse_attention,
+      // Not the code, but the compiled graph's calls run on this many.
+      ",threads=", ThreadsOf(options), ",min_parallel_work=", options.min_parallel_work));
   ir::Graph renamed = graph;
   renamed.set_name("g");
   h.Text(ir::PrintGraph(renamed));

@@ -1,5 +1,6 @@
 #include "compiler/compiled/kernel_set.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include "ir/clock.h"
 #include "ir/status_macros.h"
 #include "runtime/scalar_semantics.h"
+#include "runtime/thread_pool.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -53,10 +55,42 @@ int64_t EvalOffset(const ExprPtr& e, const int64_t* symbols) {
     default:
       break;
   }
-  GJ_FATAL() << "workspace offset is not i64 arithmetic: " << ExprToString(e);
+  GJ_FATAL() << "not i64 arithmetic of the symbols: " << ExprToString(e);
 }
 
 bool IsConstantOffset(const ExprPtr& e) { return e->kind == ExprKind::kConst; }
+
+// Whether EvalOffset can evaluate `e` (a loop extent may be any i64 expression).
+bool IsSymbolArithmetic(const Expr* e) {
+  if (e == nullptr || e->dtype != ir::DType::kI64) return false;
+  switch (e->kind) {
+    case ExprKind::kConst:
+    case ExprKind::kSymbol:
+      return true;
+    case ExprKind::kOp:
+      switch (e->op) {
+        case ScalarOp::kAdd:
+        case ScalarOp::kSub:
+        case ScalarOp::kMul:
+        case ScalarOp::kDiv:
+        case ScalarOp::kMod:
+        case ScalarOp::kMax:
+        case ScalarOp::kMin:
+          break;
+        case ScalarOp::kNeg:
+          if (e->operands.size() != 1) return false;
+          break;
+        default:
+          return false;
+      }
+      for (const ExprPtr& operand : e->operands) {
+        if (!IsSymbolArithmetic(operand.get())) return false;
+      }
+      return e->op == ScalarOp::kNeg || e->operands.size() == 2;
+    default:
+      return false;
+  }
+}
 
 // A program's kernels as canonical units (compiler/lower/kernel_unit.h) with their
 // content keys; equal keys are one distinct kernel, compiled once.
@@ -151,15 +185,31 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& pro
   const auto start = ir::Clock::now();
   std::unique_ptr<KernelSet> set(new KernelSet());
   set->addresses_ = AddressesOf(program);
+  GJ_CHECK(options.run_threads >= 1 && options.run_threads <= runtime::kMaxThreads)
+      << "KernelSetOptions::run_threads " << options.run_threads;
+  set->run_threads_ = options.run_threads;
+  set->min_parallel_work_ = options.min_parallel_work;
   // Texts are kept only by private compiles: code from the stores may have been compiled
   // without them.
   const bool keep_text = options.codegen.keep_ir || options.codegen.emit_asm;
 
   const CanonicalKernels canonical = Canonicalize(program, options.codegen);
   for (size_t k = 0; k < program.kernels.size(); ++k) {
-    set->calls_.push_back({.buffers = canonical.units[k].buffers,
-                           .symbols = canonical.units[k].symbols,
-                           .key = canonical.keys[k]});
+    const Kernel& kernel = program.kernels[k];
+    Call call{.buffers = canonical.units[k].buffers,
+              .symbols = canonical.units[k].symbols,
+              .key = canonical.keys[k]};
+    // The range symbols are in the unit whatever the host does with them; it splits only
+    // where it can evaluate the extent and the work (else the kernel runs whole).
+    call.ranged = kernel.parallel_loop >= 0;
+    if (call.ranged && IsSymbolArithmetic(kernel.loops[kernel.parallel_loop].get()) &&
+        IsSymbolArithmetic(kernel.parallel_work.get())) {
+      call.parallel_extent = kernel.loops[kernel.parallel_loop];
+      call.parallel_work = kernel.parallel_work;
+      call.parallel_align = std::max<int64_t>(1, kernel.parallel_align);
+    }
+    call.blas = kernel.kind == KernelKind::kExternMatmul;
+    set->calls_.push_back(std::move(call));
   }
   std::vector<std::shared_ptr<const KernelCode>> code(canonical.distinct.size());
   const std::vector<int> missing = FindLiveKernels(canonical, *options.store, keep_text, &code);
@@ -229,9 +279,56 @@ void KernelSet::RunCalls(void** args, const int64_t* symbols, char* workspace,
   }
 }
 
+int KernelSet::Parts(const Call& call, const int64_t* symbols, int64_t* extent) const {
+  *extent = call.parallel_extent == nullptr ? 0 : EvalOffset(call.parallel_extent, symbols);
+  if (run_threads_ == 1 || call.parallel_extent == nullptr) return 1;
+  const int64_t work = *extent * EvalOffset(call.parallel_work, symbols);
+  if (work < min_parallel_work_) return 1;
+  const int64_t chunks = (*extent + call.parallel_align - 1) / call.parallel_align;
+  // Each part gets at least half the threshold's work.
+  const int64_t by_work = min_parallel_work_ < 2 ? run_threads_ : work / (min_parallel_work_ / 2);
+  return static_cast<int>(std::max<int64_t>(1, std::min({int64_t{run_threads_}, chunks, by_work})));
+}
+
+int KernelSet::PartsOf(int k, const int64_t* symbols) const {
+  int64_t extent;
+  return Parts(calls_[k], symbols, &extent);
+}
+
+void KernelSet::RunCall(const Call& call, void** unit_args, const int64_t* unit_symbols,
+                        const int64_t* symbols) const {
+  if (!call.ranged) {
+    // OpenBLAS runs its own threads: the pool's spinning workers would take their cores.
+    if (call.blas && run_threads_ > 1) runtime::ThreadPool::Shared().Park();
+    call.entry(unit_args, unit_symbols, nullptr);
+    return;
+  }
+  int64_t extent;
+  const int parts = Parts(call, symbols, &extent);
+  // The unit's symbols, then its range [begin, end) (kernel_unit.h); each part its own.
+  const size_t n = call.symbols.size();
+  auto run_range = [&](int64_t begin, int64_t end) {
+    absl::InlinedVector<int64_t, 16> s(unit_symbols, unit_symbols + n);
+    s.push_back(begin);
+    s.push_back(end);
+    call.entry(unit_args, s.data(), nullptr);
+  };
+  // An extent the host cannot evaluate: the whole loop (the kernel clamps end to it).
+  if (call.parallel_extent == nullptr) return run_range(0, INT64_MAX);
+  if (parts == 1) return run_range(0, extent);
+  // Static, even split in whole chunks of the alignment: part p of a kernel gets the same
+  // range every call, so its worker finds its slice of the weights in its own cache.
+  const int64_t chunks = (extent + call.parallel_align - 1) / call.parallel_align;
+  runtime::ThreadPool::Shared().Run(parts, [&](int p) {
+    const int64_t begin = std::min(extent, chunks * p / parts * call.parallel_align);
+    const int64_t end = std::min(extent, chunks * (p + 1) / parts * call.parallel_align);
+    if (begin < end) run_range(begin, end);
+  });
+}
+
 void KernelSet::Run(void** args, const int64_t* symbols, char* workspace) const {
   RunCalls(args, symbols, workspace,
-           [](const Call& call, void** a, const int64_t* s) { call.entry(a, s, nullptr); });
+           [&](const Call& call, void** a, const int64_t* s) { RunCall(call, a, s, symbols); });
 }
 
 void KernelSet::RunTimed(void** args, const int64_t* symbols, char* workspace,
@@ -239,7 +336,7 @@ void KernelSet::RunTimed(void** args, const int64_t* symbols, char* workspace,
   size_t k = 0;
   RunCalls(args, symbols, workspace, [&](const Call& call, void** a, const int64_t* s) {
     const auto start = ir::Clock::now();
-    call.entry(a, s, nullptr);
+    RunCall(call, a, s, symbols);
     kernel_seconds[k++] += ir::SecondsSince(start);
   });
 }

@@ -23,10 +23,24 @@ class DiskCache;     // compiler/store/disk_cache.h
 class RemoteCache;   // compiler/store/remote_cache.h
 struct ModuleGroup;  // compiler/compiled/kernel_modules.h
 
+// Where splitting a kernel starts to pay. Measured on the 2-core Zen 4 (bench_overhead):
+// a fork-join of 2 parts on the spinning pool costs 100-140 ns (BM_PoolRun/2); a unit of
+// Kernel::parallel_work takes 0.01-0.08 ns vectorized (a 128 x 128 f64 matvec, 32k units,
+// 1.5 us; a 128-element multiply, 384 units, 30 ns). From 16k units (~0.7 us) a split on
+// two cores saves more than twice its cost; every part gets at least half of it.
+inline constexpr int64_t kDefaultMinParallelWork = 16384;
+
 struct KernelSetOptions {
   CompileOptions codegen;  // keep_ir / emit_asm compile privately (the text is kept)
   // Threads compiling one program's kernels (CompileEnv::compile_threads).
   int threads = 1;
+  // Threads running one call's kernels (CompileEnv::threads, CompileGraphOptions::threads):
+  // a kernel with a parallel loop (compiler/lower/parallel_loops.h) and enough work splits
+  // it into up to this many ranges on the runtime's thread pool. 1..runtime::kMaxThreads.
+  int run_threads = 1;
+  // A kernel splits from this much work (Kernel::parallel_work units), each part getting
+  // at least half of it; measured (kernel_set.cc). 0: every parallel loop splits.
+  int64_t min_parallel_work = kDefaultMinParallelWork;
   // Live kernels by content key, shared with every other set compiled through it.
   KernelStore* store = &KernelStore::Default();
   // Object code of kernels by content key across processes; null: memory only.
@@ -70,13 +84,19 @@ class KernelSet {
   static absl::StatusOr<std::unique_ptr<KernelSet>> Compile(const Program& program,
                                                             const KernelSetOptions& options = {});
 
-  // Runs the kernels in order with Program's calling convention (see kernel_ir.h).
+  // Runs the kernels in order with Program's calling convention (see kernel_ir.h), each
+  // split over up to run_threads() threads where it has a parallel loop and the work to
+  // pay for the split (the results are the same bits either way). Safe to call from
+  // several threads at once (with distinct args and workspaces).
   void Run(void** args, const int64_t* symbols, char* workspace) const;
   // The same, adding each kernel's wall seconds to kernel_seconds[k] (program order, one
   // slot per kernel): what the profiler (compiler/compiled/profile.h) reads.
   void RunTimed(void** args, const int64_t* symbols, char* workspace, double* kernel_seconds) const;
 
   const KernelSetStats& stats() const { return stats_; }
+  int run_threads() const { return run_threads_; }
+  // How many ranges kernel k (program order) splits into at these symbols' values.
+  int PartsOf(int k, const int64_t* symbols) const;
   // The content key of each kernel, in program order.
   std::vector<ContentKey> keys() const;
   // Concatenated per-module texts (empty unless keep_ir / emit_asm).
@@ -91,9 +111,21 @@ class KernelSet {
     std::vector<int> buffers;  // program buffer of each unit arg
     std::vector<int> symbols;  // program symbol of each unit symbol
     ContentKey key;
+    // The unit takes a range of its parallel loop (two symbols past its own); that loop's
+    // extent and one iteration's work over the program's symbols (null: the kernel runs
+    // whole), split points' multiple; a call of OpenBLAS.
+    bool ranged = false;
+    ExprPtr parallel_extent, parallel_work;
+    int64_t parallel_align = 1;
+    bool blas = false;
   };
   template <typename OnCall>
   void RunCalls(void** args, const int64_t* symbols, char* workspace, OnCall on_call) const;
+  // Runs `call` with its unit args and symbols (program symbols for the split).
+  void RunCall(const Call& call, void** unit_args, const int64_t* unit_symbols,
+               const int64_t* symbols) const;
+  // The ranges `call` splits into and its parallel loop's extent.
+  int Parts(const Call& call, const int64_t* symbols, int64_t* extent) const;
   // Where each program buffer is at run time: an arg, or the workspace at an offset
   // (constant, or an i64 expression of the symbols).
   struct Address {
@@ -110,6 +142,8 @@ class KernelSet {
                           std::vector<std::shared_ptr<const KernelCode>>* code);
 
   std::vector<Call> calls_;
+  int run_threads_ = 1;
+  int64_t min_parallel_work_ = kDefaultMinParallelWork;
   std::vector<Address> addresses_;
   KernelSetStats stats_;
   std::string llvm_ir_, optimized_ir_, assembly_;

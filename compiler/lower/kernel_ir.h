@@ -162,6 +162,17 @@ struct Kernel {
   // overlap (an output written in place of a donated input), so only MakeKernelUnit,
   // which knows the program's buffers, sets it.
   bool out_exclusive = false;
+  // Lowering's mark_parallel step (compiler/lower/parallel_loops.h): the loop whose
+  // iterations write disjoint elements and read none another iteration writes, so ranges
+  // of it may run on different threads (-1: none); the work of one of its iterations (an
+  // i64 expression of the program's symbols: the host's cost model); and the multiple of
+  // iterations split points keep to (whole vectors). Only parallel_loop changes the code.
+  int parallel_loop = -1;
+  ExprPtr parallel_work = nullptr;
+  int64_t parallel_align = 1;
+  // Set by MakeKernelUnit only: parallel_loop runs over [symbols[range_symbol],
+  // symbols[range_symbol + 1]) rather than over its whole extent.
+  int range_symbol = -1;
 };
 
 // Every expression root of a kernel (null ones included), in a fixed order: loops, store

@@ -119,13 +119,21 @@ KernelUnit MakeKernelUnit(const Program& program, int kernel) {
     b.arg_index = static_cast<int>(i);
     p.buffers.push_back(std::move(b));
   }
+  // The parallel loop's range comes after the kernel's own symbols (KernelSet passes it).
+  unit_kernel.parallel_work = nullptr;  // over the program's symbols; the host reads k's
+  unit_kernel.parallel_align = 1;
+  if (unit_kernel.parallel_loop >= 0) {
+    unit_kernel.range_symbol = static_cast<int>(p.symbols.size());
+    p.symbols.push_back("begin");
+    p.symbols.push_back("end");
+  }
   p.num_args = static_cast<int>(p.buffers.size());
   p.workspace_bytes = ir::SymExpr(0);
   p.kernels.push_back(std::move(unit_kernel));
 
   std::string& t = unit.text;
   const Kernel& u = p.kernels[0];
-  absl::StrAppend(&t, "kernel-unit-v1 symbols=", p.symbols.size(), "\n");
+  absl::StrAppend(&t, "kernel-unit-v2 symbols=", p.symbols.size(), "\n");
   for (const Buffer& b : p.buffers) {
     absl::StrAppend(&t, "buffer ", b.name, " ", ir::DTypeName(b.dtype),
                     b.kind == BufferKind::kOutput ? " out " : " in ");
@@ -141,6 +149,7 @@ KernelUnit MakeKernelUnit(const Program& program, int kernel) {
   AppendExprs("matmul", {u.lhs, u.rhs}, &t);
   AppendExprs("attention", {u.values, u.values_width}, &t);
   absl::StrAppend(&t, "scores=", u.scores, " sum_out=", u.sum_out, "\n");
+  absl::StrAppend(&t, "parallel=", u.parallel_loop, " range=", u.range_symbol, "\n");
   AppendExprs("sum", u.sum_indices, &t);
   return unit;
 }

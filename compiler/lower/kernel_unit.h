@@ -16,8 +16,10 @@ namespace graphjit::compiler {
 struct KernelUnit {
   Program program;           // one kernel; every buffer an arg (args[i] is buffer i)
   std::vector<int> buffers;  // unit buffer i is program buffer buffers[i]
-  std::vector<int> symbols;  // unit symbol j is program symbol symbols[j]
-  std::string text;          // canonical: equal text, equal machine code
+  // Unit symbol j is program symbol symbols[j]; a kernel with a parallel loop has two
+  // more, its range [begin, end) (Kernel::range_symbol), which the caller passes.
+  std::vector<int> symbols;
+  std::string text;  // canonical: equal text, equal machine code
 };
 
 // The unit of `program.kernels[kernel]`.

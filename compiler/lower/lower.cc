@@ -10,6 +10,7 @@
 #include "compiler/lower/buffer_plan.h"
 #include "compiler/lower/build_kernels.h"
 #include "compiler/lower/fuse_attention.h"
+#include "compiler/lower/parallel_loops.h"
 #include "compiler/lower/simplify_index.h"
 #include "ir/clock.h"
 #include "ir/status_macros.h"
@@ -42,6 +43,8 @@ const std::vector<LowerStep>& BuiltinLowerSteps() {
       ProgramStep("plan_workspace", PlanWorkspace),
       // Last, so dumps, the program evaluator and codegen all see simplified kernels.
       ProgramStep("simplify_indices", SimplifyKernelIndices, &LowerOptions::simplify_indices),
+      // After fusion, on the final kernels: which loop each may split across threads.
+      ProgramStep("mark_parallel", MarkParallelLoops),
   };
   return *steps;
 }

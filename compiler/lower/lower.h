@@ -61,6 +61,7 @@ struct LowerStep {
 //   fuse_attention    attention's five kernels as one (fuse_attention.h)
 //   plan_workspace    the temps' offsets in one workspace (buffer_plan.h)
 //   simplify_indices  index expressions simplified with the loop ranges (simplify_index.h)
+//   mark_parallel     each kernel's loop that may split across threads (parallel_loops.h)
 const std::vector<LowerStep>& BuiltinLowerSteps();
 
 struct LowerStepStats {

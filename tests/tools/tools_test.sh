@@ -265,6 +265,26 @@ expect_error "study --weights missing tensor" "wmiss: weights: missing 'wq'" \
 expect_error "study --weights wrong dtype" "weights: 'attn_norm' has f64[128], expected f32[128]" \
   "$bin/graphjit-study" --only=breaks --dtype=f32 --weights "$work/w3"
 
+# GRAPHJIT_NUM_THREADS: the same bits on 1 and 3 threads (3 on a 2-core machine: uneven
+# splits); a bad value is reported once, naming it and the default used, and the run goes on.
+for t in 1 3; do
+  GRAPHJIT_NUM_THREADS=$t "$bin/graphjit-run" decode --dim S=512 --mode=jit \
+    --output_dir "$work/threads$t" >/dev/null 2>&1
+done
+cmp -s "$work/threads1/output0.npy" "$work/threads3/output0.npy" &&
+  cmp -s "$work/threads1/output1.npy" "$work/threads3/output1.npy" &&
+  pass "GRAPHJIT_NUM_THREADS=1 and =3 give the same bits" ||
+  fail "GRAPHJIT_NUM_THREADS=1 and =3 give the same bits"
+for bad in 0 -2 5000 two; do
+  err="$(GRAPHJIT_NUM_THREADS=$bad "$bin/graphjit-run" decode --dim S=8 2>&1 >/dev/null)"
+  rc=$?
+  if [[ $rc -eq 0 && $(grep -c "GRAPHJIT_NUM_THREADS='$bad' is not an integer in \[1, 1024\]; using [1-9]" <<<"$err") -eq 1 ]]; then
+    pass "GRAPHJIT_NUM_THREADS=$bad warns once"
+  else
+    fail "GRAPHJIT_NUM_THREADS=$bad warns once (rc=$rc, stderr: $err)"
+  fi
+done
+
 # GRAPHJIT_DUMP_DIR: every compile writes its stages.
 GRAPHJIT_DUMP_DIR="$work/dump" "$bin/graphjit-run" decode --dim S=8 >/dev/null &&
   grep -q "kv_write" "$work/dump/0.decode.1-optimized.txt" &&

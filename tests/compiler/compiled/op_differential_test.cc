@@ -2,6 +2,7 @@
 // f64, random shapes with 1-sized and broadcast dims, symbolic and exact.
 // Tolerances: 1e-12 (f64) / 1e-5 (f32), relative to 1 + |expected|.
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <random>
@@ -103,6 +104,39 @@ void Check(const Case& c, DType dt, bool symbolic, std::mt19937_64& rng) {
         EXPECT_NEAR(w[i], v[i], tol * (1 + std::abs(w[i]))) << i;
       }
     }
+  }
+}
+
+// The case's graph compiled for 1 thread and for `threads` with every parallel loop split
+// (tiny S, so uneven and empty ranges too): the outputs must be the same bits.
+void CheckThreads(const Case& c, DType dt, bool symbolic, int threads, std::mt19937_64& rng) {
+  for (int64_t S : {1, 3, 17}) {
+    SCOPED_TRACE(absl::StrCat(c.name, " ", ir::DTypeName(dt), symbolic ? " symbolic" : " exact",
+                              " S=", S, " threads=", threads));
+    GraphBuilder b(c.name);
+    std::vector<ValueId> ins;
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      auto [idt, shape] = c.inputs[i];
+      if (ir::IsFloat(idt)) idt = dt;
+      std::string name =
+          i == 0 && c.name.find("pos") != std::string::npos ? "pos" : absl::StrCat("in", i);
+      ins.push_back(b.Input(name, idt, symbolic ? shape : Bind(shape, S)));
+    }
+    b.Output(c.body(b, ins, dt, symbolic ? kS : SymExpr(S)));
+    absl::StatusOr<ir::Graph> g = std::move(b).Build();
+    ASSERT_TRUE(g.ok()) << g.status();
+    ir::Bindings bind = {{"S", S}};
+    TensorMap in = RandomInputs(*g, rng, bind);
+    auto one = CompiledGraph::Compile(*g, {}, {.threads = 1});
+    auto many = CompiledGraph::Compile(*g, {}, {.threads = threads, .min_parallel_work = 0});
+    ASSERT_TRUE(one.ok()) << one.status();
+    ASSERT_TRUE(many.ok()) << many.status();
+    auto want = (*one)->Run(in, bind);
+    auto got = (*many)->Run(in, bind);
+    ASSERT_TRUE(want.ok()) << want.status();
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ((*want)[0].nbytes(), (*got)[0].nbytes());
+    EXPECT_EQ(std::memcmp((*want)[0].raw_data(), (*got)[0].raw_data(), (*want)[0].nbytes()), 0);
   }
 }
 
@@ -363,6 +397,18 @@ TEST(OpDifferential, CompiledMatchesInterpreter) {
   for (const Case& c : Cases()) {
     for (DType dt : {DType::kF64, DType::kF32}) {
       for (bool symbolic : {true, false}) Check(c, dt, symbolic, rng);
+    }
+  }
+}
+
+// Every case split across 2 and 3 threads gives the 1-thread bits (issue 32).
+TEST(OpDifferential, ThreadsGiveTheSameBits) {
+  std::mt19937_64 rng(32);
+  for (const Case& c : Cases()) {
+    for (DType dt : {DType::kF64, DType::kF32}) {
+      for (bool symbolic : {true, false}) {
+        for (int threads : {2, 3}) CheckThreads(c, dt, symbolic, threads, rng);
+      }
     }
   }
 }

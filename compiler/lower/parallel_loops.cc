@@ -1,0 +1,115 @@
+#include "compiler/lower/parallel_loops.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+
+namespace graphjit::compiler {
+namespace {
+
+// codegen_matmul.cc keeps an output row of at most 8 vectors of the widest vector (8 x 64
+// bytes) in registers across K, which a range of N cannot cut: such rows stay whole.
+constexpr int64_t kMaxStripBytes = 8 * 64;
+// Split points along a contiguous axis: whole vectors (16 f32 or 8 f64 with AVX-512, the
+// widest), so the vectorized loops have no scalar tail but the last part's. Not coarser:
+// w1's 344 columns in 32s split 160 / 184, in 16s 176 / 168, and a join waits for the
+// larger part.
+constexpr int64_t kContiguousAlign = 16;
+
+bool IsConstant(const ExprPtr& e, int64_t* value) {
+  if (e == nullptr || e->kind != ExprKind::kConst) return false;
+  *value = e->i_value;
+  return true;
+}
+
+// What computing `e` once costs, as fusion counts it (shared subtrees once).
+int ExprCost(const Expr* e, absl::flat_hash_set<const Expr*>* seen) {
+  if (e == nullptr || !seen->insert(e).second) return 0;
+  int cost = e->kind == ExprKind::kOp ? ScalarOpCost(e->op) : e->kind == ExprKind::kLoad ? 1 : 0;
+  for (const ExprPtr& operand : e->operands) cost += ExprCost(operand.get(), seen);
+  return cost;
+}
+
+// The first of loops [0, end) whose extent is not the constant 1, if all before it are.
+int FirstNonUnitLoop(const Kernel& k, int end) {
+  for (int i = 0; i < end; ++i) {
+    int64_t extent;
+    if (!IsConstant(k.loops[i], &extent)) return i;
+    if (extent > 1) return i;
+    if (extent < 1) return -1;  // an empty kernel: nothing to split
+  }
+  return -1;
+}
+
+int ChooseLoop(const Program& program, const Kernel& k) {
+  const int nb = static_cast<int>(k.loops.size()) - 3;
+  switch (k.kind) {
+    case KernelKind::kPointwise:
+    case KernelKind::kReduce:
+    case KernelKind::kArgReduce:
+    case KernelKind::kScan:
+      // Custom store indices (kv_write's rows, layout views) and in-place outputs are rare
+      // and small; the default ones are the loops themselves, one element per iteration.
+      if (!k.store_indices.empty() || program.buffers[k.out].alias_of >= 0) return -1;
+      return FirstNonUnitLoop(k, static_cast<int>(k.loops.size()));
+    case KernelKind::kMatmul: {
+      if (nb < 0) return -1;
+      int loop = FirstNonUnitLoop(k, nb + 2);
+      if (loop != nb + 1) return loop;
+      int64_t n_extent;
+      const int64_t size = ir::DTypeSize(program.buffers[k.out].dtype);
+      if (IsConstant(k.loops[nb + 1], &n_extent) && n_extent * size <= kMaxStripBytes) return -1;
+      return loop;
+    }
+    case KernelKind::kAttention:
+      return nb < 0 ? -1 : FirstNonUnitLoop(k, nb + 1);
+    case KernelKind::kExternMatmul:
+      return -1;
+  }
+  return -1;
+}
+
+// Work of one iteration of loop `p`: the other loops' extents (with the reduced or column
+// variable's), times what one innermost step computes.
+ExprPtr WorkPerIteration(const Kernel& k, int p) {
+  absl::flat_hash_set<const Expr*> seen;
+  int64_t step = 1;
+  switch (FactsOf(k.kind).loops) {
+    case KernelKindLoops::kNest:
+      step = 1 + ExprCost(k.value.get(), &seen);
+      break;
+    case KernelKindLoops::kProduct:
+      step = 2;  // a multiply-add
+      break;
+  }
+  ExprPtr work = ConstI(step);
+  for (int i = 0; i < static_cast<int>(k.loops.size()); ++i) {
+    if (i != p) work = Op(ScalarOp::kMul, work, k.loops[i]);
+  }
+  if (k.kind == KernelKind::kAttention && k.values_width != nullptr) {
+    // Scores (D per position), then P @ V (values_width per position).
+    work = Op(ScalarOp::kMul, Op(ScalarOp::kAdd, ConstI(1), k.values_width), work);
+  } else if (FactsOf(k.kind).var == KernelKindVar::kReduce && k.reduce_extent != nullptr) {
+    work = Op(ScalarOp::kMul, work, k.reduce_extent);
+  }
+  return work;
+}
+
+}  // namespace
+
+void MarkParallelLoops(Program* program) {
+  for (Kernel& k : program->kernels) {
+    k.parallel_loop = ChooseLoop(*program, k);
+    k.parallel_work = nullptr;
+    k.parallel_align = 1;
+    if (k.parallel_loop < 0) continue;
+    k.parallel_work = WorkPerIteration(k, k.parallel_loop);
+    const int contiguous = FactsOf(k.kind).loops == KernelKindLoops::kProduct
+                               ? static_cast<int>(k.loops.size()) - 2  // N
+                               : static_cast<int>(k.loops.size()) - 1;
+    if (k.parallel_loop == contiguous) k.parallel_align = kContiguousAlign;
+  }
+}
+
+}  // namespace graphjit::compiler

@@ -1,0 +1,149 @@
+// Kernels split across threads (issue 32): the decode layer's outputs are the same bits on
+// 1, 2 and 3 threads (3 on a 2-core machine: uneven splits, a worker waiting for a core),
+// large kernels do split, one compiled graph called from several threads at once shares
+// the pool, and bad thread counts are refused naming the option.
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "compiler/compiled/compiled_graph.h"
+#include "compiler/jit.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "models/model.h"
+
+namespace graphjit::compiler {
+namespace {
+
+using runtime::Tensor;
+using runtime::TensorMap;
+using ::testing::HasSubstr;
+
+TensorMap Fresh(const TensorMap& in) {
+  TensorMap out = in;
+  for (auto& [name, t] : out) t = t.Clone();  // the caches are updated in place
+  return out;
+}
+
+bool SameBits(const Tensor& a, const Tensor& b) {
+  return a.dtype() == b.dtype() && a.nbytes() == b.nbytes() &&
+         std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
+}
+
+// The program symbols' values of a decode call at length S.
+std::vector<int64_t> DecodeSymbols(const CompiledGraph& cg, int64_t S) {
+  std::vector<int64_t> values;
+  for (const std::string& s : cg.program().symbols) values.push_back(s == "P" ? S - 1 : S);
+  return values;
+}
+
+TEST(Parallel, DecodeLayerIsTheSameBitsOnOneTwoAndThreeThreads) {
+  for (const char* spec : {"decode", "decode:dtype=f32"}) {
+    auto model = *models::CreateModel(spec);
+    for (bool symbolic : {true, false}) {
+      for (int64_t S : {64, 512}) {
+        SCOPED_TRACE(absl::StrCat(spec, symbolic ? " symbolic" : " exact", " S=", S));
+        models::TraceOptions options;
+        if (!symbolic) options.fixed_dims = {{"S", S}};
+        ir::Graph g = *models::TraceModel(*model, options);
+        TensorMap in = *model->ExampleInputs({{"S", S}}, 7);
+        const ir::Bindings bind = {{"P", S - 1}};
+        auto one = CompiledGraph::Compile(g, model->params(), {.threads = 1});
+        ASSERT_TRUE(one.ok()) << one.status();
+        auto want = (*one)->Run(Fresh(in), bind);
+        ASSERT_TRUE(want.ok()) << want.status();
+        for (int threads : {2, 3}) {
+          for (int64_t min_work : {int64_t{-1}, int64_t{0}}) {
+            SCOPED_TRACE(absl::StrCat(threads, " threads, min work ", min_work));
+            auto many = CompiledGraph::Compile(g, model->params(),
+                                               {.threads = threads, .min_parallel_work = min_work});
+            ASSERT_TRUE(many.ok()) << many.status();
+            // The measured threshold still splits the step's big kernels (attention and
+            // the wide matvecs).
+            const std::vector<int64_t> symbols = DecodeSymbols(**many, S);
+            int split = 0;
+            for (size_t k = 0; k < (*many)->program().kernels.size(); ++k) {
+              split += (*many)->kernels().PartsOf(static_cast<int>(k), symbols.data()) > 1;
+            }
+            EXPECT_GE(split, 3);
+            for (int call = 0; call < 3; ++call) {
+              auto got = (*many)->Run(Fresh(in), bind);
+              ASSERT_TRUE(got.ok()) << got.status();
+              ASSERT_EQ(got->size(), want->size());
+              for (size_t i = 0; i < want->size(); ++i) {
+                EXPECT_TRUE(SameBits((*want)[i], (*got)[i])) << "output " << i;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Parallel, OneThreadNeverSplits) {
+  auto model = *models::CreateModel("decode");
+  auto cg = CompiledGraph::Compile(*models::TraceModel(*model), model->params(),
+                                   {.threads = 1, .min_parallel_work = 0});
+  ASSERT_TRUE(cg.ok()) << cg.status();
+  const std::vector<int64_t> symbols = DecodeSymbols(**cg, 512);
+  for (size_t k = 0; k < (*cg)->program().kernels.size(); ++k) {
+    EXPECT_EQ((*cg)->kernels().PartsOf(static_cast<int>(k), symbols.data()), 1) << k;
+  }
+}
+
+TEST(Parallel, ConcurrentCallsOfOneGraphShareThePool) {
+  auto model = *models::CreateModel("decode");
+  constexpr int64_t kS = 256;
+  constexpr int kCallers = 4, kCalls = 20;
+  auto cg = CompiledGraph::Compile(*models::TraceModel(*model), model->params(), {.threads = 2});
+  ASSERT_TRUE(cg.ok()) << cg.status();
+  std::vector<TensorMap> inputs;
+  std::vector<std::vector<Tensor>> want;
+  for (int c = 0; c < kCallers; ++c) {
+    inputs.push_back(*model->ExampleInputs({{"S", kS}}, 100 + c));
+    want.push_back(*(*cg)->Run(Fresh(inputs[c]), {{"P", kS - 1}}));
+  }
+  std::vector<int> mismatches(kCallers, 0);
+  std::vector<std::thread> callers;
+  for (int c = 0; c < kCallers; ++c) {
+    callers.emplace_back([&, c] {
+      for (int i = 0; i < kCalls; ++i) {
+        auto got = (*cg)->Run(Fresh(inputs[c]), {{"P", kS - 1}});
+        if (!got.ok()) {
+          ++mismatches[c];
+          continue;
+        }
+        for (size_t o = 0; o < want[c].size(); ++o)
+          mismatches[c] += !SameBits(want[c][o], (*got)[o]);
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  for (int c = 0; c < kCallers; ++c) EXPECT_EQ(mismatches[c], 0) << "caller " << c;
+}
+
+TEST(Parallel, BadThreadCountsAreRefusedNamingTheOption) {
+  auto model = *models::CreateModel("decode");
+  ir::Graph g = *models::TraceModel(*model);
+  for (int threads : {0, -1, 1025}) {
+    SCOPED_TRACE(threads);
+    auto cg = CompiledGraph::Compile(g, model->params(), {.threads = threads});
+    ASSERT_FALSE(cg.ok());
+    EXPECT_EQ(cg.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(cg.status().message(), HasSubstr("CompileGraphOptions::threads"));
+    EXPECT_THAT(cg.status().message(), HasSubstr(absl::StrCat("got ", threads)));
+
+    JitOptions options;
+    options.compile.threads = threads;
+    auto fn =
+        Jit("f", [](frontend::Context&) { return std::vector<frontend::Value>{}; }, {}, options);
+    ASSERT_FALSE(fn.ok());
+    EXPECT_EQ(fn.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(fn.status().message(), HasSubstr("JitOptions::compile.threads"));
+  }
+  EXPECT_TRUE(CompiledGraph::Compile(g, model->params(), {.threads = 1024}).ok());
+}
+
+}  // namespace
+}  // namespace graphjit::compiler
