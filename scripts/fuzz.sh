@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer target of tests/fuzz for a while:
 #   scripts/fuzz.sh TARGET [SECONDS] [libFuzzer flags...]
-# TARGET: parser, npy, safetensors, interpret or differential; SECONDS defaults to 60.
+# TARGET: parser, npy, safetensors, interpret, differential or onnx; SECONDS defaults to 60.
 # Installs clang-19 and libfuzzer-19-dev (and the libraries graphjit needs) with apt-get
 # if missing, builds the target with ASan + UBSan in build-fuzz/ (its own build dir;
 # GRAPHJIT_FUZZ_BUILD_DIR overrides), and fuzzes from the committed corpus
@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TARGETS=(parser npy safetensors interpret differential)
+TARGETS=(parser npy safetensors interpret differential onnx)
 if (($# < 1)) || [[ ! " ${TARGETS[*]} " == *" $1 "* ]]; then
   echo "usage: scripts/fuzz.sh TARGET [SECONDS] [libFuzzer flags...]" >&2
   echo "TARGET: ${TARGETS[*]}" >&2
@@ -26,7 +26,7 @@ if ! [[ $seconds =~ ^[0-9]+$ ]]; then
 fi
 
 PACKAGES=(clang-19 libfuzzer-19-dev ninja-build ccache llvm-19-dev libopenblas-dev libabsl-dev
-          nlohmann-json3-dev libxxhash-dev)
+          nlohmann-json3-dev libxxhash-dev libonnx-dev libprotobuf-dev)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

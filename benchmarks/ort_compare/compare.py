@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""ONNX Runtime and graphjit on the PP-OCRv4 recognizer, same inputs, one run, 1 thread each.
+"""ONNX Runtime and graphjit on the PP-OCRv4 recognizer, same inputs, one run, same threads.
 
-Usage: benchmarks/ort_compare/compare.py [--build-dir build] [--repeat 20] [--json FILE]
+Usage: benchmarks/ort_compare/compare.py [--build-dir build] [--repeat 20] [--threads 1]
+                                          [--json FILE]
 
 Renders text lines (scripts/render_text_line.py), preprocesses them with graphjit's
 models/ocr_image.h (bench_ort_compare --prepare) into x: f32[N, 3, 48, W] at W = 160, 320,
@@ -9,8 +10,8 @@ models/ocr_image.h (bench_ort_compare --prepare) into x: f32[N, 3, 48, W] at W =
 single calls) and graphjit (bench_ort_compare: the median of 5 Google Benchmark
 repetitions) on each, and prints a table: shape, medians in ms, graphjit / ORT, the max
 |difference| of the outputs, whether each one's output decodes to the rendered text, and
-the CPU. OpenBLAS and ONNX Runtime are held to one thread. graphjit's columns say n/a
-with its error if it cannot import or compile the model. Needs the model and ONNX
+the CPU. ONNX Runtime, graphjit's pool and OpenBLAS get --threads threads (default 1).
+graphjit's columns say n/a with its error if it cannot import or compile the model. Needs the model and ONNX
 Runtime (scripts/fetch_models.sh) and the build (bench_ort_compare); says so if not.
 """
 
@@ -113,6 +114,9 @@ def main():
     parser.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     parser.add_argument("--repeat", type=int, default=20, help="ORT's timed calls per shape")
     parser.add_argument("--json", help="also write the rows to this file")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads for each: ONNX Runtime's intra-op threads, graphjit's "
+                             "pool (GRAPHJIT_NUM_THREADS) and OpenBLAS's")
     args = parser.parse_args()
 
     fetch = os.environ.get("GRAPHJIT_FETCH_DIR", os.path.join(ROOT, "third_party", "fetched"))
@@ -132,7 +136,11 @@ def main():
 
     work = os.path.join(args.build_dir, "ort_compare")
     os.makedirs(work, exist_ok=True)
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", GRAPHJIT_FETCH_DIR=fetch)
+    if args.threads < 1:
+        fail(f"--threads {args.threads}: expected 1 or more")
+    threads = str(args.threads)
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=threads, GRAPHJIT_NUM_THREADS=threads,
+               GRAPHJIT_FETCH_DIR=fetch)
     inputs = []
     for name, width, lines in CASES:
         ppms = []
@@ -149,7 +157,7 @@ def main():
     for (name, width, lines), x in zip(CASES, inputs):
         out_dir = os.path.join(work, f"ort_{name}")
         report = json.loads(run(["node", os.path.join(HERE, "ort_run.js"), model, "--input",
-                                 f"x=@{x}", "--output-dir", out_dir, "--threads", "1",
+                                 f"x=@{x}", "--output-dir", out_dir, "--threads", threads,
                                  "--repeat", str(args.repeat)], env=env))
         ort_out = read_npy_f32(os.path.join(out_dir, "output0.npy"))
         # Trailing blanks are cut: the model has no mask, and on a line padded with zeros
@@ -178,7 +186,7 @@ def main():
             row["max_abs_diff"] = max_abs_diff(gj_out, row["_ort_out"])
             row["graphjit_text"] = [t.rstrip() for t in ctc_decode(gj_out, keys)]
 
-    print(f"PP-OCRv4 recognizer, 1 thread each; CPU: {cpu_name()}")
+    print(f"PP-OCRv4 recognizer, {args.threads} thread(s) each; CPU: {cpu_name()}")
     print(f"ONNX Runtime: median of {args.repeat} calls; graphjit: median of 5 repetitions")
     print(f"{'shape':<7} {'ORT ms':>8} {'graphjit ms':>12} {'ratio':>6} {'max|diff|':>10}"
           f"  reads the text: ORT, graphjit (trailing spaces cut)")
@@ -202,7 +210,7 @@ def main():
         print(f"graphjit: n/a: {e}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"cpu": cpu_name(), "rows": [{k: v for k, v in r.items() if k[0] != "_"}
+            json.dump({"cpu": cpu_name(), "threads": args.threads, "rows": [{k: v for k, v in r.items() if k[0] != "_"}
                                                    for r in rows]}, f, indent=1)
     return 0
 

@@ -67,21 +67,26 @@ TensorMap RandomInputs(const ir::Graph& g, std::mt19937_64& rng, const ir::Bindi
   return in;
 }
 
+// The case's graph in `dt`: symbolic in S, or exact at S.
+absl::StatusOr<ir::Graph> BuildCase(const Case& c, DType dt, bool symbolic, int64_t S) {
+  GraphBuilder b(c.name);
+  std::vector<ValueId> ins;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    auto [idt, shape] = c.inputs[i];
+    if (ir::IsFloat(idt)) idt = dt;
+    std::string name =
+        i == 0 && c.name.find("pos") != std::string::npos ? "pos" : absl::StrCat("in", i);
+    ins.push_back(b.Input(name, idt, symbolic ? shape : Bind(shape, S)));
+  }
+  b.Output(c.body(b, ins, dt, symbolic ? kS : SymExpr(S)));
+  return std::move(b).Build();
+}
+
 void Check(const Case& c, DType dt, bool symbolic, std::mt19937_64& rng) {
   for (int64_t S : {1, 3, 17}) {
     SCOPED_TRACE(
         absl::StrCat(c.name, " ", ir::DTypeName(dt), symbolic ? " symbolic" : " exact", " S=", S));
-    GraphBuilder b(c.name);
-    std::vector<ValueId> ins;
-    for (size_t i = 0; i < c.inputs.size(); ++i) {
-      auto [idt, shape] = c.inputs[i];
-      if (ir::IsFloat(idt)) idt = dt;
-      std::string name =
-          i == 0 && c.name.find("pos") != std::string::npos ? "pos" : absl::StrCat("in", i);
-      ins.push_back(b.Input(name, idt, symbolic ? shape : Bind(shape, S)));
-    }
-    b.Output(c.body(b, ins, dt, symbolic ? kS : SymExpr(S)));
-    absl::StatusOr<ir::Graph> g = std::move(b).Build();
+    absl::StatusOr<ir::Graph> g = BuildCase(c, dt, symbolic, S);
     ASSERT_TRUE(g.ok()) << g.status();
     ir::Bindings bind = {{"S", S}};
     TensorMap in = RandomInputs(*g, rng, bind);
@@ -113,17 +118,7 @@ void CheckThreads(const Case& c, DType dt, bool symbolic, int threads, std::mt19
   for (int64_t S : {1, 3, 17}) {
     SCOPED_TRACE(absl::StrCat(c.name, " ", ir::DTypeName(dt), symbolic ? " symbolic" : " exact",
                               " S=", S, " threads=", threads));
-    GraphBuilder b(c.name);
-    std::vector<ValueId> ins;
-    for (size_t i = 0; i < c.inputs.size(); ++i) {
-      auto [idt, shape] = c.inputs[i];
-      if (ir::IsFloat(idt)) idt = dt;
-      std::string name =
-          i == 0 && c.name.find("pos") != std::string::npos ? "pos" : absl::StrCat("in", i);
-      ins.push_back(b.Input(name, idt, symbolic ? shape : Bind(shape, S)));
-    }
-    b.Output(c.body(b, ins, dt, symbolic ? kS : SymExpr(S)));
-    absl::StatusOr<ir::Graph> g = std::move(b).Build();
+    absl::StatusOr<ir::Graph> g = BuildCase(c, dt, symbolic, S);
     ASSERT_TRUE(g.ok()) << g.status();
     ir::Bindings bind = {{"S", S}};
     TensorMap in = RandomInputs(*g, rng, bind);
@@ -423,15 +418,7 @@ TEST(OpDifferential, ZeroSizeDimsInEveryOp) {
       for (bool symbolic : {true, false}) {
         SCOPED_TRACE(absl::StrCat(c.name, " ", ir::DTypeName(dt), symbolic ? " symbolic" : " exact",
                                   " S=0"));
-        GraphBuilder b(c.name);
-        std::vector<ValueId> ins;
-        for (size_t i = 0; i < c.inputs.size(); ++i) {
-          auto [idt, shape] = c.inputs[i];
-          if (ir::IsFloat(idt)) idt = dt;
-          ins.push_back(b.Input(absl::StrCat("in", i), idt, symbolic ? shape : Bind(shape, 0)));
-        }
-        b.Output(c.body(b, ins, dt, symbolic ? kS : SymExpr(0)));
-        absl::StatusOr<ir::Graph> g = std::move(b).Build();
+        absl::StatusOr<ir::Graph> g = BuildCase(c, dt, symbolic, 0);
         if (!symbolic && !g.ok()) {
           // An exact graph that is invalid at S = 0 (argmin over an empty axis, kv_write at
           // row -1) is refused when built, with a message: that is the check.
