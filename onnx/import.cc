@@ -52,6 +52,19 @@ std::string SymbolName(absl::string_view text) {
   return out;
 }
 
+// The graph's name as the IR prints and parses it (letters, digits, '_', '.', '-'; others
+// become '_'): an ONNX graph name may hold anything, and a dumped graph must parse back.
+std::string GraphName(absl::string_view text) {
+  if (text.empty()) return "main";
+  std::string out;
+  for (char c : text) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '.' || c == '-';
+    out.push_back(ok ? c : '_');
+  }
+  return out;
+}
+
 absl::StatusOr<int64_t> DefaultOpset(const pb::ModelProto& model) {
   std::string domains;
   for (const pb::OperatorSetIdProto& id : model.opset_import()) {
@@ -67,9 +80,7 @@ class Importer {
   Importer(const pb::ModelProto& model, int64_t opset, const ImportOptions& options)
       : model_(model),
         options_(options),
-        builder_(options.graph_name.empty()
-                     ? (model.graph().name().empty() ? "main" : model.graph().name())
-                     : options.graph_name),
+        builder_(GraphName(options.graph_name.empty() ? model.graph().name() : options.graph_name)),
         ctx_(&builder_, &out_.params, opset) {
     out_.opset = opset;
   }

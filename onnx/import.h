@@ -16,6 +16,8 @@ namespace graphjit::onnx {
 
 struct ImportOptions {
   // The graph's name; empty takes the ONNX graph's name (or "main" if it has none).
+  // Characters the IR's names cannot hold (other than letters, digits, '_', '.', '-')
+  // become '_'.
   std::string graph_name;
   // Inputs whose values are fixed at import: each becomes a constant, like an
   // initializer, instead of a graph input. For models that take a shape, axes or a

@@ -75,3 +75,15 @@ extern "C" void graphjit_rt_matmul_f64(const double* a, const double* b, double*
                                        int64_t n, int64_t k, int32_t transpose_b) {
   Matmul(a, b, c, m, n, k, transpose_b != 0);
 }
+
+namespace graphjit::runtime {
+
+void UseSingleThreadedBlas() {
+  static const bool done = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)done;
+}
+
+}  // namespace graphjit::runtime

@@ -18,4 +18,13 @@ void graphjit_rt_matmul_f64(const double* a, const double* b, double* c, int64_t
 
 }  // extern "C"
 
+namespace graphjit::runtime {
+
+// Makes OpenBLAS run each call on the calling thread, for good: graphjit's thread pool
+// then splits BLAS kernels itself (KernelSet), and OpenBLAS's own threads would take the
+// cores the pool's parts run on.
+void UseSingleThreadedBlas();
+
+}  // namespace graphjit::runtime
+
 #endif  // GRAPHJIT_RUNTIME_JIT_HELPERS_H_

@@ -591,6 +591,15 @@ void KernelEmitter::EmitExternMatmul() {
     llvm::Value* n = EvalTop(kernel_.loops[nb + 1], DType::kI64, "N extent");
     llvm::Value* k = EvalTop(kernel_.loops[nb + 2], DType::kI64, "K extent");
     if (a == nullptr || b == nullptr || c == nullptr || failed()) return;
+    // A range over M: rows [begin, end) of a (k each) and of c (n each), both contiguous.
+    if (kernel_.range_symbol >= 0 && kernel_.parallel_loop == static_cast<int>(nb)) {
+      auto [begin, end] = LoopBounds(static_cast<int>(nb), m);
+      llvm::Type* elem = dtype == DType::kF64 ? body_.getDoubleTy() : body_.getFloatTy();
+      a = body_.CreateGEP(elem, a, body_.CreateMul(begin, k));
+      c = body_.CreateGEP(elem, c, body_.CreateMul(begin, n));
+      m = body_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, body_.CreateSub(end, begin),
+                                      body_.getInt64(0));
+    }
     body_.CreateCall(helper, {a, b, c, m, n, k, body_.getInt32(kernel_.transpose_rhs ? 1 : 0)});
   });
 }

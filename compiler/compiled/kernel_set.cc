@@ -15,6 +15,7 @@
 #include "compiler/store/code_store.h"
 #include "ir/clock.h"
 #include "ir/status_macros.h"
+#include "runtime/jit_helpers.h"
 #include "runtime/scalar_semantics.h"
 #include "runtime/thread_pool.h"
 
@@ -286,7 +287,11 @@ int KernelSet::Parts(const Call& call, const int64_t* symbols, int64_t* extent) 
   if (work < min_parallel_work_) return 1;
   const int64_t chunks = (*extent + call.parallel_align - 1) / call.parallel_align;
   // Each part gets at least half the threshold's work.
-  const int64_t by_work = min_parallel_work_ < 2 ? run_threads_ : work / (min_parallel_work_ / 2);
+  int64_t by_work = min_parallel_work_ < 2 ? run_threads_ : work / (min_parallel_work_ / 2);
+  // OpenBLAS 0.3.21 computes small products (M*N*K up to about 100^3) with other kernels
+  // that sum in another order: a BLAS part stays above that (2^21 units, 2^20
+  // multiply-adds), whatever min_parallel_work says, so a split never changes a bit.
+  if (call.blas) by_work = std::min(by_work, work / kMinBlasPartWork);
   return static_cast<int>(std::max<int64_t>(1, std::min({int64_t{run_threads_}, chunks, by_work})));
 }
 
@@ -313,9 +318,14 @@ void KernelSet::RunCall(const Call& call, void** unit_args, const int64_t* unit_
     s.push_back(end);
     call.entry(unit_args, s.data(), nullptr);
   };
-  // An extent the host cannot evaluate: the whole loop (the kernel clamps end to it).
-  if (call.parallel_extent == nullptr) return run_range(0, INT64_MAX);
-  if (parts == 1) return run_range(0, extent);
+  if (parts == 1 || call.parallel_extent == nullptr) {
+    // OpenBLAS runs its own threads: the pool's spinning workers would take their cores.
+    if (call.blas && run_threads_ > 1) runtime::ThreadPool::Shared().Park();
+    // An extent the host cannot evaluate: the whole loop (the kernel clamps end to it).
+    return call.parallel_extent == nullptr ? run_range(0, INT64_MAX) : run_range(0, extent);
+  }
+  // The pool splits this BLAS call: OpenBLAS's threads would compete with its parts.
+  if (call.blas) runtime::UseSingleThreadedBlas();
   // Static, even split in whole chunks of the alignment: part p of a kernel gets the same
   // range every call, so its worker finds its slice of the weights in its own cache.
   const int64_t chunks = (extent + call.parallel_align - 1) / call.parallel_align;

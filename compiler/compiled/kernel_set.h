@@ -29,6 +29,8 @@ struct ModuleGroup;  // compiler/compiled/kernel_modules.h
 // 1.5 us; a 128-element multiply, 384 units, 30 ns). From 16k units (~0.7 us) a split on
 // two cores saves more than twice its cost; every part gets at least half of it.
 inline constexpr int64_t kDefaultMinParallelWork = 16384;
+// The least work (2 units per multiply-add) of one part of a split BLAS call.
+inline constexpr int64_t kMinBlasPartWork = int64_t{1} << 21;
 
 struct KernelSetOptions {
   CompileOptions codegen;  // keep_ir / emit_asm compile privately (the text is kept)

@@ -65,7 +65,9 @@ int ChooseLoop(const Program& program, const Kernel& k) {
     case KernelKind::kAttention:
       return nb < 0 ? -1 : FirstNonUnitLoop(k, nb + 1);
     case KernelKind::kExternMatmul:
-      return -1;
+      // Batch loops, else M: each part calls BLAS on a block of rows (KernelSet keeps the
+      // parts large enough that OpenBLAS sums every element the same way).
+      return nb < 0 ? -1 : FirstNonUnitLoop(k, nb + 1);
   }
   return -1;
 }

@@ -2,14 +2,17 @@
 // 1, 2 and 3 threads (3 on a 2-core machine: uneven splits, a worker waiting for a core),
 // large kernels do split, one compiled graph called from several threads at once shares
 // the pool, and bad thread counts are refused naming the option.
+#include <cmath>
 #include <cstring>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "compiler/compiled/compiled_graph.h"
 #include "compiler/jit.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ir/builder.h"
 #include "models/model.h"
 
 namespace graphjit::compiler {
@@ -77,6 +80,40 @@ TEST(Parallel, DecodeLayerIsTheSameBitsOnOneTwoAndThreeThreads) {
           }
         }
       }
+    }
+  }
+}
+
+// A convolution-sized BLAS product splits by rows on the pool (OpenBLAS single-threaded
+// in each part) and gives the same bits; a small one never splits, whatever
+// min_parallel_work says, so OpenBLAS never switches to its small-matrix kernels.
+TEST(Parallel, BlasProductsSplitByRowsWithTheSameBits) {
+  for (auto [m, n, k, splits] : std::vector<std::tuple<int64_t, int64_t, int64_t, bool>>{
+           {96, 1920, 48, true}, {17, 33, 65, false}}) {
+    SCOPED_TRACE(absl::StrCat(m, "x", n, "x", k));
+    ir::GraphBuilder b("product");
+    ir::ValueId x = b.Input("x", ir::DType::kF32, {m, k});
+    ir::ValueId w = b.Input("w", ir::DType::kF32, {k, n});
+    b.Output(b.Add(ir::OpCode::kMatmul, {x, w}));
+    ir::Graph g = *std::move(b).Build();
+    std::vector<double> xv(m * k), wv(k * n);
+    for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::sin(0.37 * static_cast<double>(i));
+    for (size_t i = 0; i < wv.size(); ++i) wv[i] = std::cos(0.11 * static_cast<double>(i));
+    TensorMap in = {{"x", *Tensor::FromDoubles(ir::DType::kF32, {m, k}, xv)},
+                    {"w", *Tensor::FromDoubles(ir::DType::kF32, {k, n}, wv)}};
+    auto one = CompiledGraph::Compile(g, {}, {.threads = 1});
+    ASSERT_TRUE(one.ok()) << one.status();
+    auto want = (*one)->Run(in);
+    ASSERT_TRUE(want.ok()) << want.status();
+    for (int threads : {2, 3}) {
+      auto many = CompiledGraph::Compile(g, {}, {.threads = threads, .min_parallel_work = 0});
+      ASSERT_TRUE(many.ok()) << many.status();
+      ASSERT_EQ((*many)->program().kernels.size(), 1u);
+      EXPECT_EQ((*many)->program().kernels[0].kind, KernelKind::kExternMatmul);
+      EXPECT_EQ((*many)->kernels().PartsOf(0, nullptr) > 1, splits) << threads << " threads";
+      auto got = (*many)->Run(in);
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_TRUE(SameBits((*want)[0], (*got)[0])) << threads << " threads";
     }
   }
 }
