@@ -72,6 +72,8 @@ ABSL_FLAG(bool, profile, false,
 ABSL_FLAG(bool, fuse_attention, true,
           "lower attention (scores, softmax, P @ V) as one kernel; false: as five, to compare");
 ABSL_FLAG(int32_t, profile_calls, 200, "timed calls for --profile (after 3 warm-up calls)");
+ABSL_FLAG(std::string, tier, "o2",
+          "code tier of the compiled stages, --stats and --profile: o2 or baseline");
 ABSL_FLAG(bool, stats, false,
           "print node counts (total and computing) after each pass, and pass times");
 ABSL_FLAG(std::string, weights, "",
@@ -326,6 +328,13 @@ int Main(int argc, char** argv) {
     options.fuse_attention = absl::GetFlag(FLAGS_fuse_attention);
     options.codegen.keep_ir = stage == "llvm" || stage == "llvm-opt";
     options.codegen.emit_asm = stage == "asm";
+    absl::StatusOr<compiler::CodeTier> tier = compiler::ParseCodeTier(absl::GetFlag(FLAGS_tier));
+    if (!tier.ok()) {
+      std::fprintf(stderr, "graphjit-dump: --tier: %s\n",
+                   std::string(tier.status().message()).c_str());
+      return 1;
+    }
+    options.codegen.tier = *tier;
     absl::StatusOr<std::unique_ptr<compiler::CompiledGraph>> cg =
         compiler::CompiledGraph::Compile(graph, ctx.params, options);
     if (cg.ok()) {
@@ -398,10 +407,11 @@ int Main(int argc, char** argv) {
     }
     const compiler::PhaseTimings& t = compiled->timings();
     std::printf(
-        "# compile (ms): lower %.2f, llvm ir %.2f, llvm O2 %.2f, codegen %.2f; "
+        "# compile (ms, tier %s): lower %.2f, llvm ir %.2f, llvm passes %.2f, codegen %.2f; "
         "kernels %zu, workspace %s bytes\n",
-        t.lower * 1e3, t.ir_build * 1e3, t.optimize * 1e3, t.codegen * 1e3,
-        compiled->program().kernels.size(), compiled->program().workspace_bytes.ToString().c_str());
+        absl::GetFlag(FLAGS_tier).c_str(), t.lower * 1e3, t.ir_build * 1e3, t.optimize * 1e3,
+        t.codegen * 1e3, compiled->program().kernels.size(),
+        compiled->program().workspace_bytes.ToString().c_str());
     // Phases above are summed over the kernels, which compile in parallel.
     const compiler::KernelSetStats& k = compiled->kernels().stats();
     std::printf(

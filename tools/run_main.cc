@@ -53,6 +53,9 @@ ABSL_FLAG(std::string, mode, "jit", "eager (models only), interp or jit");
 ABSL_FLAG(std::string, policy, "",
           "with --mode=jit and a model: run through models::JitModel (a compile cache) with "
           "this shape policy (exact, pow2, mult128, symbolic, auto)");
+ABSL_FLAG(std::string, tier, "o2",
+          "--mode=jit: o2 (optimized code) or baseline (compiles several times faster, runs "
+          "slower)");
 ABSL_FLAG(std::string, output_dir, "", "write output i as outputI.npy here (else print)");
 ABSL_FLAG(int64_t, seed, 0, "seed of example inputs");
 
@@ -153,6 +156,12 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
     bind = model->CompleteBindings(example);
     for (const std::string& d : model->DynamicDims()) bind.erase(d);  // bound from inputs
   }
+  absl::StatusOr<compiler::CodeTier> parsed_tier =
+      compiler::ParseCodeTier(absl::GetFlag(FLAGS_tier));
+  if (!parsed_tier.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--tier: ", parsed_tier.status().message()));
+  }
+  const compiler::CodeTier tier = *parsed_tier;
   if (const std::string path = absl::GetFlag(FLAGS_save_weights); !path.empty()) {
     if (params.empty()) {
       return absl::InvalidArgumentError(
@@ -170,6 +179,7 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
     GJ_ASSIGN_OR_RETURN(compiler::cache::ShapePolicy policy, compiler::cache::ParsePolicy(name));
     compiler::JitOptions options;
     options.policy = policy;
+    options.compile.codegen.tier = tier;
     if (onnx_model != nullptr) {
       // The model's dim symbols are the dynamic dims; padding policies would need the
       // dims to bucket named (JitOnnxModel's options.padding), which no flag gives yet.
@@ -184,8 +194,10 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
   }
   if (mode == "eager") return models::RunEager(*model, inputs, bind);
   if (mode == "interp") return runtime::Interpret(graph, inputs, params, bind);
+  compiler::CompileGraphOptions options;
+  options.codegen.tier = tier;
   GJ_ASSIGN_OR_RETURN(std::unique_ptr<compiler::CompiledGraph> cg,
-                      compiler::CompiledGraph::Compile(graph, params));
+                      compiler::CompiledGraph::Compile(graph, params, options));
   return cg->Run(inputs, bind);
 }
 

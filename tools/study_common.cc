@@ -36,23 +36,28 @@ void Observations(const std::vector<std::string>& lines) {
   std::printf("\n");
 }
 
-CodeSource MakeCodeSource(bool warm, compiler::KernelStore* cold_kernels) {
+CodeSource MakeCodeSource(bool warm, compiler::KernelStore* cold_kernels, compiler::CodeTier tier) {
   CodeSource source;
   source.warm = warm;
+  source.tier = tier;
   source.env = warm ? compiler::CompileEnv::FromEnvironment() : compiler::CompileEnv::MemoryOnly();
   if (!warm) source.env.kernels = cold_kernels;
   return source;
 }
 
 std::string Describe(const CodeSource& source) {
+  const std::string tier = absl::StrCat("; code tier ", compiler::CodeTierName(source.tier));
   if (!source.warm) {
-    return "cold: every compile is real (empty code stores, no disk or remote cache; "
-           "--warm_cache reuses them)";
+    return absl::StrCat(
+        "cold: every compile is real (empty code stores, no disk or remote cache; "
+        "--warm_cache reuses them)",
+        tier);
   }
   return absl::StrCat("warm: code reused from memory",
                       source.env.disk != nullptr ? ", the disk cache" : "",
                       source.env.remote != nullptr ? ", the remote cache" : "",
-                      " where it was compiled before (compiled, loaded and reused kept apart)");
+                      " where it was compiled before (compiled, loaded and reused kept apart)",
+                      tier);
 }
 
 TensorMap FreshCaches(const TensorMap& in) {

@@ -29,6 +29,14 @@ runtime::TensorMap FreshCaches(const runtime::TensorMap& in);
 struct CodeSource {
   compiler::CompileEnv env;
   bool warm = false;
+  compiler::CodeTier tier = compiler::CodeTier::kOptimized;  // what the studies compile at
+  // Compile options with this source's env and tier.
+  compiler::CompileGraphOptions Options() const {
+    compiler::CompileGraphOptions options;
+    options.codegen.tier = tier;
+    options.env = &env;
+    return options;
+  }
   // A fresh memory tier, for a study that must not find code an earlier one compiled.
   compiler::CompileEnv Fresh(compiler::KernelStore* kernels) const {
     compiler::CompileEnv e = env;
@@ -38,7 +46,7 @@ struct CodeSource {
 };
 // Warm: CompileEnv::FromEnvironment(); cold: no disk or remote tier, `cold_kernels` as
 // the memory tier.
-CodeSource MakeCodeSource(bool warm, compiler::KernelStore* cold_kernels);
+CodeSource MakeCodeSource(bool warm, compiler::KernelStore* cold_kernels, compiler::CodeTier tier);
 std::string Describe(const CodeSource& source);
 
 // The studies (tools/study_decode.cc and tools/study_lectures.cc), each printing its

@@ -80,6 +80,7 @@ absl::Status StudyPolicies(const models::Model& model, const CodeSource& source,
     options.policy = p;
     options.tiered = tiered;
     options.compile.env = &env;
+    options.compile.codegen.tier = source.tier;
     if (!source.warm) options.store = std::make_shared<compiler::CodeStore>();
     GJ_ASSIGN_OR_RETURN(studies::DecodeLoopResult r, studies::RunDecodeLoop(model, options, loop));
     Row row{std::string(cache::PolicyName(p)), std::move(r)};
@@ -97,6 +98,7 @@ absl::Status StudyPolicies(const models::Model& model, const CodeSource& source,
            source.warm ? "build time" : "compile time", "per entry", "padding",
            "run time (no builds)", "worst stall", "interpreted", "max |diff| vs exact"});
   json.Member("code_cache", source.warm ? "warm" : "cold");
+  json.Member("code_tier", compiler::CodeTierName(source.tier));
   json.Key("policies").BeginArray();
   for (Row& row : rows) {
     for (size_t i = 0; i < row.r.outputs.size(); ++i) {
@@ -198,7 +200,7 @@ absl::Status StudySymbolic(const models::Model& model, const CodeSource& source,
   Progress("symbolic: compiling ...");
   GJ_ASSIGN_OR_RETURN(ir::Graph g, models::TraceModel(model));
   GJ_ASSIGN_OR_RETURN(std::unique_ptr<compiler::CompiledGraph> sym,
-                      compiler::CompiledGraph::Compile(g, model.params(), {.env = &source.env}));
+                      compiler::CompiledGraph::Compile(g, model.params(), source.Options()));
   Table t({"S", "max |symbolic - exact|", "symbolic call", "exact call", "exact / symbolic"});
   json.Key("symbolic").BeginArray();
   std::vector<double> ratios;
@@ -208,7 +210,7 @@ absl::Status StudySymbolic(const models::Model& model, const CodeSource& source,
     options.fixed_dims = {{"S", S}};
     GJ_ASSIGN_OR_RETURN(ir::Graph ge, models::TraceModel(model, options));
     GJ_ASSIGN_OR_RETURN(std::unique_ptr<compiler::CompiledGraph> exact,
-                        compiler::CompiledGraph::Compile(ge, model.params(), {.env = &source.env}));
+                        compiler::CompiledGraph::Compile(ge, model.params(), source.Options()));
     GJ_ASSIGN_OR_RETURN(TensorMap in, model.ExampleInputs({{"S", S}}, 1));
     ir::Bindings bind = {{"P", S - 1}};
     absl::StatusOr<std::vector<Tensor>> a = sym->Run(FreshCaches(in), bind);
@@ -261,9 +263,8 @@ absl::Status StudyOverhead(const models::Model& model, const CodeSource& source,
   models::TraceOptions options;
   options.fixed_dims = {{"S", S}};
   GJ_ASSIGN_OR_RETURN(ir::Graph traced, models::TraceModel(model, options));
-  GJ_ASSIGN_OR_RETURN(
-      std::unique_ptr<compiler::CompiledGraph> cg,
-      compiler::CompiledGraph::Compile(traced, model.params(), {.env = &source.env}));
+  GJ_ASSIGN_OR_RETURN(std::unique_ptr<compiler::CompiledGraph> cg,
+                      compiler::CompiledGraph::Compile(traced, model.params(), source.Options()));
   GJ_ASSIGN_OR_RETURN(TensorMap in, model.ExampleInputs({{"S", S}}, 3));
   ir::Bindings bind = {{"P", S - 1}};
   Progress("overhead: timing ...");

@@ -56,6 +56,9 @@ ABSL_FLAG(bool, warm_cache, false,
           "GRAPHJIT_REMOTE_CACHE) and report compiled, loaded and reused kernels apart; by "
           "default every study compiles cold (empty code stores of its own, no disk or remote "
           "tier), so compile times say what compiling costs");
+ABSL_FLAG(std::string, tier, "o2",
+          "code tier the studies compile at: o2 (optimized) or baseline (compiles several "
+          "times faster, runs slower)");
 ABSL_FLAG(std::string, dtype, "f64", "f32 or f64 (the decode model's dtype)");
 ABSL_FLAG(std::string, model, "decode", "decode model spec (dtype= in it wins over --dtype)");
 ABSL_FLAG(int, ocr_lines, 40,
@@ -132,6 +135,11 @@ int Main(int argc, char** argv) {
     return fail(absl::InvalidArgumentError(
         absl::StrCat("--ocr_lines: expected 1 or more, got ", absl::GetFlag(FLAGS_ocr_lines))));
   }
+  const absl::StatusOr<compiler::CodeTier> tier =
+      compiler::ParseCodeTier(absl::GetFlag(FLAGS_tier));
+  if (!tier.ok()) {
+    return fail(absl::InvalidArgumentError(absl::StrCat("--tier: ", tier.status().message())));
+  }
   const std::string dtype = absl::GetFlag(FLAGS_dtype);
   if (dtype != "f32" && dtype != "f64") {
     return fail(absl::InvalidArgumentError(
@@ -173,7 +181,7 @@ int Main(int argc, char** argv) {
   auto start = Clock::now();
   absl::Status status;
   compiler::KernelStore cold_kernels;  // the cold source's memory tier
-  const CodeSource source = MakeCodeSource(absl::GetFlag(FLAGS_warm_cache), &cold_kernels);
+  const CodeSource source = MakeCodeSource(absl::GetFlag(FLAGS_warm_cache), &cold_kernels, *tier);
   studies::DecodeLoopOptions loop;
   loop.prompt = absl::GetFlag(FLAGS_prompt);
   loop.steps = absl::GetFlag(FLAGS_steps);

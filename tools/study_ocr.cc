@@ -191,6 +191,7 @@ absl::Status StudyOcr(const CodeSource& source, const OcrStudyOptions& options,
     // (studies/ocr_lines.h says why the Jit's own padding cannot).
     jit.policy = cache::PadsInputs(p) ? cache::ShapePolicy::kExact : p;
     jit.compile.env = &env;
+    jit.compile.codegen.tier = source.tier;
     if (!source.warm) jit.store = std::make_shared<compiler::CodeStore>();
     GJ_ASSIGN_OR_RETURN(std::unique_ptr<models::OcrRecognizer> recognizer,
                         models::OcrRecognizer::Create(files, std::move(jit)));

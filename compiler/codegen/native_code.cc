@@ -113,6 +113,7 @@ JitRequest RequestFor(const CompileOptions& options) {
   request.keep_ir = options.keep_ir;
   request.emit_asm = options.emit_asm;
   request.keep_object = options.keep_object;
+  request.tier = options.tier;
   return request;
 }
 

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/lower/kernel_ir.h"
+#include "compiler/orc/code_tier.h"
 #include "compiler/orc/phase_timings.h"
 
 namespace graphjit::compiler {
@@ -23,6 +24,9 @@ struct CompileOptions {
   // (compiler/codegen/codegen_matmul.cc). Off only to measure what that buys: the sums
   // are the same in the same order either way. Part of every kernel's content key.
   bool tile_matmuls = true;
+  // How hard LLVM works (compiler/orc/code_tier.h): the baseline tier compiles several
+  // times faster, for code that runs up to a few times slower. Part of every content key.
+  CodeTier tier = CodeTier::kOptimized;
 };
 
 // The compiled code of one program; destroying it frees the code (its ResourceTracker).

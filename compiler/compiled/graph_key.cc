@@ -17,7 +17,8 @@ ContentKey GraphContentKey(const ir::Graph& graph, const runtime::TensorMap& par
   // Only options that change the code; keep_ir and emit_asm change what is kept.
   h.Text(absl::StrCat(
       "optimize=", options.optimize, ",const=", options.params_are_constant,
-      ",tile_matmuls=", options.codegen.tile_matmuls, ",fuse_attention=", options.fuse_attention,
+      ",tile_matmuls=", options.codegen.tile_matmuls, ",tier=", CodeTierName(options.codegen.tier),
+      ",fuse_attention=", options.fuse_attention,
       // Not the code, but the compiled graph's calls run on this many.
       ",threads=", ThreadsOf(options), ",min_parallel_work=", options.min_parallel_work));
   ir::Graph renamed = graph;

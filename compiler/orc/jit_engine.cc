@@ -132,7 +132,8 @@ class JitCodeImpl : public JitCode {
 
 // Thread safety: LLJIT (adding, looking up, removing code) is thread-safe. TargetMachines
 // are not, so the optimizer, the assembly printer and ORC's compile layer each lease one
-// from `pool_`. The TargetLibraryInfoImpl is only read (copied) after construction.
+// from the pool of their tier (`pools_`). The TargetLibraryInfoImpl is only read (copied) after
+// construction.
 class JitEngineImpl : public JitEngine {
  public:
   static absl::StatusOr<std::unique_ptr<JitEngineImpl>> Create();
@@ -147,21 +148,29 @@ class JitEngineImpl : public JitEngine {
   absl::Status RegisterHostSymbol(std::string name, void* address) override;
 
  private:
-  JitEngineImpl(std::unique_ptr<llvm::orc::LLJIT> jit,
-                std::shared_ptr<jit_internal::TargetMachinePool> pool,
+  // One pool of machines per tier, so that a machine keeps its optimization level.
+  struct Pools {
+    std::shared_ptr<jit_internal::TargetMachinePool> optimized, baseline;
+  };
+
+  JitEngineImpl(std::unique_ptr<llvm::orc::LLJIT> jit, Pools pools,
                 llvm::TargetLibraryInfoImpl library_info, std::string cpu_name,
                 std::string cpu_features)
       : jit_(std::move(jit)),
-        pool_(std::move(pool)),
+        pools_(std::move(pools)),
         library_info_(std::move(library_info)),
         data_layout_(jit_->getDataLayout()),
         triple_(jit_->getTargetTriple().str()),
         cpu_name_(std::move(cpu_name)),
         cpu_features_(std::move(cpu_features)),
-        object_compiler_(jit_internal::MakePooledCompiler(pool_)) {}
+        object_compiler_(jit_internal::MakePooledCompiler(pools_.optimized, pools_.baseline)) {}
+
+  jit_internal::TargetMachinePool& PoolOf(CodeTier tier) const {
+    return tier == CodeTier::kBaseline ? *pools_.baseline : *pools_.optimized;
+  }
 
   std::unique_ptr<llvm::orc::LLJIT> jit_;
-  std::shared_ptr<jit_internal::TargetMachinePool> pool_;
+  Pools pools_;
   const llvm::TargetLibraryInfoImpl library_info_;
   const llvm::DataLayout data_layout_;
   const std::string triple_;
@@ -223,7 +232,7 @@ absl::StatusOr<std::unique_ptr<JitEngineImpl>> JitEngineImpl::Create() {
   }
   const bool use_libmvec = have_libmvec && host_features.lookup("avx2");
 
-  std::shared_ptr<jit_internal::TargetMachinePool> pool;
+  Pools pools;
   llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit =
       llvm::orc::LLJITBuilder()
           .setJITTargetMachineBuilder(std::move(*target))
@@ -236,10 +245,15 @@ absl::StatusOr<std::unique_ptr<JitEngineImpl>> JitEngineImpl::Create() {
           // adjusted it for its linker (code and relocation model), so every pooled
           // machine matches it.
           .setCompileFunctionCreator(
-              [&pool](llvm::orc::JITTargetMachineBuilder builder)
+              [&pools](llvm::orc::JITTargetMachineBuilder builder)
                   -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
-                pool = std::make_shared<jit_internal::TargetMachinePool>(std::move(builder));
-                return jit_internal::MakePooledCompiler(pool);
+                llvm::orc::JITTargetMachineBuilder baseline = builder;
+                baseline.setCodeGenOptLevel(llvm::CodeGenOptLevel::None);
+                pools.optimized =
+                    std::make_shared<jit_internal::TargetMachinePool>(std::move(builder));
+                pools.baseline =
+                    std::make_shared<jit_internal::TargetMachinePool>(std::move(baseline));
+                return jit_internal::MakePooledCompiler(pools.optimized, pools.baseline);
               })
           // Host symbols (libm's tanh, log, ...; exp is inline) and libmvec's vector variants.
           .setProcessSymbolsJITDylibSetup(
@@ -268,7 +282,7 @@ absl::StatusOr<std::unique_ptr<JitEngineImpl>> JitEngineImpl::Create() {
   llvm::TargetLibraryInfoImpl library_info =
       jit_internal::MakeTargetLibraryInfo((*jit)->getTargetTriple(), use_libmvec);
   return std::unique_ptr<JitEngineImpl>(
-      new JitEngineImpl(std::move(*jit), std::move(pool), std::move(library_info),
+      new JitEngineImpl(std::move(*jit), std::move(pools), std::move(library_info),
                         std::move(cpu_name), std::move(cpu_features)));
 }
 
@@ -311,9 +325,11 @@ absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Compile(JitRequest reque
   }
   IsolateEntries(module, entries, symbols);
   jit_internal::MarkMathDeclarations(module);
+  jit_internal::SetModuleTier(module, request.tier);
   {
-    GJ_ASSIGN_OR_RETURN(jit_internal::TargetMachinePool::Lease machine, pool_->Acquire());
-    jit_internal::OptimizeModule(module, *machine, library_info_);
+    GJ_ASSIGN_OR_RETURN(jit_internal::TargetMachinePool::Lease machine,
+                        PoolOf(request.tier).Acquire());
+    jit_internal::OptimizeModule(module, *machine, library_info_, request.tier);
   }
   timings.optimize = SecondsSince(optimize_start);
 
@@ -324,7 +340,8 @@ absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Compile(JitRequest reque
   }
   std::string assembly;
   if (request.emit_asm) {
-    GJ_ASSIGN_OR_RETURN(jit_internal::TargetMachinePool::Lease machine, pool_->Acquire());
+    GJ_ASSIGN_OR_RETURN(jit_internal::TargetMachinePool::Lease machine,
+                        PoolOf(request.tier).Acquire());
     GJ_ASSIGN_OR_RETURN(assembly, jit_internal::EmitAssembly(module, *machine));
   }
 

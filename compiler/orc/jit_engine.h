@@ -1,6 +1,7 @@
-// The process-wide ORC LLJIT engine: host CPU target, new-PM O2 with loop and SLP
-// vectorization, libmvec as the vector math library, one ResourceTracker per compiled
-// module so its code can be freed. Only compiler/codegen and compiler/jit include this.
+// The process-wide ORC LLJIT engine: host CPU target, two code tiers (new-PM O2 with loop
+// and SLP vectorization, or the baseline's short pass list and -O0 machine code), libmvec as the
+// vector math library, one ResourceTracker per compiled module so its code can be freed. Only
+// compiler/codegen and compiler/jit include this.
 #ifndef GRAPHJIT_COMPILER_ORC_JIT_ENGINE_H_
 #define GRAPHJIT_COMPILER_ORC_JIT_ENGINE_H_
 
@@ -9,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "compiler/orc/code_tier.h"
 #include "compiler/orc/phase_timings.h"
 #include "llvm/IR/DataLayout.h"
 #include "llvm/IR/LLVMContext.h"
@@ -23,6 +25,7 @@ struct JitRequest {
   bool keep_ir = false;                  // keep the optimized IR text
   bool emit_asm = false;                 // also produce assembly text
   bool keep_object = false;              // keep the object file (to store it and Load it later)
+  CodeTier tier = CodeTier::kOptimized;  // how hard LLVM works on it (compiler/orc/code_tier.h)
   // Several entries instead of one: the module's functions of these names stay
   // external under exactly these names (their callers make them unique), everything
   // else is internalized; entry_name is then ignored. A caller that names entries (after

@@ -7,7 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
+#include "llvm/IR/Constants.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Metadata.h"
+#include "llvm/IR/Module.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/Cloning.h"
@@ -48,14 +51,27 @@ void TargetMachinePool::Release(std::unique_ptr<llvm::TargetMachine> machine) {
 
 namespace {
 
+constexpr const char* kTierFlag = "graphjit.tier";
+
+CodeTier ModuleTier(const llvm::Module& module) {
+  auto* flag = llvm::mdconst::extract_or_null<llvm::ConstantInt>(module.getModuleFlag(kTierFlag));
+  return flag != nullptr && flag->getZExtValue() == static_cast<uint64_t>(CodeTier::kBaseline)
+             ? CodeTier::kBaseline
+             : CodeTier::kOptimized;
+}
+
 class PooledCompiler : public llvm::orc::IRCompileLayer::IRCompiler {
  public:
-  explicit PooledCompiler(std::shared_ptr<TargetMachinePool> pool)
-      : IRCompiler(llvm::orc::irManglingOptionsFromTargetOptions(pool->builder().getOptions())),
-        pool_(std::move(pool)) {}
+  PooledCompiler(std::shared_ptr<TargetMachinePool> optimized,
+                 std::shared_ptr<TargetMachinePool> baseline)
+      : IRCompiler(
+            llvm::orc::irManglingOptionsFromTargetOptions(optimized->builder().getOptions())),
+        optimized_(std::move(optimized)),
+        baseline_(std::move(baseline)) {}
 
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> operator()(llvm::Module& module) override {
-    absl::StatusOr<TargetMachinePool::Lease> machine = pool_->Acquire();
+    TargetMachinePool& pool = ModuleTier(module) == CodeTier::kBaseline ? *baseline_ : *optimized_;
+    absl::StatusOr<TargetMachinePool::Lease> machine = pool.Acquire();
     if (!machine.ok()) {
       return llvm::make_error<llvm::StringError>(std::string(machine.status().message()),
                                                  llvm::inconvertibleErrorCode());
@@ -65,14 +81,19 @@ class PooledCompiler : public llvm::orc::IRCompileLayer::IRCompiler {
   }
 
  private:
-  std::shared_ptr<TargetMachinePool> pool_;
+  std::shared_ptr<TargetMachinePool> optimized_;
+  std::shared_ptr<TargetMachinePool> baseline_;
 };
 
 }  // namespace
 
+void SetModuleTier(llvm::Module& module, CodeTier tier) {
+  module.addModuleFlag(llvm::Module::Error, kTierFlag, static_cast<uint32_t>(tier));
+}
+
 std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler> MakePooledCompiler(
-    std::shared_ptr<TargetMachinePool> pool) {
-  return std::make_unique<PooledCompiler>(std::move(pool));
+    std::shared_ptr<TargetMachinePool> optimized, std::shared_ptr<TargetMachinePool> baseline) {
+  return std::make_unique<PooledCompiler>(std::move(optimized), std::move(baseline));
 }
 
 absl::StatusOr<std::string> EmitAssembly(const llvm::Module& module, llvm::TargetMachine& machine) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "compiler/orc/code_tier.h"
 #include "llvm/ExecutionEngine/Orc/IRCompileLayer.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/Module.h"
@@ -53,11 +54,17 @@ class TargetMachinePool {
   std::vector<std::unique_ptr<llvm::TargetMachine>> idle_;  // guarded by mutex_
 };
 
-// ORC's compile function: IR -> object file with a pooled machine, so concurrent
-// materializations neither share a machine nor build a new one per module (which is what
-// LLVM's ConcurrentIRCompiler does).
+// Marks `module` for code generation at `tier` (a module flag the compile function reads:
+// ORC hands it nothing else).
+void SetModuleTier(llvm::Module& module, CodeTier tier);
+
+// ORC's compile function: IR -> object file with a pooled machine of the module's tier
+// (`optimized` at -O3, `baseline` at -O0), so concurrent materializations neither share
+// a machine nor build a new one per module (which is what LLVM's ConcurrentIRCompiler
+// does), and a machine never switches optimization levels (at -O0 codegen turns the
+// machine's fast instruction selector on for good).
 std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler> MakePooledCompiler(
-    std::shared_ptr<TargetMachinePool> pool);
+    std::shared_ptr<TargetMachinePool> optimized, std::shared_ptr<TargetMachinePool> baseline);
 
 // The assembly text of `module` (compiled from a clone: codegen rewrites the IR it runs on).
 absl::StatusOr<std::string> EmitAssembly(const llvm::Module& module, llvm::TargetMachine& machine);

@@ -1,4 +1,5 @@
-// New-PM O2 pipeline with vectorizers and libmvec for the JIT engine.
+// The IR pipelines of the two code tiers (O2 with vectorizers, the baseline's short list)
+// and libmvec for the JIT engine.
 #include "compiler/orc/optimize_module.h"
 
 #include <string_view>
@@ -10,6 +11,13 @@
 #include "llvm/Passes/OptimizationLevel.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/TypeSize.h"
+#include "llvm/Transforms/InstCombine/InstCombine.h"
+#include "llvm/Transforms/Scalar/EarlyCSE.h"
+#include "llvm/Transforms/Scalar/LICM.h"
+#include "llvm/Transforms/Scalar/LoopPassManager.h"
+#include "llvm/Transforms/Scalar/SROA.h"
+#include "llvm/Transforms/Scalar/SimplifyCFG.h"
+#include "llvm/Transforms/Vectorize/LoopVectorize.h"
 
 namespace graphjit::compiler::jit_internal {
 namespace {
@@ -48,6 +56,40 @@ llvm::VecDesc FixedVecDesc(const char* scalar, const char* vector, unsigned lane
                        vabi_prefix);
 }
 
+// The baseline tier's passes, chosen on the decode layer (exact S = 64, f64; compile =
+// `graphjit-dump decode --stats` wall on 2 threads, steps = bench_roofline's BM_DecodeStep
+// kept-frame medians f64 S=64 / S=512, f32 S=64 / S=512; 2-core AMD EPYC znver4, AVX-512):
+//   O2, machine code -O3                                        225 ms; 19 / 28 / 10 / 15 us
+//   sroa, early-cse, instcombine, simplifycfg; -O0               30 ms; 38 / 97 / 31 / 76 us
+//   the same + licm, loop-vectorize, instcombine, simplifycfg;
+//     -O0                                                        42 ms; 33 / 82 / 23 / 56 us
+//     -O1 (greedy register allocation: 184 ms of codegen)       119 ms
+//     -O2                                                       186 ms; 21 / 44 / 12 / 28 us
+// Machine code at -O0 is what makes it cheap (fast instruction selection and register
+// allocation: 25-30 ms of codegen against 165 ms at -O3); the loop vectorizer earns its
+// 12 ms. What -O0 costs at run time is the fast register allocator, which keeps loop
+// values in stack slots between blocks.
+llvm::ModulePassManager BaselinePipeline() {
+  // instcombine's fixpoint check is for LLVM's own tests (the default pipelines turn it
+  // off too): with it, a module that needs a second round aborts the process.
+  const auto instcombine = [] {
+    return llvm::InstCombinePass(llvm::InstCombineOptions().setVerifyFixpoint(false));
+  };
+  llvm::FunctionPassManager function;
+  function.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+  function.addPass(llvm::EarlyCSEPass());
+  function.addPass(instcombine());
+  function.addPass(llvm::SimplifyCFGPass());
+  function.addPass(llvm::createFunctionToLoopPassAdaptor(llvm::LICMPass(llvm::LICMOptions()),
+                                                         /*UseMemorySSA=*/true));
+  function.addPass(llvm::LoopVectorizePass());
+  function.addPass(instcombine());
+  function.addPass(llvm::SimplifyCFGPass());
+  llvm::ModulePassManager module;
+  module.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(function)));
+  return module;
+}
+
 }  // namespace
 
 llvm::TargetLibraryInfoImpl MakeTargetLibraryInfo(const llvm::Triple& triple, bool use_libmvec) {
@@ -84,7 +126,7 @@ void MarkMathDeclarations(llvm::Module& module) {
 }
 
 void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine,
-                    const llvm::TargetLibraryInfoImpl& library_info) {
+                    const llvm::TargetLibraryInfoImpl& library_info, CodeTier tier) {
   llvm::PipelineTuningOptions tuning;
   tuning.LoopVectorization = true;
   tuning.SLPVectorization = true;  // off by default in PipelineTuningOptions
@@ -126,7 +168,9 @@ void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine,
   // the attention loops need O2's loop passes; about half the compile is machine-code
   // generation, which no IR pipeline removes.
   llvm::ModulePassManager passes =
-      builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
+      tier == CodeTier::kBaseline
+          ? BaselinePipeline()
+          : builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
   passes.run(module, module_analyses);
 }
 

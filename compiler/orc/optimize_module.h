@@ -1,8 +1,10 @@
-// The JIT engine's IR optimizer: new-PM O2 with loop and SLP vectorization, glibc's
-// libmvec as the vector math library, and libm declarations marked as pure.
+// The JIT engine's IR optimizer: new-PM O2 with loop and SLP vectorization, or the
+// baseline tier's short pass list; glibc's libmvec as the vector math library, and libm
+// declarations marked as pure.
 #ifndef GRAPHJIT_COMPILER_ORC_OPTIMIZE_MODULE_H_
 #define GRAPHJIT_COMPILER_ORC_OPTIMIZE_MODULE_H_
 
+#include "compiler/orc/code_tier.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Target/TargetMachine.h"
@@ -21,10 +23,11 @@ llvm::TargetLibraryInfoImpl MakeTargetLibraryInfo(const llvm::Triple& triple, bo
 // leave the loop alone. Like -fno-math-errno: errno is never set by graphjit's math.
 void MarkMathDeclarations(llvm::Module& module);
 
-// Runs the O2 pipeline in place. `machine` supplies the cost model (AVX2 widths, FMA) and
-// must not be used by another thread meanwhile; `library_info` is copied.
+// Runs `tier`'s pipeline in place: O2, or the baseline's few passes. `machine` supplies the cost
+// model (AVX2 widths, FMA) and must not be used by another thread meanwhile; `library_info` is
+// copied.
 void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine,
-                    const llvm::TargetLibraryInfoImpl& library_info);
+                    const llvm::TargetLibraryInfoImpl& library_info, CodeTier tier);
 
 }  // namespace graphjit::compiler::jit_internal
 

@@ -60,7 +60,8 @@ ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& 
   h.Text("graphjit-kernel-key-v9");
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir, emit_asm and keep_object change what is kept.
-  h.Text(absl::StrCat("tile_matmuls=", codegen.tile_matmuls, "\n"));
+  h.Text(absl::StrCat("tile_matmuls=", codegen.tile_matmuls, ",tier=", CodeTierName(codegen.tier),
+                      "\n"));
   h.Text(unit_text);
   return h.Finish();
 }

@@ -36,6 +36,26 @@ done
 "$bin/graphjit-dump" decode --dim S=64 --stage=llvm-opt | grep -qE "<(4|8) x double>" &&
   pass "dump llvm-opt is vectorized" || fail "dump llvm-opt is vectorized"
 
+# The baseline tier compiles the same graph with its own pipeline (still vectorized), and
+# the run tool's outputs agree with O2's to rounding.
+GRAPHJIT_CACHE_DIR=off "$bin/graphjit-dump" decode --stats --tier=baseline |
+  grep -q "^# compile (ms, tier baseline)" && pass "dump --tier=baseline --stats" ||
+  fail "dump --tier=baseline --stats"
+mkdir -p "$work/o2" "$work/baseline"
+if "$bin/graphjit-run" decode --output-dir "$work/o2" >/dev/null &&
+  "$bin/graphjit-run" decode --tier=baseline --output-dir "$work/baseline" >/dev/null &&
+  cmp -s "$work/o2/output1.npy" "$work/baseline/output1.npy" &&
+  [[ -s "$work/baseline/output0.npy" ]]; then
+  pass "run --tier=baseline"
+else
+  fail "run --tier=baseline"
+fi
+expect_error "dump unknown tier" "unknown code tier 'O3' (expected o2 or baseline)" \
+  "$bin/graphjit-dump" decode --stats --tier=O3
+expect_error "run unknown tier" "--tier: unknown code tier 'fast'" \
+  "$bin/graphjit-run" decode --tier=fast
+expect_error "study unknown tier" "--tier: unknown code tier 'o3'" \
+  "$bin/graphjit-study" --only=flops --tier=o3
 expect_error "dump unknown stage" "unknown --stage 'bogus'" "$bin/graphjit-dump" decode --stage=bogus
 expect_error "dump unknown model" "valid models:" "$bin/graphjit-dump" gpt9
 expect_error "dump missing file" "cannot open" "$bin/graphjit-dump" "$work/none.gir"
@@ -344,7 +364,7 @@ assert sum(p["kernels_loaded"] for p in warm["policies"]) > 0, warm["policies"]
 assert sum(p["kernels_compiled"] for p in warm["policies"]) == 0, warm["policies"]
 PY
   fail "study cold by default, --warm_cache ($(tail -3 "$work/warm2.txt"))"
-grep -q "Code: cold" "$work/cold2.txt" && grep -q "loaded from the disk or remote cache" \
+grep -q "Code: cold.*; code tier o2" "$work/cold2.txt" && grep -q "loaded from the disk or remote cache" \
   "$work/warm2.txt" && pass "study says cold or warm" || fail "study says cold or warm"
 # The plots, where matplotlib is installed (Debian's python3-matplotlib).
 if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then

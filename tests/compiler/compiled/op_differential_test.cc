@@ -82,15 +82,18 @@ absl::StatusOr<ir::Graph> BuildCase(const Case& c, DType dt, bool symbolic, int6
   return std::move(b).Build();
 }
 
-void Check(const Case& c, DType dt, bool symbolic, std::mt19937_64& rng) {
+void Check(const Case& c, DType dt, bool symbolic, std::mt19937_64& rng,
+           CodeTier tier = CodeTier::kOptimized) {
   for (int64_t S : {1, 3, 17}) {
-    SCOPED_TRACE(
-        absl::StrCat(c.name, " ", ir::DTypeName(dt), symbolic ? " symbolic" : " exact", " S=", S));
+    SCOPED_TRACE(absl::StrCat(c.name, " ", ir::DTypeName(dt), symbolic ? " symbolic" : " exact",
+                              " S=", S, " tier ", CodeTierName(tier)));
     absl::StatusOr<ir::Graph> g = BuildCase(c, dt, symbolic, S);
     ASSERT_TRUE(g.ok()) << g.status();
     ir::Bindings bind = {{"S", S}};
     TensorMap in = RandomInputs(*g, rng, bind);
-    absl::StatusOr<std::unique_ptr<CompiledGraph>> cg = CompiledGraph::Compile(*g, {});
+    CompileGraphOptions options;
+    options.codegen.tier = tier;
+    absl::StatusOr<std::unique_ptr<CompiledGraph>> cg = CompiledGraph::Compile(*g, {}, options);
     ASSERT_TRUE(cg.ok()) << cg.status() << "\n" << ir::PrintGraph(*g);
     auto want = runtime::Interpret(*g, in, {}, bind);
     auto got = (*cg)->Run(in, bind);
@@ -392,6 +395,16 @@ TEST(OpDifferential, CompiledMatchesInterpreter) {
   for (const Case& c : Cases()) {
     for (DType dt : {DType::kF64, DType::kF32}) {
       for (bool symbolic : {true, false}) Check(c, dt, symbolic, rng);
+    }
+  }
+}
+
+// The baseline tier's code (a short IR pipeline, -O0 machine code) computes the same.
+TEST(OpDifferential, BaselineTierMatchesInterpreter) {
+  std::mt19937_64 rng(31);
+  for (const Case& c : Cases()) {
+    for (DType dt : {DType::kF64, DType::kF32}) {
+      for (bool symbolic : {true, false}) Check(c, dt, symbolic, rng, CodeTier::kBaseline);
     }
   }
 }

@@ -30,6 +30,7 @@ namespace graphjit::compiler {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 using UnaryLoopFn = void (*)(double* out, const double* in, int64_t n);
 using UnaryLoopFnF32 = void (*)(float* out, const float* in, int64_t n);
@@ -109,7 +110,8 @@ JitEngine& Engine() {
 
 absl::StatusOr<std::unique_ptr<JitCode>> CompileIr(const std::string& ir,
                                                    const std::string& entry = "f",
-                                                   bool keep_ir = false, bool emit_asm = false) {
+                                                   bool keep_ir = false, bool emit_asm = false,
+                                                   CodeTier tier = CodeTier::kOptimized) {
   JitRequest request;
   request.context = std::make_unique<llvm::LLVMContext>();
   llvm::SMDiagnostic diagnostic;
@@ -121,6 +123,7 @@ absl::StatusOr<std::unique_ptr<JitCode>> CompileIr(const std::string& ir,
   request.entry_name = entry;
   request.keep_ir = keep_ir;
   request.emit_asm = emit_asm;
+  request.tier = tier;
   return Engine().Compile(std::move(request));
 }
 
@@ -203,6 +206,39 @@ TEST(JitEngineTest, EmitsAvx2Assembly) {
   EXPECT_TRUE((*code)->optimized_ir().empty());  // keep_ir was off
   EXPECT_GT((*code)->timings().optimize, 0);
   EXPECT_GT((*code)->timings().codegen, 0);
+}
+
+// The baseline tier runs its own short pipeline (no inliner: the helper call stays) and
+// its own machines; an O2 compile after it still gets O2 (the helper inlined) and vector
+// code, so the tiers' machines never mix optimization levels.
+TEST(JitEngineTest, BaselineTierRunsItsOwnPipeline) {
+  absl::StatusOr<std::unique_ptr<JitCode>> baseline =
+      CompileIr(AxpyLoopIr(2.0), "f", /*keep_ir=*/true, /*emit_asm=*/true, CodeTier::kBaseline);
+  ASSERT_TRUE(baseline.ok()) << baseline.status();
+  absl::StatusOr<std::unique_ptr<JitCode>> optimized =
+      CompileIr(AxpyLoopIr(2.0), "f", /*keep_ir=*/true, /*emit_asm=*/true);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  EXPECT_THAT((*baseline)->optimized_ir(), HasSubstr("call double @helper_scale"));
+  EXPECT_THAT((*optimized)->optimized_ir(), Not(HasSubstr("call double @helper_scale")));
+  EXPECT_NE((*baseline)->assembly(), (*optimized)->assembly());
+  EXPECT_TRUE((*optimized)->assembly().find("vfmadd") != std::string::npos ||
+              (*optimized)->assembly().find("ymm") != std::string::npos);
+  std::vector<double> in = {1, 2, 3, 4, 5}, a(5, 1.0), b(5, 1.0);
+  reinterpret_cast<UnaryLoopFn>((*baseline)->entry())(a.data(), in.data(), 5);
+  reinterpret_cast<UnaryLoopFn>((*optimized)->entry())(b.data(), in.data(), 5);
+  EXPECT_EQ(a, (std::vector<double>{3, 5, 7, 9, 11}));
+  EXPECT_EQ(a, b);
+}
+
+TEST(JitEngineTest, CodeTiersHaveNames) {
+  for (CodeTier tier : {CodeTier::kOptimized, CodeTier::kBaseline}) {
+    absl::StatusOr<CodeTier> parsed = ParseCodeTier(CodeTierName(tier));
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_EQ(*parsed, tier);
+  }
+  absl::StatusOr<CodeTier> unknown = ParseCodeTier("O3");
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(unknown.status().message(), HasSubstr("expected o2 or baseline"));
 }
 
 TEST(JitEngineTest, ModulesWithTheSameNamesLiveSideBySide) {
