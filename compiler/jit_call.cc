@@ -39,20 +39,24 @@ bool JitCall::RunFast(absl::Span<const runtime::Tensor> inputs, const ir::Bindin
   // From here on the call is this cache's, counted once, served as Run would serve it.
   // The same dims as the last call served by the kept frame: the same entry, counted
   // without the cache's lock and lookup while the entry is live.
-  if (call_ != nullptr && values_ == served_values_ && cache_->ServeRepeat(*entry_, values_)) {
+  if (call_ != nullptr && values_ == served_values_ &&
+      entry_->code_version() == served_code_version_ && cache_->ServeRepeat(*entry_, values_)) {
     RunKept(inputs, bindings, status);
     return true;
   }
   std::shared_ptr<const CompiledGraph> code;
+  uint32_t code_version = 0;
   absl::StatusOr<std::shared_ptr<const cache::CacheEntry>> entry =
-      cache_->Serve(args_, &values_, &code, /*values_bound=*/true);
+      cache_->Serve(args_, &values_, &code, /*values_bound=*/true, &code_version);
   if (!entry.ok()) {
     *status = entry.status();
     return true;
   }
-  if (*entry != entry_) {
+  if (*entry != entry_ || code != call_code_) {
+    // Another entry, or the entry's code was replaced (reoptimized).
     entry_ = nullptr;
     call_ = nullptr;
+    call_code_ = nullptr;
     if (code != nullptr) {
       // A new entry (or the first): its frame, and where each of its inputs comes from.
       auto call = std::make_unique<CompiledCall>(*code);
@@ -65,6 +69,8 @@ bool JitCall::RunFast(absl::Span<const runtime::Tensor> inputs, const ir::Bindin
       if (position.size() == call->input_names().size()) {
         entry_ = *entry;
         call_ = std::move(call);
+        call_code_ = code;
+        served_code_version_ = code_version;
         call_position_ = std::move(position);
         call_inputs_.resize(call_position_.size());
         // The same inputs in the same order (the usual case): no copies per call.
@@ -123,6 +129,7 @@ absl::Status JitCall::RunSlow(absl::Span<const runtime::Tensor> inputs,
     completed_valid_ = false;
     entry_ = nullptr;
     call_ = nullptr;
+    call_code_ = nullptr;
   }
   absl::StatusOr<std::vector<runtime::Tensor>> out = cache->Run(named, args, bindings);
   last_fast_ = false;

@@ -71,8 +71,11 @@ class JitCall {
   cache::DimValues values_;
   std::shared_ptr<const cache::CacheEntry> entry_;  // the entry call_ runs
   std::unique_ptr<CompiledCall> call_;
-  cache::DimValues served_values_;  // the dims of the last call Serve gave call_'s entry
-  std::vector<int> call_position_;  // per call_ input: its position in names_
+  // The code call_ runs, kept alive here: reoptimization may replace the entry's code.
+  std::shared_ptr<const CompiledGraph> call_code_;
+  uint32_t served_code_version_ = 0;  // entry_'s code_version() when call_ was built
+  cache::DimValues served_values_;    // the dims of the last call Serve gave call_'s entry
+  std::vector<int> call_position_;    // per call_ input: its position in names_
   std::vector<runtime::Tensor> call_inputs_;
   bool call_takes_inputs_as_given_ = false;  // call_position_ is 0, 1, .. names_.size() - 1
   bool completes_ = false;  // the cache completes call bindings (named dims, a function)

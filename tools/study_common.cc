@@ -46,18 +46,21 @@ CodeSource MakeCodeSource(bool warm, compiler::KernelStore* cold_kernels, compil
 }
 
 std::string Describe(const CodeSource& source) {
-  const std::string tier = absl::StrCat("; code tier ", compiler::CodeTierName(source.tier));
+  std::string tier = absl::StrCat("; code tier ", compiler::CodeTierName(source.tier));
+  if (source.reoptimize_after > 0) {
+    absl::StrAppend(&tier, ", entries called ", source.reoptimize_after,
+                    " times recompiled at o2 in the background");
+  }
   if (!source.warm) {
     return absl::StrCat(
         "cold: every compile is real (empty code stores, no disk or remote cache; "
         "--warm_cache reuses them)",
         tier);
   }
-  return absl::StrCat("warm: code reused from memory",
-                      source.env.disk != nullptr ? ", the disk cache" : "",
-                      source.env.remote != nullptr ? ", the remote cache" : "",
-                      " where it was compiled before (compiled, loaded and reused kept apart)",
-                      tier);
+  return absl::StrCat(
+      "warm: code reused from memory", source.env.disk != nullptr ? ", the disk cache" : "",
+      source.env.remote != nullptr ? ", the remote cache" : "",
+      " where it was compiled before (compiled, loaded and reused kept apart)", tier);
 }
 
 TensorMap FreshCaches(const TensorMap& in) {

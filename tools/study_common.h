@@ -30,6 +30,9 @@ struct CodeSource {
   compiler::CompileEnv env;
   bool warm = false;
   compiler::CodeTier tier = compiler::CodeTier::kOptimized;  // what the studies compile at
+  // With the baseline tier: Jit entries called this often are recompiled at O2
+  // (JitOptions::reoptimize_after); 0 never.
+  int64_t reoptimize_after = 0;
   // Compile options with this source's env and tier.
   compiler::CompileGraphOptions Options() const {
     compiler::CompileGraphOptions options;

@@ -81,6 +81,7 @@ absl::Status StudyPolicies(const models::Model& model, const CodeSource& source,
     options.tiered = tiered;
     options.compile.env = &env;
     options.compile.codegen.tier = source.tier;
+    options.reoptimize_after = source.reoptimize_after;
     if (!source.warm) options.store = std::make_shared<compiler::CodeStore>();
     GJ_ASSIGN_OR_RETURN(studies::DecodeLoopResult r, studies::RunDecodeLoop(model, options, loop));
     Row row{std::string(cache::PolicyName(p)), std::move(r)};
@@ -94,9 +95,14 @@ absl::Status StudyPolicies(const models::Model& model, const CodeSource& source,
   ProgressDone();
   const Row& exact = rows[0];
   std::printf("Code: %s\n\n", Describe(source).c_str());
-  Table t({"policy", "entries built", "kernels compiled", "loaded", "reused",
-           source.warm ? "build time" : "compile time", "per entry", "padding",
-           "run time (no builds)", "worst stall", "interpreted", "max |diff| vs exact"});
+  std::vector<std::string> header = {
+      "policy",      "entries built", "kernels compiled",
+      "loaded",      "reused",        source.warm ? "build time" : "compile time",
+      "per entry",   "padding",       "run time (no builds)",
+      "worst stall", "interpreted",   "max |diff| vs exact"};
+  // Reoptimizing: how many entries got O2 code, and what those background compiles took.
+  if (source.reoptimize_after > 0) header.insert(header.end() - 1, {"o2 swaps", "o2 time"});
+  Table t(header);
   json.Member("code_cache", source.warm ? "warm" : "cold");
   json.Member("code_tier", compiler::CodeTierName(source.tier));
   json.Key("policies").BeginArray();
@@ -106,13 +112,24 @@ absl::Status StudyPolicies(const models::Model& model, const CodeSource& source,
           std::max(row.max_diff, runtime::MaxAbsDiff(row.r.outputs[i], exact.r.outputs[i]));
     }
     const cache::CacheStats& s = row.r.stats;
-    t.Add({row.name, absl::StrCat(s.compiles), absl::StrCat(s.kernels_compiled),
-           absl::StrCat(s.kernels_loaded), absl::StrCat(s.kernels_reused),
-           tools::FormatSeconds(s.compile_seconds),
-           tools::FormatSeconds(s.compile_seconds / std::max<int64_t>(1, s.compiles)),
-           absl::StrFormat("%.1f%%", 100 * s.padding_overhead()),
-           tools::FormatSeconds(row.run_seconds), tools::FormatSeconds(s.max_stall_seconds),
-           absl::StrCat(s.interpreted), absl::StrFormat("%.1e", row.max_diff)});
+    std::vector<std::string> cells = {
+        row.name,
+        absl::StrCat(s.compiles),
+        absl::StrCat(s.kernels_compiled),
+        absl::StrCat(s.kernels_loaded),
+        absl::StrCat(s.kernels_reused),
+        tools::FormatSeconds(s.compile_seconds),
+        tools::FormatSeconds(s.compile_seconds / std::max<int64_t>(1, s.compiles)),
+        absl::StrFormat("%.1f%%", 100 * s.padding_overhead()),
+        tools::FormatSeconds(row.run_seconds),
+        tools::FormatSeconds(s.max_stall_seconds),
+        absl::StrCat(s.interpreted),
+        absl::StrFormat("%.1e", row.max_diff)};
+    if (source.reoptimize_after > 0) {
+      cells.insert(cells.end() - 1,
+                   {absl::StrCat(s.reoptimized), tools::FormatSeconds(s.reoptimize_seconds)});
+    }
+    t.Add(cells);
     json.BeginObject()
         .Member("policy", row.name)
         .Member("compiles", s.compiles)
@@ -124,6 +141,8 @@ absl::Status StudyPolicies(const models::Model& model, const CodeSource& source,
         .Member("interpreted_calls", s.interpreted)
         .Member("background_compiles", s.background_compiles)
         .Member("dropped_compiles", s.dropped_compiles)
+        .Member("reoptimized", s.reoptimized)
+        .Member("reoptimize_seconds", s.reoptimize_seconds)
         .Member("padding_ratio", s.padding_overhead())
         .Member("run_seconds", row.run_seconds)
         .Member("max_abs_diff", row.max_diff)

@@ -57,8 +57,10 @@ ABSL_FLAG(bool, warm_cache, false,
           "default every study compiles cold (empty code stores of its own, no disk or remote "
           "tier), so compile times say what compiling costs");
 ABSL_FLAG(std::string, tier, "o2",
-          "code tier the studies compile at: o2 (optimized) or baseline (compiles several "
-          "times faster, runs slower)");
+          "code tier the studies compile at: o2 (optimized), baseline (compiles several "
+          "times faster, runs slower) or tiered (policy study: misses interpreted while "
+          "baseline code compiles in the background, entries called 16 times recompiled "
+          "at o2)");
 ABSL_FLAG(std::string, dtype, "f64", "f32 or f64 (the decode model's dtype)");
 ABSL_FLAG(std::string, model, "decode", "decode model spec (dtype= in it wins over --dtype)");
 ABSL_FLAG(int, ocr_lines, 40,
@@ -135,10 +137,14 @@ int Main(int argc, char** argv) {
     return fail(absl::InvalidArgumentError(
         absl::StrCat("--ocr_lines: expected 1 or more, got ", absl::GetFlag(FLAGS_ocr_lines))));
   }
+  // --tier=tiered: all three tiers (interpreter, baseline, o2), as JitOptions put them.
+  const bool three_tiers = absl::GetFlag(FLAGS_tier) == "tiered";
   const absl::StatusOr<compiler::CodeTier> tier =
-      compiler::ParseCodeTier(absl::GetFlag(FLAGS_tier));
+      three_tiers ? compiler::CodeTier::kBaseline
+                  : compiler::ParseCodeTier(absl::GetFlag(FLAGS_tier));
   if (!tier.ok()) {
-    return fail(absl::InvalidArgumentError(absl::StrCat("--tier: ", tier.status().message())));
+    return fail(absl::InvalidArgumentError(
+        absl::StrCat("--tier: ", tier.status().message(), " (or tiered)")));
   }
   const std::string dtype = absl::GetFlag(FLAGS_dtype);
   if (dtype != "f32" && dtype != "f64") {
@@ -181,12 +187,13 @@ int Main(int argc, char** argv) {
   auto start = Clock::now();
   absl::Status status;
   compiler::KernelStore cold_kernels;  // the cold source's memory tier
-  const CodeSource source = MakeCodeSource(absl::GetFlag(FLAGS_warm_cache), &cold_kernels, *tier);
+  CodeSource source = MakeCodeSource(absl::GetFlag(FLAGS_warm_cache), &cold_kernels, *tier);
+  if (three_tiers) source.reoptimize_after = 16;
   studies::DecodeLoopOptions loop;
   loop.prompt = absl::GetFlag(FLAGS_prompt);
   loop.steps = absl::GetFlag(FLAGS_steps);
   if (status.ok() && wants("policies")) {
-    status = StudyPolicies(**model, source, loop, absl::GetFlag(FLAGS_tiered), json);
+    status = StudyPolicies(**model, source, loop, absl::GetFlag(FLAGS_tiered) || three_tiers, json);
   }
   if (status.ok() && wants("symbolic")) status = StudySymbolic(**model, source, json);
   if (status.ok() && wants("breaks")) status = StudyBreaks(source, json);

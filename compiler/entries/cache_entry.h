@@ -31,6 +31,9 @@ class CacheEntry {
   // The traced graph (the interpreter tier runs it while the code compiles).
   const ir::Graph& traced() const { return traced_; }
   const ContentKey& content_key() const { return content_key_; }
+  // Bumped whenever other code replaces the entry's code (reoptimization): a caller
+  // keeping a frame built for the code it saw rebuilds it when this changes.
+  uint32_t code_version() const { return code_version_.load(std::memory_order_acquire); }
   // Padded entries: each output's dims (a constant or a padded dynamic dim), to cut back.
   const std::vector<std::vector<DimGuard>>& output_dims() const { return output_dims_; }
 
@@ -60,6 +63,11 @@ class CacheEntry {
   // In the cache's table (false once evicted, dropped or failed): ServeRepeat serves only
   // live entries. Written under mu_, read without it.
   std::atomic<bool> live_ = true;
+  // Reoptimization: calls served by the baseline code so far, and whether its O2 compile
+  // has been asked for (reset if the queue drops it). Atomic: ServeRepeat counts too.
+  mutable std::atomic<int64_t> baseline_calls_ = 0;
+  mutable std::atomic<bool> reoptimizing_ = false;
+  std::atomic<uint32_t> code_version_ = 0;
 };
 
 }  // namespace graphjit::compiler::cache

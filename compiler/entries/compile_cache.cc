@@ -26,7 +26,7 @@ CompileCache::CompileCache(const TracedFunction& function, const JitOptions& opt
   for (const InputGuard& g : signature_.inputs()) {
     name_hashes_.push_back(TensorMap::hasher{}(g.name));
   }
-  if (options_.tiered) {
+  if (options_.tiered || Reoptimizes()) {
     background_ = std::make_unique<BackgroundCompiler>(
         options_.tier_queue,
         [this](std::shared_ptr<CacheEntry> entry) { CompileInBackground(std::move(entry)); },
@@ -87,7 +87,7 @@ absl::Status CompileCache::Reject(const Args& args) {
 
 absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::AcquireImpl(
     const Args& args, DimValues* values, std::shared_ptr<const CompiledGraph>* code, double* stall,
-    bool values_bound) {
+    bool values_bound, uint32_t* code_version) {
   if (!values_bound && !signature_.Bind(args, values)) return Reject(args);
   // Entries dropped or evicted here are destroyed after the lock is released (freeing
   // code takes the JIT's own locks).
@@ -108,6 +108,7 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::AcquireImpl(
       CountElementsLocked(keys, *values);
       table_.Touch(*entry);
       if (entry->state_ == CacheEntry::State::kReady) {
+        if (CountBaselineCall(*entry)) background_->Enqueue(found);
         result = std::move(found);
       } else if (entry->state_ == CacheEntry::State::kInterpreted) {
         // Asked for again: its background compile moves to the back of the queue.
@@ -128,7 +129,10 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::AcquireImpl(
       GJ_CHECK(!result.ok() || entry->guards_.Check(*values))
           << "key " << keys_.ToText(keys) << " maps to an entry whose guards fail";
     }
-    if (result.ok()) *code = (*result)->compiled_;
+    if (result.ok()) {
+      *code = (*result)->compiled_;
+      if (code_version != nullptr) *code_version = (*result)->code_version();
+    }
   }
   return result;
 }
@@ -260,7 +264,26 @@ void CompileCache::InstallLocked(CacheEntry* entry, std::shared_ptr<const Compil
   if (entry->state_ == CacheEntry::State::kInterpreted) entry->state_ = CacheEntry::State::kReady;
 }
 
+bool CompileCache::Reoptimizes() const {
+  return options_.reoptimize_after > 0 && options_.compile.codegen.tier == CodeTier::kBaseline;
+}
+
+bool CompileCache::CountBaselineCall(const CacheEntry& entry) {
+  if (!Reoptimizes() || entry.reoptimizing_.load(std::memory_order_relaxed)) return false;
+  if (entry.baseline_calls_.fetch_add(1, std::memory_order_relaxed) + 1 <
+      options_.reoptimize_after) {
+    return false;
+  }
+  // Once per entry: the first caller to flip the flag queues it.
+  return !entry.reoptimizing_.exchange(true, std::memory_order_relaxed);
+}
+
 void CompileCache::DroppedLocked(const CacheEntry& entry) {
+  if (entry.compiled_ != nullptr) {
+    // A reoptimization dropped from the full queue: the entry may ask again.
+    entry.baseline_calls_.store(0, std::memory_order_relaxed);
+    entry.reoptimizing_.store(false, std::memory_order_relaxed);
+  }
   ++stats_.dropped_compiles;
   if (options_.log.recompiles) {
     LogLine("recompiles",
@@ -270,10 +293,16 @@ void CompileCache::DroppedLocked(const CacheEntry& entry) {
 }
 
 void CompileCache::CompileInBackground(std::shared_ptr<CacheEntry> entry) {
+  bool reoptimize = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (entry->compiled_ != nullptr) return;
+    if (entry->compiled_ != nullptr) {
+      // Code installed: queued again for its O2 compile, or nothing left to do.
+      reoptimize = entry->reoptimizing_.load(std::memory_order_relaxed);
+      if (!reoptimize) return;
+    }
   }
+  if (reoptimize) return Reoptimize(std::move(entry));
   const auto start = ir::Clock::now();
   bool compiled = false;
   absl::StatusOr<std::shared_ptr<const CompiledGraph>> code = builder_.Build(*entry, &compiled);
@@ -299,6 +328,36 @@ void CompileCache::CompileInBackground(std::shared_ptr<CacheEntry> entry) {
   // `entry` (and maybe its code) is released here, outside the lock.
 }
 
+void CompileCache::Reoptimize(std::shared_ptr<CacheEntry> entry) {
+  const auto start = ir::Clock::now();
+  bool compiled = false;
+  absl::StatusOr<std::shared_ptr<const CompiledGraph>> code =
+      builder_.BuildAt(*entry, CodeTier::kOptimized, &compiled);
+  const double seconds = SecondsSince(start);
+  std::shared_ptr<const CompiledGraph> replaced;  // freed outside the lock
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!code.ok()) {
+      // The baseline code goes on serving it.
+      ++stats_.failed_compiles;
+      LogLine("recompiles", absl::StrCat(Prefix(), ": reoptimizing entry #", entry->id_,
+                                         " failed: ", code.status().message()));
+      return;
+    }
+    ++stats_.reoptimized;
+    stats_.reoptimize_seconds += seconds;
+    replaced = std::exchange(entry->compiled_, *std::move(code));
+    entry->code_version_.fetch_add(1, std::memory_order_release);
+    if (options_.log.recompiles) {
+      LogLine("recompiles",
+              absl::StrFormat("%s: entry #%d (%s) reoptimized: O2 code installed after %lld "
+                              "baseline calls and %.3f s in the background",
+                              Prefix(), entry->id_, keys_.ToText(entry->keys_),
+                              static_cast<long long>(entry->baseline_calls_.load()), seconds));
+    }
+  }
+}
+
 void CompileCache::CountElementsLocked(const DimKeys& keys, const DimValues& values) {
   for (int k = 0; k < signature_.num_dynamic(); ++k) {
     const DynamicDim& d = signature_.dynamic_dims()[k];
@@ -317,10 +376,10 @@ bool CompileCache::CompletesBindings() const { return executor_.CompletesBinding
 
 absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::Serve(
     const Args& args, DimValues* values, std::shared_ptr<const CompiledGraph>* code,
-    bool values_bound) {
+    bool values_bound, uint32_t* code_version) {
   double stall = 0;
   GJ_ASSIGN_OR_RETURN(std::shared_ptr<const CacheEntry> entry,
-                      AcquireImpl(args, values, code, &stall, values_bound));
+                      AcquireImpl(args, values, code, &stall, values_bound, code_version));
   if (stall == 0 && *code != nullptr) return entry;  // a plain hit: nothing to count
   std::lock_guard<std::mutex> lock(mu_);
   stats_.max_stall_seconds = std::max(stats_.max_stall_seconds, stall);
@@ -349,6 +408,12 @@ bool CompileCache::ServeRepeat(const CacheEntry& entry, const DimValues& values)
   if (!entry.live_.load(std::memory_order_acquire)) return false;
   table_.Touch(entry);
   repeat_hits_.fetch_add(1, std::memory_order_relaxed);
+  if (CountBaselineCall(entry)) {
+    // The queue wants the shared entry, which the table holds while the entry is live.
+    std::lock_guard<std::mutex> lock(mu_);
+    std::shared_ptr<CacheEntry> shared = table_.FindShared(entry.keys_);
+    if (shared.get() == &entry) background_->Enqueue(shared);
+  }
   // CountElementsLocked's sums: unpadded, a named dim runs at its real length.
   int64_t elements = 0;
   for (int k = 0; k < signature_.num_dynamic(); ++k) {

@@ -72,9 +72,10 @@ class CompileCache {
   // code (null while a tiered entry is interpreted). With `values_bound`, the caller has
   // just bound `values` by signature().Bind(args, values), which returned true (it is
   // not bound twice). RunServed runs it as Run does.
+  // `code_version`, if given, gets the entry's code_version() of `code`.
   absl::StatusOr<std::shared_ptr<const CacheEntry>> Serve(
       const Args& args, DimValues* values, std::shared_ptr<const CompiledGraph>* code,
-      bool values_bound = false);
+      bool values_bound = false, uint32_t* code_version = nullptr);
   // A plain hit on `entry` by a call whose dynamic dims are `values`, when the caller's
   // last Serve of the same `values` returned `entry` with its code installed: counted as
   // Serve counts a hit (calls, hits, element counts, the entry's LRU use), but without
@@ -115,7 +116,7 @@ class CompileCache {
   // another call's compile (0 on a plain hit; see CacheStats::max_stall_seconds).
   absl::StatusOr<std::shared_ptr<const CacheEntry>> AcquireImpl(
       const Args& args, DimValues* values, std::shared_ptr<const CompiledGraph>* code,
-      double* stall = nullptr, bool values_bound = false);
+      double* stall = nullptr, bool values_bound = false, uint32_t* code_version = nullptr);
   absl::Status Reject(const Args& args);
   // The *Locked functions are called with mu_ held.
   // Keys for `values`; updates the auto policy's state (and drops the entries a dim
@@ -134,6 +135,13 @@ class CompileCache {
   // Tiered: the background compile of one queued entry (BackgroundCompiler's thread).
   void CompileInBackground(std::shared_ptr<CacheEntry> entry);
   // Tiered: counts and logs an entry dropped from the full background queue (mu_ held).
+  // Reoptimization (JitOptions::reoptimize_after): on for baseline-tier caches that ask
+  // for it. CountBaselineCall counts a call the entry's baseline code serves and is true
+  // for the one call that must queue the entry's O2 compile; Reoptimize (on the
+  // background thread) compiles it and swaps the code.
+  bool Reoptimizes() const;
+  bool CountBaselineCall(const CacheEntry& entry);
+  void Reoptimize(std::shared_ptr<CacheEntry> entry);
   void DroppedLocked(const CacheEntry& entry);
   const std::string& Prefix() const { return prefix_; }
 

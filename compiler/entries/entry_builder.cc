@@ -80,4 +80,14 @@ absl::StatusOr<std::shared_ptr<const CompiledGraph>> EntryBuilder::Build(const C
       compiled);
 }
 
+absl::StatusOr<std::shared_ptr<const CompiledGraph>> EntryBuilder::BuildAt(const CacheEntry& entry,
+                                                                           CodeTier tier,
+                                                                           bool* compiled) const {
+  CompileGraphOptions options = options_.compile;
+  options.codegen.tier = tier;
+  return store_.GetOrCompile(
+      GraphContentKey(entry.traced_, function_.weights, options),
+      [&] { return CompiledGraph::Compile(entry.traced_, function_.weights, options); }, compiled);
+}
+
 }  // namespace graphjit::compiler::cache

@@ -40,6 +40,9 @@ class EntryBuilder {
   // (`*compiled` tells which).
   absl::StatusOr<std::shared_ptr<const CompiledGraph>> Build(const CacheEntry& entry,
                                                              bool* compiled) const;
+  // The same at another code tier (reoptimization), under that tier's content key.
+  absl::StatusOr<std::shared_ptr<const CompiledGraph>> BuildAt(const CacheEntry& entry,
+                                                               CodeTier tier, bool* compiled) const;
 
  private:
   const TracedFunction& function_;

@@ -76,6 +76,12 @@ struct JitOptions {
   // the interpreter tier: use the returned outputs.
   bool tiered = false;
   int tier_queue = 4;
+  // Reoptimization, with compile.codegen.tier = baseline: an entry whose baseline code
+  // has served this many calls is compiled again at O2 on the background thread (the
+  // same bounded queue), and the O2 code serves the calls after it is installed (calls
+  // in flight finish on the old code). The baseline tier then pays for the first calls
+  // and O2 for the hot entries only. 0: never.
+  int64_t reoptimize_after = 0;
   cache::LogFlags log = LogFlagsFromEnvironment();
   // Where compiled code is looked up and kept, by content; null: the process-wide store
   // (CodeStore::Default()), so equal graphs of different functions share code.

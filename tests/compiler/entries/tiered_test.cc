@@ -5,6 +5,7 @@
 
 #include "cache_test_util.h"
 #include "compiler/jit.h"
+#include "compiler/jit_call.h"
 #include "gtest/gtest.h"
 #include "models/jit_model.h"
 
@@ -76,6 +77,71 @@ TEST(Tiered, TheBackgroundQueueIsBoundedAndDropsWhatNobodyAsksForAgain) {
   EXPECT_LT(s.compiles, 20);  // the dropped ones never compiled
   // Every call was answered without waiting for a compile: the worst stall is a trace.
   EXPECT_EQ(s.compiles, s.background_compiles);
+}
+
+// Reoptimization: baseline code serves an entry's first calls; after reoptimize_after of
+// them its O2 code is compiled in the background and replaces it, for Run and for a
+// JitCall's kept frame alike, with results that still match the O2-only cache.
+TEST(Reoptimize, HotBaselineEntriesGetO2Code) {
+  auto model = testutil::SmallDecode();
+  JitOptions o2 = Tiered(ShapePolicy::kSymbolic);
+  o2.tiered = false;
+  JitOptions options = o2;
+  options.compile.codegen.tier = CodeTier::kBaseline;
+  options.reoptimize_after = 3;
+  auto reference = *models::JitModel(*model, o2);
+  auto fn = *models::JitModel(*model, options);
+  std::vector<std::string> names;
+  for (const auto& [name, t] : DecodeInputs(*model, 4)) names.push_back(name);
+  JitCall call(fn.get(), names);
+  auto check = [&](int64_t S) {
+    std::vector<Tensor> want = *reference->Run(DecodeInputs(*model, S), {{"P", S - 1}});
+    runtime::TensorMap in = DecodeInputs(*model, S);
+    std::vector<Tensor> positional;
+    for (const std::string& name : names) positional.push_back(in.at(name));
+    absl::Status s = call.Run(positional, {{"P", S - 1}});
+    ASSERT_TRUE(s.ok()) << s;
+    for (int i = 0; i < 3; ++i) EXPECT_LT(runtime::MaxAbsDiff(call.outputs()[i], want[i]), 1e-12);
+  };
+  std::shared_ptr<const CacheEntry> entry = *fn->Acquire(DecodeInputs(*model, 4));
+  const CompiledGraph* baseline = entry->code().get();
+  EXPECT_EQ(entry->code_version(), 0u);
+  for (int64_t S : {4, 4, 4, 4, 5}) check(S);  // the same symbolic entry, past 3 calls
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (fn->stats().reoptimized + fn->stats().failed_compiles < 1 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  CacheStats s = fn->stats();
+  EXPECT_EQ(s.reoptimized, 1);
+  EXPECT_EQ(s.failed_compiles, 0);
+  EXPECT_EQ(s.compiles, 1);  // the baseline compile; the O2 one is counted apart
+  EXPECT_GT(s.reoptimize_seconds, 0);
+  EXPECT_EQ(entry->code_version(), 1u);
+  std::shared_ptr<const CacheEntry> again = *fn->Acquire(DecodeInputs(*model, 6));
+  EXPECT_EQ(again, entry);
+  EXPECT_NE(again->code().get(), baseline);  // the O2 code replaced it
+  // The kept frame follows the new code (the same dims as its last call, then others).
+  for (int64_t S : {5, 5, 7}) check(S);
+  EXPECT_EQ(fn->stats().reoptimized, 1);  // once per entry
+}
+
+// Must not fire: O2 caches, and baseline caches without reoptimize_after, keep their code.
+TEST(Reoptimize, OnlyBaselineCachesThatAskForIt) {
+  auto model = testutil::SmallDecode();
+  for (CodeTier tier : {CodeTier::kOptimized, CodeTier::kBaseline}) {
+    JitOptions options = Tiered(ShapePolicy::kSymbolic);
+    options.tiered = false;
+    options.compile.codegen.tier = tier;
+    options.reoptimize_after = tier == CodeTier::kOptimized ? 2 : 0;
+    auto fn = *models::JitModel(*model, options);
+    for (int i = 0; i < 6; ++i) {
+      ASSERT_TRUE(fn->Run(DecodeInputs(*model, 5), {{"P", 4}}).ok());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(fn->stats().reoptimized, 0) << CodeTierName(tier);
+    EXPECT_EQ((*fn->Acquire(DecodeInputs(*model, 5)))->code_version(), 0u);
+  }
 }
 
 }  // namespace
