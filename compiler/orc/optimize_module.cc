@@ -13,11 +13,14 @@
 #include "llvm/Support/TypeSize.h"
 #include "llvm/Transforms/InstCombine/InstCombine.h"
 #include "llvm/Transforms/Scalar/EarlyCSE.h"
+#include "llvm/Transforms/Scalar/IndVarSimplify.h"
 #include "llvm/Transforms/Scalar/LICM.h"
 #include "llvm/Transforms/Scalar/LoopPassManager.h"
+#include "llvm/Transforms/Scalar/LoopRotation.h"
 #include "llvm/Transforms/Scalar/SROA.h"
 #include "llvm/Transforms/Scalar/SimplifyCFG.h"
 #include "llvm/Transforms/Vectorize/LoopVectorize.h"
+#include "llvm/Transforms/Vectorize/SLPVectorizer.h"
 
 namespace graphjit::compiler::jit_internal {
 namespace {
@@ -56,19 +59,26 @@ llvm::VecDesc FixedVecDesc(const char* scalar, const char* vector, unsigned lane
                        vabi_prefix);
 }
 
-// The baseline tier's passes, chosen on the decode layer (exact S = 64, f64; compile =
-// `graphjit-dump decode --stats` wall on 2 threads, steps = bench_roofline's BM_DecodeStep
-// kept-frame medians f64 S=64 / S=512, f32 S=64 / S=512; 2-core AMD EPYC znver4, AVX-512):
+// The baseline tier's passes, chosen on the decode layer (exact S = 64, f64) on a 2-core
+// AMD EPYC znver4 (AVX-512), 2026-12-02. First pass, quiet machine (compile =
+// `graphjit-dump decode --stats` wall on 2 threads; steps = bench_roofline's
+// BM_DecodeStep kept-frame medians f64 S=64 / S=512, f32 S=64 / S=512):
 //   O2, machine code -O3                                        225 ms; 19 / 28 / 10 / 15 us
 //   sroa, early-cse, instcombine, simplifycfg; -O0               30 ms; 38 / 97 / 31 / 76 us
 //   the same + licm, loop-vectorize, instcombine, simplifycfg;
 //     -O0                                                        42 ms; 33 / 82 / 23 / 56 us
 //     -O1 (greedy register allocation: 184 ms of codegen)       119 ms
 //     -O2                                                       186 ms; 21 / 44 / 12 / 28 us
-// Machine code at -O0 is what makes it cheap (fast instruction selection and register
-// allocation: 25-30 ms of codegen against 165 ms at -O3); the loop vectorizer earns its
-// 12 ms. What -O0 costs at run time is the fast register allocator, which keeps loop
-// values in stack slots between blocks.
+// Then, on a busier machine, bench_compile's BM_CompileDecode (exact / symbolic S) and the
+// steps in one run each, against O2 in the same run (225 / 446 ms; 20 / 29 / 10 / 15 us):
+//   licm, loop-vectorize; -O0                 0.25 / 0.19 of O2's compile; 39 / 103 / 29 / 70 us
+//   + loop-rotate, indvars, slp-vectorizer    0.33 / 0.29;                  34 / 81 / 27 / 65 us
+// Without loop-rotate no reduction vectorizes (the exit test must be at the bottom);
+// indvars and SLP take the attention kernel from 76 to 22-29 us at S = 512
+// (`graphjit-dump decode --dim S=512 --profile --tier=baseline`; O2: 11 us). Machine
+// code at -O0 is what makes the tier cheap (fast instruction selection and register
+// allocation: 25-30 ms of codegen against 165 ms at -O3), and what it costs at run time:
+// the fast register allocator keeps loop values in stack slots between blocks.
 llvm::ModulePassManager BaselinePipeline() {
   // instcombine's fixpoint check is for LLVM's own tests (the default pipelines turn it
   // off too): with it, a module that needs a second round aborts the process.
@@ -80,9 +90,17 @@ llvm::ModulePassManager BaselinePipeline() {
   function.addPass(llvm::EarlyCSEPass());
   function.addPass(instcombine());
   function.addPass(llvm::SimplifyCFGPass());
-  function.addPass(llvm::createFunctionToLoopPassAdaptor(llvm::LICMPass(llvm::LICMOptions()),
+  // Rotated loops (the exit test at the bottom) are what the loop vectorizer takes:
+  // without loop-rotate no reduction vectorizes. indvars gives the attention loops a
+  // canonical induction variable; SLP packs the register-tiled matvecs' strips.
+  llvm::LoopPassManager loops;
+  loops.addPass(llvm::LoopRotatePass());
+  loops.addPass(llvm::LICMPass(llvm::LICMOptions()));
+  function.addPass(llvm::createFunctionToLoopPassAdaptor(std::move(loops),
                                                          /*UseMemorySSA=*/true));
+  function.addPass(llvm::createFunctionToLoopPassAdaptor(llvm::IndVarSimplifyPass()));
   function.addPass(llvm::LoopVectorizePass());
+  function.addPass(llvm::SLPVectorizerPass());
   function.addPass(instcombine());
   function.addPass(llvm::SimplifyCFGPass());
   llvm::ModulePassManager module;
