@@ -87,7 +87,7 @@ class SymExpr {
   };
   std::vector<TermView> Terms() const;
 
-  struct Rep;  // defined in sym_expr.cc
+  struct Rep;  // defined in sym_expr_internal.h
 
  private:
   explicit SymExpr(std::shared_ptr<const Rep> rep) : rep_(std::move(rep)) {}

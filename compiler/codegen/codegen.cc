@@ -1,15 +1,15 @@
 // Kernel program -> llvm::Module: the entry function, one internal function per kernel,
-// and the canonical loop nests the O2 pipeline's loop vectorizer recognizes.
+// and the canonical loop nests the O2 pipeline's loop vectorizer recognizes. The kernel
+// bodies are emitted by codegen_kernels.cc, codegen_matmul.cc, codegen_extern_matmul.cc
+// and codegen_attention.cc, their scalar expressions by codegen_expr.cc.
 #include "compiler/codegen/codegen.h"
 
 #include <algorithm>
-#include <limits>
 #include <utility>
 #include <vector>
 
 #include "compiler/codegen/codegen_emitter.h"
 #include "ir/status_macros.h"
-#include "llvm/IR/Constants.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Intrinsics.h"
@@ -253,167 +253,6 @@ void KernelEmitter::EmitNest(size_t depth, size_t end, absl::FunctionRef<void()>
   }
   llvm::Value* extent = EvalTop(kernel_.loops[depth], DType::kI64, "loop extent");
   EmitRangedLoop(extent, static_cast<int>(depth), [&] { EmitNest(depth + 1, end, body); });
-}
-
-void KernelEmitter::EmitPointwise() {
-  const DType dtype = program_.buffers[kernel_.out].dtype;
-  EmitNest(0, kernel_.loops.size(), [&] {
-    llvm::Value* value = EvalTop(kernel_.value, dtype, "value");
-    const auto& indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
-    StoreElement(kernel_.out, TargetPtr(kernel_.out, indices), value);
-  });
-}
-
-void KernelEmitter::EmitReduce() {
-  const DType dtype = program_.buffers[kernel_.out].dtype;
-  const bool is_max = kernel_.combine == ScalarOp::kMax;
-  if (!is_max && kernel_.combine != ScalarOp::kAdd) {
-    return Fail("reduction combine must be + or max, is ", ScalarOpName(kernel_.combine));
-  }
-  if (dtype != DType::kF32 && dtype != DType::kF64 && dtype != DType::kI64) {
-    return Fail("reduction into a ", ir::DTypeName(dtype), " buffer");
-  }
-  // A maximum is exact in any type, so it stays in the dtype.
-  const DType acc_dtype = is_max ? dtype : SumType(dtype);
-  llvm::Type* type = ValueType(acc_dtype);
-  llvm::Value* init;
-  if (dtype == DType::kI64) {
-    init = body_.getInt64(is_max ? std::numeric_limits<int64_t>::min() : 0);
-  } else {
-    init = is_max ? llvm::ConstantFP::getInfinity(type, /*Negative=*/true)
-                  : llvm::ConstantFP::get(type, 0.0);
-  }
-  // The accumulator lives in an alloca that SROA turns into the phi the vectorizer wants.
-  llvm::AllocaInst* acc = Accumulator(acc_dtype);
-  const int reduce_var = static_cast<int>(kernel_.loops.size());
-  EmitNest(0, kernel_.loops.size(), [&] {
-    body_.CreateStore(init, acc);
-    llvm::Value* extent = EvalTop(kernel_.reduce_extent, DType::kI64, "reduce extent");
-    EmitLoop(extent, reduce_var, [&] {
-      llvm::Value* value = EvalTop(kernel_.value, dtype, "value");
-      if (acc_dtype != dtype) value = body_.CreateFPExt(value, type);
-      llvm::Value* sum = body_.CreateLoad(type, acc);
-      llvm::Value* combined;
-      if (is_max) {
-        // NaN-propagating like the interpreter; a maximum reduction needs no fast-math.
-        combined = dtype == DType::kI64
-                       ? body_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, sum, value)
-                       : body_.CreateMaximum(sum, value);
-      } else if (dtype == DType::kI64) {
-        combined = body_.CreateAdd(sum, value);
-      } else {
-        // `reassoc` lets the vectorizer split the sum into lanes (a different, equally
-        // accurate summation order).
-        llvm::IRBuilder<>::FastMathFlagGuard guard(body_);
-        llvm::FastMathFlags fmf = body_.getFastMathFlags();
-        fmf.setAllowReassoc();
-        body_.setFastMathFlags(fmf);
-        combined = body_.CreateFAdd(sum, value);
-      }
-      body_.CreateStore(combined, acc);
-    });
-    llvm::Value* result = body_.CreateLoad(type, acc);
-    if (kernel_.finish_scale != nullptr) {
-      llvm::Value* scale = EvalTop(kernel_.finish_scale, dtype, "finish scale");
-      if (acc_dtype != dtype) scale = body_.CreateFPExt(scale, type);
-      result =
-          dtype == DType::kI64 ? body_.CreateMul(result, scale) : body_.CreateFMul(result, scale);
-    }
-    if (acc_dtype != dtype) result = body_.CreateFPTrunc(result, ValueType(dtype));
-    const auto& indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
-    StoreElement(kernel_.out, TargetPtr(kernel_.out, indices), result);
-  });
-}
-
-void KernelEmitter::EmitArgReduce() {
-  const bool is_min = kernel_.combine == ScalarOp::kMin;
-  if (!is_min && kernel_.combine != ScalarOp::kMax) {
-    return Fail("arg reduction combine must be min or max, is ", ScalarOpName(kernel_.combine));
-  }
-  if (program_.buffers[kernel_.out].dtype != DType::kI64) {
-    return Fail("arg reduction into a ", ir::DTypeName(program_.buffers[kernel_.out].dtype),
-                " buffer (indices are i64)");
-  }
-  if (!CheckTree(kernel_.value, "value")) return;
-  const DType dtype = kernel_.value->dtype;
-  if (dtype != DType::kF32 && dtype != DType::kF64 && dtype != DType::kI64) {
-    return Fail("arg reduction over ", ir::DTypeName(dtype), " values");
-  }
-  llvm::Type* type = ValueType(dtype);
-  llvm::Value* init;
-  if (dtype == DType::kI64) {
-    init = body_.getInt64(is_min ? std::numeric_limits<int64_t>::max()
-                                 : std::numeric_limits<int64_t>::min());
-  } else {
-    init = llvm::ConstantFP::getInfinity(type, /*Negative=*/!is_min);
-  }
-  llvm::AllocaInst* best = Accumulator(dtype);
-  llvm::AllocaInst* index = Accumulator(DType::kI64);
-  const int reduce_var = static_cast<int>(kernel_.loops.size());
-  EmitNest(0, kernel_.loops.size(), [&] {
-    body_.CreateStore(init, best);
-    body_.CreateStore(body_.getInt64(0), index);
-    llvm::Value* extent = EvalTop(kernel_.reduce_extent, DType::kI64, "reduce extent");
-    EmitLoop(extent, reduce_var, [&] {
-      llvm::Value* value = EvalTop(kernel_.value, dtype, "value");
-      llvm::Value* current = body_.CreateLoad(type, best);
-      // Strictly better keeps the first of equal extrema; a NaN is taken once (the first)
-      // and then never beaten, as in the interpreter.
-      llvm::Value* better;
-      if (dtype == DType::kI64) {
-        better = is_min ? body_.CreateICmpSLT(value, current) : body_.CreateICmpSGT(value, current);
-      } else {
-        llvm::Value* ordered =
-            is_min ? body_.CreateFCmpOLT(value, current) : body_.CreateFCmpOGT(value, current);
-        llvm::Value* first_nan = body_.CreateAnd(body_.CreateFCmpUNO(value, value),
-                                                 body_.CreateFCmpORD(current, current));
-        better = body_.CreateOr(ordered, first_nan);
-      }
-      body_.CreateStore(body_.CreateSelect(better, value, current), best);
-      body_.CreateStore(body_.CreateSelect(better, loop_vars_[reduce_var],
-                                           body_.CreateLoad(body_.getInt64Ty(), index)),
-                        index);
-    });
-    const auto& indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
-    StoreElement(kernel_.out, TargetPtr(kernel_.out, indices),
-                 body_.CreateLoad(body_.getInt64Ty(), index));
-  });
-}
-
-void KernelEmitter::EmitScan() {
-  const DType dtype = program_.buffers[kernel_.out].dtype;
-  if (kernel_.combine != ScalarOp::kAdd) {
-    return Fail("scan combine must be +, is ", ScalarOpName(kernel_.combine));
-  }
-  if (dtype != DType::kF32 && dtype != DType::kF64 && dtype != DType::kI64) {
-    return Fail("scan into a ", ir::DTypeName(dtype), " buffer");
-  }
-  // The order is the index order (no reassoc: every prefix is a result, so there is
-  // nothing to split into lanes).
-  const DType acc_dtype = SumType(dtype);
-  llvm::Type* acc_type = ValueType(acc_dtype);
-  llvm::AllocaInst* acc = Accumulator(acc_dtype);
-  const int scan_var = static_cast<int>(kernel_.loops.size());
-  EmitNest(0, kernel_.loops.size(), [&] {
-    body_.CreateStore(llvm::Constant::getNullValue(acc_type), acc);
-    llvm::Value* extent = EvalTop(kernel_.reduce_extent, DType::kI64, "scan extent");
-    EmitLoop(extent, scan_var, [&] {
-      llvm::Value* value = EvalTop(kernel_.value, dtype, "value");
-      llvm::Value* sum = body_.CreateLoad(acc_type, acc);
-      llvm::Value* next;
-      if (dtype == DType::kI64) {
-        next = body_.CreateAdd(sum, value);  // wraps, as numpy's
-      } else {
-        if (dtype == DType::kF32) value = body_.CreateFPExt(value, acc_type);
-        next = body_.CreateFAdd(sum, value);
-      }
-      body_.CreateStore(next, acc);
-      llvm::Value* result =
-          dtype == DType::kF32 ? body_.CreateFPTrunc(next, ValueType(dtype)) : next;
-      const auto& indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
-      StoreElement(kernel_.out, TargetPtr(kernel_.out, indices), result);
-    });
-  });
 }
 
 llvm::AllocaInst* KernelEmitter::Accumulator(DType dtype) {

@@ -1,5 +1,6 @@
 // Internal to compiler/codegen: the per-kernel IR emitter shared by codegen.cc (module,
-// loops, kernels) and codegen_expr.cc (scalar expressions).
+// loops, buffers), the files of kernel bodies (named at the Emit hooks below) and
+// codegen_expr.cc (scalar expressions).
 #ifndef GRAPHJIT_COMPILER_CODEGEN_CODEGEN_EMITTER_H_
 #define GRAPHJIT_COMPILER_CODEGEN_CODEGEN_EMITTER_H_
 
@@ -83,10 +84,10 @@ class KernelEmitter {
   void AddOutAliasScope();
   // --- one emitter per kernel kind, declared from compiler/lower/kernel_kinds.def (a kind
   // without a definition fails to link): EmitPointwise, EmitReduce, EmitArgReduce (best
-  // value and its index) and EmitScan (running sums, stored at every step) in codegen.cc;
-  // EmitMatmul and EmitExternMatmul (per batch, a call to the runtime's BLAS helper) in
-  // codegen_matmul.cc; EmitAttention (an online softmax per row block) in
-  // codegen_attention.cc.
+  // value and its index) and EmitScan (running sums, stored at every step) in
+  // codegen_kernels.cc; EmitMatmul in codegen_matmul.cc; EmitExternMatmul (per batch, a
+  // call to the runtime's BLAS helper) in codegen_extern_matmul.cc; EmitAttention (an
+  // online softmax per row block) in codegen_attention.cc.
 #define GJ_KERNEL_KIND(name, ...) void Emit##name();
 #include "compiler/lower/kernel_kinds.def"
 #undef GJ_KERNEL_KIND

@@ -509,7 +509,7 @@ TEST(SymExprDeathTest, SymbolNameMustBeAnIdentifier) {
 // Randomized soundness check: random expression trees are evaluated directly (test-side
 // arithmetic) and through SymExpr, whose simplifications must never change the value.
 
-// Floor division and mod written differently from ir/sym_expr.cc: from the truncated
+// Floor division and mod written differently from ir/sym_expr_internal.h: from the truncated
 // remainder, fixed up to take the divisor's sign.
 int64_t RefMod(int64_t a, int64_t b) {
   int64_t r = a % b;
