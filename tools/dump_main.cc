@@ -426,6 +426,17 @@ int Main(int argc, char** argv) {
           "fallbacks %d\n",
           k.fetched, k.remote_hits, k.remote_misses, k.remote_lock_waits, k.remote_fallbacks);
     }
+    // What each compiled module cost, and how much IR the passes worked on.
+    for (size_t m = 0; m < k.compiled_modules.size(); ++m) {
+      const compiler::KernelSetStats::Module& module = k.compiled_modules[m];
+      std::printf(
+          "# module %zu (%s): IR instructions %lld -> %lld, llvm passes %.2f ms, codegen %.2f "
+          "ms\n",
+          m + 1, absl::StrJoin(module.kernels, ", ").c_str(),
+          static_cast<long long>(module.timings.ir_instructions),
+          static_cast<long long>(module.timings.optimized_instructions),
+          module.timings.optimize * 1e3, module.timings.codegen * 1e3);
+    }
     // Index simplification (the last step of lower): distinct expression nodes per kernel
     // as lowering builds them and as codegen gets them.
     absl::StatusOr<compiler::LoweredGraph> plain = compiler::Lower(

@@ -227,6 +227,12 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& pro
   stats.remote = sources.remote != nullptr;
   GJ_RETURN_IF_ERROR(
       set->AddModules(groups, canonical.distinct_keys, *options.store, keep_text, &code));
+  for (const ModuleGroup& g : groups) {
+    if (!g.built || g.loaded) continue;
+    KernelSetStats::Module& m = stats.compiled_modules.emplace_back();
+    for (int j : g.members) m.kernels.push_back(program.kernels[canonical.distinct[j]].name);
+    m.timings = (*g.module)->timings();
+  }
   for (Call& call : set->calls_) {
     call.code = code[canonical.distinct_of.at(call.key)];
     call.entry = call.code->entry();

@@ -72,7 +72,14 @@ struct KernelSetStats {
   int remote_misses = 0;
   int remote_lock_waits = 0;
   int remote_fallbacks = 0;
-  PhaseTimings timings;     // summed over the compiled kernels
+  PhaseTimings timings;  // summed over the compiled kernels
+  // Each module this set compiled (not the loaded or shared ones): its kernels' names
+  // (program order of their first use) and its phases and IR instruction counts.
+  struct Module {
+    std::vector<std::string> kernels;
+    PhaseTimings timings;
+  };
+  std::vector<Module> compiled_modules;
   double wall_seconds = 0;  // the whole KernelSet::Compile
 };
 

@@ -326,12 +326,14 @@ absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Compile(JitRequest reque
   IsolateEntries(module, entries, symbols);
   jit_internal::MarkMathDeclarations(module);
   jit_internal::SetModuleTier(module, request.tier);
+  timings.ir_instructions = module.getInstructionCount();
   {
     GJ_ASSIGN_OR_RETURN(jit_internal::TargetMachinePool::Lease machine,
                         PoolOf(request.tier).Acquire());
     jit_internal::OptimizeModule(module, *machine, library_info_, request.tier);
   }
   timings.optimize = SecondsSince(optimize_start);
+  timings.optimized_instructions = module.getInstructionCount();
 
   std::string optimized_ir;
   if (request.keep_ir) {

@@ -5,6 +5,8 @@
 #ifndef GRAPHJIT_COMPILER_ORC_PHASE_TIMINGS_H_
 #define GRAPHJIT_COMPILER_ORC_PHASE_TIMINGS_H_
 
+#include <cstdint>
+
 namespace graphjit::compiler {
 
 struct PhaseTimings {
@@ -13,6 +15,10 @@ struct PhaseTimings {
   double ir_build = 0;  // kernel program -> llvm::Module
   double optimize = 0;  // verify + the new-PM O2 pipeline with vectorizers
   double codegen = 0;   // machine code, link, symbol lookup (the assembly text is not in it)
+  // Not times, but what the IR passes worked on: LLVM IR instructions as emitted and
+  // after the passes (JitEngine::Compile; summed like the times).
+  int64_t ir_instructions = 0;
+  int64_t optimized_instructions = 0;
   // ir_build, optimize and codegen are summed over the kernels compiled, which compile in
   // parallel: with several threads they can add up to more than the wall time.
   double total() const { return passes + lower + ir_build + optimize + codegen; }
@@ -22,6 +28,8 @@ struct PhaseTimings {
     ir_build += o.ir_build;
     optimize += o.optimize;
     codegen += o.codegen;
+    ir_instructions += o.ir_instructions;
+    optimized_instructions += o.optimized_instructions;
     return *this;
   }
 };

@@ -50,6 +50,9 @@ if "$bin/graphjit-run" decode --output-dir "$work/o2" >/dev/null &&
 else
   fail "run --tier=baseline"
 fi
+GRAPHJIT_CACHE_DIR=off "$bin/graphjit-dump" decode --stats |
+  grep -Eq "^# module 1 \(k0_reduce_mean, .*\): IR instructions [0-9]+ -> [0-9]+, llvm passes" &&
+  pass "dump --stats per module" || fail "dump --stats per module"
 expect_error "dump unknown tier" "unknown code tier 'O3' (expected o2 or baseline)" \
   "$bin/graphjit-dump" decode --stats --tier=O3
 expect_error "run unknown tier" "--tier: unknown code tier 'fast'" \

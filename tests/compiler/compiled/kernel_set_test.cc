@@ -41,6 +41,28 @@ TEST(KernelSet, TheLayersOfAModelShareTheirKernels) {
   EXPECT_EQ(s4.compiled + s4.reused + s4.loaded, s4.distinct);
 }
 
+// Each compiled module is reported with its kernels, times and IR instruction counts;
+// modules shared from the store are not (they cost nothing here).
+TEST(KernelSet, CompiledModulesReportTheirKernelsAndIrSize) {
+  auto first = CompileModel("decode:d=32,H=4,G=2,dh=8,f=64,seed=41", {{"S", 9}});
+  const KernelSetStats& s = first->kernels().stats();
+  ASSERT_EQ(static_cast<int>(s.compiled_modules.size()), s.modules);
+  int kernels = 0;
+  int64_t instructions = 0;
+  for (const KernelSetStats::Module& m : s.compiled_modules) {
+    kernels += static_cast<int>(m.kernels.size());
+    EXPECT_GT(m.timings.ir_instructions, 0);
+    EXPECT_GT(m.timings.optimized_instructions, 0);
+    EXPECT_GT(m.timings.optimize + m.timings.codegen, 0);
+    instructions += m.timings.ir_instructions;
+    for (const std::string& name : m.kernels) EXPECT_EQ(name[0], 'k') << name;
+  }
+  EXPECT_EQ(kernels, s.compiled);
+  EXPECT_EQ(instructions, s.timings.ir_instructions);  // the sum is the set's own count
+  auto again = CompileModel("decode:d=32,H=4,G=2,dh=8,f=64,seed=41", {{"S", 9}});
+  EXPECT_TRUE(again->kernels().stats().compiled_modules.empty());  // all shared
+}
+
 TEST(KernelSet, ExactEntriesShareTheKernelsThatDoNotDependOnS) {
   auto s5 = CompileModel("decode:d=32,H=4,G=2,dh=8,f=64", {{"S", 5}});
   auto s6 = CompileModel("decode:d=32,H=4,G=2,dh=8,f=64", {{"S", 6}});
