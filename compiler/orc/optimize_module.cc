@@ -13,14 +13,12 @@
 #include "llvm/Support/TypeSize.h"
 #include "llvm/Transforms/InstCombine/InstCombine.h"
 #include "llvm/Transforms/Scalar/EarlyCSE.h"
-#include "llvm/Transforms/Scalar/IndVarSimplify.h"
 #include "llvm/Transforms/Scalar/LICM.h"
 #include "llvm/Transforms/Scalar/LoopPassManager.h"
 #include "llvm/Transforms/Scalar/LoopRotation.h"
 #include "llvm/Transforms/Scalar/SROA.h"
 #include "llvm/Transforms/Scalar/SimplifyCFG.h"
 #include "llvm/Transforms/Vectorize/LoopVectorize.h"
-#include "llvm/Transforms/Vectorize/SLPVectorizer.h"
 
 namespace graphjit::compiler::jit_internal {
 namespace {
@@ -69,16 +67,19 @@ llvm::VecDesc FixedVecDesc(const char* scalar, const char* vector, unsigned lane
 //     -O0                                                        42 ms; 33 / 82 / 23 / 56 us
 //     -O1 (greedy register allocation: 184 ms of codegen)       119 ms
 //     -O2                                                       186 ms; 21 / 44 / 12 / 28 us
-// Then, on a busier machine, bench_compile's BM_CompileDecode (exact / symbolic S) and the
-// steps in one run each, against O2 in the same run (225 / 446 ms; 20 / 29 / 10 / 15 us):
-//   licm, loop-vectorize; -O0                 0.25 / 0.19 of O2's compile; 39 / 103 / 29 / 70 us
-//   + loop-rotate, indvars, slp-vectorizer    0.33 / 0.29;                  34 / 81 / 27 / 65 us
-// Without loop-rotate no reduction vectorizes (the exit test must be at the bottom);
-// indvars and SLP take the attention kernel from 76 to 22-29 us at S = 512
-// (`graphjit-dump decode --dim S=512 --profile --tier=baseline`; O2: 11 us). Machine
-// code at -O0 is what makes the tier cheap (fast instruction selection and register
-// allocation: 25-30 ms of codegen against 165 ms at -O3), and what it costs at run time:
-// the fast register allocator keeps loop values in stack slots between blocks.
+// Then with loop-rotate and more, on a busier machine (O2: 361-392 ms, steps 14-19 /
+// 19-30 / 8-9 / 10-14 us), wall median of 5 and each step the median of 3 profiles of
+// 500 calls (`graphjit-dump decode[:dtype=f32] --dim S=N --profile --tier=baseline`):
+//   licm, loop-vectorize; -O0                    80 ms (0.21x); 34 / 84 / 29 / 58 us
+//   + loop-rotate (this pipeline)                98 ms (0.26x); 44 / 57 / 22 / 27 us
+//   + loop-rotate, indvars                      115 ms (0.31x); 39 / 53 / 18 / 31 us
+//   + loop-rotate, indvars, slp-vectorizer      144 ms (0.38x); 27 / 51 / 19 / 30 us
+// Without loop-rotate no reduction vectorizes (the exit test must be at the bottom): it
+// halves the S = 512 steps for a fifth more compile. indvars and SLP speed the attention
+// kernel up further but cost what the tier is for. Machine code at -O0 is what makes
+// the tier cheap (fast instruction selection and register allocation: 25-30 ms of codegen
+// against 165 ms at -O3), and what it costs at run time: the fast register allocator
+// keeps loop values in stack slots between blocks.
 llvm::ModulePassManager BaselinePipeline() {
   // instcombine's fixpoint check is for LLVM's own tests (the default pipelines turn it
   // off too): with it, a module that needs a second round aborts the process.
@@ -91,16 +92,13 @@ llvm::ModulePassManager BaselinePipeline() {
   function.addPass(instcombine());
   function.addPass(llvm::SimplifyCFGPass());
   // Rotated loops (the exit test at the bottom) are what the loop vectorizer takes:
-  // without loop-rotate no reduction vectorizes. indvars gives the attention loops a
-  // canonical induction variable; SLP packs the register-tiled matvecs' strips.
+  // without loop-rotate no reduction vectorizes.
   llvm::LoopPassManager loops;
   loops.addPass(llvm::LoopRotatePass());
   loops.addPass(llvm::LICMPass(llvm::LICMOptions()));
   function.addPass(llvm::createFunctionToLoopPassAdaptor(std::move(loops),
                                                          /*UseMemorySSA=*/true));
-  function.addPass(llvm::createFunctionToLoopPassAdaptor(llvm::IndVarSimplifyPass()));
   function.addPass(llvm::LoopVectorizePass());
-  function.addPass(llvm::SLPVectorizerPass());
   function.addPass(instcombine());
   function.addPass(llvm::SimplifyCFGPass());
   llvm::ModulePassManager module;
