@@ -54,8 +54,9 @@ ABSL_FLAG(std::string, policy, "",
           "with --mode=jit and a model: run through models::JitModel (a compile cache) with "
           "this shape policy (exact, pow2, mult128, symbolic, auto)");
 ABSL_FLAG(std::string, tier, "o2",
-          "--mode=jit: o2 (optimized code) or baseline (compiles several times faster, runs "
-          "slower)");
+          "--mode=jit: o2 (optimized code), baseline (compiles several times faster, runs "
+          "slower) or, with --policy, tiered (served by the interpreter while baseline code "
+          "compiles in the background; entries called 16 times recompiled at o2)");
 ABSL_FLAG(std::string, output_dir, "", "write output i as outputI.npy here (else print)");
 ABSL_FLAG(int64_t, seed, 0, "seed of example inputs");
 
@@ -156,10 +157,18 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
     bind = model->CompleteBindings(example);
     for (const std::string& d : model->DynamicDims()) bind.erase(d);  // bound from inputs
   }
+  // tiered: the Jit's three tiers (interpreter at once, baseline in the background, O2
+  // for entries called often); only --policy runs through a Jit.
+  const bool three_tiers = absl::GetFlag(FLAGS_tier) == "tiered";
+  if (three_tiers && absl::GetFlag(FLAGS_policy).empty()) {
+    return absl::InvalidArgumentError("--tier=tiered needs --policy (it is a Jit's mode)");
+  }
   absl::StatusOr<compiler::CodeTier> parsed_tier =
-      compiler::ParseCodeTier(absl::GetFlag(FLAGS_tier));
+      three_tiers ? compiler::CodeTier::kBaseline
+                  : compiler::ParseCodeTier(absl::GetFlag(FLAGS_tier));
   if (!parsed_tier.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("--tier: ", parsed_tier.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tier: ", parsed_tier.status().message(), " (or tiered, with --policy)"));
   }
   const compiler::CodeTier tier = *parsed_tier;
   if (const std::string path = absl::GetFlag(FLAGS_save_weights); !path.empty()) {
@@ -180,6 +189,10 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
     compiler::JitOptions options;
     options.policy = policy;
     options.compile.codegen.tier = tier;
+    if (three_tiers) {
+      options.tiered = true;
+      options.reoptimize_after = 16;
+    }
     if (onnx_model != nullptr) {
       // The model's dim symbols are the dynamic dims; padding policies would need the
       // dims to bucket named (JitOnnxModel's options.padding), which no flag gives yet.

@@ -55,6 +55,13 @@ GRAPHJIT_CACHE_DIR=off "$bin/graphjit-dump" decode --stats |
   pass "dump --stats per module" || fail "dump --stats per module"
 expect_error "dump unknown tier" "unknown code tier 'O3' (expected o2 or baseline)" \
   "$bin/graphjit-dump" decode --stats --tier=O3
+expect_error "run tiered without a Jit" "--tier=tiered needs --policy" \
+  "$bin/graphjit-run" decode --tier=tiered
+# Tiered, the one call is a miss the interpreter serves: the interpreter's bits.
+"$bin/graphjit-run" decode --policy=auto --tier=tiered --output-dir "$work/tiered" >/dev/null &&
+  "$bin/graphjit-run" decode --mode=interp --output-dir "$work/interp_run" >/dev/null &&
+  cmp -s "$work/interp_run/output0.npy" "$work/tiered/output0.npy" &&
+  pass "run --tier=tiered" || fail "run --tier=tiered"
 expect_error "run unknown tier" "--tier: unknown code tier 'fast'" \
   "$bin/graphjit-run" decode --tier=fast
 expect_error "study unknown tier" "--tier: unknown code tier 'o3'" \
