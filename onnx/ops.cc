@@ -15,6 +15,7 @@ const OpTable& Ops() {
     AddConvOps(t);
     AddResizeOps(t);
     AddLossOps(t);
+    AddEinsumOps(t);
     return t;
   }();
   return *table;
