@@ -338,8 +338,8 @@ llvm::Value* KernelEmitter::ElementPtr(int buffer, const std::vector<ExprPtr>& i
   for (size_t d = 0; d < indices.size(); ++d) {
     llvm::Value* index = EvalOperand(indices[d], DType::kI64, /*index=*/true);
     llvm::Value* term =
-        d + 1 == indices.size() ? index : b_->CreateMul(index, access->strides[d], "", false, true);
-    flat = flat == nullptr ? term : b_->CreateAdd(flat, term, "", false, true);
+        d + 1 == indices.size() ? index : IndexOp(ScalarOp::kMul, index, access->strides[d]);
+    flat = flat == nullptr ? term : IndexOp(ScalarOp::kAdd, flat, term);
   }
   if (flat == nullptr) flat = b_->getInt64(0);
   return b_->CreateInBoundsGEP(MemoryType(buf.dtype), access->base, flat);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -213,6 +214,13 @@ class KernelEmitter {
   // Per evaluation: (node, index context) -> value, so shared subtrees are emitted once.
   absl::flat_hash_map<std::pair<const Expr*, bool>, llvm::Value*> memo_;
   absl::flat_hash_map<const Expr*, bool> checked_, contains_load_;
+  // Index add / sub / mul already emitted, by (op, operands): every load and store
+  // rebuilds its address from the loop variables, and an unrolled body repeats the same
+  // terms (`i0 * 8192`) dozens of times. Reused within the block they are in only (then
+  // they dominate the insert point, which is always the block's end). Codegen never
+  // erases instructions, so the pointers stay valid.
+  absl::flat_hash_map<std::tuple<int, llvm::Value*, llvm::Value*>, llvm::Instruction*> index_ops_;
+  llvm::Value* IndexOp(ScalarOp op, llvm::Value* x, llvm::Value* y);
 };
 
 }  // namespace graphjit::compiler::codegen_internal

@@ -250,10 +250,42 @@ llvm::Value* KernelEmitter::FloatOp(ScalarOp op, llvm::Value* x, llvm::Value* y,
   }
 }
 
+llvm::Value* KernelEmitter::IndexOp(ScalarOp op, llvm::Value* x, llvm::Value* y) {
+  llvm::IRBuilder<>& b = *b_;
+  auto is = [](llvm::Value* v, int64_t c) {
+    auto* k = llvm::dyn_cast<llvm::ConstantInt>(v);
+    return k != nullptr && k->getSExtValue() == c;
+  };
+  // The identities lowering leaves in (a + 0 for a zero offset, a * 1 for a unit stride).
+  if ((op == ScalarOp::kAdd || op == ScalarOp::kSub) && is(y, 0)) return x;
+  if (op == ScalarOp::kAdd && is(x, 0)) return y;
+  if (op == ScalarOp::kMul && (is(y, 1) || is(x, 0))) return x;
+  if (op == ScalarOp::kMul && (is(x, 1) || is(y, 0))) return y;
+  llvm::BasicBlock* block = b.GetInsertBlock();
+  const bool at_end = block != nullptr && b.GetInsertPoint() == block->end();
+  // Add and mul commute: one key for both operand orders.
+  const bool swap = op != ScalarOp::kSub && y < x;
+  const auto key = std::make_tuple(static_cast<int>(op), swap ? y : x, swap ? x : y);
+  if (at_end) {
+    auto it = index_ops_.find(key);
+    if (it != index_ops_.end() && it->second->getParent() == block) return it->second;
+  }
+  llvm::Value* v = op == ScalarOp::kAdd   ? b.CreateAdd(x, y, "", false, true)
+                   : op == ScalarOp::kSub ? b.CreateSub(x, y, "", false, true)
+                                          : b.CreateMul(x, y, "", false, true);
+  if (auto* inst = llvm::dyn_cast<llvm::Instruction>(v); inst != nullptr && at_end) {
+    index_ops_[key] = inst;
+  }
+  return v;
+}
+
 llvm::Value* KernelEmitter::IntOp(ScalarOp op, llvm::Value* x, llvm::Value* y, bool index) {
   // Index arithmetic is nsw (in-bounds indices do not overflow, and SCEV needs it to see
   // affine addresses); arithmetic on i64 data wraps, as numpy's does.
   llvm::IRBuilder<>& b = *b_;
+  if (index && (op == ScalarOp::kAdd || op == ScalarOp::kSub || op == ScalarOp::kMul)) {
+    return IndexOp(op, x, y);
+  }
   switch (op) {
     case ScalarOp::kAdd:
       return b.CreateAdd(x, y, "", false, index);

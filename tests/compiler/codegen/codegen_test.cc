@@ -603,6 +603,39 @@ TEST(CodegenTest, SelectArmLoadsOnlyWhenTaken) {
   EXPECT_THAT(os, ::testing::ElementsAre(1, 2, 3, 4, 5, 6, 7, 8));
 }
 
+// Loads at the same index share its address arithmetic: out[i, j] = a[i, j] * b[i, j] +
+// a[i, j + 0] emits i * 7 (+ j) once, not once per load, and `+ 0` not at all.
+TEST(CodegenTest, EqualIndexArithmeticIsEmittedOncePerBlock) {
+  ProgramBuilder pb;
+  int a = pb.Arg("a", DType::kF64, {C(5), C(7)});
+  int b = pb.Arg("b", DType::kF64, {C(5), C(7)});
+  int out = pb.Arg("out", DType::kF64, {C(5), C(7)}, BufferKind::kOutput);
+  pb.Pointwise(
+      out, {C(5), C(7)},
+      Op(ScalarOp::kAdd,
+         Op(ScalarOp::kMul, Load(a, DType::kF64, {I(0), I(1)}), Load(b, DType::kF64, {I(0), I(1)})),
+         Load(a, DType::kF64, {I(0), Op(ScalarOp::kAdd, I(1), C(0))})));
+  CompileOptions options;
+  options.keep_ir = true;
+  auto code = Compile(pb.program(), options);
+  ASSERT_NE(code, nullptr);
+  const std::string& ir = code->llvm_ir();
+  auto count = [&](const std::string& what) {
+    int n = 0;
+    for (size_t p = ir.find(what); p != std::string::npos; p = ir.find(what, p + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("= mul nsw i64 %i0, 7\n"), 1) << ir;  // the row stride, once
+  EXPECT_EQ(count(", 0\n"), 0) << ir;                   // no `add x, 0`
+  std::vector<double> as(35), bs(35), os(35);
+  for (int i = 0; i < 35; ++i) {
+    as[i] = i;
+    bs[i] = 2;
+  }
+  RunEntry(*code, {as.data(), bs.data(), os.data()});
+  for (int i = 0; i < 35; ++i) EXPECT_EQ(os[i], 3.0 * i) << i;
+}
+
 // exp is emitted inline (no call, so it vectorizes anywhere); log is libm's, which the
 // vectorizer maps to libmvec's 4 x f64 variant.
 TEST(CodegenTest, EntryCallsInternalKernelsAndVectorizesMath) {
