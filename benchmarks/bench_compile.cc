@@ -1,9 +1,10 @@
-// What a cache miss costs: the decode layer's compile per phase (exact and symbolic S),
-// TinyGPT's against depth (layers share kernels), a warm start from the disk cache, and
-// compile time against graph size (chains of 1..64 fused elementwise ops) with the
-// fitted log-log exponent. Every cold compile frees the last one's code first and skips
-// the disk cache, so each iteration compiles every kernel for real.
-// Run: build/bin/bench_compile --benchmark_repetitions=5 --benchmark_report_aggregates_only
+// What a cache miss costs: the decode layer's compile per phase (exact and symbolic S, at
+// each code tier), single small kernels at each tier (LLVM's fixed cost per module, and
+// the IR instructions emitted and left after the passes), TinyGPT's against depth (layers share
+// kernels), a warm start from the disk cache, and compile time against graph size (chains of 1..64
+// fused elementwise ops) with the fitted log-log exponent. Every cold compile frees the last one's
+// code first and skips the disk cache, so each iteration compiles every kernel for real. Run:
+// build/bin/bench_compile --benchmark_repetitions=5 --benchmark_report_aggregates_only
 #include <unistd.h>
 
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include "compiler/store/disk_cache.h"
 #include "ir/builder.h"
 #include "ir/check.h"
+#include "ir/parser.h"
 #include "models/model.h"
 
 namespace graphjit {
@@ -35,6 +37,8 @@ void ReportPhases(benchmark::State& state, const compiler::PhaseTimings& sum) {
   state.counters["ir_build_ms"] = sum.ir_build / n * 1e3;
   state.counters["llvm_passes_ms"] = sum.optimize / n * 1e3;
   state.counters["codegen_ms"] = sum.codegen / n * 1e3;
+  state.counters["ir_insts"] = static_cast<double>(sum.ir_instructions) / n;
+  state.counters["opt_insts"] = static_cast<double>(sum.optimized_instructions) / n;
 }
 
 // Args: symbolic S (else exact S = 64), code tier (0 O2, 1 baseline).
@@ -138,6 +142,46 @@ ir::Graph Chain(int length) {
   b.Output(v);
   return *std::move(b).Build();
 }
+
+// One small program per tier, to see LLVM's fixed cost per module against the work:
+// arg 0 a copy (y = x + 0 folds to one trivial kernel), 1 a chain of 4 fused pointwise
+// ops over [S, 64], 2 a matvec [1, 128] @ [128, 344] (tiled); arg 1 the tier (0 O2, 1
+// baseline). Each iteration compiles cold.
+void BM_CompileKernel(benchmark::State& state) {
+  const int kind = static_cast<int>(state.range(0));
+  ir::Graph g;
+  const char* label = "";
+  if (kind == 0) {
+    g = *ir::ParseGraph(
+        "graph copy {\n  %0 = input {name=\"x\"} : f64[S, 64]\n  %1 = neg(%0) : f64[S, 64]\n"
+        "  return %1\n}\n");
+    label = "one trivial kernel";
+  } else if (kind == 1) {
+    g = Chain(4);
+    label = "4 fused pointwise ops";
+  } else {
+    g = *ir::ParseGraph(
+        "graph mv {\n  %0 = input {name=\"x\"} : f64[1, 128]\n"
+        "  %1 = input {name=\"w\"} : f64[128, 344]\n  %2 = matmul(%0, %1) : f64[1, 344]\n"
+        "  return %2\n}\n");
+    label = "matvec 128 x 344";
+  }
+  compiler::CompileGraphOptions options = Cold();
+  options.codegen.tier =
+      state.range(1) == 1 ? compiler::CodeTier::kBaseline : compiler::CodeTier::kOptimized;
+  compiler::PhaseTimings sum;
+  for (auto _ : state) {
+    auto cg = compiler::CompiledGraph::Compile(g, {}, options);
+    GJ_CHECK(cg.ok()) << cg.status().message();
+    sum += (*cg)->timings();
+  }
+  ReportPhases(state, sum);
+  state.SetLabel(absl::StrCat(label, ", ", compiler::CodeTierName(options.codegen.tier)));
+}
+BENCHMARK(BM_CompileKernel)
+    ->ArgsProduct({{0, 1, 2}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 std::map<int64_t, double>& ChainSeconds() {
   static auto* seconds = new std::map<int64_t, double>();
