@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "compiler/orc/code_tier.h"
 #include "ir/sym_expr.h"
 
 namespace graphjit::tools {
@@ -45,6 +46,25 @@ inline absl::StatusOr<ir::Bindings> ParseBindingsFlag(const std::vector<std::str
     bindings[kv[0]] = value;
   }
   return bindings;
+}
+
+// --tier of the tools that run a Jit: o2 or baseline, or tiered, the Jit's three tiers
+// (misses interpreted, baseline code compiled in the background, entries called
+// kTieredReoptimizeAfter times recompiled at o2; the flags' help texts say 16).
+inline constexpr int64_t kTieredReoptimizeAfter = 16;
+struct TierFlag {
+  compiler::CodeTier tier = compiler::CodeTier::kOptimized;
+  int64_t reoptimize_after = 0;  // JitOptions::reoptimize_after; > 0 only when tiered
+  bool tiered() const { return reoptimize_after > 0; }
+};
+inline absl::StatusOr<TierFlag> ParseTierFlag(const std::string& value) {
+  if (value == "tiered") return TierFlag{compiler::CodeTier::kBaseline, kTieredReoptimizeAfter};
+  absl::StatusOr<compiler::CodeTier> tier = compiler::ParseCodeTier(value);
+  if (!tier.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tier: ", tier.status().message(), " (or tiered)"));
+  }
+  return TierFlag{*tier, 0};
 }
 
 }  // namespace graphjit::tools

@@ -159,18 +159,12 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
   }
   // tiered: the Jit's three tiers (interpreter at once, baseline in the background, O2
   // for entries called often); only --policy runs through a Jit.
-  const bool three_tiers = absl::GetFlag(FLAGS_tier) == "tiered";
-  if (three_tiers && absl::GetFlag(FLAGS_policy).empty()) {
+  GJ_ASSIGN_OR_RETURN(const tools::TierFlag tier_flag,
+                      tools::ParseTierFlag(absl::GetFlag(FLAGS_tier)));
+  if (tier_flag.tiered() && absl::GetFlag(FLAGS_policy).empty()) {
     return absl::InvalidArgumentError("--tier=tiered needs --policy (it is a Jit's mode)");
   }
-  absl::StatusOr<compiler::CodeTier> parsed_tier =
-      three_tiers ? compiler::CodeTier::kBaseline
-                  : compiler::ParseCodeTier(absl::GetFlag(FLAGS_tier));
-  if (!parsed_tier.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--tier: ", parsed_tier.status().message(), " (or tiered, with --policy)"));
-  }
-  const compiler::CodeTier tier = *parsed_tier;
+  const compiler::CodeTier tier = tier_flag.tier;
   if (const std::string path = absl::GetFlag(FLAGS_save_weights); !path.empty()) {
     if (params.empty()) {
       return absl::InvalidArgumentError(
@@ -189,10 +183,8 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
     compiler::JitOptions options;
     options.policy = policy;
     options.compile.codegen.tier = tier;
-    if (three_tiers) {
-      options.tiered = true;
-      options.reoptimize_after = 16;
-    }
+    options.tiered = tier_flag.tiered();
+    options.reoptimize_after = tier_flag.reoptimize_after;
     if (onnx_model != nullptr) {
       // The model's dim symbols are the dynamic dims; padding policies would need the
       // dims to bucket named (JitOnnxModel's options.padding), which no flag gives yet.

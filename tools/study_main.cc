@@ -137,15 +137,8 @@ int Main(int argc, char** argv) {
     return fail(absl::InvalidArgumentError(
         absl::StrCat("--ocr_lines: expected 1 or more, got ", absl::GetFlag(FLAGS_ocr_lines))));
   }
-  // --tier=tiered: all three tiers (interpreter, baseline, o2), as JitOptions put them.
-  const bool three_tiers = absl::GetFlag(FLAGS_tier) == "tiered";
-  const absl::StatusOr<compiler::CodeTier> tier =
-      three_tiers ? compiler::CodeTier::kBaseline
-                  : compiler::ParseCodeTier(absl::GetFlag(FLAGS_tier));
-  if (!tier.ok()) {
-    return fail(absl::InvalidArgumentError(
-        absl::StrCat("--tier: ", tier.status().message(), " (or tiered)")));
-  }
+  const absl::StatusOr<tools::TierFlag> tier = tools::ParseTierFlag(absl::GetFlag(FLAGS_tier));
+  if (!tier.ok()) return fail(tier.status());
   const std::string dtype = absl::GetFlag(FLAGS_dtype);
   if (dtype != "f32" && dtype != "f64") {
     return fail(absl::InvalidArgumentError(
@@ -187,13 +180,14 @@ int Main(int argc, char** argv) {
   auto start = Clock::now();
   absl::Status status;
   compiler::KernelStore cold_kernels;  // the cold source's memory tier
-  CodeSource source = MakeCodeSource(absl::GetFlag(FLAGS_warm_cache), &cold_kernels, *tier);
-  if (three_tiers) source.reoptimize_after = 16;
+  CodeSource source = MakeCodeSource(absl::GetFlag(FLAGS_warm_cache), &cold_kernels, tier->tier);
+  source.reoptimize_after = tier->reoptimize_after;
   studies::DecodeLoopOptions loop;
   loop.prompt = absl::GetFlag(FLAGS_prompt);
   loop.steps = absl::GetFlag(FLAGS_steps);
   if (status.ok() && wants("policies")) {
-    status = StudyPolicies(**model, source, loop, absl::GetFlag(FLAGS_tiered) || three_tiers, json);
+    status =
+        StudyPolicies(**model, source, loop, absl::GetFlag(FLAGS_tiered) || tier->tiered(), json);
   }
   if (status.ok() && wants("symbolic")) status = StudySymbolic(**model, source, json);
   if (status.ok() && wants("breaks")) status = StudyBreaks(source, json);
