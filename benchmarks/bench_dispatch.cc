@@ -1,5 +1,6 @@
-// The compile cache's hit path: nanoseconds from a call's inputs to the entry that serves
-// it, with 1, 8 and 64 live entries (flat in the entry count), what the cache adds to a
+// The compile cache's hit path: nanoseconds from a call's inputs (by name, and by
+// position) to the entry that serves it, with 1, 8 and 64 live entries (flat in the entry
+// count), what the cache adds to a
 // whole call of the decode layer, and a Jit hit + run of a tiny user function.
 // Run: build/bin/bench_dispatch --benchmark_repetitions=5 --benchmark_report_aggregates_only
 #include <atomic>
@@ -88,6 +89,31 @@ void BM_HitFromTensorMap(benchmark::State& state) {
   ReportHits(state, *w.cache, compiles, allocations);
 }
 BENCHMARK(BM_HitFromTensorMap)->Arg(1)->Arg(8)->Arg(64);
+
+// The same calls by position (a JitCall's lookup): the guards and the entry lookup
+// alone, no names. Calls cycle through the entries as above.
+void BM_HitPositional(benchmark::State& state) {
+  Warm& w = WarmCache(ShapePolicy::kExact, static_cast<int>(state.range(0)));
+  std::vector<std::string> names;
+  for (const auto& [name, t] : w.inputs.front()) names.push_back(name);
+  std::vector<std::vector<runtime::Tensor>> positional;
+  for (const runtime::TensorMap& in : w.inputs) {
+    positional.emplace_back();
+    for (const std::string& name : names) positional.back().push_back(in.at(name));
+  }
+  JitCall call(w.cache.get(), names);
+  GJ_CHECK(call.Acquire(positional.front()).ok());  // finds the signature by name once
+  const int64_t compiles = w.cache->stats().compiles;
+  const int64_t allocations = g_allocations.load();
+  size_t i = 0;
+  for (auto _ : state) {
+    auto entry = call.Acquire(positional[i]);
+    benchmark::DoNotOptimize(entry);
+    if (++i == positional.size()) i = 0;
+  }
+  ReportHits(state, *w.cache, compiles, allocations);
+}
+BENCHMARK(BM_HitPositional)->Arg(1)->Arg(8)->Arg(64);
 
 // Symbolic: one entry serving 64 different lengths.
 void BM_HitSymbolic(benchmark::State& state) {

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/entries/entry_call.h"
 #include "ir/status_macros.h"
 
 namespace graphjit::compiler {
@@ -258,8 +259,8 @@ absl::Status JitFunction::CallTypes(const runtime::TensorMap& inputs, frontend::
   return absl::OkStatus();
 }
 
-cache::CompileCache* JitFunction::CacheFor(const runtime::TensorMap& inputs,
-                                           cache::CompileCache::Args* args, absl::Status* error) {
+absl::StatusOr<cache::CompileCache*> JitFunction::CacheFor(const runtime::TensorMap& inputs,
+                                                           cache::CompileCache::Args* args) {
   // The hit path takes no lock here: a function usually sees one signature, then sticks
   // to it, and caches are never destroyed before the function.
   if (cache::CompileCache* last = last_.load(std::memory_order_acquire); last != nullptr) {
@@ -281,17 +282,13 @@ cache::CompileCache* JitFunction::CacheFor(const runtime::TensorMap& inputs,
     caches_.front()->Resolve(inputs, args);
     return caches_.front().get();
   }
-  absl::StatusOr<cache::InputSignature> sig = SignatureFor(inputs);
-  if (!sig.ok()) {
-    *error = sig.status();
-    return nullptr;
-  }
+  GJ_ASSIGN_OR_RETURN(cache::InputSignature sig, SignatureFor(inputs));
   if (options_.log.guards && !options_.input_types) {
     cache::LogLine("guards", absl::StrCat(function_.name, "/", cache::PolicyName(options_.policy),
                                           ": new input signature #", caches_.size() + 1, ": ",
-                                          sig->ToString()));
+                                          sig.ToString()));
   }
-  caches_.push_back(std::make_unique<cache::CompileCache>(function_, options_, *std::move(sig)));
+  caches_.push_back(std::make_unique<cache::CompileCache>(function_, options_, std::move(sig)));
   if (!caches_.back()->Matches(inputs, args)) caches_.back()->Resolve(inputs, args);
   last_.store(caches_.back().get(), std::memory_order_release);
   return caches_.back().get();
@@ -300,18 +297,21 @@ cache::CompileCache* JitFunction::CacheFor(const runtime::TensorMap& inputs,
 absl::StatusOr<std::vector<runtime::Tensor>> JitFunction::Run(const runtime::TensorMap& inputs,
                                                               const ir::Bindings& bindings) {
   cache::CompileCache::Args args;
-  absl::Status error;
-  cache::CompileCache* cache = CacheFor(inputs, &args, &error);
-  if (cache == nullptr) return error;
-  return cache->Run(inputs, args, bindings);
+  GJ_ASSIGN_OR_RETURN(cache::CompileCache * cache, CacheFor(inputs, &args));
+  // The one call path, by position: an idle call of the cache (its frame kept from an
+  // earlier call when the entry is the same), handed back when done.
+  std::unique_ptr<cache::EntryCall> call = cache->BorrowCall();
+  absl::Status status = call->Run(args, bindings);
+  absl::StatusOr<std::vector<runtime::Tensor>> outputs =
+      status.ok() ? absl::StatusOr<std::vector<runtime::Tensor>>(call->TakeOutputs()) : status;
+  cache->ReturnCall(std::move(call));
+  return outputs;
 }
 
 absl::StatusOr<std::shared_ptr<const cache::CacheEntry>> JitFunction::Acquire(
     const runtime::TensorMap& inputs) {
   cache::CompileCache::Args args;
-  absl::Status error;
-  cache::CompileCache* cache = CacheFor(inputs, &args, &error);
-  if (cache == nullptr) return error;
+  GJ_ASSIGN_OR_RETURN(cache::CompileCache * cache, CacheFor(inputs, &args));
   return cache->Acquire(args);
 }
 

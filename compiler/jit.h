@@ -57,6 +57,13 @@ class JitFunction {
   // the first call.
   std::string SignatureText() const;
 
+  // The cache of the input signature (names, dtypes, ranks) of `inputs`, created on
+  // first sight, with `inputs` in its signature order in `args` (null where one is
+  // missing); InvalidArgument when the options do not fit the call (e.g. a dynamic dim of
+  // a missing input). For callers that keep a cache's call path (JitCall).
+  absl::StatusOr<cache::CompileCache*> CacheFor(const runtime::TensorMap& inputs,
+                                                cache::CompileCache::Args* args);
+
   const std::string& name() const { return function_.name; }
   cache::ShapePolicy policy() const { return options_.policy; }
   const JitOptions& options() const { return options_; }
@@ -64,17 +71,12 @@ class JitFunction {
   CodeStore& store() const { return *options_.store; }
 
  private:
-  friend class JitCall;  // compiler/jit_call.h: finds its cache once, then by position
   friend absl::StatusOr<std::unique_ptr<JitFunction>> Jit(std::string name, TraceFn fn,
                                                           runtime::TensorMap weights,
                                                           JitOptions options);
   JitFunction(cache::TracedFunction function, JitOptions options)
       : function_(std::move(function)), options_(std::move(options)) {}
 
-  // The cache whose signature `inputs` has, created on first sight; null with `error`
-  // set when the options do not fit the call (e.g. a dynamic dim of a missing input).
-  cache::CompileCache* CacheFor(const runtime::TensorMap& inputs, cache::CompileCache::Args* args,
-                                absl::Status* error);
   absl::StatusOr<cache::InputSignature> SignatureFor(const runtime::TensorMap& inputs) const;
   std::string Prefix() const { return "jit '" + function_.name + "'"; }
   // The types and dynamic dims of a signature: from JitOptions::input_types, or from a

@@ -1,14 +1,12 @@
 // JitCall: a reusable call of a JitFunction, for loops that call it again and again (a
 // decode loop, a serving loop). Inputs come by position, in the order of the names given
-// at construction; the results stay in outputs() until the next call. While calls hit the
-// same compiled entry, the entry's CompiledCall (compiler/compiled/compiled_call.h) is kept, so a
-// hit does the guards, the cache lookup and the kernels and nothing else: no name
-// lookups, no TensorMap, and no allocation when shapes repeat. A call with the same
-// dims as the last one skips the lookup too (CompileCache::ServeRepeat: no lock, and
-// the cache's statistics count it as the hit it is). Everything else - a miss,
-// another entry, a padding policy, a tiered entry still interpreted, an input the fast
-// checks do not accept - takes JitFunction::Run's path, with its errors and statistics,
-// so a JitCall never answers differently from Run.
+// at construction; the results stay in outputs() until the next call. The call runs
+// through the cache's one call path (compiler/entries/entry_call.h), keeping its frame:
+// while calls hit the same compiled entry, a hit does the guards, the cache lookup (none
+// when the dims repeat the last call's) and the kernels, and nothing else: no name
+// lookups, no TensorMap, and no allocation when shapes repeat. A call whose inputs the
+// last call's signature does not take (another dtype or rank, a padding policy) finds its
+// signature by name first, as JitFunction::Run does, with the same errors and statistics.
 //
 //   JitCall call(fn.get(), {"x", "k_cache", "v_cache", "cos", "sin"});
 //   for (...) {
@@ -26,7 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "compiler/compiled/compiled_call.h"
+#include "compiler/entries/entry_call.h"
 #include "compiler/jit.h"
 
 namespace graphjit::compiler {
@@ -42,48 +40,36 @@ class JitCall {
   // what you keep). Errors are JitFunction::Run's.
   absl::Status Run(absl::Span<const runtime::Tensor> inputs, const ir::Bindings& bindings = {});
   const std::vector<runtime::Tensor>& outputs() const;
+  // The lookup alone, by position: the entry that serves `inputs` (compiled first on a
+  // miss), counted as a call that hits or misses, as JitFunction::Acquire does.
+  absl::StatusOr<std::shared_ptr<const cache::CacheEntry>> Acquire(
+      absl::Span<const runtime::Tensor> inputs);
 
-  // Calls served by the kept call frame, and by JitFunction::Run's path.
+  // Calls served by the kept call frame, and by the by-name path or the executor.
   int64_t fast_calls() const { return fast_calls_; }
   int64_t slow_calls() const { return slow_calls_; }
 
  private:
-  // Serves the call from the kept frame when the cache of the last call accepts it;
-  // false (nothing run, nothing counted) when Run's path must take it.
-  bool RunFast(absl::Span<const runtime::Tensor> inputs, const ir::Bindings& bindings,
-               absl::Status* status);
-  // Runs the kept frame (call_) on `inputs`.
-  void RunKept(absl::Span<const runtime::Tensor> inputs, const ir::Bindings& bindings,
-               absl::Status* status);
-  absl::Status RunSlow(absl::Span<const runtime::Tensor> inputs, const ir::Bindings& bindings);
+  // InvalidArgument unless `inputs` has one tensor per input name.
+  absl::Status CheckCount(absl::Span<const runtime::Tensor> inputs) const;
+  // Points args_ at `inputs` and binds the call's dims: false when the last call's cache
+  // cannot take them (none yet, a padding policy, another signature).
+  bool BindArgs(absl::Span<const runtime::Tensor> inputs);
+  // The cache of the signature of `named` (found by name), made the one the next calls
+  // try first; its inputs in signature order land in `args`.
+  absl::StatusOr<cache::CompileCache*> SelectCache(const runtime::TensorMap& named,
+                                                   cache::CompileCache::Args* args);
   // The position of input `name` in names_, or -1.
   int PositionOf(const std::string& name) const;
   // The inputs by name; InvalidArgument if names_ names one twice.
   absl::StatusOr<runtime::TensorMap> Named(absl::Span<const runtime::Tensor> inputs) const;
-  // The call bindings for `bindings` and values_, recomputed only when either changed.
-  const ir::Bindings& CompletedBindings(const ir::Bindings& bindings);
 
   JitFunction* fn_;
   std::vector<std::string> names_;
-  cache::CompileCache* cache_ = nullptr;  // the signature of the last call, if it has one
-  std::vector<int> signature_position_;   // per signature input: its position, or -1
+  std::vector<int> signature_position_;  // per signature input: its position, or -1
   cache::CompileCache::Args args_;
-  cache::DimValues values_;
-  std::shared_ptr<const cache::CacheEntry> entry_;  // the entry call_ runs
-  std::unique_ptr<CompiledCall> call_;
-  // The code call_ runs, kept alive here: reoptimization may replace the entry's code.
-  std::shared_ptr<const CompiledGraph> call_code_;
-  uint32_t served_code_version_ = 0;  // entry_'s code_version() when call_ was built
-  cache::DimValues served_values_;    // the dims of the last call Serve gave call_'s entry
-  std::vector<int> call_position_;    // per call_ input: its position in names_
-  std::vector<runtime::Tensor> call_inputs_;
-  bool call_takes_inputs_as_given_ = false;  // call_position_ is 0, 1, .. names_.size() - 1
-  bool completes_ = false;  // the cache completes call bindings (named dims, a function)
-  ir::Bindings last_bindings_, completed_;
-  cache::DimValues completed_values_;
-  bool completed_valid_ = false;
-  bool last_fast_ = false;
-  std::vector<runtime::Tensor> outputs_;  // of the slow path
+  // The call path of the last call's cache (its signature), with its kept frame.
+  std::unique_ptr<cache::EntryCall> call_;
   int64_t fast_calls_ = 0, slow_calls_ = 0;
 };
 

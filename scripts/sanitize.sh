@@ -32,10 +32,11 @@ esac
 # The Debian packages as for the main build (bootstrap installs the missing ones only).
 GRAPHJIT_BOOTSTRAP_PACKAGES_ONLY=1 ./scripts/bootstrap.sh
 # -O1, as the sanitizers' documentation recommends: it keeps stack traces exact, and it
-# compiles faster than the Release build's -O3. Configured
-# on every run (cheap), so an existing build dir picks up a change of these flags.
+# compiles faster than the Release build's -O3. Without NDEBUG, so the debug-only
+# invariant checks (GJ_DCHECK, on the cache's hit path) run here too. Configured on every
+# run (cheap), so an existing build dir picks up a change of these flags.
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRAPHJIT_BUILD_BENCHMARKS=OFF \
-  -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" "${flags[@]}" >/dev/null
+  -DCMAKE_CXX_FLAGS_RELEASE="-O1" "${flags[@]}" >/dev/null
 
 if [[ $mode == address ]]; then
   nice -n 19 cmake --build "$dir" -j"$jobs"

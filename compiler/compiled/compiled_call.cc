@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/compiled/call_frame.h"
@@ -16,11 +17,12 @@ namespace {
 constexpr int64_t kUnset = std::numeric_limits<int64_t>::min();
 
 // Whether the bytes of `t` overlap those of any of `inputs`.
-bool OverlapsAny(const runtime::Tensor& t, absl::Span<const runtime::Tensor> inputs) {
+bool OverlapsAny(const runtime::Tensor& t, absl::Span<const runtime::Tensor* const> inputs) {
   if (!t.valid() || t.nbytes() == 0) return false;
   const auto* begin = static_cast<const char*>(t.raw_data());
   const char* end = begin + t.nbytes();
-  for (const runtime::Tensor& in : inputs) {
+  for (const runtime::Tensor* input : inputs) {
+    const runtime::Tensor& in = *input;
     if (!in.valid() || in.nbytes() == 0) continue;
     const auto* in_begin = static_cast<const char*>(in.raw_data());
     if (in_begin < end && begin < in_begin + in.nbytes()) return true;
@@ -60,6 +62,8 @@ CompiledCall::CompiledCall(const CompiledGraph& graph) : graph_(graph) {
     }
   }
   for (const std::string& s : p.symbols) program_slot_.push_back(slot_of(s));
+  // Profiled graphs time every kernel in CompiledGraph::Run, which the full path calls.
+  if (graph.env_profile_ != nullptr) fast_ = false;
   values_.assign(slots_.size(), kUnset);
   symbols_.assign(p.symbols.size(), 0);
   for (const ir::Node& n : g.nodes()) {
@@ -104,18 +108,17 @@ CompiledCall::CompiledCall(const CompiledGraph& graph) : graph_(graph) {
   for (const Slot& s : slots_) bound_values_.push_back(&bound_.at(s.name));
 }
 
-bool CompiledCall::BindFast(absl::Span<const runtime::Tensor> inputs,
+bool CompiledCall::BindFast(absl::Span<const runtime::Tensor* const> inputs,
                             const ir::Bindings& bindings) {
   if (inputs.size() != input_ids_.size()) return false;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ir::ValueType& type = input_types_[i];
-    if (!inputs[i].valid() || inputs[i].dtype() != type.dtype || inputs[i].rank() != type.rank()) {
-      return false;
-    }
+    const runtime::Tensor& in = *inputs[i];
+    if (!in.valid() || in.dtype() != type.dtype || in.rank() != type.rank()) return false;
   }
   std::fill(values_.begin(), values_.end(), kUnset);
   for (const DimCheck& d : dims_) {
-    const int64_t v = inputs[d.input].shape()[d.axis];
+    const int64_t v = inputs[d.input]->shape()[d.axis];
     if (d.slot < 0) {
       if (v != d.constant) return false;
     } else if (values_[d.slot] == kUnset) {
@@ -144,7 +147,7 @@ void CompiledCall::UpdateBindings() {
   for (size_t s = 0; s < slots_.size(); ++s) *bound_values_[s] = values_[s];
 }
 
-absl::Status CompiledCall::RunFull(absl::Span<const runtime::Tensor> inputs,
+absl::Status CompiledCall::RunFull(absl::Span<const runtime::Tensor* const> inputs,
                                    const ir::Bindings& bindings) {
   if (inputs.size() != input_names_.size()) {
     return absl::InvalidArgumentError(absl::StrCat("expected ", input_names_.size(), " inputs (",
@@ -152,12 +155,19 @@ absl::Status CompiledCall::RunFull(absl::Span<const runtime::Tensor> inputs,
                                                    inputs.size()));
   }
   runtime::TensorMap named;
-  for (size_t i = 0; i < inputs.size(); ++i) named[input_names_[i]] = inputs[i];
+  for (size_t i = 0; i < inputs.size(); ++i) named[input_names_[i]] = *inputs[i];
   GJ_ASSIGN_OR_RETURN(outputs_, graph_.Run(named, bindings));
   return absl::OkStatus();
 }
 
 absl::Status CompiledCall::Run(absl::Span<const runtime::Tensor> inputs,
+                               const ir::Bindings& bindings) {
+  absl::InlinedVector<const runtime::Tensor*, 8> pointers(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) pointers[i] = &inputs[i];
+  return Run(absl::MakeConstSpan(pointers), bindings);
+}
+
+absl::Status CompiledCall::Run(absl::Span<const runtime::Tensor* const> inputs,
                                const ir::Bindings& bindings) {
   if (!fast_ || !BindFast(inputs, bindings)) return RunFull(inputs, bindings);
   const ir::Graph& g = graph_.graph();
@@ -170,11 +180,11 @@ absl::Status CompiledCall::Run(absl::Span<const runtime::Tensor> inputs,
   for (size_t a = 0; a < args.size(); ++a) {
     const ArgBinding& arg = args[a];
     if (arg.kind == ArgBinding::Kind::kInput) {
-      args_[a] = const_cast<void*>(inputs[arg_input_[a]].raw_data());
+      args_[a] = const_cast<void*>(inputs[arg_input_[a]]->raw_data());
     } else if (arg.kind == ArgBinding::Kind::kOutput) {
       runtime::Tensor& out = outputs_[arg.output_index];
       if (arg.donor_arg >= 0) {
-        out = inputs[arg_input_[arg.donor_arg]];  // written in place
+        out = *inputs[arg_input_[arg.donor_arg]];  // written in place
       } else {
         const ir::ValueType& type = g.type(arg.value);
         const std::optional<std::vector<int64_t>>& constant = constant_output_dims_[a];

@@ -35,7 +35,17 @@ class CompiledCall {
   // Run, which writes into the same tensors when their shapes are unchanged (Clone() what
   // you keep). Donated inputs are updated in place, as by CompiledGraph::Run.
   absl::Status Run(absl::Span<const runtime::Tensor> inputs, const ir::Bindings& bindings = {});
+  // The same with the inputs by pointer (each non-null), so a caller holding them
+  // elsewhere (a cache's signature order) passes them without copying tensors.
+  absl::Status Run(absl::Span<const runtime::Tensor* const> inputs,
+                   const ir::Bindings& bindings = {});
   const std::vector<runtime::Tensor>& outputs() const { return outputs_; }
+  // Moves the results out (the next Run allocates new ones).
+  std::vector<runtime::Tensor> TakeOutputs() {
+    std::vector<runtime::Tensor> out(outputs_.size());
+    out.swap(outputs_);
+    return out;
+  }
 
   // The frame the last successful fast-path Run handed to the kernels (argument
   // pointers, program symbols, workspace): graph().kernels().Run(args, symbols,
@@ -57,8 +67,9 @@ class CompiledCall {
     int64_t constant;
     int slot;  // -1: constant
   };
-  absl::Status RunFull(absl::Span<const runtime::Tensor> inputs, const ir::Bindings& bindings);
-  bool BindFast(absl::Span<const runtime::Tensor> inputs, const ir::Bindings& bindings);
+  absl::Status RunFull(absl::Span<const runtime::Tensor* const> inputs,
+                       const ir::Bindings& bindings);
+  bool BindFast(absl::Span<const runtime::Tensor* const> inputs, const ir::Bindings& bindings);
   // Writes this call's slot values into bound_ (no allocation: its keys are fixed).
   void UpdateBindings();
 

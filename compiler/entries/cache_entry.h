@@ -45,29 +45,32 @@ class CacheEntry {
   // traced and served by the interpreter until the background compile installs code.
   enum class State { kCompiling, kInterpreted, kReady, kFailed };
 
+  // The fields a hit reads and writes come first, so they share the cache line of the
+  // shared_ptr's control block that make_shared puts in front of them.
+  // Guarded by the owning cache's mu_.
+  State state_ = State::kCompiling;
+  // In the cache's table (false once evicted, dropped or failed): ServeRepeat serves only
+  // live entries. Written under mu_, read without it.
+  std::atomic<bool> live_ = true;
+  // Reoptimization: whether its O2 compile has been asked for (reset if the queue drops
+  // it), and calls served by the baseline code so far. Atomic: ServeRepeat counts too.
+  mutable std::atomic<bool> reoptimizing_ = false;
+  std::atomic<uint32_t> code_version_ = 0;
+  // The LRU tick of the last use. Atomic because ServeRepeat stamps it without mu_.
+  std::atomic<uint64_t> last_use_ = 0;
+  mutable std::atomic<int64_t> baseline_calls_ = 0;
+  // Untiered: set before state_ is kReady. Tiered: installed by the background compile
+  // (guarded by the cache's mu_ until then).
+  std::shared_ptr<const CompiledGraph> compiled_;
+
   int64_t id_ = 0;
   DimKeys keys_;
   EntryGuards guards_;
   bool padded_ = false;
   std::vector<std::vector<DimGuard>> output_dims_;
   ContentKey content_key_;
-  ir::Graph traced_;  // set once, before state_ leaves kCompiling
-  // Untiered: set before state_ is kReady. Tiered: installed by the background compile
-  // (guarded by the cache's mu_ until then).
-  std::shared_ptr<const CompiledGraph> compiled_;
-  // Guarded by the owning cache's mu_.
-  State state_ = State::kCompiling;
-  absl::Status error_;
-  // The LRU tick of the last use. Atomic because ServeRepeat stamps it without mu_.
-  std::atomic<uint64_t> last_use_ = 0;
-  // In the cache's table (false once evicted, dropped or failed): ServeRepeat serves only
-  // live entries. Written under mu_, read without it.
-  std::atomic<bool> live_ = true;
-  // Reoptimization: calls served by the baseline code so far, and whether its O2 compile
-  // has been asked for (reset if the queue drops it). Atomic: ServeRepeat counts too.
-  mutable std::atomic<int64_t> baseline_calls_ = 0;
-  mutable std::atomic<bool> reoptimizing_ = false;
-  std::atomic<uint32_t> code_version_ = 0;
+  ir::Graph traced_;    // set once, before state_ leaves kCompiling
+  absl::Status error_;  // kFailed: why
 };
 
 }  // namespace graphjit::compiler::cache

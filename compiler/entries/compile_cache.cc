@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "compiler/entries/entry_call.h"
 #include "ir/clock.h"
 #include "ir/status_macros.h"
 
@@ -22,9 +23,14 @@ CompileCache::CompileCache(const TracedFunction& function, const JitOptions& opt
       prefix_(absl::StrCat(function.name, "/", PolicyName(options.policy))),
       builder_(function, options, signature_),
       executor_(function.weights, options, signature_),
-      keys_(signature_) {
+      keys_(signature_),
+      completes_bindings_(executor_.CompletesBindings()) {
   for (const InputGuard& g : signature_.inputs()) {
     name_hashes_.push_back(TensorMap::hasher{}(g.name));
+  }
+  for (int k = 0; k < signature_.num_dynamic(); ++k) {
+    const DynamicDim& d = signature_.dynamic_dims()[k];
+    if (d.named || d.padded()) counted_dims_.push_back(k);
   }
   if (options_.tiered || Reoptimizes()) {
     background_ = std::make_unique<BackgroundCompiler>(
@@ -56,11 +62,17 @@ void CompileCache::Resolve(const TensorMap& inputs, Args* args) const {
   }
 }
 
-absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::Acquire(const Args& args) {
-  DimValues values;
-  std::shared_ptr<const CompiledGraph> code;
-  absl::StatusOr<std::shared_ptr<const CacheEntry>> entry = AcquireImpl(args, &values, &code);
-  if (!entry.ok() || code != nullptr) return entry;
+absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::Acquire(const Args& args,
+                                                                        DimValues* bound_values) {
+  DimValues local;
+  DimValues* values = bound_values != nullptr ? bound_values : &local;
+  if (bound_values == nullptr && !signature_.Bind(args, values)) return Reject(args);
+  if (std::shared_ptr<const CacheEntry> hit; FindReady(*values, &hit)) return hit;
+  Served served;
+  served.want_code = false;  // the caller reads it from the entry
+  served.values_bound = true;
+  absl::StatusOr<std::shared_ptr<const CacheEntry>> entry = AcquireImpl(args, values, &served);
+  if (!entry.ok() || !served.interpreted) return entry;
   // A tiered entry still interpreted: callers of Acquire want its code, so compile it
   // here (the code store makes a concurrent background compile of it the same compile).
   auto* mutable_entry = const_cast<CacheEntry*>(entry->get());
@@ -85,22 +97,45 @@ absl::Status CompileCache::Reject(const Args& args) {
                                                  signature_.ToString(), ")"));
 }
 
-absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::AcquireImpl(
-    const Args& args, DimValues* values, std::shared_ptr<const CompiledGraph>* code, double* stall,
-    bool values_bound, uint32_t* code_version) {
-  if (!values_bound && !signature_.Bind(args, values)) return Reject(args);
+bool CompileCache::FindReady(const DimValues& values, std::shared_ptr<const CacheEntry>* entry,
+                             std::shared_ptr<const CompiledGraph>* code, uint32_t* code_version) {
+  if (!keys_.keys_are_values()) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::shared_ptr<CacheEntry>* slot = table_.FindSlot(values);
+  if (slot == nullptr || (*slot)->state_ != CacheEntry::State::kReady) return false;
+  const CacheEntry& found = **slot;
+  GJ_DCHECK(found.guards_.Check(values))
+      << "key " << keys_.ToText(values) << " maps to an entry whose guards fail";
+  ++stats_.calls;
+  ++stats_.hits;
+  CountElementsLocked(values, values);
+  table_.Touch(found);
+  if (CountBaselineCall(found)) background_->Enqueue(*slot);
+  *entry = *slot;
+  if (code != nullptr) *code = found.compiled_;
+  if (code_version != nullptr) *code_version = found.code_version();
+  return true;
+}
+
+absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::AcquireImpl(const Args& args,
+                                                                            DimValues* values,
+                                                                            Served* served) {
+  if (!served->values_bound && !signature_.Bind(args, values)) return Reject(args);
   // Entries dropped or evicted here are destroyed after the lock is released (freeing
   // code takes the JIT's own locks).
   EntryTable::Entries released;
   absl::StatusOr<std::shared_ptr<const CacheEntry>> result;
   {
     std::unique_lock<std::mutex> lock(mu_);
-    const DimKeys keys = KeysLocked(*values, &released);
+    // Exact keys are the values themselves: no copy on the hit path.
+    DimKeys computed;
+    const DimKeys& keys =
+        keys_.keys_are_values() ? *values : (computed = KeysLocked(*values, &released));
     std::shared_ptr<CacheEntry> found = table_.FindShared(keys);
     if (found == nullptr) {
       const auto start = ir::Clock::now();
       result = CompileLocked(lock, keys, *values, &released);
-      if (stall != nullptr) *stall = SecondsSince(start);
+      served->stall = SecondsSince(start);
     } else {
       CacheEntry* entry = found.get();
       ++stats_.calls;
@@ -119,21 +154,24 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::AcquireImpl(
         ++stats_.waits;
         const auto start = ir::Clock::now();
         compiled_.wait(lock, [&] { return found->state_ != CacheEntry::State::kCompiling; });
-        if (stall != nullptr) *stall = SecondsSince(start);
+        served->stall = SecondsSince(start);
         if (found->state_ == CacheEntry::State::kFailed) {
           result = found->error_;
         } else {
           result = std::move(found);
         }
       }
-      GJ_CHECK(!result.ok() || entry->guards_.Check(*values))
+      GJ_DCHECK(!result.ok() || entry->guards_.Check(*values))
           << "key " << keys_.ToText(keys) << " maps to an entry whose guards fail";
     }
     if (result.ok()) {
-      *code = (*result)->compiled_;
-      if (code_version != nullptr) *code_version = (*result)->code_version();
+      const CacheEntry& entry = **result;
+      served->interpreted = entry.compiled_ == nullptr;
+      if (served->want_code) served->code = entry.compiled_;
+      served->code_version = entry.code_version();
     }
   }
+  if (!released.empty()) ReleaseIdleCalls();
   return result;
 }
 
@@ -356,12 +394,11 @@ void CompileCache::Reoptimize(std::shared_ptr<CacheEntry> entry) {
                               static_cast<long long>(entry->baseline_calls_.load()), seconds));
     }
   }
+  ReleaseIdleCalls();  // idle frames of the baseline code let it go
 }
 
 void CompileCache::CountElementsLocked(const DimKeys& keys, const DimValues& values) {
-  for (int k = 0; k < signature_.num_dynamic(); ++k) {
-    const DynamicDim& d = signature_.dynamic_dims()[k];
-    if (!d.named && !d.padded()) continue;
+  for (int k : counted_dims_) {
     stats_.real_elements += values[k];
     stats_.padded_elements += RunLength(keys[k], values[k]);
   }
@@ -372,18 +409,22 @@ ir::Bindings CompileCache::CallBindings(const DimValues& values,
   return executor_.CallBindings(values, bindings);
 }
 
-bool CompileCache::CompletesBindings() const { return executor_.CompletesBindings(); }
-
 absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::Serve(
     const Args& args, DimValues* values, std::shared_ptr<const CompiledGraph>* code,
     bool values_bound, uint32_t* code_version) {
-  double stall = 0;
-  GJ_ASSIGN_OR_RETURN(std::shared_ptr<const CacheEntry> entry,
-                      AcquireImpl(args, values, code, &stall, values_bound, code_version));
-  if (stall == 0 && *code != nullptr) return entry;  // a plain hit: nothing to count
+  if (!values_bound && !signature_.Bind(args, values)) return Reject(args);
+  if (std::shared_ptr<const CacheEntry> hit; FindReady(*values, &hit, code, code_version)) {
+    return hit;
+  }
+  Served served;
+  served.values_bound = true;
+  GJ_ASSIGN_OR_RETURN(std::shared_ptr<const CacheEntry> entry, AcquireImpl(args, values, &served));
+  *code = std::move(served.code);
+  if (code_version != nullptr) *code_version = served.code_version;
+  if (served.stall == 0 && !served.interpreted) return entry;  // a plain hit: nothing to count
   std::lock_guard<std::mutex> lock(mu_);
-  stats_.max_stall_seconds = std::max(stats_.max_stall_seconds, stall);
-  if (*code == nullptr) ++stats_.interpreted;
+  stats_.max_stall_seconds = std::max(stats_.max_stall_seconds, served.stall);
+  if (served.interpreted) ++stats_.interpreted;
   return entry;
 }
 
@@ -395,12 +436,38 @@ absl::StatusOr<std::vector<Tensor>> CompileCache::RunServed(const CacheEntry& en
   return executor_.Run(entry, code, inputs, values, bindings);
 }
 
-absl::StatusOr<std::vector<Tensor>> CompileCache::Run(const TensorMap& inputs, const Args& args,
-                                                      const ir::Bindings& bindings) {
-  DimValues values;
-  std::shared_ptr<const CompiledGraph> code;
-  GJ_ASSIGN_OR_RETURN(std::shared_ptr<const CacheEntry> entry, Serve(args, &values, &code));
-  return executor_.Run(*entry, code.get(), inputs, values, bindings);
+std::unique_ptr<EntryCall> CompileCache::BorrowCall() {
+  {
+    std::lock_guard<std::mutex> lock(calls_mu_);
+    if (!idle_calls_.empty()) {
+      std::unique_ptr<EntryCall> call = std::move(idle_calls_.back());
+      idle_calls_.pop_back();
+      return call;
+    }
+  }
+  return std::make_unique<EntryCall>(this);
+}
+
+void CompileCache::ReturnCall(std::unique_ptr<EntryCall> call) {
+  // A call whose entry left the table meanwhile would keep its code alive: let go first.
+  const CacheEntry* kept = call->kept_entry();
+  if (kept != nullptr && (!kept->live_.load(std::memory_order_acquire) ||
+                          kept->code_version() != call->kept_code_version())) {
+    call->Release();
+  }
+  std::lock_guard<std::mutex> lock(calls_mu_);
+  if (static_cast<int>(idle_calls_.size()) < kMaxIdleCalls) idle_calls_.push_back(std::move(call));
+}
+
+void CompileCache::ReleaseIdleCalls() {
+  std::lock_guard<std::mutex> lock(calls_mu_);
+  for (const std::unique_ptr<EntryCall>& call : idle_calls_) {
+    const CacheEntry* kept = call->kept_entry();
+    if (kept != nullptr && (!kept->live_.load(std::memory_order_acquire) ||
+                            kept->code_version() != call->kept_code_version())) {
+      call->Release();
+    }
+  }
 }
 
 bool CompileCache::ServeRepeat(const CacheEntry& entry, const DimValues& values) {

@@ -48,6 +48,8 @@
 
 namespace graphjit::compiler::cache {
 
+class EntryCall;
+
 class CompileCache {
  public:
   // `function` and `options` must outlive the cache (the JitFunction owns all three).
@@ -62,43 +64,20 @@ class CompileCache {
   // inputs ignored), for signatures whose guards must explain what differs.
   void Resolve(const runtime::TensorMap& inputs, Args* args) const;
 
-  // Runs the function on `args` (from Matches), compiling on a miss. `bindings` gives
-  // the call symbols, completed by JitOptions::complete_bindings from the named dims.
-  absl::StatusOr<std::vector<runtime::Tensor>> Run(const runtime::TensorMap& inputs,
-                                                   const Args& args, const ir::Bindings& bindings);
-  // Run in two halves, for a caller that keeps a call frame per entry (compiler/
-  // jit_call.h). Serve finds the entry for `args` (compiling on a miss), counted as Run
-  // counts a call, and sets `values` to the call's dynamic dims and `code` to the entry's
-  // code (null while a tiered entry is interpreted). With `values_bound`, the caller has
-  // just bound `values` by signature().Bind(args, values), which returned true (it is
-  // not bound twice). RunServed runs it as Run does.
-  // `code_version`, if given, gets the entry's code_version() of `code`.
-  absl::StatusOr<std::shared_ptr<const CacheEntry>> Serve(
-      const Args& args, DimValues* values, std::shared_ptr<const CompiledGraph>* code,
-      bool values_bound = false, uint32_t* code_version = nullptr);
-  // A plain hit on `entry` by a call whose dynamic dims are `values`, when the caller's
-  // last Serve of the same `values` returned `entry` with its code installed: counted as
-  // Serve counts a hit (calls, hits, element counts, the entry's LRU use), but without
-  // the lock or the lookup. It is the entry Serve would return while the entry is still
-  // in the cache: the keys of `values` change only when an auto dim turns dynamic, which
-  // drops the entries of the old keys, and a ready entry stays ready. False (nothing
-  // counted) once the entry was evicted or dropped: then Serve must look again.
-  // Unpadded signatures only.
-  bool ServeRepeat(const CacheEntry& entry, const DimValues& values);
-  absl::StatusOr<std::vector<runtime::Tensor>> RunServed(const CacheEntry& entry,
-                                                         const CompiledGraph* code,
-                                                         const runtime::TensorMap& inputs,
-                                                         const DimValues& values,
-                                                         const ir::Bindings& bindings) const;
-  // The call symbols of a call whose dynamic dims have `values`: `bindings` with the
-  // named dims added, completed by JitOptions::complete_bindings.
-  ir::Bindings CallBindings(const DimValues& values, const ir::Bindings& bindings) const;
-  // Whether CallBindings can add to the caller's bindings (named dims or a completion).
-  bool CompletesBindings() const;
+  // Calls run through EntryCall (compiler/entries/entry_call.h), the cache's one call
+  // path. A caller without a call of its own (JitFunction::Run) borrows an idle one and
+  // hands it back; idle calls keep their frames for the next caller (at most
+  // kMaxIdleCalls), and let go of entries the cache evicts or drops.
+  static constexpr int kMaxIdleCalls = 4;
+  std::unique_ptr<EntryCall> BorrowCall();
+  void ReturnCall(std::unique_ptr<EntryCall> call);
 
   // The lookup alone: the entry serving `args`, compiled first on a miss. The entry
   // stays valid while held, even if evicted.
-  absl::StatusOr<std::shared_ptr<const CacheEntry>> Acquire(const Args& args);
+  // `bound_values`, if given, are the dims of `args` the caller bound by
+  // signature().Bind(args, bound_values), which returned true (read, not bound twice).
+  absl::StatusOr<std::shared_ptr<const CacheEntry>> Acquire(const Args& args,
+                                                            DimValues* bound_values = nullptr);
 
   // Why `args` would miss: the first failed guard of the nearest entry (the one with the
   // fewest failed guards, most recently used on a tie), e.g.
@@ -111,12 +90,62 @@ class CompileCache {
   const InputSignature& signature() const { return signature_; }
 
  private:
-  // The entry for `args`; `*code` receives its code, null while a tiered entry is served
-  // by the interpreter. `*stall`, if given: the seconds spent compiling or waiting for
-  // another call's compile (0 on a plain hit; see CacheStats::max_stall_seconds).
-  absl::StatusOr<std::shared_ptr<const CacheEntry>> AcquireImpl(
+  friend class EntryCall;
+  // The call path's halves (EntryCall). Serve finds the entry for `args` (compiling on a
+  // miss), counted as a call, and sets `values` to the call's dynamic dims and `code` to
+  // the entry's code (null while a tiered entry is interpreted). With `values_bound`, the
+  // caller has just bound `values` by signature().Bind(args, values), which returned
+  // true (it is not bound twice). `code_version`, if given, gets the entry's
+  // code_version() of `code`.
+  absl::StatusOr<std::shared_ptr<const CacheEntry>> Serve(
       const Args& args, DimValues* values, std::shared_ptr<const CompiledGraph>* code,
-      double* stall = nullptr, bool values_bound = false, uint32_t* code_version = nullptr);
+      bool values_bound = false, uint32_t* code_version = nullptr);
+  // A plain hit on `entry` by a call whose dynamic dims are `values`, when the caller's
+  // last Serve of the same `values` returned `entry` with its code installed: counted as
+  // Serve counts a hit (calls, hits, element counts, the entry's LRU use), but without
+  // the lock or the lookup. It is the entry Serve would return while the entry is still
+  // in the cache: the keys of `values` change only when an auto dim turns dynamic, which
+  // drops the entries of the old keys, and a ready entry stays ready. False (nothing
+  // counted) once the entry was evicted or dropped: then Serve must look again.
+  // Unpadded signatures only.
+  bool ServeRepeat(const CacheEntry& entry, const DimValues& values);
+  // Runs a served entry without a frame: padding, then its code or the interpreter.
+  absl::StatusOr<std::vector<runtime::Tensor>> RunServed(const CacheEntry& entry,
+                                                         const CompiledGraph* code,
+                                                         const runtime::TensorMap& inputs,
+                                                         const DimValues& values,
+                                                         const ir::Bindings& bindings) const;
+  // The call symbols of a call whose dynamic dims have `values`: `bindings` with the
+  // named dims added, completed by JitOptions::complete_bindings.
+  ir::Bindings CallBindings(const DimValues& values, const ir::Bindings& bindings) const;
+  // Whether CallBindings can add to the caller's bindings (named dims or a completion).
+  bool CompletesBindings() const { return completes_bindings_; }
+  // Lets idle calls go of entries no longer in the table (evicted, dropped, failed) and
+  // of code an entry no longer runs (reoptimized); the frames are destroyed outside the
+  // pool's lock.
+  void ReleaseIdleCalls();
+
+  // What AcquireImpl reports besides the entry.
+  struct Served {
+    bool values_bound = false;  // in: the caller bound `values` by signature().Bind(args)
+    bool want_code = true;      // in: copy the entry's code into `code`
+    // out: the entry's code (if wanted), null while a tiered entry is interpreted.
+    std::shared_ptr<const CompiledGraph> code;
+    bool interpreted = false;   // out: no code installed yet
+    uint32_t code_version = 0;  // out: the entry's code_version() with that code
+    // out: the seconds spent compiling or waiting for another call's compile (0 on a
+    // plain hit; see CacheStats::max_stall_seconds).
+    double stall = 0;
+  };
+  // The entry for `args`, whose dynamic dims land in `values`.
+  absl::StatusOr<std::shared_ptr<const CacheEntry>> AcquireImpl(const Args& args, DimValues* values,
+                                                                Served* served);
+  // The plain hit, kept short: keys that are the values (exact) and a ready entry. Sets
+  // `entry` (and `code`, `code_version` if given) and counts the hit; false, with nothing
+  // counted, for anything else (AcquireImpl's general path).
+  bool FindReady(const DimValues& values, std::shared_ptr<const CacheEntry>* entry,
+                 std::shared_ptr<const CompiledGraph>* code = nullptr,
+                 uint32_t* code_version = nullptr);
   absl::Status Reject(const Args& args);
   // The *Locked functions are called with mu_ held.
   // Keys for `values`; updates the auto policy's state (and drops the entries a dim
@@ -153,6 +182,9 @@ class CompileCache {
   const EntryExecutor executor_;
   // Hashes of the input names, so finding them in a TensorMap hashes no strings.
   std::vector<size_t> name_hashes_;
+  // The dynamic dims whose real and padded element counts the statistics sum (the named
+  // and the padded ones).
+  std::vector<int> counted_dims_;
 
   mutable std::mutex mu_;
   std::condition_variable compiled_;  // notified when any entry leaves kCompiling
@@ -165,6 +197,10 @@ class CompileCache {
   // stats() adds.
   std::atomic<int64_t> repeat_hits_ = 0;
   std::atomic<int64_t> repeat_elements_ = 0;
+  const bool completes_bindings_;
+  // Idle calls for JitFunction::Run, guarded by calls_mu_.
+  std::mutex calls_mu_;
+  std::vector<std::unique_ptr<EntryCall>> idle_calls_;
   // Tiered compilation; declared last, so its thread stops before the rest goes.
   std::unique_ptr<BackgroundCompiler> background_;
 };

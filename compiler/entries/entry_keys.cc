@@ -7,9 +7,14 @@
 namespace graphjit::compiler::cache {
 
 EntryKeys::EntryKeys(const InputSignature& signature)
-    : signature_(signature), auto_state_(signature.num_dynamic()) {}
+    : signature_(signature), auto_state_(signature.num_dynamic()) {
+  for (const DynamicDim& d : signature.dynamic_dims()) {
+    keys_are_values_ = keys_are_values_ && d.policy == ShapePolicy::kExact;
+  }
+}
 
 DimKeys EntryKeys::Observe(const DimValues& values, std::vector<int>* turned_dynamic) {
+  if (keys_are_values_) return values;
   DimKeys keys(signature_.num_dynamic());
   for (int k = 0; k < signature_.num_dynamic(); ++k) {
     const DynamicDim& d = signature_.dynamic_dims()[k];
@@ -26,6 +31,7 @@ DimKeys EntryKeys::Observe(const DimValues& values, std::vector<int>* turned_dyn
 }
 
 DimKeys EntryKeys::Peek(const DimValues& values) const {
+  if (keys_are_values_) return values;
   DimKeys keys(signature_.num_dynamic());
   for (int k = 0; k < signature_.num_dynamic(); ++k) {
     const DynamicDim& d = signature_.dynamic_dims()[k];

@@ -21,6 +21,8 @@ class EntryKeys {
   DimKeys Observe(const DimValues& values, std::vector<int>* turned_dynamic);
   // The keys Observe would return, without touching the history (for ExplainMiss).
   DimKeys Peek(const DimValues& values) const;
+  // Every dim exact: the keys of a call are its values (Observe returns a copy).
+  bool keys_are_values() const { return keys_are_values_; }
   // `S=128,T=sym`: the named, symbolic or padded dims, or every dim when none is.
   std::string ToText(const DimKeys& keys) const;
 
@@ -29,6 +31,8 @@ class EntryKeys {
 
   const InputSignature& signature_;
   std::vector<AutoDimState> auto_state_;
+  // Every dim exact: a call's keys are its values (the common hit path, kept short).
+  bool keys_are_values_ = true;
 };
 
 }  // namespace graphjit::compiler::cache

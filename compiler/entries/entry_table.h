@@ -25,6 +25,11 @@ class EntryTable {
   // The entry for `keys`, or null.
   CacheEntry* Find(const DimKeys& keys) const;
   std::shared_ptr<CacheEntry> FindShared(const DimKeys& keys) const;
+  // The table's own pointer to the entry for `keys` (copy it to share), or null.
+  const std::shared_ptr<CacheEntry>* FindSlot(const DimKeys& keys) const {
+    auto it = entries_.find(keys);
+    return it == entries_.end() ? nullptr : &it->second;
+  }
   bool Contains(const DimKeys& keys) const { return entries_.contains(keys); }
   // Adds `entry` under its keys (used now).
   void Insert(std::shared_ptr<CacheEntry> entry);
@@ -43,10 +48,13 @@ class EntryTable {
   // "no live entries" when empty.
   std::string ExplainMiss(const InputSignature& signature, const DimValues& values) const;
 
-  // Stamps `entry` as used now (lock-free).
+  // Stamps `entry` as used now (lock-free). A load and a store rather than a fetch_add:
+  // the hit path saves an atomic read-modify-write, and two calls racing here at worst
+  // stamp the same tick, which only makes them equally recent.
   void Touch(const CacheEntry& entry) {
-    const_cast<CacheEntry&>(entry).last_use_.store(tick_.fetch_add(1) + 1,
-                                                   std::memory_order_relaxed);
+    const uint64_t now = tick_.load(std::memory_order_relaxed) + 1;
+    tick_.store(now, std::memory_order_relaxed);
+    const_cast<CacheEntry&>(entry).last_use_.store(now, std::memory_order_relaxed);
   }
   int64_t size() const { return static_cast<int64_t>(entries_.size()); }
 

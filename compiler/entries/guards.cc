@@ -57,6 +57,8 @@ absl::StatusOr<InputSignature> InputSignature::Create(const frontend::InputTypes
                                                       std::vector<DynamicDim> dynamic_dims) {
   InputSignature sig;
   sig.dynamic_dims_ = std::move(dynamic_dims);
+  sig.pads_ = std::any_of(sig.dynamic_dims_.begin(), sig.dynamic_dims_.end(),
+                          [](const DynamicDim& d) { return d.padded(); });
   const size_t n = sig.dynamic_dims_.size();
   sig.dim_sources_.resize(n);
   for (const auto& [name, type] : inputs) {
@@ -65,8 +67,11 @@ absl::StatusOr<InputSignature> InputSignature::Create(const frontend::InputTypes
       int k = g.dims[axis].dynamic;
       if (k >= 0 && sig.dim_sources_[k].empty()) {
         sig.dim_sources_[k] = absl::StrCat(name, ".shape[", axis, "]");
+        g.dims[axis].binds = true;
       }
     }
+    sig.bind_inputs_.push_back({g.dtype, static_cast<uint32_t>(g.dims.size())});
+    sig.bind_dims_.insert(sig.bind_dims_.end(), g.dims.begin(), g.dims.end());
     sig.inputs_.push_back(std::move(g));
   }
   for (size_t k = 0; k < n; ++k) {
@@ -89,26 +94,23 @@ absl::StatusOr<InputSignature> InputSignature::Create(const frontend::InputTypes
   return sig;
 }
 
-bool InputSignature::pads() const {
-  return std::any_of(dynamic_dims_.begin(), dynamic_dims_.end(),
-                     [](const DynamicDim& d) { return d.padded(); });
-}
-
 bool InputSignature::Bind(absl::Span<const runtime::Tensor* const> args, DimValues* values) const {
-  // -1 marks a dim not yet bound (dims are never negative).
-  values->assign(dynamic_dims_.size(), -1);
-  for (size_t i = 0; i < inputs_.size(); ++i) {
+  // Every dynamic dim has exactly one binding place, which comes before the places that
+  // compare with it, so no value needs a "not bound yet" mark.
+  if (values->size() != dynamic_dims_.size()) values->resize(dynamic_dims_.size());
+  int64_t* v = values->data();
+  const DimGuard* d = bind_dims_.data();
+  for (size_t i = 0; i < bind_inputs_.size(); ++i) {
     const runtime::Tensor* t = args[i];
-    const InputGuard& g = inputs_[i];
-    if (t == nullptr || t->dtype() != g.dtype || t->shape().size() != g.dims.size()) return false;
+    const BindInput& in = bind_inputs_[i];
+    if (t == nullptr || t->dtype() != in.dtype || t->shape().size() != in.rank) return false;
     const int64_t* dims = t->shape().data();
-    for (size_t a = 0; a < g.dims.size(); ++a) {
-      const DimGuard& d = g.dims[a];
-      if (d.dynamic < 0) {
-        if (dims[a] != d.constant) return false;
-      } else if ((*values)[d.dynamic] < 0) {
-        (*values)[d.dynamic] = dims[a];
-      } else if ((*values)[d.dynamic] != dims[a]) {
+    for (uint32_t a = 0; a < in.rank; ++a, ++d) {
+      if (d->dynamic < 0) {
+        if (dims[a] != d->constant) return false;
+      } else if (d->binds) {
+        v[d->dynamic] = dims[a];
+      } else if (v[d->dynamic] != dims[a]) {
         return false;
       }
     }

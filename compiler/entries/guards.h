@@ -31,6 +31,9 @@ struct DimKeysHash {
 struct DimGuard {
   int64_t constant = 0;
   int dynamic = -1;
+  // The first place (in input order) the dynamic dim appears: InputSignature::Bind takes
+  // its value here and compares every later place with it.
+  bool binds = false;
 };
 
 struct InputGuard {
@@ -68,7 +71,7 @@ class InputSignature {
   const std::vector<InputGuard>& masks() const { return masks_; }
   const std::vector<DynamicDim>& dynamic_dims() const { return dynamic_dims_; }
   int num_dynamic() const { return static_cast<int>(dynamic_dims_.size()); }
-  bool pads() const;  // some dynamic dim is padded
+  bool pads() const { return pads_; }  // some dynamic dim is padded
   // Where dynamic dim `k` is read from, e.g. `k_cache.shape[1]`.
   const std::string& DimSource(int k) const { return dim_sources_[k]; }
   // The types to trace an entry with `keys` (constants for keyed dims, the class
@@ -84,6 +87,15 @@ class InputSignature {
   std::vector<InputGuard> masks_;
   std::vector<DynamicDim> dynamic_dims_;
   std::vector<std::string> dim_sources_;
+  bool pads_ = false;
+  // Bind's view of inputs_, flat and contiguous: per input its dtype, rank and first dim
+  // in bind_dims_, which holds every input's dims back to back.
+  struct BindInput {
+    ir::DType dtype;
+    uint32_t rank;
+  };
+  std::vector<BindInput> bind_inputs_;
+  std::vector<DimGuard> bind_dims_;
 };
 
 // The guards of one entry: the range each dynamic dim must lie in, and for dims traced
