@@ -33,6 +33,7 @@
 #include "absl/strings/str_format.h"
 #include "compiler/compiled/compiled_graph.h"
 #include "runtime/interpreter.h"
+#include "tests/fuzz/differential_tolerance.h"
 #include "tests/fuzz/fuzz_util.h"
 #include "tests/fuzz/graph_generator.h"
 

@@ -21,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "ir/op.h"
 #include "ir/parser.h"
+#include "tests/fuzz/differential_tolerance.h"
 
 namespace graphjit::fuzz {
 namespace {

@@ -1,0 +1,95 @@
+// The LLVM IR codegen emits: index arithmetic shared within a block, kernels as internal
+// functions called by the entry, math that vectorizes (inline exp, libmvec's log), and
+// kernels that may be named like the libm functions they call; each program is also run.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/compiler/codegen/codegen_test_util.h"
+
+namespace graphjit::compiler::codegen_testutil {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Loads at the same index share its address arithmetic: out[i, j] = a[i, j] * b[i, j] +
+// a[i, j + 0] emits i * 7 (+ j) once, not once per load, and `+ 0` not at all.
+TEST(CodegenTest, EqualIndexArithmeticIsEmittedOncePerBlock) {
+  ProgramBuilder pb;
+  int a = pb.Arg("a", DType::kF64, {C(5), C(7)});
+  int b = pb.Arg("b", DType::kF64, {C(5), C(7)});
+  int out = pb.Arg("out", DType::kF64, {C(5), C(7)}, BufferKind::kOutput);
+  pb.Pointwise(
+      out, {C(5), C(7)},
+      Op(ScalarOp::kAdd,
+         Op(ScalarOp::kMul, Load(a, DType::kF64, {I(0), I(1)}), Load(b, DType::kF64, {I(0), I(1)})),
+         Load(a, DType::kF64, {I(0), Op(ScalarOp::kAdd, I(1), C(0))})));
+  CompileOptions options;
+  options.keep_ir = true;
+  auto code = Compile(pb.program(), options);
+  ASSERT_NE(code, nullptr);
+  const std::string& ir = code->llvm_ir();
+  auto count = [&](const std::string& what) {
+    int n = 0;
+    for (size_t p = ir.find(what); p != std::string::npos; p = ir.find(what, p + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("= mul nsw i64 %i0, 7\n"), 1) << ir;  // the row stride, once
+  EXPECT_EQ(count(", 0\n"), 0) << ir;                   // no `add x, 0`
+  std::vector<double> as(35), bs(35), os(35);
+  for (int i = 0; i < 35; ++i) {
+    as[i] = i;
+    bs[i] = 2;
+  }
+  RunEntry(*code, {as.data(), bs.data(), os.data()});
+  for (int i = 0; i < 35; ++i) EXPECT_EQ(os[i], 3.0 * i) << i;
+}
+
+// exp is emitted inline (no call, so it vectorizes anywhere); log is libm's, which the
+// vectorizer maps to libmvec's 4 x f64 variant.
+TEST(CodegenTest, EntryCallsInternalKernelsAndVectorizesMath) {
+  constexpr int kN = 1024;
+  ProgramBuilder pb;
+  int x = pb.Arg("x", DType::kF64, {C(kN)});
+  int out = pb.Arg("out", DType::kF64, {C(kN)}, BufferKind::kOutput);
+  int out2 = pb.Arg("out2", DType::kF64, {C(kN)}, BufferKind::kOutput);
+  pb.Pointwise(out, {C(kN)}, Op(ScalarOp::kExp, Load(x, DType::kF64, {I(0)})));
+  pb.Pointwise(out2, {C(kN)}, Op(ScalarOp::kLog, Load(out, DType::kF64, {I(0)})));
+  CompileOptions options;
+  options.keep_ir = true;
+  auto code = Compile(pb.program(), options);
+  ASSERT_NE(code, nullptr);
+  EXPECT_THAT(code->llvm_ir(), HasSubstr("define internal void @gj.k0("));
+  EXPECT_THAT(code->llvm_ir(), Not(HasSubstr("@exp(")));
+  EXPECT_THAT(code->llvm_ir(), HasSubstr("declare double @log(double) #"));
+  EXPECT_THAT(code->optimized_ir(), HasSubstr("<4 x double>"));
+  EXPECT_THAT(code->optimized_ir(), HasSubstr("_ZGVdN4v_log"));
+  std::vector<double> xs(kN), os(kN), logs(kN);
+  for (int i = 0; i < kN; ++i) xs[i] = (i - 512) / 50.0;
+  RunEntry(*code, {xs.data(), os.data(), logs.data()});
+  for (int i = 0; i < kN; ++i) {
+    EXPECT_TRUE(Close(os[i], std::exp(xs[i]), 1e-14)) << i;
+    EXPECT_TRUE(Close(logs[i], xs[i], 1e-13)) << i;
+  }
+}
+
+TEST(CodegenTest, KernelsNamedLikeLibmFunctions) {
+  // Kernel functions must not take the names of the libm functions they call.
+  ProgramBuilder pb;
+  int x = pb.Arg("x", DType::kF64, {C(3)});
+  int out = pb.Arg("out", DType::kF64, {C(3)}, BufferKind::kOutput);
+  ExprPtr xv = Load(x, DType::kF64, {I(0)});
+  pb.Pointwise(out, {C(3)}, Op(ScalarOp::kTanh, xv)).name = "tanh";
+  pb.Pointwise(out, {C(3)}, Op(ScalarOp::kExp, Load(out, DType::kF64, {I(0)}))).name = "exp";
+  auto code = Compile(pb.program());
+  ASSERT_NE(code, nullptr);
+  std::vector<double> xs = {-1, 0, 2}, os(3);
+  RunEntry(*code, {xs.data(), os.data()});
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(Close(os[i], std::exp(std::tanh(xs[i])), 1e-14)) << i;
+}
+
+}  // namespace
+}  // namespace graphjit::compiler::codegen_testutil
