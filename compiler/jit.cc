@@ -264,22 +264,22 @@ absl::StatusOr<cache::CompileCache*> JitFunction::CacheFor(const runtime::Tensor
   // The hit path takes no lock here: a function usually sees one signature, then sticks
   // to it, and caches are never destroyed before the function.
   if (cache::CompileCache* last = last_.load(std::memory_order_acquire); last != nullptr) {
-    if (last->Matches(inputs, args)) return last;
+    if (last->signature().Matches(inputs, args)) return last;
     if (options_.input_types) {
       // Declared types: one signature, whose guards reject (and explain) what differs.
-      last->Resolve(inputs, args);
+      last->signature().Resolve(inputs, args);
       return last;
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
   for (auto it = caches_.rbegin(); it != caches_.rend(); ++it) {
-    if ((*it)->Matches(inputs, args)) {
+    if ((*it)->signature().Matches(inputs, args)) {
       last_.store(it->get(), std::memory_order_release);
       return it->get();
     }
   }
   if (options_.input_types && !caches_.empty()) {
-    caches_.front()->Resolve(inputs, args);
+    caches_.front()->signature().Resolve(inputs, args);
     return caches_.front().get();
   }
   GJ_ASSIGN_OR_RETURN(cache::InputSignature sig, SignatureFor(inputs));
@@ -289,7 +289,8 @@ absl::StatusOr<cache::CompileCache*> JitFunction::CacheFor(const runtime::Tensor
                                           sig.ToString()));
   }
   caches_.push_back(std::make_unique<cache::CompileCache>(function_, options_, std::move(sig)));
-  if (!caches_.back()->Matches(inputs, args)) caches_.back()->Resolve(inputs, args);
+  if (!caches_.back()->signature().Matches(inputs, args))
+    caches_.back()->signature().Resolve(inputs, args);
   last_.store(caches_.back().get(), std::memory_order_release);
   return caches_.back().get();
 }
@@ -300,11 +301,11 @@ absl::StatusOr<std::vector<runtime::Tensor>> JitFunction::Run(const runtime::Ten
   GJ_ASSIGN_OR_RETURN(cache::CompileCache * cache, CacheFor(inputs, &args));
   // The one call path, by position: an idle call of the cache (its frame kept from an
   // earlier call when the entry is the same), handed back when done.
-  std::unique_ptr<cache::EntryCall> call = cache->BorrowCall();
+  std::unique_ptr<cache::EntryCall> call = cache->calls().Borrow();
   absl::Status status = call->Run(args, bindings);
   absl::StatusOr<std::vector<runtime::Tensor>> outputs =
       status.ok() ? absl::StatusOr<std::vector<runtime::Tensor>>(call->TakeOutputs()) : status;
-  cache->ReturnCall(std::move(call));
+  cache->calls().Return(std::move(call));
   return outputs;
 }
 
@@ -319,16 +320,16 @@ std::string JitFunction::ExplainMiss(const runtime::TensorMap& inputs) const {
   std::lock_guard<std::mutex> lock(mu_);
   cache::CompileCache::Args args;
   for (auto it = caches_.rbegin(); it != caches_.rend(); ++it) {
-    if ((*it)->Matches(inputs, &args)) return (*it)->ExplainMiss(args);
+    if ((*it)->signature().Matches(inputs, &args)) return (*it)->ExplainMiss(args);
   }
   if (caches_.empty()) return "no live entries";
   if (options_.input_types) {
-    caches_.front()->Resolve(inputs, &args);
+    caches_.front()->signature().Resolve(inputs, &args);
     return caches_.front()->ExplainMiss(args);
   }
   // Explain against the newest signature: its first failing guard names the difference.
   const cache::InputSignature& sig = caches_.back()->signature();
-  caches_.back()->Resolve(inputs, &args);
+  caches_.back()->signature().Resolve(inputs, &args);
   std::string why = sig.ExplainFailure(args);
   if (why.empty()) {
     std::vector<std::string> names;

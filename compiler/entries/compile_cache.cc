@@ -24,10 +24,8 @@ CompileCache::CompileCache(const TracedFunction& function, const JitOptions& opt
       builder_(function, options, signature_),
       executor_(function.weights, options, signature_),
       keys_(signature_),
-      completes_bindings_(executor_.CompletesBindings()) {
-  for (const InputGuard& g : signature_.inputs()) {
-    name_hashes_.push_back(TensorMap::hasher{}(g.name));
-  }
+      completes_bindings_(executor_.CompletesBindings()),
+      calls_(std::make_unique<EntryCallPool>(this)) {
   for (int k = 0; k < signature_.num_dynamic(); ++k) {
     const DynamicDim& d = signature_.dynamic_dims()[k];
     if (d.named || d.padded()) counted_dims_.push_back(k);
@@ -41,26 +39,6 @@ CompileCache::CompileCache(const TracedFunction& function, const JitOptions& opt
 }
 
 CompileCache::~CompileCache() = default;
-
-bool CompileCache::Matches(const TensorMap& inputs, Args* args) const {
-  if (inputs.size() != name_hashes_.size()) return false;
-  Resolve(inputs, args);
-  for (size_t i = 0; i < name_hashes_.size(); ++i) {
-    const InputGuard& g = signature_.inputs()[i];
-    const runtime::Tensor* t = (*args)[i];
-    if (t == nullptr || t->dtype() != g.dtype || t->shape().size() != g.dims.size()) return false;
-  }
-  return true;
-}
-
-void CompileCache::Resolve(const TensorMap& inputs, Args* args) const {
-  args->clear();
-  for (size_t i = 0; i < name_hashes_.size(); ++i) {
-    // raw_hash_set's find(key, hash): the lookup with a precomputed hash.
-    auto it = inputs.find(signature_.inputs()[i].name, name_hashes_[i]);
-    args->push_back(it == inputs.end() ? nullptr : &it->second);
-  }
-}
 
 absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::Acquire(const Args& args,
                                                                         DimValues* bound_values) {
@@ -171,7 +149,7 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::AcquireImpl(cons
       served->code_version = entry.code_version();
     }
   }
-  if (!released.empty()) ReleaseIdleCalls();
+  if (!released.empty()) calls_->ReleaseStale();
   return result;
 }
 
@@ -394,7 +372,7 @@ void CompileCache::Reoptimize(std::shared_ptr<CacheEntry> entry) {
                               static_cast<long long>(entry->baseline_calls_.load()), seconds));
     }
   }
-  ReleaseIdleCalls();  // idle frames of the baseline code let it go
+  calls_->ReleaseStale();  // idle frames of the baseline code let it go
 }
 
 void CompileCache::CountElementsLocked(const DimKeys& keys, const DimValues& values) {
@@ -434,40 +412,6 @@ absl::StatusOr<std::vector<Tensor>> CompileCache::RunServed(const CacheEntry& en
                                                             const DimValues& values,
                                                             const ir::Bindings& bindings) const {
   return executor_.Run(entry, code, inputs, values, bindings);
-}
-
-std::unique_ptr<EntryCall> CompileCache::BorrowCall() {
-  {
-    std::lock_guard<std::mutex> lock(calls_mu_);
-    if (!idle_calls_.empty()) {
-      std::unique_ptr<EntryCall> call = std::move(idle_calls_.back());
-      idle_calls_.pop_back();
-      return call;
-    }
-  }
-  return std::make_unique<EntryCall>(this);
-}
-
-void CompileCache::ReturnCall(std::unique_ptr<EntryCall> call) {
-  // A call whose entry left the table meanwhile would keep its code alive: let go first.
-  const CacheEntry* kept = call->kept_entry();
-  if (kept != nullptr && (!kept->live_.load(std::memory_order_acquire) ||
-                          kept->code_version() != call->kept_code_version())) {
-    call->Release();
-  }
-  std::lock_guard<std::mutex> lock(calls_mu_);
-  if (static_cast<int>(idle_calls_.size()) < kMaxIdleCalls) idle_calls_.push_back(std::move(call));
-}
-
-void CompileCache::ReleaseIdleCalls() {
-  std::lock_guard<std::mutex> lock(calls_mu_);
-  for (const std::unique_ptr<EntryCall>& call : idle_calls_) {
-    const CacheEntry* kept = call->kept_entry();
-    if (kept != nullptr && (!kept->live_.load(std::memory_order_acquire) ||
-                            kept->code_version() != call->kept_code_version())) {
-      call->Release();
-    }
-  }
 }
 
 bool CompileCache::ServeRepeat(const CacheEntry& entry, const DimValues& values) {

@@ -49,6 +49,7 @@
 namespace graphjit::compiler::cache {
 
 class EntryCall;
+class EntryCallPool;
 
 class CompileCache {
  public:
@@ -56,21 +57,14 @@ class CompileCache {
   CompileCache(const TracedFunction& function, const JitOptions& options, InputSignature signature);
   ~CompileCache();  // stops the background compile thread (tiered)
 
-  using Args = absl::InlinedVector<const runtime::Tensor*, 8>;
-  // The call's inputs in signature().inputs() order, or false when `inputs` has other
-  // names, dtypes or ranks than this cache's signature (so another cache serves it).
-  bool Matches(const runtime::TensorMap& inputs, Args* args) const;
-  // The call's inputs in signature order by name alone (null where missing, extra
-  // inputs ignored), for signatures whose guards must explain what differs.
-  void Resolve(const runtime::TensorMap& inputs, Args* args) const;
+  using Args = InputSignature::Args;
 
   // Calls run through EntryCall (compiler/entries/entry_call.h), the cache's one call
-  // path. A caller without a call of its own (JitFunction::Run) borrows an idle one and
-  // hands it back; idle calls keep their frames for the next caller (at most
-  // kMaxIdleCalls), and let go of entries the cache evicts or drops.
-  static constexpr int kMaxIdleCalls = 4;
-  std::unique_ptr<EntryCall> BorrowCall();
-  void ReturnCall(std::unique_ptr<EntryCall> call);
+  // path. A caller without a call of its own (JitFunction::Run) borrows an idle one
+  // from calls() and returns it there.
+  EntryCallPool& calls() { return *calls_; }
+  // Whether `entry` is in the table still (not evicted, dropped or failed).
+  bool Live(const CacheEntry& entry) const { return entry.live_.load(std::memory_order_acquire); }
 
   // The lookup alone: the entry serving `args`, compiled first on a miss. The entry
   // stays valid while held, even if evicted.
@@ -120,10 +114,6 @@ class CompileCache {
   ir::Bindings CallBindings(const DimValues& values, const ir::Bindings& bindings) const;
   // Whether CallBindings can add to the caller's bindings (named dims or a completion).
   bool CompletesBindings() const { return completes_bindings_; }
-  // Lets idle calls go of entries no longer in the table (evicted, dropped, failed) and
-  // of code an entry no longer runs (reoptimized); the frames are destroyed outside the
-  // pool's lock.
-  void ReleaseIdleCalls();
 
   // What AcquireImpl reports besides the entry.
   struct Served {
@@ -180,8 +170,6 @@ class CompileCache {
   const std::string prefix_;  // `name/policy`, for messages
   const EntryBuilder builder_;
   const EntryExecutor executor_;
-  // Hashes of the input names, so finding them in a TensorMap hashes no strings.
-  std::vector<size_t> name_hashes_;
   // The dynamic dims whose real and padded element counts the statistics sum (the named
   // and the padded ones).
   std::vector<int> counted_dims_;
@@ -198,9 +186,8 @@ class CompileCache {
   std::atomic<int64_t> repeat_hits_ = 0;
   std::atomic<int64_t> repeat_elements_ = 0;
   const bool completes_bindings_;
-  // Idle calls for JitFunction::Run, guarded by calls_mu_.
-  std::mutex calls_mu_;
-  std::vector<std::unique_ptr<EntryCall>> idle_calls_;
+  // Idle calls for JitFunction::Run.
+  std::unique_ptr<EntryCallPool> calls_;
   // Tiered compilation; declared last, so its thread stops before the rest goes.
   std::unique_ptr<BackgroundCompiler> background_;
 };

@@ -96,4 +96,41 @@ const ir::Bindings& EntryCall::CompletedBindings(const ir::Bindings& bindings) {
   return completed_;
 }
 
+namespace {
+
+// Whether `call` keeps a frame the cache no longer serves.
+bool Stale(const EntryCall& call) {
+  const CacheEntry* kept = call.kept_entry();
+  return kept != nullptr &&
+         (!call.cache()->Live(*kept) || kept->code_version() != call.kept_code_version());
+}
+
+}  // namespace
+
+std::unique_ptr<EntryCall> EntryCallPool::Borrow() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!idle_.empty()) {
+      std::unique_ptr<EntryCall> call = std::move(idle_.back());
+      idle_.pop_back();
+      return call;
+    }
+  }
+  return std::make_unique<EntryCall>(cache_);
+}
+
+void EntryCallPool::Return(std::unique_ptr<EntryCall> call) {
+  // An entry that left the table meanwhile would have its code kept alive: let go first.
+  if (Stale(*call)) call->Release();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (static_cast<int>(idle_.size()) < kMaxIdle) idle_.push_back(std::move(call));
+}
+
+void EntryCallPool::ReleaseStale() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const std::unique_ptr<EntryCall>& call : idle_) {
+    if (Stale(*call)) call->Release();
+  }
+}
+
 }  // namespace graphjit::compiler::cache

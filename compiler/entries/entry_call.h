@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -84,6 +85,26 @@ class EntryCall {
   bool last_fast_ = false;
   std::vector<runtime::Tensor> outputs_;  // of the executor
   int64_t fast_calls_ = 0, slow_calls_ = 0;
+};
+
+// The idle calls of one cache, for callers without a call of their own
+// (JitFunction::Run): Borrow one (or a new one), Return it when done. Idle calls keep
+// their frames for the next caller, at most kMaxIdle of them.
+class EntryCallPool {
+ public:
+  static constexpr int kMaxIdle = 4;
+  explicit EntryCallPool(CompileCache* cache) : cache_(cache) {}
+  std::unique_ptr<EntryCall> Borrow();
+  void Return(std::unique_ptr<EntryCall> call);
+  // Lets idle calls go of entries no longer in the cache's table (evicted, dropped,
+  // failed) and of code an entry no longer runs (reoptimized), so the pool never keeps
+  // code alive that the cache has let go.
+  void ReleaseStale();
+
+ private:
+  CompileCache* cache_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<EntryCall>> idle_;  // guarded by mu_
 };
 
 }  // namespace graphjit::compiler::cache

@@ -70,6 +70,7 @@ absl::StatusOr<InputSignature> InputSignature::Create(const frontend::InputTypes
         g.dims[axis].binds = true;
       }
     }
+    sig.name_hashes_.push_back(runtime::TensorMap::hasher{}(g.name));
     sig.bind_inputs_.push_back({g.dtype, static_cast<uint32_t>(g.dims.size())});
     sig.bind_dims_.insert(sig.bind_dims_.end(), g.dims.begin(), g.dims.end());
     sig.inputs_.push_back(std::move(g));
@@ -92,6 +93,26 @@ absl::StatusOr<InputSignature> InputSignature::Create(const frontend::InputTypes
     sig.masks_.push_back(std::move(g));
   }
   return sig;
+}
+
+bool InputSignature::Matches(const runtime::TensorMap& inputs, Args* args) const {
+  if (inputs.size() != inputs_.size()) return false;
+  Resolve(inputs, args);
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const InputGuard& g = inputs_[i];
+    const runtime::Tensor* t = (*args)[i];
+    if (t == nullptr || t->dtype() != g.dtype || t->shape().size() != g.dims.size()) return false;
+  }
+  return true;
+}
+
+void InputSignature::Resolve(const runtime::TensorMap& inputs, Args* args) const {
+  args->clear();
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    // raw_hash_set's find(key, hash): the lookup with a precomputed hash.
+    auto it = inputs.find(inputs_[i].name, name_hashes_[i]);
+    args->push_back(it == inputs.end() ? nullptr : &it->second);
+  }
 }
 
 bool InputSignature::Bind(absl::Span<const runtime::Tensor* const> args, DimValues* values) const {

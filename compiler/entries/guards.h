@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "compiler/entries/policy.h"
@@ -61,6 +62,15 @@ class InputSignature {
                                                const frontend::InputTypes& masks,
                                                std::vector<DynamicDim> dynamic_dims);
 
+  // A call's inputs in inputs() order.
+  using Args = absl::InlinedVector<const runtime::Tensor*, 8>;
+  // The call's inputs in inputs() order, or false when `inputs` has other names, dtypes
+  // or ranks than this signature (so another signature serves it).
+  bool Matches(const runtime::TensorMap& inputs, Args* args) const;
+  // The call's inputs in inputs() order by name alone (null where missing, extra inputs
+  // ignored), for signatures whose guards must explain what differs.
+  void Resolve(const runtime::TensorMap& inputs, Args* args) const;
+
   // The hot path: checks `args` (one per input(), in order; null if missing) and binds
   // each dynamic dim, the same value wherever it appears. No allocation beyond `values`.
   bool Bind(absl::Span<const runtime::Tensor* const> args, DimValues* values) const;
@@ -95,6 +105,8 @@ class InputSignature {
     uint32_t rank;
   };
   std::vector<BindInput> bind_inputs_;
+  // Hashes of the input names, so finding them in a TensorMap hashes no strings.
+  std::vector<size_t> name_hashes_;
   std::vector<DimGuard> bind_dims_;
 };
 
