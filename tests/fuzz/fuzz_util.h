@@ -123,7 +123,8 @@ inline bool ShapesAreSmall(const ir::Graph& graph, const ir::Bindings& bindings,
 // Two results agree: same dtype and shape; integers and bools exactly (unless
 // `integers_exact` is false: then integers are compared like floats); floats within
 // `tol * (1 + |a|)`, NaN where the other is NaN, infinities equal. With `magnitude` (the
-// same output computed from the absolute values, see SumsMagnitudes), floats are within
+// same output computed from the absolute values, see MagnitudeGraph and Absolute in
+// tests/fuzz/differential_tolerance.h), floats are within
 // `tol * (1 + max(|a|, |magnitude|))`, and an element whose magnitude is not finite is
 // not compared: its sums overflowed on the way, so their order decides the result.
 inline std::optional<std::string> Compare(const runtime::Tensor& want, const runtime::Tensor& got,
