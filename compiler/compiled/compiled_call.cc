@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <limits>
 
-#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/compiled/call_frame.h"
@@ -162,9 +161,10 @@ absl::Status CompiledCall::RunFull(absl::Span<const runtime::Tensor* const> inpu
 
 absl::Status CompiledCall::Run(absl::Span<const runtime::Tensor> inputs,
                                const ir::Bindings& bindings) {
-  absl::InlinedVector<const runtime::Tensor*, 8> pointers(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) pointers[i] = &inputs[i];
-  return Run(absl::MakeConstSpan(pointers), bindings);
+  // A kept scratch list (Run is not reentrant), so no call allocates once it has grown.
+  input_pointers_.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) input_pointers_[i] = &inputs[i];
+  return Run(absl::MakeConstSpan(input_pointers_), bindings);
 }
 
 absl::Status CompiledCall::Run(absl::Span<const runtime::Tensor* const> inputs,

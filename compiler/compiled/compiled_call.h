@@ -95,6 +95,7 @@ class CompiledCall {
   std::vector<std::optional<std::vector<int64_t>>> constant_output_dims_;
   std::optional<int64_t> constant_workspace_bytes_;
   std::vector<runtime::Tensor> outputs_;
+  std::vector<const runtime::Tensor*> input_pointers_;  // Run by tensors: their addresses
   std::shared_ptr<char> workspace_;
   int64_t workspace_capacity_ = 0;
 };

@@ -43,13 +43,11 @@ CompileCache::~CompileCache() = default;
 absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::Acquire(const Args& args,
                                                                         DimValues* bound_values) {
   DimValues local;
-  DimValues* values = bound_values != nullptr ? bound_values : &local;
-  if (bound_values == nullptr && !signature_.Bind(args, values)) return Reject(args);
-  if (std::shared_ptr<const CacheEntry> hit; FindReady(*values, &hit)) return hit;
   Served served;
   served.want_code = false;  // the caller reads it from the entry
-  served.values_bound = true;
-  absl::StatusOr<std::shared_ptr<const CacheEntry>> entry = AcquireImpl(args, values, &served);
+  served.values_bound = bound_values != nullptr;
+  absl::StatusOr<std::shared_ptr<const CacheEntry>> entry =
+      AcquireImpl(args, served.values_bound ? bound_values : &local, &served);
   if (!entry.ok() || !served.interpreted) return entry;
   // A tiered entry still interpreted: callers of Acquire want its code, so compile it
   // here (the code store makes a concurrent background compile of it the same compile).
@@ -76,7 +74,7 @@ absl::Status CompileCache::Reject(const Args& args) {
 }
 
 bool CompileCache::FindReady(const DimValues& values, std::shared_ptr<const CacheEntry>* entry,
-                             std::shared_ptr<const CompiledGraph>* code, uint32_t* code_version) {
+                             Served* served) {
   if (!keys_.keys_are_values()) return false;
   std::lock_guard<std::mutex> lock(mu_);
   const std::shared_ptr<CacheEntry>* slot = table_.FindSlot(values);
@@ -84,31 +82,34 @@ bool CompileCache::FindReady(const DimValues& values, std::shared_ptr<const Cach
   const CacheEntry& found = **slot;
   GJ_DCHECK(found.guards_.Check(values))
       << "key " << keys_.ToText(values) << " maps to an entry whose guards fail";
-  ++stats_.calls;
-  ++stats_.hits;
-  CountElementsLocked(values, values);
-  table_.Touch(found);
+  CountHitLocked(found, values, values);
   if (CountBaselineCall(found)) background_->Enqueue(*slot);
   *entry = *slot;
-  if (code != nullptr) *code = found.compiled_;
-  if (code_version != nullptr) *code_version = found.code_version();
+  if (served->want_code) served->code = found.compiled_;
+  served->code_version = found.code_version();
   return true;
+}
+
+void CompileCache::CountHitLocked(const CacheEntry& entry, const DimKeys& keys,
+                                  const DimValues& values) {
+  ++stats_.calls;
+  ++stats_.hits;
+  CountElementsLocked(keys, values);
+  table_.Touch(entry);
 }
 
 absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::AcquireImpl(const Args& args,
                                                                             DimValues* values,
                                                                             Served* served) {
   if (!served->values_bound && !signature_.Bind(args, values)) return Reject(args);
+  if (std::shared_ptr<const CacheEntry> hit; FindReady(*values, &hit, served)) return hit;
   // Entries dropped or evicted here are destroyed after the lock is released (freeing
   // code takes the JIT's own locks).
   EntryTable::Entries released;
   absl::StatusOr<std::shared_ptr<const CacheEntry>> result;
   {
     std::unique_lock<std::mutex> lock(mu_);
-    // Exact keys are the values themselves: no copy on the hit path.
-    DimKeys computed;
-    const DimKeys& keys =
-        keys_.keys_are_values() ? *values : (computed = KeysLocked(*values, &released));
+    const DimKeys keys = KeysLocked(*values, &released);
     std::shared_ptr<CacheEntry> found = table_.FindShared(keys);
     if (found == nullptr) {
       const auto start = ir::Clock::now();
@@ -116,10 +117,7 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::AcquireImpl(cons
       served->stall = SecondsSince(start);
     } else {
       CacheEntry* entry = found.get();
-      ++stats_.calls;
-      ++stats_.hits;
-      CountElementsLocked(keys, *values);
-      table_.Touch(*entry);
+      CountHitLocked(*entry, keys, *values);
       if (entry->state_ == CacheEntry::State::kReady) {
         if (CountBaselineCall(*entry)) background_->Enqueue(found);
         result = std::move(found);
@@ -390,12 +388,8 @@ ir::Bindings CompileCache::CallBindings(const DimValues& values,
 absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::Serve(
     const Args& args, DimValues* values, std::shared_ptr<const CompiledGraph>* code,
     bool values_bound, uint32_t* code_version) {
-  if (!values_bound && !signature_.Bind(args, values)) return Reject(args);
-  if (std::shared_ptr<const CacheEntry> hit; FindReady(*values, &hit, code, code_version)) {
-    return hit;
-  }
   Served served;
-  served.values_bound = true;
+  served.values_bound = values_bound;
   GJ_ASSIGN_OR_RETURN(std::shared_ptr<const CacheEntry> entry, AcquireImpl(args, values, &served));
   *code = std::move(served.code);
   if (code_version != nullptr) *code_version = served.code_version;

@@ -131,11 +131,11 @@ class CompileCache {
   absl::StatusOr<std::shared_ptr<const CacheEntry>> AcquireImpl(const Args& args, DimValues* values,
                                                                 Served* served);
   // The plain hit, kept short: keys that are the values (exact) and a ready entry. Sets
-  // `entry` (and `code`, `code_version` if given) and counts the hit; false, with nothing
-  // counted, for anything else (AcquireImpl's general path).
-  bool FindReady(const DimValues& values, std::shared_ptr<const CacheEntry>* entry,
-                 std::shared_ptr<const CompiledGraph>* code = nullptr,
-                 uint32_t* code_version = nullptr);
+  // `entry` and `served` and counts the hit; false, with nothing counted, for anything
+  // else (AcquireImpl's general path).
+  bool FindReady(const DimValues& values, std::shared_ptr<const CacheEntry>* entry, Served* served);
+  // Counts a hit on `entry` (calls, hits, element counts) and stamps its LRU use (mu_ held).
+  void CountHitLocked(const CacheEntry& entry, const DimKeys& keys, const DimValues& values);
   absl::Status Reject(const Args& args);
   // The *Locked functions are called with mu_ held.
   // Keys for `values`; updates the auto policy's state (and drops the entries a dim

@@ -71,8 +71,6 @@ absl::StatusOr<InputSignature> InputSignature::Create(const frontend::InputTypes
       }
     }
     sig.name_hashes_.push_back(runtime::TensorMap::hasher{}(g.name));
-    sig.bind_inputs_.push_back({g.dtype, static_cast<uint32_t>(g.dims.size())});
-    sig.bind_dims_.insert(sig.bind_dims_.end(), g.dims.begin(), g.dims.end());
     sig.inputs_.push_back(std::move(g));
   }
   for (size_t k = 0; k < n; ++k) {
@@ -120,18 +118,18 @@ bool InputSignature::Bind(absl::Span<const runtime::Tensor* const> args, DimValu
   // compare with it, so no value needs a "not bound yet" mark.
   if (values->size() != dynamic_dims_.size()) values->resize(dynamic_dims_.size());
   int64_t* v = values->data();
-  const DimGuard* d = bind_dims_.data();
-  for (size_t i = 0; i < bind_inputs_.size(); ++i) {
+  for (size_t i = 0; i < inputs_.size(); ++i) {
     const runtime::Tensor* t = args[i];
-    const BindInput& in = bind_inputs_[i];
-    if (t == nullptr || t->dtype() != in.dtype || t->shape().size() != in.rank) return false;
+    const InputGuard& g = inputs_[i];
+    if (t == nullptr || t->dtype() != g.dtype || t->shape().size() != g.dims.size()) return false;
     const int64_t* dims = t->shape().data();
-    for (uint32_t a = 0; a < in.rank; ++a, ++d) {
-      if (d->dynamic < 0) {
-        if (dims[a] != d->constant) return false;
-      } else if (d->binds) {
-        v[d->dynamic] = dims[a];
-      } else if (v[d->dynamic] != dims[a]) {
+    for (size_t a = 0; a < g.dims.size(); ++a) {
+      const DimGuard& d = g.dims[a];
+      if (d.dynamic < 0) {
+        if (dims[a] != d.constant) return false;
+      } else if (d.binds) {
+        v[d.dynamic] = dims[a];
+      } else if (v[d.dynamic] != dims[a]) {
         return false;
       }
     }

@@ -98,16 +98,8 @@ class InputSignature {
   std::vector<DynamicDim> dynamic_dims_;
   std::vector<std::string> dim_sources_;
   bool pads_ = false;
-  // Bind's view of inputs_, flat and contiguous: per input its dtype, rank and first dim
-  // in bind_dims_, which holds every input's dims back to back.
-  struct BindInput {
-    ir::DType dtype;
-    uint32_t rank;
-  };
-  std::vector<BindInput> bind_inputs_;
   // Hashes of the input names, so finding them in a TensorMap hashes no strings.
   std::vector<size_t> name_hashes_;
-  std::vector<DimGuard> bind_dims_;
 };
 
 // The guards of one entry: the range each dynamic dim must lie in, and for dims traced
