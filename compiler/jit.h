@@ -77,14 +77,7 @@ class JitFunction {
   JitFunction(cache::TracedFunction function, JitOptions options)
       : function_(std::move(function)), options_(std::move(options)) {}
 
-  absl::StatusOr<cache::InputSignature> SignatureFor(const runtime::TensorMap& inputs) const;
   std::string Prefix() const { return "jit '" + function_.name + "'"; }
-  // The types and dynamic dims of a signature: from JitOptions::input_types, or from a
-  // call's tensors (every dim a dynamic dim, keyed per the policy).
-  absl::Status DeclaredTypes(frontend::InputTypes* types,
-                             std::vector<cache::DynamicDim>* dims) const;
-  absl::Status CallTypes(const runtime::TensorMap& inputs, frontend::InputTypes* types,
-                         std::vector<cache::DynamicDim>* dims) const;
 
   const cache::TracedFunction function_;
   const JitOptions options_;

@@ -41,6 +41,7 @@ class CacheEntry {
   friend class CompileCache;
   friend class EntryTable;
   friend class EntryBuilder;
+  friend class EntryTiers;
   // kCompiling: the miss is being traced (and, untiered, compiled); kInterpreted: tiered,
   // traced and served by the interpreter until the background compile installs code.
   enum class State { kCompiling, kInterpreted, kReady, kFailed };

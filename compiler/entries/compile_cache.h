@@ -12,9 +12,10 @@
 // once no entry and no running caller holds it.
 //
 // The parts: EntryKeys (the policy's keys), EntryTable (entries by key, LRU,
-// ExplainMiss), EntryBuilder (trace -> content key -> store), BackgroundCompiler (the
-// tiered thread), EntryExecutor (padding, then code or the interpreter). This class holds
-// the lock and the statistics and decides hit, wait or miss.
+// ExplainMiss), EntryBuilder (trace -> content key -> store), EntryTiers (the
+// background thread: tiered compiles, reoptimization), EntryExecutor (padding, then code or the
+// interpreter), CacheLedger (the statistics and log lines). This class holds the lock and decides
+// hit, wait or miss.
 //
 // Thread-safe: callers with the same new key wait for one compile, different keys compile
 // in parallel. The lock is a std::mutex rather than absl::Mutex: Debian's abseil is built
@@ -36,13 +37,14 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "compiler/compiled/compiled_graph.h"
-#include "compiler/entries/background_compiler.h"
 #include "compiler/entries/cache_entry.h"
+#include "compiler/entries/cache_ledger.h"
 #include "compiler/entries/cache_stats.h"
 #include "compiler/entries/entry_builder.h"
 #include "compiler/entries/entry_executor.h"
 #include "compiler/entries/entry_keys.h"
 #include "compiler/entries/entry_table.h"
+#include "compiler/entries/entry_tiers.h"
 #include "compiler/entries/guards.h"
 #include "compiler/entries/jit_options.h"
 
@@ -104,16 +106,7 @@ class CompileCache {
   // Unpadded signatures only.
   bool ServeRepeat(const CacheEntry& entry, const DimValues& values);
   // Runs a served entry without a frame: padding, then its code or the interpreter.
-  absl::StatusOr<std::vector<runtime::Tensor>> RunServed(const CacheEntry& entry,
-                                                         const CompiledGraph* code,
-                                                         const runtime::TensorMap& inputs,
-                                                         const DimValues& values,
-                                                         const ir::Bindings& bindings) const;
-  // The call symbols of a call whose dynamic dims have `values`: `bindings` with the
-  // named dims added, completed by JitOptions::complete_bindings.
-  ir::Bindings CallBindings(const DimValues& values, const ir::Bindings& bindings) const;
-  // Whether CallBindings can add to the caller's bindings (named dims or a completion).
-  bool CompletesBindings() const { return completes_bindings_; }
+  const EntryExecutor& executor() const { return executor_; }
 
   // What AcquireImpl reports besides the entry.
   struct Served {
@@ -134,62 +127,33 @@ class CompileCache {
   // `entry` and `served` and counts the hit; false, with nothing counted, for anything
   // else (AcquireImpl's general path).
   bool FindReady(const DimValues& values, std::shared_ptr<const CacheEntry>* entry, Served* served);
-  // Counts a hit on `entry` (calls, hits, element counts) and stamps its LRU use (mu_ held).
-  void CountHitLocked(const CacheEntry& entry, const DimKeys& keys, const DimValues& values);
   absl::Status Reject(const Args& args);
   // The *Locked functions are called with mu_ held.
   // Keys for `values`; updates the auto policy's state (and drops the entries a dim
   // turning dynamic makes unreachable into `dropped`).
   DimKeys KeysLocked(const DimValues& values, EntryTable::Entries* dropped);
-  // Adds a call's named and padded dims to the real / padded element counts.
-  void CountElementsLocked(const DimKeys& keys, const DimValues& values);
-  void EvictLocked(const CacheEntry* keep, EntryTable::Entries* evicted);
   // The miss path: returns with `lock` held, but releases it while compiling.
   absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileLocked(
       std::unique_lock<std::mutex>& lock, const DimKeys& keys, const DimValues& values,
       EntryTable::Entries* released);
-  // Installs `code` in `entry` and counts the compile (mu_ held).
-  void InstallLocked(CacheEntry* entry, std::shared_ptr<const CompiledGraph> code, bool compiled,
-                     double seconds);
-  // Tiered: the background compile of one queued entry (BackgroundCompiler's thread).
-  void CompileInBackground(std::shared_ptr<CacheEntry> entry);
-  // Tiered: counts and logs an entry dropped from the full background queue (mu_ held).
-  // Reoptimization (JitOptions::reoptimize_after): on for baseline-tier caches that ask
-  // for it. CountBaselineCall counts a call the entry's baseline code serves and is true
-  // for the one call that must queue the entry's O2 compile; Reoptimize (on the
-  // background thread) compiles it and swaps the code.
-  bool Reoptimizes() const;
-  bool CountBaselineCall(const CacheEntry& entry);
-  void Reoptimize(std::shared_ptr<CacheEntry> entry);
-  void DroppedLocked(const CacheEntry& entry);
-  const std::string& Prefix() const { return prefix_; }
 
-  const TracedFunction& function_;
   const JitOptions& options_;
   const InputSignature signature_;
-  const std::string prefix_;  // `name/policy`, for messages
   const EntryBuilder builder_;
   const EntryExecutor executor_;
-  // The dynamic dims whose real and padded element counts the statistics sum (the named
-  // and the padded ones).
-  std::vector<int> counted_dims_;
 
   mutable std::mutex mu_;
   std::condition_variable compiled_;  // notified when any entry leaves kCompiling
-  // Guarded by mu_ (but for EntryTable::Touch):
+  // Guarded by mu_ (but for EntryTable::Touch and CacheLedger::Repeat):
   EntryTable table_;
   EntryKeys keys_;
+  CacheLedger ledger_;
   int64_t next_id_ = 1;
-  CacheStats stats_;
-  // Not guarded (ServeRepeat runs without mu_): its hits and element counts, which
-  // stats() adds.
-  std::atomic<int64_t> repeat_hits_ = 0;
-  std::atomic<int64_t> repeat_elements_ = 0;
-  const bool completes_bindings_;
   // Idle calls for JitFunction::Run.
   std::unique_ptr<EntryCallPool> calls_;
-  // Tiered compilation; declared last, so its thread stops before the rest goes.
-  std::unique_ptr<BackgroundCompiler> background_;
+  // Tiered compilation and reoptimization; declared last, so their thread stops before
+  // the rest goes.
+  EntryTiers tiers_;
 };
 
 }  // namespace graphjit::compiler::cache

@@ -81,14 +81,14 @@ absl::Status EntryCall::RunExecutor(const CacheEntry& entry, const CompiledGraph
   for (size_t i = 0; i < inputs.size(); ++i) named.emplace(inputs[i].name, *args[i]);
   last_fast_ = false;
   ++slow_calls_;
-  GJ_ASSIGN_OR_RETURN(outputs_, cache_->RunServed(entry, code, named, values_, bindings));
+  GJ_ASSIGN_OR_RETURN(outputs_, cache_->executor().Run(entry, code, named, values_, bindings));
   return absl::OkStatus();
 }
 
 const ir::Bindings& EntryCall::CompletedBindings(const ir::Bindings& bindings) {
-  if (!cache_->CompletesBindings()) return bindings;
+  if (!cache_->executor().completes_bindings()) return bindings;
   if (!completed_valid_ || values_ != completed_values_ || bindings != last_bindings_) {
-    completed_ = cache_->CallBindings(values_, bindings);
+    completed_ = cache_->executor().CallBindings(values_, bindings);
     completed_values_ = values_;
     last_bindings_ = bindings;
     completed_valid_ = true;

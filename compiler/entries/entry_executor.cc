@@ -25,12 +25,13 @@ ir::Bindings EntryExecutor::CallBindings(const DimValues& values,
   return options_.complete_bindings ? options_.complete_bindings(std::move(b)) : b;
 }
 
-bool EntryExecutor::CompletesBindings() const {
-  if (options_.complete_bindings) return true;
+EntryExecutor::EntryExecutor(const runtime::TensorMap& weights, const JitOptions& options,
+                             const InputSignature& signature)
+    : weights_(weights), options_(options), signature_(signature) {
+  completes_bindings_ = options_.complete_bindings != nullptr;
   for (const DynamicDim& d : signature_.dynamic_dims()) {
-    if (d.named) return true;
+    completes_bindings_ = completes_bindings_ || d.named;
   }
-  return false;
 }
 
 absl::StatusOr<std::vector<runtime::Tensor>> EntryExecutor::Run(

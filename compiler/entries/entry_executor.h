@@ -24,8 +24,7 @@ class EntryExecutor {
  public:
   // All three must outlive the executor.
   EntryExecutor(const runtime::TensorMap& weights, const JitOptions& options,
-                const InputSignature& signature)
-      : weights_(weights), options_(options), signature_(signature) {}
+                const InputSignature& signature);
 
   // Runs `entry` (its code `code`, null for the interpreter) on `inputs`, whose dynamic
   // dims have `values`, with the caller's `bindings`.
@@ -38,7 +37,7 @@ class EntryExecutor {
   // named dims added, completed by JitOptions::complete_bindings.
   ir::Bindings CallBindings(const DimValues& values, const ir::Bindings& bindings) const;
   // Whether CallBindings can add to the caller's bindings (named dims or a completion).
-  bool CompletesBindings() const;
+  bool completes_bindings() const { return completes_bindings_; }
 
  private:
   absl::StatusOr<std::vector<runtime::Tensor>> RunPadded(const CacheEntry& entry,
@@ -54,6 +53,7 @@ class EntryExecutor {
   const runtime::TensorMap& weights_;
   const JitOptions& options_;
   const InputSignature& signature_;
+  bool completes_bindings_ = false;
 };
 
 }  // namespace graphjit::compiler::cache

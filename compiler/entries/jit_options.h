@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "compiler/compiled/compiled_graph.h"
 #include "compiler/entries/policy.h"
 #include "compiler/store/cache_log.h"
@@ -30,6 +31,8 @@ struct DimSpec {
   std::string input;
   int axis = 0;
   std::string symbol;
+
+  std::string ToString() const;  // `x.shape[1]`
 };
 
 // An additive mask input the bucketing policies synthesize: 0 where every padded index
@@ -89,6 +92,11 @@ struct JitOptions {
   // For tests: runs on the compiling thread before each compile, outside any lock.
   std::function<void(const cache::DimKeys& keys)> before_compile;
 };
+
+// InvalidArgument for options that cannot work, whatever the function: a padding policy
+// without `padding`, symbolic without dynamic dims, a negative capacity or thread count,
+// a dynamic dim with a negative axis or a symbol that is no identifier.
+absl::Status CheckJitOptions(const JitOptions& options);
 
 }  // namespace graphjit::compiler
 

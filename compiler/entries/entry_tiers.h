@@ -1,0 +1,67 @@
+// EntryTiers: how an entry's code changes after its miss, on one background thread.
+//   - Tiered (JitOptions::tiered): a miss is only traced, and the interpreter serves the
+//     entry until its background compile installs code.
+//   - Reoptimization (JitOptions::reoptimize_after, baseline-tier code): once an entry's
+//     baseline code has served that many calls, its O2 compile runs in the background
+//     and the entry's code is swapped (its code_version() bumped).
+// Both queue on one BackgroundCompiler (bounded, one thread, started on first use).
+//
+// Shares the owning cache's lock `mu` and ledger: the *Locked methods are called with
+// `mu` held, and the background thread takes it to install code.
+#ifndef GRAPHJIT_COMPILER_ENTRIES_ENTRY_TIERS_H_
+#define GRAPHJIT_COMPILER_ENTRIES_ENTRY_TIERS_H_
+
+#include <functional>
+#include <memory>
+#include <mutex>
+
+#include "compiler/compiled/compiled_graph.h"
+#include "compiler/entries/background_compiler.h"
+#include "compiler/entries/cache_entry.h"
+#include "compiler/entries/cache_ledger.h"
+#include "compiler/entries/entry_builder.h"
+#include "compiler/entries/jit_options.h"
+
+namespace graphjit::compiler::cache {
+
+class EntryTiers {
+ public:
+  // All four must outlive the tiers. `code_swapped` runs (without `mu`) after a
+  // reoptimization replaced an entry's code, so idle calls can let the old code go.
+  EntryTiers(const JitOptions& options, const EntryBuilder& builder, std::mutex& mu,
+             CacheLedger& ledger, std::function<void()> code_swapped);
+  // Stops the background thread (a compile in progress finishes first).
+  ~EntryTiers();
+
+  // Installs `code` in `entry` (an interpreted entry becomes ready) and counts it. A
+  // no-op when the entry has code already (a caller and the background both compiled
+  // it; the code store made that one compile).
+  void InstallLocked(CacheEntry* entry, std::shared_ptr<const CompiledGraph> code, bool compiled,
+                     double seconds);
+  // Tiered: queues an interpreted entry's compile, or moves it to the back of the queue
+  // (it was asked for again).
+  void EnqueueLocked(const std::shared_ptr<CacheEntry>& entry);
+  // Counts a call `entry`'s code serves (any thread, with or without `mu`). True for the
+  // one call that must queue the entry's O2 compile (by EnqueueLocked).
+  bool CountCall(const CacheEntry& entry);
+
+ private:
+  bool Reoptimizes() const;
+  // The background thread's work on one queued entry.
+  void Compile(std::shared_ptr<CacheEntry> entry);
+  void Reoptimize(std::shared_ptr<CacheEntry> entry);
+  // An entry dropped from the full queue (`mu` held: Enqueue's callers hold it).
+  void DroppedLocked(const CacheEntry& entry);
+
+  const JitOptions& options_;
+  const EntryBuilder& builder_;
+  std::mutex& mu_;
+  CacheLedger& ledger_;  // guarded by mu_
+  const std::function<void()> code_swapped_;
+  // Null unless tiered or reoptimizing; declared last, so its thread stops first.
+  std::unique_ptr<BackgroundCompiler> background_;
+};
+
+}  // namespace graphjit::compiler::cache
+
+#endif  // GRAPHJIT_COMPILER_ENTRIES_ENTRY_TIERS_H_
