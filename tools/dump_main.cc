@@ -42,6 +42,7 @@
 #include "models/random_init.h"
 #include "onnx/import.h"
 #include "studies/six_nd.h"
+#include "tools/compile_steps_report.h"
 #include "tools/flag_util.h"
 #include "tools/weights_flag.h"
 
@@ -76,6 +77,13 @@ ABSL_FLAG(std::string, tier, "o2",
           "code tier of the compiled stages, --stats and --profile: o2 or baseline");
 ABSL_FLAG(bool, stats, false,
           "print node counts (total and computing) after each pass, and pass times");
+ABSL_FLAG(bool, compile_steps, false,
+          "compile the graph, then time LLVM's steps for each of its modules and an empty "
+          "module (TargetMachine, pass set-up, IR passes, instruction selection, register "
+          "allocation, the rest of codegen, link) at --tier, with the costliest passes");
+ABSL_FLAG(int32_t, compile_steps_runs, 3, "runs per module for --compile-steps (medians)");
+ABSL_FLAG(int32_t, compile_steps_top, 5,
+          "--compile-steps lists this many of each module's costliest IR and machine passes");
 ABSL_FLAG(std::string, weights, "",
           "DIR of NAME.npy files or FILE.safetensors: the weights to compile with (what "
           "constant folding and fold_norm_weight fold), one tensor per parameter with its "
@@ -320,13 +328,14 @@ int Main(int argc, char** argv) {
   if (status.ok() && !after_steps.empty()) status = lowering.Run(graph).status();
   std::unique_ptr<compiler::CompiledGraph> compiled;
   const bool profile = absl::GetFlag(FLAGS_profile);
+  const bool compile_steps = absl::GetFlag(FLAGS_compile_steps);
   bool compile = stage == "kernels" || stage == "llvm" || stage == "llvm-opt" || stage == "asm" ||
-                 absl::GetFlag(FLAGS_stats) || profile;
+                 absl::GetFlag(FLAGS_stats) || profile || compile_steps;
   if (status.ok() && compile) {
     compiler::CompileGraphOptions options;
     options.optimize = false;  // the pipeline above already ran
     options.fuse_attention = absl::GetFlag(FLAGS_fuse_attention);
-    options.codegen.keep_ir = stage == "llvm" || stage == "llvm-opt";
+    options.codegen.keep_ir = stage == "llvm" || stage == "llvm-opt" || compile_steps;
     options.codegen.emit_asm = stage == "asm";
     absl::StatusOr<compiler::CodeTier> tier = compiler::ParseCodeTier(absl::GetFlag(FLAGS_tier));
     if (!tier.ok()) {
@@ -346,6 +355,22 @@ int Main(int argc, char** argv) {
   if (!status.ok()) {
     std::fprintf(stderr, "graphjit-dump: %s\n", std::string(status.message()).c_str());
     return 1;
+  }
+  if (compile_steps) {
+    std::vector<std::string> labels;
+    for (const auto& module : compiled->kernels().stats().compiled_modules) {
+      labels.push_back(absl::StrJoin(module.kernels, ", "));
+    }
+    absl::StatusOr<std::string> report = tools::CompileStepsReport(
+        compiled->kernels().llvm_ir(), labels, *compiler::ParseCodeTier(absl::GetFlag(FLAGS_tier)),
+        absl::GetFlag(FLAGS_compile_steps_runs), absl::GetFlag(FLAGS_compile_steps_top));
+    if (!report.ok()) {
+      std::fprintf(stderr, "graphjit-dump: --compile-steps: %s\n",
+                   std::string(report.status().message()).c_str());
+      return 1;
+    }
+    std::fputs(report->c_str(), stdout);
+    return 0;
   }
   if (profile) {
     ir::Bindings values = *dims;

@@ -142,6 +142,7 @@ class JitEngineImpl : public JitEngine {
   const std::string& triple() const override { return triple_; }
   const std::string& cpu_name() const override { return cpu_name_; }
   const std::string& cpu_features() const override { return cpu_features_; }
+  const llvm::TargetLibraryInfoImpl& library_info() const override { return library_info_; }
   absl::StatusOr<std::unique_ptr<JitCode>> Compile(JitRequest request) override;
   absl::StatusOr<std::unique_ptr<JitCode>> Load(const std::string& object,
                                                 const std::vector<std::string>& symbols) override;

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "compiler/orc/code_tier.h"
 #include "compiler/orc/phase_timings.h"
+#include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/DataLayout.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -58,6 +59,8 @@ class JitEngine {
   virtual const std::string& triple() const = 0;
   virtual const std::string& cpu_name() const = 0;
   virtual const std::string& cpu_features() const = 0;
+  // The library info the IR pipelines use (libmvec's vector math when the host has it).
+  virtual const llvm::TargetLibraryInfoImpl& library_info() const = 0;
   // Verifies and optimizes the module, compiles it under a new ResourceTracker and looks
   // up the entry. Safe to call from several threads. The entry is renamed to a symbol
   // unique in the engine and the module's other external definitions are internalized,

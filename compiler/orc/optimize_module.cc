@@ -141,8 +141,9 @@ void MarkMathDeclarations(llvm::Module& module) {
   }
 }
 
-void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine,
-                    const llvm::TargetLibraryInfoImpl& library_info, CodeTier tier) {
+namespace {
+
+llvm::PipelineTuningOptions Tuning() {
   llvm::PipelineTuningOptions tuning;
   tuning.LoopVectorization = true;
   tuning.SLPVectorization = true;  // off by default in PipelineTuningOptions
@@ -154,22 +155,24 @@ void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine,
   // unrolling of the fixed-trip-count loops doubles compile time for no run-time gain.
   tuning.LoopUnrolling = false;
   tuning.LoopInterleaving = true;
+  return tuning;
+}
 
-  // Declared in this order so they are destroyed module-first, as LLVM's examples do.
-  llvm::LoopAnalysisManager loop_analyses;
-  llvm::FunctionAnalysisManager function_analyses;
-  llvm::CGSCCAnalysisManager cgscc_analyses;
-  llvm::ModuleAnalysisManager module_analyses;
+}  // namespace
 
-  llvm::PassBuilder builder(&machine, tuning);
+ModuleOptimizer::ModuleOptimizer(llvm::TargetMachine& machine,
+                                 const llvm::TargetLibraryInfoImpl& library_info, CodeTier tier,
+                                 llvm::PassInstrumentationCallbacks* callbacks)
+    : builder_(&machine, Tuning(), std::nullopt, callbacks) {
   // Registered before the defaults, which then keep this one (registerPass does not
   // replace an existing analysis).
-  function_analyses.registerPass([&] { return llvm::TargetLibraryAnalysis(library_info); });
-  builder.registerModuleAnalyses(module_analyses);
-  builder.registerCGSCCAnalyses(cgscc_analyses);
-  builder.registerFunctionAnalyses(function_analyses);
-  builder.registerLoopAnalyses(loop_analyses);
-  builder.crossRegisterProxies(loop_analyses, function_analyses, cgscc_analyses, module_analyses);
+  function_analyses_.registerPass([&] { return llvm::TargetLibraryAnalysis(library_info); });
+  builder_.registerModuleAnalyses(module_analyses_);
+  builder_.registerCGSCCAnalyses(cgscc_analyses_);
+  builder_.registerFunctionAnalyses(function_analyses_);
+  builder_.registerLoopAnalyses(loop_analyses_);
+  builder_.crossRegisterProxies(loop_analyses_, function_analyses_, cgscc_analyses_,
+                                module_analyses_);
 
   // O2 stays, measured against leaner pipelines on the decode layer (exact S = 64, this
   // 2-core AMD EPYC, AVX2; compile = bench_compile's BM_CompileDecode/0 median, steps =
@@ -183,11 +186,14 @@ void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine,
   // The lean pipelines save a quarter of the compile and lose up to 3x at S = 512, where
   // the attention loops need O2's loop passes; about half the compile is machine-code
   // generation, which no IR pipeline removes.
-  llvm::ModulePassManager passes =
-      tier == CodeTier::kBaseline
-          ? BaselinePipeline()
-          : builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
-  passes.run(module, module_analyses);
+  passes_ = tier == CodeTier::kBaseline
+                ? BaselinePipeline()
+                : builder_.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
+}
+
+void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine,
+                    const llvm::TargetLibraryInfoImpl& library_info, CodeTier tier) {
+  ModuleOptimizer(machine, library_info, tier).Run(module);
 }
 
 }  // namespace graphjit::compiler::jit_internal

@@ -109,6 +109,17 @@ expect_error "dump --profile unbound symbol" "input 'x' has shape [1, N]" \
   "$bin/graphjit-dump" "$work/matvec.gir" --profile
 expect_error "dump --profile zero calls" "calls must be >= 1" \
   "$bin/graphjit-dump" decode --dim S=4 --profile --profile-calls=0
+# --compile-steps: a row for the empty module and for each compiled module, and the
+# passes of the tier asked for (the fast register allocator is the baseline's).
+GRAPHJIT_CACHE_DIR=off "$bin/graphjit-dump" "$work/matvec.gir" --compile-steps \
+  --compile-steps-runs=1 --compile-steps-top=1000 --tier=baseline > "$work/compile_steps.txt" &&
+  grep -q "^# empty module " "$work/compile_steps.txt" &&
+  grep -q "^# 1: k0_matmul " "$work/compile_steps.txt" &&
+  grep -q "regallocfast" "$work/compile_steps.txt" &&
+  ! grep -q "greedy" "$work/compile_steps.txt" && pass "dump --compile-steps" ||
+  fail "dump --compile-steps"
+expect_error "dump --compile-steps zero runs" "runs must be >= 1" \
+  "$bin/graphjit-dump" "$work/matvec.gir" --compile-steps --compile-steps-runs=0
 GRAPHJIT_PROFILE=1 "$bin/graphjit-run" decode --dim S=16 --bind P=15 --mode=jit \
   --output-dir "$work/profiled" 2>&1 >/dev/null | grep -q "^# profile of decode" &&
   pass "GRAPHJIT_PROFILE=1 prints the table" || fail "GRAPHJIT_PROFILE=1 prints the table"
