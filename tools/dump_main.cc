@@ -53,6 +53,9 @@ ABSL_FLAG(std::string, stage, "optimized",
 ABSL_FLAG(std::vector<std::string>, print_after, {},
           "also print the IR after these passes or lowering steps (comma-separated names; "
           "after a lowering step, e.g. fuse_attention, the kernel program)");
+ABSL_FLAG(std::vector<std::string>, passes, {},
+          "the graph passes to run, in order (comma-separated; default: the default "
+          "pipeline), e.g. to compare a compile or a profile without one of them");
 ABSL_FLAG(bool, print_after_all, false,
           "also print the IR after every pass and the kernel program after every lowering "
           "step");
@@ -294,6 +297,15 @@ int Main(int argc, char** argv) {
   }
   ir::Graph graph = loaded->graph;
   compiler::Pipeline pipeline = compiler::Pipeline::Default();
+  if (const std::vector<std::string> passes = absl::GetFlag(FLAGS_passes); !passes.empty()) {
+    absl::StatusOr<compiler::Pipeline> chosen = compiler::Pipeline::FromNames(passes);
+    if (!chosen.ok()) {
+      std::fprintf(stderr, "graphjit-dump: --passes: %s\n",
+                   std::string(chosen.status().message()).c_str());
+      return 1;
+    }
+    pipeline = *std::move(chosen);
+  }
   compiler::LowerPipeline lowering =
       compiler::LowerPipeline::FromOptions({.fuse_attention = absl::GetFlag(FLAGS_fuse_attention)});
   std::vector<std::string> print_after = absl::GetFlag(FLAGS_print_after);

@@ -10,26 +10,6 @@ namespace {
 
 using ir::OpCode;
 
-// The tensor of a known value: a parameter (its name) or a constant.
-std::optional<std::pair<std::string, runtime::Tensor>> KnownTensor(const ir::Graph& g, ValueId id,
-                                                                   const PassContext& ctx) {
-  const ir::Node& n = g.node(id);
-  if (n.op == OpCode::kParam) {
-    auto it = ctx.params.find(n.name());
-    if (it == ctx.params.end()) return std::nullopt;
-    return std::make_pair(n.name(), it->second);
-  }
-  if (n.op == OpCode::kConstant && NumElements(n.type.shape).IsConstant()) {
-    std::vector<int64_t> dims;
-    for (const ir::SymExpr& d : n.type.shape) dims.push_back(*d.AsConstant());
-    absl::StatusOr<runtime::Tensor> t =
-        runtime::Tensor::FromDoubles(n.type.dtype, dims, n.attrs.Get<std::vector<double>>("value"));
-    if (!t.ok()) return std::nullopt;
-    return std::make_pair(absl::StrCat("const", id), *t);
-  }
-  return std::nullopt;
-}
-
 // For mul node `id`: the operand index of a 1-D known weight over the last axis whose
 // other operand already has the product's type (so the weight is a pure per-channel
 // scale), or -1.

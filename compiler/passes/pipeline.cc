@@ -9,6 +9,7 @@
 #include "compiler/passes/cse.h"
 #include "compiler/passes/dce.h"
 #include "compiler/passes/decompose.h"
+#include "compiler/passes/fold_channel_affine.h"
 #include "compiler/passes/fold_norm_weight.h"
 #include "compiler/passes/simplify.h"
 #include "compiler/passes/sink_row_scale.h"
@@ -24,6 +25,7 @@ const std::vector<Pass>& BuiltinPasses() {
       {"cse", [](ir::Graph* g, PassContext*) { return Cse(g); }},
       {"constant_fold", ConstantFold},
       {"simplify", [](ir::Graph* g, PassContext*) { return Simplify(g); }},
+      {"fold_channel_affine", FoldChannelAffine},
       {"fold_norm_weight", FoldNormWeight},
       {"sink_row_scale", [](ir::Graph* g, PassContext*) { return SinkRowScale(g); }},
       // Opt-in: see concat_weights.h for what it was measured to cost and save.

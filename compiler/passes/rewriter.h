@@ -5,9 +5,13 @@
 #define GRAPHJIT_COMPILER_PASSES_REWRITER_H_
 
 #include <initializer_list>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "compiler/passes/pass_context.h"
 #include "ir/builder.h"
 #include "ir/graph.h"
 
@@ -48,6 +52,12 @@ class GraphRewriter {
 // The constant scalar value of a `constant` node with one element or a `full` node, if
 // `id` is one.
 std::optional<double> ScalarConstantValue(const ir::Graph& graph, ValueId id);
+
+// The value of `id` when a pass may read it now: a parameter with a value in ctx.params
+// (its name), or a constant with a constant shape (named `const<id>`).
+std::optional<std::pair<std::string, runtime::Tensor>> KnownTensor(const ir::Graph& graph,
+                                                                   ValueId id,
+                                                                   const PassContext& ctx);
 
 }  // namespace graphjit::compiler
 
