@@ -12,10 +12,12 @@ cd "$(dirname "$0")/.."
 # tests that tests/onnx runs the importer on (skipped without it). python3-pil and
 # fonts-dejavu-core: scripts/render_text_line.py draws the OCR test's text lines (Debian's
 # PIL is only visible to /usr/bin/python3, which the scripts therefore name).
+# python3-torch: scripts/export_torch_models.py exports the models the torch tests import
+# (an MLP, a CNN, a TransformerEncoderLayer) and computes their reference outputs.
 PACKAGES=(ninja-build ccache llvm-19-dev libopenblas-dev libabsl-dev libgtest-dev
           libgmock-dev libbenchmark-dev nlohmann-json3-dev libxxhash-dev libhiredis-dev
           redis-server python3 clang-format-19 libonnx-dev libprotobuf-dev libonnx-testdata
-          python3-pil fonts-dejavu-core)
+          python3-pil fonts-dejavu-core python3-torch)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

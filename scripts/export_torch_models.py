@@ -1,0 +1,102 @@
+#!/usr/bin/python3
+"""Exports small torch models to ONNX with dynamic axes, with inputs and torch's outputs.
+
+    scripts/export_torch_models.py OUT_DIR
+
+For each model NAME: OUT_DIR/NAME.onnx, and for each of its sizes K,
+OUT_DIR/NAME.K.input<i>.npy and OUT_DIR/NAME.K.output<i>.npy (torch's results, f32).
+tests/models/torch_models_test.cc imports them with graphjit and compares;
+benchmarks/ort_compare times the transformer layer beside ONNX Runtime. Needs Debian's
+python3-torch (scripts/bootstrap.sh installs it), so it names /usr/bin/python3.
+Exit status 2 (and one line on stderr) when torch is missing.
+"""
+import os
+import sys
+
+try:
+    import numpy as np
+    import torch
+except ImportError as e:  # the caller skips, saying how to get it
+    print(f"export_torch_models: {e} (install python3-torch: scripts/bootstrap.sh)",
+          file=sys.stderr)
+    sys.exit(2)
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.GELU(),
+                                       torch.nn.Linear(64, 8), torch.nn.Tanh())
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class Cnn(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = torch.nn.Sequential(
+            torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+            torch.nn.MaxPool2d(2),
+            torch.nn.Conv2d(8, 8, 3, padding=1, groups=8), torch.nn.BatchNorm2d(8),
+            torch.nn.Hardswish(),
+            torch.nn.Conv2d(8, 16, 1), torch.nn.ReLU())
+        self.head = torch.nn.Linear(16, 10)
+
+    def forward(self, x):
+        y = self.features(x)
+        y = torch.nn.functional.adaptive_avg_pool2d(y, 1).flatten(1)
+        return torch.softmax(self.head(y), dim=-1)
+
+
+def encoder_layer():
+    # batch_first, as in user code; eval mode: dropout off.
+    return torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128,
+                                            dropout=0.0, batch_first=True)
+
+
+# name -> (model, input names, dynamic axes, example shapes per size)
+MODELS = {
+    "mlp": (Mlp, ["x"], {"x": {0: "batch"}}, {"b1": [(1, 16)], "b5": [(5, 16)]}),
+    "cnn": (Cnn, ["x"], {"x": {0: "batch", 2: "height", 3: "width"}},
+            {"16x16": [(1, 3, 16, 16)], "2x24x20": [(2, 3, 24, 20)]}),
+    "transformer": (encoder_layer, ["x"], {"x": {0: "batch", 1: "seq"}},
+                    {"s16": [(1, 16, 64)], "s64": [(2, 64, 64)]}),
+}
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__.strip(), file=sys.stderr)
+        return 1
+    out_dir = sys.argv[1]
+    os.makedirs(out_dir, exist_ok=True)
+    torch.manual_seed(0)
+    for name, (make, inputs, dynamic, sizes) in MODELS.items():
+        model = make().eval()
+        for m in model.modules():  # non-trivial statistics, so a folded BatchNorm shows
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.5, 0.5)
+                m.running_var.uniform_(0.5, 2.0)
+        first = next(iter(sizes.values()))
+        example = tuple(torch.randn(*shape) for shape in first)
+        # With gradients on, so the encoder layer exports as its ops rather than the fused
+        # inference kernel torch has no ONNX form for.
+        torch.onnx.export(model, example, os.path.join(out_dir, f"{name}.onnx"),
+                          input_names=inputs, output_names=["y"],
+                          dynamic_axes={**dynamic, "y": {0: "batch"}}, opset_version=17)
+        with torch.no_grad():
+            for size, shapes in sizes.items():
+                args = tuple(torch.randn(*shape) for shape in shapes)
+                outputs = model(*args)
+                if isinstance(outputs, torch.Tensor):
+                    outputs = (outputs,)
+                for i, a in enumerate(args):
+                    np.save(os.path.join(out_dir, f"{name}.{size}.input{i}.npy"), a.numpy())
+                for i, o in enumerate(outputs):
+                    np.save(os.path.join(out_dir, f"{name}.{size}.output{i}.npy"), o.numpy())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

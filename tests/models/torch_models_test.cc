@@ -1,0 +1,100 @@
+// Models exported from torch 1.13 (scripts/export_torch_models.py, run here into a
+// temporary directory): an MLP, a small CNN (BatchNorm, a depthwise convolution, max
+// pooling, hard-swish, global average pooling) and a TransformerEncoderLayer, each with
+// dynamic axes. Imported, then run by the interpreter and compiled under the symbolic
+// policy (one compile serving every size), at two sizes each; every output within
+// ONNX Runtime's test tolerances (rtol 1e-4, atol 1e-5) of torch's own.
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/jit.h"
+#include "gtest/gtest.h"
+#include "models/onnx_model.h"
+#include "onnx/import.h"
+#include "runtime/interpreter.h"
+#include "runtime/npy.h"
+
+namespace graphjit::models {
+namespace {
+
+// Exports the models once per process; "" when torch is missing (the tests skip).
+const std::string& ExportDir() {
+  static const std::string* dir = [] {
+    auto* path =
+        new std::string(absl::StrCat(::testing::TempDir(), "/graphjit_torch_models_", ::getpid()));
+    std::filesystem::remove_all(*path);
+    const std::string command =
+        absl::StrCat("/usr/bin/python3 ", GRAPHJIT_SOURCE_DIR, "/scripts/export_torch_models.py ",
+                     *path, " > ", *path, ".log 2>&1");
+    if (std::system(command.c_str()) != 0) path->clear();
+    return path;
+  }();
+  return *dir;
+}
+
+#define SKIP_WITHOUT_TORCH()                                                      \
+  if (ExportDir().empty())                                                        \
+  GTEST_SKIP() << "scripts/export_torch_models.py failed: install python3-torch " \
+                  "(scripts/bootstrap.sh does); its output is in "                \
+               << ::testing::TempDir() << "/graphjit_torch_models_*.log"
+
+// Every element of `got` within rtol 1e-4, atol 1e-5 of `want`.
+void ExpectClose(const runtime::Tensor& got, const runtime::Tensor& want, const std::string& what) {
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  const std::vector<double> g = got.ToDoubles(), w = want.ToDoubles();
+  int bad = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (std::abs(g[i] - w[i]) > 1e-5 + 1e-4 * std::abs(w[i]) && ++bad <= 3) {
+      ADD_FAILURE() << what << ": element " << i << " is " << g[i] << ", torch " << w[i];
+    }
+  }
+  EXPECT_EQ(bad, 0) << what;
+}
+
+class TorchModel
+    : public ::testing::TestWithParam<std::pair<std::string, std::vector<std::string>>> {};
+
+TEST_P(TorchModel, InterpretedAndCompiledEqualTorch) {
+  SKIP_WITHOUT_TORCH();
+  const auto& [name, sizes] = GetParam();
+  const std::string dir = ExportDir();
+  absl::StatusOr<onnx::ImportedModel> model = onnx::Import(absl::StrCat(dir, "/", name, ".onnx"));
+  ASSERT_TRUE(model.ok()) << model.status();
+  compiler::JitOptions options;
+  options.policy = compiler::cache::ShapePolicy::kSymbolic;
+  options.log = {};
+  options.compile.env = &compiler::CompileEnv::MemoryOnly();
+  absl::StatusOr<std::unique_ptr<compiler::JitFunction>> fn = JitOnnxModel(*model, options);
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  for (const std::string& size : sizes) {
+    const std::string prefix = absl::StrCat(dir, "/", name, ".", size);
+    absl::StatusOr<runtime::Tensor> x = runtime::ReadNpy(prefix + ".input0.npy");
+    absl::StatusOr<runtime::Tensor> want = runtime::ReadNpy(prefix + ".output0.npy");
+    ASSERT_TRUE(x.ok() && want.ok()) << x.status() << " " << want.status();
+    runtime::TensorMap in = {{model->input_names.at(0), *x}};
+    absl::StatusOr<std::vector<runtime::Tensor>> interpreted =
+        runtime::Interpret(model->graph, in, model->params);
+    ASSERT_TRUE(interpreted.ok()) << interpreted.status();
+    ExpectClose(interpreted->at(0), *want, absl::StrCat(name, " ", size, " interpreted"));
+    absl::StatusOr<std::vector<runtime::Tensor>> compiled = (*fn)->Run(in);
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    ExpectClose(compiled->at(0), *want, absl::StrCat(name, " ", size, " compiled"));
+  }
+  // Symbolic: the first size (batch 1, which the policy specializes) and one entry, with
+  // every dynamic dim symbolic, for the second.
+  EXPECT_EQ((*fn)->stats().compiles, 2) << name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Exported, TorchModel,
+    ::testing::Values(
+        std::make_pair(std::string("mlp"), std::vector<std::string>{"b1", "b5"}),
+        std::make_pair(std::string("cnn"), std::vector<std::string>{"16x16", "2x24x20"}),
+        std::make_pair(std::string("transformer"), std::vector<std::string>{"s16", "s64"})),
+    [](const auto& info) { return info.param.first; });
+
+}  // namespace
+}  // namespace graphjit::models
