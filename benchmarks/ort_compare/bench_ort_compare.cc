@@ -1,5 +1,6 @@
-// graphjit's half of benchmarks/ort_compare: the PP-OCRv4 recognizer imported from ONNX
-// and run through models::JitOnnxModel on the same .npy inputs ONNX Runtime gets
+// graphjit's half of benchmarks/ort_compare: the PP-OCRv4 recognizer (or --model, e.g.
+// the TransformerEncoderLayer of scripts/export_torch_models.py) imported from ONNX and
+// run through models::JitOnnxModel on the same .npy inputs ONNX Runtime gets
 // (ort_run.js), one benchmark per input, compiled before timing. compare.py drives both;
 // by hand:
 //   bench_ort_compare --prepare=x.npy --lines=a.ppm,b.ppm --width=320   (the input)
@@ -27,7 +28,10 @@
 ABSL_FLAG(std::string, fetch_dir, "",
           "where scripts/fetch_models.sh put the model (default $GRAPHJIT_FETCH_DIR or "
           "third_party/fetched)");
-ABSL_FLAG(std::vector<std::string>, inputs, {}, "the recognizer's inputs x, as .npy files");
+ABSL_FLAG(std::string, model, "",
+          "the ONNX model to run (default: the recognizer in --fetch_dir); its first input "
+          "gets each of --inputs");
+ABSL_FLAG(std::vector<std::string>, inputs, {}, "the model's inputs x, as .npy files");
 ABSL_FLAG(std::string, output_dir, "", "write the output for IN.npy as DIR/IN.npy");
 ABSL_FLAG(std::string, prepare, "",
           "write the preprocessed batch of --lines (PPM files) padded to --width as this "
@@ -40,18 +44,24 @@ namespace {
 
 // The import and the Jit function every benchmark shares: one entry per input shape
 // under the exact policy, so each benchmark times its own specialized code.
-struct Recognizer {
+struct Model {
   absl::Status status;
   onnx::ImportedModel model;
   std::unique_ptr<compiler::JitFunction> function;
 };
 
-Recognizer& Shared() {
-  static Recognizer* r = [] {
-    auto* r = new Recognizer;
-    const std::string dir = absl::GetFlag(FLAGS_fetch_dir).empty() ? models::OcrFetchDir(".")
-                                                                   : absl::GetFlag(FLAGS_fetch_dir);
-    absl::StatusOr<onnx::ImportedModel> model = onnx::Import(models::OcrFilesIn(dir).model);
+// The --model file, or the recognizer's.
+std::string ModelPath() {
+  if (!absl::GetFlag(FLAGS_model).empty()) return absl::GetFlag(FLAGS_model);
+  const std::string dir = absl::GetFlag(FLAGS_fetch_dir).empty() ? models::OcrFetchDir(".")
+                                                                 : absl::GetFlag(FLAGS_fetch_dir);
+  return models::OcrFilesIn(dir).model;
+}
+
+Model& Shared() {
+  static Model* r = [] {
+    auto* r = new Model;
+    absl::StatusOr<onnx::ImportedModel> model = onnx::Import(ModelPath());
     if (!model.ok()) {
       r->status = model.status();
       return r;
@@ -68,9 +78,9 @@ Recognizer& Shared() {
   return *r;
 }
 
-void BM_Recognizer(benchmark::State& state, const std::string& path) {
+void BM_Model(benchmark::State& state, const std::string& path) {
   absl::StatusOr<runtime::Tensor> x = runtime::ReadNpy(path);
-  Recognizer& r = Shared();
+  Model& r = Shared();
   absl::Status status = x.ok() ? r.status : x.status();
   absl::StatusOr<std::vector<runtime::Tensor>> out;
   runtime::TensorMap inputs;
@@ -97,7 +107,7 @@ void BM_Recognizer(benchmark::State& state, const std::string& path) {
   }
   if (!out.ok()) state.SkipWithError(std::string(out.status().message()).c_str());
   state.counters["N"] = static_cast<double>(x->dim(0));
-  state.counters["W"] = static_cast<double>(x->dim(3));
+  if (x->rank() == 4) state.counters["W"] = static_cast<double>(x->dim(3));
 }
 
 int Prepare() {
@@ -133,10 +143,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_ort_compare: give --inputs=x.npy,... (or --prepare)\n");
     return 1;
   }
+  // `recognizer/1x320`, or `<model stem>/<input stem>` for --model.
+  const std::string prefix =
+      absl::GetFlag(FLAGS_model).empty()
+          ? "recognizer"
+          : std::filesystem::path(absl::GetFlag(FLAGS_model)).stem().string();
   for (const std::string& path : absl::GetFlag(FLAGS_inputs)) {
     benchmark::RegisterBenchmark(
-        ("recognizer/" + std::filesystem::path(path).stem().string()).c_str(),
-        [path](benchmark::State& state) { graphjit::BM_Recognizer(state, path); })
+        (prefix + "/" + std::filesystem::path(path).stem().string()).c_str(),
+        [path](benchmark::State& state) { graphjit::BM_Model(state, path); })
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   }

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""ONNX Runtime and graphjit on the PP-OCRv4 recognizer, same inputs, one run, same threads.
+"""ONNX Runtime and graphjit on the PP-OCRv4 recognizer and a transformer encoder layer,
+same inputs, one run, same threads.
 
 Usage: benchmarks/ort_compare/compare.py [--build-dir build] [--repeat 20] [--threads 1]
                                           [--json FILE]
@@ -13,12 +14,18 @@ repetitions) on each, and prints a table: shape, medians in ms, graphjit / ORT, 
 the CPU. ONNX Runtime, graphjit's pool and OpenBLAS get --threads threads (default 1).
 graphjit's columns say n/a with its error if it cannot import or compile the model. Needs the model and ONNX
 Runtime (scripts/fetch_models.sh) and the build (bench_ort_compare); says so if not.
+
+Then the TransformerEncoderLayer (d_model 64, 4 heads, feed-forward 128, batch first) that
+scripts/export_torch_models.py exports from torch (skipped, saying so, without
+python3-torch), on x: f32[1, S, 64] at S = 16, 64, 128, 256 and 512: the same columns but
+the text.
 """
 
 import argparse
 import array
 import ast
 import json
+import math
 import os
 import platform
 import re
@@ -64,6 +71,15 @@ def read_npy_f32(path):
     values = array.array("f")
     values.frombytes(data[start + length:])
     return tuple(header["shape"]), values
+
+
+def write_npy_f32(path, shape, values):
+    """A little-endian f4 .npy v1 file of `values` (C order)."""
+    header = f"{{'descr': '<f4', 'fortran_order': False, 'shape': {tuple(shape)}, }}"
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
+        f.write(array.array("f", values).tobytes())
 
 
 def max_abs_diff(a, b):
@@ -208,11 +224,72 @@ def main():
         print(m)
     for e in sorted(errors):
         print(f"graphjit: n/a: {e}")
+    transformer = transformer_rows(args, bench, work, env, threads)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"cpu": cpu_name(), "threads": args.threads, "rows": [{k: v for k, v in r.items() if k[0] != "_"}
-                                                   for r in rows]}, f, indent=1)
+            json.dump({"cpu": cpu_name(), "threads": args.threads,
+                       "rows": [{k: v for k, v in r.items() if k[0] != "_"} for r in rows],
+                       "transformer_rows": transformer}, f, indent=1)
     return 0
+
+
+def graphjit_times(bench, model, inputs, out_dir, env, prefix):
+    """{input stem: (median ms or None, error or None)} of bench_ort_compare on `model`."""
+    command = [bench, f"--inputs={','.join(inputs)}", f"--output_dir={out_dir}",
+               "--benchmark_repetitions=5", "--benchmark_report_aggregates_only=true",
+               "--benchmark_format=json"]
+    if model:
+        command.append(f"--model={model}")
+    times = {}
+    for b in json.loads(run(command, env=env))["benchmarks"]:
+        stem = b["name"][len(prefix) + 1:].split("/")[0]
+        if b.get("error_occurred"):
+            times[stem] = (None, b["error_message"])
+        elif b.get("aggregate_name") == "median":
+            times[stem] = (b["real_time"], None)
+    return times
+
+
+def transformer_rows(args, bench, work, env, threads):
+    """The encoder layer's table (printed) and rows; [] when torch is missing."""
+    torch_dir = os.path.join(work, "torch")
+    export = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts",
+                                                              "export_torch_models.py"),
+                             torch_dir], capture_output=True, text=True)
+    if export.returncode != 0:
+        last = (export.stderr.strip().splitlines() or ["failed"])[-1]
+        print(f"\ntransformer encoder layer: skipped: {last}")
+        return []
+    model = os.path.join(torch_dir, "transformer.onnx")
+    inputs = []
+    for s in (16, 64, 128, 256, 512):
+        x = os.path.join(work, f"transformer_s{s}.npy")
+        write_npy_f32(x, (1, s, 64), [math.sin(0.37 * i) for i in range(s * 64)])
+        inputs.append(x)
+    rows = []
+    for x in inputs:
+        stem = os.path.splitext(os.path.basename(x))[0]
+        out_dir = os.path.join(work, f"ort_{stem}")
+        report = json.loads(run(["node", os.path.join(HERE, "ort_run.js"), model, "--input",
+                                 f"x=@{x}", "--output-dir", out_dir, "--threads", threads,
+                                 "--repeat", str(args.repeat)], env=env))
+        rows.append({"shape": stem, "ort_ms": report["median_ms"],
+                     "_ort_out": read_npy_f32(os.path.join(out_dir, "output0.npy"))})
+    gj_dir = os.path.join(work, "graphjit_transformer")
+    times = graphjit_times(bench, model, inputs, gj_dir, env, "transformer")
+    print(f"\nTransformerEncoderLayer from torch (d_model 64, 4 heads), x: f32[1, S, 64], "
+          f"{args.threads} thread(s) each")
+    print(f"{'input':<16} {'ORT ms':>8} {'graphjit ms':>12} {'ratio':>6} {'max|diff|':>10}")
+    for row in rows:
+        gj, error = times.get(row["shape"], (None, "no result"))
+        out = os.path.join(gj_dir, f"{row['shape']}.npy")
+        diff = max_abs_diff(read_npy_f32(out), row.pop("_ort_out")) if gj is not None else None
+        row.update(graphjit_ms=gj, graphjit_error=error, max_abs_diff=diff)
+        ratio = None if gj is None else gj / row["ort_ms"]
+        print(f"{row['shape']:<16} {row['ort_ms']:>8.3f} {fmt(gj, '.3f'):>12} "
+              f"{fmt(ratio, '.2f'):>6} {fmt(diff, '.1e'):>10}" +
+              (f"  graphjit: n/a: {error}" if error else ""))
+    return rows
 
 
 if __name__ == "__main__":
