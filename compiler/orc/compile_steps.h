@@ -21,7 +21,9 @@ namespace graphjit::compiler {
 // Wall seconds per step.
 struct CompileSteps {
   double parse = 0;           // IR text -> module (not part of a real compile)
-  double target_machine = 0;  // a TargetMachine for the host (the engine pools them)
+  // A TargetMachine for the host and its subtarget for the module's functions (the
+  // engine pools machines, so a real compile pays this once per thread and tier).
+  double target_machine = 0;
   double pass_setup = 0;      // PassBuilder, analysis managers, the pass list
   double ir_passes = 0;       // running the IR pipeline (O2, or the baseline's passes)
   double isel = 0;            // instruction selection (SelectionDAG, or FastISel at -O0)
