@@ -72,8 +72,10 @@ absl::StatusOr<LazyDemoResult> RunLazyDemo(int max_iterations, double tolerance,
   GJ_ASSIGN_OR_RETURN(ir::Graph g, std::move(trace).Finish({yt}));
   r.unrolled_ops = g.NumComputeNodes();
   start = Clock::now();
+  compiler::CompileGraphOptions options;
+  options.env = env;
   GJ_ASSIGN_OR_RETURN(std::unique_ptr<compiler::CompiledGraph> cg,
-                      compiler::CompiledGraph::Compile(g, {}, {.env = env}));
+                      compiler::CompiledGraph::Compile(g, {}, options));
   r.unrolled_compile_seconds = SecondsSince(start);
   r.unrolled_compiles = 1;
   start = Clock::now();

@@ -197,9 +197,10 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& pro
   const CanonicalKernels canonical = Canonicalize(program, options.codegen);
   for (size_t k = 0; k < program.kernels.size(); ++k) {
     const Kernel& kernel = program.kernels[k];
-    Call call{.buffers = canonical.units[k].buffers,
-              .symbols = canonical.units[k].symbols,
-              .key = canonical.keys[k]};
+    Call call;
+    call.buffers = canonical.units[k].buffers;
+    call.symbols = canonical.units[k].symbols;
+    call.key = canonical.keys[k];
     // The range symbols are in the unit whatever the host does with them; it splits only
     // where it can evaluate the extent and the work (else the kernel runs whole).
     call.ranged = kernel.parallel_loop >= 0;

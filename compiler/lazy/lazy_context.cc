@@ -120,10 +120,15 @@ absl::Status LazyContext::Cut() {
     auto it = code_.find(key);
     if (it == code_.end()) {
       bool compiled = false;
-      GJ_ASSIGN_OR_RETURN(
-          std::shared_ptr<const CompiledGraph> code,
-          store_->GetOrCompile(
-              key, [&] { return CompiledGraph::Compile(graph, {}, {.env = env_}); }, &compiled));
+      GJ_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledGraph> code,
+                          store_->GetOrCompile(
+                              key,
+                              [&] {
+                                CompileGraphOptions options;
+                                options.env = env_;
+                                return CompiledGraph::Compile(graph, {}, options);
+                              },
+                              &compiled));
       it = code_.emplace(key, std::move(code)).first;
       compiles_ += compiled ? 1 : 0;
       record.compiled = compiled;

@@ -78,5 +78,29 @@ TEST(OnnxModel, AWrongInputIsRefusedNamingIt) {
   EXPECT_NE(got.status().message().find("x"), absl::string_view::npos) << got.status();
 }
 
+TEST(OnnxModel, DeclaredInputsIgnoreExtraNamesAndRefuseMissingOnes) {
+  // The model's inputs are declared (JitOptions::input_types): a call's other tensors are
+  // not inputs of the function, so they are ignored rather than traced into a new
+  // signature; a declared input the call lacks is refused, naming it.
+  const onnx::ImportedModel model = BatchModel();
+  absl::StatusOr<std::unique_ptr<compiler::JitFunction>> fn = JitOnnxModel(model);
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  runtime::TensorMap in = {{"x", Input(3)}};
+  absl::StatusOr<std::vector<runtime::Tensor>> plain = (*fn)->Run(in);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  in["unused"] = *runtime::Tensor::Zeros(ir::DType::kF64, {7});
+  absl::StatusOr<std::vector<runtime::Tensor>> extra = (*fn)->Run(in);
+  ASSERT_TRUE(extra.ok()) << extra.status();
+  EXPECT_EQ(runtime::MaxAbsDiff((*extra)[0], (*plain)[0]), 0.0);
+  EXPECT_EQ((*fn)->num_signatures(), 1);
+  EXPECT_EQ((*fn)->stats().compiles, 1);
+
+  absl::StatusOr<std::vector<runtime::Tensor>> missing =
+      (*fn)->Run({{"unused", *runtime::Tensor::Zeros(ir::DType::kF64, {7})}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(missing.status().message().find("'x'"), absl::string_view::npos) << missing.status();
+}
+
 }  // namespace
 }  // namespace graphjit::models
