@@ -256,10 +256,11 @@ def transformer_rows(args, bench, work, env, threads):
     export = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts",
                                                               "export_torch_models.py"),
                              torch_dir], capture_output=True, text=True)
-    if export.returncode != 0:
-        last = (export.stderr.strip().splitlines() or ["failed"])[-1]
-        print(f"\ntransformer encoder layer: skipped: {last}")
+    if export.returncode == 2:  # torch is missing
+        print(f"\ntransformer encoder layer: skipped: {export.stderr.strip()}")
         return []
+    if export.returncode != 0:
+        fail(f"scripts/export_torch_models.py failed:\n{export.stderr.strip()}")
     model = os.path.join(torch_dir, "transformer.onnx")
     inputs = []
     for s in (16, 64, 128, 256, 512):

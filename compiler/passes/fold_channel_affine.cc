@@ -1,6 +1,7 @@
 #include "compiler/passes/fold_channel_affine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,6 +52,11 @@ std::optional<Channels> ChannelsOf(const ir::Graph& g, ValueId id, const ir::Val
   auto known = KnownTensor(g, id, ctx);
   if (!known) return std::nullopt;
   c.values = known->second.ToDoubles();
+  // An infinity or NaN would turn the folded shift into NaN where the chain gave +-inf.
+  if (c.values.empty() ||
+      !std::all_of(c.values.begin(), c.values.end(), [](double v) { return std::isfinite(v); })) {
+    return std::nullopt;
+  }
   return c;
 }
 
@@ -75,6 +81,11 @@ std::optional<Step> StepOf(const ir::Graph& g, ValueId id, const PassContext& ct
     if (n.op == OpCode::kDiv && k == 0) continue;  // known / value is not affine in value
     std::optional<Channels> known = ChannelsOf(g, n.operands[k], n.type, ctx);
     if (!known) continue;
+    // x / 0 is +-inf or NaN per element, which no x * a + b reproduces.
+    if (n.op == OpCode::kDiv && !std::all_of(known->values.begin(), known->values.end(),
+                                             [](double v) { return v != 0.0; })) {
+      continue;
+    }
     return Step{value, n.op, k == 0, *std::move(known)};
   }
   return std::nullopt;
@@ -262,7 +273,11 @@ absl::StatusOr<bool> FoldChannelAffine(ir::Graph* graph, PassContext* ctx) {
       const ir::Node& mm = g.node(into[id]->matmul);
       const int k = into[id]->weight;
       auto [w_name, w] = *KnownTensor(g, mm.operands[k], *ctx);
-      const std::string name = absl::StrCat(w_name, ".affine", id);
+      // A new name: the pass may run again on a graph whose params include its own.
+      std::string name = absl::StrCat(w_name, ".affine", id);
+      for (int n = 2; ctx->params.contains(name); ++n) {
+        name = absl::StrCat(w_name, ".affine", id, "_", n);
+      }
       GJ_ASSIGN_OR_RETURN(ctx->params[name], ScaleAxis(w, c.a, /*columns=*/k == 1));
       const ir::ValueType& wt = g.type(mm.operands[k]);
       ValueId scaled = rw.Emit(OpCode::kParam, std::vector<ValueId>{},

@@ -4,6 +4,8 @@
 // dynamic axes. Imported, then run by the interpreter and compiled under the symbolic
 // policy (one compile serving every size), at two sizes each; every output within
 // ONNX Runtime's test tolerances (rtol 1e-4, atol 1e-5) of torch's own.
+#include <sys/wait.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -29,7 +31,12 @@ const std::string& ExportDir() {
     const std::string command =
         absl::StrCat("/usr/bin/python3 ", GRAPHJIT_SOURCE_DIR, "/scripts/export_torch_models.py ",
                      *path, " > ", *path, ".log 2>&1");
-    if (std::system(command.c_str()) != 0) path->clear();
+    // Exit status 2: torch is missing (skip); any other failure is the exporter's (fail).
+    const int status = std::system(command.c_str());
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 2) path->clear();
+    if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 2)) {
+      ADD_FAILURE() << command << " failed (status " << status << "); see " << *path << ".log";
+    }
     return path;
   }();
   return *dir;
@@ -37,9 +44,8 @@ const std::string& ExportDir() {
 
 #define SKIP_WITHOUT_TORCH()                                                      \
   if (ExportDir().empty())                                                        \
-  GTEST_SKIP() << "scripts/export_torch_models.py failed: install python3-torch " \
-                  "(scripts/bootstrap.sh does); its output is in "                \
-               << ::testing::TempDir() << "/graphjit_torch_models_*.log"
+  GTEST_SKIP() << "torch is missing for /usr/bin/python3: install python3-torch " \
+                  "(scripts/bootstrap.sh does)"
 
 // Every element of `got` within rtol 1e-4, atol 1e-5 of `want`.
 void ExpectClose(const runtime::Tensor& got, const runtime::Tensor& want, const std::string& what) {

@@ -180,6 +180,24 @@ TEST(FoldChannelAffine, DoesNotFire) {
   %3 = add(%2, %1) : f64[2, 3]
   return %3
 })",
+           // a division by zero (x / 0 is +-inf, or NaN, per element)
+           R"(graph g {
+  %0 = input {name="x"} : f64[2, 3]
+  %1 = constant {value=[1.0, 0.0, 3.0]} : f64[3]
+  %2 = div(%0, %1) : f64[2, 3]
+  %3 = constant {value=[2.0]} : f64[]
+  %4 = mul(%2, %3) : f64[2, 3]
+  return %4
+})",
+           // an infinite scale
+           R"(graph g {
+  %0 = input {name="x"} : f64[2, 3]
+  %1 = constant {value=[1.0, inf, 3.0]} : f64[3]
+  %2 = mul(%0, %1) : f64[2, 3]
+  %3 = add(%2, %1) : f64[2, 3]
+  %4 = sub(%3, %1) : f64[2, 3]
+  return %4
+})",
            // the steps vary along different axes
            R"(graph g {
   %0 = input {name="x"} : f64[2, 3]
