@@ -3,7 +3,9 @@
 #include "compiler/passes/fold_channel_affine.h"
 
 #include <cmath>
+#include <random>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "pass_test_util.h"
 #include "runtime/interpreter.h"
@@ -238,6 +240,77 @@ TEST(FoldChannelAffine, LeavesAMatmulWithAnotherUseAlone) {
   EXPECT_NE(out->find("= mul(%3, %11)"), std::string::npos) << *out;
   runtime::TensorMap in = {{"p", Iota({2, 1, 6, 8}, 0.25, -0.5)}};
   ExpectSameResults(text, *out, in, ctx, 1e-12);
+}
+
+// Random chains over x: f64[2, 3, 4] (or a matmul W @ p of that shape): 1-4 steps of add
+// / sub / mul / div by constants along one axis or none, in random operand order. The
+// folded graph must compute what the chain did, to rounding.
+TEST(FoldChannelAffine, RandomChainsKeepTheirValues) {
+  std::mt19937 rng(20261203);
+  auto uniform = [&](double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng);
+  };
+  const char* const kOps[] = {"add", "sub", "mul", "div"};
+  // A known operand's shape (broadcast against [2, 3, 4]) and its number of values.
+  const std::pair<const char*, int> kShapes[] = {
+      {"[]", 1}, {"[3, 1]", 3}, {"[4]", 4}, {"[1, 3, 1]", 3}, {"[2, 1, 1]", 2}};
+  int fired = 0, folded_into_weight = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    const bool matmul = trial % 2 == 1;
+    std::string text = "graph g {\n";
+    int next = 0;
+    std::string value;
+    if (matmul) {
+      text +=
+          "  %0 = input {name=\"p\"} : f64[2, 5, 4]\n  %1 = param {name=\"w\"} : f64[3, 5]\n"
+          "  %2 = matmul(%1, %0) : f64[2, 3, 4]\n";
+      next = 3;
+      value = "%2";
+    } else {
+      text += "  %0 = input {name=\"x\"} : f64[2, 3, 4]\n";
+      next = 1;
+      value = "%0";
+    }
+    const int steps = 1 + static_cast<int>(rng() % 4);
+    for (int k = 0; k < steps; ++k) {
+      const std::string op = kOps[rng() % 4];
+      const auto& [shape, count] = kShapes[rng() % 5];
+      std::string values;
+      for (int i = 0; i < count; ++i) {
+        double v = uniform(0.25, 2.0) * (rng() % 2 == 0 ? 1 : -1);
+        absl::StrAppend(&values, i > 0 ? ", " : "", v);
+      }
+      const std::string known = absl::StrCat("%", next++);
+      absl::StrAppend(&text, "  ", known, " = constant {value=[", values, "]} : f64", shape, "\n");
+      const bool known_first = op != "div" && rng() % 2 == 0;
+      absl::StrAppend(&text, "  %", next, " = ", op, "(", known_first ? known : value, ", ",
+                      known_first ? value : known, ") : f64[2, 3, 4]\n");
+      value = absl::StrCat("%", next++);
+    }
+    absl::StrAppend(&text, "  return ", value, "\n}\n");
+    PassContext ctx;
+    std::vector<double> w(15);
+    for (double& v : w) v = uniform(-1.0, 1.0);
+    ctx.params["w"] = *Tensor::FromDoubles(ir::DType::kF64, {3, 5}, w);
+    bool changed = false;
+    absl::StatusOr<std::string> out = RunPassOnText("fold_channel_affine", text, &ctx, &changed);
+    ASSERT_TRUE(out.ok()) << out.status() << "\n" << text;
+    fired += changed;
+    folded_into_weight += out->find("w.affine") != std::string::npos;
+    runtime::TensorMap in = {
+        {matmul ? "p" : "x",
+         Iota(matmul ? std::vector<int64_t>{2, 5, 4} : std::vector<int64_t>{2, 3, 4}, 0.37, -1.1)}};
+    auto a = runtime::Interpret(*ir::ParseGraph(text), in, ctx.params);
+    auto b = runtime::Interpret(*ir::ParseGraph(*out), in, ctx.params);
+    ASSERT_TRUE(a.ok() && b.ok()) << text;
+    std::vector<double> x = (*a)[0].ToDoubles(), y = (*b)[0].ToDoubles();
+    for (size_t j = 0; j < x.size(); ++j) {
+      ASSERT_NEAR(x[j], y[j], 1e-12 * (1 + std::abs(x[j]))) << text << "\n->\n" << *out;
+    }
+  }
+  // The trials exercise both rewrites, not only the cases where nothing fires.
+  EXPECT_GT(fired, 40);
+  EXPECT_GT(folded_into_weight, 20);
 }
 
 TEST(FoldChannelAffine, NeedsConstantParams) {
