@@ -9,6 +9,7 @@
 #include "compiler/passes/cse.h"
 #include "compiler/passes/dce.h"
 #include "compiler/passes/decompose.h"
+#include "compiler/passes/flatten_matmul_batch.h"
 #include "compiler/passes/fold_channel_affine.h"
 #include "compiler/passes/fold_norm_weight.h"
 #include "compiler/passes/simplify.h"
@@ -28,6 +29,7 @@ const std::vector<Pass>& BuiltinPasses() {
       {"fold_channel_affine", FoldChannelAffine},
       {"fold_norm_weight", FoldNormWeight},
       {"sink_row_scale", [](ir::Graph* g, PassContext*) { return SinkRowScale(g); }},
+      {"flatten_matmul_batch", [](ir::Graph* g, PassContext*) { return FlattenMatmulBatch(g); }},
       // Opt-in: see concat_weights.h for what it was measured to cost and save.
       {"concat_weights", ConcatWeights, /*in_default=*/false},
       {"dce", [](ir::Graph* g, PassContext*) { return Dce(g); }},

@@ -19,7 +19,7 @@ using ::testing::HasSubstr;
 TEST(Pipeline, DefaultIsTheSeedOrder) {
   EXPECT_THAT(Pipeline::Default().names(),
               ElementsAre("decompose", "cse", "constant_fold", "simplify", "fold_channel_affine",
-                          "fold_norm_weight", "sink_row_scale", "dce"));
+                          "fold_norm_weight", "sink_row_scale", "flatten_matmul_batch", "dce"));
   absl::StatusOr<Pipeline> p = Pipeline::FromNames({"cse", "bogus"});
   ASSERT_FALSE(p.ok());
   EXPECT_THAT(std::string(p.status().message()), HasSubstr("unknown pass 'bogus'"));
@@ -64,15 +64,16 @@ TEST(Pipeline, PrintsAfterChosenPassesAndRecordsStats) {
   ASSERT_TRUE(p.Run(&g, &ctx).ok());
   ASSERT_EQ(printed.size(), 2u);
   EXPECT_EQ(printed[1], "dce:" + std::to_string(g.num_nodes()));
-  ASSERT_EQ(p.stats().size(), 8u);
+  ASSERT_EQ(p.stats().size(), 9u);
   EXPECT_TRUE(p.stats()[0].changed);  // decompose
   EXPECT_GT(p.stats()[0].nodes_after, p.stats()[0].nodes_before);
   // fold_channel_affine: no chain of known scales and shifts in the decode layer (its
   // norm weights are fold_norm_weight's).
   EXPECT_FALSE(p.stats()[4].changed);
-  EXPECT_TRUE(p.stats()[5].changed);  // fold_norm_weight
-  EXPECT_TRUE(p.stats()[6].changed);  // sink_row_scale: the softmax's division
-  EXPECT_LT(p.stats()[7].nodes_after, p.stats()[7].nodes_before);  // dce removed something
+  EXPECT_TRUE(p.stats()[5].changed);   // fold_norm_weight
+  EXPECT_TRUE(p.stats()[6].changed);   // sink_row_scale: the softmax's division
+  EXPECT_FALSE(p.stats()[7].changed);  // flatten_matmul_batch: the layer's products are 2-D
+  EXPECT_LT(p.stats()[8].nodes_after, p.stats()[8].nodes_before);  // dce removed something
   for (size_t i = 1; i < p.stats().size(); ++i) {
     EXPECT_EQ(p.stats()[i].nodes_before, p.stats()[i - 1].nodes_after);
   }
