@@ -21,18 +21,22 @@ CacheLedger::CacheLedger(std::string prefix, const JitOptions& options,
   }
 }
 
-void CacheLedger::Hit(const DimKeys& keys, const DimValues& values) {
-  ++stats_.calls;
-  ++stats_.hits;
+void CacheLedger::CountElements(const DimKeys& keys, const DimValues& values) {
   for (int k : counted_dims_) {
     stats_.real_elements += values[k];
     stats_.padded_elements += RunLength(keys[k], values[k]);
   }
 }
 
+void CacheLedger::Hit(const DimKeys& keys, const DimValues& values) {
+  ++stats_.calls;
+  ++stats_.hits;
+  CountElements(keys, values);
+}
+
 void CacheLedger::Repeat(const DimValues& values) {
   repeat_hits_.fetch_add(1, std::memory_order_relaxed);
-  // Hit's sums: unpadded, a named dim runs at its real length.
+  // CountElements's sums: unpadded, a named dim runs at its real length.
   int64_t elements = 0;
   for (int k : counted_dims_) elements += values[k];
   if (elements != 0) repeat_elements_.fetch_add(elements, std::memory_order_relaxed);
@@ -54,10 +58,7 @@ absl::Status CacheLedger::Rejected(const std::string& why) {
 void CacheLedger::Missed(const CacheEntry& entry, const DimValues& values,
                          const std::string& reason) {
   ++stats_.calls;
-  for (int k : counted_dims_) {
-    stats_.real_elements += values[k];
-    stats_.padded_elements += RunLength(entry.keys()[k], values[k]);
-  }
+  CountElements(entry.keys(), values);
   if (!log_.guards) return;
   LogLine("guards", absl::StrCat(prefix_, ": miss ", keys_.ToText(entry.keys()), ": ", reason));
   LogLine("guards", absl::StrCat(prefix_, ": entry #", entry.id(), " guards: ",

@@ -74,6 +74,9 @@ class CacheLedger {
   CacheStats stats() const;
 
  private:
+  // Adds a call's named and padded dims to the real and padded element counts.
+  void CountElements(const DimKeys& keys, const DimValues& values);
+
   const std::string prefix_;
   const LogFlags log_;
   const int64_t capacity_;
