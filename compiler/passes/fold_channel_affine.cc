@@ -28,20 +28,13 @@ struct Channels {
   }
 };
 
-// Whether KnownTensor would find `id`, without materializing it.
-bool IsKnown(const ir::Graph& g, ValueId id, const PassContext& ctx) {
-  const ir::Node& n = g.node(id);
-  return (n.op == OpCode::kParam && ctx.params.contains(n.name())) ||
-         (n.op == OpCode::kConstant && ir::NumElements(n.type.shape).IsConstant());
-}
-
 // A known tensor `id` as per-channel values of a result of type `out`, or nullopt when it
 // varies along more than one axis (or along one that broadcasts). The shape is checked
 // before the values are read: weights are large.
 std::optional<Channels> ChannelsOf(const ir::Graph& g, ValueId id, const ir::ValueType& out,
                                    const PassContext& ctx) {
   const ir::ValueType& type = g.type(id);
-  if (!IsKnown(g, id, ctx) || type.rank() > out.rank()) return std::nullopt;
+  if (!IsKnownTensor(g, id, ctx) || type.rank() > out.rank()) return std::nullopt;
   Channels c;
   for (int a = 0; a < type.rank(); ++a) {
     if (type.shape[a] == SymExpr(1)) continue;
@@ -77,7 +70,7 @@ std::optional<Step> StepOf(const ir::Graph& g, ValueId id, const PassContext& ct
   }
   for (int k = 0; k < 2; ++k) {
     const ValueId value = n.operands[1 - k];
-    if (g.type(value) != n.type || IsKnown(g, value, ctx)) continue;
+    if (g.type(value) != n.type || IsKnownTensor(g, value, ctx)) continue;
     if (n.op == OpCode::kDiv && k == 0) continue;  // known / value is not affine in value
     std::optional<Channels> known = ChannelsOf(g, n.operands[k], n.type, ctx);
     if (!known) continue;
@@ -181,7 +174,7 @@ std::optional<ChannelMatmul> ChannelMatmulOf(const ir::Graph& g,
   const int out_rank = mm.type.rank();
   for (int k = 0; k < 2; ++k) {
     auto weight = KnownTensor(g, mm.operands[k], ctx);
-    if (!weight || weight->second.rank() < 2 || IsKnown(g, mm.operands[1 - k], ctx)) continue;
+    if (!weight || weight->second.rank() < 2 || IsKnownTensor(g, mm.operands[1 - k], ctx)) continue;
     const runtime::Tensor& w = weight->second;
     bool batched = false;  // a weight per batch is not per channel
     for (int d = 0; d + 2 < w.rank(); ++d) batched = batched || w.dim(d) != 1;

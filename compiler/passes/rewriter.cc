@@ -59,23 +59,23 @@ std::optional<double> ScalarConstantValue(const ir::Graph& graph, ValueId id) {
   return std::nullopt;
 }
 
+bool IsKnownTensor(const ir::Graph& g, ValueId id, const PassContext& ctx) {
+  const ir::Node& n = g.node(id);
+  return (n.op == ir::OpCode::kParam && ctx.params.contains(n.name())) ||
+         (n.op == ir::OpCode::kConstant && NumElements(n.type.shape).IsConstant());
+}
+
 std::optional<std::pair<std::string, runtime::Tensor>> KnownTensor(const ir::Graph& g, ValueId id,
                                                                    const PassContext& ctx) {
+  if (!IsKnownTensor(g, id, ctx)) return std::nullopt;
   const ir::Node& n = g.node(id);
-  if (n.op == ir::OpCode::kParam) {
-    auto it = ctx.params.find(n.name());
-    if (it == ctx.params.end()) return std::nullopt;
-    return std::make_pair(n.name(), it->second);
-  }
-  if (n.op == ir::OpCode::kConstant && NumElements(n.type.shape).IsConstant()) {
-    std::vector<int64_t> dims;
-    for (const ir::SymExpr& d : n.type.shape) dims.push_back(*d.AsConstant());
-    absl::StatusOr<runtime::Tensor> t =
-        runtime::Tensor::FromDoubles(n.type.dtype, dims, n.attrs.Get<std::vector<double>>("value"));
-    if (!t.ok()) return std::nullopt;
-    return std::make_pair(absl::StrCat("const", id), *t);
-  }
-  return std::nullopt;
+  if (n.op == ir::OpCode::kParam) return std::make_pair(n.name(), ctx.params.at(n.name()));
+  std::vector<int64_t> dims;
+  for (const ir::SymExpr& d : n.type.shape) dims.push_back(*d.AsConstant());
+  absl::StatusOr<runtime::Tensor> t =
+      runtime::Tensor::FromDoubles(n.type.dtype, dims, n.attrs.Get<std::vector<double>>("value"));
+  if (!t.ok()) return std::nullopt;
+  return std::make_pair(absl::StrCat("const", id), *t);
 }
 
 }  // namespace graphjit::compiler

@@ -58,6 +58,8 @@ std::optional<double> ScalarConstantValue(const ir::Graph& graph, ValueId id);
 std::optional<std::pair<std::string, runtime::Tensor>> KnownTensor(const ir::Graph& graph,
                                                                    ValueId id,
                                                                    const PassContext& ctx);
+// Whether KnownTensor finds `id`, without reading its values (weights are large).
+bool IsKnownTensor(const ir::Graph& graph, ValueId id, const PassContext& ctx);
 
 }  // namespace graphjit::compiler
 
