@@ -4,10 +4,10 @@
 #include "ir/sym_expr.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/check.h"
@@ -22,15 +22,6 @@ using sym_expr_internal::FloorModInt;
 using sym_expr_internal::Term;
 
 namespace {
-
-// The canonical text is an expression's identity (operator== and the hash compare it), so
-// a symbol must print as one token: a name spelled `S+1` or `2` would equal an expression.
-bool IsIdentifier(absl::string_view name) {
-  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
-}
 
 bool IsSimpleOperand(const SymExpr& e) {
   if (e.IsSymbol()) return true;
@@ -59,6 +50,22 @@ std::string TermText(const Term& t) {
 }
 
 }  // namespace
+
+bool IsSymbolName(absl::string_view name) {
+  if (name.empty() || absl::ascii_isdigit(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+std::string ToSymbolName(absl::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  if (out.empty() || absl::ascii_isdigit(static_cast<unsigned char>(out[0]))) out.insert(0, "_");
+  return out;
+}
 
 SymExpr SymExprBuilder::Make(TermMap terms, bool overflow) {
   auto rep = std::make_shared<SymExpr::Rep>();
@@ -212,7 +219,10 @@ SymExpr::SymExpr(int64_t value) {
 }
 
 SymExpr SymExpr::Symbol(absl::string_view name) {
-  GJ_CHECK(IsIdentifier(name)) << "symbol name '" << name
+  // The canonical text is an expression's identity (operator== and the hash compare it),
+  // so a symbol must print as one token: a name spelled `S+1` or `2` would equal an
+  // expression.
+  GJ_CHECK(IsSymbolName(name)) << "symbol name '" << name
                                << "' is not an identifier ([A-Za-z_][A-Za-z0-9_]*)";
   auto atom = std::make_shared<Atom>();
   atom->kind = AtomKind::kSymbol;

@@ -95,6 +95,14 @@ class SymExpr {
   friend class SymExprBuilder;
 };
 
+// Whether `name` can name a symbol: [A-Za-z_][A-Za-z0-9_]* (one token of the canonical
+// text, so a symbol never prints like an expression).
+bool IsSymbolName(absl::string_view name);
+// `text` made a symbol name: characters a symbol cannot hold become '_', and a '_' goes in
+// front of a leading digit (or of nothing). For names that come from elsewhere (an ONNX
+// dim_param, `<input>_<axis>`).
+std::string ToSymbolName(absl::string_view text);
+
 // A tensor shape: one SymExpr per dim.
 using Shape = std::vector<SymExpr>;
 

@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
+#include "ir/sym_expr.h"
 #include "onnx/context.h"
 #include "onnx/ops.h"
 #include "onnx/proto_convert.h"
@@ -39,17 +40,6 @@ bool SameBeforeOpset7(const std::string& op) {
                                            "ReduceMean",    "ReduceMax",
                                            "ReduceMin",     "Transpose"};
   return kOps->contains(op);
-}
-
-// A dim_param or an input name made an identifier, as SymExpr symbols must be.
-std::string SymbolName(absl::string_view text) {
-  std::string out;
-  for (char c : text) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    out.push_back(ok ? c : '_');
-  }
-  if (out.empty() || (out[0] >= '0' && out[0] <= '9')) out.insert(out.begin(), '_');
-  return out;
 }
 
 // The graph's name as the IR prints and parses it (letters, digits, '_', '.', '-'; others
@@ -168,8 +158,8 @@ class Importer {
         continue;
       }
       std::string symbol = d.has_dim_param() && !d.dim_param().empty()
-                               ? SymbolName(d.dim_param())
-                               : SymbolName(absl::StrCat(name, "_", axis));
+                               ? ir::ToSymbolName(d.dim_param())
+                               : ir::ToSymbolName(absl::StrCat(name, "_", axis));
       if (symbols_seen_.insert(symbol).second) out_.symbols.push_back(symbol);
       shape.push_back(ir::SymExpr::Symbol(symbol));
     }

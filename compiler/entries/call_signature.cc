@@ -1,7 +1,6 @@
 #include "compiler/entries/call_signature.h"
 
 #include <algorithm>
-#include <cctype>
 #include <optional>
 #include <set>
 #include <vector>
@@ -9,19 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/status_macros.h"
+#include "ir/sym_expr.h"
 
 namespace graphjit::compiler::cache {
 namespace {
-
-// `x_0` for dim 0 of input `x`; characters a symbol cannot hold become '_'.
-std::string DefaultSymbol(const std::string& input, int axis) {
-  std::string s = absl::StrCat(input, "_", axis);
-  for (char& c : s) {
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  }
-  if (std::isdigit(static_cast<unsigned char>(s[0]))) s = "_" + s;
-  return s;
-}
 
 // The index of the dynamic dim named `symbol`, or -1.
 int DimIndex(const std::vector<DynamicDim>& dims, const std::string& symbol) {
@@ -123,7 +113,7 @@ absl::Status CallTypes(const JitOptions& options, const std::string& prefix,
       }
       DynamicDim dim;
       dim.named = decl != nullptr && !decl->spec->symbol.empty();
-      dim.symbol = dim.named ? decl->spec->symbol : DefaultSymbol(n, axis);
+      dim.symbol = dim.named ? decl->spec->symbol : ir::ToSymbolName(absl::StrCat(n, "_", axis));
       // Unnamed dims never share a symbol by accident (`a.b` and `a_b` both sanitize to
       // `a_b_0`): only names the caller chose are shared.
       while (!dim.named && (named.contains(dim.symbol) || DimIndex(*dims, dim.symbol) >= 0)) {

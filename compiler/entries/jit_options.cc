@@ -1,23 +1,10 @@
 #include "compiler/entries/jit_options.h"
 
-#include <algorithm>
-#include <cctype>
-
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
+#include "ir/sym_expr.h"
 
 namespace graphjit::compiler {
-namespace {
-
-bool IsIdentifier(const std::string& s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
-}
-
-}  // namespace
-
 std::string DimSpec::ToString() const { return absl::StrCat(input, ".shape[", axis, "]"); }
 
 absl::Status CheckJitOptions(const JitOptions& options) {
@@ -57,7 +44,7 @@ absl::Status CheckJitOptions(const JitOptions& options) {
       return absl::InvalidArgumentError(
           absl::StrCat("dynamic dim ", d.ToString(), ": axis must be >= 0"));
     }
-    if (!d.symbol.empty() && !IsIdentifier(d.symbol)) {
+    if (!d.symbol.empty() && !ir::IsSymbolName(d.symbol)) {
       return absl::InvalidArgumentError(
           absl::StrCat("dynamic dim ", d.ToString(), ": symbol '", d.symbol,
                        "' is not an identifier ([A-Za-z_][A-Za-z0-9_]*)"));
