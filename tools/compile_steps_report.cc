@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "compiler/codegen/native_code.h"
 #include "compiler/orc/compile_steps.h"
+#include "ir/clock.h"
 #include "ir/status_macros.h"
 
 namespace graphjit::tools {
@@ -27,22 +28,16 @@ std::vector<std::string> SplitModules(const std::string& text) {
   return modules;
 }
 
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 // Per step, the median over the runs; the pass lists of the run with the median total.
 CompileSteps MedianSteps(const std::vector<CompileSteps>& runs) {
   auto median = [&](double CompileSteps::* field) {
     std::vector<double> values;
     for (const CompileSteps& r : runs) values.push_back(r.*field);
-    return Median(values);
+    return ir::Median(values);
   };
   std::vector<double> totals;
   for (const CompileSteps& r : runs) totals.push_back(r.total());
-  const double total = Median(totals);
+  const double total = ir::Median(totals);
   CompileSteps steps =
       *std::min_element(runs.begin(), runs.end(), [&](const auto& a, const auto& b) {
         return std::abs(a.total() - total) < std::abs(b.total() - total);
