@@ -185,17 +185,9 @@ def main():
                      "_ort_out": ort_out})
 
     gj_dir = os.path.join(work, "graphjit")
-    result = json.loads(run([bench, f"--inputs={','.join(inputs)}", f"--output_dir={gj_dir}",
-                             "--benchmark_repetitions=5", "--benchmark_report_aggregates_only=true",
-                             "--benchmark_format=json"], env=env))
+    times = graphjit_times(bench, None, inputs, gj_dir, env, "recognizer")
     for row in rows:
-        for b in result["benchmarks"]:
-            if not b["name"].startswith(f"recognizer/{row['shape']}/"):
-                continue
-            if b.get("error_occurred"):
-                row["graphjit_error"] = b["error_message"]
-            elif b.get("aggregate_name") == "median":
-                row["graphjit_ms"] = b["real_time"]
+        row["graphjit_ms"], row["graphjit_error"] = times.get(row["shape"], (None, None))
         out = os.path.join(gj_dir, f"{row['shape']}.npy")
         if row["graphjit_ms"] is not None and os.path.exists(out):
             gj_out = read_npy_f32(out)
