@@ -1,5 +1,9 @@
 #include "compiler/store/content_key.h"
 
+#include <dlfcn.h>
+#include <link.h>
+
+#include <cstring>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -38,6 +42,68 @@ ContentKey ContentHasher::Finish() {
 std::string ContentKey::ToHex() const { return absl::StrFormat("%016x%016x", hi, lo); }
 
 const char* GraphjitVersion() { return GRAPHJIT_VERSION; }
+
+namespace {
+
+// The NT_GNU_BUILD_ID note among the PT_NOTE segments of the loaded object `info`.
+std::string BuildIdOf(const dl_phdr_info& info) {
+  for (int i = 0; i < info.dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info.dlpi_phdr[i];
+    if (ph.p_type != PT_NOTE) continue;
+    const char* p = reinterpret_cast<const char*>(info.dlpi_addr + ph.p_vaddr);
+    const char* end = p + ph.p_memsz;
+    while (p + sizeof(ElfW(Nhdr)) <= end) {
+      const auto* note = reinterpret_cast<const ElfW(Nhdr)*>(p);
+      const char* name = p + sizeof(ElfW(Nhdr));
+      const char* desc = name + ((note->n_namesz + 3) & ~3u);
+      const char* next = desc + ((note->n_descsz + 3) & ~3u);
+      if (next > end) break;
+      if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
+          std::memcmp(name, "GNU", 4) == 0) {
+        std::string hex;
+        for (uint32_t b = 0; b < note->n_descsz; ++b) {
+          absl::StrAppend(&hex, absl::Hex(static_cast<unsigned char>(desc[b]), absl::kZeroPad2));
+        }
+        return hex;
+      }
+      p = next;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+const std::string& BuildId() {
+  static const std::string* id = [] {
+    // The object whose code this function is: the executable, or the shared library
+    // graphjit is linked into.
+    Dl_info self;
+    auto* result = new std::string;
+    if (dladdr(reinterpret_cast<const void*>(&BuildId), &self) == 0) return result;
+    struct Search {
+      const void* base;
+      std::string* id;
+    } search{self.dli_fbase, result};
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* data) {
+          auto* s = static_cast<Search*>(data);
+          // The load base of an executable's first segment is its image base.
+          for (int i = 0; i < info->dlpi_phnum; ++i) {
+            const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+            if (ph.p_type == PT_LOAD && ph.p_offset == 0 &&
+                reinterpret_cast<const void*>(info->dlpi_addr + ph.p_vaddr) == s->base) {
+              *s->id = BuildIdOf(*info);
+              return 1;
+            }
+          }
+          return 0;
+        },
+        &search);
+    return result;
+  }();
+  return *id;
+}
 
 std::string JitIdentity() {
   // Once per process: describing the target asks the JIT engine.

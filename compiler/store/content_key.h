@@ -51,6 +51,13 @@ ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& 
 // stored record: graphjit and LLVM versions, target triple, CPU name and features.
 std::string JitIdentity();
 
+// The GNU build id (hex) of the executable or shared object graphjit's code is linked
+// into, read once from the loaded ELF notes; empty when it has none (linked without
+// --build-id). It changes with any change to the compiler's code, so what the passes and
+// lowering produced (the disk cache's graph-level records) is keyed by it: such a record
+// is only ever used by the build that wrote it.
+const std::string& BuildId();
+
 // The version of graphjit that produced code, e.g. "0.1.0".
 const char* GraphjitVersion();
 

@@ -60,13 +60,21 @@ void DiskCache::Reject(const std::string& path, const std::string& why) {
 
 std::optional<std::string> DiskCache::Load(const ContentKey& key) {
   const std::string path = PathOf(key);
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.misses;
     return std::nullopt;
   }
-  std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // One read of the whole file (graph-level records hold weights: a megabyte or more).
+  const std::streamoff size = std::max<std::streamoff>(in.tellg(), 0);
+  if (static_cast<uint64_t>(size) > kMaxCodePayload + (uint64_t{1} << 20)) {
+    Reject(path, absl::StrCat("oversized (", size, " bytes)"));
+    return std::nullopt;
+  }
+  std::string file(static_cast<size_t>(size), '\0');
+  in.seekg(0);
+  if (!in.read(file.data(), static_cast<std::streamsize>(file.size()))) file.resize(in.gcount());
   absl::StatusOr<std::string> payload = DecodeCodeRecord(identity_, key, file);
   if (!payload.ok()) {
     Reject(path, std::string(payload.status().message()));
@@ -121,6 +129,8 @@ void DiskCache::Store(const ContentKey& key, const std::string& payload) {
     KeepBound();
   }
 }
+
+void DiskCache::Reject(const ContentKey& key, const std::string& why) { Reject(PathOf(key), why); }
 
 void DiskCache::Remove(const ContentKey& key) {
   std::error_code ec;

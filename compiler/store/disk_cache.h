@@ -58,6 +58,9 @@ class DiskCache {
   void Store(const ContentKey& key, const std::string& payload);
   // Removes the file of `key` (e.g. its object did not link).
   void Remove(const ContentKey& key);
+  // Removes the file of `key` whose payload its reader refused (a check inside the
+  // payload failed): counted as rejected and logged with `why` like a corrupt file.
+  void Reject(const ContentKey& key, const std::string& why);
 
   const std::string& dir() const { return dir_; }
   DiskCacheStats stats() const;
