@@ -34,6 +34,7 @@ void ReportPhases(benchmark::State& state, const compiler::PhaseTimings& sum) {
   double n = static_cast<double>(state.iterations());
   state.counters["passes_ms"] = sum.passes / n * 1e3;
   state.counters["lower_ms"] = sum.lower / n * 1e3;
+  state.counters["record_ms"] = sum.record / n * 1e3;
   state.counters["ir_build_ms"] = sum.ir_build / n * 1e3;
   state.counters["llvm_passes_ms"] = sum.optimize / n * 1e3;
   state.counters["codegen_ms"] = sum.codegen / n * 1e3;

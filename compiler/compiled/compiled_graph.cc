@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/compiled/call_frame.h"
+#include "compiler/compiled/graph_record.h"
 #include "compiler/compiled/profile.h"
 #include "ir/clock.h"
 #include "ir/printer.h"
@@ -57,24 +58,23 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
     DumpStage(dump_dir, index, graph.name(), "0-traced", ir::PrintGraph(graph));
   }
   std::unique_ptr<CompiledGraph> cg(new CompiledGraph(env.profile));
-  cg->graph_ = graph;
-  PassContext ctx{params, options.params_are_constant};
-  auto start = ir::Clock::now();
-  if (options.optimize) {
-    Pipeline pipeline = Pipeline::Default();
-    GJ_RETURN_IF_ERROR(pipeline.Run(&cg->graph_, &ctx));
-    cg->pass_stats_ = pipeline.stats();
+  // A warm start reads what the passes and lowering made from the disk cache's graph-level
+  // record (compiler/compiled/graph_record.h). Not when the stages are to be seen: dumps
+  // and kept IR want every stage run.
+  std::optional<ContentKey> record_key;
+  bool from_record = false;
+  if (options.optimize && env.disk != nullptr && dump_dir.empty() && !codegen.keep_ir &&
+      !codegen.emit_asm) {
+    const auto start = ir::Clock::now();
+    record_key = GraphRecordKey(graph, params, options);
+    from_record = record_key.has_value() && cg->ReadRecord(*env.disk, *record_key, params);
+    cg->timings_.record = ir::SecondsSince(start);
   }
-  cg->params_ = std::move(ctx.params);
-  cg->timings_.passes = ir::SecondsSince(start);
-
-  start = ir::Clock::now();
-  LowerOptions lower_options;
-  lower_options.fuse_attention = options.fuse_attention;
-  GJ_ASSIGN_OR_RETURN(cg->lowered_, Lower(cg->graph_, lower_options));
+  if (!from_record) GJ_RETURN_IF_ERROR(cg->OptimizeAndLower(graph, params, options));
+  const auto start = ir::Clock::now();
   cg->constants_ = ConstantTensors(cg->graph_, cg->lowered_);
   cg->bounds_ = DynamicBounds(cg->graph_);
-  cg->timings_.lower = ir::SecondsSince(start);
+  (from_record ? cg->timings_.record : cg->timings_.lower) += ir::SecondsSince(start);
 
   if (!dump_dir.empty()) {
     DumpStage(dump_dir, index, graph.name(), "1-optimized", ir::PrintGraph(cg->graph_));
@@ -94,7 +94,64 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
     DumpStage(dump_dir, index, graph.name(), "4-llvm-opt", cg->kernels_->optimized_ir());
   }
   cg->timings_ += cg->kernels_->stats().timings;  // ir_build, optimize, codegen
+  // Written once the kernels compiled, so a failed compile leaves no record.
+  if (record_key.has_value() && !from_record) {
+    const auto start = ir::Clock::now();
+    env.disk->Store(*record_key,
+                    EncodeGraphRecord(cg->graph_, MadeParams(params, cg->params_), cg->lowered_));
+    cg->timings_.record += ir::SecondsSince(start);
+  }
   return cg;
+}
+
+absl::Status CompiledGraph::OptimizeAndLower(const ir::Graph& graph,
+                                             const runtime::TensorMap& params,
+                                             const CompileGraphOptions& options) {
+  graph_ = graph;
+  PassContext ctx{params, options.params_are_constant};
+  auto start = ir::Clock::now();
+  if (options.optimize) {
+    Pipeline pipeline = Pipeline::Default();
+    GJ_RETURN_IF_ERROR(pipeline.Run(&graph_, &ctx));
+    pass_stats_ = pipeline.stats();
+  }
+  params_ = std::move(ctx.params);
+  timings_.passes = ir::SecondsSince(start);
+
+  start = ir::Clock::now();
+  LowerOptions lower_options;
+  lower_options.fuse_attention = options.fuse_attention;
+  GJ_ASSIGN_OR_RETURN(lowered_, Lower(graph_, lower_options));
+  timings_.lower = ir::SecondsSince(start);
+  return absl::OkStatus();
+}
+
+bool CompiledGraph::ReadRecord(DiskCache& disk, const ContentKey& key,
+                               const runtime::TensorMap& params) {
+  std::optional<std::string> payload = disk.Load(key);
+  if (!payload.has_value()) return false;
+  absl::StatusOr<GraphRecord> record = DecodeGraphRecord(*payload);
+  if (record.ok()) {
+    // The caller's weights (the key holds their bytes) and the ones the passes made.
+    runtime::TensorMap merged = params;
+    for (auto& [name, tensor] : record->made_params) merged.insert_or_assign(name, tensor);
+    for (ir::ValueId id : record->graph.Params()) {
+      if (!merged.contains(record->graph.node(id).name())) {
+        record = absl::DataLossError(
+            absl::StrCat("graph record: param '", record->graph.node(id).name(), "' missing"));
+        break;
+      }
+    }
+    if (record.ok()) {
+      graph_ = std::move(record->graph);
+      params_ = std::move(merged);
+      lowered_ = std::move(record->lowered);
+      from_record_ = true;
+      return true;
+    }
+  }
+  disk.Reject(key, std::string(record.status().message()));
+  return false;
 }
 
 struct CompiledGraph::EnvProfile {

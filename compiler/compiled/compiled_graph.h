@@ -78,10 +78,20 @@ class CompiledGraph {
   // The kernels' code, their content keys and what compiling them cost.
   const KernelSet& kernels() const { return *kernels_; }
   const PhaseTimings& timings() const { return timings_; }
+  // Whether the passes and lowering were skipped: their result came from the disk cache's
+  // graph-level record (compiler/compiled/graph_record.h), and pass_stats() is empty.
+  bool from_record() const { return from_record_; }
   const std::vector<PassStats>& pass_stats() const { return pass_stats_; }
 
  private:
   explicit CompiledGraph(bool profile);
+  // The pass pipeline (when options.optimize) and lowering: graph_, params_, lowered_.
+  absl::Status OptimizeAndLower(const ir::Graph& graph, const runtime::TensorMap& params,
+                                const CompileGraphOptions& options);
+  // Takes the graph, params and lowered program from the graph-level record of `key`
+  // (compiler/compiled/graph_record.h) if `disk` has an intact one: true. A record that
+  // fails its checks is rejected (removed, logged) and false returned: compile instead.
+  bool ReadRecord(DiskCache& disk, const ContentKey& key, const runtime::TensorMap& params);
   friend class CompiledCall;  // compiler/compiled/compiled_call.h binds args_ once
   struct EnvProfile;          // GRAPHJIT_PROFILE's sums (compiled_graph.cc)
 
@@ -92,6 +102,7 @@ class CompiledGraph {
   DynamicBounds bounds_;  // the per-call bounds checks, prepared once
   std::unique_ptr<KernelSet> kernels_;
   PhaseTimings timings_;
+  bool from_record_ = false;
   std::vector<PassStats> pass_stats_;
   std::unique_ptr<EnvProfile> env_profile_;  // null unless CompileEnv::profile
 };

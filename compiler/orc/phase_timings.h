@@ -10,8 +10,11 @@
 namespace graphjit::compiler {
 
 struct PhaseTimings {
-  double passes = 0;    // graph passes
-  double lower = 0;     // graph -> kernel program
+  double passes = 0;  // graph passes
+  double lower = 0;   // graph -> kernel program
+  // The disk cache's graph-level record (compiler/compiled/graph_record.h): its key, and
+  // reading it (a warm start, instead of passes and lower) or writing it after a compile.
+  double record = 0;
   double ir_build = 0;  // kernel program -> llvm::Module
   double optimize = 0;  // verify + the new-PM O2 pipeline with vectorizers
   double codegen = 0;   // machine code, link, symbol lookup (the assembly text is not in it)
@@ -21,10 +24,11 @@ struct PhaseTimings {
   int64_t optimized_instructions = 0;
   // ir_build, optimize and codegen are summed over the kernels compiled, which compile in
   // parallel: with several threads they can add up to more than the wall time.
-  double total() const { return passes + lower + ir_build + optimize + codegen; }
+  double total() const { return passes + lower + record + ir_build + optimize + codegen; }
   PhaseTimings& operator+=(const PhaseTimings& o) {
     passes += o.passes;
     lower += o.lower;
+    record += o.record;
     ir_build += o.ir_build;
     optimize += o.optimize;
     codegen += o.codegen;

@@ -1,0 +1,150 @@
+#include "compiler/compiled/graph_record.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/compiled/graph_key.h"
+#include "compiler/lower/program_codec.h"
+#include "ir/byte_io.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+
+namespace graphjit::compiler {
+namespace {
+
+constexpr absl::string_view kTag = "graphjit-graph-record-v1";
+
+bool SameTensor(const runtime::Tensor& a, const runtime::Tensor& b) {
+  return a.dtype() == b.dtype() && a.shape() == b.shape() &&
+         (a.raw_data() == b.raw_data() ||
+          std::memcmp(a.raw_data(), b.raw_data(), static_cast<size_t>(a.nbytes())) == 0);
+}
+
+absl::StatusOr<runtime::Tensor> ReadTensor(ir::ByteReader& r) {
+  const auto dtype = r.EnumValue<ir::DType>("param dtype", static_cast<int>(ir::DType::kBool) + 1);
+  const int64_t rank = r.Count("param rank", 8);
+  std::vector<int64_t> shape;
+  for (int64_t d = 0; d < rank && r.ok(); ++d) shape.push_back(r.Ranged("param dim", 0, INT64_MAX));
+  const absl::string_view data = r.Raw(r.I64("param bytes"), "param data");
+  if (!r.ok()) return r.status();
+  absl::StatusOr<runtime::Tensor> t = runtime::Tensor::Empty(dtype, shape);
+  if (!t.ok() || t->nbytes() != static_cast<int64_t>(data.size())) {
+    r.Fail("param data of ", data.size(), " bytes for ", ir::DTypeName(dtype), " of rank ", rank);
+    return r.status();
+  }
+  std::memcpy(t->raw_data(), data.data(), data.size());
+  return t;
+}
+
+// The args of the program bind the graph's nodes: each names a node of its kind.
+absl::Status CheckArgs(const ir::Graph& graph, const LoweredGraph& lowered) {
+  auto bad = [](size_t i, absl::string_view why) {
+    return absl::DataLossError(absl::StrCat("graph record: program arg ", i, " ", why));
+  };
+  if (static_cast<int>(lowered.args.size()) != lowered.program.num_args) {
+    return absl::DataLossError(absl::StrCat("graph record: ", lowered.args.size(),
+                                            " arg bindings for ", lowered.program.num_args,
+                                            " program args"));
+  }
+  for (size_t i = 0; i < lowered.args.size(); ++i) {
+    const ArgBinding& a = lowered.args[i];
+    if (a.kind == ArgBinding::Kind::kOutput) {
+      if (a.output_index < 0 || a.output_index >= static_cast<int>(graph.outputs().size())) {
+        return bad(i,
+                   absl::StrCat("binds output ", a.output_index, " of ", graph.outputs().size()));
+      }
+      continue;
+    }
+    if (a.value < 0 || a.value >= graph.num_nodes()) {
+      return bad(i, absl::StrCat("binds node ", a.value, " of ", graph.num_nodes()));
+    }
+    const ir::OpCode want = a.kind == ArgBinding::Kind::kInput   ? ir::OpCode::kInput
+                            : a.kind == ArgBinding::Kind::kParam ? ir::OpCode::kParam
+                                                                 : ir::OpCode::kConstant;
+    const ir::Node& node = graph.node(a.value);
+    if (node.op != want || (want != ir::OpCode::kConstant && node.name() != a.name)) {
+      return bad(i, absl::StrCat("'", a.name, "' does not match node %", a.value));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::optional<ContentKey> GraphRecordKey(const ir::Graph& traced, const runtime::TensorMap& params,
+                                         const CompileGraphOptions& options) {
+  if (BuildId().empty()) return std::nullopt;
+  const ContentKey graph_key = GraphContentKey(traced, params, options);
+  ContentHasher h;
+  h.Text(std::string(kTag));
+  h.Text(BuildId());
+  h.Bytes(&graph_key.hi, sizeof(graph_key.hi));
+  h.Bytes(&graph_key.lo, sizeof(graph_key.lo));
+  return h.Finish();
+}
+
+runtime::TensorMap MadeParams(const runtime::TensorMap& before, const runtime::TensorMap& after) {
+  runtime::TensorMap made;
+  for (const auto& [name, tensor] : after) {
+    auto it = before.find(name);
+    if (it == before.end() || !SameTensor(it->second, tensor)) made.emplace(name, tensor);
+  }
+  return made;
+}
+
+std::string EncodeGraphRecord(const ir::Graph& graph, const runtime::TensorMap& made_params,
+                              const LoweredGraph& lowered) {
+  ir::ByteWriter w;
+  w.Str(kTag);
+  w.Str(ir::PrintGraph(graph));
+  // By name, so the bytes do not depend on the map's order.
+  std::vector<const std::pair<const std::string, runtime::Tensor>*> params;
+  for (const auto& entry : made_params) params.push_back(&entry);
+  std::sort(params.begin(), params.end(), [](auto* a, auto* b) { return a->first < b->first; });
+  w.I64(static_cast<int64_t>(params.size()));
+  for (const auto* entry : params) {
+    const runtime::Tensor& t = entry->second;
+    w.Str(entry->first);
+    w.U8(static_cast<uint8_t>(t.dtype()));
+    w.I64(t.rank());
+    for (int64_t d : t.shape()) w.I64(d);
+    w.I64(t.nbytes());
+    w.Raw(t.raw_data(), static_cast<size_t>(t.nbytes()));
+  }
+  w.Str(EncodeLoweredGraph(lowered));
+  return std::move(w).Take();
+}
+
+absl::StatusOr<GraphRecord> DecodeGraphRecord(absl::string_view payload) {
+  ir::ByteReader r(payload, "graph record");
+  if (r.Str("tag") != kTag && r.ok()) r.Fail("not a ", kTag, " payload");
+  const std::string text = r.Str("graph");
+  if (!r.ok()) return r.status();
+  GraphRecord record;
+  absl::StatusOr<ir::Graph> graph = ir::ParseGraph(text);
+  if (!graph.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("graph record: the graph does not parse: ", graph.status().message()));
+  }
+  record.graph = *std::move(graph);
+  const int64_t num_params = r.Count("params", 8);
+  for (int64_t i = 0; i < num_params && r.ok(); ++i) {
+    std::string name = r.Str("param name");
+    absl::StatusOr<runtime::Tensor> t = ReadTensor(r);
+    if (!t.ok()) return t.status();
+    record.made_params.emplace(std::move(name), *std::move(t));
+  }
+  const std::string program = r.Str("program");
+  r.ExpectEnd();
+  if (!r.ok()) return r.status();
+  absl::StatusOr<LoweredGraph> lowered = DecodeLoweredGraph(program);
+  if (!lowered.ok()) return lowered.status();
+  record.lowered = *std::move(lowered);
+  if (absl::Status s = CheckArgs(record.graph, record.lowered); !s.ok()) return s;
+  return record;
+}
+
+}  // namespace graphjit::compiler

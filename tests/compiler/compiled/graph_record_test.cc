@@ -1,0 +1,208 @@
+// The disk cache's graph-level record: a compile writes it, a new process (a fresh kernel
+// store over the same directory) reads it instead of running the passes and lowering and
+// gets the same program and the same output bits; a record of other weights or options
+// is never read; a damaged one is refused, removed and written again.
+#include "compiler/compiled/graph_record.h"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/store/code_store.h"
+#include "compiler/store/disk_cache.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "models/model.h"
+
+namespace graphjit::compiler {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr char kSpec[] = "decode:d=32,H=4,G=2,dh=8,f=64,seed=41";
+
+class GraphRecordTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = (fs::temp_directory_path() /
+            absl::StrCat("gj_graph_record_", ::getpid(), "_",
+                         ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+               .string();
+    fs::remove_all(dir_);
+    disk_ = *DiskCache::Open(dir_, int64_t{1} << 30);
+    model_ = *models::CreateModel(kSpec);
+    graph_ = *models::TraceModel(*model_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A compile as a new process would do it: its own kernel store, the shared directory.
+  absl::StatusOr<std::unique_ptr<CompiledGraph>> CompileFresh(
+      CompileGraphOptions options = {}, const runtime::TensorMap* params = nullptr) {
+    stores_.push_back(std::make_unique<KernelStore>());
+    envs_.push_back(std::make_unique<CompileEnv>(CompileEnv::MemoryOnly()));
+    envs_.back()->kernels = stores_.back().get();
+    envs_.back()->disk = disk_.get();
+    options.env = envs_.back().get();
+    return CompiledGraph::Compile(graph_, params != nullptr ? *params : model_->params(), options);
+  }
+
+  std::vector<runtime::Tensor> Run(const CompiledGraph& cg) {
+    const ir::Bindings bindings = model_->CompleteBindings({{"S", 12}});
+    runtime::TensorMap inputs = *model_->ExampleInputs(bindings, 3);
+    absl::StatusOr<std::vector<runtime::Tensor>> out = cg.Run(inputs, bindings);
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? *std::move(out) : std::vector<runtime::Tensor>{};
+  }
+
+  std::string RecordPath() {
+    return disk_->PathOf(*GraphRecordKey(graph_, model_->params(), CompileGraphOptions{}));
+  }
+
+  std::string dir_;
+  std::unique_ptr<DiskCache> disk_;
+  std::unique_ptr<models::Model> model_;
+  ir::Graph graph_;
+  std::vector<std::unique_ptr<KernelStore>> stores_;
+  std::vector<std::unique_ptr<CompileEnv>> envs_;
+};
+
+void ExpectSameBits(const std::vector<runtime::Tensor>& a, const std::vector<runtime::Tensor>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].TypeString(), b[i].TypeString());
+    EXPECT_EQ(std::memcmp(a[i].raw_data(), b[i].raw_data(), a[i].nbytes()), 0) << "output " << i;
+  }
+}
+
+TEST(GraphRecord, ThisBuildHasAnId) {
+  // Debian's toolchain links with --build-id; without one, records are off.
+  EXPECT_GE(BuildId().size(), 16u);
+  EXPECT_EQ(BuildId().find_first_not_of("0123456789abcdef"), std::string::npos) << BuildId();
+}
+
+TEST_F(GraphRecordTest, AWarmStartSkipsPassesAndLoweringWithTheSameBits) {
+  auto cold = CompileFresh();
+  ASSERT_TRUE(cold.ok()) << cold.status();
+  EXPECT_FALSE((*cold)->from_record());
+  EXPECT_GT((*cold)->timings().passes, 0);
+  EXPECT_FALSE((*cold)->pass_stats().empty());
+  ASSERT_TRUE(fs::exists(RecordPath()));
+  const std::vector<runtime::Tensor> expected = Run(**cold);
+  const std::string program = ProgramToString((*cold)->program());
+  cold->reset();  // its kernels leave the memory tier with it
+
+  auto warm = CompileFresh();
+  ASSERT_TRUE(warm.ok()) << warm.status();
+  EXPECT_TRUE((*warm)->from_record());
+  EXPECT_EQ((*warm)->timings().passes, 0);
+  EXPECT_EQ((*warm)->timings().lower, 0);
+  EXPECT_GT((*warm)->timings().record, 0);
+  EXPECT_THAT((*warm)->pass_stats(), IsEmpty());
+  const KernelSetStats& kernels = (*warm)->kernels().stats();
+  EXPECT_EQ(kernels.compiled, 0);
+  EXPECT_EQ(kernels.loaded, kernels.distinct);
+  EXPECT_EQ(ProgramToString((*warm)->program()), program);
+  // The folded weights came from the record: params the caller never had.
+  const runtime::TensorMap made = MadeParams(model_->params(), (*warm)->params());
+  EXPECT_FALSE(made.empty());
+  ExpectSameBits(Run(**warm), expected);
+}
+
+TEST_F(GraphRecordTest, OtherWeightsOrOptionsNeverReadIt) {
+  ASSERT_TRUE(CompileFresh().ok());
+  auto other_model = *models::CreateModel("decode:d=32,H=4,G=2,dh=8,f=64,seed=42");
+  auto other_weights = CompileFresh({}, &other_model->params());
+  ASSERT_TRUE(other_weights.ok()) << other_weights.status();
+  EXPECT_FALSE((*other_weights)->from_record());
+
+  CompileGraphOptions baseline;
+  baseline.codegen.tier = CodeTier::kBaseline;
+  auto other_tier = CompileFresh(baseline);
+  ASSERT_TRUE(other_tier.ok()) << other_tier.status();
+  EXPECT_FALSE((*other_tier)->from_record());
+
+  // Kept IR wants every stage run: no record read, none written.
+  CompileGraphOptions keep_ir;
+  keep_ir.codegen.keep_ir = true;
+  auto with_ir = CompileFresh(keep_ir);
+  ASSERT_TRUE(with_ir.ok()) << with_ir.status();
+  EXPECT_FALSE((*with_ir)->from_record());
+  EXPECT_FALSE((*with_ir)->kernels().llvm_ir().empty());
+}
+
+TEST_F(GraphRecordTest, ADamagedRecordIsRefusedRemovedAndWrittenAgain) {
+  ASSERT_TRUE(CompileFresh().ok());
+  const std::optional<ContentKey> key =
+      GraphRecordKey(graph_, model_->params(), CompileGraphOptions{});
+  ASSERT_TRUE(key.has_value());
+  // An intact file (checksum right) whose payload is not a graph record.
+  disk_->Store(*key, "not a graph record");
+  const int64_t rejected = disk_->stats().rejected;
+  auto refused = CompileFresh();
+  ASSERT_TRUE(refused.ok()) << refused.status();
+  EXPECT_FALSE((*refused)->from_record());
+  EXPECT_EQ(disk_->stats().rejected, rejected + 1);
+  auto rewritten = CompileFresh();
+  ASSERT_TRUE(rewritten.ok()) << rewritten.status();
+  EXPECT_TRUE((*rewritten)->from_record());
+
+  // A truncated file fails the record's own checks and is replaced the same way.
+  const std::string path = RecordPath();
+  fs::resize_file(path, fs::file_size(path) / 2);
+  auto truncated = CompileFresh();
+  ASSERT_TRUE(truncated.ok()) << truncated.status();
+  EXPECT_FALSE((*truncated)->from_record());
+  EXPECT_EQ(disk_->stats().rejected, rejected + 2);
+  auto again = CompileFresh();
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE((*again)->from_record());
+}
+
+TEST_F(GraphRecordTest, DecodeRefusesDamageNamingThePart) {
+  auto cg = CompileFresh();
+  ASSERT_TRUE(cg.ok()) << cg.status();
+  const runtime::TensorMap made = MadeParams(model_->params(), (*cg)->params());
+  const std::string payload =
+      EncodeGraphRecord((*cg)->graph(), made, LoweredGraph{(*cg)->program(), {}});
+  // The program's args were left out: they no longer match its arg count.
+  absl::StatusOr<GraphRecord> no_args = DecodeGraphRecord(payload);
+  ASSERT_FALSE(no_args.ok());
+  EXPECT_EQ(no_args.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(no_args.status().message(), HasSubstr("arg bindings"));
+
+  for (size_t n = 0; n < payload.size(); n += payload.size() / 97 + 1) {
+    absl::StatusOr<GraphRecord> cut = DecodeGraphRecord(payload.substr(0, n));
+    ASSERT_FALSE(cut.ok()) << n;
+    EXPECT_EQ(cut.status().code(), absl::StatusCode::kDataLoss) << cut.status();
+  }
+}
+
+TEST_F(GraphRecordTest, ArgsMustNameTheGraphsNodes) {
+  auto cg = CompileFresh();
+  ASSERT_TRUE(cg.ok()) << cg.status();
+  LoweredGraph lowered{(*cg)->program(), {}};
+  // The args of the record the compile wrote, with one input renamed.
+  absl::StatusOr<GraphRecord> record = [&] {
+    auto payload = disk_->Load(*GraphRecordKey(graph_, model_->params(), CompileGraphOptions{}));
+    return payload ? DecodeGraphRecord(*payload) : absl::NotFoundError("no record");
+  }();
+  ASSERT_TRUE(record.ok()) << record.status();
+  lowered.args = record->lowered.args;
+  for (ArgBinding& a : lowered.args) {
+    if (a.kind == ArgBinding::Kind::kInput) {
+      a.name = "renamed";
+      break;
+    }
+  }
+  absl::StatusOr<GraphRecord> renamed =
+      DecodeGraphRecord(EncodeGraphRecord(record->graph, record->made_params, lowered));
+  ASSERT_FALSE(renamed.ok());
+  EXPECT_THAT(renamed.status().message(), HasSubstr("'renamed' does not match"));
+}
+
+}  // namespace
+}  // namespace graphjit::compiler
