@@ -62,6 +62,28 @@ int64_t ByteReader::Ranged(absl::string_view what, int64_t lo, int64_t hi) {
   return ok() ? v : lo;
 }
 
+void ByteWriter::Sym(const SymExpr& e) {
+  if (std::optional<int64_t> c = e.AsConstant()) {
+    U8(0);
+    I64(*c);
+  } else {
+    U8(1);
+    Str(e.ToString());
+  }
+}
+
+SymExpr ByteReader::Sym(absl::string_view what) {
+  if (U8(what) == 0) return SymExpr(I64(what));
+  const std::string text = Str(what);
+  if (!ok()) return SymExpr();
+  absl::StatusOr<SymExpr> e = ParseSymExpr(text);
+  if (!e.ok()) {
+    Fail(what, " `", text, "`: ", e.status().message());
+    return SymExpr();
+  }
+  return *std::move(e);
+}
+
 void ByteReader::ExpectEnd() {
   if (ok() && !rest_.empty()) Fail(rest_.size(), " bytes past the end");
 }

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "ir/sym_expr.h"
 
 namespace graphjit::ir {
 
@@ -25,6 +26,9 @@ class ByteWriter {
     Raw(s.data(), s.size());
   }
   void Raw(const void* data, size_t n) { out_.append(static_cast<const char*>(data), n); }
+  // A constant as its value, anything else as its text (most dims are constants, and
+  // reading a value is much cheaper than parsing text).
+  void Sym(const SymExpr& e);
   std::string Take() && { return std::move(out_); }
 
  private:
@@ -45,6 +49,8 @@ class ByteReader {
   std::string Str(absl::string_view what);
   // The next n bytes (a view into the input), or empty on failure.
   absl::string_view Raw(int64_t n, absl::string_view what);
+  // What ByteWriter::Sym wrote.
+  SymExpr Sym(absl::string_view what);
   // A count of items of at least `min_item_bytes` each, refused when the bytes left
   // cannot hold that many (so damage never asks for a huge allocation).
   int64_t Count(absl::string_view what, int64_t min_item_bytes);

@@ -9,8 +9,7 @@
 #include "compiler/compiled/graph_key.h"
 #include "compiler/lower/program_codec.h"
 #include "ir/byte_io.h"
-#include "ir/parser.h"
-#include "ir/printer.h"
+#include "ir/graph_codec.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -99,7 +98,7 @@ std::string EncodeGraphRecord(const ir::Graph& graph, const runtime::TensorMap& 
                               const LoweredGraph& lowered) {
   ir::ByteWriter w;
   w.Str(kTag);
-  w.Str(ir::PrintGraph(graph));
+  ir::WriteGraph(graph, w);
   // By name, so the bytes do not depend on the map's order.
   std::vector<const std::pair<const std::string, runtime::Tensor>*> params;
   for (const auto& entry : made_params) params.push_back(&entry);
@@ -121,13 +120,11 @@ std::string EncodeGraphRecord(const ir::Graph& graph, const runtime::TensorMap& 
 absl::StatusOr<GraphRecord> DecodeGraphRecord(absl::string_view payload) {
   ir::ByteReader r(payload, "graph record");
   if (r.Str("tag") != kTag && r.ok()) r.Fail("not a ", kTag, " payload");
-  const std::string text = r.Str("graph");
-  if (!r.ok()) return r.status();
   GraphRecord record;
-  absl::StatusOr<ir::Graph> graph = ir::ParseGraph(text);
+  absl::StatusOr<ir::Graph> graph = ir::ReadGraph(r);
   if (!graph.ok()) {
     return absl::DataLossError(
-        absl::StrCat("graph record: the graph does not parse: ", graph.status().message()));
+        absl::StrCat("graph record: the graph does not read back: ", graph.status().message()));
   }
   record.graph = *std::move(graph);
   const int64_t num_params = r.Count("params", 8);

@@ -42,7 +42,7 @@ runtime::TensorMap MadeParams(const runtime::TensorMap& before, const runtime::T
 
 std::string EncodeGraphRecord(const ir::Graph& graph, const runtime::TensorMap& made_params,
                               const LoweredGraph& lowered);
-// The record `payload` encodes; DataLoss naming the part that is damaged (the graph text,
+// The record `payload` encodes; DataLoss naming the part that is damaged (the graph,
 // a param, the program, or args that do not match the graph's nodes).
 absl::StatusOr<GraphRecord> DecodeGraphRecord(absl::string_view payload);
 

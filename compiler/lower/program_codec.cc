@@ -56,7 +56,7 @@ class ProgramWriter {
     for (const Buffer& b : p.buffers) WriteBuffer(b);
     w_.I64(static_cast<int64_t>(p.kernels.size()));
     for (const Kernel& k : p.kernels) WriteKernel(k);
-    w_.Str(p.workspace_bytes.ToString());
+    w_.Sym(p.workspace_bytes);
     w_.I64(static_cast<int64_t>(lowered.args.size()));
     for (const ArgBinding& a : lowered.args) {
       w_.U8(static_cast<uint8_t>(a.kind));
@@ -96,7 +96,7 @@ class ProgramWriter {
     w_.I64(b.arg_index);
     w_.I64(b.alias_of);
     w_.I64(static_cast<int64_t>(b.shape.size()));
-    for (const ir::SymExpr& d : b.shape) w_.Str(d.ToString());
+    for (const ir::SymExpr& d : b.shape) w_.Sym(d);
     Refs(b.dims);
     Ref(b.workspace_offset);
   }
@@ -156,7 +156,7 @@ class ProgramReader {
     CheckLoads(p);
     const int64_t num_kernels = r_.Count("kernels", 8);
     for (int64_t i = 0; i < num_kernels && r_.ok(); ++i) p.kernels.push_back(ReadKernel(p));
-    p.workspace_bytes = ReadSym("workspace bytes");
+    p.workspace_bytes = r_.Sym("workspace bytes");
     const int64_t num_args = r_.Count("args", 8);
     for (int64_t i = 0; i < num_args && r_.ok(); ++i) {
       ArgBinding a;
@@ -182,16 +182,6 @@ class ProgramReader {
     std::vector<ExprPtr> out;
     for (int64_t i = 0; i < n && r_.ok(); ++i) out.push_back(Ref(what, /*nullable=*/false));
     return out;
-  }
-  ir::SymExpr ReadSym(absl::string_view what) {
-    const std::string text = r_.Str(what);
-    if (!r_.ok()) return ir::SymExpr(0);
-    absl::StatusOr<ir::SymExpr> e = ir::ParseSymExpr(text);
-    if (!e.ok()) {
-      r_.Fail(what, " `", text, "`: ", e.status().message());
-      return ir::SymExpr(0);
-    }
-    return *std::move(e);
   }
   int64_t BufferIndex(absl::string_view what, bool optional) {
     return r_.Ranged(what, optional ? -1 : 0, num_buffers_ - 1);
@@ -251,7 +241,7 @@ class ProgramReader {
     b->arg_index = static_cast<int>(r_.Ranged("buffer arg index", -1, p.num_args - 1));
     b->alias_of = static_cast<int>(BufferIndex("buffer alias", /*optional=*/true));
     const int64_t rank = r_.Count("buffer rank", 8);
-    for (int64_t d = 0; d < rank && r_.ok(); ++d) b->shape.push_back(ReadSym("buffer dim"));
+    for (int64_t d = 0; d < rank && r_.ok(); ++d) b->shape.push_back(r_.Sym("buffer dim"));
     b->dims = Refs("buffer dims");
     b->workspace_offset = Ref("buffer workspace offset");
     if (r_.ok() && b->dims.size() != b->shape.size()) {

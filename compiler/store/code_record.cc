@@ -50,6 +50,13 @@ std::string EncodeCodeRecord(absl::string_view identity, const ContentKey& key,
 
 absl::StatusOr<std::string> DecodeCodeRecord(absl::string_view identity, const ContentKey& key,
                                              absl::string_view bytes) {
+  absl::StatusOr<absl::string_view> payload = CheckCodeRecord(identity, key, bytes);
+  if (!payload.ok()) return payload.status();
+  return std::string(*payload);
+}
+
+absl::StatusOr<absl::string_view> CheckCodeRecord(absl::string_view identity, const ContentKey& key,
+                                                  absl::string_view bytes) {
   if (bytes.size() < kFixed) {
     return absl::DataLossError(absl::StrCat("truncated (", bytes.size(), " bytes)"));
   }
@@ -78,7 +85,7 @@ absl::StatusOr<std::string> DecodeCodeRecord(absl::string_view identity, const C
     return absl::FailedPreconditionError(
         "written by another graphjit, LLVM or CPU, or for another key (header differs)");
   }
-  return std::string(bytes.substr(kFixed - 8 + header_len, payload_len));
+  return bytes.substr(kFixed - 8 + header_len, payload_len);
 }
 
 }  // namespace graphjit::compiler

@@ -30,6 +30,9 @@ std::string EncodeCodeRecord(absl::string_view identity, const ContentKey& key,
 // version, or another writer: versions, CPU, key), the message saying why.
 absl::StatusOr<std::string> DecodeCodeRecord(absl::string_view identity, const ContentKey& key,
                                              absl::string_view bytes);
+// The same checks, returning the payload as a view into `bytes` (no copy).
+absl::StatusOr<absl::string_view> CheckCodeRecord(absl::string_view identity, const ContentKey& key,
+                                                  absl::string_view bytes);
 
 }  // namespace graphjit::compiler
 
