@@ -26,6 +26,10 @@ class ByteWriter {
     Raw(s.data(), s.size());
   }
   void Raw(const void* data, size_t n) { out_.append(static_cast<const char*>(data), n); }
+  // Zeros up to a multiple of `alignment` bytes from the start.
+  void Align(size_t alignment) {
+    out_.append((alignment - out_.size() % alignment) % alignment, 0);
+  }
   // A constant as its value, anything else as its text (most dims are constants, and
   // reading a value is much cheaper than parsing text).
   void Sym(const SymExpr& e);
@@ -41,12 +45,17 @@ class ByteWriter {
 class ByteReader {
  public:
   ByteReader(absl::string_view bytes, std::string what_record)
-      : rest_(bytes), record_(std::move(what_record)) {}
+      : size_(bytes.size()), rest_(bytes), record_(std::move(what_record)) {}
 
   uint8_t U8(absl::string_view what);
   int64_t I64(absl::string_view what);
   double F64(absl::string_view what);
   std::string Str(absl::string_view what);
+  // Skips what ByteWriter::Align wrote (the same multiple from the start).
+  void Align(size_t alignment, absl::string_view what) {
+    const size_t at = size_ - rest_.size();
+    Raw(static_cast<int64_t>((alignment - at % alignment) % alignment), what);
+  }
   // The next n bytes (a view into the input), or empty on failure.
   absl::string_view Raw(int64_t n, absl::string_view what);
   // What ByteWriter::Sym wrote.
@@ -77,6 +86,7 @@ class ByteReader {
  private:
   void Take(void* out, size_t n, absl::string_view what);
 
+  const size_t size_;
   absl::string_view rest_;
   const std::string record_;
   absl::Status status_;

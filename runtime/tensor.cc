@@ -71,6 +71,23 @@ absl::StatusOr<Tensor> Tensor::Empty(DType dtype, std::vector<int64_t> shape) {
   return t;
 }
 
+absl::StatusOr<Tensor> Tensor::FromShared(DType dtype, std::vector<int64_t> shape,
+                                          std::shared_ptr<void> owner, void* data, int64_t nbytes) {
+  GJ_ASSIGN_OR_RETURN(int64_t numel, CheckedNumel(dtype, shape));
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.numel_ = numel;
+  if (t.nbytes() != nbytes || reinterpret_cast<uintptr_t>(data) % kAlignment != 0 ||
+      owner == nullptr || data == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a shared buffer of ", nbytes, " bytes at ", absl::Hex(reinterpret_cast<uintptr_t>(data)),
+        " for ", t.TypeString(), ": needs ", t.nbytes(), " bytes, ", kAlignment, "-byte aligned"));
+  }
+  t.buffer_ = std::shared_ptr<uint8_t>(std::move(owner), static_cast<uint8_t*>(data));
+  return t;
+}
+
 absl::StatusOr<Tensor> Tensor::Zeros(DType dtype, std::vector<int64_t> shape) {
   absl::StatusOr<Tensor> t = Empty(dtype, std::move(shape));
   if (t.ok()) std::memset(t->raw_data(), 0, static_cast<size_t>(t->nbytes()));

@@ -51,6 +51,12 @@ class Tensor {
                                             absl::Span<const double> values);
   template <typename T>
   static absl::StatusOr<Tensor> FromVector(std::vector<int64_t> shape, absl::Span<const T> values);
+  // A tensor over `nbytes` bytes at `data` without copying them: its buffer keeps `owner`
+  // (say, a mapped file) alive. The memory must be writable or never written through the
+  // tensor. InvalidArgument unless `data` is 64-byte aligned (as every buffer is) and
+  // `nbytes` is what dtype and shape need.
+  static absl::StatusOr<Tensor> FromShared(DType dtype, std::vector<int64_t> shape,
+                                           std::shared_ptr<void> owner, void* data, int64_t nbytes);
   // A scalar (shape []).
   static Tensor Scalar(DType dtype, double value);
 

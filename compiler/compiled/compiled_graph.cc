@@ -11,6 +11,7 @@
 #include "compiler/compiled/call_frame.h"
 #include "compiler/compiled/graph_record.h"
 #include "compiler/compiled/profile.h"
+#include "compiler/store/disk_cache.h"
 #include "ir/clock.h"
 #include "ir/printer.h"
 #include "ir/status_macros.h"
@@ -128,9 +129,10 @@ absl::Status CompiledGraph::OptimizeAndLower(const ir::Graph& graph,
 
 bool CompiledGraph::ReadRecord(DiskCache& disk, const ContentKey& key,
                                const runtime::TensorMap& params) {
-  std::optional<std::string> payload = disk.Load(key);
+  // Mapped, not read: the weights the passes made are used in place.
+  std::optional<DiskCache::SharedPayload> payload = disk.LoadShared(key);
   if (!payload.has_value()) return false;
-  absl::StatusOr<GraphRecord> record = DecodeGraphRecord(*payload);
+  absl::StatusOr<GraphRecord> record = DecodeGraphRecord(payload->bytes, payload->owner);
   if (record.ok()) {
     // The caller's weights (the key holds their bytes) and the ones the passes made.
     runtime::TensorMap merged = params;

@@ -22,13 +22,24 @@ bool SameTensor(const runtime::Tensor& a, const runtime::Tensor& b) {
           std::memcmp(a.raw_data(), b.raw_data(), static_cast<size_t>(a.nbytes())) == 0);
 }
 
-absl::StatusOr<runtime::Tensor> ReadTensor(ir::ByteReader& r) {
+// Param data starts at this multiple from the payload's start: a tensor's alignment.
+constexpr size_t kDataAlignment = 64;
+
+absl::StatusOr<runtime::Tensor> ReadTensor(ir::ByteReader& r, const std::shared_ptr<void>& owner) {
   const auto dtype = r.EnumValue<ir::DType>("param dtype", static_cast<int>(ir::DType::kBool) + 1);
   const int64_t rank = r.Count("param rank", 8);
   std::vector<int64_t> shape;
   for (int64_t d = 0; d < rank && r.ok(); ++d) shape.push_back(r.Ranged("param dim", 0, INT64_MAX));
-  const absl::string_view data = r.Raw(r.I64("param bytes"), "param data");
+  const int64_t nbytes = r.I64("param bytes");
+  r.Align(kDataAlignment, "param padding");
+  const absl::string_view data = r.Raw(nbytes, "param data");
   if (!r.ok()) return r.status();
+  if (owner != nullptr) {
+    // In place: the bytes stay valid while the tensor keeps `owner`.
+    absl::StatusOr<runtime::Tensor> shared =
+        runtime::Tensor::FromShared(dtype, shape, owner, const_cast<char*>(data.data()), nbytes);
+    if (shared.ok()) return shared;
+  }
   absl::StatusOr<runtime::Tensor> t = runtime::Tensor::Empty(dtype, shape);
   if (!t.ok() || t->nbytes() != static_cast<int64_t>(data.size())) {
     r.Fail("param data of ", data.size(), " bytes for ", ir::DTypeName(dtype), " of rank ", rank);
@@ -111,13 +122,15 @@ std::string EncodeGraphRecord(const ir::Graph& graph, const runtime::TensorMap& 
     w.I64(t.rank());
     for (int64_t d : t.shape()) w.I64(d);
     w.I64(t.nbytes());
+    w.Align(kDataAlignment);
     w.Raw(t.raw_data(), static_cast<size_t>(t.nbytes()));
   }
   w.Str(EncodeLoweredGraph(lowered));
   return std::move(w).Take();
 }
 
-absl::StatusOr<GraphRecord> DecodeGraphRecord(absl::string_view payload) {
+absl::StatusOr<GraphRecord> DecodeGraphRecord(absl::string_view payload,
+                                              std::shared_ptr<void> owner) {
   ir::ByteReader r(payload, "graph record");
   if (r.Str("tag") != kTag && r.ok()) r.Fail("not a ", kTag, " payload");
   GraphRecord record;
@@ -130,7 +143,7 @@ absl::StatusOr<GraphRecord> DecodeGraphRecord(absl::string_view payload) {
   const int64_t num_params = r.Count("params", 8);
   for (int64_t i = 0; i < num_params && r.ok(); ++i) {
     std::string name = r.Str("param name");
-    absl::StatusOr<runtime::Tensor> t = ReadTensor(r);
+    absl::StatusOr<runtime::Tensor> t = ReadTensor(r, owner);
     if (!t.ok()) return t.status();
     record.made_params.emplace(std::move(name), *std::move(t));
   }

@@ -12,6 +12,7 @@
 #ifndef GRAPHJIT_COMPILER_COMPILED_GRAPH_RECORD_H_
 #define GRAPHJIT_COMPILER_COMPILED_GRAPH_RECORD_H_
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -42,9 +43,13 @@ runtime::TensorMap MadeParams(const runtime::TensorMap& before, const runtime::T
 
 std::string EncodeGraphRecord(const ir::Graph& graph, const runtime::TensorMap& made_params,
                               const LoweredGraph& lowered);
-// The record `payload` encodes; DataLoss naming the part that is damaged (the graph,
+// The record `payload` encodes. With an `owner` keeping the payload's memory alive (a
+// mapped file, DiskCache::LoadShared), the params use their bytes in place where they are
+// aligned (EncodeGraphRecord aligns them from the payload's start); else they are copied.
+// DataLoss naming the part that is damaged (the graph,
 // a param, the program, or args that do not match the graph's nodes).
-absl::StatusOr<GraphRecord> DecodeGraphRecord(absl::string_view payload);
+absl::StatusOr<GraphRecord> DecodeGraphRecord(absl::string_view payload,
+                                              std::shared_ptr<void> owner = nullptr);
 
 }  // namespace graphjit::compiler
 

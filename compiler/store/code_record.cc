@@ -11,7 +11,8 @@ namespace graphjit::compiler {
 namespace {
 
 constexpr char kMagic[8] = {'G', 'J', 'C', 'O', 'D', 'E', '\0', '\1'};
-constexpr uint32_t kFormatVersion = 1;
+// 2: the payload aligned to kPayloadAlignment.
+constexpr uint32_t kFormatVersion = 2;
 // magic, version, header length, payload length, checksum
 constexpr size_t kFixed = sizeof(kMagic) + 4 + 4 + 8 + 8;
 
@@ -28,6 +29,12 @@ uint32_t GetU32(const char* p) {
   return v;
 }
 
+// Zeros after the payload length, so the payload starts aligned.
+size_t PaddingAfter(size_t header_len) {
+  const size_t before = sizeof(kMagic) + 4 + 4 + header_len + 8;
+  return (kPayloadAlignment - before % kPayloadAlignment) % kPayloadAlignment;
+}
+
 std::string Header(absl::string_view identity, const ContentKey& key) {
   return absl::StrCat(identity, "key=", key.ToHex(), "\n");
 }
@@ -38,11 +45,13 @@ std::string EncodeCodeRecord(absl::string_view identity, const ContentKey& key,
                              absl::string_view payload) {
   const std::string header = Header(identity, key);
   std::string out(kMagic, sizeof(kMagic));
-  out.reserve(kFixed + header.size() + payload.size());
+  const size_t padding = PaddingAfter(header.size());
+  out.reserve(kFixed + header.size() + padding + payload.size());
   PutU32(&out, kFormatVersion);
   PutU32(&out, static_cast<uint32_t>(header.size()));
   out += header;
   PutU64(&out, payload.size());
+  out.append(padding, '\0');
   out.append(payload.data(), payload.size());
   PutU64(&out, XXH3_64bits(out.data(), out.size()));
   return out;
@@ -73,7 +82,9 @@ absl::StatusOr<absl::string_view> CheckCodeRecord(absl::string_view identity, co
     return absl::DataLossError("truncated (header past the end)");
   }
   const uint64_t payload_len = GetU64(p + 8 + header_len);
-  if (payload_len > kMaxCodePayload || kFixed + header_len + payload_len != bytes.size()) {
+  const size_t padding = PaddingAfter(header_len);
+  if (payload_len > kMaxCodePayload ||
+      kFixed + header_len + padding + payload_len != bytes.size()) {
     return absl::DataLossError(absl::StrCat("truncated or oversized (", bytes.size(), " bytes)"));
   }
   const uint64_t stored_sum = GetU64(bytes.data() + bytes.size() - 8);
@@ -85,7 +96,7 @@ absl::StatusOr<absl::string_view> CheckCodeRecord(absl::string_view identity, co
     return absl::FailedPreconditionError(
         "written by another graphjit, LLVM or CPU, or for another key (header differs)");
   }
-  return bytes.substr(kFixed - 8 + header_len, payload_len);
+  return bytes.substr(kFixed - 8 + header_len + padding, payload_len);
 }
 
 }  // namespace graphjit::compiler

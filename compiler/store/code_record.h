@@ -2,7 +2,11 @@
 // compiler/store/disk_cache.h, the values of compiler/store/remote_cache.h):
 //
 //   magic (8) | format version (u32) | header length (u32) | header | payload length (u64)
-//   | payload | XXH3-64 of everything before it (u64)
+//   | zeros to a multiple of kPayloadAlignment | payload | XXH3-64 of everything before it
+//   (u64)
+//
+// The payload starts at a multiple of kPayloadAlignment bytes into the record, so a reader
+// that maps the file (DiskCache::LoadShared) can use aligned data in the payload in place.
 //
 // The header is the writer's identity (JitIdentity(): graphjit and LLVM versions, triple,
 // CPU, features) and `key=<hex>`: a record is only ever decoded as the code of one key by
@@ -18,6 +22,8 @@
 #include "compiler/store/content_key.h"
 
 namespace graphjit::compiler {
+
+inline constexpr size_t kPayloadAlignment = 64;
 
 // Far above any kernel's object (a few KiB): a larger payload is refused / corrupt.
 inline constexpr uint64_t kMaxCodePayload = uint64_t{256} << 20;

@@ -1,5 +1,8 @@
 #include "compiler/store/disk_cache.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -86,6 +89,43 @@ std::optional<std::string> DiskCache::Load(const ContentKey& key) {
   const size_t length = payload->size();
   file.erase(0, offset);
   file.resize(length);
+  Accept(path);
+  return file;
+}
+
+std::optional<DiskCache::SharedPayload> DiskCache::LoadShared(const ContentKey& key) {
+  const std::string path = PathOf(key);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.misses;
+    return std::nullopt;
+  }
+  struct stat st;
+  const bool sized = ::fstat(fd, &st) == 0;
+  const uint64_t size = sized ? static_cast<uint64_t>(st.st_size) : 0;
+  void* map = MAP_FAILED;
+  if (size > 0 && size <= kMaxCodePayload + (uint64_t{1} << 20)) {
+    // Private and writable: a tensor over it may be written, and stays this process's.
+    map = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  }
+  ::close(fd);
+  if (map == MAP_FAILED) {
+    Reject(path, size == 0 ? "empty or unreadable" : absl::StrCat("cannot map ", size, " bytes"));
+    return std::nullopt;
+  }
+  std::shared_ptr<void> owner(map, [size](void* p) { ::munmap(p, size); });
+  absl::StatusOr<absl::string_view> payload =
+      CheckCodeRecord(identity_, key, absl::string_view(static_cast<const char*>(map), size));
+  if (!payload.ok()) {
+    Reject(path, std::string(payload.status().message()));
+    return std::nullopt;
+  }
+  Accept(path);
+  return SharedPayload{std::move(owner), *payload};
+}
+
+void DiskCache::Accept(const std::string& path) {
   // Recently used files survive the size bound.
   std::error_code ec;
   fs::last_write_time(path, fs::file_time_type::clock::now(), ec);
@@ -94,7 +134,6 @@ std::optional<std::string> DiskCache::Load(const ContentKey& key) {
     ++stats_.hits;
   }
   if (log_.cache) cache::LogLine("cache", absl::StrCat("loaded ", path));
-  return file;
 }
 
 void DiskCache::Store(const ContentKey& key, const std::string& payload) {

@@ -54,6 +54,18 @@ class DiskCache {
   // The payload stored under `key`, or nullopt (no file, or a file that failed a check:
   // it is removed so the next Store replaces it).
   std::optional<std::string> Load(const ContentKey& key);
+  // A payload used in place: `bytes` (aligned to kPayloadAlignment, compiler/store/
+  // code_record.h) stays valid while `owner` lives. Writable memory (a private mapping:
+  // writes stay in this process).
+  struct SharedPayload {
+    std::shared_ptr<void> owner;
+    absl::string_view bytes;
+  };
+  // Load without copying: the file is mapped, checked like Load's and kept mapped for the
+  // payload's users (files are replaced by rename, never rewritten in place, so a mapping
+  // stays whole). For large payloads (a graph-level record's weights): a small file loads
+  // faster with Load.
+  std::optional<SharedPayload> LoadShared(const ContentKey& key);
   // Writes `payload` under `key` (temporary file + rename), then keeps the size bound.
   void Store(const ContentKey& key, const std::string& payload);
   // Removes the file of `key` (e.g. its object did not link).
@@ -71,6 +83,8 @@ class DiskCache {
   DiskCache(std::string dir, int64_t max_bytes, std::string identity, cache::LogFlags log)
       : dir_(std::move(dir)), max_bytes_(max_bytes), identity_(std::move(identity)), log_(log) {}
   void Reject(const std::string& path, const std::string& why);
+  // After a file's payload passed its checks: keeps it recent, counts and logs the hit.
+  void Accept(const std::string& path);
   void KeepBound();
 
   const std::string dir_;

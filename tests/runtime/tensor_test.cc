@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -179,6 +180,31 @@ TEST(TensorMaxAbsDiff, LargestElementDifferenceOrInfinityForOtherShapes) {
   EXPECT_EQ(MaxAbsDiff(a, b), 1.0);
   EXPECT_EQ(MaxAbsDiff(a, a), 0.0);
   EXPECT_TRUE(std::isinf(MaxAbsDiff(a, *Tensor::Zeros(DType::kF64, {4}))));
+}
+
+// A tensor over memory someone else owns (a mapped cache file): no copy, the owner kept
+// alive by the tensor, and refused unless aligned and sized for the type.
+TEST(TensorTest, FromSharedUsesTheMemoryInPlace) {
+  auto block = std::shared_ptr<void>(std::aligned_alloc(64, 256), [](void* p) { std::free(p); });
+  double* data = static_cast<double*>(block.get());
+  for (int i = 0; i < 6; ++i) data[i] = i + 0.5;
+  std::weak_ptr<void> watch = block;
+  absl::StatusOr<Tensor> t = Tensor::FromShared(DType::kF64, {2, 3}, block, data, 48);
+  ASSERT_TRUE(t.ok()) << t.status();
+  block.reset();
+  EXPECT_FALSE(watch.expired());  // the tensor holds the owner
+  EXPECT_EQ(t->raw_data(), data);
+  EXPECT_EQ(t->ToDoubles()[5], 5.5);
+  *t = Tensor();
+  EXPECT_TRUE(watch.expired());
+
+  auto other = std::shared_ptr<void>(std::aligned_alloc(64, 256), [](void* p) { std::free(p); });
+  char* base = static_cast<char*>(other.get());
+  absl::StatusOr<Tensor> misaligned = Tensor::FromShared(DType::kF64, {2}, other, base + 8, 16);
+  EXPECT_EQ(misaligned.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(misaligned.status().message(), HasSubstr("64-byte aligned"));
+  EXPECT_FALSE(Tensor::FromShared(DType::kF64, {2}, other, base, 15).ok());
+  EXPECT_FALSE(Tensor::FromShared(DType::kF64, {-1}, other, base, 8).ok());
 }
 
 }  // namespace

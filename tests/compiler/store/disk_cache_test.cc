@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/store/code_record.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -88,21 +89,48 @@ TEST(DiskCache, BadFilesAreIgnoredRemovedAndReplaced) {
       {"not ours", std::string(200, 'x')},
       {"empty", ""},
   };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.what);
-    WriteFile(path, c.bytes);
-    EXPECT_FALSE(cache->Load(kKey).has_value());
-    EXPECT_FALSE(fs::exists(path));  // removed, so the next store replaces it
-    cache->Store(kKey, "the real object code");
-    EXPECT_EQ(*cache->Load(kKey), "the real object code");
+  // Both loaders check the same: the read copy and the mapping used in place.
+  for (bool shared : {false, true}) {
+    auto load = [&]() -> std::optional<std::string> {
+      if (!shared) return cache->Load(kKey);
+      std::optional<DiskCache::SharedPayload> p = cache->LoadShared(kKey);
+      if (!p.has_value()) return std::nullopt;
+      return std::string(p->bytes);
+    };
+    for (const Case& c : cases) {
+      SCOPED_TRACE(absl::StrCat(c.what, shared ? ", mapped" : ", read"));
+      WriteFile(path, c.bytes);
+      EXPECT_FALSE(load().has_value());
+      EXPECT_FALSE(fs::exists(path));  // removed, so the next store replaces it
+      cache->Store(kKey, "the real object code");
+      EXPECT_EQ(*load(), "the real object code");
+    }
   }
-  EXPECT_EQ(cache->stats().rejected, static_cast<int64_t>(cases.size()));
+  EXPECT_EQ(cache->stats().rejected, 2 * static_cast<int64_t>(cases.size()));
 
   // Written by another graphjit / LLVM / CPU: a valid file of a foreign identity.
   auto foreign = Open(dir, 1 << 20, "another-cpu\n");
   foreign->Store(kKey, "foreign code");
   EXPECT_FALSE(cache->Load(kKey).has_value());
-  EXPECT_EQ(cache->stats().rejected, static_cast<int64_t>(cases.size()) + 1);
+  EXPECT_EQ(cache->stats().rejected, 2 * static_cast<int64_t>(cases.size()) + 1);
+}
+
+// A mapped payload starts aligned (tensors use it in place) and outlives its file: the
+// size bound or a rejecting reader may remove the file while the mapping is in use.
+TEST(DiskCache, AMappedPayloadIsAlignedAndOutlivesItsFile) {
+  auto cache = Open(FreshDir("mapped"));
+  std::string payload(10000, '\0');
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<char>(i * 7);
+  cache->Store(kKey, payload);
+  std::optional<DiskCache::SharedPayload> mapped = cache->LoadShared(kKey);
+  ASSERT_TRUE(mapped.has_value());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(mapped->bytes.data()) % kPayloadAlignment, 0u);
+  cache->Remove(kKey);
+  EXPECT_EQ(mapped->bytes, payload);
+  // Private: writing it changes neither the file's other readers nor the file.
+  const_cast<char*>(mapped->bytes.data())[0] = 'x';
+  EXPECT_FALSE(cache->LoadShared(kKey).has_value());  // removed above
+  EXPECT_EQ(cache->stats().misses, 1);
 }
 
 TEST(DiskCache, TheSizeBoundRemovesTheLeastRecentlyUsedFiles) {
