@@ -64,11 +64,13 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
   // and kept IR want every stage run.
   std::optional<ContentKey> record_key;
   bool from_record = false;
+  std::vector<KernelBinding> bindings;  // the record's: no canonicalizing of the kernels
   if (options.optimize && env.disk != nullptr && dump_dir.empty() && !codegen.keep_ir &&
       !codegen.emit_asm) {
     const auto start = ir::Clock::now();
     record_key = GraphRecordKey(graph, params, options);
-    from_record = record_key.has_value() && cg->ReadRecord(*env.disk, *record_key, params);
+    from_record =
+        record_key.has_value() && cg->ReadRecord(*env.disk, *record_key, params, &bindings);
     cg->timings_.record = ir::SecondsSince(start);
   }
   if (!from_record) GJ_RETURN_IF_ERROR(cg->OptimizeAndLower(graph, params, options));
@@ -89,6 +91,7 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
   kernel_options.store = env.kernels;
   kernel_options.disk = env.disk;
   kernel_options.remote = env.remote;
+  if (from_record) kernel_options.bindings = &bindings;
   GJ_ASSIGN_OR_RETURN(cg->kernels_, KernelSet::Compile(cg->lowered_.program, kernel_options));
   if (!dump_dir.empty()) {
     DumpStage(dump_dir, index, graph.name(), "3-llvm", cg->kernels_->llvm_ir());
@@ -98,8 +101,8 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
   // Written once the kernels compiled, so a failed compile leaves no record.
   if (record_key.has_value() && !from_record) {
     const auto start = ir::Clock::now();
-    env.disk->Store(*record_key,
-                    EncodeGraphRecord(cg->graph_, MadeParams(params, cg->params_), cg->lowered_));
+    env.disk->Store(*record_key, EncodeGraphRecord(cg->graph_, MadeParams(params, cg->params_),
+                                                   cg->lowered_, cg->kernels_->bindings()));
     cg->timings_.record += ir::SecondsSince(start);
   }
   return cg;
@@ -128,7 +131,8 @@ absl::Status CompiledGraph::OptimizeAndLower(const ir::Graph& graph,
 }
 
 bool CompiledGraph::ReadRecord(DiskCache& disk, const ContentKey& key,
-                               const runtime::TensorMap& params) {
+                               const runtime::TensorMap& params,
+                               std::vector<KernelBinding>* bindings) {
   // Mapped, not read: the weights the passes made are used in place.
   std::optional<DiskCache::SharedPayload> payload = disk.LoadShared(key);
   if (!payload.has_value()) return false;
@@ -148,6 +152,7 @@ bool CompiledGraph::ReadRecord(DiskCache& disk, const ContentKey& key,
       graph_ = std::move(record->graph);
       params_ = std::move(merged);
       lowered_ = std::move(record->lowered);
+      *bindings = std::move(record->bindings);
       from_record_ = true;
       return true;
     }

@@ -91,7 +91,9 @@ class CompiledGraph {
   // Takes the graph, params and lowered program from the graph-level record of `key`
   // (compiler/compiled/graph_record.h) if `disk` has an intact one: true. A record that
   // fails its checks is rejected (removed, logged) and false returned: compile instead.
-  bool ReadRecord(DiskCache& disk, const ContentKey& key, const runtime::TensorMap& params);
+  // Also gives the kernels' bindings the record keeps (KernelSetOptions::bindings).
+  bool ReadRecord(DiskCache& disk, const ContentKey& key, const runtime::TensorMap& params,
+                  std::vector<KernelBinding>* bindings);
   friend class CompiledCall;  // compiler/compiled/compiled_call.h binds args_ once
   struct EnvProfile;          // GRAPHJIT_PROFILE's sums (compiled_graph.cc)
 

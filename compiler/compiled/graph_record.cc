@@ -106,7 +106,8 @@ runtime::TensorMap MadeParams(const runtime::TensorMap& before, const runtime::T
 }
 
 std::string EncodeGraphRecord(const ir::Graph& graph, const runtime::TensorMap& made_params,
-                              const LoweredGraph& lowered) {
+                              const LoweredGraph& lowered,
+                              const std::vector<KernelBinding>& bindings) {
   ir::ByteWriter w;
   w.Str(kTag);
   ir::WriteGraph(graph, w);
@@ -126,6 +127,15 @@ std::string EncodeGraphRecord(const ir::Graph& graph, const runtime::TensorMap& 
     w.Raw(t.raw_data(), static_cast<size_t>(t.nbytes()));
   }
   w.Str(EncodeLoweredGraph(lowered));
+  w.I64(static_cast<int64_t>(bindings.size()));
+  for (const KernelBinding& b : bindings) {
+    w.I64(static_cast<int64_t>(b.key.hi));
+    w.I64(static_cast<int64_t>(b.key.lo));
+    for (const std::vector<int>* list : {&b.buffers, &b.symbols}) {
+      w.I64(static_cast<int64_t>(list->size()));
+      for (int i : *list) w.I64(i);
+    }
+  }
   return std::move(w).Take();
 }
 
@@ -148,11 +158,27 @@ absl::StatusOr<GraphRecord> DecodeGraphRecord(absl::string_view payload,
     record.made_params.emplace(std::move(name), *std::move(t));
   }
   const std::string program = r.Str("program");
-  r.ExpectEnd();
   if (!r.ok()) return r.status();
   absl::StatusOr<LoweredGraph> lowered = DecodeLoweredGraph(program);
   if (!lowered.ok()) return lowered.status();
   record.lowered = *std::move(lowered);
+  const Program& p = record.lowered.program;
+  const int64_t num_bindings = r.Ranged("kernel bindings", p.kernels.size(), p.kernels.size());
+  for (int64_t k = 0; k < num_bindings && r.ok(); ++k) {
+    KernelBinding& b = record.bindings.emplace_back();
+    b.key.hi = static_cast<uint64_t>(r.I64("kernel key"));
+    b.key.lo = static_cast<uint64_t>(r.I64("kernel key"));
+    for (int64_t n = r.Count("kernel buffers", 8); n > 0 && r.ok(); --n) {
+      b.buffers.push_back(static_cast<int>(
+          r.Ranged("kernel buffer", 0, static_cast<int64_t>(p.buffers.size()) - 1)));
+    }
+    for (int64_t n = r.Count("kernel symbols", 8); n > 0 && r.ok(); --n) {
+      b.symbols.push_back(static_cast<int>(
+          r.Ranged("kernel symbol", 0, static_cast<int64_t>(p.symbols.size()) - 1)));
+    }
+  }
+  r.ExpectEnd();
+  if (!r.ok()) return r.status();
   if (absl::Status s = CheckArgs(record.graph, record.lowered); !s.ok()) return s;
   return record;
 }

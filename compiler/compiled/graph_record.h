@@ -15,10 +15,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "compiler/compiled/compiled_graph.h"
+#include "compiler/compiled/kernel_set.h"
 #include "compiler/lower/lower.h"
 #include "compiler/store/content_key.h"
 #include "ir/graph.h"
@@ -30,6 +32,7 @@ struct GraphRecord {
   ir::Graph graph;                 // after the passes
   runtime::TensorMap made_params;  // the params the passes made, by name
   LoweredGraph lowered;
+  std::vector<KernelBinding> bindings;  // per kernel of the program (KernelSet::bindings)
 };
 
 // The record's key: "graph-record", BuildId() and GraphContentKey(traced, params,
@@ -42,7 +45,8 @@ std::optional<ContentKey> GraphRecordKey(const ir::Graph& traced, const runtime:
 runtime::TensorMap MadeParams(const runtime::TensorMap& before, const runtime::TensorMap& after);
 
 std::string EncodeGraphRecord(const ir::Graph& graph, const runtime::TensorMap& made_params,
-                              const LoweredGraph& lowered);
+                              const LoweredGraph& lowered,
+                              const std::vector<KernelBinding>& bindings);
 // The record `payload` encodes. With an `owner` keeping the payload's memory alive (a
 // mapped file, DiskCache::LoadShared), the params use their bytes in place where they are
 // aligned (EncodeGraphRecord aligns them from the payload's start); else they are copied.

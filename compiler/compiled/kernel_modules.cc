@@ -56,6 +56,12 @@ absl::StatusOr<std::unique_ptr<NativeModule>> LoadOrCompile(const ModuleSources&
       g.remote_fallback = true;
     }
   }
+  if (sources.units.empty()) {
+    // Gone from the disk since the caller looked: the caller canonicalizes and retries.
+    if (remote != nullptr) remote->Release(g.key, claim);
+    g.needs_units = true;
+    return absl::FailedPreconditionError("the module must be compiled: no kernel units");
+  }
   std::vector<const Program*> programs;
   for (int j : g.members) programs.push_back(sources.units[j]);
   CompileOptions codegen = sources.codegen;
@@ -118,14 +124,7 @@ int GetOrCompileModules(const ModuleSources& sources, std::vector<ModuleGroup>* 
   };
   // Threads pay only for compiles: modules that are live or on disk load in this thread
   // (starting the threads would cost more than the loads, which are a warm start's time).
-  int to_compile = 0;
-  for (const ModuleGroup& g : *groups) {
-    const bool live = !sources.private_text && modules.Find(g.key) != nullptr;
-    std::error_code error;
-    const bool on_disk =
-        sources.disk != nullptr && std::filesystem::exists(sources.disk->PathOf(g.key), error);
-    to_compile += !live && !on_disk;
-  }
+  const int to_compile = ModulesToCompile(sources, *groups);
   const int threads = std::max(1, std::min(sources.max_threads, to_compile));
   if (threads == 1) {
     worker();
@@ -135,6 +134,19 @@ int GetOrCompileModules(const ModuleSources& sources, std::vector<ModuleGroup>* 
     for (std::thread& t : pool) t.join();
   }
   return threads;
+}
+
+int ModulesToCompile(const ModuleSources& sources, const std::vector<ModuleGroup>& groups) {
+  ModuleStore& modules = ModuleStore::Default();
+  int to_compile = 0;
+  for (const ModuleGroup& g : groups) {
+    const bool live = !sources.private_text && modules.Find(g.key) != nullptr;
+    std::error_code error;
+    const bool on_disk =
+        sources.disk != nullptr && std::filesystem::exists(sources.disk->PathOf(g.key), error);
+    to_compile += !live && !on_disk;
+  }
+  return to_compile;
 }
 
 }  // namespace graphjit::compiler

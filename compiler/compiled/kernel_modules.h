@@ -31,6 +31,8 @@ struct ModuleGroup {
   // The remote cache's answer: a value, a miss (compiled under its lock), a fallback
   // (compiled without it); waited: another process held the lock for a while.
   bool remote_hit = false, remote_miss = false, remote_fallback = false, remote_wait = false;
+  // Had to be compiled but the sources have no units (ModuleSources::units).
+  bool needs_units = false;
 };
 
 // Groups the missing kernels (`missing`: indices into `keys`, the distinct kernels' keys,
@@ -43,8 +45,11 @@ std::vector<ModuleGroup> GroupModules(const std::vector<int>& missing,
 
 // What the modules are built from and where they may come from.
 struct ModuleSources {
-  std::vector<const Program*> units;  // per distinct kernel: its canonical program
-  std::vector<std::string> names;     // per distinct kernel: a kernel's name, for errors
+  // Per distinct kernel: its canonical program. Empty when the kernels were bound from a
+  // record without canonicalizing (KernelSetOptions::bindings): a module that must be
+  // compiled then fails with needs_units set.
+  std::vector<const Program*> units;
+  std::vector<std::string> names;  // per distinct kernel: a kernel's name, for errors
   CompileOptions codegen;
   // Private compiles (keep_ir / emit_asm) keep their texts: they never share a module,
   // nor use the caches (give them null).
@@ -59,6 +64,9 @@ struct ModuleSources {
 // compiled; what is built is stored in the caches. Compiles run on up to max_threads
 // threads, no more than the modules neither live nor on disk; returns the threads used.
 int GetOrCompileModules(const ModuleSources& sources, std::vector<ModuleGroup>* groups);
+
+// How many of `groups` are neither live nor on disk: the ones that would compile.
+int ModulesToCompile(const ModuleSources& sources, const std::vector<ModuleGroup>& groups);
 
 }  // namespace graphjit::compiler
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
@@ -20,6 +21,17 @@
 #include "runtime/thread_pool.h"
 
 namespace graphjit::compiler {
+
+// A program's kernels as canonical units (compiler/lower/kernel_unit.h) with their
+// content keys; equal keys are one distinct kernel, compiled once.
+struct CanonicalKernels {
+  std::vector<KernelBinding> bindings;  // per kernel
+  std::vector<KernelUnit> units;        // per kernel; empty when bound from bindings
+  std::vector<int> distinct;            // the first kernel of each distinct key, in first-use order
+  std::vector<ContentKey> distinct_keys;             // per distinct kernel
+  absl::flat_hash_map<ContentKey, int> distinct_of;  // key -> its index in distinct
+};
+
 namespace {
 
 // A workspace offset: i64 arithmetic over symbols (lowering builds them from SymExprs).
@@ -93,26 +105,43 @@ bool IsSymbolArithmetic(const Expr* e) {
   }
 }
 
-// A program's kernels as canonical units (compiler/lower/kernel_unit.h) with their
-// content keys; equal keys are one distinct kernel, compiled once.
-struct CanonicalKernels {
-  std::vector<KernelUnit> units;  // per kernel
-  std::vector<ContentKey> keys;   // per kernel
-  std::vector<int> distinct;      // the first kernel of each distinct key, in first-use order
-  std::vector<ContentKey> distinct_keys;             // per distinct kernel
-  absl::flat_hash_map<ContentKey, int> distinct_of;  // key -> its index in distinct
-};
+void AddDistinct(CanonicalKernels& c) {
+  for (int k = 0; k < static_cast<int>(c.bindings.size()); ++k) {
+    const ContentKey& key = c.bindings[k].key;
+    if (c.distinct_of.try_emplace(key, static_cast<int>(c.distinct.size())).second) {
+      c.distinct.push_back(k);
+      c.distinct_keys.push_back(key);
+    }
+  }
+}
 
 CanonicalKernels Canonicalize(const Program& program, const CompileOptions& codegen) {
   CanonicalKernels c;
   for (int k = 0; k < static_cast<int>(program.kernels.size()); ++k) {
     c.units.push_back(MakeKernelUnit(program, k));
-    c.keys.push_back(KernelContentKey(c.units.back().text, codegen));
-    if (c.distinct_of.try_emplace(c.keys.back(), static_cast<int>(c.distinct.size())).second) {
-      c.distinct.push_back(k);
-      c.distinct_keys.push_back(c.keys.back());
+    const KernelUnit& unit = c.units.back();
+    c.bindings.push_back({KernelContentKey(unit.text, codegen), unit.buffers, unit.symbols});
+  }
+  AddDistinct(c);
+  return c;
+}
+
+// The kernels as `bindings` bound them, if they fit the program (one per kernel, every
+// buffer and symbol in range).
+std::optional<CanonicalKernels> FromBindings(const Program& program,
+                                             const std::vector<KernelBinding>& bindings) {
+  if (bindings.size() != program.kernels.size()) return std::nullopt;
+  for (const KernelBinding& b : bindings) {
+    for (int buffer : b.buffers) {
+      if (buffer < 0 || buffer >= static_cast<int>(program.buffers.size())) return std::nullopt;
+    }
+    for (int symbol : b.symbols) {
+      if (symbol < 0 || symbol >= static_cast<int>(program.symbols.size())) return std::nullopt;
     }
   }
+  CanonicalKernels c;
+  c.bindings = bindings;
+  AddDistinct(c);
   return c;
 }
 
@@ -135,7 +164,7 @@ ModuleSources SourcesOf(const Program& program, const CanonicalKernels& canonica
                         const KernelSetOptions& options, bool keep_text) {
   ModuleSources sources;
   for (int k : canonical.distinct) {
-    sources.units.push_back(&canonical.units[k].program);
+    if (!canonical.units.empty()) sources.units.push_back(&canonical.units[k].program);
     sources.names.push_back(program.kernels[k].name);
   }
   sources.codegen = options.codegen;
@@ -184,7 +213,26 @@ std::vector<KernelSet::Address> KernelSet::AddressesOf(const Program& program) {
 absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& program,
                                                               const KernelSetOptions& options) {
   const auto start = ir::Clock::now();
+  const bool keep_text = options.codegen.keep_ir || options.codegen.emit_asm;
+  if (options.bindings != nullptr && !keep_text) {
+    if (std::optional<CanonicalKernels> bound = FromBindings(program, *options.bindings)) {
+      bool needs_units = false;
+      absl::StatusOr<std::unique_ptr<KernelSet>> set =
+          Build(program, options, *bound, start, &needs_units);
+      // Only compiling needs the units binding skipped: then canonicalize after all.
+      if (!needs_units) return set;
+    }
+  }
+  return Build(program, options, Canonicalize(program, options.codegen), start, nullptr);
+}
+
+absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Build(const Program& program,
+                                                            const KernelSetOptions& options,
+                                                            const CanonicalKernels& canonical,
+                                                            ir::Clock::time_point start,
+                                                            bool* needs_units) {
   std::unique_ptr<KernelSet> set(new KernelSet());
+  set->bound_ = canonical.units.empty();
   set->addresses_ = AddressesOf(program);
   GJ_CHECK(options.run_threads >= 1 && options.run_threads <= runtime::kMaxThreads)
       << "KernelSetOptions::run_threads " << options.run_threads;
@@ -194,13 +242,12 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& pro
   // without them.
   const bool keep_text = options.codegen.keep_ir || options.codegen.emit_asm;
 
-  const CanonicalKernels canonical = Canonicalize(program, options.codegen);
   for (size_t k = 0; k < program.kernels.size(); ++k) {
     const Kernel& kernel = program.kernels[k];
     Call call;
-    call.buffers = canonical.units[k].buffers;
-    call.symbols = canonical.units[k].symbols;
-    call.key = canonical.keys[k];
+    call.buffers = canonical.bindings[k].buffers;
+    call.symbols = canonical.bindings[k].symbols;
+    call.key = canonical.bindings[k].key;
     // The range symbols are in the unit whatever the host does with them; it splits only
     // where it can evaluate the extent and the work (else the kernel runs whole).
     call.ranged = kernel.parallel_loop >= 0;
@@ -217,7 +264,19 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Compile(const Program& pro
   const std::vector<int> missing = FindLiveKernels(canonical, *options.store, keep_text, &code);
   std::vector<ModuleGroup> groups = GroupModules(missing, canonical.distinct_keys);
   ModuleSources sources = SourcesOf(program, canonical, options, keep_text);
+  if (sources.units.empty() && ModulesToCompile(sources, groups) > 0) {
+    *needs_units = true;
+    return absl::FailedPreconditionError("kernels to compile: canonicalize them");
+  }
   const int threads = GetOrCompileModules(sources, &groups);
+  if (sources.units.empty()) {
+    for (const ModuleGroup& g : groups) {
+      if (g.needs_units) {
+        *needs_units = true;
+        return g.module.status();
+      }
+    }
+  }
 
   KernelSetStats& stats = set->stats_;
   stats.kernels = static_cast<int>(program.kernels.size());
@@ -356,6 +415,12 @@ void KernelSet::RunTimed(void** args, const int64_t* symbols, char* workspace,
     RunCall(call, a, s, symbols);
     kernel_seconds[k++] += ir::SecondsSince(start);
   });
+}
+
+std::vector<KernelBinding> KernelSet::bindings() const {
+  std::vector<KernelBinding> bindings;
+  for (const Call& call : calls_) bindings.push_back({call.key, call.buffers, call.symbols});
+  return bindings;
 }
 
 std::vector<ContentKey> KernelSet::keys() const {

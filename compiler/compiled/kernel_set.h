@@ -16,12 +16,14 @@
 #include "compiler/lower/kernel_ir.h"
 #include "compiler/store/code_store.h"
 #include "compiler/store/content_key.h"
+#include "ir/clock.h"
 
 namespace graphjit::compiler {
 
-class DiskCache;     // compiler/store/disk_cache.h
-class RemoteCache;   // compiler/store/remote_cache.h
-struct ModuleGroup;  // compiler/compiled/kernel_modules.h
+class DiskCache;          // compiler/store/disk_cache.h
+class RemoteCache;        // compiler/store/remote_cache.h
+struct ModuleGroup;       // compiler/compiled/kernel_modules.h
+struct CanonicalKernels;  // kernel_set.cc
 
 // Where splitting a kernel starts to pay. Measured on the 2-core Zen 4 (bench_overhead):
 // a fork-join of 2 parts on the spinning pool costs 100-140 ns (BM_PoolRun/2); a unit of
@@ -31,6 +33,16 @@ struct ModuleGroup;  // compiler/compiled/kernel_modules.h
 inline constexpr int64_t kDefaultMinParallelWork = 16384;
 // The least work (2 units per multiply-add) of one part of a split BLAS call.
 inline constexpr int64_t kMinBlasPartWork = int64_t{1} << 21;
+
+// One kernel of a program as canonicalizing it binds it (compiler/lower/kernel_unit.h):
+// its content key, and the program buffers and symbols of its unit's args and symbols.
+// The disk cache's graph-level record (compiler/compiled/graph_record.h) keeps them, so a
+// warm start need not canonicalize the kernels again.
+struct KernelBinding {
+  ContentKey key;
+  std::vector<int> buffers;
+  std::vector<int> symbols;
+};
 
 struct KernelSetOptions {
   CompileOptions codegen;  // keep_ir / emit_asm compile privately (the text is kept)
@@ -53,6 +65,10 @@ struct KernelSetOptions {
   // under its lock and stored in both. Null: none. CompiledGraph passes
   // CompileEnv::remote.
   RemoteCache* remote = nullptr;
+  // The program's kernels as an earlier KernelSet bound them (bindings(), one per kernel),
+  // used instead of canonicalizing when every kernel's code is live or on disk; else, or
+  // if they do not fit the program, the program is canonicalized as without them.
+  const std::vector<KernelBinding>* bindings = nullptr;
 };
 
 struct KernelSetStats {
@@ -108,6 +124,10 @@ class KernelSet {
   int PartsOf(int k, const int64_t* symbols) const;
   // The content key of each kernel, in program order.
   std::vector<ContentKey> keys() const;
+  // Each kernel's binding, in program order (for KernelSetOptions::bindings).
+  std::vector<KernelBinding> bindings() const;
+  // Whether the kernels were bound from KernelSetOptions::bindings (not canonicalized).
+  bool bound() const { return bound_; }
   // Concatenated per-module texts (empty unless keep_ir / emit_asm).
   const std::string& llvm_ir() const { return llvm_ir_; }
   const std::string& optimized_ir() const { return optimized_ir_; }
@@ -128,6 +148,13 @@ class KernelSet {
     int64_t parallel_align = 1;
     bool blas = false;
   };
+  // Compile with the kernels canonicalized (or bound): when they were bound and a module
+  // must be compiled, sets *needs_units (the units binding skipped) and fails.
+  static absl::StatusOr<std::unique_ptr<KernelSet>> Build(const Program& program,
+                                                          const KernelSetOptions& options,
+                                                          const CanonicalKernels& canonical,
+                                                          ir::Clock::time_point start,
+                                                          bool* needs_units);
   template <typename OnCall>
   void RunCalls(void** args, const int64_t* symbols, char* workspace, OnCall on_call) const;
   // Runs `call` with its unit args and symbols (program symbols for the split).
@@ -151,6 +178,7 @@ class KernelSet {
                           std::vector<std::shared_ptr<const KernelCode>>* code);
 
   std::vector<Call> calls_;
+  bool bound_ = false;
   int run_threads_ = 1;
   int64_t min_parallel_work_ = kDefaultMinParallelWork;
   std::vector<Address> addresses_;

@@ -102,6 +102,8 @@ TEST_F(GraphRecordTest, AWarmStartSkipsPassesAndLoweringWithTheSameBits) {
   EXPECT_EQ((*warm)->timings().lower, 0);
   EXPECT_GT((*warm)->timings().record, 0);
   EXPECT_THAT((*warm)->pass_stats(), IsEmpty());
+  // The kernels bound as the record says, not canonicalized again.
+  EXPECT_TRUE((*warm)->kernels().bound());
   const KernelSetStats& kernels = (*warm)->kernels().stats();
   EXPECT_EQ(kernels.compiled, 0);
   EXPECT_EQ(kernels.loaded, kernels.distinct);
@@ -109,6 +111,25 @@ TEST_F(GraphRecordTest, AWarmStartSkipsPassesAndLoweringWithTheSameBits) {
   // The folded weights came from the record: params the caller never had.
   const runtime::TensorMap made = MadeParams(model_->params(), (*warm)->params());
   EXPECT_FALSE(made.empty());
+  ExpectSameBits(Run(**warm), expected);
+}
+
+// The record outlives kernel objects the size bound removed: the warm start then
+// canonicalizes and compiles what is missing, with the same bits.
+TEST_F(GraphRecordTest, KernelsGoneFromDiskAreCompiledAgain) {
+  auto cold = CompileFresh();
+  ASSERT_TRUE(cold.ok()) << cold.status();
+  const std::vector<runtime::Tensor> expected = Run(**cold);
+  const std::string record = RecordPath();
+  cold->reset();
+  for (const fs::directory_entry& e : fs::directory_iterator(dir_)) {
+    if (e.path().string() != record) fs::remove(e.path());
+  }
+  auto warm = CompileFresh();
+  ASSERT_TRUE(warm.ok()) << warm.status();
+  EXPECT_TRUE((*warm)->from_record());
+  EXPECT_FALSE((*warm)->kernels().bound());
+  EXPECT_GT((*warm)->kernels().stats().compiled, 0);
   ExpectSameBits(Run(**warm), expected);
 }
 
@@ -166,13 +187,22 @@ TEST_F(GraphRecordTest, DecodeRefusesDamageNamingThePart) {
   auto cg = CompileFresh();
   ASSERT_TRUE(cg.ok()) << cg.status();
   const runtime::TensorMap made = MadeParams(model_->params(), (*cg)->params());
-  const std::string payload =
-      EncodeGraphRecord((*cg)->graph(), made, LoweredGraph{(*cg)->program(), {}});
+  const std::string payload = EncodeGraphRecord(
+      (*cg)->graph(), made, LoweredGraph{(*cg)->program(), {}}, (*cg)->kernels().bindings());
   // The program's args were left out: they no longer match its arg count.
   absl::StatusOr<GraphRecord> no_args = DecodeGraphRecord(payload);
   ASSERT_FALSE(no_args.ok());
   EXPECT_EQ(no_args.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(no_args.status().message(), HasSubstr("arg bindings"));
+
+  // One binding short of the program's kernels.
+  LoweredGraph lowered = LoweredGraph{(*cg)->program(), {}};
+  std::vector<KernelBinding> bindings = (*cg)->kernels().bindings();
+  bindings.pop_back();
+  absl::StatusOr<GraphRecord> short_bindings =
+      DecodeGraphRecord(EncodeGraphRecord((*cg)->graph(), made, lowered, bindings));
+  ASSERT_FALSE(short_bindings.ok());
+  EXPECT_THAT(short_bindings.status().message(), HasSubstr("kernel bindings"));
 
   for (size_t n = 0; n < payload.size(); n += payload.size() / 97 + 1) {
     absl::StatusOr<GraphRecord> cut = DecodeGraphRecord(payload.substr(0, n));
@@ -198,8 +228,8 @@ TEST_F(GraphRecordTest, ArgsMustNameTheGraphsNodes) {
       break;
     }
   }
-  absl::StatusOr<GraphRecord> renamed =
-      DecodeGraphRecord(EncodeGraphRecord(record->graph, record->made_params, lowered));
+  absl::StatusOr<GraphRecord> renamed = DecodeGraphRecord(
+      EncodeGraphRecord(record->graph, record->made_params, lowered, record->bindings));
   ASSERT_FALSE(renamed.ok());
   EXPECT_THAT(renamed.status().message(), HasSubstr("'renamed' does not match"));
 }
