@@ -101,7 +101,8 @@ absl::Status StudyPolicies(const models::Model& model, const CodeSource& source,
       "per entry",   "padding",       "run time (no builds)",
       "worst stall", "interpreted",   "max |diff| vs exact"};
   // Reoptimizing: how many entries got O2 code, and what those background compiles took.
-  if (source.reoptimize_after > 0) header.insert(header.end() - 1, {"o2 swaps", "o2 time"});
+  if (source.reoptimize_after > 0)
+    header.insert(header.end() - 1, {"o2 swaps", "o2 kept out", "o2 time"});
   Table t(header);
   json.Member("code_cache", source.warm ? "warm" : "cold");
   json.Member("code_tier", compiler::CodeTierName(source.tier));
@@ -126,8 +127,8 @@ absl::Status StudyPolicies(const models::Model& model, const CodeSource& source,
         absl::StrCat(s.interpreted),
         absl::StrFormat("%.1e", row.max_diff)};
     if (source.reoptimize_after > 0) {
-      cells.insert(cells.end() - 1,
-                   {absl::StrCat(s.reoptimized), tools::FormatSeconds(s.reoptimize_seconds)});
+      cells.insert(cells.end() - 1, {absl::StrCat(s.reoptimized), absl::StrCat(s.reoptimize_kept),
+                                     tools::FormatSeconds(s.reoptimize_seconds)});
     }
     t.Add(cells);
     json.BeginObject()
@@ -142,6 +143,7 @@ absl::Status StudyPolicies(const models::Model& model, const CodeSource& source,
         .Member("background_compiles", s.background_compiles)
         .Member("dropped_compiles", s.dropped_compiles)
         .Member("reoptimized", s.reoptimized)
+        .Member("reoptimize_kept", s.reoptimize_kept)
         .Member("reoptimize_seconds", s.reoptimize_seconds)
         .Member("padding_ratio", s.padding_overhead())
         .Member("run_seconds", row.run_seconds)

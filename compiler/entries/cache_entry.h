@@ -64,6 +64,9 @@ class CacheEntry {
   // (guarded by the cache's mu_ until then).
   std::shared_ptr<const CompiledGraph> compiled_;
 
+  // The dims of the call that asked for its O2 compile: the inputs the two tiers are
+  // timed on are shaped by them (EntryTiers). Guarded by the cache's mu_.
+  DimValues trigger_values_;
   int64_t id_ = 0;
   DimKeys keys_;
   EntryGuards guards_;

@@ -154,7 +154,7 @@ void CacheLedger::Dropped(const CacheEntry& entry) {
 }
 
 void CacheLedger::Reoptimized(const CacheEntry& entry, const absl::Status& status, double seconds,
-                              int64_t baseline_calls) {
+                              int64_t baseline_calls, bool swapped, const std::string& measured) {
   if (!status.ok()) {
     // The baseline code goes on serving it.
     ++stats_.failed_compiles;
@@ -162,14 +162,15 @@ void CacheLedger::Reoptimized(const CacheEntry& entry, const absl::Status& statu
                                        " failed: ", status.message()));
     return;
   }
-  ++stats_.reoptimized;
   stats_.reoptimize_seconds += seconds;
+  ++(swapped ? stats_.reoptimized : stats_.reoptimize_kept);
   if (!log_.recompiles) return;
   LogLine("recompiles",
-          absl::StrFormat("%s: entry #%d (%s) reoptimized: O2 code installed after %lld "
-                          "baseline calls and %.3f s in the background",
+          absl::StrFormat("%s: entry #%d (%s) reoptimized after %lld baseline calls and %.3f s "
+                          "in the background: %s, %s",
                           prefix_, entry.id(), keys_.ToText(entry.keys()),
-                          static_cast<long long>(baseline_calls), seconds));
+                          static_cast<long long>(baseline_calls), seconds, measured,
+                          swapped ? "O2 code installed" : "baseline code kept"));
 }
 
 CacheStats CacheLedger::stats() const {

@@ -67,9 +67,10 @@ class CacheLedger {
   void BackgroundCompiled(const CacheEntry& entry, const absl::Status& status, double seconds);
   // Tiered: `entry`'s background compile was dropped from the full queue.
   void Dropped(const CacheEntry& entry);
-  // Reoptimization: `entry`'s O2 compile ran (ok or not) and took `seconds`.
+  // Reoptimization: `entry`'s O2 compile ran (ok or not) and took `seconds`; its code
+  // was `swapped` in or not, as `measured` says (compiler/entries/tier_trial.h).
   void Reoptimized(const CacheEntry& entry, const absl::Status& status, double seconds,
-                   int64_t baseline_calls);
+                   int64_t baseline_calls, bool swapped, const std::string& measured);
 
   CacheStats stats() const;
 

@@ -10,15 +10,15 @@ std::string CacheStats::ToString() const {
   return absl::StrFormat(
       "calls=%d hits=%d waits=%d compiles=%d shared=%d failed=%d rejected=%d evictions=%d "
       "peak_entries=%d "
-      "interpreted=%d background=%d dropped=%d reoptimized=%d (%.3fs) max_stall=%.4fs "
+      "interpreted=%d background=%d dropped=%d reoptimized=%d kept=%d (%.3fs) max_stall=%.4fs "
       "kernels compiled=%d reused=%d loaded=%d "
       "compile_s=%.3f (trace %.3f passes %.3f lower %.3f ir %.3f opt %.3f codegen %.3f) "
       "real=%d padded=%d padding=%.1f%%",
       calls, hits, waits, compiles, shared, failed_compiles, rejected, evictions, peak_entries,
-      interpreted, background_compiles, dropped_compiles, reoptimized, reoptimize_seconds,
-      max_stall_seconds, kernels_compiled, kernels_reused, kernels_loaded, compile_seconds,
-      trace_seconds, phases.passes, phases.lower, phases.ir_build, phases.optimize, phases.codegen,
-      real_elements, padded_elements, 100.0 * padding_overhead());
+      interpreted, background_compiles, dropped_compiles, reoptimized, reoptimize_kept,
+      reoptimize_seconds, max_stall_seconds, kernels_compiled, kernels_reused, kernels_loaded,
+      compile_seconds, trace_seconds, phases.passes, phases.lower, phases.ir_build, phases.optimize,
+      phases.codegen, real_elements, padded_elements, 100.0 * padding_overhead());
 }
 
 CacheStats& CacheStats::operator+=(const CacheStats& o) {
@@ -34,6 +34,7 @@ CacheStats& CacheStats::operator+=(const CacheStats& o) {
   background_compiles += o.background_compiles;
   dropped_compiles += o.dropped_compiles;
   reoptimized += o.reoptimized;
+  reoptimize_kept += o.reoptimize_kept;
   reoptimize_seconds += o.reoptimize_seconds;
   max_stall_seconds = std::max(max_stall_seconds, o.max_stall_seconds);
   peak_entries += o.peak_entries;

@@ -24,8 +24,10 @@ struct CacheStats {
   int64_t background_compiles = 0;
   int64_t dropped_compiles = 0;
   // Reoptimization (JitOptions::reoptimize_after): baseline entries recompiled at O2 and
-  // swapped in, and the seconds those background compiles took.
+  // swapped in, those whose O2 code was measured no faster and not swapped in, and the
+  // seconds the background compiles took.
   int64_t reoptimized = 0;
+  int64_t reoptimize_kept = 0;
   double reoptimize_seconds = 0;
   // The longest time any call spent before its code (or the interpreter) started: on an
   // untiered miss the whole compile, on a hit of an entry another call is compiling the

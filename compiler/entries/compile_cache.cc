@@ -25,7 +25,7 @@ CompileCache::CompileCache(const TracedFunction& function, const JitOptions& opt
       ledger_(absl::StrCat(function.name, "/", PolicyName(options.policy)), options, signature_,
               keys_),
       calls_(std::make_unique<EntryCallPool>(this)),
-      tiers_(options, builder_, mu_, ledger_, [this] { calls_->ReleaseStale(); }) {}
+      tiers_(options, builder_, executor_, mu_, ledger_, [this] { calls_->ReleaseStale(); }) {}
 
 CompileCache::~CompileCache() = default;
 
@@ -67,7 +67,7 @@ bool CompileCache::FindReady(const DimValues& values, std::shared_ptr<const Cach
       << "key " << keys_.ToText(values) << " maps to an entry whose guards fail";
   ledger_.Hit(values, values);
   table_.Touch(found);
-  if (tiers_.CountCall(found)) tiers_.EnqueueLocked(*slot);
+  if (tiers_.CountCall(found)) tiers_.ReoptimizeLocked(*slot, values);
   *entry = *slot;
   if (served->want_code) served->code = found.compiled_;
   served->code_version = found.code_version();
@@ -96,7 +96,7 @@ absl::StatusOr<std::shared_ptr<const CacheEntry>> CompileCache::AcquireImpl(cons
       ledger_.Hit(keys, *values);
       table_.Touch(*entry);
       if (entry->state_ == CacheEntry::State::kReady) {
-        if (tiers_.CountCall(*entry)) tiers_.EnqueueLocked(found);
+        if (tiers_.CountCall(*entry)) tiers_.ReoptimizeLocked(found, *values);
         result = std::move(found);
       } else if (entry->state_ == CacheEntry::State::kInterpreted) {
         // Asked for again: its background compile moves to the back of the queue.
@@ -224,7 +224,7 @@ bool CompileCache::ServeRepeat(const CacheEntry& entry, const DimValues& values)
     // The queue wants the shared entry, which the table holds while the entry is live.
     std::lock_guard<std::mutex> lock(mu_);
     std::shared_ptr<CacheEntry> shared = table_.FindShared(entry.keys_);
-    if (shared.get() == &entry) tiers_.EnqueueLocked(shared);
+    if (shared.get() == &entry) tiers_.ReoptimizeLocked(shared, values);
   }
   return true;
 }

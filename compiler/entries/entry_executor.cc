@@ -25,6 +25,14 @@ ir::Bindings EntryExecutor::CallBindings(const DimValues& values,
   return options_.complete_bindings ? options_.complete_bindings(std::move(b)) : b;
 }
 
+ir::Bindings EntryExecutor::DimBindings(const DimValues& values) const {
+  ir::Bindings b;
+  for (int k = 0; k < signature_.num_dynamic(); ++k) {
+    b[signature_.dynamic_dims()[k].symbol] = values[k];
+  }
+  return b;
+}
+
 EntryExecutor::EntryExecutor(const runtime::TensorMap& weights, const JitOptions& options,
                              const InputSignature& signature)
     : weights_(weights), options_(options), signature_(signature) {

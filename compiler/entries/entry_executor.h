@@ -36,6 +36,8 @@ class EntryExecutor {
   // The call symbols of a call whose dynamic dims have `values`: `bindings` with the
   // named dims added, completed by JitOptions::complete_bindings.
   ir::Bindings CallBindings(const DimValues& values, const ir::Bindings& bindings) const;
+  // Every dynamic dim's symbol bound to its value in `values` (the shapes of a call).
+  ir::Bindings DimBindings(const DimValues& values) const;
   // Whether CallBindings can add to the caller's bindings (named dims or a completion).
   bool completes_bindings() const { return completes_bindings_; }
 

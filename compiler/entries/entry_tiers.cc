@@ -2,6 +2,9 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "compiler/entries/tier_trial.h"
 #include "ir/check.h"
 #include "ir/clock.h"
 
@@ -9,10 +12,12 @@ namespace graphjit::compiler::cache {
 
 using ir::SecondsSince;
 
-EntryTiers::EntryTiers(const JitOptions& options, const EntryBuilder& builder, std::mutex& mu,
-                       CacheLedger& ledger, std::function<void()> code_swapped)
+EntryTiers::EntryTiers(const JitOptions& options, const EntryBuilder& builder,
+                       const EntryExecutor& executor, std::mutex& mu, CacheLedger& ledger,
+                       std::function<void()> code_swapped)
     : options_(options),
       builder_(builder),
+      executor_(executor),
       mu_(mu),
       ledger_(ledger),
       code_swapped_(std::move(code_swapped)) {
@@ -37,6 +42,12 @@ void EntryTiers::InstallLocked(CacheEntry* entry, std::shared_ptr<const Compiled
 void EntryTiers::EnqueueLocked(const std::shared_ptr<CacheEntry>& entry) {
   GJ_CHECK(background_ != nullptr) << "a background compile without tiering or reoptimization";
   background_->Enqueue(entry);
+}
+
+void EntryTiers::ReoptimizeLocked(const std::shared_ptr<CacheEntry>& entry,
+                                  const DimValues& values) {
+  entry->trigger_values_ = values;
+  EnqueueLocked(entry);
 }
 
 bool EntryTiers::Reoptimizes() const {
@@ -89,15 +100,46 @@ void EntryTiers::Reoptimize(std::shared_ptr<CacheEntry> entry) {
   absl::StatusOr<std::shared_ptr<const CompiledGraph>> code =
       builder_.BuildAt(*entry, CodeTier::kOptimized, &compiled);
   const double seconds = SecondsSince(start);
+  std::shared_ptr<const CompiledGraph> baseline;
+  DimValues values;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    baseline = entry->compiled_;
+    values = entry->trigger_values_;
+  }
+  std::string measured;
+  // Timed outside the lock: calls go on meanwhile (on the baseline code).
+  const bool swap = code.ok() && MeasuredFaster(*entry, values, *baseline, **code, &measured);
   std::shared_ptr<const CompiledGraph> replaced;  // freed outside the lock
   {
     std::lock_guard<std::mutex> lock(mu_);
-    ledger_.Reoptimized(*entry, code.status(), seconds, entry->baseline_calls_.load());
-    if (!code.ok()) return;  // the baseline code goes on serving it
+    ledger_.Reoptimized(*entry, code.status(), seconds, entry->baseline_calls_.load(), swap,
+                        measured);
+    if (!swap) return;  // the baseline code goes on serving it
     replaced = std::exchange(entry->compiled_, *std::move(code));
     entry->code_version_.fetch_add(1, std::memory_order_release);
   }
   code_swapped_();
+}
+
+bool EntryTiers::MeasuredFaster(const CacheEntry& entry, const DimValues& values,
+                                const CompiledGraph& baseline, const CompiledGraph& o2,
+                                std::string* why) {
+  ir::Bindings dims = executor_.DimBindings(values);
+  const ir::Bindings bindings = executor_.CallBindings(values, {});
+  for (const auto& [name, value] : bindings) dims.emplace(name, value);
+  absl::StatusOr<TierTimes> times = TimeTiers(baseline, o2, entry.traced_, dims, bindings);
+  if (!times.ok()) {
+    // Nothing to compare with: O2 code is the better bet.
+    *why = absl::StrCat("not timed (", times.status().message(), ")");
+    return true;
+  }
+  if (options_.measured_tiers) {
+    options_.measured_tiers(&times->baseline_seconds, &times->o2_seconds);
+  }
+  *why = absl::StrFormat("o2 %.1f us vs baseline %.1f us per call", times->o2_seconds * 1e6,
+                         times->baseline_seconds * 1e6);
+  return times->o2_seconds < times->baseline_seconds;
 }
 
 }  // namespace graphjit::compiler::cache

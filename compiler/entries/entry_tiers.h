@@ -2,8 +2,10 @@
 //   - Tiered (JitOptions::tiered): a miss is only traced, and the interpreter serves the
 //     entry until its background compile installs code.
 //   - Reoptimization (JitOptions::reoptimize_after, baseline-tier code): once an entry's
-//     baseline code has served that many calls, its O2 compile runs in the background
-//     and the entry's code is swapped (its code_version() bumped).
+//     baseline code has served that many calls, its O2 compile runs in the background,
+//     both codes are timed on inputs shaped like that call's (compiler/entries/
+//     tier_trial.h), and the entry's code is swapped (its code_version() bumped) only if
+//     the O2 code is measured faster.
 // Both queue on one BackgroundCompiler (bounded, one thread, started on first use).
 //
 // Shares the owning cache's lock `mu` and ledger: the *Locked methods are called with
@@ -20,6 +22,7 @@
 #include "compiler/entries/cache_entry.h"
 #include "compiler/entries/cache_ledger.h"
 #include "compiler/entries/entry_builder.h"
+#include "compiler/entries/entry_executor.h"
 #include "compiler/entries/jit_options.h"
 
 namespace graphjit::compiler::cache {
@@ -28,8 +31,8 @@ class EntryTiers {
  public:
   // All four must outlive the tiers. `code_swapped` runs (without `mu`) after a
   // reoptimization replaced an entry's code, so idle calls can let the old code go.
-  EntryTiers(const JitOptions& options, const EntryBuilder& builder, std::mutex& mu,
-             CacheLedger& ledger, std::function<void()> code_swapped);
+  EntryTiers(const JitOptions& options, const EntryBuilder& builder, const EntryExecutor& executor,
+             std::mutex& mu, CacheLedger& ledger, std::function<void()> code_swapped);
   // Stops the background thread (a compile in progress finishes first).
   ~EntryTiers();
 
@@ -42,19 +45,27 @@ class EntryTiers {
   // (it was asked for again).
   void EnqueueLocked(const std::shared_ptr<CacheEntry>& entry);
   // Counts a call `entry`'s code serves (any thread, with or without `mu`). True for the
-  // one call that must queue the entry's O2 compile (by EnqueueLocked).
+  // one call that must queue the entry's O2 compile (by ReoptimizeLocked).
   bool CountCall(const CacheEntry& entry);
+  // Queues the O2 compile of `entry`, whose code served a call of dims `values` (the O2
+  // and baseline codes are timed on inputs of those dims).
+  void ReoptimizeLocked(const std::shared_ptr<CacheEntry>& entry, const DimValues& values);
 
  private:
   bool Reoptimizes() const;
   // The background thread's work on one queued entry.
   void Compile(std::shared_ptr<CacheEntry> entry);
   void Reoptimize(std::shared_ptr<CacheEntry> entry);
+  // Whether `o2` should replace `baseline` in `entry`: measured faster on inputs of the
+  // entry's trigger dims (`why` says what was measured, or why nothing could be).
+  bool MeasuredFaster(const CacheEntry& entry, const DimValues& values,
+                      const CompiledGraph& baseline, const CompiledGraph& o2, std::string* why);
   // An entry dropped from the full queue (`mu` held: Enqueue's callers hold it).
   void DroppedLocked(const CacheEntry& entry);
 
   const JitOptions& options_;
   const EntryBuilder& builder_;
+  const EntryExecutor& executor_;
   std::mutex& mu_;
   CacheLedger& ledger_;  // guarded by mu_
   const std::function<void()> code_swapped_;

@@ -81,14 +81,19 @@ struct JitOptions {
   int tier_queue = 4;
   // Reoptimization, with compile.codegen.tier = baseline: an entry whose baseline code
   // has served this many calls is compiled again at O2 on the background thread (the
-  // same bounded queue), and the O2 code serves the calls after it is installed (calls
-  // in flight finish on the old code). The baseline tier then pays for the first calls
-  // and O2 for the hot entries only. 0: never.
+  // same bounded queue); both codes are then timed there on seeded inputs of that call's
+  // dims (7 calls each, alternating, medians), and the O2 code is installed only if it
+  // is faster (calls in flight finish on the old code; CacheStats::reoptimize_kept counts
+  // the entries it was not). The baseline tier then pays for the first calls and O2 for
+  // the hot entries only. 0: never.
   int64_t reoptimize_after = 0;
   cache::LogFlags log = LogFlagsFromEnvironment();
   // Where compiled code is looked up and kept, by content; null: the process-wide store
   // (CodeStore::Default()), so equal graphs of different functions share code.
   std::shared_ptr<CodeStore> store;
+  // For tests: sees (and may change) the two tiers' measured seconds per call before a
+  // reoptimized entry's swap is decided.
+  std::function<void(double* baseline_seconds, double* o2_seconds)> measured_tiers;
   // For tests: runs on the compiling thread before each compile, outside any lock.
   std::function<void(const cache::DimKeys& keys)> before_compile;
 };

@@ -1,5 +1,6 @@
 // Tiered compilation: a miss is served at once by the interpreter while the code compiles
 // in the background; results match the untiered cache; the background queue is bounded.
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -89,6 +90,14 @@ TEST(Reoptimize, HotBaselineEntriesGetO2Code) {
   JitOptions options = o2;
   options.compile.codegen.tier = CodeTier::kBaseline;
   options.reoptimize_after = 3;
+  // Both tiers are timed before the swap; here O2 is made to look faster, so the test
+  // does not depend on which one this machine runs faster.
+  std::atomic<double> measured_baseline{0}, measured_o2{0};
+  options.measured_tiers = [&](double* baseline_seconds, double* o2_seconds) {
+    measured_baseline = *baseline_seconds;
+    measured_o2 = *o2_seconds;
+    *o2_seconds = *baseline_seconds / 2;
+  };
   auto reference = *models::JitModel(*model, o2);
   auto fn = *models::JitModel(*model, options);
   std::vector<std::string> names;
@@ -114,7 +123,11 @@ TEST(Reoptimize, HotBaselineEntriesGetO2Code) {
   }
   CacheStats s = fn->stats();
   EXPECT_EQ(s.reoptimized, 1);
+  EXPECT_EQ(s.reoptimize_kept, 0);
   EXPECT_EQ(s.failed_compiles, 0);
+  // Timed for real, on inputs of the triggering call's dims.
+  EXPECT_GT(measured_baseline.load(), 0);
+  EXPECT_GT(measured_o2.load(), 0);
   EXPECT_EQ(s.compiles, 1);  // the baseline compile; the O2 one is counted apart
   EXPECT_GT(s.reoptimize_seconds, 0);
   EXPECT_EQ(entry->code_version(), 1u);
@@ -124,6 +137,42 @@ TEST(Reoptimize, HotBaselineEntriesGetO2Code) {
   // The kept frame follows the new code (the same dims as its last call, then others).
   for (int64_t S : {5, 5, 7}) check(S);
   EXPECT_EQ(fn->stats().reoptimized, 1);  // once per entry
+}
+
+// O2 code measured no faster than the baseline code is not swapped in: the entry keeps
+// its baseline code (and its code version), is not compiled again, and still computes
+// what the O2-only cache does.
+TEST(Reoptimize, O2CodeThatIsNotFasterIsNotSwappedIn) {
+  auto model = testutil::SmallDecode();
+  JitOptions o2 = Tiered(ShapePolicy::kExact);
+  o2.tiered = false;
+  JitOptions options = o2;
+  options.compile.codegen.tier = CodeTier::kBaseline;
+  options.reoptimize_after = 2;
+  options.measured_tiers = [](double* baseline_seconds, double* o2_seconds) {
+    *o2_seconds = *baseline_seconds;  // a tie is not faster
+  };
+  auto reference = *models::JitModel(*model, o2);
+  auto fn = *models::JitModel(*model, options);
+  std::shared_ptr<const CacheEntry> entry = *fn->Acquire(DecodeInputs(*model, 6));
+  const CompiledGraph* baseline = entry->code().get();
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(fn->Run(DecodeInputs(*model, 6), {{"P", 5}}).ok());
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (fn->stats().reoptimize_kept + fn->stats().reoptimized + fn->stats().failed_compiles < 1 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(fn->Run(DecodeInputs(*model, 6), {{"P", 5}}).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const CacheStats s = fn->stats();
+  EXPECT_EQ(s.reoptimize_kept, 1);
+  EXPECT_EQ(s.reoptimized, 0);
+  EXPECT_EQ(s.failed_compiles, 0);
+  EXPECT_EQ(entry->code_version(), 0u);
+  EXPECT_EQ(entry->code().get(), baseline);
+  std::vector<Tensor> want = *reference->Run(DecodeInputs(*model, 6), {{"P", 5}});
+  std::vector<Tensor> got = *fn->Run(DecodeInputs(*model, 6), {{"P", 5}});
+  for (int i = 0; i < 3; ++i) EXPECT_LT(runtime::MaxAbsDiff(got[i], want[i]), 1e-12);
 }
 
 // Must not fire: O2 caches, and baseline caches without reoptimize_after, keep their code.
