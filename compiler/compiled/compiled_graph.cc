@@ -101,8 +101,16 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
   // Written once the kernels compiled, so a failed compile leaves no record.
   if (record_key.has_value() && !from_record) {
     const auto start = ir::Clock::now();
-    env.disk->Store(*record_key, EncodeGraphRecord(cg->graph_, MadeParams(params, cg->params_),
-                                                   cg->lowered_, cg->kernels_->bindings()));
+    const EncodedGraphRecord encoded = EncodeGraphRecord(
+        cg->graph_, MadeParams(params, cg->params_), cg->lowered_, cg->kernels_->bindings());
+    // The pack first, so a record never names a pack not yet written; and once: the
+    // records of every entry with these weights share it.
+    std::error_code error;
+    if (!encoded.pack.empty() &&
+        !std::filesystem::exists(env.disk->PathOf(encoded.pack_key), error)) {
+      env.disk->Store(encoded.pack_key, encoded.pack);
+    }
+    env.disk->Store(*record_key, encoded.record);
     cg->timings_.record += ir::SecondsSince(start);
   }
   return cg;
@@ -133,10 +141,20 @@ absl::Status CompiledGraph::OptimizeAndLower(const ir::Graph& graph,
 bool CompiledGraph::ReadRecord(DiskCache& disk, const ContentKey& key,
                                const runtime::TensorMap& params,
                                std::vector<KernelBinding>* bindings) {
-  // Mapped, not read: the weights the passes made are used in place.
-  std::optional<DiskCache::SharedPayload> payload = disk.LoadShared(key);
+  std::optional<std::string> payload = disk.Load(key);
   if (!payload.has_value()) return false;
-  absl::StatusOr<GraphRecord> record = DecodeGraphRecord(payload->bytes, payload->owner);
+  absl::StatusOr<GraphRecord> record = DecodeGraphRecord(*payload);
+  if (record.ok() && !record->packed.empty()) {
+    // Mapped, not read: the weights the passes made are used in place.
+    std::optional<DiskCache::SharedPayload> pack = disk.LoadShared(record->pack_key);
+    if (!pack.has_value()) {
+      record = absl::DataLossError(
+          absl::StrCat("graph record: its weight pack ", record->pack_key.ToHex(), " is missing"));
+    } else if (absl::Status s = UnpackParams(pack->bytes, pack->owner, &*record); !s.ok()) {
+      disk.Reject(record->pack_key, std::string(s.message()));
+      record = s;
+    }
+  }
   if (record.ok()) {
     // The caller's weights (the key holds their bytes) and the ones the passes made.
     runtime::TensorMap merged = params;

@@ -22,32 +22,8 @@ bool SameTensor(const runtime::Tensor& a, const runtime::Tensor& b) {
           std::memcmp(a.raw_data(), b.raw_data(), static_cast<size_t>(a.nbytes())) == 0);
 }
 
-// Param data starts at this multiple from the payload's start: a tensor's alignment.
+// Param data starts at this multiple from the pack's start: a tensor's alignment.
 constexpr size_t kDataAlignment = 64;
-
-absl::StatusOr<runtime::Tensor> ReadTensor(ir::ByteReader& r, const std::shared_ptr<void>& owner) {
-  const auto dtype = r.EnumValue<ir::DType>("param dtype", static_cast<int>(ir::DType::kBool) + 1);
-  const int64_t rank = r.Count("param rank", 8);
-  std::vector<int64_t> shape;
-  for (int64_t d = 0; d < rank && r.ok(); ++d) shape.push_back(r.Ranged("param dim", 0, INT64_MAX));
-  const int64_t nbytes = r.I64("param bytes");
-  r.Align(kDataAlignment, "param padding");
-  const absl::string_view data = r.Raw(nbytes, "param data");
-  if (!r.ok()) return r.status();
-  if (owner != nullptr) {
-    // In place: the bytes stay valid while the tensor keeps `owner`.
-    absl::StatusOr<runtime::Tensor> shared =
-        runtime::Tensor::FromShared(dtype, shape, owner, const_cast<char*>(data.data()), nbytes);
-    if (shared.ok()) return shared;
-  }
-  absl::StatusOr<runtime::Tensor> t = runtime::Tensor::Empty(dtype, shape);
-  if (!t.ok() || t->nbytes() != static_cast<int64_t>(data.size())) {
-    r.Fail("param data of ", data.size(), " bytes for ", ir::DTypeName(dtype), " of rank ", rank);
-    return r.status();
-  }
-  std::memcpy(t->raw_data(), data.data(), data.size());
-  return t;
-}
 
 // The args of the program bind the graph's nodes: each names a node of its kind.
 absl::Status CheckArgs(const ir::Graph& graph, const LoweredGraph& lowered) {
@@ -105,27 +81,38 @@ runtime::TensorMap MadeParams(const runtime::TensorMap& before, const runtime::T
   return made;
 }
 
-std::string EncodeGraphRecord(const ir::Graph& graph, const runtime::TensorMap& made_params,
-                              const LoweredGraph& lowered,
-                              const std::vector<KernelBinding>& bindings) {
+EncodedGraphRecord EncodeGraphRecord(const ir::Graph& graph, const runtime::TensorMap& made_params,
+                                     const LoweredGraph& lowered,
+                                     const std::vector<KernelBinding>& bindings) {
+  EncodedGraphRecord out;
   ir::ByteWriter w;
   w.Str(kTag);
   ir::WriteGraph(graph, w);
-  // By name, so the bytes do not depend on the map's order.
+  // By name, so the bytes do not depend on the map's order; each tensor's bytes at an
+  // aligned offset of the pack.
   std::vector<const std::pair<const std::string, runtime::Tensor>*> params;
   for (const auto& entry : made_params) params.push_back(&entry);
   std::sort(params.begin(), params.end(), [](auto* a, auto* b) { return a->first < b->first; });
   w.I64(static_cast<int64_t>(params.size()));
   for (const auto* entry : params) {
     const runtime::Tensor& t = entry->second;
+    out.pack.append((kDataAlignment - out.pack.size() % kDataAlignment) % kDataAlignment, '\0');
     w.Str(entry->first);
     w.U8(static_cast<uint8_t>(t.dtype()));
     w.I64(t.rank());
     for (int64_t d : t.shape()) w.I64(d);
+    w.I64(static_cast<int64_t>(out.pack.size()));
     w.I64(t.nbytes());
-    w.Align(kDataAlignment);
-    w.Raw(t.raw_data(), static_cast<size_t>(t.nbytes()));
+    out.pack.append(static_cast<const char*>(t.raw_data()), static_cast<size_t>(t.nbytes()));
   }
+  if (!params.empty()) {
+    ContentHasher h;
+    h.Text("graphjit-weight-pack-v1");
+    h.Bytes(out.pack.data(), out.pack.size());
+    out.pack_key = h.Finish();
+  }
+  w.I64(static_cast<int64_t>(out.pack_key.hi));
+  w.I64(static_cast<int64_t>(out.pack_key.lo));
   w.Str(EncodeLoweredGraph(lowered));
   w.I64(static_cast<int64_t>(bindings.size()));
   for (const KernelBinding& b : bindings) {
@@ -136,11 +123,11 @@ std::string EncodeGraphRecord(const ir::Graph& graph, const runtime::TensorMap& 
       for (int i : *list) w.I64(i);
     }
   }
-  return std::move(w).Take();
+  out.record = std::move(w).Take();
+  return out;
 }
 
-absl::StatusOr<GraphRecord> DecodeGraphRecord(absl::string_view payload,
-                                              std::shared_ptr<void> owner) {
+absl::StatusOr<GraphRecord> DecodeGraphRecord(absl::string_view payload) {
   ir::ByteReader r(payload, "graph record");
   if (r.Str("tag") != kTag && r.ok()) r.Fail("not a ", kTag, " payload");
   GraphRecord record;
@@ -152,11 +139,18 @@ absl::StatusOr<GraphRecord> DecodeGraphRecord(absl::string_view payload,
   record.graph = *std::move(graph);
   const int64_t num_params = r.Count("params", 8);
   for (int64_t i = 0; i < num_params && r.ok(); ++i) {
-    std::string name = r.Str("param name");
-    absl::StatusOr<runtime::Tensor> t = ReadTensor(r, owner);
-    if (!t.ok()) return t.status();
-    record.made_params.emplace(std::move(name), *std::move(t));
+    GraphRecord::PackedParam& p = record.packed.emplace_back();
+    p.name = r.Str("param name");
+    p.dtype = r.EnumValue<ir::DType>("param dtype", static_cast<int>(ir::DType::kBool) + 1);
+    const int64_t rank = r.Count("param rank", 8);
+    for (int64_t d = 0; d < rank && r.ok(); ++d) {
+      p.shape.push_back(r.Ranged("param dim", 0, INT64_MAX));
+    }
+    p.offset = r.Ranged("param offset", 0, INT64_MAX);
+    p.nbytes = r.Ranged("param bytes", 0, INT64_MAX);
   }
+  record.pack_key.hi = static_cast<uint64_t>(r.I64("weight pack key"));
+  record.pack_key.lo = static_cast<uint64_t>(r.I64("weight pack key"));
   const std::string program = r.Str("program");
   if (!r.ok()) return r.status();
   absl::StatusOr<LoweredGraph> lowered = DecodeLoweredGraph(program);
@@ -181,6 +175,35 @@ absl::StatusOr<GraphRecord> DecodeGraphRecord(absl::string_view payload,
   if (!r.ok()) return r.status();
   if (absl::Status s = CheckArgs(record.graph, record.lowered); !s.ok()) return s;
   return record;
+}
+
+absl::Status UnpackParams(absl::string_view pack, const std::shared_ptr<void>& owner,
+                          GraphRecord* record) {
+  for (const GraphRecord::PackedParam& p : record->packed) {
+    auto bad = [&](absl::string_view why) {
+      return absl::DataLossError(absl::StrCat("weight pack: param '", p.name, "' ", why));
+    };
+    if (p.offset > static_cast<int64_t>(pack.size()) ||
+        p.nbytes > static_cast<int64_t>(pack.size()) - p.offset) {
+      return bad(absl::StrCat("at [", p.offset, ", +", p.nbytes, ") past the pack's ", pack.size(),
+                              " bytes"));
+    }
+    char* data = const_cast<char*>(pack.data()) + p.offset;
+    // In place when the pack is mapped and aligned (the tensor keeps the mapping).
+    absl::StatusOr<runtime::Tensor> t =
+        owner != nullptr ? runtime::Tensor::FromShared(p.dtype, p.shape, owner, data, p.nbytes)
+                         : absl::InvalidArgumentError("copied");
+    if (!t.ok()) {
+      t = runtime::Tensor::Empty(p.dtype, p.shape);
+      if (!t.ok() || t->nbytes() != p.nbytes) {
+        return bad(absl::StrCat("of ", p.nbytes, " bytes is no ", ir::DTypeName(p.dtype),
+                                " tensor of its shape"));
+      }
+      std::memcpy(t->raw_data(), data, static_cast<size_t>(p.nbytes));
+    }
+    record->made_params.insert_or_assign(p.name, *std::move(t));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace graphjit::compiler

@@ -29,10 +29,22 @@
 namespace graphjit::compiler {
 
 struct GraphRecord {
-  ir::Graph graph;                 // after the passes
-  runtime::TensorMap made_params;  // the params the passes made, by name
+  ir::Graph graph;  // after the passes
   LoweredGraph lowered;
   std::vector<KernelBinding> bindings;  // per kernel of the program (KernelSet::bindings)
+  // The params the passes made live in a weight pack of their own (a separate cache
+  // file, keyed by its bytes, so the records of every entry compiled with the same
+  // weights - the exact policy's lengths, the recognizer's widths - share one copy).
+  ContentKey pack_key;  // zero when no params were made
+  struct PackedParam {
+    std::string name;
+    ir::DType dtype = ir::DType::kF32;
+    std::vector<int64_t> shape;
+    int64_t offset = 0;  // into the pack, 64-byte aligned
+    int64_t nbytes = 0;
+  };
+  std::vector<PackedParam> packed;
+  runtime::TensorMap made_params;  // by name, once UnpackParams has read the pack
 };
 
 // The record's key: "graph-record", BuildId() and GraphContentKey(traced, params,
@@ -44,16 +56,23 @@ std::optional<ContentKey> GraphRecordKey(const ir::Graph& traced, const runtime:
 // that name with the same data: the ones the passes made.
 runtime::TensorMap MadeParams(const runtime::TensorMap& before, const runtime::TensorMap& after);
 
-std::string EncodeGraphRecord(const ir::Graph& graph, const runtime::TensorMap& made_params,
-                              const LoweredGraph& lowered,
-                              const std::vector<KernelBinding>& bindings);
-// The record `payload` encodes. With an `owner` keeping the payload's memory alive (a
-// mapped file, DiskCache::LoadShared), the params use their bytes in place where they are
-// aligned (EncodeGraphRecord aligns them from the payload's start); else they are copied.
-// DataLoss naming the part that is damaged (the graph,
-// a param, the program, or args that do not match the graph's nodes).
-absl::StatusOr<GraphRecord> DecodeGraphRecord(absl::string_view payload,
-                                              std::shared_ptr<void> owner = nullptr);
+struct EncodedGraphRecord {
+  std::string record;  // stored under GraphRecordKey
+  std::string pack;    // stored under pack_key (empty when no params were made)
+  ContentKey pack_key;
+};
+EncodedGraphRecord EncodeGraphRecord(const ir::Graph& graph, const runtime::TensorMap& made_params,
+                                     const LoweredGraph& lowered,
+                                     const std::vector<KernelBinding>& bindings);
+// The record `payload` encodes, its made params not yet read (UnpackParams). DataLoss
+// naming the part that is damaged (the graph, a param, the program, args that do not
+// match the graph's nodes, bindings that do not match its kernels).
+absl::StatusOr<GraphRecord> DecodeGraphRecord(absl::string_view payload);
+// Fills record->made_params from the weight pack's bytes: in place when `owner` keeps
+// them alive (a mapped file, DiskCache::LoadShared) and they are aligned, else copied.
+// DataLoss naming the param whose bytes the pack does not hold.
+absl::Status UnpackParams(absl::string_view pack, const std::shared_ptr<void>& owner,
+                          GraphRecord* record);
 
 }  // namespace graphjit::compiler
 

@@ -121,9 +121,14 @@ TEST_F(GraphRecordTest, KernelsGoneFromDiskAreCompiledAgain) {
   ASSERT_TRUE(cold.ok()) << cold.status();
   const std::vector<runtime::Tensor> expected = Run(**cold);
   const std::string record = RecordPath();
+  absl::StatusOr<GraphRecord> decoded = DecodeGraphRecord(
+      *disk_->Load(*GraphRecordKey(graph_, model_->params(), CompileGraphOptions{})));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  const std::string pack = disk_->PathOf(decoded->pack_key);
   cold->reset();
+  // Every module's object, not the record or its weight pack.
   for (const fs::directory_entry& e : fs::directory_iterator(dir_)) {
-    if (e.path().string() != record) fs::remove(e.path());
+    if (e.path().string() != record && e.path().string() != pack) fs::remove(e.path());
   }
   auto warm = CompileFresh();
   ASSERT_TRUE(warm.ok()) << warm.status();
@@ -187,8 +192,10 @@ TEST_F(GraphRecordTest, DecodeRefusesDamageNamingThePart) {
   auto cg = CompileFresh();
   ASSERT_TRUE(cg.ok()) << cg.status();
   const runtime::TensorMap made = MadeParams(model_->params(), (*cg)->params());
-  const std::string payload = EncodeGraphRecord(
-      (*cg)->graph(), made, LoweredGraph{(*cg)->program(), {}}, (*cg)->kernels().bindings());
+  const std::string payload =
+      EncodeGraphRecord((*cg)->graph(), made, LoweredGraph{(*cg)->program(), {}},
+                        (*cg)->kernels().bindings())
+          .record;
   // The program's args were left out: they no longer match its arg count.
   absl::StatusOr<GraphRecord> no_args = DecodeGraphRecord(payload);
   ASSERT_FALSE(no_args.ok());
@@ -200,7 +207,7 @@ TEST_F(GraphRecordTest, DecodeRefusesDamageNamingThePart) {
   std::vector<KernelBinding> bindings = (*cg)->kernels().bindings();
   bindings.pop_back();
   absl::StatusOr<GraphRecord> short_bindings =
-      DecodeGraphRecord(EncodeGraphRecord((*cg)->graph(), made, lowered, bindings));
+      DecodeGraphRecord(EncodeGraphRecord((*cg)->graph(), made, lowered, bindings).record);
   ASSERT_FALSE(short_bindings.ok());
   EXPECT_THAT(short_bindings.status().message(), HasSubstr("kernel bindings"));
 
@@ -209,6 +216,54 @@ TEST_F(GraphRecordTest, DecodeRefusesDamageNamingThePart) {
     ASSERT_FALSE(cut.ok()) << n;
     EXPECT_EQ(cut.status().code(), absl::StatusCode::kDataLoss) << cut.status();
   }
+
+  // A pack that does not hold a param's bytes.
+  absl::StatusOr<GraphRecord> record = DecodeGraphRecord(
+      *disk_->Load(*GraphRecordKey(graph_, model_->params(), CompileGraphOptions{})));
+  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_FALSE(record->packed.empty());
+  const std::string pack = *disk_->Load(record->pack_key);
+  GraphRecord cut_pack = *record;
+  const absl::Status short_pack =
+      UnpackParams(absl::string_view(pack).substr(0, pack.size() - 8), nullptr, &cut_pack);
+  EXPECT_EQ(short_pack.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(short_pack.message(), HasSubstr("past the pack"));
+  GraphRecord whole = *record;
+  ASSERT_TRUE(UnpackParams(pack, nullptr, &whole).ok());
+  EXPECT_EQ(whole.made_params.size(), made.size());
+  for (const auto& [name, t] : made) {
+    ASSERT_TRUE(whole.made_params.contains(name)) << name;
+    EXPECT_EQ(runtime::MaxAbsDiff(whole.made_params.at(name), t), 0) << name;
+  }
+}
+
+// Entries compiled with the same weights (the exact policy's lengths) share one weight
+// pack; a record whose pack is gone is refused and written again with it.
+TEST_F(GraphRecordTest, EntriesWithTheSameWeightsShareOnePack) {
+  auto nine = models::TraceModel(*model_, {.fixed_dims = {{"S", 9}}});
+  auto twelve = models::TraceModel(*model_, {.fixed_dims = {{"S", 12}}});
+  ASSERT_TRUE(nine.ok() && twelve.ok());
+  graph_ = *nine;
+  ASSERT_TRUE(CompileFresh().ok());
+  const ContentKey key_nine = *GraphRecordKey(*nine, model_->params(), {});
+  graph_ = *twelve;
+  ASSERT_TRUE(CompileFresh().ok());
+  const ContentKey key_twelve = *GraphRecordKey(*twelve, model_->params(), {});
+  ASSERT_NE(key_nine.ToHex(), key_twelve.ToHex());
+  absl::StatusOr<GraphRecord> r9 = DecodeGraphRecord(*disk_->Load(key_nine));
+  absl::StatusOr<GraphRecord> r12 = DecodeGraphRecord(*disk_->Load(key_twelve));
+  ASSERT_TRUE(r9.ok() && r12.ok());
+  EXPECT_EQ(r9->pack_key.ToHex(), r12->pack_key.ToHex());
+  EXPECT_FALSE(r9->packed.empty());
+
+  fs::remove(disk_->PathOf(r12->pack_key));
+  auto without_pack = CompileFresh();
+  ASSERT_TRUE(without_pack.ok()) << without_pack.status();
+  EXPECT_FALSE((*without_pack)->from_record());
+  EXPECT_TRUE(fs::exists(disk_->PathOf(r12->pack_key)));  // written again
+  auto again = CompileFresh();
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE((*again)->from_record());
 }
 
 TEST_F(GraphRecordTest, ArgsMustNameTheGraphsNodes) {
@@ -228,8 +283,9 @@ TEST_F(GraphRecordTest, ArgsMustNameTheGraphsNodes) {
       break;
     }
   }
-  absl::StatusOr<GraphRecord> renamed = DecodeGraphRecord(
-      EncodeGraphRecord(record->graph, record->made_params, lowered, record->bindings));
+  const runtime::TensorMap made = MadeParams(model_->params(), (*cg)->params());
+  absl::StatusOr<GraphRecord> renamed =
+      DecodeGraphRecord(EncodeGraphRecord(record->graph, made, lowered, record->bindings).record);
   ASSERT_FALSE(renamed.ok());
   EXPECT_THAT(renamed.status().message(), HasSubstr("'renamed' does not match"));
 }
