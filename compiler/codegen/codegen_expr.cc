@@ -31,29 +31,10 @@ bool KernelEmitter::CheckTree(const ExprPtr& e, absl::string_view what) {
     return false;
   }
   if (auto it = checked_.find(e.get()); it != checked_.end()) return it->second;
-  size_t want = 0;
-  bool ok = e->dtype <= DType::kBool;
-  switch (e->kind) {
-    case ExprKind::kConst:
-    case ExprKind::kLoopVar:
-    case ExprKind::kSymbol:
-      break;
-    case ExprKind::kLoad:
-      want = e->operands.size();
-      break;
-    case ExprKind::kOp:
-      ok = ok && static_cast<int>(e->op) < kNumScalarOps;
-      want = ok && IsUnary(e->op) ? 1 : 2;
-      break;
-    case ExprKind::kSelect:
-      want = 3;
-      break;
-    case ExprKind::kCast:
-      want = 1;
-      break;
-    default:
-      ok = false;
-  }
+  const int expected = ExpectedOperands(e->kind, e->op);
+  const bool ok = e->dtype <= DType::kBool && (expected >= 0 || e->kind == ExprKind::kLoad);
+  // A load's count is its buffer's rank, checked where it is evaluated.
+  const size_t want = e->kind == ExprKind::kLoad ? e->operands.size() : expected;
   if (!ok || e->operands.size() != want) {
     Fail("malformed ", KindName(e->kind), " in ", what, " (", e->operands.size(),
          " operands, dtype ", static_cast<int>(e->dtype), ")");

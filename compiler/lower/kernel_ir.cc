@@ -92,6 +92,25 @@ using runtime::WrapSub;
 
 }  // namespace
 
+int ExpectedOperands(ExprKind kind, ScalarOp op) {
+  switch (kind) {
+    case ExprKind::kConst:
+    case ExprKind::kLoopVar:
+    case ExprKind::kSymbol:
+      return 0;
+    case ExprKind::kLoad:
+      return -1;
+    case ExprKind::kOp:
+      if (static_cast<int>(op) >= kNumScalarOps) return -1;
+      return IsUnary(op) ? 1 : 2;
+    case ExprKind::kSelect:
+      return 3;
+    case ExprKind::kCast:
+      return 1;
+  }
+  return -1;
+}
+
 ExprPtr ConstF(double v, ir::DType dtype) {
   Expr e{ExprKind::kConst, dtype};
   e.f_value = v;

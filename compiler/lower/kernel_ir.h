@@ -70,6 +70,12 @@ struct Expr {
 };
 
 // Constructors (they fold i64 constant arithmetic, so index expressions stay small).
+// How many operands an expression of its kind (and op) has: 0 for constants, loop
+// variables and symbols, one per dim of its buffer for a load (-1 here: the caller knows
+// the buffer), 1 or 2 for an op, 3 for a select, 1 for a cast; -1 for a kind or op out of
+// range as well.
+int ExpectedOperands(ExprKind kind, ScalarOp op);
+
 ExprPtr ConstF(double v, ir::DType dtype);
 ExprPtr ConstI(int64_t v);
 ExprPtr ConstBool(bool v);

@@ -197,10 +197,10 @@ class ProgramReader {
     e->i_value = r_.I64("expression value");
     e->operands = Refs("expression operands");
     if (!r_.ok()) return;
-    size_t want = 0;  // operands
+    const int expected = ExpectedOperands(e->kind, e->op);
+    // A load has one operand per dim of its buffer: checked once the buffers are read.
+    const size_t want = e->kind == ExprKind::kLoad ? e->operands.size() : expected;
     switch (e->kind) {
-      case ExprKind::kConst:
-        break;
       case ExprKind::kLoopVar:
         if (index < 0 || index >= kMaxLoopVars) r_.Fail("loop variable ", index);
         break;
@@ -213,17 +213,9 @@ class ProgramReader {
         if (index < 0 || index >= num_buffers_) {
           r_.Fail("load of buffer ", index, " of ", num_buffers_);
         }
-        want = e->operands.size();  // one per dim: checked once the buffers are read
         loads_.push_back(e.get());
         break;
-      case ExprKind::kOp:
-        want = IsUnary(e->op) ? 1 : 2;
-        break;
-      case ExprKind::kSelect:
-        want = 3;
-        break;
-      case ExprKind::kCast:
-        want = 1;
+      default:
         break;
     }
     if (r_.ok() && e->operands.size() != want) {
