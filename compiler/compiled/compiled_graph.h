@@ -24,7 +24,7 @@ struct CompileGraphOptions {
   bool optimize = true;             // run the default pass pipeline first (else the graph must
                                     // already be decomposed)
   bool params_are_constant = true;  // weights fixed for the code's life: passes may fold
-  CompileOptions codegen;           // keep IR text, emit assembly
+  CompileOptions codegen = {};      // keep IR text, emit assembly
   // Lowering runs attention (scores, softmax, P @ V) as one kernel with an online softmax
   // (compiler/lower/fuse_attention.h). Off only to measure what that buys.
   bool fuse_attention = true;

@@ -64,9 +64,13 @@ TEST(MarkParallel, DoesNotSplitOneStripRowsReductionsOrTinyKernels) {
       EXPECT_EQ(k.parallel_loop, -1);  // 128 f32 columns: one strip in registers
     }
     // A mean over the whole row: its one loop has extent 1, the reduced axis is not a loop.
-    if (k.kind == KernelKind::kReduce) EXPECT_EQ(k.parallel_loop, -1);
+    if (k.kind == KernelKind::kReduce) {
+      EXPECT_EQ(k.parallel_loop, -1);
+    }
     // Written in place of the cache (custom store indices).
-    if (absl::StrContains(k.name, "kv_write")) EXPECT_EQ(k.parallel_loop, -1);
+    if (absl::StrContains(k.name, "kv_write")) {
+      EXPECT_EQ(k.parallel_loop, -1);
+    }
   }
 }
 
