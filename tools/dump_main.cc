@@ -39,8 +39,8 @@
 #include "ir/status_macros.h"
 #include "models/model.h"
 #include "models/onnx_model.h"
-#include "models/random_init.h"
 #include "onnx/import.h"
+#include "runtime/seeded_inputs.h"
 #include "studies/six_nd.h"
 #include "tools/compile_steps_report.h"
 #include "tools/flag_util.h"
@@ -219,21 +219,13 @@ absl::Status ProfileInputs(const Loaded& loaded, const ir::Graph& graph, const i
     for (const std::string& d : loaded.model->DynamicDims()) bindings->erase(d);
     return absl::OkStatus();
   }
-  std::mt19937_64 rng(0);
-  for (ir::ValueId id : graph.Inputs()) {
-    const ir::Node& node = graph.node(id);
-    absl::StatusOr<std::vector<int64_t>> shape = ir::EvaluateShape(node.type.shape, values);
-    if (!shape.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--profile: input '", node.name(), "' has shape ", ir::ShapeToString(node.type.shape),
-          ": give its symbols' values with --dim or --bind (", shape.status().message(), ")"));
-    }
-    if (ir::IsFloat(node.type.dtype)) {
-      (*inputs)[node.name()] = models::RandomNormal(node.type.dtype, *shape, rng);
-    } else {
-      GJ_ASSIGN_OR_RETURN((*inputs)[node.name()], runtime::Tensor::Zeros(node.type.dtype, *shape));
-    }
+  absl::StatusOr<runtime::TensorMap> seeded = runtime::SeededInputs(graph, values, 0);
+  if (!seeded.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--profile: ", seeded.status().message(),
+                     " (give its symbols' values with --dim or --bind)"));
   }
+  *inputs = *std::move(seeded);
   *bindings = values;
   return absl::OkStatus();
 }
