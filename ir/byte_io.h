@@ -33,6 +33,7 @@ class ByteWriter {
   // A constant as its value, anything else as its text (most dims are constants, and
   // reading a value is much cheaper than parsing text).
   void Sym(const SymExpr& e);
+  size_t size() const { return out_.size(); }
   std::string Take() && { return std::move(out_); }
 
  private:

@@ -105,9 +105,7 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
         cg->graph_, MadeParams(params, cg->params_), cg->lowered_, cg->kernels_->bindings());
     // The pack first, so a record never names a pack not yet written; and once: the
     // records of every entry with these weights share it.
-    std::error_code error;
-    if (!encoded.pack.empty() &&
-        !std::filesystem::exists(env.disk->PathOf(encoded.pack_key), error)) {
+    if (!encoded.pack.empty() && !env.disk->Contains(encoded.pack_key)) {
       env.disk->Store(encoded.pack_key, encoded.pack);
     }
     env.disk->Store(*record_key, encoded.record);

@@ -85,7 +85,7 @@ EncodedGraphRecord EncodeGraphRecord(const ir::Graph& graph, const runtime::Tens
                                      const LoweredGraph& lowered,
                                      const std::vector<KernelBinding>& bindings) {
   EncodedGraphRecord out;
-  ir::ByteWriter w;
+  ir::ByteWriter w, pack;
   w.Str(kTag);
   ir::WriteGraph(graph, w);
   // By name, so the bytes do not depend on the map's order; each tensor's bytes at an
@@ -96,15 +96,16 @@ EncodedGraphRecord EncodeGraphRecord(const ir::Graph& graph, const runtime::Tens
   w.I64(static_cast<int64_t>(params.size()));
   for (const auto* entry : params) {
     const runtime::Tensor& t = entry->second;
-    out.pack.append((kDataAlignment - out.pack.size() % kDataAlignment) % kDataAlignment, '\0');
+    pack.Align(kDataAlignment);
     w.Str(entry->first);
     w.U8(static_cast<uint8_t>(t.dtype()));
     w.I64(t.rank());
     for (int64_t d : t.shape()) w.I64(d);
-    w.I64(static_cast<int64_t>(out.pack.size()));
+    w.I64(static_cast<int64_t>(pack.size()));
     w.I64(t.nbytes());
-    out.pack.append(static_cast<const char*>(t.raw_data()), static_cast<size_t>(t.nbytes()));
+    pack.Raw(t.raw_data(), static_cast<size_t>(t.nbytes()));
   }
+  out.pack = std::move(pack).Take();
   if (!params.empty()) {
     ContentHasher h;
     h.Text("graphjit-weight-pack-v1");
@@ -190,18 +191,21 @@ absl::Status UnpackParams(absl::string_view pack, const std::shared_ptr<void>& o
     }
     char* data = const_cast<char*>(pack.data()) + p.offset;
     // In place when the pack is mapped and aligned (the tensor keeps the mapping).
-    absl::StatusOr<runtime::Tensor> t =
-        owner != nullptr ? runtime::Tensor::FromShared(p.dtype, p.shape, owner, data, p.nbytes)
-                         : absl::InvalidArgumentError("copied");
-    if (!t.ok()) {
-      t = runtime::Tensor::Empty(p.dtype, p.shape);
-      if (!t.ok() || t->nbytes() != p.nbytes) {
-        return bad(absl::StrCat("of ", p.nbytes, " bytes is no ", ir::DTypeName(p.dtype),
-                                " tensor of its shape"));
+    if (owner != nullptr) {
+      absl::StatusOr<runtime::Tensor> shared =
+          runtime::Tensor::FromShared(p.dtype, p.shape, owner, data, p.nbytes);
+      if (shared.ok()) {
+        record->made_params.insert_or_assign(p.name, *std::move(shared));
+        continue;
       }
-      std::memcpy(t->raw_data(), data, static_cast<size_t>(p.nbytes));
     }
-    record->made_params.insert_or_assign(p.name, *std::move(t));
+    absl::StatusOr<runtime::Tensor> copy = runtime::Tensor::Empty(p.dtype, p.shape);
+    if (!copy.ok() || copy->nbytes() != p.nbytes) {
+      return bad(absl::StrCat("of ", p.nbytes, " bytes is no ", ir::DTypeName(p.dtype),
+                              " tensor of its shape"));
+    }
+    std::memcpy(copy->raw_data(), data, static_cast<size_t>(p.nbytes));
+    record->made_params.insert_or_assign(p.name, *std::move(copy));
   }
   return absl::OkStatus();
 }

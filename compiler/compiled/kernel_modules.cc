@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <filesystem>
 #include <optional>
 #include <thread>
 
@@ -141,9 +140,7 @@ int ModulesToCompile(const ModuleSources& sources, const std::vector<ModuleGroup
   int to_compile = 0;
   for (const ModuleGroup& g : groups) {
     const bool live = !sources.private_text && modules.Find(g.key) != nullptr;
-    std::error_code error;
-    const bool on_disk =
-        sources.disk != nullptr && std::filesystem::exists(sources.disk->PathOf(g.key), error);
+    const bool on_disk = sources.disk != nullptr && sources.disk->Contains(g.key);
     to_compile += !live && !on_disk;
   }
   return to_compile;

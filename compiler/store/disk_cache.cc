@@ -22,6 +22,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Beyond the largest payload a record may hold and its header: a larger file is refused
+// before it is read or mapped.
+constexpr uint64_t kMaxFileBytes = kMaxCodePayload + (uint64_t{1} << 20);
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<DiskCache>> DiskCache::Open(std::string dir, int64_t max_bytes,
@@ -71,7 +75,7 @@ std::optional<std::string> DiskCache::Load(const ContentKey& key) {
   }
   // One read of the whole file (graph-level records hold weights: a megabyte or more).
   const std::streamoff size = std::max<std::streamoff>(in.tellg(), 0);
-  if (static_cast<uint64_t>(size) > kMaxCodePayload + (uint64_t{1} << 20)) {
+  if (static_cast<uint64_t>(size) > kMaxFileBytes) {
     Reject(path, absl::StrCat("oversized (", size, " bytes)"));
     return std::nullopt;
   }
@@ -105,7 +109,7 @@ std::optional<DiskCache::SharedPayload> DiskCache::LoadShared(const ContentKey& 
   const bool sized = ::fstat(fd, &st) == 0;
   const uint64_t size = sized ? static_cast<uint64_t>(st.st_size) : 0;
   void* map = MAP_FAILED;
-  if (size > 0 && size <= kMaxCodePayload + (uint64_t{1} << 20)) {
+  if (size > 0 && size <= kMaxFileBytes) {
     // Private and writable: a tensor over it may be written, and stays this process's.
     map = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
   }
@@ -176,6 +180,11 @@ void DiskCache::Store(const ContentKey& key, const std::string& payload) {
 }
 
 void DiskCache::Reject(const ContentKey& key, const std::string& why) { Reject(PathOf(key), why); }
+
+bool DiskCache::Contains(const ContentKey& key) const {
+  std::error_code ec;
+  return fs::exists(PathOf(key), ec);
+}
 
 void DiskCache::Remove(const ContentKey& key) {
   std::error_code ec;

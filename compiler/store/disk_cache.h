@@ -68,6 +68,8 @@ class DiskCache {
   std::optional<SharedPayload> LoadShared(const ContentKey& key);
   // Writes `payload` under `key` (temporary file + rename), then keeps the size bound.
   void Store(const ContentKey& key, const std::string& payload);
+  // Whether a file of `key` exists (not checked: Load or LoadShared checks it).
+  bool Contains(const ContentKey& key) const;
   // Removes the file of `key` (e.g. its object did not link).
   void Remove(const ContentKey& key);
   // Removes the file of `key` whose payload its reader refused (a check inside the
