@@ -202,6 +202,7 @@ absl::StatusOr<std::unique_ptr<JitEngineImpl>> JitEngineImpl::Create() {
       llvm::InitializeNativeTargetAsmParser()) {
     return absl::FailedPreconditionError("this LLVM build cannot target the host");
   }
+  jit_internal::AllocateRegistersAtO0();
   llvm::Expected<llvm::orc::JITTargetMachineBuilder> target =
       llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!target) {

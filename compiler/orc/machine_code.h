@@ -66,6 +66,15 @@ void SetModuleTier(llvm::Module& module, CodeTier tier);
 std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler> MakePooledCompiler(
     std::shared_ptr<TargetMachinePool> optimized, std::shared_ptr<TargetMachinePool> baseline);
 
+// Makes -O0 code generation (the baseline tier) allocate registers as -O2 does (LLVM's
+// `-optimize-regalloc`: live intervals, coalescing, the greedy allocator) while keeping
+// the fast instruction selector. The fast allocator spills every value live across a
+// block edge, so the vector loops the baseline emits reloaded their accumulators,
+// broadcasts and pointers from the stack on every iteration. The option is LLVM's
+// process-wide flag; -O1 and up allocate this way already, so only -O0 machines change.
+// Left alone when the process has set it (e.g. through llvm::cl::ParseCommandLineOptions).
+void AllocateRegistersAtO0();
+
 // The assembly text of `module` (compiled from a clone: codegen rewrites the IR it runs on).
 absl::StatusOr<std::string> EmitAssembly(const llvm::Module& module, llvm::TargetMachine& machine);
 

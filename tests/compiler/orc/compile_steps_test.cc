@@ -59,16 +59,20 @@ TEST(CompileSteps, TheOptimizedTierRunsO2AndTheGreedyAllocator) {
   EXPECT_TRUE(HasPass(steps->machine_pass_seconds, "isel"));
   EXPECT_TRUE(HasPass(steps->machine_pass_seconds, "greedy"));
   EXPECT_FALSE(HasPass(steps->machine_pass_seconds, "regallocfast"));
+  EXPECT_TRUE(HasPass(steps->machine_pass_seconds, "loop-reduce"));
   EXPECT_GE(steps->total(), steps->ir_passes + steps->isel + steps->link);
 }
 
-TEST(CompileSteps, TheBaselineTierRunsItsShortListAndTheFastAllocator) {
+// -O0 machine code (no loop strength reduction, which -O1 and up run) with O2's register
+// allocator (AllocateRegistersAtO0).
+TEST(CompileSteps, TheBaselineTierRunsItsShortListAndTheGreedyAllocatorAtO0) {
   absl::StatusOr<CompileSteps> steps = TimeCompileSteps(kLoop, CodeTier::kBaseline);
   ASSERT_TRUE(steps.ok()) << steps.status();
   EXPECT_TRUE(HasPass(steps->ir_pass_seconds, "LoopVectorizePass"));
   EXPECT_FALSE(HasPass(steps->ir_pass_seconds, "GVNPass"));
-  EXPECT_TRUE(HasPass(steps->machine_pass_seconds, "regallocfast"));
-  EXPECT_FALSE(HasPass(steps->machine_pass_seconds, "greedy"));
+  EXPECT_TRUE(HasPass(steps->machine_pass_seconds, "greedy"));
+  EXPECT_FALSE(HasPass(steps->machine_pass_seconds, "regallocfast"));
+  EXPECT_FALSE(HasPass(steps->machine_pass_seconds, "loop-reduce"));
 }
 
 TEST(CompileSteps, AnEmptyModuleAndTheSameModuleTwiceCompileAndLink) {
