@@ -12,12 +12,14 @@ absl::string_view DTypeName(DType dtype) {
       return "i64";
     case DType::kBool:
       return "bool";
+    case DType::kI32:
+      return "i32";
   }
   return "?";
 }
 
 std::optional<DType> DTypeFromName(absl::string_view name) {
-  for (DType d : {DType::kF32, DType::kF64, DType::kI64, DType::kBool}) {
+  for (DType d : {DType::kF32, DType::kF64, DType::kI64, DType::kBool, DType::kI32}) {
     if (DTypeName(d) == name) return d;
   }
   return std::nullopt;
@@ -33,6 +35,8 @@ int64_t DTypeSize(DType dtype) {
       return 8;
     case DType::kBool:
       return 1;
+    case DType::kI32:
+      return 4;
   }
   return 0;
 }

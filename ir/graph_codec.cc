@@ -9,7 +9,6 @@
 namespace graphjit::ir {
 namespace {
 
-constexpr int kNumDTypes = static_cast<int>(DType::kBool) + 1;
 constexpr int kNumAttrKinds = static_cast<int>(AttrKind::kString) + 1;
 
 void WriteValue(const AttrValue& value, ByteWriter& w) {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "ir/check.h"
 #include "ir/shape_rules.h"
+#include "ir/status_macros.h"
 
 namespace graphjit::ir {
 namespace {
@@ -106,11 +107,34 @@ absl::Status CheckOperandsAndAttrs(OpCode op, int num_operands, const Attrs& att
   return absl::OkStatus();
 }
 
+namespace {
+
+// i32 is a storage type (ir/dtype.h): made by inputs, params and casts, read by casts.
+absl::Status CheckStorageOnly(OpCode op, absl::Span<const ValueType> in, const ValueType& out) {
+  if (op == OpCode::kCast) return absl::OkStatus();
+  for (const ValueType& t : in) {
+    if (t.dtype == DType::kI32) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(OpName(op), ": operand ", TypeToString(t),
+                       " is i32, a storage type: cast it to i64 to compute"));
+    }
+  }
+  if (out.dtype == DType::kI32 && op != OpCode::kInput && op != OpCode::kParam) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        OpName(op), ": i32 is a storage type (inputs, params, casts): make i64 and cast it"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<ValueType> InferType(OpCode op, absl::Span<const ValueType> in, const Attrs& attrs) {
   if (absl::Status s = CheckOperandsAndAttrs(op, static_cast<int>(in.size()), attrs); !s.ok()) {
     return s;
   }
-  return GetOpInfo(op).shape_rule(op, in, attrs);
+  absl::StatusOr<ValueType> out = GetOpInfo(op).shape_rule(op, in, attrs);
+  if (out.ok()) GJ_RETURN_IF_ERROR(CheckStorageOnly(op, in, *out));
+  return out;
 }
 
 absl::StatusOr<int> NormalizeAxis(int64_t axis, int rank, absl::string_view what) {

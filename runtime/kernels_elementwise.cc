@@ -250,9 +250,9 @@ absl::StatusOr<Tensor> EvalCast(const ir::Node& node, absl::Span<const Tensor* c
                                 const ir::Bindings& bindings) {
   GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
   const Tensor& x = *operands[0];
-  return Dispatch<GJ_ALL_TYPES>(node, x.dtype(), [&](auto from_tag) {
+  return Dispatch<GJ_CAST_TYPES>(node, x.dtype(), [&](auto from_tag) {
     using From = decltype(from_tag);
-    return Dispatch<GJ_ALL_TYPES>(node, p.dtype, [&](auto to_tag) -> absl::StatusOr<Tensor> {
+    return Dispatch<GJ_CAST_TYPES>(node, p.dtype, [&](auto to_tag) -> absl::StatusOr<Tensor> {
       using To = decltype(to_tag);
       absl::StatusOr<Tensor> out = NewResult(p);
       if (!out.ok()) return out;

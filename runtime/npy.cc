@@ -89,9 +89,11 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes, absl::string_view what)
     dtype = DType::kI64;
   } else if (*descr == "'|b1'") {
     dtype = DType::kBool;
+  } else if (*descr == "'<i4'") {
+    dtype = DType::kI32;
   } else {
     return Bad(what, absl::StrCat("unsupported dtype ", *descr,
-                                  " (expected '<f8', '<f4', '<i8' or '|b1')"));
+                                  " (expected '<f8', '<f4', '<i8', '<i4' or '|b1')"));
   }
   std::vector<int64_t> shape;
   absl::string_view dims = absl::StripSuffix(absl::StripPrefix(*shape_text, "("), ")");
@@ -141,6 +143,7 @@ std::string EncodeNpy(const Tensor& t) {
   const char* descr = t.dtype() == DType::kF64   ? "<f8"
                       : t.dtype() == DType::kF32 ? "<f4"
                       : t.dtype() == DType::kI64 ? "<i8"
+                      : t.dtype() == DType::kI32 ? "<i4"
                                                  : "|b1";
   std::string shape = absl::StrJoin(t.shape(), ", ");
   if (t.rank() == 1) shape += ",";

@@ -35,7 +35,8 @@ using nlohmann::json;
 // and refusing it bounds the memory a bad file can make us allocate before any check.
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 constexpr char kMetadataKey[] = "__metadata__";
-constexpr char kSupported[] = "supported: F64, F32, I64, BOOL; BF16 and F16 are widened to f32";
+constexpr char kSupported[] =
+    "supported: F64, F32, I64, I32, BOOL; BF16 and F16 are widened to f32";
 
 enum class Widen { kNo, kBF16, kF16 };
 
@@ -48,9 +49,10 @@ struct FileDType {
 };
 
 constexpr FileDType kFileDTypes[] = {
-    {"F64", 8, DType::kF64, Widen::kNo},    {"F32", 4, DType::kF32, Widen::kNo},
-    {"I64", 8, DType::kI64, Widen::kNo},    {"BOOL", 1, DType::kBool, Widen::kNo},
-    {"BF16", 2, DType::kF32, Widen::kBF16}, {"F16", 2, DType::kF32, Widen::kF16},
+    {"F64", 8, DType::kF64, Widen::kNo},  {"F32", 4, DType::kF32, Widen::kNo},
+    {"I64", 8, DType::kI64, Widen::kNo},  {"BOOL", 1, DType::kBool, Widen::kNo},
+    {"I32", 4, DType::kI32, Widen::kNo},  {"BF16", 2, DType::kF32, Widen::kBF16},
+    {"F16", 2, DType::kF32, Widen::kF16},
 };
 
 const FileDType* FindFileDType(absl::string_view name) {
@@ -70,6 +72,8 @@ const char* NativeName(DType dtype) {
       return "I64";
     case DType::kBool:
       return "BOOL";
+    case DType::kI32:
+      return "I32";
   }
   return "?";
 }

@@ -69,26 +69,32 @@ inline T MinOf(T a, T b) {
   return a < b ? a : b;
 }
 
-// Float to i64 as llvm.fptosi.sat: truncation toward zero, saturation, NaN -> 0.
+// Float to int64_t or int32_t as llvm.fptosi.sat: truncation toward zero, saturation,
+// NaN -> 0.
+template <typename I, typename F>
+inline I SaturatingToInt(F x) {
+  static_assert(std::is_floating_point_v<F> && std::is_integral_v<I>);
+  if (std::isnan(x)) return 0;
+  // 2^63 and 2^31 are exact in float and double; anything at or beyond them saturates.
+  constexpr F kLimit =
+      static_cast<F>(static_cast<double>(uint64_t{1} << std::numeric_limits<I>::digits));
+  if (x >= kLimit) return std::numeric_limits<I>::max();
+  if (x < -kLimit) return std::numeric_limits<I>::min();
+  return static_cast<I>(x);
+}
 template <typename F>
 inline int64_t SaturatingToI64(F x) {
-  static_assert(std::is_floating_point_v<F>);
-  if (std::isnan(x)) return 0;
-  // 2^63 is exact in float and double; anything at or beyond it saturates.
-  constexpr F kLimit = static_cast<F>(9223372036854775808.0);
-  if (x >= kLimit) return std::numeric_limits<int64_t>::max();
-  if (x < -kLimit) return std::numeric_limits<int64_t>::min();
-  return static_cast<int64_t>(x);
+  return SaturatingToInt<int64_t>(x);
 }
 
-// Converts one element between the C++ element types (float, double, int64_t, bool) with
-// the semantics of `cast`.
+// Converts one element between the C++ element types (float, double, int64_t, bool,
+// int32_t) with the semantics of `cast`: integers narrow by wrapping (two's complement).
 template <typename To, typename From>
 inline To ConvertElement(From x) {
   if constexpr (std::is_same_v<To, bool>) {
     return x != From{0};
-  } else if constexpr (std::is_same_v<To, int64_t> && std::is_floating_point_v<From>) {
-    return SaturatingToI64(x);
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    return SaturatingToInt<To>(x);
   } else {
     return static_cast<To>(x);
   }

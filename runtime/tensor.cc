@@ -116,6 +116,9 @@ absl::StatusOr<Tensor> Tensor::FromDoubles(DType dtype, std::vector<int64_t> sha
     case DType::kBool:
       FillFromDoubles(values, t->data<bool>());
       break;
+    case DType::kI32:
+      FillFromDoubles(values, t->data<int32_t>());
+      break;
   }
   return t;
 }
@@ -139,6 +142,8 @@ template absl::StatusOr<Tensor> Tensor::FromVector<double>(std::vector<int64_t>,
                                                            absl::Span<const double>);
 template absl::StatusOr<Tensor> Tensor::FromVector<int64_t>(std::vector<int64_t>,
                                                             absl::Span<const int64_t>);
+template absl::StatusOr<Tensor> Tensor::FromVector<int32_t>(std::vector<int64_t>,
+                                                            absl::Span<const int32_t>);
 template absl::StatusOr<Tensor> Tensor::FromVector<bool>(std::vector<int64_t>,
                                                          absl::Span<const bool>);
 
@@ -160,6 +165,8 @@ double Tensor::ValueAt(int64_t i) const {
       return static_cast<double>(data<int64_t>()[i]);
     case DType::kBool:
       return data<bool>()[i] ? 1.0 : 0.0;
+    case DType::kI32:
+      return data<int32_t>()[i];
   }
   return 0;
 }

@@ -28,11 +28,13 @@ template <> struct DTypeTraits<DType::kF32> { using T = float; };
 template <> struct DTypeTraits<DType::kF64> { using T = double; };
 template <> struct DTypeTraits<DType::kI64> { using T = int64_t; };
 template <> struct DTypeTraits<DType::kBool> { using T = bool; };
+template <> struct DTypeTraits<DType::kI32> { using T = int32_t; };
 template <typename T> constexpr DType DTypeOf();
 template <> constexpr DType DTypeOf<float>() { return DType::kF32; }
 template <> constexpr DType DTypeOf<double>() { return DType::kF64; }
 template <> constexpr DType DTypeOf<int64_t>() { return DType::kI64; }
 template <> constexpr DType DTypeOf<bool>() { return DType::kBool; }
+template <> constexpr DType DTypeOf<int32_t>() { return DType::kI32; }
 // clang-format on
 
 // ConvertElement<To>(x), the element conversion of `cast`, is in scalar_semantics.h.

@@ -64,6 +64,8 @@ llvm::Type* KernelEmitter::ValueType(DType dtype) {
       return llvm::Type::getInt64Ty(context_);
     case DType::kBool:
       return llvm::Type::getInt1Ty(context_);
+    case DType::kI32:
+      return llvm::Type::getInt32Ty(context_);
   }
   Fail("invalid dtype ", static_cast<int>(dtype));
   return llvm::Type::getInt64Ty(context_);
@@ -87,7 +89,7 @@ absl::Status KernelEmitter::Emit() {
     Fail("output buffer b", kernel_.out, " out of range (", program_.buffers.size(), " buffers)");
     return status_;
   }
-  if (program_.buffers[kernel_.out].dtype > DType::kBool) {
+  if (static_cast<int>(program_.buffers[kernel_.out].dtype) >= ir::kNumDTypes) {
     Fail("output buffer b", kernel_.out, " has an invalid dtype");
     return status_;
   }
@@ -285,7 +287,7 @@ const KernelEmitter::BufferAccess* KernelEmitter::Access(int buffer) {
   access.failed = true;
   const Buffer& buf = program_.buffers[buffer];
   const std::string what = absl::StrCat("buffer b", buffer, " '", buf.name, "'");
-  if (buf.dtype > DType::kBool) {
+  if (static_cast<int>(buf.dtype) >= ir::kNumDTypes) {
     Fail(what, " has an invalid dtype");
     return nullptr;
   }

@@ -32,7 +32,8 @@ bool KernelEmitter::CheckTree(const ExprPtr& e, absl::string_view what) {
   }
   if (auto it = checked_.find(e.get()); it != checked_.end()) return it->second;
   const int expected = ExpectedOperands(e->kind, e->op);
-  const bool ok = e->dtype <= DType::kBool && (expected >= 0 || e->kind == ExprKind::kLoad);
+  const bool ok =
+      static_cast<int>(e->dtype) < ir::kNumDTypes && (expected >= 0 || e->kind == ExprKind::kLoad);
   // A load's count is its buffer's rank, checked where it is evaluated.
   const size_t want = e->kind == ExprKind::kLoad ? e->operands.size() : expected;
   if (!ok || e->operands.size() != want) {
@@ -108,6 +109,8 @@ llvm::Value* KernelEmitter::EvalUncached(const Expr& e, bool index) {
           return b_->getInt64(e.i_value);
         case DType::kBool:
           return b_->getInt1(e.i_value != 0);
+        case DType::kI32:
+          return b_->getInt32(static_cast<uint32_t>(e.i_value));
       }
       return Poison(e.dtype);
     case ExprKind::kLoopVar:
@@ -168,6 +171,8 @@ llvm::Value* KernelEmitter::EvalOp(const Expr& e, bool index) {
       break;
     case DType::kBool:
       result = BoolOp(e.op, x, y);
+      break;
+    case DType::kI32:  // a storage type: only casts read it (ir/op.cc)
       break;
   }
   if (result == nullptr) {
@@ -368,17 +373,19 @@ llvm::Value* KernelEmitter::EvalCast(const Expr& e, bool index) {
   if (to == DType::kBool) {
     // Like C++'s bool conversion: NaN is true.
     return ir::IsFloat(from) ? b.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0))
-                             : b.CreateICmpNE(x, b.getInt64(0));
+                             : b.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
   }
   if (from == DType::kBool)
     return ir::IsFloat(to) ? b.CreateUIToFP(x, type) : b.CreateZExt(x, type);
-  // Float to i64 saturates and maps NaN to 0 (fptosi would be poison out of range), as the
+  // Float to i64 or i32 saturates and maps NaN to 0 (fptosi would be poison out of range), as the
   // interpreter's cast (runtime/scalar_semantics.h).
   if (ir::IsFloat(from)) {
     return ir::IsFloat(to)
                ? b.CreateFPCast(x, type)
                : b.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {type, x->getType()}, {x});
   }
+  // Integers widen by sign and narrow by wrapping, as the interpreter's static_cast.
+  if (!ir::IsFloat(to)) return b.CreateSExtOrTrunc(x, type);
   return b.CreateSIToFP(x, type);
 }
 

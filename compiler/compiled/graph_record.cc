@@ -142,7 +142,7 @@ absl::StatusOr<GraphRecord> DecodeGraphRecord(absl::string_view payload) {
   for (int64_t i = 0; i < num_params && r.ok(); ++i) {
     GraphRecord::PackedParam& p = record.packed.emplace_back();
     p.name = r.Str("param name");
-    p.dtype = r.EnumValue<ir::DType>("param dtype", static_cast<int>(ir::DType::kBool) + 1);
+    p.dtype = r.EnumValue<ir::DType>("param dtype", ir::kNumDTypes);
     const int64_t rank = r.Count("param rank", 8);
     for (int64_t d = 0; d < rank && r.ok(); ++d) {
       p.shape.push_back(r.Ranged("param dim", 0, INT64_MAX));

@@ -17,7 +17,7 @@ constexpr absl::string_view kTag = "graphjit-program-v1";
 // Loop variables index a kernel's loops (a handful); anything larger is damage.
 constexpr int64_t kMaxLoopVars = 64;
 
-constexpr int kNumDTypes = static_cast<int>(ir::DType::kBool) + 1;
+using ir::kNumDTypes;
 
 // --- encoding
 

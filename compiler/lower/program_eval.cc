@@ -39,6 +39,8 @@ T ElementOf(Scalar x, ir::DType from) {
       return runtime::ConvertElement<T>(x.i);
     case ir::DType::kBool:
       return runtime::ConvertElement<T>(x.i != 0);
+    case ir::DType::kI32:
+      return runtime::ConvertElement<T>(static_cast<int32_t>(x.i));
   }
   return T{};
 }
@@ -55,6 +57,8 @@ Scalar CastScalar(Scalar x, ir::DType from, ir::DType to) {
       return FromInt(ElementOf<int64_t>(x, from));
     case ir::DType::kBool:
       return FromBool(ElementOf<bool>(x, from));
+    case ir::DType::kI32:
+      return FromInt(ElementOf<int32_t>(x, from));
   }
   return {};
 }
@@ -475,6 +479,9 @@ class Evaluator {
       case ir::DType::kBool:
         reinterpret_cast<bool*>(base)[off] = v.i != 0;
         break;
+      case ir::DType::kI32:
+        reinterpret_cast<int32_t*>(base)[off] = static_cast<int32_t>(v.i);
+        break;
     }
   }
 
@@ -493,6 +500,10 @@ class Evaluator {
       }
       case ir::DType::kBool: {
         int64_t v = reinterpret_cast<const bool*>(base)[off];
+        return {static_cast<double>(v), v};
+      }
+      case ir::DType::kI32: {
+        int64_t v = reinterpret_cast<const int32_t*>(base)[off];
         return {static_cast<double>(v), v};
       }
     }
@@ -533,6 +544,8 @@ class Evaluator {
       case ir::DType::kI64:
       case ir::DType::kBool:
         r = IntOp(e->op, a.i, b.i);
+        break;
+      case ir::DType::kI32:  // a storage type: only casts read it (ir/op.cc)
         break;
     }
     if (r.has_value()) return *r;

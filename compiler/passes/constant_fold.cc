@@ -33,8 +33,10 @@ bool AttrsAreConstant(const ir::Node& n) {
 }
 
 // Constants hold their values as doubles (the `value` attribute), which is exact for f32,
-// f64 and bool and for i64 up to 2^53; other i64 values are folded into a param instead.
+// f64 and bool and for i64 up to 2^53; other i64 values are folded into a param instead,
+// and so is i32, a storage type no constant may have (ir/dtype.h).
 bool FitsInConstant(const runtime::Tensor& t) {
+  if (t.dtype() == ir::DType::kI32) return false;
   if (t.dtype() != ir::DType::kI64) return true;
   const int64_t* v = t.data<int64_t>();
   for (int64_t i = 0; i < t.numel(); ++i) {

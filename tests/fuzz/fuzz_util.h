@@ -91,6 +91,7 @@ inline std::optional<runtime::Tensor> MakeTensor(const ir::ValueType& type,
         v = rng() % 16 == 0 ? kSpecials[rng() % 8] : normal(rng);
         break;
       case ir::DType::kI64:
+      case ir::DType::kI32:
         v = kind == ValueKind::kIndex ? static_cast<double>(rng() % std::max<int64_t>(bound, 1))
                                       : static_cast<double>(static_cast<int64_t>(rng() % 9) - 4);
         break;

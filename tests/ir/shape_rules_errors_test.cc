@@ -30,6 +30,17 @@ struct ErrorCase {
 
 std::vector<ErrorCase> ErrorCases() {
   return {
+      // i32 is a storage type: only inputs, params and casts make it, only casts read it.
+      {OpCode::kAdd, {I32({2}), I32({2})}, {}, "i32, a storage type: cast it to i64"},
+      {OpCode::kReshape, {I32({2})}, Attrs{{"shape", Shape{2}}}, "is i32, a storage type"},
+      {OpCode::kConstant,
+       {},
+       Attrs{{"value", std::vector<double>{1}}, {"dtype", DType::kI32}, {"shape", Shape{}}},
+       "i32 is a storage type"},
+      {OpCode::kFull,
+       {},
+       Attrs{{"value", 1.0}, {"dtype", DType::kI32}, {"shape", Shape{2}}},
+       "i32 is a storage type"},
       // Sources.
       {OpCode::kInput, {}, Source(DType::kF32, {2, -1}), "negative dim -1"},
       {OpCode::kInput,

@@ -29,6 +29,11 @@ std::vector<ValidCase> ValidCases() {
   std::vector<ValidCase> cases = {
       {OpCode::kInput, {}, Source(DType::kF64, {2, S, 16}), F64({2, S, 16})},
       {OpCode::kParam, {}, Source(DType::kF32, {16, 64}), F32({16, 64})},
+      // i32, the storage type: made by inputs, params and casts, read by casts.
+      {OpCode::kInput, {}, Source(DType::kI32, {S}), I32({S})},
+      {OpCode::kParam, {}, Source(DType::kI32, {4}), I32({4})},
+      {OpCode::kCast, {I32({S})}, Attrs{{"dtype", DType::kI64}}, I64({S})},
+      {OpCode::kCast, {F32({S})}, Attrs{{"dtype", DType::kI32}}, I32({S})},
       {OpCode::kConstant,
        {},
        Attrs{{"value", std::vector<double>{1, 2, 3, 4, 5, 6}},

@@ -28,6 +28,7 @@ inline ValueType F32(Shape shape) { return ValueType{DType::kF32, std::move(shap
 inline ValueType F64(Shape shape) { return ValueType{DType::kF64, std::move(shape)}; }
 inline ValueType I64(Shape shape) { return ValueType{DType::kI64, std::move(shape)}; }
 inline ValueType Bool(Shape shape) { return ValueType{DType::kBool, std::move(shape)}; }
+inline ValueType I32(Shape shape) { return ValueType{DType::kI32, std::move(shape)}; }
 
 inline Attrs Axis(int64_t axis) { return Attrs{{"axis", axis}}; }
 inline Attrs Reduce(int64_t axis, bool keepdim) {

@@ -15,6 +15,7 @@ TEST(Npy, RoundTripsEveryDtype) {
       *Tensor::FromDoubles(DType::kF32, {4}, {0.5, 1, 2, 3}),
       *Tensor::FromDoubles(DType::kI64, {1, 2, 1}, {7, -9}),
       *Tensor::FromDoubles(DType::kBool, {3}, {1, 0, 1}),
+      *Tensor::FromVector<int32_t>({2}, std::vector<int32_t>{INT32_MIN, 5}),
       Tensor::Scalar(DType::kF64, 2.25),
       *Tensor::Zeros(DType::kF64, {0, 3}),
   };

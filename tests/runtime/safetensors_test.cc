@@ -76,6 +76,7 @@ TensorMap EveryNativeDtype() {
       {"f32", *Tensor::FromDoubles(DType::kF32, {4}, {0.5, 1, -2, 3})},
       {"i64", *Tensor::FromVector<int64_t>({1, 2, 1}, std::vector<int64_t>{7, INT64_MIN})},
       {"bool", *Tensor::FromDoubles(DType::kBool, {3}, {1, 0, 1})},
+      {"i32", *Tensor::FromVector<int32_t>({2}, std::vector<int32_t>{-3, INT32_MAX})},
       {"scalar_f64", Tensor::Scalar(DType::kF64, 2.25)},
       {"scalar_bool", Tensor::Scalar(DType::kBool, 1)},
       {"empty_f32", *Tensor::Zeros(DType::kF32, {0, 3})},
@@ -214,15 +215,16 @@ TEST(Safetensors, WidensBF16AndF16ToF32) {
 }
 
 TEST(Safetensors, OtherDtypesAreRejectedByName) {
-  for (const char* dtype : {"I32", "U8", "I8", "F8_E4M3", "F8_E5M2", "U64", "float32"}) {
+  for (const char* dtype : {"I16", "U8", "I8", "F8_E4M3", "F8_E5M2", "U64", "float32"}) {
     std::string header =
         absl::StrCat(R"({"emb":{"dtype":")", dtype, R"(","shape":[1],"data_offsets":[0,4]}})");
     absl::StatusOr<TensorMap> t = ParseSafetensors(File(header, "abcd"), "m.safetensors");
     ASSERT_FALSE(t.ok()) << dtype;
     EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_EQ(t.status().message(),
-              absl::StrCat("m.safetensors: tensor 'emb': unsupported dtype '", dtype,
-                           "' (supported: F64, F32, I64, BOOL; BF16 and F16 are widened to f32)"));
+    EXPECT_EQ(
+        t.status().message(),
+        absl::StrCat("m.safetensors: tensor 'emb': unsupported dtype '", dtype,
+                     "' (supported: F64, F32, I64, I32, BOOL; BF16 and F16 are widened to f32)"));
   }
 }
 

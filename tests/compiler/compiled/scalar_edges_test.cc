@@ -38,14 +38,21 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 const std::vector<double> kFloatEdges = {NAN,  kInf, -kInf, 1e300, -1e300, 0.0,
                                          -0.0, 1.0,  -1.0,  2.5,   -2.5,   1e-300};
 const std::vector<int64_t> kIntEdges = {kMin, kMin + 1, -7, -1, 0, 1, 7, kMax};
+constexpr int32_t kMax32 = std::numeric_limits<int32_t>::max();
+constexpr int32_t kMin32 = std::numeric_limits<int32_t>::min();
+const std::vector<int32_t> kInt32Edges = {kMin32, kMin32 + 1, -7, -1, 0, 1, 7, kMax32};
 
 Tensor Edges(DType dtype, std::vector<int64_t> shape) {
   if (dtype == DType::kI64) return *Tensor::FromVector<int64_t>(shape, kIntEdges);
+  if (dtype == DType::kI32) return *Tensor::FromVector<int32_t>(shape, kInt32Edges);
   if (dtype == DType::kBool) return *Tensor::FromDoubles(dtype, shape, {0, 1});
   return *Tensor::FromDoubles(dtype, shape, kFloatEdges);
 }
 
-int64_t NumEdges(DType dtype) { return dtype == DType::kI64 ? 8 : dtype == DType::kBool ? 2 : 12; }
+int64_t NumEdges(DType dtype) {
+  if (dtype == DType::kI64 || dtype == DType::kI32) return 8;
+  return dtype == DType::kBool ? 2 : 12;
+}
 
 // One op on edge inputs `a` (a column) and, for binary ops, `b` (a row).
 struct EdgeCase {
@@ -116,6 +123,11 @@ std::vector<EdgeCase> Cases() {
     cases.push_back({op, DType::kBool, DType::kBool, true});
   }
   for (DType to : {DType::kI64, DType::kF32}) cases.push_back({"cast", DType::kBool, to, false});
+  // i32, the storage type: casts both ways.
+  for (DType other : {DType::kF32, DType::kF64, DType::kI64, DType::kBool}) {
+    cases.push_back({"cast", other, DType::kI32, false});
+    cases.push_back({"cast", DType::kI32, other, false});
+  }
   return cases;
 }
 
@@ -247,6 +259,13 @@ TEST(ScalarEdges, DocumentedValues) {
   Tensor i = run({"cast", DType::kF64, DType::kI64, false});
   EXPECT_EQ(std::vector<int64_t>(i.data<int64_t>(), i.data<int64_t>() + 12),
             (std::vector<int64_t>{0, kMax, kMin, kMax, kMin, 0, 0, 1, -1, 2, -2, 0}));
+  // Float to i32 saturates at 32 bits the same way; i64 to i32 wraps.
+  Tensor i32 = run({"cast", DType::kF64, DType::kI32, false});
+  EXPECT_EQ(std::vector<int32_t>(i32.data<int32_t>(), i32.data<int32_t>() + 12),
+            (std::vector<int32_t>{0, kMax32, kMin32, kMax32, kMin32, 0, 0, 1, -1, 2, -2, 0}));
+  Tensor wrapped = run({"cast", DType::kI64, DType::kI32, false});
+  EXPECT_EQ(std::vector<int32_t>(wrapped.data<int32_t>(), wrapped.data<int32_t>() + 8),
+            (std::vector<int32_t>{0, 1, -7, -1, 0, 1, 7, -1}));
   // maximum: NaN wins both ways; -0 < +0.
   Tensor m = run({"maximum", DType::kF64, DType::kF64, true});
   const std::vector<double> mv = m.ToDoubles();

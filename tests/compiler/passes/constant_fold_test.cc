@@ -67,6 +67,28 @@ TEST(ConstantFold, LargeResultsBecomeNewParams) {
   EXPECT_EQ(ctx.params.at("folded.0").ValueAt(1), 8.0);  // W^T[0, 1] = W[1, 0]
 }
 
+TEST(ConstantFold, AnI32ResultBecomesAParamNotAConstant) {
+  // i32 is a storage type no constant may have; a small i64 result stays a constant.
+  PassContext ctx;
+  absl::StatusOr<std::string> out = RunPassOnText("constant_fold", R"(graph g {
+  %0 = constant {value=[3.0, -1.0]} : i64[2]
+  %1 = cast(%0) {dtype=i32} : i32[2]
+  %2 = cast(%1) {dtype=i64} : i64[2]
+  return %1, %2
+})",
+                                                  &ctx);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out, R"(graph g {
+  %0 = constant {value=[3.0, -1.0]} : i64[2]
+  %1 = param {name="folded.0"} : i32[2]
+  %2 = constant {value=[3.0, -1.0]} : i64[2]
+  return %1, %2
+}
+)");
+  ASSERT_TRUE(ctx.params.contains("folded.0"));
+  EXPECT_EQ(ctx.params.at("folded.0").TypeString(), "i32[2]");
+}
+
 TEST(ConstantFold, DoesNotReadParamsThatMayChange) {
   PassContext ctx;
   ctx.params["w"] = *Tensor::FromDoubles(ir::DType::kF64, {2}, {1.5, -2.0});
