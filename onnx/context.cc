@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/status_macros.h"
@@ -9,6 +10,7 @@
 namespace graphjit::onnx {
 namespace {
 
+using ir::DType;
 using ir::OpCode;
 using ir::SymExpr;
 using ir::ValueId;
@@ -130,7 +132,7 @@ absl::StatusOr<ValueId> Context::InNode(int i) {
   if (!DTypeOfElem(v->elem_type)) {
     return Unimplemented(absl::StrCat("input '", node_->input(i), "' has element type ",
                                       ElemTypeName(v->elem_type),
-                                      " (graphjit computes on FLOAT, DOUBLE, INT64, BOOL)"));
+                                      " (graphjit computes on FLOAT, DOUBLE, INT64, INT32, BOOL)"));
   }
   return Materialize(node_->input(i));
 }
@@ -205,12 +207,38 @@ absl::Status Context::BuilderStatus() const {
   return absl::Status(s.code(), absl::StrCat(NodeLabel(), ": ", s.message()));
 }
 
-absl::Status Context::SetOut(int i, ValueId id) {
+int32_t Context::IntegerElemOfNode() const {
+  for (int j = 0; j < num_inputs(); ++j) {
+    const Value* v = HasInput(j) ? Find(node_->input(j)) : nullptr;
+    if (v != nullptr &&
+        (v->elem_type == pb::TensorProto::INT64 || v->elem_type == pb::TensorProto::INT32)) {
+      return v->elem_type;
+    }
+  }
+  return pb::TensorProto::INT64;
+}
+
+absl::Status Context::SetOut(int i, ValueId id, std::optional<int32_t> elem_type) {
   GJ_RETURN_IF_ERROR(BuilderStatus());
   GJ_CHECK(id != ir::kInvalidValue) << NodeLabel() << ": output " << i << " has no node";
   if (!WantsOutput(i)) return absl::OkStatus();
+  if (!elem_type) {
+    elem_type = type(id).dtype == DType::kI64 ? IntegerElemOfNode() : ElemOfDType(type(id).dtype);
+  }
+  // Ops whose int32 results stay within their inputs' values: no wrap needed.
+  static const auto* const kInRange = new absl::flat_hash_set<std::string>{
+      "Identity", "Reshape", "Flatten",      "Squeeze",        "Unsqueeze", "Transpose", "Concat",
+      "Split",    "Slice",   "Gather",       "GatherElements", "Expand",    "Tile",      "Where",
+      "Max",      "Min",     "ReduceMax",    "ReduceMin",      "Relu",      "Sign",      "Mod",
+      "Trilu",    "OneHot",  "DepthToSpace", "SpaceToDepth"};
+  if (*elem_type == pb::TensorProto::INT32 && type(id).dtype == DType::kI64 &&
+      !kInRange->contains(node_->op_type())) {
+    id = Op(OpCode::kCast, {Op(OpCode::kCast, {id}, {{"dtype", DType::kI32}})},
+            {{"dtype", DType::kI64}});
+    GJ_RETURN_IF_ERROR(BuilderStatus());
+  }
   Value v;
-  v.elem_type = ElemOfDType(type(id).dtype);
+  v.elem_type = *elem_type;
   v.shape = type(id).shape;
   v.id = id;
   Define(node_->output(i), std::move(v));

@@ -75,8 +75,12 @@ class Context {
   // Outputs of the node: `i` may be absent or named "" (not wanted).
   int num_outputs() const { return node_->output_size(); }
   bool WantsOutput(int i) const { return i < num_outputs() && !node_->output(i).empty(); }
-  // Output i is `id`; an error if the builder has failed (naming the node).
-  absl::Status SetOut(int i, ir::ValueId id);
+  // Output i is `id`; an error if the builder has failed (naming the node). Its ONNX
+  // element type is `elem_type`, else that of its dtype, except that an i64 output keeps
+  // the node's integer type T: that of the first input computed in i64 (data before
+  // indices, Where's X). An INT32 output is wrapped to 32 bits unless the op only moves,
+  // picks or bounds its input's values (what ONNX's int32 arithmetic does on overflow).
+  absl::Status SetOut(int i, ir::ValueId id, std::optional<int32_t> elem_type = std::nullopt);
   // Output i is known integers with a constant shape (folded, no node).
   void SetOutInts(int i, int32_t elem_type, std::vector<int64_t> shape,
                   std::vector<ir::SymExpr> ints);
@@ -104,6 +108,9 @@ class Context {
   runtime::TensorMap& params() { return *params_; }
 
  private:
+  // INT32 or INT64: the type T of an integer op (SetOut).
+  int32_t IntegerElemOfNode() const;
+
   ir::GraphBuilder* b_;
   runtime::TensorMap* params_;
   int64_t opset_;

@@ -89,6 +89,13 @@ class Importer {
         v.elem_type = ElemOfDType(it->second.dtype());
         v.shape = ir::ConstShape(it->second.shape());
         v.constant = it->second;
+        if (it->second.dtype() == ir::DType::kI32) {  // held as i64, as INT32 initializers
+          GJ_ASSIGN_OR_RETURN(v.constant,
+                              runtime::Tensor::Empty(ir::DType::kI64, it->second.shape()));
+          for (int64_t i = 0; i < it->second.numel(); ++i) {
+            v.constant->data<int64_t>()[i] = it->second.data<int32_t>()[i];
+          }
+        }
         ctx_.Define(input.name(), std::move(v));
         continue;
       }
@@ -104,11 +111,17 @@ class Importer {
         return absl::InvalidArgumentError(
             absl::StrCat("graph output '", output.name(), "' is not computed by any node"));
       }
-      if (!DTypeOfElem(v->elem_type)) {
+      const std::optional<ir::DType> dtype = BoundaryDType(v->elem_type);
+      if (!dtype) {
         return absl::UnimplementedError(absl::StrCat(
             "graph output '", output.name(), "' has element type ", ElemTypeName(v->elem_type)));
       }
       GJ_ASSIGN_OR_RETURN(ir::ValueId id, ctx_.Materialize(output.name()));
+      // INT32 values are computed in i64 (DTypeOfElem) and handed out in 32 bits.
+      if (builder_.type(id).dtype != *dtype) {
+        id = builder_.Add(ir::OpCode::kCast, {id}, {{"dtype", *dtype}});
+        GJ_RETURN_IF_ERROR(builder_.status());
+      }
       builder_.Output(id);
       out_.output_names.push_back(output.name());
     }
@@ -137,11 +150,11 @@ class Importer {
                        "not supported)"));
     }
     const pb::TypeProto::Tensor& tt = input.type().tensor_type();
-    std::optional<ir::DType> dtype = DTypeOfElem(tt.elem_type());
+    std::optional<ir::DType> dtype = BoundaryDType(tt.elem_type());
     if (!dtype) {
-      return absl::UnimplementedError(absl::StrCat("input '", name, "' has element type ",
-                                                   ElemTypeName(tt.elem_type()),
-                                                   " (graphjit has FLOAT, DOUBLE, INT64, BOOL)"));
+      return absl::UnimplementedError(
+          absl::StrCat("input '", name, "' has element type ", ElemTypeName(tt.elem_type()),
+                       " (graphjit has FLOAT, DOUBLE, INT64, INT32, BOOL)"));
     }
     if (!tt.has_shape()) {
       return absl::UnimplementedError(absl::StrCat("input '", name, "' has no shape (rank)"));
@@ -167,6 +180,9 @@ class Importer {
     v.elem_type = tt.elem_type();
     v.shape = shape;
     v.id = builder_.Input(name, *dtype, shape);
+    if (*dtype == ir::DType::kI32) {  // computed in i64, as every INT32 value
+      v.id = builder_.Add(ir::OpCode::kCast, {v.id}, {{"dtype", ir::DType::kI64}});
+    }
     GJ_RETURN_IF_ERROR(builder_.status());
     ctx_.Define(name, std::move(v));
     out_.input_names.push_back(name);

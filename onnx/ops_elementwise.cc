@@ -227,13 +227,13 @@ absl::Status CastTo(Context& ctx, int32_t to) {
   }
   std::optional<DType> dtype = DTypeOfElem(to);
   if (!dtype) {
-    return ctx.Unimplemented(
-        absl::StrCat("cast to ", ElemTypeName(to), " (graphjit has FLOAT, DOUBLE, INT64, BOOL)"));
+    return ctx.Unimplemented(absl::StrCat("cast to ", ElemTypeName(to),
+                                          " (graphjit has FLOAT, DOUBLE, INT64, INT32, BOOL)"));
   }
   // Integers of other types are constants or folded values, held as i64.
   GJ_ASSIGN_OR_RETURN(ValueId x, IsIntegerElem(in->elem_type) ? ctx.InIndexNode(0) : ctx.InNode(0));
-  if (ctx.type(x).dtype == *dtype) return ctx.SetOut(0, x);
-  return ctx.SetOut(0, ctx.Op(OpCode::kCast, {x}, {{"dtype", *dtype}}));
+  if (ctx.type(x).dtype == *dtype) return ctx.SetOut(0, x, to);
+  return ctx.SetOut(0, ctx.Op(OpCode::kCast, {x}, {{"dtype", *dtype}}), to);
 }
 
 absl::Status Cast(Context& ctx) {

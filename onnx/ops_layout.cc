@@ -355,7 +355,7 @@ absl::Status EyeLike(Context& ctx) {
   if (!dtype) return ctx.Unimplemented(absl::StrCat("output type ", ElemTypeName(elem)));
   ValueId diff = ColumnMinusRow(ctx, in->shape[0], in->shape[1]);
   ValueId on = ctx.Op(OpCode::kEq, {diff, ctx.b().Scalar(ctx.AttrInt("k", 0), DType::kI64)});
-  return ctx.SetOut(0, ctx.Op(OpCode::kCast, {on}, {{"dtype", *dtype}}));
+  return ctx.SetOut(0, ctx.Op(OpCode::kCast, {on}, {{"dtype", *dtype}}), elem);
 }
 
 }  // namespace

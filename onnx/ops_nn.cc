@@ -271,13 +271,13 @@ absl::Status OneHot(Context& ctx) {
   if (ctx.type(idx).dtype != DType::kI64) {
     idx = ctx.Op(OpCode::kCast, {idx}, {{"dtype", DType::kI64}});
   }
-  GJ_ASSIGN_OR_RETURN(const Value* depth_v, ctx.In(1));
-  if (!depth_v->constant || depth_v->constant->numel() != 1) {
-    return ctx.Unimplemented("a OneHot depth that depends on tensor data");
-  }
-  const double depth_value = depth_v->constant->ValueAt(0);
+  GJ_ASSIGN_OR_RETURN(std::vector<double> depth_values, ctx.InConstDoubles(1));
+  if (depth_values.size() != 1) return ctx.Invalid("depth must have one element");
+  const double depth_value = depth_values[0];
   if (!(depth_value >= 1 && depth_value < 1e9)) return ctx.Invalid("depth must be positive");
   const int64_t depth = static_cast<int64_t>(depth_value);
+  GJ_ASSIGN_OR_RETURN(const Value* values_v, ctx.In(2));
+  const int32_t values_elem = values_v->elem_type;
   GJ_ASSIGN_OR_RETURN(ValueId values, ctx.InNode(2));
   const int rank = ctx.type(idx).rank() + 1;
   GJ_ASSIGN_OR_RETURN(int axis, NormAxis(ctx, ctx.AttrInt("axis", -1), rank));
@@ -297,7 +297,7 @@ absl::Status OneHot(Context& ctx) {
                        {{"axis", int64_t{0}}, {"start", SymExpr(i)}, {"end", SymExpr(i + 1)}});
     return Reshape(ctx, s, {});
   };
-  return ctx.SetOut(0, ctx.Op(OpCode::kWhere, {hot, pick(1), pick(0)}));
+  return ctx.SetOut(0, ctx.Op(OpCode::kWhere, {hot, pick(1), pick(0)}), values_elem);
 }
 
 }  // namespace

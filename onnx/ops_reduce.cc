@@ -90,14 +90,16 @@ absl::Status ArgReduce(Context& ctx) {
   GJ_ASSIGN_OR_RETURN(int axis, NormAxis(ctx, ctx.AttrInt("axis", 0), ctx.type(x).rank()));
   const bool keepdims = ctx.AttrInt("keepdims", 1) != 0;
   if (ctx.AttrInt("select_last_index", 0) == 0) {
-    return ctx.SetOut(0, ctx.Op(kOp, {x}, {{"axis", int64_t{axis}}, {"keepdim", keepdims}}));
+    return ctx.SetOut(0, ctx.Op(kOp, {x}, {{"axis", int64_t{axis}}, {"keepdim", keepdims}}),
+                      pb::TensorProto::INT64);
   }
   // The last extreme is the first one of the reversed axis, counted from the end.
   std::optional<int64_t> n = ctx.type(x).shape[axis].AsConstant();
   if (!n || *n > kMaxIndexVector) return ctx.Unimplemented("select_last_index on a symbolic axis");
   ValueId flipped = TakeAlongAxis(ctx, x, axis, Reversed(*n));
   ValueId first = ctx.Op(kOp, {flipped}, {{"axis", int64_t{axis}}, {"keepdim", keepdims}});
-  return ctx.SetOut(0, ctx.Op(OpCode::kSub, {ctx.b().Scalar(*n - 1, DType::kI64), first}));
+  return ctx.SetOut(0, ctx.Op(OpCode::kSub, {ctx.b().Scalar(*n - 1, DType::kI64), first}),
+                    pb::TensorProto::INT64);
 }
 
 absl::Status CumSum(Context& ctx) {

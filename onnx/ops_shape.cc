@@ -128,7 +128,7 @@ absl::Status ConstantOfShape(Context& ctx) {
   std::optional<DType> dtype = DTypeOfElem(elem);
   if (!dtype) return ctx.Unimplemented(absl::StrCat("a value of type ", ElemTypeName(elem)));
   return ctx.SetOut(
-      0, ctx.Op(OpCode::kFull, {}, {{"value", value}, {"dtype", *dtype}, {"shape", shape}}));
+      0, ctx.Op(OpCode::kFull, {}, {{"value", value}, {"dtype", *dtype}, {"shape", shape}}), elem);
 }
 
 absl::Status Range(Context& ctx) {

@@ -83,12 +83,18 @@ std::optional<ir::DType> DTypeOfElem(int32_t elem_type) {
     case pb::TensorProto::DOUBLE:
       return ir::DType::kF64;
     case pb::TensorProto::INT64:
+    case pb::TensorProto::INT32:
       return ir::DType::kI64;
     case pb::TensorProto::BOOL:
       return ir::DType::kBool;
     default:
       return std::nullopt;
   }
+}
+
+std::optional<ir::DType> BoundaryDType(int32_t elem_type) {
+  if (elem_type == pb::TensorProto::INT32) return ir::DType::kI32;
+  return DTypeOfElem(elem_type);
 }
 
 int32_t ElemOfDType(ir::DType dtype) {
@@ -101,6 +107,8 @@ int32_t ElemOfDType(ir::DType dtype) {
       return pb::TensorProto::INT64;
     case ir::DType::kBool:
       return pb::TensorProto::BOOL;
+    case ir::DType::kI32:
+      return pb::TensorProto::INT32;
   }
   GJ_FATAL() << "dtype " << static_cast<int>(dtype);
 }
@@ -236,9 +244,19 @@ absl::StatusOr<Tensor> ParseTensorProto(absl::string_view bytes, absl::string_vi
   }
   int32_t elem_type = 0;
   GJ_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(proto, what, &elem_type));
-  if (!DTypeOfElem(elem_type)) {
-    return absl::UnimplementedError(absl::StrCat(what, ": element type ", ElemTypeName(elem_type),
-                                                 " (graphjit has FLOAT, DOUBLE, INT64, BOOL)"));
+  const std::optional<ir::DType> dtype = BoundaryDType(elem_type);
+  if (!dtype) {
+    return absl::UnimplementedError(
+        absl::StrCat(what, ": element type ", ElemTypeName(elem_type),
+                     " (graphjit has FLOAT, DOUBLE, INT64, INT32, BOOL)"));
+  }
+  if (*dtype == ir::DType::kI32) {
+    // Read as i64 like every integer constant; the values came from 32 bits.
+    GJ_ASSIGN_OR_RETURN(Tensor narrow, Tensor::Empty(ir::DType::kI32, t.shape()));
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      narrow.data<int32_t>()[i] = static_cast<int32_t>(t.data<int64_t>()[i]);
+    }
+    return narrow;
   }
   return t;
 }

@@ -19,8 +19,13 @@ namespace graphjit::onnx {
 
 namespace pb = ::onnx;
 
-// The graph dtype of an ONNX element type, or nullopt for the ones graphjit lacks.
+// The dtype the graph computes an ONNX element type in, or nullopt for the ones graphjit
+// lacks. INT32 computes in i64, wrapped back to 32 bits where an op can leave that range
+// (Context::SetOut); it is i32 only at the graph's inputs and outputs (BoundaryDType).
 std::optional<ir::DType> DTypeOfElem(int32_t elem_type);
+// The dtype of a graph input or output of that element type: i32 for INT32, else
+// DTypeOfElem.
+std::optional<ir::DType> BoundaryDType(int32_t elem_type);
 // The ONNX element type of a graph dtype.
 int32_t ElemOfDType(ir::DType dtype);
 // "FLOAT", "INT32", ... for messages.

@@ -10,7 +10,8 @@
 
 namespace graphjit::onnx {
 
-// A serialized TensorProto of element type FLOAT, DOUBLE, INT64 or BOOL as a Tensor.
+// A serialized TensorProto of element type FLOAT, DOUBLE, INT64, INT32 or BOOL as a
+// Tensor (of the dtype a graph input of that type has: BoundaryDType).
 // InvalidArgument naming `what` for bytes that are no TensorProto or data that does not
 // fit its dims; Unimplemented for other element types and external data.
 absl::StatusOr<runtime::Tensor> ParseTensorProto(absl::string_view bytes, absl::string_view what);

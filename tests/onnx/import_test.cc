@@ -106,6 +106,43 @@ TEST(OnnxImport, ShapeArithmeticThroughInt32CastsFolds) {
   EXPECT_EQ(ir::TypeToString(model.graph.type(model.graph.outputs()[0])), "f32[3, 2, W/2]");
 }
 
+TEST(OnnxImport, Int32InputsAndOutputsAreI32AndItsArithmeticWraps) {
+  // INT32 data computes in i64 and wraps to 32 bits as ONNX's int32 arithmetic does; the
+  // graph's INT32 inputs and outputs are i32.
+  constexpr int32_t kI32 = ::onnx::TensorProto::INT32;
+  ModelBuilder m;
+  m.Input("idx", kI32, {int64_t{3}}).Input("a", kI32, {int64_t{2}}).Input("b", kI32, {int64_t{2}});
+  m.Output("picked", kF32).Output("sum", kI32).Output("sum64", kI64).Output("max", kI32);
+  m.Initializer(testing::F32Tensor("table", {4}, {10, 11, 12, 13}));
+  m.Node("Gather", {"table", "idx"}, {"picked"});
+  m.Node("Add", {"a", "b"}, {"sum"});
+  SetInt(m.Node("Cast", {"sum"}, {"sum64"}), "to", kI64);
+  m.Node("Max", {"a", "b"}, {"max"});
+  ImportedModel model = MustImport(m);
+  EXPECT_EQ(ir::TypeToString(model.graph.type(model.graph.FindInput("idx"))), "i32[3]");
+  EXPECT_EQ(ir::TypeToString(model.graph.type(model.graph.outputs()[1])), "i32[2]");
+  EXPECT_EQ(ir::TypeToString(model.graph.type(model.graph.outputs()[2])), "i64[2]");
+
+  runtime::TensorMap in = {
+      {"idx", *runtime::Tensor::FromVector<int32_t>({3}, std::vector<int32_t>{3, 0, 2})},
+      {"a", *runtime::Tensor::FromVector<int32_t>({2}, std::vector<int32_t>{INT32_MAX, -5})},
+      {"b", *runtime::Tensor::FromVector<int32_t>({2}, std::vector<int32_t>{1, 3})}};
+  absl::StatusOr<std::vector<runtime::Tensor>> out =
+      runtime::Interpret(model.graph, in, model.params);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].ToDoubles(), (std::vector<double>{13, 10, 12}));
+  EXPECT_EQ((*out)[1].ToDoubles(), (std::vector<double>{INT32_MIN, -2}));  // wrapped
+  EXPECT_EQ((*out)[2].ToDoubles(), (std::vector<double>{INT32_MIN, -2}));
+  EXPECT_EQ((*out)[3].ToDoubles(), (std::vector<double>{INT32_MAX, 3}));
+
+  // An i64 where the model says INT32 is refused by the interpreter, naming the input.
+  in["a"] = *runtime::Tensor::FromVector<int64_t>({2}, std::vector<int64_t>{1, 2});
+  absl::StatusOr<std::vector<runtime::Tensor>> bad =
+      runtime::Interpret(model.graph, in, model.params);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("a"));
+}
+
 TEST(OnnxImport, SliceAndGatherStaySymbolic) {
   // Gather's -1 on the symbolic W cannot be wrapped at import: refused, naming the node.
   ModelBuilder m;
