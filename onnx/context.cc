@@ -208,12 +208,11 @@ absl::Status Context::BuilderStatus() const {
 }
 
 int32_t Context::IntegerElemOfNode() const {
+  // The first integer input: data comes before indices, and a narrower type (a UINT8
+  // constant held as i64) keeps its name, so a graph output of it is still refused.
   for (int j = 0; j < num_inputs(); ++j) {
     const Value* v = HasInput(j) ? Find(node_->input(j)) : nullptr;
-    if (v != nullptr &&
-        (v->elem_type == pb::TensorProto::INT64 || v->elem_type == pb::TensorProto::INT32)) {
-      return v->elem_type;
-    }
+    if (v != nullptr && IsIntegerElem(v->elem_type)) return v->elem_type;
   }
   return pb::TensorProto::INT64;
 }

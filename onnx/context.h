@@ -77,8 +77,8 @@ class Context {
   bool WantsOutput(int i) const { return i < num_outputs() && !node_->output(i).empty(); }
   // Output i is `id`; an error if the builder has failed (naming the node). Its ONNX
   // element type is `elem_type`, else that of its dtype, except that an i64 output keeps
-  // the node's integer type T: that of the first input computed in i64 (data before
-  // indices, Where's X). An INT32 output is wrapped to 32 bits unless the op only moves,
+  // the node's integer type T: that of its first integer input (data before indices,
+  // Where's X). An INT32 output is wrapped to 32 bits unless the op only moves,
   // picks or bounds its input's values (what ONNX's int32 arithmetic does on overflow).
   absl::Status SetOut(int i, ir::ValueId id, std::optional<int32_t> elem_type = std::nullopt);
   // Output i is known integers with a constant shape (folded, no node).
@@ -108,7 +108,7 @@ class Context {
   runtime::TensorMap& params() { return *params_; }
 
  private:
-  // INT32 or INT64: the type T of an integer op (SetOut).
+  // The integer type T of an op computed in i64 (SetOut): INT64 unless an input says.
   int32_t IntegerElemOfNode() const;
 
   ir::GraphBuilder* b_;
