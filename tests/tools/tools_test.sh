@@ -421,6 +421,18 @@ if [[ -d $onnx_case ]]; then
     --output-dir "$work/onnx_sym" >/dev/null 2>&1 &&
     cmp -s "$work/onnx_jit/output0.npy" "$work/onnx_sym/output0.npy" &&
     pass "run model.onnx --policy=symbolic (under Jit)" || fail "run model.onnx --policy=symbolic"
+  # INT32 inputs and output: i32 at the graph's edges, the same bits compiled and interpreted.
+  max32=/usr/share/libonnx-testdata/data/node/test_max_int32
+  max32_in=(--input "data_0=@$max32/test_data_set_0/input_0.pb"
+    --input "data_1=@$max32/test_data_set_0/input_1.pb")
+  "$bin/graphjit-run" "$max32/model.onnx" "${max32_in[@]}" --output-dir "$work/max32_jit" \
+    >"$work/max32.txt" 2>&1 &&
+    "$bin/graphjit-run" "$max32/model.onnx" "${max32_in[@]}" --mode=interp \
+      --output-dir "$work/max32_interp" >/dev/null 2>&1 &&
+    grep -q "i32\[3\]" "$work/max32.txt" &&
+    cmp -s "$work/max32_jit/output0.npy" "$work/max32_interp/output0.npy" &&
+    pass "run model.onnx with INT32 inputs (jit = interp)" ||
+    fail "run model.onnx with INT32 inputs ($(cat "$work/max32.txt"))"
   expect_error "run onnx unknown input" "has no input 'y' (inputs: x)" \
     "$bin/graphjit-run" "$onnx_case/model.onnx" --input "y=@$onnx_case/test_data_set_0/input_0.pb"
   expect_error "run onnx missing input" "missing input 'x'" "$bin/graphjit-run" "$onnx_case/model.onnx"
