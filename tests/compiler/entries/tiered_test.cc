@@ -3,7 +3,9 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "cache_test_util.h"
 #include "compiler/jit.h"
 #include "compiler/jit_call.h"
@@ -26,13 +28,31 @@ JitOptions Tiered(ShapePolicy policy, int queue = 4) {
   return o;
 }
 
-// Polls until the background thread has nothing left (bounded: a broken queue fails).
-void WaitForBackground(const JitFunction& fn, int64_t expected) {
+// Polls until `count` of the stats reaches `expected` (bounded: a broken background
+// thread fails the expectations that follow, not the test's time limit).
+void WaitForStats(const JitFunction& fn, absl::FunctionRef<int64_t(const CacheStats&)> count,
+                  int64_t expected) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (fn.stats().background_compiles + fn.stats().dropped_compiles < expected &&
-         std::chrono::steady_clock::now() < deadline) {
+  while (count(fn.stats()) < expected && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+}
+
+// Polls until the background thread has nothing left.
+void WaitForBackground(const JitFunction& fn, int64_t expected) {
+  WaitForStats(
+      fn, [](const CacheStats& s) { return s.background_compiles + s.dropped_compiles; }, expected);
+}
+
+// An O2-only cache's options, and the same cache compiling at the baseline tier and
+// reoptimizing entries after `after` calls.
+std::pair<JitOptions, JitOptions> O2AndReoptimizing(ShapePolicy policy, int after) {
+  JitOptions o2 = Tiered(policy);
+  o2.tiered = false;
+  JitOptions options = o2;
+  options.compile.codegen.tier = CodeTier::kBaseline;
+  options.reoptimize_after = after;
+  return {o2, options};
 }
 
 TEST(Tiered, MissesAreInterpretedThenCompiledWithTheSameResults) {
@@ -85,11 +105,7 @@ TEST(Tiered, TheBackgroundQueueIsBoundedAndDropsWhatNobodyAsksForAgain) {
 // JitCall's kept frame alike, with results that still match the O2-only cache.
 TEST(Reoptimize, HotBaselineEntriesGetO2Code) {
   auto model = testutil::SmallDecode();
-  JitOptions o2 = Tiered(ShapePolicy::kSymbolic);
-  o2.tiered = false;
-  JitOptions options = o2;
-  options.compile.codegen.tier = CodeTier::kBaseline;
-  options.reoptimize_after = 3;
+  auto [o2, options] = O2AndReoptimizing(ShapePolicy::kSymbolic, 3);
   // Both tiers are timed before the swap; here O2 is made to look faster, so the test
   // does not depend on which one this machine runs faster.
   std::atomic<double> measured_baseline{0}, measured_o2{0};
@@ -116,11 +132,7 @@ TEST(Reoptimize, HotBaselineEntriesGetO2Code) {
   const CompiledGraph* baseline = entry->code().get();
   EXPECT_EQ(entry->code_version(), 0u);
   for (int64_t S : {4, 4, 4, 4, 5}) check(S);  // the same symbolic entry, past 3 calls
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (fn->stats().reoptimized + fn->stats().failed_compiles < 1 &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  WaitForStats(*fn, [](const CacheStats& s) { return s.reoptimized + s.failed_compiles; }, 1);
   CacheStats s = fn->stats();
   EXPECT_EQ(s.reoptimized, 1);
   EXPECT_EQ(s.reoptimize_kept, 0);
@@ -144,11 +156,7 @@ TEST(Reoptimize, HotBaselineEntriesGetO2Code) {
 // what the O2-only cache does.
 TEST(Reoptimize, O2CodeThatIsNotFasterIsNotSwappedIn) {
   auto model = testutil::SmallDecode();
-  JitOptions o2 = Tiered(ShapePolicy::kExact);
-  o2.tiered = false;
-  JitOptions options = o2;
-  options.compile.codegen.tier = CodeTier::kBaseline;
-  options.reoptimize_after = 2;
+  auto [o2, options] = O2AndReoptimizing(ShapePolicy::kExact, 2);
   options.measured_tiers = [](double* baseline_seconds, double* o2_seconds) {
     *o2_seconds = *baseline_seconds;  // a tie is not faster
   };
@@ -157,11 +165,9 @@ TEST(Reoptimize, O2CodeThatIsNotFasterIsNotSwappedIn) {
   std::shared_ptr<const CacheEntry> entry = *fn->Acquire(DecodeInputs(*model, 6));
   const CompiledGraph* baseline = entry->code().get();
   for (int i = 0; i < 4; ++i) ASSERT_TRUE(fn->Run(DecodeInputs(*model, 6), {{"P", 5}}).ok());
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (fn->stats().reoptimize_kept + fn->stats().reoptimized + fn->stats().failed_compiles < 1 &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  WaitForStats(
+      *fn,
+      [](const CacheStats& s) { return s.reoptimize_kept + s.reoptimized + s.failed_compiles; }, 1);
   for (int i = 0; i < 4; ++i) ASSERT_TRUE(fn->Run(DecodeInputs(*model, 6), {{"P", 5}}).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const CacheStats s = fn->stats();
