@@ -90,11 +90,7 @@ class Importer {
         v.shape = ir::ConstShape(it->second.shape());
         v.constant = it->second;
         if (it->second.dtype() == ir::DType::kI32) {  // held as i64, as INT32 initializers
-          GJ_ASSIGN_OR_RETURN(v.constant,
-                              runtime::Tensor::Empty(ir::DType::kI64, it->second.shape()));
-          for (int64_t i = 0; i < it->second.numel(); ++i) {
-            v.constant->data<int64_t>()[i] = it->second.data<int32_t>()[i];
-          }
+          GJ_ASSIGN_OR_RETURN(v.constant, it->second.Cast(ir::DType::kI64));
         }
         ctx_.Define(input.name(), std::move(v));
         continue;

@@ -250,14 +250,8 @@ absl::StatusOr<Tensor> ParseTensorProto(absl::string_view bytes, absl::string_vi
         absl::StrCat(what, ": element type ", ElemTypeName(elem_type),
                      " (graphjit has FLOAT, DOUBLE, INT64, INT32, BOOL)"));
   }
-  if (*dtype == ir::DType::kI32) {
-    // Read as i64 like every integer constant; the values came from 32 bits.
-    GJ_ASSIGN_OR_RETURN(Tensor narrow, Tensor::Empty(ir::DType::kI32, t.shape()));
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      narrow.data<int32_t>()[i] = static_cast<int32_t>(t.data<int64_t>()[i]);
-    }
-    return narrow;
-  }
+  // Read as i64 like every integer constant; an INT32 tensor's values came from 32 bits.
+  if (*dtype == ir::DType::kI32) return t.Cast(ir::DType::kI32);
   return t;
 }
 

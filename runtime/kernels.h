@@ -76,8 +76,6 @@ absl::StatusOr<Tensor> Dispatch(const ir::Node& node, DType dtype, F&& f) {
 #define GJ_FLOAT_TYPES float, double
 #define GJ_NUMERIC_TYPES float, double, int64_t
 #define GJ_ALL_TYPES float, double, int64_t, bool
-// i32 is a storage type (ir/dtype.h): inputs, params and casts only.
-#define GJ_CAST_TYPES GJ_ALL_TYPES, int32_t
 
 // The accumulator of sums over T: f32 sums in double (the reference should not lose
 // digits on long rows); f64 and i64 in their own type.

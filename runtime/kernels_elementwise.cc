@@ -249,23 +249,7 @@ GJ_FLOAT_UNARY_KERNEL(Sigmoid, decltype(x){1} / (decltype(x){1} + std::exp(-x)))
 absl::StatusOr<Tensor> EvalCast(const ir::Node& node, absl::Span<const Tensor* const> operands,
                                 const ir::Bindings& bindings) {
   GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
-  const Tensor& x = *operands[0];
-  return Dispatch<GJ_CAST_TYPES>(node, x.dtype(), [&](auto from_tag) {
-    using From = decltype(from_tag);
-    return Dispatch<GJ_CAST_TYPES>(node, p.dtype, [&](auto to_tag) -> absl::StatusOr<Tensor> {
-      using To = decltype(to_tag);
-      absl::StatusOr<Tensor> out = NewResult(p);
-      if (!out.ok()) return out;
-      const From* in = x.template data<From>();
-      To* o = out->template data<To>();
-      if constexpr (std::is_same_v<From, To>) {
-        std::memcpy(o, in, static_cast<size_t>(x.nbytes()));
-      } else {
-        for (int64_t i = 0, n = x.numel(); i < n; ++i) o[i] = ConvertElement<To>(in[i]);
-      }
-      return out;
-    });
-  });
+  return operands[0]->Cast(p.dtype);
 }
 
 }  // namespace graphjit::runtime::kernels

@@ -55,6 +55,23 @@ void FillFromDoubles(absl::Span<const double> values, T* out) {
   for (size_t i = 0; i < values.size(); ++i) out[i] = ConvertElement<T>(values[i]);
 }
 
+// Calls f(T{}) for the C++ element type T of `dtype`.
+template <typename F>
+void VisitDType(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::kF32:
+      return f(float{});
+    case DType::kF64:
+      return f(double{});
+    case DType::kI64:
+      return f(int64_t{});
+    case DType::kBool:
+      return f(bool{});
+    case DType::kI32:
+      return f(int32_t{});
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<Tensor> Tensor::Empty(DType dtype, std::vector<int64_t> shape) {
@@ -195,6 +212,24 @@ Tensor Tensor::Clone() const {
   GJ_CHECK(copy.ok()) << "cannot clone " << TypeString() << ": " << copy.status().message();
   std::memcpy(copy->raw_data(), raw_data(), static_cast<size_t>(nbytes()));
   return *std::move(copy);
+}
+
+absl::StatusOr<Tensor> Tensor::Cast(DType dtype) const {
+  GJ_ASSIGN_OR_RETURN(Tensor out, Empty(dtype, shape_));
+  VisitDType(dtype_, [&](auto from_tag) {
+    VisitDType(dtype, [&](auto to_tag) {
+      using From = decltype(from_tag);
+      using To = decltype(to_tag);
+      const From* in = data<From>();
+      To* o = out.data<To>();
+      if constexpr (std::is_same_v<From, To>) {
+        if (numel_ > 0) std::memcpy(o, in, static_cast<size_t>(nbytes()));
+      } else {
+        for (int64_t i = 0; i < numel_; ++i) o[i] = ConvertElement<To>(in[i]);
+      }
+    });
+  });
+  return out;
 }
 
 std::string Tensor::TypeString() const {

@@ -92,6 +92,9 @@ class Tensor {
   absl::StatusOr<Tensor> Reshape(std::vector<int64_t> shape) const;
   // A deep copy with its own buffer.
   Tensor Clone() const;
+  // A copy converted to `dtype` element by element with the semantics of `cast`
+  // (ConvertElement); ResourceExhausted if it cannot be allocated.
+  absl::StatusOr<Tensor> Cast(DType dtype) const;
   // True if this tensor shares its buffer with `other`.
   bool SharesBufferWith(const Tensor& other) const { return buffer_ == other.buffer_; }
 
