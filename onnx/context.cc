@@ -131,8 +131,8 @@ absl::StatusOr<ValueId> Context::InNode(int i) {
   GJ_ASSIGN_OR_RETURN(const Value* v, In(i));
   if (!DTypeOfElem(v->elem_type)) {
     return Unimplemented(absl::StrCat("input '", node_->input(i), "' has element type ",
-                                      ElemTypeName(v->elem_type),
-                                      " (graphjit computes on FLOAT, DOUBLE, INT64, INT32, BOOL)"));
+                                      ElemTypeName(v->elem_type), " (graphjit computes on ",
+                                      kGraphElemTypes, ")"));
   }
   return Materialize(node_->input(i));
 }

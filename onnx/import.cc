@@ -148,9 +148,9 @@ class Importer {
     const pb::TypeProto::Tensor& tt = input.type().tensor_type();
     std::optional<ir::DType> dtype = BoundaryDType(tt.elem_type());
     if (!dtype) {
-      return absl::UnimplementedError(
-          absl::StrCat("input '", name, "' has element type ", ElemTypeName(tt.elem_type()),
-                       " (graphjit has FLOAT, DOUBLE, INT64, INT32, BOOL)"));
+      return absl::UnimplementedError(absl::StrCat("input '", name, "' has element type ",
+                                                   ElemTypeName(tt.elem_type()), " (graphjit has ",
+                                                   kGraphElemTypes, ")"));
     }
     if (!tt.has_shape()) {
       return absl::UnimplementedError(absl::StrCat("input '", name, "' has no shape (rank)"));

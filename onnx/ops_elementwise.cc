@@ -227,8 +227,8 @@ absl::Status CastTo(Context& ctx, int32_t to) {
   }
   std::optional<DType> dtype = DTypeOfElem(to);
   if (!dtype) {
-    return ctx.Unimplemented(absl::StrCat("cast to ", ElemTypeName(to),
-                                          " (graphjit has FLOAT, DOUBLE, INT64, INT32, BOOL)"));
+    return ctx.Unimplemented(
+        absl::StrCat("cast to ", ElemTypeName(to), " (graphjit has ", kGraphElemTypes, ")"));
   }
   // Integers of other types are constants or folded values, held as i64.
   GJ_ASSIGN_OR_RETURN(ValueId x, IsIntegerElem(in->elem_type) ? ctx.InIndexNode(0) : ctx.InNode(0));

@@ -246,9 +246,8 @@ absl::StatusOr<Tensor> ParseTensorProto(absl::string_view bytes, absl::string_vi
   GJ_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(proto, what, &elem_type));
   const std::optional<ir::DType> dtype = BoundaryDType(elem_type);
   if (!dtype) {
-    return absl::UnimplementedError(
-        absl::StrCat(what, ": element type ", ElemTypeName(elem_type),
-                     " (graphjit has FLOAT, DOUBLE, INT64, INT32, BOOL)"));
+    return absl::UnimplementedError(absl::StrCat(what, ": element type ", ElemTypeName(elem_type),
+                                                 " (graphjit has ", kGraphElemTypes, ")"));
   }
   // Read as i64 like every integer constant; an INT32 tensor's values came from 32 bits.
   if (*dtype == ir::DType::kI32) return t.Cast(ir::DType::kI32);

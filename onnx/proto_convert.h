@@ -26,6 +26,8 @@ std::optional<ir::DType> DTypeOfElem(int32_t elem_type);
 // The dtype of a graph input or output of that element type: i32 for INT32, else
 // DTypeOfElem.
 std::optional<ir::DType> BoundaryDType(int32_t elem_type);
+// The element types a graph input, output or computed value may have, for messages.
+inline constexpr char kGraphElemTypes[] = "FLOAT, DOUBLE, INT64, INT32, BOOL";
 // The ONNX element type of a graph dtype.
 int32_t ElemOfDType(ir::DType dtype);
 // "FLOAT", "INT32", ... for messages.
