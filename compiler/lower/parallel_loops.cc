@@ -16,6 +16,11 @@ constexpr int64_t kMaxStripBytes = 8 * 64;
 // w1's 344 columns in 32s split 160 / 184, in 16s 176 / 168, and a join waits for the
 // larger part.
 constexpr int64_t kContiguousAlign = 16;
+// Split points of a BLAS product's rows: OpenBLAS computes C in blocks of its kernel's
+// M unroll (4, 8, 16 or 24 rows, by CPU and type), and a block cut short is computed by a
+// remainder kernel that sums in another order (seen on Zen 5: a 96-row sgemm split at 32
+// rows changed rows 24-95 in the last bits). Multiples of 48 are whole blocks for each.
+constexpr int64_t kBlasRowAlign = 48;
 
 bool IsConstant(const ExprPtr& e, int64_t* value) {
   if (e == nullptr || e->kind != ExprKind::kConst) return false;
@@ -111,6 +116,10 @@ void MarkParallelLoops(Program* program) {
                                ? static_cast<int>(k.loops.size()) - 2  // N
                                : static_cast<int>(k.loops.size()) - 1;
     if (k.parallel_loop == contiguous) k.parallel_align = kContiguousAlign;
+    const int rows = static_cast<int>(k.loops.size()) - 3;  // M of a product
+    if (k.kind == KernelKind::kExternMatmul && k.parallel_loop == rows) {
+      k.parallel_align = kBlasRowAlign;
+    }
   }
 }
 
