@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "absl/functional/function_ref.h"
+#include "runtime/phased_job.h"
 
 namespace graphjit::runtime {
 
@@ -55,6 +56,15 @@ class ThreadPool {
   // 1 <= parts <= kMaxThreads.
   void Run(int parts, absl::FunctionRef<void(int)> part);
 
+  // Runs a whole step (runtime/phased_job.h): thread t's tasks of each phase on worker
+  // t - 1 (thread 0's on the caller), a phase opening when every task before it has
+  // returned. One wake per step rather than one fork-join per kernel: a worker walks its
+  // own slots, reading them by value from the pool's board, while the caller opens the
+  // phases. As with Run, the caller takes back a slot no worker has claimed by the time
+  // its own tasks of that phase are done, so it never waits for a worker without a core;
+  // and a busy pool or a call from inside a part runs the whole job on the caller.
+  void RunPhased(const PhasedJob& job);
+
   // Sends spinning workers to sleep now: the caller is about to run something that uses
   // the cores by other means (OpenBLAS's own threads).
   void Park();
@@ -65,6 +75,14 @@ class ThreadPool {
  private:
   // One worker's mailbox, on its own cache line so spinning readers do not share it.
   struct alignas(64) Worker {
+    // RunPhased: (step << kPhaseBits) | the slots of that step claimed so far, by the
+    // worker or by the caller taking them back; the slot the worker runs or has finished
+    // (thread_pool.cc). Each on its own line: the worker keeps `ticket` in its cache from
+    // one claim to the next, and the caller reads `done` first.
+    alignas(64) std::atomic<uint64_t> ticket{0};
+    alignas(64) std::atomic<uint64_t> done{0};
+    int index = 0;            // the thread number of a phased job this worker runs (>= 1)
+    uint64_t first_step = 0;  // the steps before it started are not its own
     // 2 * job for a part offered to this worker, 2 * job + 1 once claimed (by the worker,
     // or by the caller taking it back).
     std::atomic<uint64_t> offer{0};
@@ -75,7 +93,22 @@ class ThreadPool {
     std::thread thread;
   };
 
+  // The board RunPhased copies the workers' slots to: never freed while the pool lives,
+  // since a worker that fell behind may still read a retired one (it then finds its step
+  // over: every read is an atomic, every claim checks the step).
+  struct Board {
+    explicit Board(int64_t n) : capacity(n), words(new std::atomic<int64_t>[n]) {}
+    int64_t capacity;
+    std::unique_ptr<std::atomic<int64_t>[]> words;
+  };
+  static constexpr int kPhaseBits = 24;
+
   void Loop(Worker* w);
+  // Worker w's part of phased step `step`: claim, copy and run its slots in order.
+  void Walk(Worker* w, uint64_t step);
+  // Whether a slot of `step` before index `i` is claimed, else claims slot i (ticket CAS).
+  static bool Claim(Worker* w, uint64_t step, int64_t i, int64_t* claimed);
+  void Wake(Worker* w);
   void Offer(Worker* w, uint64_t offer);
   void Grow(int workers);  // with run_mu_ held
 
@@ -89,6 +122,11 @@ class ThreadPool {
   std::atomic<uint64_t> park_{0};
   std::atomic<bool> stop_{false};
   std::mutex sleep_mu_;
+  // RunPhased: (step << kPhaseBits) | the phase open now; the board of that step.
+  alignas(64) std::atomic<uint64_t> open_{0};
+  std::atomic<Board*> board_{nullptr};
+  std::vector<std::unique_ptr<Board>> boards_;  // with run_mu_ held
+  uint64_t steps_ = 0;                          // with run_mu_ held
 };
 
 }  // namespace graphjit::runtime
