@@ -12,7 +12,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/compiled/kernel_modules.h"
+#include "compiler/compiled/step_phases.h"
 #include "compiler/lower/kernel_unit.h"
+#include "compiler/lower/parallel_loops.h"
 #include "compiler/store/code_store.h"
 #include "ir/clock.h"
 #include "ir/status_macros.h"
@@ -258,8 +260,13 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Build(const Program& progr
       call.parallel_align = std::max<int64_t>(1, kernel.parallel_align);
     }
     call.blas = kernel.kind == KernelKind::kExternMatmul;
+    if (ExprPtr work = KernelWork(kernel); IsSymbolArithmetic(work.get())) call.work = work;
     set->calls_.push_back(std::move(call));
   }
+  std::vector<std::vector<int>> touched;
+  for (const KernelBinding& b : canonical.bindings) touched.push_back(b.buffers);
+  const std::vector<int> phases = StepPhases(program, touched);
+  for (size_t k = 0; k < phases.size(); ++k) set->calls_[k].phase = phases[k];
   std::vector<std::shared_ptr<const KernelCode>> code(canonical.distinct.size());
   const std::vector<int> missing = FindLiveKernels(canonical, *options.store, keep_text, &code);
   std::vector<ModuleGroup> groups = GroupModules(missing, canonical.distinct_keys);
@@ -323,18 +330,24 @@ absl::Status KernelSet::AddModules(const std::vector<ModuleGroup>& groups,
   return absl::OkStatus();
 }
 
-template <typename OnCall>
-void KernelSet::RunCalls(void** args, const int64_t* symbols, char* workspace,
-                         OnCall on_call) const {
-  absl::InlinedVector<void*, 64> address(addresses_.size());
+void KernelSet::Locate(void** args, const int64_t* symbols, char* workspace,
+                       absl::InlinedVector<void*, 64>* address) const {
+  address->resize(addresses_.size());
   for (size_t b = 0; b < addresses_.size(); ++b) {
     const Address& a = addresses_[b];
     if (a.arg >= 0) {
-      address[b] = args[a.arg];
+      (*address)[b] = args[a.arg];
     } else {
-      address[b] = workspace + (a.offset_expr ? EvalOffset(a.offset_expr, symbols) : a.offset);
+      (*address)[b] = workspace + (a.offset_expr ? EvalOffset(a.offset_expr, symbols) : a.offset);
     }
   }
+}
+
+template <typename OnCall>
+void KernelSet::RunCalls(void** args, const int64_t* symbols, char* workspace,
+                         OnCall on_call) const {
+  absl::InlinedVector<void*, 64> address;
+  Locate(args, symbols, workspace, &address);
   absl::InlinedVector<void*, 16> unit_args;
   absl::InlinedVector<int64_t, 16> unit_symbols;
   for (const Call& call : calls_) {
@@ -402,7 +415,85 @@ void KernelSet::RunCall(const Call& call, void** unit_args, const int64_t* unit_
   });
 }
 
+void KernelSet::PlanStep(void** args, const int64_t* symbols, char* workspace,
+                         runtime::PhasedJob* job) const {
+  const int threads = run_threads_;
+  job->Reset(threads);
+  absl::InlinedVector<void*, 64> address;
+  Locate(args, symbols, workspace, &address);
+  absl::InlinedVector<void*, 16> unit_args;
+  absl::InlinedVector<int64_t, 16> ints;
+  absl::InlinedVector<int64_t, 8> load(threads, 0);  // work given to each thread this phase
+  // The whole kernels of the phase, costliest first once the split ones are placed.
+  absl::InlinedVector<std::pair<int64_t, size_t>, 16> whole;
+  auto add = [&](size_t k, int thread, int64_t begin, int64_t end) {
+    const Call& call = calls_[k];
+    unit_args.clear();
+    ints.clear();
+    for (int b : call.buffers) unit_args.push_back(address[b]);
+    for (int s : call.symbols) ints.push_back(symbols[s]);
+    if (call.ranged) {
+      ints.push_back(begin);
+      ints.push_back(end);
+    }
+    job->AddTask(thread, call.entry, unit_args, ints);
+  };
+  auto place_whole = [&] {
+    std::stable_sort(whole.begin(), whole.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (const auto& [cost, k] : whole) {
+      // The least loaded thread; one with nothing in this phase yet only for a kernel
+      // worth a split (its wake and join cost what a split does).
+      int best = 0;
+      for (int t = 1; t < threads; ++t) {
+        if (load[t] < load[best] && (load[t] > 0 || cost >= min_parallel_work_)) best = t;
+      }
+      load[best] += cost;
+      const Call& call = calls_[k];
+      int64_t extent = 0;
+      if (call.parallel_extent != nullptr) extent = EvalOffset(call.parallel_extent, symbols);
+      add(k, best, 0, call.parallel_extent == nullptr ? INT64_MAX : extent);
+    }
+    whole.clear();
+  };
+  for (size_t k = 0; k < calls_.size(); ++k) {
+    const Call& call = calls_[k];
+    if (k == 0 || call.phase != calls_[k - 1].phase) {
+      place_whole();
+      job->BeginPhase();
+      std::fill(load.begin(), load.end(), 0);
+    }
+    int64_t extent;
+    const int parts = Parts(call, symbols, &extent);
+    // Each BLAS call on one thread: the pool's threads run the others beside it.
+    if (call.blas) runtime::UseSingleThreadedBlas();
+    if (parts == 1) {
+      whole.push_back({call.work == nullptr ? 0 : EvalOffset(call.work, symbols), k});
+      continue;
+    }
+    // As RunCall splits it: whole chunks of the alignment, part p on thread p.
+    const int64_t chunks = (extent + call.parallel_align - 1) / call.parallel_align;
+    const int64_t per_iteration = EvalOffset(call.parallel_work, symbols);
+    for (int p = 0; p < parts; ++p) {
+      const int64_t begin = std::min(extent, chunks * p / parts * call.parallel_align);
+      const int64_t end = std::min(extent, chunks * (p + 1) / parts * call.parallel_align);
+      if (begin >= end) continue;
+      add(k, p, begin, end);
+      load[p] += (end - begin) * per_iteration;
+    }
+  }
+  place_whole();
+}
+
 void KernelSet::Run(void** args, const int64_t* symbols, char* workspace) const {
+  if (run_threads_ > 1) {
+    // One job per step: the pool wakes once and each thread walks its share of every
+    // phase (runtime/phased_job.h); a job kept per thread keeps its memory across calls.
+    thread_local runtime::PhasedJob job;
+    PlanStep(args, symbols, workspace, &job);
+    runtime::ThreadPool::Shared().RunPhased(job);
+    return;
+  }
   RunCalls(args, symbols, workspace,
            [&](const Call& call, void** a, const int64_t* s) { RunCall(call, a, s, symbols); });
 }

@@ -11,12 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "compiler/codegen/native_code.h"
 #include "compiler/lower/kernel_ir.h"
 #include "compiler/store/code_store.h"
 #include "compiler/store/content_key.h"
 #include "ir/clock.h"
+#include "runtime/phased_job.h"
 
 namespace graphjit::compiler {
 
@@ -111,11 +113,15 @@ class KernelSet {
 
   // Runs the kernels in order with Program's calling convention (see kernel_ir.h), each
   // split over up to run_threads() threads where it has a parallel loop and the work to
-  // pay for the split (the results are the same bits either way). Safe to call from
-  // several threads at once (with distinct args and workspaces).
+  // pay for the split (the results are the same bits either way). On more than one thread
+  // the whole call is one job for the pool (runtime/phased_job.h): consecutive kernels
+  // that touch no memory another writes form a phase (step_phases.h) whose kernels and
+  // parts run on different threads at once, one synchronization per phase. Safe to call
+  // from several threads at once (with distinct args and workspaces).
   void Run(void** args, const int64_t* symbols, char* workspace) const;
   // The same, adding each kernel's wall seconds to kernel_seconds[k] (program order, one
-  // slot per kernel): what the profiler (compiler/compiled/profile.h) reads.
+  // slot per kernel): what the profiler (compiler/compiled/profile.h) reads. Kernels run
+  // one at a time here (each split as by Run, with its own fork-join), so each has a time.
   void RunTimed(void** args, const int64_t* symbols, char* workspace, double* kernel_seconds) const;
 
   const KernelSetStats& stats() const { return stats_; }
@@ -147,6 +153,10 @@ class KernelSet {
     ExprPtr parallel_extent, parallel_work;
     int64_t parallel_align = 1;
     bool blas = false;
+    // The whole kernel's work (null: not evaluable by the host) and its step phase
+    // (compiler/compiled/step_phases.h).
+    ExprPtr work;
+    int phase = 0;
   };
   // Compile with the kernels canonicalized (or bound): when they were bound and a module
   // must be compiled, sets *needs_units (the units binding skipped) and fails.
@@ -155,11 +165,20 @@ class KernelSet {
                                                           const CanonicalKernels& canonical,
                                                           ir::Clock::time_point start,
                                                           bool* needs_units);
+  // Where each program buffer is for this call.
+  void Locate(void** args, const int64_t* symbols, char* workspace,
+              absl::InlinedVector<void*, 64>* address) const;
   template <typename OnCall>
   void RunCalls(void** args, const int64_t* symbols, char* workspace, OnCall on_call) const;
   // Runs `call` with its unit args and symbols (program symbols for the split).
   void RunCall(const Call& call, void** unit_args, const int64_t* unit_symbols,
                const int64_t* symbols) const;
+  // The step as a phased job for the thread pool: each phase's split kernels in ranges
+  // across the threads (part p on thread p, as RunCall splits them), then its whole
+  // kernels, costliest first, on the least loaded thread (an idle one only for a kernel
+  // worth a split). BLAS calls run single-threaded from then on.
+  void PlanStep(void** args, const int64_t* symbols, char* workspace,
+                runtime::PhasedJob* job) const;
   // The ranges `call` splits into and its parallel loop's extent.
   int Parts(const Call& call, const int64_t* symbols, int64_t* extent) const;
   // Where each program buffer is at run time: an arg, or the workspace at an offset

@@ -77,8 +77,8 @@ int ChooseLoop(const Program& program, const Kernel& k) {
   return -1;
 }
 
-// Work of one iteration of loop `p`: the other loops' extents (with the reduced or column
-// variable's), times what one innermost step computes.
+// Work of one iteration of loop `p` (-1: of the whole kernel): the other loops' extents (with the
+// reduced or column variable's), times what one innermost step computes.
 ExprPtr WorkPerIteration(const Kernel& k, int p) {
   absl::flat_hash_set<const Expr*> seen;
   int64_t step = 1;
@@ -122,5 +122,7 @@ void MarkParallelLoops(Program* program) {
     }
   }
 }
+
+ExprPtr KernelWork(const Kernel& kernel) { return WorkPerIteration(kernel, -1); }
 
 }  // namespace graphjit::compiler

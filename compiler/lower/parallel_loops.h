@@ -18,6 +18,11 @@ namespace graphjit::compiler {
 // through OpenBLAS: none (OpenBLAS splits them with its own threads).
 void MarkParallelLoops(Program* program);
 
+// The work of the whole kernel in the units of Kernel::parallel_work (an i64 expression of
+// the program's symbols), for kernels with or without a parallel loop: what the host
+// balances whole kernels across threads by (compiler/compiled/kernel_set.h).
+ExprPtr KernelWork(const Kernel& kernel);
+
 }  // namespace graphjit::compiler
 
 #endif  // GRAPHJIT_COMPILER_LOWER_PARALLEL_LOOPS_H_
