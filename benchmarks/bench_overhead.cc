@@ -3,8 +3,12 @@
 // and what a tiny graph's call costs on 1 and 2 threads (its kernels are too small to
 // split: the thread count must cost it nothing).
 // Run: build/bin/bench_overhead --benchmark_repetitions=5 --benchmark_report_aggregates_only
+#include <pthread.h>
+#include <sched.h>
+
 #include <atomic>
 #include <memory>
+#include <thread>
 
 #include "benchmark/benchmark.h"
 #include "compiler/compiled/compiled_call.h"
@@ -114,6 +118,56 @@ void BM_PoolRun(benchmark::State& state) {
   benchmark::DoNotOptimize(sink.load());
 }
 BENCHMARK(BM_PoolRun)->Arg(1)->Arg(2)->Arg(3);
+
+// A cache line's round trip between two cores: two threads, each on one of the first two
+// CPUs this process may use, hand a counter back and forth. Every fork, join and phase
+// of the pool costs some of these, and on a VM it varies with where the host puts the
+// vCPUs (156-617 ns on one 2-vCPU Zen 5 guest in one afternoon): quote it beside
+// multi-thread timings.
+void PinToCpu(int nth) {
+  cpu_set_t mask, one;
+  CPU_ZERO(&one);
+  if (sched_getaffinity(0, sizeof(mask), &mask) != 0) return;
+  for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &mask) && seen++ == nth) {
+      CPU_SET(cpu, &one);
+      pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+      return;
+    }
+  }
+}
+
+void BM_CoreRoundTrip(benchmark::State& state) {
+  if (runtime::AvailableCpus() < 2) {
+    state.SkipWithError("needs two CPUs");
+    return;
+  }
+  struct alignas(64) Line {
+    std::atomic<int64_t> v{0};
+  };
+  Line ping, pong;
+  std::atomic<bool> stop{false};
+  std::thread echo([&] {
+    PinToCpu(1);
+    for (int64_t seen = 0; !stop.load(std::memory_order_relaxed);) {
+      const int64_t v = ping.v.load(std::memory_order_acquire);
+      if (v != seen) pong.v.store(seen = v, std::memory_order_release);
+    }
+  });
+  std::thread caller([&] {
+    PinToCpu(0);
+    int64_t i = 0;
+    for (auto _ : state) {
+      ping.v.store(++i, std::memory_order_release);
+      while (pong.v.load(std::memory_order_acquire) != i) {
+      }
+    }
+  });
+  caller.join();
+  stop.store(true);
+  echo.join();
+}
+BENCHMARK(BM_CoreRoundTrip)->UseRealTime();
 
 void BM_TraceDecode(benchmark::State& state) {
   auto model = Decode(false);

@@ -267,6 +267,7 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Build(const Program& progr
   for (const KernelBinding& b : canonical.bindings) touched.push_back(b.buffers);
   const std::vector<int> phases = StepPhases(program, touched);
   for (size_t k = 0; k < phases.size(); ++k) set->calls_[k].phase = phases[k];
+  if (program.symbols.empty()) set->fixed_forks_ = set->StepForks(nullptr);
   std::vector<std::shared_ptr<const KernelCode>> code(canonical.distinct.size());
   const std::vector<int> missing = FindLiveKernels(canonical, *options.store, keep_text, &code);
   std::vector<ModuleGroup> groups = GroupModules(missing, canonical.distinct_keys);
@@ -485,8 +486,24 @@ void KernelSet::PlanStep(void** args, const int64_t* symbols, char* workspace,
   place_whole();
 }
 
+bool KernelSet::StepForks(const int64_t* symbols) const {
+  for (size_t k = 0; k < calls_.size(); ++k) {
+    const Call& call = calls_[k];
+    int64_t extent;
+    if (Parts(call, symbols, &extent) > 1) return true;
+    // A whole kernel leaves thread 0 only beside another of its phase (PlanStep).
+    const bool alone = (k == 0 || calls_[k - 1].phase != call.phase) &&
+                       (k + 1 == calls_.size() || calls_[k + 1].phase != call.phase);
+    if (!alone && call.work != nullptr && EvalOffset(call.work, symbols) >= min_parallel_work_) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void KernelSet::Run(void** args, const int64_t* symbols, char* workspace) const {
-  if (run_threads_ > 1) {
+  // A step that would not fork (a tiny graph) skips planning: its call stays ~100 ns.
+  if (run_threads_ > 1 && (fixed_forks_.has_value() ? *fixed_forks_ : StepForks(symbols))) {
     // One job per step: the pool wakes once and each thread walks its share of every
     // phase (runtime/phased_job.h); a job kept per thread keeps its memory across calls.
     thread_local runtime::PhasedJob job;

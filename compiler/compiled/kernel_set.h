@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -179,6 +180,8 @@ class KernelSet {
   // worth a split). BLAS calls run single-threaded from then on.
   void PlanStep(void** args, const int64_t* symbols, char* workspace,
                 runtime::PhasedJob* job) const;
+  // Whether PlanStep would give any thread but the first a task at these symbols.
+  bool StepForks(const int64_t* symbols) const;
   // The ranges `call` splits into and its parallel loop's extent.
   int Parts(const Call& call, const int64_t* symbols, int64_t* extent) const;
   // Where each program buffer is at run time: an arg, or the workspace at an offset
@@ -200,6 +203,7 @@ class KernelSet {
   bool bound_ = false;
   int run_threads_ = 1;
   int64_t min_parallel_work_ = kDefaultMinParallelWork;
+  std::optional<bool> fixed_forks_;  // StepForks of a program without symbols
   std::vector<Address> addresses_;
   KernelSetStats stats_;
   std::string llvm_ir_, optimized_ir_, assembly_;
