@@ -10,10 +10,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/lower/kernel_unit.h"
-#include "compiler/lower/lower.h"
-#include "compiler/passes/pipeline.h"
 #include "gtest/gtest.h"
-#include "models/model.h"
+#include "tests/compiler/lower/decode_program.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -26,16 +24,8 @@ std::vector<std::vector<int>> Touched(const Program& p) {
   return touched;
 }
 
-Program DecodeProgram(bool symbolic) {
-  auto model = *models::CreateModel("decode");
-  models::TraceOptions options;
-  if (!symbolic) options.fixed_dims = {{"S", 512}};
-  ir::Graph g = *models::TraceModel(*model, options);
-  PassContext ctx{model->params()};
-  EXPECT_TRUE(Pipeline::Default().Run(&g, &ctx).ok());
-  absl::StatusOr<LoweredGraph> lowered = Lower(g);
-  EXPECT_TRUE(lowered.ok()) << lowered.status();
-  return lowered->program;
+Program Decode(bool symbolic) {
+  return DecodeProgram("decode", symbolic ? std::nullopt : std::optional<int64_t>(512));
 }
 
 // The phase of the matmul whose weight is param `weight`.
@@ -54,7 +44,7 @@ int PhaseOfProjection(const Program& p, const std::vector<int>& phases, const ch
 }
 
 TEST(StepPhases, DecodeLayerRunsIndependentProjectionsTogether) {
-  const Program p = DecodeProgram(/*symbolic=*/false);
+  const Program p = Decode(/*symbolic=*/false);
   const std::vector<int> phases = StepPhases(p, Touched(p));
   ASSERT_EQ(phases.size(), p.kernels.size());
   EXPECT_EQ(PhaseOfProjection(p, phases, "wq"), PhaseOfProjection(p, phases, "wk"));
@@ -67,7 +57,7 @@ TEST(StepPhases, DecodeLayerRunsIndependentProjectionsTogether) {
 // Within a phase no kernel reads or writes a buffer another writes, exact or symbolic.
 TEST(StepPhases, NoKernelSharesAPhaseWithOneItDependsOn) {
   for (bool symbolic : {false, true}) {
-    const Program p = DecodeProgram(symbolic);
+    const Program p = Decode(symbolic);
     const std::vector<std::vector<int>> touched = Touched(p);
     const std::vector<int> phases = StepPhases(p, touched);
     for (size_t i = 0; i < phases.size(); ++i) {

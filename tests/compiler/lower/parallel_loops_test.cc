@@ -3,26 +3,14 @@
 #include "compiler/lower/parallel_loops.h"
 
 #include "absl/strings/match.h"
-#include "compiler/lower/lower.h"
-#include "compiler/passes/pipeline.h"
 #include "gtest/gtest.h"
-#include "models/model.h"
+#include "tests/compiler/lower/decode_program.h"
 
 namespace graphjit::compiler {
 namespace {
 
 // The decode layer's kernel program at S = 512 (exact), f64 or f32.
-Program DecodeProgram(bool f32) {
-  auto model = *models::CreateModel(f32 ? "decode:dtype=f32" : "decode");
-  models::TraceOptions options;
-  options.fixed_dims = {{"S", 512}};
-  ir::Graph g = *models::TraceModel(*model, options);
-  PassContext ctx{model->params()};
-  EXPECT_TRUE(Pipeline::Default().Run(&g, &ctx).ok());
-  absl::StatusOr<LoweredGraph> lowered = Lower(g);
-  EXPECT_TRUE(lowered.ok()) << lowered.status();
-  return lowered->program;
-}
+Program Decode512(bool f32) { return DecodeProgram(f32 ? "decode:dtype=f32" : "decode", 512); }
 
 const Kernel* Find(const Program& p, const char* name) {
   for (const Kernel& k : p.kernels) {
@@ -32,7 +20,7 @@ const Kernel* Find(const Program& p, const char* name) {
 }
 
 TEST(MarkParallel, DecodeLayerSplitsAttentionByKvHeadAndWideMatvecsByColumn) {
-  const Program p = DecodeProgram(false);
+  const Program p = Decode512(false);
   const Kernel* attention = Find(p, "attention");
   ASSERT_NE(attention, nullptr);
   EXPECT_EQ(attention->parallel_loop, 0);  // KV heads: each row's softmax stays whole
@@ -57,7 +45,7 @@ TEST(MarkParallel, DecodeLayerSplitsAttentionByKvHeadAndWideMatvecsByColumn) {
 }
 
 TEST(MarkParallel, DoesNotSplitOneStripRowsReductionsOrTinyKernels) {
-  const Program p = DecodeProgram(true);
+  const Program p = Decode512(true);
   for (const Kernel& k : p.kernels) {
     SCOPED_TRACE(k.name);
     if (k.kind == KernelKind::kMatmul && k.loops[1]->i_value * 4 <= 512) {
