@@ -96,6 +96,54 @@ ABSL_FLAG(std::string, weights, "",
 namespace graphjit {
 namespace {
 
+// How a call runs on the graph's threads (KernelSet::PlanOf) at the symbols' values in
+// `values`: one line with each phase that leaves the calling thread, its kernels and
+// where their parts go; "on the calling thread" when nothing does.
+void PrintStepPlan(const compiler::CompiledGraph& compiled, const ir::Bindings& values) {
+  const compiler::Program& program = compiled.program();
+  if (compiled.kernels().run_threads() == 1) {
+    std::printf("# step on 1 thread\n");
+    return;
+  }
+  std::vector<int64_t> symbols;
+  for (const std::string& name : program.symbols) {
+    auto it = values.find(name);
+    if (it == values.end()) {
+      std::printf("# step on %d threads: give %s (--dim or --bind) to see its phases\n",
+                  compiled.kernels().run_threads(), name.c_str());
+      return;
+    }
+    symbols.push_back(it->second);
+  }
+  const std::vector<compiler::KernelSet::StepTask> plan = compiled.kernels().PlanOf(symbols.data());
+  std::vector<std::string> phases;
+  std::string phase;
+  int current = -1;
+  bool forks = false;
+  auto flush = [&] {
+    if (forks) phases.push_back(absl::StrCat("[", phase, "]"));
+    phase.clear();
+    forks = false;
+  };
+  for (const compiler::KernelSet::StepTask& t : plan) {
+    if (t.phase != current) {
+      flush();
+      current = t.phase;
+    }
+    forks |= t.thread > 0;
+    absl::StrAppend(&phase, phase.empty() ? "" : " ", program.kernels[t.kernel].name,
+                    t.ranged && t.begin > 0 ? absl::StrCat("[", t.begin, ":]") : "", "@t",
+                    t.thread);
+  }
+  flush();
+  std::printf(
+      "# step on %d threads: %s\n", compiled.kernels().run_threads(),
+      phases.empty()
+          ? "on the calling thread"
+          : absl::StrCat(phases.size(), " phases leave the caller: ", absl::StrJoin(phases, " "))
+                .c_str());
+}
+
 // A graph to dump and the parameter values its passes may fold (for a .gir file, only
 // --weights).
 struct Loaded {
@@ -448,6 +496,8 @@ int Main(int argc, char** argv) {
         "%d modules on %d threads, %.2f ms wall\n",
         k.distinct, k.kernels, k.compiled, k.reused, k.loaded, k.modules, k.threads,
         k.wall_seconds * 1e3);
+    PrintStepPlan(*compiled,
+                  loaded->model != nullptr ? loaded->model->CompleteBindings(values) : values);
     // Only with a remote cache (GRAPHJIT_REMOTE_CACHE); counts are of modules.
     if (k.remote) {
       std::printf(

@@ -417,11 +417,11 @@ void KernelSet::RunCall(const Call& call, void** unit_args, const int64_t* unit_
 }
 
 void KernelSet::PlanStep(void** args, const int64_t* symbols, char* workspace,
-                         runtime::PhasedJob* job) const {
+                         runtime::PhasedJob* job, std::vector<StepTask>* plan) const {
   const int threads = run_threads_;
   job->Reset(threads);
-  absl::InlinedVector<void*, 64> address;
-  Locate(args, symbols, workspace, &address);
+  absl::InlinedVector<void*, 64> address(addresses_.size(), nullptr);
+  if (args != nullptr) Locate(args, symbols, workspace, &address);
   absl::InlinedVector<void*, 16> unit_args;
   absl::InlinedVector<int64_t, 16> ints;
   absl::InlinedVector<int64_t, 8> load(threads, 0);  // work given to each thread this phase
@@ -438,6 +438,8 @@ void KernelSet::PlanStep(void** args, const int64_t* symbols, char* workspace,
       ints.push_back(end);
     }
     job->AddTask(thread, call.entry, unit_args, ints);
+    if (plan != nullptr)
+      plan->push_back({job->phases() - 1, static_cast<int>(k), thread, begin, end, call.ranged});
   };
   auto place_whole = [&] {
     std::stable_sort(whole.begin(), whole.end(),
@@ -484,6 +486,14 @@ void KernelSet::PlanStep(void** args, const int64_t* symbols, char* workspace,
     }
   }
   place_whole();
+}
+
+std::vector<KernelSet::StepTask> KernelSet::PlanOf(const int64_t* symbols) const {
+  std::vector<StepTask> plan;
+  if (run_threads_ == 1 || !StepForks(symbols)) return plan;
+  runtime::PhasedJob job;
+  PlanStep(nullptr, symbols, nullptr, &job, &plan);
+  return plan;
 }
 
 bool KernelSet::StepForks(const int64_t* symbols) const {

@@ -129,6 +129,16 @@ class KernelSet {
   int run_threads() const { return run_threads_; }
   // How many ranges kernel k (program order) splits into at these symbols' values.
   int PartsOf(int k, const int64_t* symbols) const;
+  // Where Run puts each kernel at these symbols' values: one entry per task, in phase
+  // order (graphjit-dump --stats prints it). Empty when the call would not fork.
+  struct StepTask {
+    int phase = 0;
+    int kernel = 0;  // program order
+    int thread = 0;
+    int64_t begin = 0, end = 0;  // the range of its parallel loop; whole: 0, extent
+    bool ranged = false;
+  };
+  std::vector<StepTask> PlanOf(const int64_t* symbols) const;
   // The content key of each kernel, in program order.
   std::vector<ContentKey> keys() const;
   // Each kernel's binding, in program order (for KernelSetOptions::bindings).
@@ -178,8 +188,9 @@ class KernelSet {
   // across the threads (part p on thread p, as RunCall splits them), then its whole
   // kernels, costliest first, on the least loaded thread (an idle one only for a kernel
   // worth a split). BLAS calls run single-threaded from then on.
-  void PlanStep(void** args, const int64_t* symbols, char* workspace,
-                runtime::PhasedJob* job) const;
+  // With `plan`, also lists the tasks there (args may then be null).
+  void PlanStep(void** args, const int64_t* symbols, char* workspace, runtime::PhasedJob* job,
+                std::vector<StepTask>* plan = nullptr) const;
   // Whether PlanStep would give any thread but the first a task at these symbols.
   bool StepForks(const int64_t* symbols) const;
   // The ranges `call` splits into and its parallel loop's extent.

@@ -16,8 +16,10 @@ namespace graphjit::compiler {
 // first 0). `touched[k]` is every program buffer kernel k reads or writes (its unit's
 // buffers); it writes KernelWrites. Two kernels conflict when one writes memory the
 // other touches: the same buffer, an output written in place of that input, or
-// workspace temps whose byte ranges may overlap (the workspace plan reuses memory; an
-// offset or size that depends on symbols counts as overlapping everything).
+// workspace temps whose byte ranges may overlap (the workspace plan reuses memory; temps
+// whose offsets differ by a constant compare by it, a constant range lies below one at a
+// sum of sizes plus at least its end, and any other offset or a size that depends on
+// symbols counts as overlapping every temp).
 std::vector<int> StepPhases(const Program& program, const std::vector<std::vector<int>>& touched);
 
 }  // namespace graphjit::compiler

@@ -50,6 +50,13 @@ if "$bin/graphjit-run" decode --output-dir "$work/o2" >/dev/null &&
 else
   fail "run --tier=baseline"
 fi
+# The step's phases on two threads: wq's halves with wk and wv beside them in one phase;
+# on one thread, nothing leaves the caller.
+GRAPHJIT_CACHE_DIR=off GRAPHJIT_NUM_THREADS=2 "$bin/graphjit-dump" decode --dim S=64 --stats |
+  grep -Eq '^# step on 2 threads: [0-9]+ phases leave the caller: \[k2_matmul@t0 k2_matmul\[64:\]@t1 k3_matmul@t0 k4_matmul@t1\]' &&
+  GRAPHJIT_CACHE_DIR=off GRAPHJIT_NUM_THREADS=1 "$bin/graphjit-dump" decode --dim S=64 --stats |
+  grep -q '^# step on 1 thread$' &&
+  pass "dump --stats step phases" || fail "dump --stats step phases"
 GRAPHJIT_CACHE_DIR=off "$bin/graphjit-dump" decode --stats |
   grep -Eq "^# module 1 \(k0_reduce_mean, .*\): IR instructions [0-9]+ -> [0-9]+, llvm passes" &&
   pass "dump --stats per module" || fail "dump --stats per module"

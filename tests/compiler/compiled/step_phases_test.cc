@@ -152,6 +152,35 @@ TEST(StepPhases, AnOffsetOverSymbolsMayOverlapAnyTemp) {
   EXPECT_EQ(StepPhases(p, touched), (std::vector<int>{0, 1, 1}));
 }
 
+// Temps placed after a symbolic one, at the same symbolic offset plus a constant, compare
+// by the constants (the decode layer's gate and up outputs at S-dependent offsets), and
+// lie above constant ranges that end at or below that constant.
+ExprPtr AtS64Plus(int64_t c) {
+  return Op(ScalarOp::kAdd, Op(ScalarOp::kMul, SymbolValue(0), ConstI(64)), ConstI(c));
+}
+
+TEST(StepPhases, OffsetsThatDifferByAConstantCompareByIt) {
+  for (auto [second, apart] : {std::pair<int64_t, bool>{64, true}, {32, false}}) {
+    Program p = Memory({0, 64, 128}, false);
+    p.buffers[3].workspace_offset = AtS64Plus(64);           // b2 (0..63) lies below it
+    p.buffers[4].workspace_offset = AtS64Plus(64 + second);  // after b3, or into it
+    std::vector<std::vector<int>> touched;
+    AddKernel(&p, 2, {0}, &touched);
+    AddKernel(&p, 3, {2}, &touched);
+    AddKernel(&p, 4, {2}, &touched);  // beside k1 only if their bytes are apart
+    EXPECT_EQ(StepPhases(p, touched), (std::vector<int>{0, 1, apart ? 1 : 2})) << second;
+  }
+}
+
+TEST(StepPhases, AConstantRangeAboveASymbolicOffsetMayOverlapIt) {
+  Program p = Memory({64, 0}, false);
+  p.buffers[3].workspace_offset = AtS64Plus(0);  // S * 64: at 64 when S = 1, like b2
+  std::vector<std::vector<int>> touched;
+  AddKernel(&p, 2, {0}, &touched);
+  AddKernel(&p, 3, {0}, &touched);
+  EXPECT_EQ(StepPhases(p, touched), (std::vector<int>{0, 1}));
+}
+
 TEST(StepPhases, AnOutputInPlaceOfAnInputIsThatInput) {
   for (bool in_place : {false, true}) {
     Program p = Memory({0}, in_place);
