@@ -15,8 +15,9 @@ namespace {
 // within microseconds and the steps of a loop within tens of them; waking a sleeping
 // worker costs 5-20 us (a futex wake and a reschedule), longer than most kernels.
 constexpr auto kSpinTime = std::chrono::microseconds(200);
-// Spins of the caller waiting for its workers before it starts yielding its core (on a
-// loaded machine a worker may have been descheduled: spinning would only delay it).
+// Spins of a thread waiting for another (the caller for its workers, a worker for its
+// phase) before it starts yielding its core (on a loaded machine the other may have been
+// descheduled: spinning would only delay it).
 constexpr int kWaitSpins = 1 << 14;
 
 // Set while this thread runs a part of a job: a part that calls Run again runs its parts
@@ -37,6 +38,16 @@ inline void Pause() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #endif
+}
+
+// One round of waiting for another thread: spin for kWaitSpins rounds, then yield the core
+// (on a loaded machine the one waited for may have been descheduled).
+inline void Backoff(int spins) {
+  if (spins < kWaitSpins) {
+    Pause();
+  } else {
+    std::this_thread::yield();
+  }
 }
 
 }  // namespace
@@ -201,11 +212,7 @@ void ThreadPool::Walk(Worker* w, uint64_t step) {
       if (open >> kPhaseBits != step || stop_.load(std::memory_order_relaxed)) return;
       if ((open & mask) >= phase) break;
       if (w->ticket.load(std::memory_order_relaxed) > base + i) break;
-      if (spins < kWaitSpins) {
-        Pause();
-      } else {
-        std::this_thread::yield();
-      }
+      Backoff(spins);
     }
     if (!Claim(w, step, i, &claimed)) {
       if (claimed >= num_slots) return;  // all taken back, or the step is over
@@ -278,11 +285,7 @@ void ThreadPool::RunPhased(const PhasedJob& job) {
         RunPhasedSlot(job.words_[t].data() + job.slots_[t][i] + 2);
       } else {
         for (int spins = 0; w->done.load(std::memory_order_acquire) < Finished(base + i); ++spins) {
-          if (spins < kWaitSpins) {
-            Pause();
-          } else {
-            std::this_thread::yield();
-          }
+          Backoff(spins);
         }
       }
       ++next[t];
@@ -321,13 +324,7 @@ void ThreadPool::Run(int parts, absl::FunctionRef<void(int)> part) {
       ++claimed_by_workers;
     }
   }
-  for (int i = 0; done_.load(std::memory_order_acquire) != claimed_by_workers; ++i) {
-    if (i < kWaitSpins) {
-      Pause();
-    } else {
-      std::this_thread::yield();
-    }
-  }
+  for (int i = 0; done_.load(std::memory_order_acquire) != claimed_by_workers; ++i) Backoff(i);
   run_mu_.unlock();
 }
 

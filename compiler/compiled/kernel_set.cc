@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <optional>
 #include <thread>
+#include <tuple>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
@@ -406,14 +408,19 @@ void KernelSet::RunCall(const Call& call, void** unit_args, const int64_t* unit_
   }
   // The pool splits this BLAS call: OpenBLAS's threads would compete with its parts.
   if (call.blas) runtime::UseSingleThreadedBlas();
+  runtime::ThreadPool::Shared().Run(parts, [&](int p) {
+    const auto [begin, end] = PartRange(call, extent, parts, p);
+    if (begin < end) run_range(begin, end);
+  });
+}
+
+std::pair<int64_t, int64_t> KernelSet::PartRange(const Call& call, int64_t extent, int parts,
+                                                 int p) {
   // Static, even split in whole chunks of the alignment: part p of a kernel gets the same
   // range every call, so its worker finds its slice of the weights in its own cache.
   const int64_t chunks = (extent + call.parallel_align - 1) / call.parallel_align;
-  runtime::ThreadPool::Shared().Run(parts, [&](int p) {
-    const int64_t begin = std::min(extent, chunks * p / parts * call.parallel_align);
-    const int64_t end = std::min(extent, chunks * (p + 1) / parts * call.parallel_align);
-    if (begin < end) run_range(begin, end);
-  });
+  return {std::min(extent, chunks * p / parts * call.parallel_align),
+          std::min(extent, chunks * (p + 1) / parts * call.parallel_align)};
 }
 
 void KernelSet::PlanStep(void** args, const int64_t* symbols, char* workspace,
@@ -425,8 +432,9 @@ void KernelSet::PlanStep(void** args, const int64_t* symbols, char* workspace,
   absl::InlinedVector<void*, 16> unit_args;
   absl::InlinedVector<int64_t, 16> ints;
   absl::InlinedVector<int64_t, 8> load(threads, 0);  // work given to each thread this phase
-  // The whole kernels of the phase, costliest first once the split ones are placed.
-  absl::InlinedVector<std::pair<int64_t, size_t>, 16> whole;
+  // The whole kernels of the phase (cost, kernel, extent), costliest first once the split
+  // ones are placed.
+  absl::InlinedVector<std::tuple<int64_t, size_t, int64_t>, 16> whole;
   auto add = [&](size_t k, int thread, int64_t begin, int64_t end) {
     const Call& call = calls_[k];
     unit_args.clear();
@@ -443,8 +451,8 @@ void KernelSet::PlanStep(void** args, const int64_t* symbols, char* workspace,
   };
   auto place_whole = [&] {
     std::stable_sort(whole.begin(), whole.end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first; });
-    for (const auto& [cost, k] : whole) {
+                     [](const auto& a, const auto& b) { return std::get<0>(a) > std::get<0>(b); });
+    for (const auto& [cost, k, extent] : whole) {
       // The least loaded thread; one with nothing in this phase yet only for a kernel
       // worth a split (its wake and join cost what a split does).
       int best = 0;
@@ -452,10 +460,7 @@ void KernelSet::PlanStep(void** args, const int64_t* symbols, char* workspace,
         if (load[t] < load[best] && (load[t] > 0 || cost >= min_parallel_work_)) best = t;
       }
       load[best] += cost;
-      const Call& call = calls_[k];
-      int64_t extent = 0;
-      if (call.parallel_extent != nullptr) extent = EvalOffset(call.parallel_extent, symbols);
-      add(k, best, 0, call.parallel_extent == nullptr ? INT64_MAX : extent);
+      add(k, best, 0, calls_[k].parallel_extent == nullptr ? INT64_MAX : extent);
     }
     whole.clear();
   };
@@ -471,15 +476,13 @@ void KernelSet::PlanStep(void** args, const int64_t* symbols, char* workspace,
     // Each BLAS call on one thread: the pool's threads run the others beside it.
     if (call.blas) runtime::UseSingleThreadedBlas();
     if (parts == 1) {
-      whole.push_back({call.work == nullptr ? 0 : EvalOffset(call.work, symbols), k});
+      whole.push_back({call.work == nullptr ? 0 : EvalOffset(call.work, symbols), k, extent});
       continue;
     }
-    // As RunCall splits it: whole chunks of the alignment, part p on thread p.
-    const int64_t chunks = (extent + call.parallel_align - 1) / call.parallel_align;
+    // As RunCall splits it, part p on thread p.
     const int64_t per_iteration = EvalOffset(call.parallel_work, symbols);
     for (int p = 0; p < parts; ++p) {
-      const int64_t begin = std::min(extent, chunks * p / parts * call.parallel_align);
-      const int64_t end = std::min(extent, chunks * (p + 1) / parts * call.parallel_align);
+      const auto [begin, end] = PartRange(call, extent, parts, p);
       if (begin >= end) continue;
       add(k, p, begin, end);
       load[p] += (end - begin) * per_iteration;

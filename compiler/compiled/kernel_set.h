@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -193,6 +194,8 @@ class KernelSet {
                 std::vector<StepTask>* plan = nullptr) const;
   // Whether PlanStep would give any thread but the first a task at these symbols.
   bool StepForks(const int64_t* symbols) const;
+  // Part p's range [first, second) of `call`'s parallel loop split into `parts`.
+  static std::pair<int64_t, int64_t> PartRange(const Call& call, int64_t extent, int parts, int p);
   // The ranges `call` splits into and its parallel loop's extent.
   int Parts(const Call& call, const int64_t* symbols, int64_t* extent) const;
   // Where each program buffer is at run time: an arg, or the workspace at an offset
