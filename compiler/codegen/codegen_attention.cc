@@ -308,16 +308,33 @@ void KernelEmitter::EmitAttention() {
         }
       }
     }
-    // Whole blocks, then the rest as one shorter block.
     llvm::Value* n_extent = EvalTop(kernel_.loops[j], DType::kI64, "N extent");
-    llvm::Value* blocks = body_.CreateSDiv(n_extent, i64(kBlock));
-    EmitLoop(blocks, j, [&] {
-      block(first, heads, body_.CreateMul(loop_vars_[j], i64(kBlock), "", true, true), i64(kBlock));
-    });
-    llvm::Value* done = body_.CreateMul(blocks, i64(kBlock), "", true, true);
-    llvm::Value* rest = body_.CreateSub(n_extent, done, "", true, true);
-    EmitLoop(body_.CreateZExt(body_.CreateICmpSGT(rest, i64(0)), body_.getInt64Ty()), j,
-             [&] { block(first, heads, done, rest); });
+    if (llvm::isa<llvm::ConstantInt>(n_extent)) {
+      // A known length: whole blocks of a constant count, then the rest as one shorter
+      // block (LLVM drops whichever copy cannot run). The constant count is worth its IR
+      // at the baseline tier: one copy for every length ran its attention 15% slower
+      // (f64 S = 512 and 2048, `graphjit-dump --profile --tier=baseline`; O2 the same).
+      llvm::Value* blocks = body_.CreateSDiv(n_extent, i64(kBlock));
+      EmitLoop(blocks, j, [&] {
+        block(first, heads, body_.CreateMul(loop_vars_[j], i64(kBlock), "", true, true),
+              i64(kBlock));
+      });
+      llvm::Value* done = body_.CreateMul(blocks, i64(kBlock), "", true, true);
+      llvm::Value* rest = body_.CreateSub(n_extent, done, "", true, true);
+      EmitLoop(body_.CreateZExt(body_.CreateICmpSGT(rest, i64(0)), body_.getInt64Ty()), j,
+               [&] { block(first, heads, done, rest); });
+    } else {
+      // A symbolic length: one copy of the block's loops, the last block shorter (two
+      // live copies made the symbolic decode layer's compile 30-40% longer in both tiers).
+      llvm::Value* blocks =
+          body_.CreateSDiv(body_.CreateAdd(n_extent, i64(kBlock - 1), "", true, true), i64(kBlock));
+      EmitLoop(blocks, j, [&] {
+        llvm::Value* j0 = body_.CreateMul(loop_vars_[j], i64(kBlock), "", true, true);
+        llvm::Value* count = body_.CreateBinaryIntrinsic(
+            llvm::Intrinsic::smin, body_.CreateSub(n_extent, j0, "", true, true), i64(kBlock));
+        block(first, heads, j0, count);
+      });
+    }
     // A row of only -inf: NaN, as the unfused exp(-inf - -inf).
     for (int h = 0; h < heads; ++h) {
       SetJamIndex(first, h);
