@@ -225,7 +225,17 @@ void KernelEmitter::EmitLoopFrom(llvm::Value* begin, llvm::Value* extent, int va
   llvm::Value* next = body_.CreateAdd(iv, body_.getInt64(1), name + ".next", /*HasNUW=*/true,
                                       /*HasNSW=*/true);
   iv->addIncoming(next, latch);
-  body_.CreateBr(header);
+  llvm::BranchInst* back = body_.CreateBr(header);
+  if (var == vectorize_var_ && options_.tier == CodeTier::kBaseline) {
+    // The loop's ID (its first operand, itself) and the hint; loop-rotate carries it to
+    // the rotated latch.
+    llvm::MDNode* hint =
+        llvm::MDNode::get(context_, {llvm::MDString::get(context_, "llvm.loop.vectorize.enable"),
+                                     llvm::ConstantAsMetadata::get(body_.getTrue())});
+    llvm::MDNode* id = llvm::MDNode::getDistinct(context_, {nullptr, hint});
+    id->replaceOperandWith(0, id);
+    back->setMetadata(llvm::LLVMContext::MD_loop, id);
+  }
   body_.SetInsertPoint(exit);
 }
 

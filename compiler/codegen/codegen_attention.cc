@@ -204,10 +204,13 @@ void KernelEmitter::EmitAttention() {
     // 2. x_j in place of the scores (a map LLVM vectorizes), then the block's max.
     for (int h = 0; h < heads; ++h) {
       SetJamIndex(first, h);
-      EmitLoop(count, j, [&] {
-        at_position(j0);
-        StoreElement(kernel_.scores, scores_ptr(), EvalTop(kernel_.value, dtype, "value"));
-      });
+      {
+        VectorizeLoops vectorize(this, j);
+        EmitLoop(count, j, [&] {
+          at_position(j0);
+          StoreElement(kernel_.scores, scores_ptr(), EvalTop(kernel_.value, dtype, "value"));
+        });
+      }
       block_max_of(j0, count, block_max[h]);
     }
     // 3. The new max; p_j in place of x_j and their sum; the running sum and output
@@ -219,6 +222,7 @@ void KernelEmitter::EmitAttention() {
       llvm::Value* ref = body_.CreateSelect(body_.CreateFCmpOEQ(new_max, minus_inf),
                                             llvm::ConstantFP::get(type, 0.0), new_max);
       body_.CreateStore(llvm::Constant::getNullValue(type), block_sum[h]);
+      VectorizeLoops vectorize(this, j);
       EmitLoop(count, j, [&] {
         at_position(j0);
         llvm::Value* ptr = scores_ptr();

@@ -140,6 +140,22 @@ class KernelEmitter {
   void EmitLoop(llvm::Value* extent, int var, absl::FunctionRef<void()> body);
   // The same for i in [begin, end).
   void EmitLoopFrom(llvm::Value* begin, llvm::Value* end, int var, absl::FunctionRef<void()> body);
+  // Loops over `var` emitted while the result lives are the ones the baseline tier's loop
+  // vectorizer takes (`llvm.loop.vectorize.enable`; it takes no others, see
+  // compiler/orc/optimize_module.cc): maps and reductions over a contiguous axis whose
+  // vector code codegen does not write itself. The O2 tier's vectorizer chooses alone.
+  class VectorizeLoops {
+   public:
+    VectorizeLoops(KernelEmitter* emitter, int var)
+        : emitter_(emitter), saved_(emitter->vectorize_var_) {
+      emitter->vectorize_var_ = var;
+    }
+    ~VectorizeLoops() { emitter_->vectorize_var_ = saved_; }
+
+   private:
+    KernelEmitter* emitter_;
+    int saved_;
+  };
   // The iterations of loop `var` (of extent `extent`) this call runs: [0, extent), or for
   // the kernel's parallel loop in a unit with a range, [begin, min(end, extent)).
   std::pair<llvm::Value*, llvm::Value*> LoopBounds(int var, llvm::Value* extent);
@@ -206,6 +222,7 @@ class KernelEmitter {
   // The parallel loop's range (unit symbols Kernel::range_symbol and the next), or null.
   llvm::Value* range_begin_ = nullptr;
   llvm::Value* range_end_ = nullptr;
+  int vectorize_var_ = -1;  // VectorizeLoops
 
   std::vector<llvm::Value*> symbol_values_;
   std::vector<BufferAccess> buffers_;

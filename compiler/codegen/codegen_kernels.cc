@@ -11,6 +11,7 @@ using ir::DType;
 
 void KernelEmitter::EmitPointwise() {
   const DType dtype = program_.buffers[kernel_.out].dtype;
+  VectorizeLoops vectorize(this, static_cast<int>(kernel_.loops.size()) - 1);
   EmitNest(0, kernel_.loops.size(), [&] {
     llvm::Value* value = EvalTop(kernel_.value, dtype, "value");
     const auto& indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
@@ -40,6 +41,7 @@ void KernelEmitter::EmitReduce() {
   // The accumulator lives in an alloca that SROA turns into the phi the vectorizer wants.
   llvm::AllocaInst* acc = Accumulator(acc_dtype);
   const int reduce_var = static_cast<int>(kernel_.loops.size());
+  VectorizeLoops vectorize(this, reduce_var);
   EmitNest(0, kernel_.loops.size(), [&] {
     body_.CreateStore(init, acc);
     llvm::Value* extent = EvalTop(kernel_.reduce_extent, DType::kI64, "reduce extent");

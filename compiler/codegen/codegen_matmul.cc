@@ -402,6 +402,7 @@ bool KernelEmitter::EmitTiledAxpy() {
   };
   EmitJammedNest(jam, [&](llvm::Value* first, int heads) {
     if (staged != nullptr) {
+      VectorizeLoops vectorize(this, k);  // a map: exp and the like vectorize
       for (int h = 0; h < heads; ++h) {
         SetJamIndex(first, h);
         EmitLoop(EvalTop(kernel_.loops[k], DType::kI64, "K extent"), k,

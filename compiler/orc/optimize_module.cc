@@ -82,6 +82,12 @@ llvm::VecDesc FixedVecDesc(const char* scalar, const char* vector, unsigned lane
 // loop values in stack slots between blocks, is gone since -O0 allocates registers as
 // O2 does (AllocateRegistersAtO0 in machine_code.h, with the measurements): the steps
 // above came to within 1.25x of O2's for about a quarter more compile.
+// Since codegen writes the matmuls' and attention's vector code itself, the vectorizer
+// takes only the loops codegen marks (maps, reductions, the staged lhs of a matmul):
+// vectorizing the zero fills and scalar tails of the others bought nothing and cost IR
+// passes and instruction selection (decode, exact S = 64, znver5, 2026-12-03: IR after
+// the passes 565 / 999 / 908 -> 487 / 916 / 752 instructions per module, 51 -> 45 ms
+// wall; the kernels' times the same within noise, `graphjit-dump --profile`).
 llvm::ModulePassManager BaselinePipeline() {
   // instcombine's fixpoint check is for LLVM's own tests (the default pipelines turn it
   // off too): with it, a module that needs a second round aborts the process.
@@ -100,7 +106,10 @@ llvm::ModulePassManager BaselinePipeline() {
   loops.addPass(llvm::LICMPass(llvm::LICMOptions()));
   function.addPass(llvm::createFunctionToLoopPassAdaptor(std::move(loops),
                                                          /*UseMemorySSA=*/true));
-  function.addPass(llvm::LoopVectorizePass());
+  // Only the loops codegen marks (KernelEmitter::VectorizeLoops): the vector code of
+  // the rest it wrote itself, and analysing them cost the vectorizer's time for nothing.
+  function.addPass(
+      llvm::LoopVectorizePass(llvm::LoopVectorizeOptions().setVectorizeOnlyWhenForced(true)));
   function.addPass(instcombine());
   function.addPass(llvm::SimplifyCFGPass());
   llvm::ModulePassManager module;

@@ -91,5 +91,49 @@ TEST(CodegenTest, KernelsNamedLikeLibmFunctions) {
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(Close(os[i], std::exp(std::tanh(xs[i])), 1e-14)) << i;
 }
 
+// The baseline tier's loop vectorizer takes only the loops codegen marks: a pointwise
+// kernel's innermost loop (not its outer one) and a reduction's loop; O2 marks none and
+// lets its vectorizer choose. Both tiers vectorize and compute the same values.
+TEST(CodegenTest, BaselineMarksTheLoopsItsVectorizerTakes) {
+  constexpr int kRows = 4, kCols = 67;
+  ProgramBuilder pb;
+  int x = pb.Arg("x", DType::kF64, {C(kRows), C(kCols)});
+  int e = pb.Arg("e", DType::kF64, {C(kRows), C(kCols)}, BufferKind::kOutput);
+  int sum = pb.Arg("sum", DType::kF64, {C(kRows)}, BufferKind::kOutput);
+  pb.Pointwise(e, {C(kRows), C(kCols)}, Op(ScalarOp::kExp, Load(x, DType::kF64, {I(0), I(1)})));
+  pb.Reduce(sum, {C(kRows)}, C(kCols), ScalarOp::kAdd, Load(x, DType::kF64, {I(0), I(1)}));
+  std::vector<double> xs(kRows * kCols);
+  for (int i = 0; i < kRows * kCols; ++i) xs[i] = (i % 23) / 7.0 - 1.5;
+  for (CodeTier tier : {CodeTier::kOptimized, CodeTier::kBaseline}) {
+    SCOPED_TRACE(CodeTierName(tier));
+    CompileOptions options;
+    options.keep_ir = true;
+    options.tier = tier;
+    auto code = Compile(pb.program(), options);
+    ASSERT_NE(code, nullptr);
+    const std::string& ir = code->llvm_ir();
+    int marked = 0;
+    for (size_t p = ir.find("!llvm.loop !"); p != std::string::npos;
+         p = ir.find("!llvm.loop !", p + 1)) {
+      ++marked;
+    }
+    EXPECT_EQ(marked, tier == CodeTier::kBaseline ? 2 : 0) << ir;
+    if (tier == CodeTier::kBaseline) {
+      EXPECT_THAT(ir, HasSubstr("!\"llvm.loop.vectorize.enable\", i1 true"));
+    }
+    EXPECT_THAT(code->optimized_ir(), HasSubstr("x double>")) << code->optimized_ir();
+    std::vector<double> es(kRows * kCols), sums(kRows);
+    RunEntry(*code, {xs.data(), es.data(), sums.data()});
+    for (int r = 0; r < kRows; ++r) {
+      double want = 0;
+      for (int c = 0; c < kCols; ++c) {
+        want += xs[r * kCols + c];
+        EXPECT_TRUE(Close(es[r * kCols + c], std::exp(xs[r * kCols + c]), 1e-14)) << r << "," << c;
+      }
+      EXPECT_TRUE(Close(sums[r], want, 1e-13)) << r;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace graphjit::compiler::codegen_testutil
