@@ -10,6 +10,8 @@
 #include "compiler/orc/jit_engine.h"
 #include "ir/clock.h"
 #include "ir/status_macros.h"
+#include "llvm/IR/DiagnosticHandler.h"
+#include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/raw_ostream.h"
@@ -86,6 +88,16 @@ struct Compiled {
 using EmitFn = absl::FunctionRef<absl::StatusOr<std::unique_ptr<llvm::Module>>(llvm::LLVMContext&,
                                                                                const JitEngine&)>;
 
+// LLVM reports a loop marked for vectorization (the baseline's maps and reductions,
+// KernelEmitter::VectorizeLoops) that it cannot vectorize, say one of a single
+// iteration, as a warning on stderr: for a kernel that is no fault, and a library must
+// not write to its user's terminal. Errors keep LLVM's handling.
+struct QuietOptimizationDiagnostics : llvm::DiagnosticHandler {
+  bool handleDiagnostics(const llvm::DiagnosticInfo& info) override {
+    return info.getSeverity() != llvm::DS_Error;
+  }
+};
+
 absl::StatusOr<Compiled> EmitAndCompile(EmitFn emit, JitRequest request) {
   GJ_ASSIGN_OR_RETURN(JitEngine * engine, JitEngine::Get());
   GJ_RETURN_IF_ERROR(RegisterRuntimeHelpers(*engine));
@@ -93,6 +105,7 @@ absl::StatusOr<Compiled> EmitAndCompile(EmitFn emit, JitRequest request) {
   // One context per compile: LLVM contexts are not thread-safe, and the JIT frees the
   // context with the module once it is compiled.
   auto context = std::make_unique<llvm::LLVMContext>();
+  context->setDiagnosticHandler(std::make_unique<QuietOptimizationDiagnostics>());
   GJ_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module, emit(*context, *engine));
   Compiled out;
   out.timings.ir_build = ir::SecondsSince(start);
