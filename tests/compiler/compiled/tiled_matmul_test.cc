@@ -40,11 +40,12 @@ struct Compiled {
   std::unique_ptr<CompiledGraph> tiled, untiled;
 };
 
-Compiled CompileBoth(const ir::Graph& g) {
+Compiled CompileBoth(const ir::Graph& g, CodeTier tier = CodeTier::kOptimized) {
   Compiled c;
   for (bool tile : {true, false}) {
     CompileGraphOptions options;
     options.codegen.tile_matmuls = tile;
+    options.codegen.tier = tier;
     options.codegen.keep_ir = true;
     auto cg = CompiledGraph::Compile(g, {}, options);
     GJ_CHECK(cg.ok()) << cg.status().message();
@@ -81,12 +82,14 @@ constexpr char kMatvec[] = R"(graph g {
 // `tiled`, where it does not depend on the host's vector width: whether the tiled code
 // must use vectors (>= 16 columns are at least one vector of either dtype on x86).
 void CheckMatvec(const char* dtype, const std::string& k_dim, const std::string& n_dim, int64_t K,
-                 int64_t N, std::optional<bool> tiled = std::nullopt) {
-  SCOPED_TRACE(absl::StrCat(dtype, " K=", k_dim, "=", K, " N=", n_dim, "=", N));
+                 int64_t N, std::optional<bool> tiled = std::nullopt,
+                 CodeTier tier = CodeTier::kOptimized) {
+  SCOPED_TRACE(absl::StrCat(dtype, " K=", k_dim, "=", K, " N=", n_dim, "=", N, " tier ",
+                            CodeTierName(tier)));
   absl::StatusOr<ir::Graph> g =
       ir::ParseGraph(absl::StrReplaceAll(kMatvec, {{"DT", dtype}, {"KD", k_dim}, {"ND", n_dim}}));
   ASSERT_TRUE(g.ok()) << g.status();
-  Compiled c = CompileBoth(*g);
+  Compiled c = CompileBoth(*g, tier);
   // The tiled code works on vectors before LLVM's vectorizers run; the untiled does not.
   const ir::DType dt = std::string(dtype) == "f64" ? ir::DType::kF64 : ir::DType::kF32;
   const std::string vector = dt == ir::DType::kF64 ? " x double>" : " x float>";
@@ -147,6 +150,21 @@ TEST(TiledMatmul, LargeOrUnsizedWeightsAreJammed) {
     CheckMatvec(dtype, "40", "N", 40, 70, true);
     for (int64_t K : {1, 7, 8, 9, 15, 16, 17, 203}) CheckMatvec(dtype, "K", "N", K, 70, true);
     for (int64_t K : {7, 9, 344}) CheckMatvec(dtype, absl::StrCat(K), "129", K, 129, true);
+  }
+}
+
+// The baseline tier emits its own, leaner jammed rows (half the rows per block, one
+// output vector per step): the same checks at the edges of both.
+TEST(TiledMatmul, BaselineTierAtEdgeSizes) {
+  for (const char* dtype : {"f64", "f32"}) {
+    for (int64_t N : {1, 7, 8, 9, 17, 33, 129, 344}) {
+      for (int64_t K : {1, 3, 4, 5, 9, 128}) {
+        CheckMatvec(dtype, absl::StrCat(K), absl::StrCat(N), K, N,
+                    N >= 16 ? std::optional(true) : std::nullopt, CodeTier::kBaseline);
+      }
+      CheckMatvec(dtype, "K", "N", 13, N, true, CodeTier::kBaseline);
+    }
+    CheckMatvec(dtype, "1024", "1024", 1024, 1024, true, CodeTier::kBaseline);
   }
 }
 
