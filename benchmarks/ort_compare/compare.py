@@ -114,6 +114,17 @@ def fmt(value, spec):
     return "n/a" if value is None else format(value, spec)
 
 
+def blas_note():
+    """What chooses OpenBLAS's kernels in this run: a forced OPENBLAS_CORETYPE (some
+    sandboxes set Haswell, AVX2, on AVX-512 machines) changes graphjit's matmuls, not
+    ONNX Runtime's, which has its own."""
+    core = os.environ.get("OPENBLAS_CORETYPE")
+    if core is None:
+        return "OpenBLAS kernels: its own CPU detection"
+    return (f"OpenBLAS kernels: OPENBLAS_CORETYPE={core} from the environment "
+            "(unset it for OpenBLAS's own choice)")
+
+
 def cpu_name():
     try:
         with open("/proc/cpuinfo") as f:
@@ -196,6 +207,7 @@ def main():
 
     print(f"PP-OCRv4 recognizer, {args.threads} thread(s) each; CPU: {cpu_name()}")
     print(f"ONNX Runtime: median of {args.repeat} calls; graphjit: median of 5 repetitions")
+    print(blas_note())
     print(f"{'shape':<7} {'ORT ms':>8} {'graphjit ms':>12} {'ratio':>6} {'max|diff|':>10}"
           f"  reads the text: ORT, graphjit (trailing spaces cut)")
     errors, misread = set(), []
@@ -220,6 +232,7 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"cpu": cpu_name(), "threads": args.threads,
+                       "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
                        "rows": [{k: v for k, v in r.items() if k[0] != "_"} for r in rows],
                        "transformer_rows": transformer}, f, indent=1)
     return 0
