@@ -122,8 +122,10 @@ ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& 
   // that older objects in a disk or remote cache never load: v2 register-tiled matmuls,
   // v3 f32 sums accumulating in f64, ..., v7 jammed heads' products splitting k into
   // accumulator sets, v8 attention in one kernel, v9 products rounded before they are
-  // added (no contraction) and attention's block max as a compare-and-select.
-  h.Text("graphjit-kernel-key-v9");
+  // added (no contraction) and attention's block max as a compare-and-select, v10 the
+  // baseline tier's one-head attention, lean jammed rows and marked vector loops, and a
+  // symbolic attention's block loops emitted once.
+  h.Text("graphjit-kernel-key-v10");
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir, emit_asm and keep_object change what is kept.
   h.Text(absl::StrCat("tile_matmuls=", codegen.tile_matmuls, ",tier=", CodeTierName(codegen.tier),
