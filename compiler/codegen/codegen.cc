@@ -85,6 +85,11 @@ absl::Status KernelEmitter::Emit() {
   prologue_.SetInsertPoint(entry->getTerminator());
   body_.SetInsertPoint(body);
 
+  const int max_vector = options_.max_vector_bytes;
+  if (max_vector != 0 && max_vector != 16 && max_vector != 32 && max_vector != 64) {
+    Fail("max_vector_bytes must be 0 (the host's), 16, 32 or 64, is ", max_vector);
+    return status_;
+  }
   if (kernel_.out < 0 || kernel_.out >= static_cast<int>(program_.buffers.size())) {
     Fail("output buffer b", kernel_.out, " out of range (", program_.buffers.size(), " buffers)");
     return status_;

@@ -66,7 +66,7 @@ void KernelEmitter::EmitAttention() {
   if (!ContiguousAlongN(kernel_.store_indices, e)) {
     return Fail("attention's output must be stored contiguously along its column i", e);
   }
-  const int lanes = HostVectorBytes() / static_cast<int>(ir::DTypeSize(dtype));
+  const int lanes = VectorBytes() / static_cast<int>(ir::DTypeSize(dtype));
   const int64_t columns = width_const->getSExtValue();
   const int vectors = static_cast<int>(columns / lanes);
   const int width = vectors + static_cast<int>(columns % lanes);
@@ -87,7 +87,8 @@ void KernelEmitter::EmitAttention() {
   if (failed()) return;
   // Heads of one KV head per pass: their output strips, a V row and a splat must fit the
   // registers (and, tiled, their q vectors).
-  const int max_heads = tiling ? std::min(MaxDotHeads(), StripHeads(width)) : StripHeads(width);
+  const int max_heads = tiling ? std::min(MaxDotHeads(), StripHeads(width, VectorRegisters()))
+                               : StripHeads(width, VectorRegisters());
   // The baseline tier takes one head per pass: four heads sharing each K and V row
   // doubled the kernel's IR (the decode layer's attention module, S = 64: 4418 -> 1917
   // IR instructions through the baseline's passes, against 1873 -> 999; its compile 49
@@ -106,7 +107,7 @@ void KernelEmitter::EmitAttention() {
   std::vector<llvm::AllocaInst*> max_of, sum_of, block_max, block_sum;
   // P @ V's chains: jam x width FMAs per position (four f32 heads of one 16-lane vector:
   // 4 chains, too few), so positions go round-robin to accumulator sets.
-  const int sets = AccumulatorSets(jam * width, width);
+  const int sets = AccumulatorSets(jam * width, width, VectorRegisters());
   // acc[u][h][c]: set u, head h, column group c.
   std::vector<std::vector<std::vector<llvm::AllocaInst*>>> acc(
       sets, std::vector<std::vector<llvm::AllocaInst*>>(jam));

@@ -25,19 +25,17 @@ namespace graphjit::compiler::codegen_internal {
 
 // Whether the host has FMA instructions (llvm.fma is then one instruction, not a call).
 bool HostHasFma();
-// The host's widest vector in bytes (AVX-512: 64, AVX / AVX2: 32, else 16) and how many
-// vector registers of that width it has (32 with AVX-512, else 16).
+// The host's widest vector in bytes (AVX-512: 64, AVX / AVX2: 32, else 16).
 int HostVectorBytes();
-int HostVectorRegisters();
 // One-strip products (EmitTiledAxpy's P @ V, the fused attention's): the query heads of
 // one KV head to run per pass with `width` accumulators each, while their strips, a row
-// of the rhs and a splat fit the registers (at most 4).
-int StripHeads(int width);
+// of the rhs and a splat fit the `registers` vector registers (at most 4).
+int StripHeads(int width, int registers);
 // The accumulator sets to split the positions (k) of a one-strip product into, round
 // robin, when its `chains` independent FMA chains (heads x width) are too few to hide
 // the FMA latency: up to 4, while the sets, a row of the rhs and a splat fit the
-// registers.
-int AccumulatorSets(int chains, int width);
+// `registers` vector registers.
+int AccumulatorSets(int chains, int width, int registers);
 // The type sums of `dtype` accumulate in: f64 for f32, as the interpreter's kernels and
 // program_eval do (OPS.md), so partial sums of large f32 values that overflow f32 stay
 // finite; the dtype itself otherwise.
@@ -113,6 +111,11 @@ class KernelEmitter {
                       int target, const std::vector<ExprPtr>& indices);
   // Heads a tiled dot runs per pass over the rhs (their lhs vectors stay in registers).
   int MaxDotHeads();
+  // The vectors codegen's own vector code uses (CompileOptions::max_vector_bytes within
+  // the host's) and how many registers of that width it counts on (32 for 64-byte
+  // vectors, else 16).
+  int VectorBytes() const;
+  int VectorRegisters() const { return VectorBytes() == 64 ? 32 : 16; }
   // --- shared with attention (codegen_matmul.cc)
   // How many iterations of the batch loop just outside m to run per pass (1: none), at
   // most max_jam and dividing its constant extent, when rhs does not depend on that loop

@@ -74,15 +74,13 @@ int HostVectorBytes() {
   return bytes;
 }
 
-int HostVectorRegisters() { return HostVectorBytes() == 64 ? 32 : 16; }
-
-int StripHeads(int width) {
-  return std::min(kMaxAxpyHeads, (HostVectorRegisters() - 2 - width) / width);
+int StripHeads(int width, int registers) {
+  return std::min(kMaxAxpyHeads, (registers - 2 - width) / width);
 }
 
-int AccumulatorSets(int chains, int width) {
+int AccumulatorSets(int chains, int width, int registers) {
   int sets = std::clamp(kTileVectors / chains, 1, kMaxSets);
-  while (sets > 1 && sets * chains + width + 2 > HostVectorRegisters()) --sets;
+  while (sets > 1 && sets * chains + width + 2 > registers) --sets;
   return sets;
 }
 
@@ -240,7 +238,7 @@ std::optional<KernelEmitter::DotTiling> KernelEmitter::PlanTiledDot() {
     }
   }
   if (UsesLoopVar(lhs, n)) return std::nullopt;
-  const int lanes = HostVectorBytes() / static_cast<int>(ir::DTypeSize(dtype));
+  const int lanes = VectorBytes() / static_cast<int>(ir::DTypeSize(dtype));
   const auto* k_const =
       llvm::dyn_cast_or_null<llvm::ConstantInt>(EvalPrologue(kernel_.loops[k], "K extent"));
   if (failed() || k_const == nullptr || k_const->getSExtValue() <= 0 ||
@@ -319,7 +317,12 @@ void KernelEmitter::EmitDotVectors(const DotTiling& t, llvm::Value* first, int h
   loop_vars_[k] = nullptr;
 }
 
-int KernelEmitter::MaxDotHeads() { return HostVectorRegisters() == 32 ? 4 : 2; }
+int KernelEmitter::MaxDotHeads() { return VectorRegisters() == 32 ? 4 : 2; }
+
+int KernelEmitter::VectorBytes() const {
+  const int max = options_.max_vector_bytes;
+  return max > 0 ? std::min(max, HostVectorBytes()) : HostVectorBytes();
+}
 
 bool KernelEmitter::EmitTiledDot() {
   const int n = static_cast<int>(kernel_.loops.size()) - 2;
@@ -356,7 +359,7 @@ bool KernelEmitter::EmitTiledAxpy() {
       !ContiguousAlongN(out_indices, n) || UsesLoopVar(kernel_.lhs.get(), n)) {
     return false;
   }
-  const int lanes = HostVectorBytes() / static_cast<int>(ir::DTypeSize(dtype));
+  const int lanes = VectorBytes() / static_cast<int>(ir::DTypeSize(dtype));
   const int64_t tile = int64_t{kTileVectors} * lanes;
   const auto* n_const =
       llvm::dyn_cast_or_null<llvm::ConstantInt>(EvalPrologue(kernel_.loops[n], "N extent"));
@@ -374,7 +377,7 @@ bool KernelEmitter::EmitTiledAxpy() {
   const int width = vectors + scalars;
   // One strip for several query heads of one KV head at once (they share every rhs row)
   // while their accumulators, the row and a splat fit the vector registers.
-  int jam = one_strip && width > 0 ? SharedRhsJam(StripHeads(width)) : 1;
+  int jam = one_strip && width > 0 ? SharedRhsJam(StripHeads(width, VectorRegisters())) : 1;
   // A computed lhs (say SwiGLU's silu(g) * u) is staged whenever K is known and small
   // enough: its loop vectorizes, where a division or exp per k would bound the matmul.
   llvm::Type* type = ValueType(dtype);
@@ -420,7 +423,7 @@ bool KernelEmitter::EmitTiledAxpy() {
     if (width == 0) return;
     const bool long_k = k_const == nullptr || k_const->getSExtValue() >= kSplitMinK;
     const int chains = heads * width;
-    const int sets = long_k ? AccumulatorSets(chains, width) : 1;
+    const int sets = long_k ? AccumulatorSets(chains, width, VectorRegisters()) : 1;
     llvm::Type* vector_type = llvm::FixedVectorType::get(type, lanes);
     auto type_of = [&](int j) { return j < vectors ? vector_type : type; };
     // acc[u][h][j]: set u, head h, column group j.

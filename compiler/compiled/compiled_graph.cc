@@ -40,6 +40,12 @@ absl::Status CheckThreads(const std::optional<int>& threads, const char* option)
                                                  *threads));
 }
 
+absl::Status CheckVectorBytes(int bytes, const char* option) {
+  if (bytes == 0 || bytes == 16 || bytes == 32 || bytes == 64) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      option, " must be 0 (the host's widest vectors), 16, 32 or 64 bytes, got ", bytes));
+}
+
 int ThreadsOf(const CompileGraphOptions& options) {
   if (options.threads.has_value()) return *options.threads;
   return (options.env != nullptr ? *options.env : CompileEnv::FromEnvironment()).threads;
@@ -48,6 +54,8 @@ int ThreadsOf(const CompileGraphOptions& options) {
 absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
     const ir::Graph& graph, const runtime::TensorMap& params, const CompileGraphOptions& options) {
   GJ_RETURN_IF_ERROR(CheckThreads(options.threads, "CompileGraphOptions::threads"));
+  GJ_RETURN_IF_ERROR(CheckVectorBytes(options.codegen.max_vector_bytes,
+                                      "CompileGraphOptions::codegen.max_vector_bytes"));
   static std::atomic<int64_t> compiles{0};
   const CompileEnv& env = options.env != nullptr ? *options.env : CompileEnv::FromEnvironment();
   // Like XLA's --xla_dump_to: every compile writes its stages as <N>.<graph>.<stage>.txt.

@@ -18,6 +18,7 @@ ContentKey GraphContentKey(const ir::Graph& graph, const runtime::TensorMap& par
   h.Text(absl::StrCat(
       "optimize=", options.optimize, ",const=", options.params_are_constant,
       ",tile_matmuls=", options.codegen.tile_matmuls, ",tier=", CodeTierName(options.codegen.tier),
+      ",max_vector_bytes=", options.codegen.max_vector_bytes,
       ",fuse_attention=", options.fuse_attention,
       // Not the code, but the compiled graph's calls run on this many.
       ",threads=", ThreadsOf(options), ",min_parallel_work=", options.min_parallel_work));

@@ -9,6 +9,8 @@ std::string DimSpec::ToString() const { return absl::StrCat(input, ".shape[", ax
 
 absl::Status CheckJitOptions(const JitOptions& options) {
   GJ_RETURN_IF_ERROR(CheckThreads(options.compile.threads, "JitOptions::compile.threads"));
+  GJ_RETURN_IF_ERROR(CheckVectorBytes(options.compile.codegen.max_vector_bytes,
+                                      "JitOptions::compile.codegen.max_vector_bytes"));
   if (options.capacity < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("capacity must be >= 0 (0: no bound), got ", options.capacity));

@@ -129,7 +129,7 @@ ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& 
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir, emit_asm and keep_object change what is kept.
   h.Text(absl::StrCat("tile_matmuls=", codegen.tile_matmuls, ",tier=", CodeTierName(codegen.tier),
-                      "\n"));
+                      ",max_vector_bytes=", codegen.max_vector_bytes, "\n"));
   h.Text(unit_text);
   return h.Finish();
 }

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
 #include "compiler/compiled/compiled_graph.h"
+#include "compiler/jit.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/check.h"
@@ -40,12 +41,14 @@ struct Compiled {
   std::unique_ptr<CompiledGraph> tiled, untiled;
 };
 
-Compiled CompileBoth(const ir::Graph& g, CodeTier tier = CodeTier::kOptimized) {
+Compiled CompileBoth(const ir::Graph& g, CodeTier tier = CodeTier::kOptimized,
+                     int vector_bytes = 0) {
   Compiled c;
   for (bool tile : {true, false}) {
     CompileGraphOptions options;
     options.codegen.tile_matmuls = tile;
     options.codegen.tier = tier;
+    options.codegen.max_vector_bytes = vector_bytes;
     options.codegen.keep_ir = true;
     auto cg = CompiledGraph::Compile(g, {}, options);
     GJ_CHECK(cg.ok()) << cg.status().message();
@@ -83,13 +86,13 @@ constexpr char kMatvec[] = R"(graph g {
 // must use vectors (>= 16 columns are at least one vector of either dtype on x86).
 void CheckMatvec(const char* dtype, const std::string& k_dim, const std::string& n_dim, int64_t K,
                  int64_t N, std::optional<bool> tiled = std::nullopt,
-                 CodeTier tier = CodeTier::kOptimized) {
+                 CodeTier tier = CodeTier::kOptimized, int vector_bytes = 0) {
   SCOPED_TRACE(absl::StrCat(dtype, " K=", k_dim, "=", K, " N=", n_dim, "=", N, " tier ",
-                            CodeTierName(tier)));
+                            CodeTierName(tier), " vector bytes ", vector_bytes));
   absl::StatusOr<ir::Graph> g =
       ir::ParseGraph(absl::StrReplaceAll(kMatvec, {{"DT", dtype}, {"KD", k_dim}, {"ND", n_dim}}));
   ASSERT_TRUE(g.ok()) << g.status();
-  Compiled c = CompileBoth(*g, tier);
+  Compiled c = CompileBoth(*g, tier, vector_bytes);
   // The tiled code works on vectors before LLVM's vectorizers run; the untiled does not.
   const ir::DType dt = std::string(dtype) == "f64" ? ir::DType::kF64 : ir::DType::kF32;
   const std::string vector = dt == ir::DType::kF64 ? " x double>" : " x float>";
@@ -220,41 +223,105 @@ constexpr char kAttention[] = R"(graph g {
   return %4, %6, %7
 })";
 
+// Attention's heads sharing K and V (one fused kernel) against the interpreter and the
+// untiled code, with `vector_bytes` (0: the host's) vectors.
+void CheckAttention(const char* dtype, int64_t H, int64_t D, int64_t S, bool symbolic,
+                    int vector_bytes = 0) {
+  const ir::DType dt = std::string(dtype) == "f64" ? ir::DType::kF64 : ir::DType::kF32;
+  const std::string s_dim = symbolic ? "S" : absl::StrCat(S);
+  SCOPED_TRACE(absl::StrCat(dtype, " H=", H, " D=", D, " S=", s_dim, "=", S, " vector bytes ",
+                            vector_bytes));
+  absl::StatusOr<ir::Graph> g = ir::ParseGraph(absl::StrReplaceAll(
+      kAttention, {{"DT", dtype}, {"H", absl::StrCat(H)}, {"SD", s_dim}, {"D", absl::StrCat(D)}}));
+  ASSERT_TRUE(g.ok()) << g.status();
+  Compiled c = CompileBoth(*g, CodeTier::kOptimized, vector_bytes);
+  // Scores of moderate size, so exp stays within range.
+  TensorMap in = {{"q", Wave(dt, {2, H, 1, D}, 0.1)},
+                  {"k", Wave(dt, {2, 1, S, D}, 0.4)},
+                  {"v", Wave(dt, {2, 1, S, D}, 0.8)}};
+  Outputs o;
+  ASSERT_NO_FATAL_FAILURE(RunAll(*g, c, in, &o));
+  // Relative to the output's largest magnitude (exp(scores) reaches e^D).
+  const double tolerance = (dt == ir::DType::kF64 ? 1e-14 : 1e-6) * (S + D);
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    double scale = 1;
+    for (double w : o.want[i].ToDoubles()) scale = std::max(scale, std::abs(w));
+    EXPECT_LT(runtime::MaxAbsDiff(o.want[i], o.tiled[i]), tolerance * scale);
+    EXPECT_LT(runtime::MaxAbsDiff(o.untiled[i], o.tiled[i]), tolerance * scale);
+  }
+}
+
 TEST(TiledMatmul, AttentionHeadsShareKeysAndValues) {
   for (const char* dtype : {"f64", "f32"}) {
-    const ir::DType dt = std::string(dtype) == "f64" ? ir::DType::kF64 : ir::DType::kF32;
     for (int64_t H : {1, 3, 4}) {
       for (int64_t D : {8, 16, 32}) {
         for (int64_t S : {1, 2, 3, 7, 64, 500}) {
           for (bool symbolic : {false, true}) {
             if (symbolic && S != 7 && S != 500) continue;
-            const std::string s_dim = symbolic ? "S" : absl::StrCat(S);
-            SCOPED_TRACE(absl::StrCat(dtype, " H=", H, " D=", D, " S=", s_dim, "=", S));
-            absl::StatusOr<ir::Graph> g = ir::ParseGraph(absl::StrReplaceAll(
-                kAttention,
-                {{"DT", dtype}, {"H", absl::StrCat(H)}, {"SD", s_dim}, {"D", absl::StrCat(D)}}));
-            ASSERT_TRUE(g.ok()) << g.status();
-            Compiled c = CompileBoth(*g);
-            // Scores of moderate size, so exp stays within range.
-            TensorMap in = {{"q", Wave(dt, {2, H, 1, D}, 0.1)},
-                            {"k", Wave(dt, {2, 1, S, D}, 0.4)},
-                            {"v", Wave(dt, {2, 1, S, D}, 0.8)}};
-            Outputs o;
-            ASSERT_NO_FATAL_FAILURE(RunAll(*g, c, in, &o));
-            // Relative to the output's largest magnitude (exp(scores) reaches e^D).
-            const double tolerance = (dt == ir::DType::kF64 ? 1e-14 : 1e-6) * (S + D);
-            for (int i = 0; i < 3; ++i) {
-              SCOPED_TRACE(i);
-              double scale = 1;
-              for (double w : o.want[i].ToDoubles()) scale = std::max(scale, std::abs(w));
-              EXPECT_LT(runtime::MaxAbsDiff(o.want[i], o.tiled[i]), tolerance * scale);
-              EXPECT_LT(runtime::MaxAbsDiff(o.untiled[i], o.tiled[i]), tolerance * scale);
-            }
+            CheckAttention(dtype, H, D, S, symbolic);
           }
         }
       }
     }
   }
+}
+
+// Codegen's own vector code at the narrower widths of an AVX-512 host (32 bytes: AVX2's,
+// with its 16 registers; 16: SSE's), at lengths around each width (1, lanes - 1, lanes,
+// lanes + 1, primes): the matvec strips and jammed rows in both tiers, and attention.
+// On a narrower host the widths above its own run at its own.
+TEST(TiledMatmul, NarrowerVectorsAtEdgeSizes) {
+  for (int bytes : {16, 32}) {
+    for (const char* dtype : {"f64", "f32"}) {
+      const int lanes = bytes / (std::string(dtype) == "f64" ? 8 : 4);
+      for (int64_t N : {int64_t{1}, int64_t{lanes - 1}, int64_t{lanes}, int64_t{lanes + 1},
+                        int64_t{13}, int64_t{8 * lanes + 1}, int64_t{129}, int64_t{344}}) {
+        if (N < 1) continue;
+        for (int64_t K : {1, 5, 128}) {
+          for (CodeTier tier : {CodeTier::kOptimized, CodeTier::kBaseline}) {
+            CheckMatvec(dtype, absl::StrCat(K), absl::StrCat(N), K, N,
+                        N >= 16 ? std::optional(true) : std::nullopt, tier, bytes);
+          }
+        }
+        CheckMatvec(dtype, "K", "N", 13, N, true, CodeTier::kOptimized, bytes);
+      }
+      // The emitted IR (before LLVM's passes) holds vectors of this width and no wider.
+      absl::StatusOr<ir::Graph> g = ir::ParseGraph(
+          absl::StrReplaceAll(kMatvec, {{"DT", dtype}, {"KD", "128"}, {"ND", "344"}}));
+      ASSERT_TRUE(g.ok()) << g.status();
+      const std::string ir =
+          CompileBoth(*g, CodeTier::kOptimized, bytes).tiled->kernels().llvm_ir();
+      const char* element = std::string(dtype) == "f64" ? " x double>" : " x float>";
+      EXPECT_TRUE(absl::StrContains(ir, absl::StrCat("<", lanes, element))) << bytes;
+      EXPECT_FALSE(absl::StrContains(ir, absl::StrCat("<", 2 * lanes, element))) << bytes;
+      for (int64_t S : {1, 3, 7, 500}) CheckAttention(dtype, 4, 16, S, /*symbolic=*/false, bytes);
+      CheckAttention(dtype, 4, 16, 7, /*symbolic=*/true, bytes);
+      CheckAttention(dtype, 3, 8, 64, /*symbolic=*/false, bytes);
+    }
+  }
+}
+
+// A width codegen has no vectors of is refused with the option's name.
+TEST(TiledMatmul, BadVectorWidthIsRefused) {
+  absl::StatusOr<ir::Graph> g =
+      ir::ParseGraph(absl::StrReplaceAll(kMatvec, {{"DT", "f64"}, {"KD", "8"}, {"ND", "24"}}));
+  ASSERT_TRUE(g.ok()) << g.status();
+  CompileGraphOptions options;
+  options.codegen.max_vector_bytes = 24;
+  auto cg = CompiledGraph::Compile(*g, {}, options);
+  ASSERT_FALSE(cg.ok());
+  EXPECT_EQ(cg.status().code(), absl::StatusCode::kInvalidArgument) << cg.status();
+  EXPECT_THAT(std::string(cg.status().message()),
+              ::testing::HasSubstr("CompileGraphOptions::codegen.max_vector_bytes"));
+  JitOptions jit_options;
+  jit_options.compile.codegen.max_vector_bytes = -32;
+  auto fn =
+      Jit("f", [](frontend::Context&) { return std::vector<frontend::Value>{}; }, {}, jit_options);
+  ASSERT_FALSE(fn.ok());
+  EXPECT_EQ(fn.status().code(), absl::StatusCode::kInvalidArgument) << fn.status();
+  EXPECT_THAT(std::string(fn.status().message()),
+              ::testing::HasSubstr("JitOptions::compile.codegen.max_vector_bytes"));
 }
 
 // The tiled dot is chosen for a head dim of a few vectors, and not for one of 6 (no
