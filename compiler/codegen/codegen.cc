@@ -85,11 +85,6 @@ absl::Status KernelEmitter::Emit() {
   prologue_.SetInsertPoint(entry->getTerminator());
   body_.SetInsertPoint(body);
 
-  const int max_vector = options_.max_vector_bytes;
-  if (max_vector != 0 && max_vector != 16 && max_vector != 32 && max_vector != 64) {
-    Fail("max_vector_bytes must be 0 (the host's), 16, 32 or 64, is ", max_vector);
-    return status_;
-  }
   if (kernel_.out < 0 || kernel_.out >= static_cast<int>(program_.buffers.size())) {
     Fail("output buffer b", kernel_.out, " out of range (", program_.buffers.size(), " buffers)");
     return status_;
@@ -467,6 +462,8 @@ absl::Status AddProgramEntry(llvm::Module& module, const Program& program,
 absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(
     const Program& program, llvm::LLVMContext& context, const llvm::DataLayout& data_layout,
     const std::string& triple, const std::string& entry_name, const CompileOptions& options) {
+  GJ_RETURN_IF_ERROR(
+      CheckVectorBytes(options.max_vector_bytes, "CompileOptions::max_vector_bytes"));
   std::unique_ptr<llvm::Module> module = NewModule(program.name, context, data_layout, triple);
   if (absl::Status s = AddProgramEntry(*module, program, entry_name, "gj.", options); !s.ok())
     return s;
@@ -483,6 +480,8 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> EmitEntriesModule(
   if (programs.size() != entry_names.size()) {
     return absl::InternalError("EmitEntriesModule: one entry name per program");
   }
+  GJ_RETURN_IF_ERROR(
+      CheckVectorBytes(options.max_vector_bytes, "CompileOptions::max_vector_bytes"));
   std::unique_ptr<llvm::Module> module = NewModule("kernels", context, data_layout, triple);
   for (size_t i = 0; i < programs.size(); ++i) {
     GJ_RETURN_IF_ERROR(AddProgramEntry(*module, *programs[i], entry_names[i],

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/functional/function_ref.h"
+#include "absl/strings/str_cat.h"
 #include "compiler/codegen/codegen.h"
 #include "compiler/orc/jit_engine.h"
 #include "ir/clock.h"
@@ -131,6 +132,12 @@ JitRequest RequestFor(const CompileOptions& options) {
 }
 
 }  // namespace
+
+absl::Status CheckVectorBytes(int bytes, const char* option) {
+  if (bytes == 0 || bytes == 16 || bytes == 32 || bytes == 64) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      option, " must be 0 (the host's widest vectors), 16, 32 or 64 bytes, got ", bytes));
+}
 
 absl::StatusOr<std::unique_ptr<NativeCode>> CompileProgram(const Program& program,
                                                            const CompileOptions& options) {

@@ -35,6 +35,11 @@ struct CompileOptions {
   int max_vector_bytes = 0;
 };
 
+// InvalidArgument naming `option` unless `bytes` is a vector width codegen writes
+// (CompileOptions::max_vector_bytes: 0, 16, 32 or 64). Codegen checks its options with
+// it; CompiledGraph and Jit check theirs first, under their own names.
+absl::Status CheckVectorBytes(int bytes, const char* option);
+
 // The compiled code of one program; destroying it frees the code (its ResourceTracker).
 class NativeCode {
  public:

@@ -40,12 +40,6 @@ absl::Status CheckThreads(const std::optional<int>& threads, const char* option)
                                                  *threads));
 }
 
-absl::Status CheckVectorBytes(int bytes, const char* option) {
-  if (bytes == 0 || bytes == 16 || bytes == 32 || bytes == 64) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      option, " must be 0 (the host's widest vectors), 16, 32 or 64 bytes, got ", bytes));
-}
-
 int ThreadsOf(const CompileGraphOptions& options) {
   if (options.threads.has_value()) return *options.threads;
   return (options.env != nullptr ? *options.env : CompileEnv::FromEnvironment()).threads;

@@ -42,9 +42,6 @@ struct CompileGraphOptions {
 
 // InvalidArgument naming `option` unless threads is unset or in [1, runtime::kMaxThreads].
 absl::Status CheckThreads(const std::optional<int>& threads, const char* option);
-// InvalidArgument naming `option` unless `bytes` is a vector width codegen writes
-// (CompileOptions::max_vector_bytes: 0, 16, 32 or 64).
-absl::Status CheckVectorBytes(int bytes, const char* option);
 // The threads a graph compiled with `options` runs its kernels on.
 int ThreadsOf(const CompileGraphOptions& options);
 
