@@ -250,12 +250,24 @@ void KernelEmitter::EmitBlockedLoop(llvm::Value* extent, int var, int64_t block,
   };
   llvm::Value* count = start == nullptr ? extent : body_.CreateSub(extent, start, "", true, true);
   llvm::Value* blocks = body_.CreateSDiv(count, body_.getInt64(block));
-  EmitLoop(blocks, var, [&] {
-    whole(from_start(body_.CreateMul(loop_vars_[var], body_.getInt64(block), "", true, true)));
-  });
   llvm::Value* done = body_.CreateMul(blocks, body_.getInt64(block), "", true, true);
-  EmitLoop(body_.CreateSub(count, done, "", true, true), var,
-           [&] { rest(from_start(body_.CreateAdd(done, loop_vars_[var], "", true, true))); });
+  llvm::Value* left = body_.CreateSub(count, done, "", true, true);
+  // A loop of a constant count of 0 (no whole block, or a count the block divides) is not
+  // emitted: LLVM would delete it, after paying for it (a jammed kernel's one-row copy
+  // was half its IR).
+  auto runs = [](llvm::Value* n) {
+    const auto* c = llvm::dyn_cast<llvm::ConstantInt>(n);
+    return c == nullptr || c->getSExtValue() > 0;
+  };
+  if (runs(blocks)) {
+    EmitLoop(blocks, var, [&] {
+      whole(from_start(body_.CreateMul(loop_vars_[var], body_.getInt64(block), "", true, true)));
+    });
+  }
+  if (runs(left)) {
+    EmitLoop(left, var,
+             [&] { rest(from_start(body_.CreateAdd(done, loop_vars_[var], "", true, true))); });
+  }
 }
 
 void KernelEmitter::EmitNest(size_t depth, size_t end, absl::FunctionRef<void()> body) {

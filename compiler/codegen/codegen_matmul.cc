@@ -199,21 +199,8 @@ void KernelEmitter::EmitJammedNest(int jam, absl::FunctionRef<void(llvm::Value*,
   const int nb = static_cast<int>(kernel_.loops.size()) - 3;
   if (jam == 1) return EmitNest(0, nb + 1, [&] { body(nullptr, 1); });
   EmitNest(0, nb - 1, [&] {
-    llvm::Value* extent = EvalTop(kernel_.loops[nb - 1], DType::kI64, "jam extent");
-    const auto* constant = llvm::dyn_cast<llvm::ConstantInt>(extent);
-    // A constant extent that jam divides, not split into ranges, leaves no rest: emitting
-    // the one-row copy anyway made a jammed kernel's IR (and compile time) half dead code.
-    if (constant != nullptr && constant->getSExtValue() % jam == 0 &&
-        (range_begin_ == nullptr || kernel_.parallel_loop != nb - 1)) {
-      EmitLoop(body_.getInt64(constant->getSExtValue() / jam), nb - 1, [&] {
-        llvm::Value* first =
-            body_.CreateMul(loop_vars_[nb - 1], body_.getInt64(jam), "", true, true);
-        EmitNest(nb, nb + 1, [&] { body(first, jam); });
-      });
-      return;
-    }
     EmitRangedBlockedLoop(
-        extent, nb - 1, jam,
+        EvalTop(kernel_.loops[nb - 1], DType::kI64, "jam extent"), nb - 1, jam,
         [&](llvm::Value* first) { EmitNest(nb, nb + 1, [&] { body(first, jam); }); },
         [&](llvm::Value* index) { EmitNest(nb, nb + 1, [&] { body(index, 1); }); });
   });
