@@ -122,6 +122,11 @@ void KernelEmitter::EmitAttention() {
       }
     }
   }
+  // The baseline writes the vectors of the x map and the exp loop itself (codegen_lanes.cc):
+  // x_lanes for the map (0: LLVM's vectorizer takes both loops), `lanes` for exp.
+  const int x_lanes = PlanLanes(kernel_.value, j, &identity_, dtype, kernel_.scores);
+  llvm::AllocaInst* lane_sum =
+      x_lanes > 0 ? prologue_.CreateAlloca(vector_type, nullptr, "lane_sum") : nullptr;
   // loop_vars_[j] as the position j0 + the loop's index (inside a loop over j).
   auto at_position = [&](llvm::Value* j0) {
     loop_vars_[j] = body_.CreateAdd(j0, loop_vars_[j], "", true, true);
@@ -202,10 +207,23 @@ void KernelEmitter::EmitAttention() {
         });
       }
     }
-    // 2. x_j in place of the scores (a map LLVM vectorizes), then the block's max.
+    // 2. x_j in place of the scores (a map: in vectors at the baseline, else by LLVM's
+    // vectorizer), then the block's max.
     for (int h = 0; h < heads; ++h) {
       SetJamIndex(first, h);
-      {
+      if (x_lanes > 0) {
+        EmitBlockedLoop(
+            count, j, x_lanes,
+            [&](llvm::Value* j1) {
+              loop_vars_[j] = body_.CreateAdd(j0, j1, "", true, true);
+              llvm::Value* x = EvalLanes(kernel_.value, j, x_lanes);
+              StoreLanes(kernel_.scores, scores_ptr(), x);
+            },
+            [&](llvm::Value* index) {
+              loop_vars_[j] = body_.CreateAdd(j0, index, "", true, true);
+              StoreElement(kernel_.scores, scores_ptr(), EvalTop(kernel_.value, dtype, "value"));
+            });
+      } else {
         VectorizeLoops vectorize(this, j);
         EmitLoop(count, j, [&] {
           at_position(j0);
@@ -223,19 +241,55 @@ void KernelEmitter::EmitAttention() {
       llvm::Value* ref = body_.CreateSelect(body_.CreateFCmpOEQ(new_max, minus_inf),
                                             llvm::ConstantFP::get(type, 0.0), new_max);
       body_.CreateStore(llvm::Constant::getNullValue(type), block_sum[h]);
-      VectorizeLoops vectorize(this, j);
-      EmitLoop(count, j, [&] {
-        at_position(j0);
+      // p at loop_vars_[j] (one element or, with a vector ref, `lanes` of them) in place
+      // of x, and its sum into `sum`.
+      auto exp_step = [&](llvm::Value* ref_value, llvm::AllocaInst* sum) {
         llvm::Value* ptr = scores_ptr();
         if (ptr == nullptr) return;
-        llvm::Value* p = Exp(body_.CreateFSub(LoadElement(kernel_.scores, ptr), ref));
-        StoreElement(kernel_.scores, ptr, p);
+        llvm::Value* x = ref_value->getType()->isVectorTy()
+                             ? LoadLanes(kernel_.scores, ptr, lanes, nullptr)
+                             : LoadElement(kernel_.scores, ptr);
+        llvm::Value* p = Exp(body_.CreateFSub(x, ref_value));
+        if (ref_value->getType()->isVectorTy()) {
+          StoreLanes(kernel_.scores, ptr, p);
+        } else {
+          StoreElement(kernel_.scores, ptr, p);
+        }
         llvm::IRBuilder<>::FastMathFlagGuard guard(body_);
         llvm::FastMathFlags fmf = body_.getFastMathFlags();
         fmf.setAllowReassoc();  // the sum splits into vector lanes
         body_.setFastMathFlags(fmf);
-        body_.CreateStore(body_.CreateFAdd(body_.CreateLoad(type, block_sum[h]), p), block_sum[h]);
-      });
+        body_.CreateStore(body_.CreateFAdd(body_.CreateLoad(p->getType(), sum), p), sum);
+      };
+      if (x_lanes > 0) {
+        body_.CreateStore(llvm::Constant::getNullValue(vector_type), lane_sum);
+        llvm::Value* ref_lanes = body_.CreateVectorSplat(lanes, ref);
+        EmitBlockedLoop(
+            count, j, lanes,
+            [&](llvm::Value* j1) {
+              loop_vars_[j] = body_.CreateAdd(j0, j1, "", true, true);
+              exp_step(ref_lanes, lane_sum);
+            },
+            [&](llvm::Value* index) {
+              loop_vars_[j] = body_.CreateAdd(j0, index, "", true, true);
+              exp_step(ref, block_sum[h]);
+            });
+        llvm::IRBuilder<>::FastMathFlagGuard guard(body_);
+        llvm::FastMathFlags fmf = body_.getFastMathFlags();
+        fmf.setAllowReassoc();
+        body_.setFastMathFlags(fmf);
+        llvm::Value* lanes_total =
+            CombineLanes(body_.CreateLoad(vector_type, lane_sum),
+                         [&](llvm::Value* a, llvm::Value* b) { return body_.CreateFAdd(a, b); });
+        body_.CreateStore(body_.CreateFAdd(lanes_total, body_.CreateLoad(type, block_sum[h])),
+                          block_sum[h]);
+      } else {
+        VectorizeLoops vectorize(this, j);
+        EmitLoop(count, j, [&] {
+          at_position(j0);
+          exp_step(ref, block_sum[h]);
+        });
+      }
       llvm::Value* alpha = Exp(body_.CreateFSub(old_max, ref));
       llvm::Value* wide_alpha = sum_type == type ? alpha : body_.CreateFPExt(alpha, sum_type);
       body_.CreateStore(

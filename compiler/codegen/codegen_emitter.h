@@ -187,6 +187,46 @@ class KernelEmitter {
   void StoreElement(int buffer, llvm::Value* ptr, llvm::Value* value);
   llvm::AllocaInst* Accumulator(ir::DType dtype);
 
+  // --- explicit vectors for maps and reductions (codegen_lanes.cc), the baseline tier's
+  // in place of LLVM's loop vectorizer.
+  // How an expression varies along loop `var`: not at all (evaluated once, then splat),
+  // lane by lane (consecutive elements of `var`), or in a way one vector cannot hold (a
+  // gather, a call without a vector form, a guarded load): then the loop stays scalar.
+  enum class LaneClass : uint8_t { kUniform, kVarying, kNo };
+  LaneClass ClassifyLanes(const Expr* e, int var);
+  // The lanes to evaluate `value` with along loop `var` (the innermost loop of a map, the
+  // reduced loop of a reduction), storing to `store_indices` when given (null: a
+  // reduction's accumulator, of `acc_dtype`): the host's vector bytes over the widest
+  // element involved; 0 where the loop must stay scalar. `in_place`: a buffer the loop
+  // writes, each lane at the element it reads (attention's scores), or -1.
+  int PlanLanes(const ExprPtr& value, int var, const std::vector<ExprPtr>* store_indices,
+                ir::DType acc_dtype, int in_place = -1);
+  // `value` at loop_vars_[var] .. + lanes - 1 as one vector (loop_vars_[var] bound to the
+  // first), after PlanLanes said `lanes`.
+  llvm::Value* EvalLanes(const ExprPtr& value, int var, int lanes);
+  // Under `mask` (null: all lanes), the lanes a select's arm is taken in: its loads read
+  // only those lanes (a guarded load may be out of bounds in the others).
+  llvm::Value* LanesOf(const Expr& e, int var, int lanes, llvm::Value* mask);
+  // Whether `e` (in an arm of a varying select) has a load evaluated once for all lanes,
+  // which a mask cannot guard.
+  bool HasUniformLoad(const Expr* e);
+  // `lanes` consecutive elements of `buffer` from `ptr` (bools: i8 in memory, i1 here).
+  llvm::Value* LoadLanes(int buffer, llvm::Value* ptr, int lanes, llvm::Value* mask);
+  void StoreLanes(int buffer, llvm::Value* ptr, llvm::Value* value);
+  // A vector's lanes folded into one value by `combine`, halves at a time.
+  llvm::Value* CombineLanes(llvm::Value* v,
+                            absl::FunctionRef<llvm::Value*(llvm::Value*, llvm::Value*)> combine);
+  // A map's innermost loop in vectors of `lanes` and a scalar rest.
+  void EmitPointwiseLanes(int lanes);
+  // A reduction's loop over [0, extent) at the current position: value vectors into
+  // a few accumulators (from `init`) per block, then single vectors, then
+  // scalar_step(index) for the rest; returns the accumulators' lanes combined (in a tree,
+  // then halves) into one value. `combine(acc, value)` takes vectors of the accumulator's
+  // type and of the value's.
+  llvm::Value* EmitReduceLanes(int lanes, llvm::Value* extent, llvm::Value* init,
+                               absl::FunctionRef<llvm::Value*(llvm::Value*, llvm::Value*)> combine,
+                               absl::FunctionRef<void(llvm::Value*)> scalar_step);
+
   // --- expressions (codegen_expr.cc)
   // Evaluates `e` (expected dtype `want`) at the builder's position with a fresh memo.
   llvm::Value* EvalTop(const ExprPtr& e, ir::DType want, absl::string_view what);
@@ -198,11 +238,16 @@ class KernelEmitter {
   llvm::Value* Eval(const Expr& e, bool index);
   llvm::Value* EvalUncached(const Expr& e, bool index);
   llvm::Value* EvalOp(const Expr& e, bool index);
-  llvm::Value* FloatOp(ScalarOp op, llvm::Value* x, llvm::Value* y, ir::DType dtype);
+  // x and y: scalars or vectors of one float type.
+  llvm::Value* FloatOp(ScalarOp op, llvm::Value* x, llvm::Value* y);
   llvm::Value* IntOp(ScalarOp op, llvm::Value* x, llvm::Value* y, bool index);
   llvm::Value* BoolOp(ScalarOp op, llvm::Value* x, llvm::Value* y);
   llvm::Value* FloorDivMod(llvm::Value* x, llvm::Value* y, bool mod);
   llvm::Value* EvalCast(const Expr& e, bool index);
+  // x (a scalar or a vector of `from`) converted to `to`, as the interpreter's cast.
+  llvm::Value* CastValue(llvm::Value* x, ir::DType from, ir::DType to);
+  // ValueType(dtype), or a vector of it with as many lanes as `like` when that is one.
+  llvm::Type* ValueTypeLike(ir::DType dtype, llvm::Value* like);
   llvm::Value* EvalSelect(const Expr& e, bool index);
   llvm::Value* CallLibm(const char* f64_name, const char* f32_name, llvm::Value* x);
   // exp of a float or double, emitted inline (no call), so it vectorizes in place.
@@ -226,6 +271,10 @@ class KernelEmitter {
   llvm::Value* range_begin_ = nullptr;
   llvm::Value* range_end_ = nullptr;
   int vectorize_var_ = -1;  // VectorizeLoops
+  // ClassifyLanes (for one loop variable per kernel) and EvalLanes (per evaluation).
+  absl::flat_hash_map<const Expr*, LaneClass> lane_class_;
+  int lanes_in_place_ = -1;
+  absl::flat_hash_map<std::pair<const Expr*, llvm::Value*>, llvm::Value*> lane_memo_;
 
   std::vector<llvm::Value*> symbol_values_;
   std::vector<BufferAccess> buffers_;

@@ -164,7 +164,7 @@ llvm::Value* KernelEmitter::EvalOp(const Expr& e, bool index) {
   switch (dtype) {
     case DType::kF32:
     case DType::kF64:
-      result = FloatOp(e.op, x, y, dtype);
+      result = FloatOp(e.op, x, y);
       break;
     case DType::kI64:
       result = IntOp(e.op, x, y, index);
@@ -184,9 +184,9 @@ llvm::Value* KernelEmitter::EvalOp(const Expr& e, bool index) {
 
 // Floating ops get no fast-math flags (KernelEmitter's constructor says why): no
 // contraction, reassociation or NaN/Inf assumptions, so each rounds as the interpreter's.
-llvm::Value* KernelEmitter::FloatOp(ScalarOp op, llvm::Value* x, llvm::Value* y, DType dtype) {
+llvm::Value* KernelEmitter::FloatOp(ScalarOp op, llvm::Value* x, llvm::Value* y) {
   llvm::IRBuilder<>& b = *b_;
-  llvm::Value* one = llvm::ConstantFP::get(ValueType(dtype), 1.0);
+  llvm::Value* one = llvm::ConstantFP::get(x->getType(), 1.0);  // a splat for vectors
   switch (op) {
     case ScalarOp::kAdd:
       return b.CreateFAdd(x, y);
@@ -366,9 +366,18 @@ llvm::Value* KernelEmitter::BoolOp(ScalarOp op, llvm::Value* x, llvm::Value* y) 
 
 llvm::Value* KernelEmitter::EvalCast(const Expr& e, bool index) {
   const DType from = e.operands[0]->dtype, to = e.dtype;
-  llvm::Value* x = EvalOperand(e.operands[0], from, index);
+  return CastValue(EvalOperand(e.operands[0], from, index), from, to);
+}
+
+llvm::Type* KernelEmitter::ValueTypeLike(DType dtype, llvm::Value* like) {
+  auto* vector = llvm::dyn_cast<llvm::VectorType>(like->getType());
+  return vector == nullptr ? ValueType(dtype)
+                           : llvm::VectorType::get(ValueType(dtype), vector->getElementCount());
+}
+
+llvm::Value* KernelEmitter::CastValue(llvm::Value* x, DType from, DType to) {
   llvm::IRBuilder<>& b = *b_;
-  llvm::Type* type = ValueType(to);
+  llvm::Type* type = ValueTypeLike(to, x);
   if (from == to) return x;
   if (to == DType::kBool) {
     // Like C++'s bool conversion: NaN is true.
@@ -437,7 +446,7 @@ llvm::Value* KernelEmitter::EvalSelect(const Expr& e, bool index) {
 llvm::Value* KernelEmitter::Exp(llvm::Value* x) {
   llvm::IRBuilder<>& b = *b_;
   llvm::Type* type = x->getType();
-  const bool f32 = type->isFloatTy();
+  const bool f32 = type->getScalarType()->isFloatTy();
   auto c = [&](double v) { return llvm::ConstantFP::get(type, v); };
   // a * y + z, fused where the hardware fuses.
   auto fma = [&](llvm::Value* a, llvm::Value* y, llvm::Value* z) {
@@ -484,6 +493,9 @@ llvm::Value* KernelEmitter::Exp(llvm::Value* x) {
   // 2^n = 2^((m >> 1) - bias / 2) * 2^(m - (m >> 1) - bias / 2) with m = n + bias: each
   // a normal number for the clamped x, built from exponent bits.
   llvm::Type* bits = f32 ? static_cast<llvm::Type*>(b.getInt32Ty()) : b.getInt64Ty();
+  if (auto* vector = llvm::dyn_cast<llvm::VectorType>(type)) {
+    bits = llvm::VectorType::get(bits, vector->getElementCount());
+  }
   const int mantissa = f32 ? 23 : 52;
   const int64_t exponent_bias = f32 ? 127 : 1023;
   llvm::Value* m = b.CreateSub(b.CreateBitCast(shifted, bits), b.CreateBitCast(base, bits));

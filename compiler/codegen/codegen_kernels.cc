@@ -11,7 +11,14 @@ using ir::DType;
 
 void KernelEmitter::EmitPointwise() {
   const DType dtype = program_.buffers[kernel_.out].dtype;
-  VectorizeLoops vectorize(this, static_cast<int>(kernel_.loops.size()) - 1);
+  const int inner = static_cast<int>(kernel_.loops.size()) - 1;
+  if (inner >= 0) {
+    const auto& indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
+    if (const int lanes = PlanLanes(kernel_.value, inner, &indices, dtype)) {
+      return EmitPointwiseLanes(lanes);
+    }
+  }
+  VectorizeLoops vectorize(this, inner);
   EmitNest(0, kernel_.loops.size(), [&] {
     llvm::Value* value = EvalTop(kernel_.value, dtype, "value");
     const auto& indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
@@ -38,37 +45,44 @@ void KernelEmitter::EmitReduce() {
     init = is_max ? llvm::ConstantFP::getInfinity(type, /*Negative=*/true)
                   : llvm::ConstantFP::get(type, 0.0);
   }
+  // acc (op) value, for scalars and for vectors alike; an f32 value widens to its sum type.
+  auto combine = [&](llvm::Value* sum, llvm::Value* value) -> llvm::Value* {
+    if (value->getType() != sum->getType()) value = body_.CreateFPExt(value, sum->getType());
+    if (is_max) {
+      // NaN-propagating like the interpreter; a maximum reduction needs no fast-math.
+      return dtype == DType::kI64 ? body_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, sum, value)
+                                  : body_.CreateMaximum(sum, value);
+    }
+    if (dtype == DType::kI64) return body_.CreateAdd(sum, value);
+    // `reassoc` lets the sum split into lanes (a different, equally accurate summation
+    // order): LLVM's vectorizer at O2, EmitReduceLanes at the baseline.
+    llvm::IRBuilder<>::FastMathFlagGuard guard(body_);
+    llvm::FastMathFlags fmf = body_.getFastMathFlags();
+    fmf.setAllowReassoc();
+    body_.setFastMathFlags(fmf);
+    return body_.CreateFAdd(sum, value);
+  };
   // The accumulator lives in an alloca that SROA turns into the phi the vectorizer wants.
   llvm::AllocaInst* acc = Accumulator(acc_dtype);
   const int reduce_var = static_cast<int>(kernel_.loops.size());
-  VectorizeLoops vectorize(this, reduce_var);
+  const int lanes = PlanLanes(kernel_.value, reduce_var, nullptr, acc_dtype);
+  VectorizeLoops vectorize(this, lanes > 0 ? -1 : reduce_var);
   EmitNest(0, kernel_.loops.size(), [&] {
     body_.CreateStore(init, acc);
     llvm::Value* extent = EvalTop(kernel_.reduce_extent, DType::kI64, "reduce extent");
-    EmitLoop(extent, reduce_var, [&] {
+    auto scalar_step = [&] {
       llvm::Value* value = EvalTop(kernel_.value, dtype, "value");
-      if (acc_dtype != dtype) value = body_.CreateFPExt(value, type);
-      llvm::Value* sum = body_.CreateLoad(type, acc);
-      llvm::Value* combined;
-      if (is_max) {
-        // NaN-propagating like the interpreter; a maximum reduction needs no fast-math.
-        combined = dtype == DType::kI64
-                       ? body_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, sum, value)
-                       : body_.CreateMaximum(sum, value);
-      } else if (dtype == DType::kI64) {
-        combined = body_.CreateAdd(sum, value);
-      } else {
-        // `reassoc` lets the vectorizer split the sum into lanes (a different, equally
-        // accurate summation order).
-        llvm::IRBuilder<>::FastMathFlagGuard guard(body_);
-        llvm::FastMathFlags fmf = body_.getFastMathFlags();
-        fmf.setAllowReassoc();
-        body_.setFastMathFlags(fmf);
-        combined = body_.CreateFAdd(sum, value);
-      }
-      body_.CreateStore(combined, acc);
-    });
+      body_.CreateStore(combine(body_.CreateLoad(type, acc), value), acc);
+    };
+    llvm::Value* lanes_result = nullptr;
+    if (lanes > 0) {
+      lanes_result =
+          EmitReduceLanes(lanes, extent, init, combine, [&](llvm::Value*) { scalar_step(); });
+    } else {
+      EmitLoop(extent, reduce_var, scalar_step);
+    }
     llvm::Value* result = body_.CreateLoad(type, acc);
+    if (lanes_result != nullptr) result = combine(lanes_result, result);
     if (kernel_.finish_scale != nullptr) {
       llvm::Value* scale = EvalTop(kernel_.finish_scale, dtype, "finish scale");
       if (acc_dtype != dtype) scale = body_.CreateFPExt(scale, type);

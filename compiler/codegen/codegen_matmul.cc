@@ -376,6 +376,7 @@ bool KernelEmitter::EmitTiledAxpy() {
     staged = prologue_.CreateAlloca(type, prologue_.getInt64(jam * k_const->getSExtValue()), "lhs");
     staged->setAlignment(llvm::Align(64));
   }
+  const int staged_lanes = stage ? PlanLanes(kernel_.lhs, k, nullptr, dtype) : 0;
   // Head h's staged row starts at h * K.
   auto staged_at = [&](int h) {
     llvm::Value* index = loop_vars_[k];
@@ -392,11 +393,28 @@ bool KernelEmitter::EmitTiledAxpy() {
   };
   EmitJammedNest(jam, [&](llvm::Value* first, int heads) {
     if (staged != nullptr) {
-      VectorizeLoops vectorize(this, k);  // a map: exp and the like vectorize
+      // A map (exp and the like): in vectors at the baseline (staged_lanes), else by
+      // LLVM's vectorizer.
+      VectorizeLoops vectorize(this, staged_lanes > 0 ? -1 : k);
       for (int h = 0; h < heads; ++h) {
         SetJamIndex(first, h);
-        EmitLoop(EvalTop(kernel_.loops[k], DType::kI64, "K extent"), k,
-                 [&] { body_.CreateStore(EvalTop(kernel_.lhs, dtype, "lhs"), staged_at(h)); });
+        llvm::Value* extent = EvalTop(kernel_.loops[k], DType::kI64, "K extent");
+        auto stage_at = [&](llvm::Value* index) {
+          loop_vars_[k] = index;
+          body_.CreateStore(EvalTop(kernel_.lhs, dtype, "lhs"), staged_at(h));
+        };
+        if (staged_lanes == 0) {
+          EmitLoop(extent, k, [&] { stage_at(loop_vars_[k]); });
+          continue;
+        }
+        EmitBlockedLoop(
+            extent, k, staged_lanes,
+            [&](llvm::Value* first_k) {
+              loop_vars_[k] = first_k;
+              llvm::Value* v = EvalLanes(kernel_.lhs, k, staged_lanes);
+              body_.CreateAlignedStore(v, staged_at(h), llvm::Align(ir::DTypeSize(dtype)));
+            },
+            stage_at);
       }
     }
     if (!one_strip) return EmitJammedRows(lanes, [&] { return lhs_of_head(first, 0); });

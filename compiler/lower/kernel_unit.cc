@@ -117,6 +117,13 @@ KernelUnit MakeKernelUnit(const Program& program, int kernel) {
                  ? BufferKind::kOutput
                  : BufferKind::kInput;
     b.arg_index = static_cast<int>(i);
+    // The input an output is written in place of, when the kernel touches it (codegen
+    // keeps accesses that may overlap the output in order).
+    const auto donor = std::find(unit.buffers.begin(), unit.buffers.end(),
+                                 program.buffers[unit.buffers[i]].alias_of);
+    if (from.alias_of >= 0 && donor != unit.buffers.end()) {
+      b.alias_of = static_cast<int>(donor - unit.buffers.begin());
+    }
     p.buffers.push_back(std::move(b));
   }
   // The parallel loop's range comes after the kernel's own symbols (KernelSet passes it).
@@ -137,6 +144,7 @@ KernelUnit MakeKernelUnit(const Program& program, int kernel) {
   for (const Buffer& b : p.buffers) {
     absl::StrAppend(&t, "buffer ", b.name, " ", ir::DTypeName(b.dtype),
                     b.kind == BufferKind::kOutput ? " out " : " in ");
+    if (b.alias_of >= 0) absl::StrAppend(&t, "alias_of=b", b.alias_of, " ");
     AppendExprs("dims", b.dims, &t);
   }
   absl::StrAppend(&t, "kind=", static_cast<int>(u.kind), " out=", u.out,

@@ -1,0 +1,367 @@
+// Explicit vector code for maps and reductions at the baseline tier: a map's innermost
+// loop, or a reduction's loop, in vectors of the host's width (CompileOptions'
+// max_vector_bytes within it) with a scalar rest, so that the tier's code no longer waits
+// for LLVM's loop vectorizer to find them (compiler/orc/optimize_module.cc).
+//
+// Each lane computes what the scalar loop computes at its index, with the same
+// instructions (FloatOp, IntOp, BoolOp, Exp and CastValue take vectors too), so a map's
+// vectors give the bits of its scalar rest and of the O2 tier. Sums split into lanes and
+// accumulator chains, the reassociation their `reassoc` flag allows LLVM's vectorizer.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "compiler/codegen/codegen_emitter.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/Intrinsics.h"
+
+namespace graphjit::compiler::codegen_internal {
+
+using ir::DType;
+
+namespace {
+
+// Vector accumulators of a reduction whose value is cheap (a load, a product): enough
+// independent adds to cover their latency. A value with a transcendental is bound by its
+// own instructions, and two chains keep its IR (one copy of the value per chain) small.
+constexpr int kReduceChains = 4;
+constexpr int kCostlyReduceChains = 2;
+
+bool IsVar(const Expr* e, int var) { return e->kind == ExprKind::kLoopVar && e->index == var; }
+
+// `e` is var plus or minus terms that do not mention it (var + 8, (i0 * 16 + var) - 8).
+bool VarPlusOffset(const Expr* e, int var) {
+  if (IsVar(e, var)) return true;
+  if (e->kind != ExprKind::kOp || (e->op != ScalarOp::kAdd && e->op != ScalarOp::kSub)) {
+    return false;
+  }
+  const Expr* x = e->operands[0].get();
+  const Expr* y = e->operands[1].get();
+  return (VarPlusOffset(x, var) && !UsesLoopVar(y, var)) ||
+         (e->op == ScalarOp::kAdd && VarPlusOffset(y, var) && !UsesLoopVar(x, var));
+}
+
+// The last index is var plus an offset and no other index mentions var: consecutive
+// values of var address consecutive elements.
+bool UnitStrideAlong(const std::vector<ExprPtr>& indices, int var) {
+  return !indices.empty() && VarPlusOffset(indices.back().get(), var) &&
+         std::none_of(indices.begin(), indices.end() - 1,
+                      [&](const ExprPtr& e) { return UsesLoopVar(e.get(), var); });
+}
+
+// The ops whose lanes FloatOp / IntOp / BoolOp compute with vector instructions. Not
+// pow and the libm functions but exp (calls), nor i64 floor division (a divide per lane).
+bool HasVectorForm(ScalarOp op, DType dtype) {
+  switch (op) {
+    case ScalarOp::kMax:
+    case ScalarOp::kMin:
+    case ScalarOp::kEq:
+    case ScalarOp::kNe:
+    case ScalarOp::kLt:
+    case ScalarOp::kLe:
+    case ScalarOp::kGt:
+    case ScalarOp::kGe:
+      return dtype != DType::kI32;
+    case ScalarOp::kAdd:
+    case ScalarOp::kSub:
+    case ScalarOp::kMul:
+    case ScalarOp::kNeg:
+    case ScalarOp::kAbs:
+      return dtype == DType::kF32 || dtype == DType::kF64 || dtype == DType::kI64;
+    case ScalarOp::kDiv:
+    case ScalarOp::kSqrt:
+    case ScalarOp::kRsqrt:
+    case ScalarOp::kSigmoid:
+    case ScalarOp::kExp:
+      return dtype == DType::kF32 || dtype == DType::kF64;
+    case ScalarOp::kAnd:
+    case ScalarOp::kOr:
+    case ScalarOp::kNot:
+      return dtype == DType::kBool;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+KernelEmitter::LaneClass KernelEmitter::ClassifyLanes(const Expr* e, int var) {
+  if (auto it = lane_class_.find(e); it != lane_class_.end()) return it->second;
+  LaneClass result = LaneClass::kUniform;
+  // Any operand that cannot be a vector keeps the whole expression scalar.
+  for (const ExprPtr& operand : e->operands) {
+    result = std::max(result, ClassifyLanes(operand.get(), var));
+  }
+  const auto dtype_of = [&](int i) { return e->operands[i]->dtype; };
+  switch (e->kind) {
+    case ExprKind::kConst:
+    case ExprKind::kSymbol:
+      break;
+    case ExprKind::kLoopVar:
+      if (e->index == var) result = LaneClass::kVarying;
+      break;
+    case ExprKind::kLoad: {
+      const int b = e->index;
+      if (b < 0 || b >= static_cast<int>(program_.buffers.size()) ||
+          program_.buffers[b].dtype != e->dtype) {
+        result = LaneClass::kNo;
+        break;
+      }
+      // A load of memory the kernel writes (a buffer it writes, or the input its output
+      // is written in place of) would read a whole vector before the stores of its
+      // earlier lanes: scalar, in order, unless each lane reads the element it writes.
+      // Other buffers never overlap (Buffer::alias_of).
+      const bool written = b == kernel_.out || b == kernel_.scores || b == kernel_.sum_out ||
+                           program_.buffers[kernel_.out].alias_of == b ||
+                           program_.buffers[b].alias_of == kernel_.out;
+      const bool own_element = b == lanes_in_place_ && UnitStrideAlong(e->operands, var) &&
+                               IsVar(e->operands.back().get(), var);
+      if (written && !own_element) {
+        result = LaneClass::kNo;
+      } else if (result == LaneClass::kVarying) {
+        // Its indices move with var: one vector load if consecutive, else a gather.
+        result = UnitStrideAlong(e->operands, var) ? LaneClass::kVarying : LaneClass::kNo;
+      }
+      break;
+    }
+    case ExprKind::kOp: {
+      const bool typed = e->dtype == (IsComparison(e->op) ? DType::kBool : dtype_of(0)) &&
+                         (IsUnary(e->op) || dtype_of(1) == dtype_of(0));
+      if (!typed) {
+        result = LaneClass::kNo;  // the scalar path names the error
+      } else if (result == LaneClass::kVarying && !HasVectorForm(e->op, dtype_of(0))) {
+        result = LaneClass::kNo;
+      }
+      break;
+    }
+    case ExprKind::kSelect:
+      if (dtype_of(0) != DType::kBool || dtype_of(1) != e->dtype || dtype_of(2) != e->dtype) {
+        result = LaneClass::kNo;
+      } else if (result == LaneClass::kVarying &&
+                 (HasUniformLoad(e->operands[1].get()) || HasUniformLoad(e->operands[2].get()))) {
+        // An arm's loads run only where it is selected (EvalSelect), as they may be out of
+        // bounds elsewhere (concat, pad): masked vector loads can say so, one scalar load
+        // for all lanes cannot.
+        result = LaneClass::kNo;
+      }
+      break;
+    case ExprKind::kCast:
+      break;
+  }
+  return lane_class_[e] = result;
+}
+
+bool KernelEmitter::HasUniformLoad(const Expr* e) {
+  if (!ContainsLoad(e)) return false;
+  if (lane_class_.at(e) == LaneClass::kUniform) return true;
+  return std::any_of(e->operands.begin(), e->operands.end(),
+                     [&](const ExprPtr& operand) { return HasUniformLoad(operand.get()); });
+}
+
+int KernelEmitter::PlanLanes(const ExprPtr& value, int var,
+                             const std::vector<ExprPtr>* store_indices, DType acc_dtype,
+                             int in_place) {
+  if (options_.tier != CodeTier::kBaseline || failed() || !CheckTree(value, "value")) return 0;
+  if (value->dtype != program_.buffers[kernel_.out].dtype) return 0;  // EvalTop says so
+  if (store_indices != nullptr) {
+    for (const ExprPtr& index : *store_indices) {
+      if (!CheckTree(index, "store index")) return 0;
+    }
+    if (!UnitStrideAlong(*store_indices, var)) return 0;
+  }
+  lane_class_.clear();
+  lanes_in_place_ = in_place;
+  if (ClassifyLanes(value.get(), var) == LaneClass::kNo) return 0;
+  // One lane count for the whole expression: the widest element sets it.
+  int64_t widest = ir::DTypeSize(acc_dtype);
+  for (const auto& [e, lane_class] : lane_class_) {
+    widest = std::max(widest, static_cast<int64_t>(ir::DTypeSize(e->dtype)));
+  }
+  const int lanes = static_cast<int>(VectorBytes() / widest);
+  return lanes >= 2 ? lanes : 0;
+}
+
+llvm::Value* KernelEmitter::EvalLanes(const ExprPtr& value, int var, int lanes) {
+  memo_.clear();
+  lane_memo_.clear();
+  return LanesOf(*value, var, lanes, /*mask=*/nullptr);
+}
+
+llvm::Value* KernelEmitter::LanesOf(const Expr& e, int var, int lanes, llvm::Value* mask) {
+  // A value computed for all lanes serves a masked use too.
+  for (llvm::Value* key : {static_cast<llvm::Value*>(nullptr), mask}) {
+    if (auto it = lane_memo_.find({&e, key}); it != lane_memo_.end()) return it->second;
+  }
+  auto lanes_of = [&](int operand, llvm::Value* m) {
+    return LanesOf(*e.operands[operand], var, lanes, m);
+  };
+  llvm::Value* v = nullptr;
+  const auto lane_class = lane_class_.find(&e);
+  if (lane_class == lane_class_.end() || lane_class->second == LaneClass::kNo) {
+    Fail("a ", ir::DTypeName(e.dtype), " expression evaluated as vectors, not planned so");
+  } else if (lane_class->second == LaneClass::kUniform) {
+    v = body_.CreateVectorSplat(lanes, Eval(e, /*index=*/false));
+  } else {
+    switch (e.kind) {
+      case ExprKind::kLoopVar: {
+        std::vector<uint64_t> steps(lanes);
+        for (int i = 0; i < lanes; ++i) steps[i] = i;
+        v = body_.CreateAdd(body_.CreateVectorSplat(lanes, loop_vars_[var]),
+                            llvm::ConstantDataVector::get(context_, steps), "", true, true);
+        break;
+      }
+      case ExprKind::kLoad:
+        if (llvm::Value* ptr = ElementPtr(e.index, e.operands)) {
+          v = LoadLanes(e.index, ptr, lanes, mask);
+        }
+        break;
+      case ExprKind::kOp: {
+        const DType dtype = e.operands[0]->dtype;
+        llvm::Value* x = lanes_of(0, mask);
+        llvm::Value* y = IsUnary(e.op) ? nullptr : lanes_of(1, mask);
+        if (failed()) break;
+        v = dtype == DType::kBool  ? BoolOp(e.op, x, y)
+            : dtype == DType::kI64 ? IntOp(e.op, x, y, /*index=*/false)
+                                   : FloatOp(e.op, x, y);
+        break;
+      }
+      case ExprKind::kSelect: {
+        llvm::Value* cond = lanes_of(0, mask);
+        if (failed()) break;
+        llvm::Value* not_cond = body_.CreateNot(cond);
+        llvm::Value* t = lanes_of(1, mask == nullptr ? cond : body_.CreateAnd(mask, cond));
+        llvm::Value* f = lanes_of(2, mask == nullptr ? not_cond : body_.CreateAnd(mask, not_cond));
+        if (!failed()) v = body_.CreateSelect(cond, t, f);
+        break;
+      }
+      case ExprKind::kCast: {
+        llvm::Value* x = lanes_of(0, mask);
+        if (!failed()) v = CastValue(x, e.operands[0]->dtype, e.dtype);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  if (v == nullptr) {
+    Fail("no vector form for a ", ir::DTypeName(e.dtype), " expression");
+    v = llvm::PoisonValue::get(llvm::FixedVectorType::get(ValueType(e.dtype), lanes));
+  }
+  return lane_memo_[{&e, mask}] = v;
+}
+
+llvm::Value* KernelEmitter::LoadLanes(int buffer, llvm::Value* ptr, int lanes, llvm::Value* mask) {
+  const DType dtype = program_.buffers[buffer].dtype;
+  llvm::Type* type = llvm::FixedVectorType::get(MemoryType(dtype), lanes);
+  const llvm::Align align(ir::DTypeSize(dtype));
+  // Lanes outside the mask read nothing and hold 0 (the select discards them).
+  llvm::Value* value =
+      mask == nullptr
+          ? static_cast<llvm::Value*>(body_.CreateAlignedLoad(type, ptr, align))
+          : body_.CreateMaskedLoad(type, ptr, align, mask, llvm::Constant::getNullValue(type));
+  // Bools are one byte per element; any nonzero byte is true (LoadElement).
+  return dtype == DType::kBool ? body_.CreateICmpNE(value, llvm::Constant::getNullValue(type))
+                               : value;
+}
+
+void KernelEmitter::StoreLanes(int buffer, llvm::Value* ptr, llvm::Value* value) {
+  if (ptr == nullptr || failed()) return;
+  const DType dtype = program_.buffers[buffer].dtype;
+  if (dtype == DType::kBool) {
+    const auto* type = llvm::cast<llvm::VectorType>(value->getType());
+    value = body_.CreateZExt(value, llvm::VectorType::get(body_.getInt8Ty(), type));
+  }
+  body_.CreateAlignedStore(value, ptr, llvm::Align(ir::DTypeSize(dtype)));
+}
+
+void KernelEmitter::EmitPointwiseLanes(int lanes) {
+  const DType dtype = program_.buffers[kernel_.out].dtype;
+  const int inner = static_cast<int>(kernel_.loops.size()) - 1;
+  const auto& indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
+  EmitNest(0, inner, [&] {
+    llvm::Value* extent = EvalTop(kernel_.loops[inner], DType::kI64, "loop extent");
+    EmitRangedBlockedLoop(
+        extent, inner, lanes,
+        [&](llvm::Value* first) {
+          loop_vars_[inner] = first;
+          llvm::Value* value = EvalLanes(kernel_.value, inner, lanes);
+          StoreLanes(kernel_.out, TargetPtr(kernel_.out, indices), value);
+        },
+        [&](llvm::Value* index) {
+          loop_vars_[inner] = index;
+          llvm::Value* value = EvalTop(kernel_.value, dtype, "value");
+          StoreElement(kernel_.out, TargetPtr(kernel_.out, indices), value);
+        });
+  });
+}
+
+llvm::Value* KernelEmitter::EmitReduceLanes(
+    int lanes, llvm::Value* extent, llvm::Value* init,
+    absl::FunctionRef<llvm::Value*(llvm::Value*, llvm::Value*)> combine,
+    absl::FunctionRef<void(llvm::Value*)> scalar_step) {
+  const int var = static_cast<int>(kernel_.loops.size());
+  int cost = 0;
+  for (const auto& [e, lane_class] : lane_class_) {
+    if (e->kind == ExprKind::kOp) cost += ScalarOpCost(e->op);
+  }
+  const int chains = cost >= 8 ? kCostlyReduceChains : kReduceChains;
+  llvm::Type* type = llvm::FixedVectorType::get(init->getType(), lanes);
+  std::vector<llvm::AllocaInst*> acc;
+  for (int u = 0; u < chains; ++u) {
+    acc.push_back(prologue_.CreateAlloca(type, nullptr, "lanes"));
+    body_.CreateStore(body_.CreateVectorSplat(lanes, init), acc.back());
+  }
+  // value at loop_vars_[var] = first .. first + lanes - 1 into accumulator u.
+  auto step = [&](int u, llvm::Value* first) {
+    loop_vars_[var] = first;
+    llvm::Value* value = EvalLanes(kernel_.value, var, lanes);
+    body_.CreateStore(combine(body_.CreateLoad(type, acc[u]), value), acc[u]);
+  };
+  const int64_t block = int64_t{chains} * lanes;
+  llvm::Value* blocks = body_.CreateSDiv(extent, body_.getInt64(block));
+  llvm::Value* done = body_.CreateMul(blocks, body_.getInt64(block), "", true, true);
+  if (const auto* c = llvm::dyn_cast<llvm::ConstantInt>(blocks);
+      c == nullptr || c->getSExtValue() > 0) {
+    EmitLoop(blocks, var, [&] {
+      llvm::Value* first = body_.CreateMul(loop_vars_[var], body_.getInt64(block), "", true, true);
+      for (int u = 0; u < chains; ++u) {
+        step(u, u == 0
+                    ? first
+                    : body_.CreateAdd(first, body_.getInt64(int64_t{u} * lanes), "", true, true));
+      }
+    });
+  }
+  EmitBlockedLoop(
+      extent, var, lanes, [&](llvm::Value* first) { step(0, first); },
+      [&](llvm::Value* index) {
+        loop_vars_[var] = index;
+        scalar_step(index);
+      },
+      done);
+  // The chains in a tree, then the lanes: halves combined until one is left.
+  std::vector<llvm::Value*> sums;
+  for (llvm::AllocaInst* a : acc) sums.push_back(body_.CreateLoad(type, a));
+  for (size_t width = sums.size(); width > 1; width /= 2) {
+    for (size_t i = 0; i < width / 2; ++i) sums[i] = combine(sums[i], sums[i + width / 2]);
+  }
+  return CombineLanes(sums[0], combine);
+}
+
+llvm::Value* KernelEmitter::CombineLanes(
+    llvm::Value* v, absl::FunctionRef<llvm::Value*(llvm::Value*, llvm::Value*)> combine) {
+  const int lanes =
+      static_cast<int>(llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements());
+  for (int width = lanes; width > 2; width /= 2) {
+    std::vector<int> low(width / 2), high(width / 2);
+    for (int i = 0; i < width / 2; ++i) {
+      low[i] = i;
+      high[i] = width / 2 + i;
+    }
+    v = combine(body_.CreateShuffleVector(v, low), body_.CreateShuffleVector(v, high));
+  }
+  return combine(body_.CreateExtractElement(v, uint64_t{0}),
+                 body_.CreateExtractElement(v, uint64_t{1}));
+}
+
+}  // namespace graphjit::compiler::codegen_internal

@@ -1,0 +1,294 @@
+// The baseline tier's explicit vector maps and reductions (codegen_lanes.cc): at lengths
+// around every vector width (0, 1, lanes - 1, lanes, lanes + 1, primes), symbolic and
+// constant, for f32 and f64 at the host's width and the narrower ones: maps give the O2
+// tier's bits, reductions the reference's values, and the emitted IR has vectors of the
+// width asked for and none wider. Loops one vector cannot hold stay with LLVM's
+// vectorizer.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/compiler/codegen/codegen_test_util.h"
+
+namespace graphjit::compiler::codegen_testutil {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr int kRows = 3;
+// Around 2, 4, 8 and 16 lanes, the 4-accumulator blocks of each, and primes.
+const std::vector<int64_t> kLengths = {0,  1,  2,  3,  4,  5,  7,  8,  9,   15,  16,  17,
+                                       31, 32, 33, 63, 64, 65, 67, 97, 127, 128, 129, 131};
+
+std::string VectorOf(int lanes, DType dtype) {
+  return "<" + std::to_string(lanes) + " x " + (dtype == DType::kF32 ? "float" : "double") + ">";
+}
+
+// The emitted IR has vectors of `vector_bytes` (0: some width) and none wider, for
+// programs whose widest element is 8 bytes (f64, or an i64 index or f64 sum beside f32).
+void ExpectWidth(const std::string& ir, int vector_bytes, DType dtype) {
+  if (vector_bytes == 0) {
+    EXPECT_THAT(ir, HasSubstr(dtype == DType::kF32 ? " x float>" : " x double>"));
+    return;
+  }
+  const int lanes = vector_bytes / 8;
+  EXPECT_THAT(ir, HasSubstr(VectorOf(lanes, dtype)));
+  for (int wider = 2 * lanes; wider <= 16; wider *= 2) {
+    EXPECT_THAT(ir, Not(HasSubstr(VectorOf(wider, dtype))));
+  }
+}
+
+// out[r, i] = (x[r, i] > 0 ? exp(x[r, i]) * y[i] + i : -x[r, i]) + z[r], over rows of
+// length `n` (a constant) or of the symbol N (n < 0).
+Program MapProgram(DType dtype, int64_t n) {
+  ProgramBuilder pb(n < 0 ? std::vector<std::string>{"N"} : std::vector<std::string>{});
+  ExprPtr len = n < 0 ? SymbolValue(0) : C(n);
+  int x = pb.Arg("x", dtype, {C(kRows), len});
+  int y = pb.Arg("y", dtype, {len});
+  int z = pb.Arg("z", dtype, {C(kRows)});
+  int out = pb.Arg("out", dtype, {C(kRows), len}, BufferKind::kOutput);
+  ExprPtr xv = Load(x, dtype, {I(0), I(1)});
+  ExprPtr up =
+      Op(ScalarOp::kAdd, Op(ScalarOp::kMul, Op(ScalarOp::kExp, xv), Load(y, dtype, {I(1)})),
+         Cast(I(1), dtype));
+  pb.Pointwise(
+      out, {C(kRows), len},
+      Op(ScalarOp::kAdd, Select(Op(ScalarOp::kGt, xv, F(0.0, dtype)), up, Op(ScalarOp::kNeg, xv)),
+         Load(z, dtype, {I(0)})));
+  return pb.program();
+}
+
+template <typename T>
+std::vector<T> Values(int64_t count, int seed) {
+  std::vector<T> v(count);
+  for (int64_t i = 0; i < count; ++i)
+    v[i] = static_cast<T>(((i * 37 + seed * 11) % 29) / 7.0 - 2.0);
+  return v;
+}
+
+// The map over rows of length n, compiled for `length` (n, or -1: the symbol N) in both
+// tiers: the baseline's vectors give the O2 tier's bits, both near the reference.
+template <typename T>
+void CheckMap(DType dtype, int vector_bytes, int64_t length, const std::vector<int64_t>& ns) {
+  std::vector<std::unique_ptr<NativeCode>> codes;
+  for (CodeTier tier : {CodeTier::kBaseline, CodeTier::kOptimized}) {
+    CompileOptions options;
+    options.keep_ir = true;
+    options.tier = tier;
+    options.max_vector_bytes = vector_bytes;
+    codes.push_back(Compile(MapProgram(dtype, length), options));
+    ASSERT_NE(codes.back(), nullptr);
+  }
+  if (length < 0) {
+    ExpectWidth(codes[0]->llvm_ir(), vector_bytes, dtype);
+    EXPECT_THAT(codes[0]->llvm_ir(), Not(HasSubstr("llvm.loop.vectorize.enable")));
+  }
+  for (int64_t n : ns) {
+    SCOPED_TRACE(::testing::Message() << "bytes " << vector_bytes << " n " << n
+                                      << (length < 0 ? " symbolic" : " constant"));
+    std::vector<T> xs = Values<T>(kRows * n, 1), ys = Values<T>(n, 2), zs = Values<T>(kRows, 3);
+    std::vector<std::vector<T>> outs;
+    for (const auto& code : codes) {
+      std::vector<T> out(kRows * n, T(-7));
+      RunEntry(*code, {xs.data(), ys.data(), zs.data(), out.data()},
+               length < 0 ? std::vector<int64_t>{n} : std::vector<int64_t>{});
+      outs.push_back(out);
+    }
+    ASSERT_EQ(std::memcmp(outs[0].data(), outs[1].data(), outs[0].size() * sizeof(T)), 0);
+    for (int64_t i = 0; i < kRows * n; ++i) {
+      const int64_t r = i / n, c = i % n;
+      const double want = (xs[i] > 0 ? std::exp(double(xs[i])) * ys[c] + c : -xs[i]) + zs[r];
+      EXPECT_TRUE(Close(outs[0][i], want, dtype == DType::kF32 ? 1e-5 : 1e-13)) << i;
+    }
+  }
+}
+
+template <typename T>
+void CheckMaps(DType dtype) {
+  for (int vector_bytes : {0, 16, 32}) {
+    CheckMap<T>(dtype, vector_bytes, -1, kLengths);
+    for (int64_t n : {1, 7, 9, 17, 33, 67}) CheckMap<T>(dtype, vector_bytes, n, {n});
+  }
+}
+
+TEST(CodegenLanesTest, MapsAtEdgeLengthsF64) { CheckMaps<double>(DType::kF64); }
+TEST(CodegenLanesTest, MapsAtEdgeLengthsF32) { CheckMaps<float>(DType::kF32); }
+
+// sums[r] = sum_i x[r, i] * x[r, i], maxes[r] = max_i x[r, i] over a symbolic length.
+template <typename T>
+void CheckReductions(DType dtype) {
+  ProgramBuilder pb({"N"});
+  int x = pb.Arg("x", dtype, {C(kRows), SymbolValue(0)});
+  int sums = pb.Arg("sums", dtype, {C(kRows)}, BufferKind::kOutput);
+  int maxes = pb.Arg("maxes", dtype, {C(kRows)}, BufferKind::kOutput);
+  ExprPtr xv = Load(x, dtype, {I(0), I(1)});
+  pb.Reduce(sums, {C(kRows)}, SymbolValue(0), ScalarOp::kAdd, Op(ScalarOp::kMul, xv, xv));
+  pb.Reduce(maxes, {C(kRows)}, SymbolValue(0), ScalarOp::kMax, xv);
+  for (int vector_bytes : {0, 16, 32}) {
+    CompileOptions options;
+    options.keep_ir = true;
+    options.tier = CodeTier::kBaseline;
+    options.max_vector_bytes = vector_bytes;
+    auto code = Compile(pb.program(), options);
+    ASSERT_NE(code, nullptr);
+    ExpectWidth(code->llvm_ir(), vector_bytes, dtype);
+    EXPECT_THAT(code->llvm_ir(), Not(HasSubstr("llvm.loop.vectorize.enable")));
+    for (int64_t n : kLengths) {
+      // Row 1 has a NaN (in the first vector, or the last element: the scalar rest), which
+      // its max must keep; row 2 its largest value last.
+      for (int64_t nan_at : {int64_t{0}, n - 1}) {
+        SCOPED_TRACE(::testing::Message()
+                     << "bytes " << vector_bytes << " n " << n << " NaN at " << nan_at);
+        std::vector<T> xs = Values<T>(kRows * n, 5);
+        if (n > 0) {
+          xs[n + nan_at] = std::numeric_limits<T>::quiet_NaN();
+          xs[2 * n + n - 1] = T(100);
+        }
+        std::vector<T> got_sums(kRows, T(-7)), got_maxes(kRows, T(-7));
+        RunEntry(*code, {xs.data(), got_sums.data(), got_maxes.data()}, {n});
+        for (int r = 0; r < kRows; ++r) {
+          double sum = 0, max = -kInf;
+          for (int64_t i = 0; i < n; ++i) {
+            const T v = xs[r * n + i];
+            sum += double(v * v);  // the product rounds in T, the sum in f64 (SumType)
+            max = std::isnan(max) || std::isnan(double(v)) ? kNaN : std::max(max, double(v));
+          }
+          EXPECT_TRUE(Close(got_sums[r], sum, dtype == DType::kF32 ? 1e-6 : 1e-13)) << r;
+          EXPECT_TRUE(Close(got_maxes[r], max, 0)) << r;
+        }
+        if (n == 0) break;
+      }
+    }
+  }
+}
+
+TEST(CodegenLanesTest, ReductionsAtEdgeLengthsF64) { CheckReductions<double>(DType::kF64); }
+TEST(CodegenLanesTest, ReductionsAtEdgeLengthsF32) { CheckReductions<float>(DType::kF32); }
+
+// i64 sums and maxima, and a bool map (i1 lanes, i8 in memory).
+TEST(CodegenLanesTest, IntegerReductionsAndBoolMaps) {
+  ProgramBuilder pb({"N"});
+  int x = pb.Arg("x", DType::kI64, {C(kRows), SymbolValue(0)});
+  int sums = pb.Arg("sums", DType::kI64, {C(kRows)}, BufferKind::kOutput);
+  int maxes = pb.Arg("maxes", DType::kI64, {C(kRows)}, BufferKind::kOutput);
+  int odd = pb.Arg("odd", DType::kBool, {C(kRows), SymbolValue(0)}, BufferKind::kOutput);
+  ExprPtr xv = Load(x, DType::kI64, {I(0), I(1)});
+  pb.Reduce(sums, {C(kRows)}, SymbolValue(0), ScalarOp::kAdd, xv);
+  pb.Reduce(maxes, {C(kRows)}, SymbolValue(0), ScalarOp::kMax, xv);
+  pb.Pointwise(odd, {C(kRows), SymbolValue(0)},
+               Op(ScalarOp::kOr, Op(ScalarOp::kGt, xv, C(40)), Op(ScalarOp::kLt, xv, I(1))));
+  CompileOptions options;
+  options.keep_ir = true;
+  options.tier = CodeTier::kBaseline;
+  auto code = Compile(pb.program(), options);
+  ASSERT_NE(code, nullptr);
+  EXPECT_THAT(code->llvm_ir(), HasSubstr(" x i64>"));
+  EXPECT_THAT(code->llvm_ir(), HasSubstr(" x i8>"));
+  EXPECT_THAT(code->llvm_ir(), Not(HasSubstr("llvm.loop.vectorize.enable")));
+  for (int64_t n : kLengths) {
+    SCOPED_TRACE(n);
+    std::vector<int64_t> xs(kRows * n);
+    for (int64_t i = 0; i < kRows * n; ++i) xs[i] = (i * 7919) % 83 - 20;
+    std::vector<int64_t> got_sums(kRows, -7), got_maxes(kRows, -7);
+    std::vector<uint8_t> got_odd(kRows * n, 7);
+    RunEntry(*code, {xs.data(), got_sums.data(), got_maxes.data(), got_odd.data()}, {n});
+    for (int r = 0; r < kRows; ++r) {
+      int64_t sum = 0, max = std::numeric_limits<int64_t>::min();
+      for (int64_t i = 0; i < n; ++i) {
+        sum += xs[r * n + i];
+        max = std::max(max, xs[r * n + i]);
+        EXPECT_EQ(got_odd[r * n + i], xs[r * n + i] > 40 || xs[r * n + i] < i) << r << "," << i;
+      }
+      EXPECT_EQ(got_sums[r], sum) << r;
+      EXPECT_EQ(got_maxes[r], max) << r;
+    }
+  }
+}
+
+// Guarded loads (concat: a[r, i] where i < 5, b[r, i - 5] elsewhere) become masked loads
+// that read only the lanes their arm is selected in.
+TEST(CodegenLanesTest, GuardedLoadsReadOnlyTheirLanes) {
+  ProgramBuilder pb({"N"});
+  ExprPtr n = SymbolValue(0);
+  int a = pb.Arg("a", DType::kF64, {C(kRows), C(5)});
+  int b = pb.Arg("b", DType::kF64, {C(kRows), n});
+  int out =
+      pb.Arg("out", DType::kF64, {C(kRows), Op(ScalarOp::kAdd, n, C(5))}, BufferKind::kOutput);
+  pb.Pointwise(out, {C(kRows), Op(ScalarOp::kAdd, n, C(5))},
+               Select(Op(ScalarOp::kLt, I(1), C(5)), Load(a, DType::kF64, {I(0), I(1)}),
+                      Load(b, DType::kF64, {I(0), Op(ScalarOp::kSub, I(1), C(5))})));
+  CompileOptions options;
+  options.keep_ir = true;
+  options.tier = CodeTier::kBaseline;
+  auto code = Compile(pb.program(), options);
+  ASSERT_NE(code, nullptr);
+  EXPECT_THAT(code->llvm_ir(), HasSubstr("@llvm.masked.load."));
+  EXPECT_THAT(code->llvm_ir(), Not(HasSubstr("llvm.loop.vectorize.enable")));
+  for (int64_t len : kLengths) {
+    SCOPED_TRACE(len);
+    std::vector<double> as = Values<double>(kRows * 5, 1), bs = Values<double>(kRows * len, 2);
+    std::vector<double> got(kRows * (len + 5), -7);
+    RunEntry(*code, {as.data(), bs.data(), got.data()}, {len});
+    for (int r = 0; r < kRows; ++r) {
+      for (int64_t c = 0; c < len + 5; ++c) {
+        EXPECT_EQ(got[r * (len + 5) + c], c < 5 ? as[r * 5 + c] : bs[r * len + c - 5])
+            << r << "," << c;
+      }
+    }
+  }
+}
+
+// Must not fire: a load with a stride along the loop (a gather), a libm call without a
+// vector form here, a guarded load of one element for all lanes, and a kernel reading
+// the buffer it writes in place of: those loops stay scalar for LLVM's vectorizer, and
+// still compute the right values.
+TEST(CodegenLanesTest, LoopsOneVectorCannotHoldStayWithTheVectorizer) {
+  constexpr int kN = 37;
+  ProgramBuilder pb;
+  int x = pb.Arg("x", DType::kF64, {C(kN), C(kN)});
+  int t = pb.Arg("t", DType::kF64, {C(kN), C(kN)}, BufferKind::kOutput);
+  int h = pb.Arg("h", DType::kF64, {C(kN), C(kN)}, BufferKind::kOutput);
+  int p = pb.Arg("p", DType::kF64, {C(kN), C(kN + 3)}, BufferKind::kOutput);
+  int acc = pb.Arg("acc", DType::kF64, {C(kN), C(kN)}, BufferKind::kOutput);
+  pb.Pointwise(t, {C(kN), C(kN)}, Load(x, DType::kF64, {I(1), I(0)}));
+  pb.Pointwise(h, {C(kN), C(kN)}, Op(ScalarOp::kTanh, Load(x, DType::kF64, {I(0), I(1)})));
+  pb.Pointwise(p, {C(kN), C(kN + 3)},
+               Select(Op(ScalarOp::kLt, I(1), C(kN)), Load(x, DType::kF64, {I(0), C(0)}), F(0.0)));
+  pb.Pointwise(acc, {C(kN), C(kN)},
+               Op(ScalarOp::kAdd, Load(acc, DType::kF64, {I(0), I(1)}), F(1.0)));
+  CompileOptions options;
+  options.keep_ir = true;
+  options.tier = CodeTier::kBaseline;
+  auto code = Compile(pb.program(), options);
+  ASSERT_NE(code, nullptr);
+  const std::string& ir = code->llvm_ir();
+  int marked = 0;
+  for (size_t at = ir.find("!llvm.loop !"); at != std::string::npos;
+       at = ir.find("!llvm.loop !", at + 1)) {
+    ++marked;
+  }
+  EXPECT_EQ(marked, 4) << ir;
+  EXPECT_THAT(ir, Not(HasSubstr(" x double>"))) << ir;
+  std::vector<double> xs = Values<double>(kN * kN, 7), ts(kN * kN), hs(kN * kN), ps(kN * (kN + 3)),
+                      accs(kN * kN, 2.0);
+  RunEntry(*code, {xs.data(), ts.data(), hs.data(), ps.data(), accs.data()});
+  for (int r = 0; r < kN; ++r) {
+    for (int c = 0; c < kN + 3; ++c) {
+      EXPECT_EQ(ps[r * (kN + 3) + c], c < kN ? xs[r * kN] : 0.0) << r << "," << c;
+      if (c >= kN) continue;
+      EXPECT_EQ(ts[r * kN + c], xs[c * kN + r]);
+      EXPECT_TRUE(Close(hs[r * kN + c], std::tanh(xs[r * kN + c]), 1e-14));
+      EXPECT_EQ(accs[r * kN + c], 3.0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace graphjit::compiler::codegen_testutil
