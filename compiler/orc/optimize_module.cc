@@ -57,6 +57,25 @@ llvm::VecDesc FixedVecDesc(const char* scalar, const char* vector, unsigned lane
                        vabi_prefix);
 }
 
+// Runs `passes` on the functions with a loop codegen marked for the vectorizer
+// (KernelEmitter::VectorizeLoops: a loop metadata node on a latch) and skips the rest.
+class OnMarkedLoops : public llvm::PassInfoMixin<OnMarkedLoops> {
+ public:
+  explicit OnMarkedLoops(llvm::FunctionPassManager passes) : passes_(std::move(passes)) {}
+  llvm::PreservedAnalyses run(llvm::Function& function, llvm::FunctionAnalysisManager& analyses) {
+    for (const llvm::BasicBlock& block : function) {
+      const llvm::Instruction* end = block.getTerminator();
+      if (end != nullptr && end->getMetadata(llvm::LLVMContext::MD_loop) != nullptr) {
+        return passes_.run(function, analyses);
+      }
+    }
+    return llvm::PreservedAnalyses::all();
+  }
+
+ private:
+  llvm::FunctionPassManager passes_;
+};
+
 // The baseline tier's passes, chosen on the decode layer (exact S = 64, f64) on a 2-core
 // AMD EPYC znver4 (AVX-512), 2026-12-02. First pass, quiet machine (compile =
 // `graphjit-dump decode --stats` wall on 2 threads; steps = bench_roofline's
@@ -88,6 +107,13 @@ llvm::VecDesc FixedVecDesc(const char* scalar, const char* vector, unsigned lane
 // passes and instruction selection (decode, exact S = 64, znver5, 2026-12-03: IR after
 // the passes 565 / 999 / 908 -> 487 / 916 / 752 instructions per module, 51 -> 45 ms
 // wall; the kernels' times the same within noise, `graphjit-dump --profile`).
+// Since codegen writes the vectors of maps and reductions too (codegen_lanes.cc), most
+// kernels have no marked loop, and their functions skip loop-rotate, LICM and the
+// vectorizer (OnMarkedLoops): decode at the baseline 20.6-20.8 -> 17.1-19.3 ms (exact
+// S = 64), 25.6-26.7 -> 20.2-23.3 ms (symbolic), the steps equal within noise; LICM
+// kept for every function bought nothing measurable either (bench_compile's
+// BM_CompileDecode/*/1 and bench_roofline's baseline BM_DecodeStep medians, alternating
+// runs, znver5, 2026-12-04).
 llvm::ModulePassManager BaselinePipeline() {
   // instcombine's fixpoint check is for LLVM's own tests (the default pipelines turn it
   // off too): with it, a module that needs a second round aborts the process.
@@ -99,19 +125,22 @@ llvm::ModulePassManager BaselinePipeline() {
   function.addPass(llvm::EarlyCSEPass());
   function.addPass(instcombine());
   function.addPass(llvm::SimplifyCFGPass());
+  // The loop passes and the vectorizer, for the functions with a loop left to it.
   // Rotated loops (the exit test at the bottom) are what the loop vectorizer takes:
   // without loop-rotate no reduction vectorizes.
+  llvm::FunctionPassManager vectorize;
   llvm::LoopPassManager loops;
   loops.addPass(llvm::LoopRotatePass());
   loops.addPass(llvm::LICMPass(llvm::LICMOptions()));
-  function.addPass(llvm::createFunctionToLoopPassAdaptor(std::move(loops),
-                                                         /*UseMemorySSA=*/true));
+  vectorize.addPass(llvm::createFunctionToLoopPassAdaptor(std::move(loops),
+                                                          /*UseMemorySSA=*/true));
   // Only the loops codegen marks (KernelEmitter::VectorizeLoops): the vector code of
   // the rest it wrote itself, and analysing them cost the vectorizer's time for nothing.
-  function.addPass(
+  vectorize.addPass(
       llvm::LoopVectorizePass(llvm::LoopVectorizeOptions().setVectorizeOnlyWhenForced(true)));
-  function.addPass(instcombine());
-  function.addPass(llvm::SimplifyCFGPass());
+  vectorize.addPass(instcombine());
+  vectorize.addPass(llvm::SimplifyCFGPass());
+  function.addPass(OnMarkedLoops(std::move(vectorize)));
   llvm::ModulePassManager module;
   module.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(function)));
   return module;

@@ -124,8 +124,9 @@ ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& 
   // accumulator sets, v8 attention in one kernel, v9 products rounded before they are
   // added (no contraction) and attention's block max as a compare-and-select, v10 the
   // baseline tier's one-head attention, lean jammed rows and marked vector loops, and a
-  // symbolic attention's block loops emitted once.
-  h.Text("graphjit-kernel-key-v10");
+  // symbolic attention's block loops emitted once, v11 the baseline's own vectors for maps
+  // and reductions.
+  h.Text("graphjit-kernel-key-v11");
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir, emit_asm and keep_object change what is kept.
   h.Text(absl::StrCat("tile_matmuls=", codegen.tile_matmuls, ",tier=", CodeTierName(codegen.tier),

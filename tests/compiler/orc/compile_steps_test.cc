@@ -64,15 +64,30 @@ TEST(CompileSteps, TheOptimizedTierRunsO2AndTheGreedyAllocator) {
 }
 
 // -O0 machine code (no loop strength reduction, which -O1 and up run) with O2's register
-// allocator (AllocateRegistersAtO0).
+// allocator (AllocateRegistersAtO0). The loop passes and the vectorizer run only on a
+// function with a loop codegen marked for it (llvm.loop.vectorize.enable).
 TEST(CompileSteps, TheBaselineTierRunsItsShortListAndTheGreedyAllocatorAtO0) {
   absl::StatusOr<CompileSteps> steps = TimeCompileSteps(kLoop, CodeTier::kBaseline);
   ASSERT_TRUE(steps.ok()) << steps.status();
-  EXPECT_TRUE(HasPass(steps->ir_pass_seconds, "LoopVectorizePass"));
+  EXPECT_TRUE(HasPass(steps->ir_pass_seconds, "InstCombinePass"));
+  EXPECT_FALSE(HasPass(steps->ir_pass_seconds, "LoopVectorizePass"));
+  EXPECT_FALSE(HasPass(steps->ir_pass_seconds, "LoopRotatePass"));
   EXPECT_FALSE(HasPass(steps->ir_pass_seconds, "GVNPass"));
   EXPECT_TRUE(HasPass(steps->machine_pass_seconds, "greedy"));
   EXPECT_FALSE(HasPass(steps->machine_pass_seconds, "regallocfast"));
   EXPECT_FALSE(HasPass(steps->machine_pass_seconds, "loop-reduce"));
+}
+
+TEST(CompileSteps, TheBaselineVectorizesOnlyMarkedLoops) {
+  std::string marked = kLoop;
+  const std::string latch = "br i1 %more, label %loop, label %done";
+  marked.replace(marked.find(latch), latch.size(), latch + ", !llvm.loop !0");
+  marked += "!0 = distinct !{!0, !1}\n!1 = !{!\"llvm.loop.vectorize.enable\", i1 true}\n";
+  absl::StatusOr<CompileSteps> steps = TimeCompileSteps(marked, CodeTier::kBaseline);
+  ASSERT_TRUE(steps.ok()) << steps.status();
+  EXPECT_TRUE(HasPass(steps->ir_pass_seconds, "LoopRotatePass"));
+  EXPECT_TRUE(HasPass(steps->ir_pass_seconds, "LoopVectorizePass"));
+  EXPECT_GT(steps->optimized_instructions, steps->instructions) << "the loop was not vectorized";
 }
 
 TEST(CompileSteps, AnEmptyModuleAndTheSameModuleTwiceCompileAndLink) {
