@@ -128,6 +128,7 @@ JitRequest RequestFor(const CompileOptions& options) {
   request.emit_asm = options.emit_asm;
   request.keep_object = options.keep_object;
   request.tier = options.tier;
+  request.vector_bytes = options.max_vector_bytes;
   return request;
 }
 

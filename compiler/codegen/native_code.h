@@ -27,11 +27,12 @@ struct CompileOptions {
   // How hard LLVM works (compiler/orc/code_tier.h): the baseline tier compiles several
   // times faster, for code that runs up to a few times slower. Part of every content key.
   CodeTier tier = CodeTier::kOptimized;
-  // The widest vectors codegen writes its own vector code in (matmuls, attention), in
-  // bytes: 0 for the host's (64 with AVX-512, 32 with AVX, else 16), or 16 / 32 for
-  // narrower ones on a wider host (their register budget too: 16 registers), so the
-  // AVX2-width code paths run and are tested on an AVX-512 machine. LLVM's vectorizer
-  // still chooses its own widths for the loops it takes. Part of every content key.
+  // The widest vectors, in bytes: 0 for the host's (64 with AVX-512, 32 with AVX, else
+  // 16), or 16 / 32 for narrower ones on a wider host. Codegen writes its own vector code
+  // (matmuls, attention, the baseline's maps and reductions) at that width and register
+  // budget (16 registers), and the machine code targets the host without AVX-512 (at 16
+  // also preferring 128-bit vectors, so LLVM's vectorizers pick them): AVX2 code, run and
+  // tested on an AVX-512 machine. Part of every content key.
   int max_vector_bytes = 0;
 };
 

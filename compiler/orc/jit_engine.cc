@@ -149,12 +149,8 @@ class JitEngineImpl : public JitEngine {
   absl::Status RegisterHostSymbol(std::string name, void* address) override;
 
  private:
-  // One pool of machines per tier, so that a machine keeps its optimization level.
-  struct Pools {
-    std::shared_ptr<jit_internal::TargetMachinePool> optimized, baseline;
-  };
-
-  JitEngineImpl(std::unique_ptr<llvm::orc::LLJIT> jit, Pools pools,
+  JitEngineImpl(std::unique_ptr<llvm::orc::LLJIT> jit,
+                std::shared_ptr<jit_internal::TargetMachinePools> pools,
                 llvm::TargetLibraryInfoImpl library_info, std::string cpu_name,
                 std::string cpu_features)
       : jit_(std::move(jit)),
@@ -164,14 +160,16 @@ class JitEngineImpl : public JitEngine {
         triple_(jit_->getTargetTriple().str()),
         cpu_name_(std::move(cpu_name)),
         cpu_features_(std::move(cpu_features)),
-        object_compiler_(jit_internal::MakePooledCompiler(pools_.optimized, pools_.baseline)) {}
+        object_compiler_(jit_internal::MakePooledCompiler(pools_)) {}
 
-  jit_internal::TargetMachinePool& PoolOf(CodeTier tier) const {
-    return tier == CodeTier::kBaseline ? *pools_.baseline : *pools_.optimized;
+  jit_internal::TargetMachinePool& PoolOf(const JitRequest& request) const {
+    return pools_->Pool(request.tier, request.vector_bytes);
   }
 
   std::unique_ptr<llvm::orc::LLJIT> jit_;
-  Pools pools_;
+  // One pool of machines per tier and target, so that a machine keeps its optimization
+  // level and features.
+  std::shared_ptr<jit_internal::TargetMachinePools> pools_;
   const llvm::TargetLibraryInfoImpl library_info_;
   const llvm::DataLayout data_layout_;
   const std::string triple_;
@@ -234,7 +232,8 @@ absl::StatusOr<std::unique_ptr<JitEngineImpl>> JitEngineImpl::Create() {
   }
   const bool use_libmvec = have_libmvec && host_features.lookup("avx2");
 
-  Pools pools;
+  std::shared_ptr<jit_internal::TargetMachinePools> pools;
+  const int host_vector_bytes = jit_internal::HostVectorBytes(host_features);
   llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit =
       llvm::orc::LLJITBuilder()
           .setJITTargetMachineBuilder(std::move(*target))
@@ -247,15 +246,11 @@ absl::StatusOr<std::unique_ptr<JitEngineImpl>> JitEngineImpl::Create() {
           // adjusted it for its linker (code and relocation model), so every pooled
           // machine matches it.
           .setCompileFunctionCreator(
-              [&pools](llvm::orc::JITTargetMachineBuilder builder)
+              [&pools, host_vector_bytes](llvm::orc::JITTargetMachineBuilder builder)
                   -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
-                llvm::orc::JITTargetMachineBuilder baseline = builder;
-                baseline.setCodeGenOptLevel(llvm::CodeGenOptLevel::None);
-                pools.optimized =
-                    std::make_shared<jit_internal::TargetMachinePool>(std::move(builder));
-                pools.baseline =
-                    std::make_shared<jit_internal::TargetMachinePool>(std::move(baseline));
-                return jit_internal::MakePooledCompiler(pools.optimized, pools.baseline);
+                pools = std::make_shared<jit_internal::TargetMachinePools>(std::move(builder),
+                                                                           host_vector_bytes);
+                return jit_internal::MakePooledCompiler(pools);
               })
           // Host symbols (libm's tanh, log, ...; exp is inline) and libmvec's vector variants.
           .setProcessSymbolsJITDylibSetup(
@@ -327,11 +322,10 @@ absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Compile(JitRequest reque
   }
   IsolateEntries(module, entries, symbols);
   jit_internal::MarkMathDeclarations(module);
-  jit_internal::SetModuleTier(module, request.tier);
+  jit_internal::SetModuleTarget(module, request.tier, request.vector_bytes);
   timings.ir_instructions = module.getInstructionCount();
   {
-    GJ_ASSIGN_OR_RETURN(jit_internal::TargetMachinePool::Lease machine,
-                        PoolOf(request.tier).Acquire());
+    GJ_ASSIGN_OR_RETURN(jit_internal::TargetMachinePool::Lease machine, PoolOf(request).Acquire());
     jit_internal::OptimizeModule(module, *machine, library_info_, request.tier);
   }
   timings.optimize = SecondsSince(optimize_start);
@@ -344,8 +338,7 @@ absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Compile(JitRequest reque
   }
   std::string assembly;
   if (request.emit_asm) {
-    GJ_ASSIGN_OR_RETURN(jit_internal::TargetMachinePool::Lease machine,
-                        PoolOf(request.tier).Acquire());
+    GJ_ASSIGN_OR_RETURN(jit_internal::TargetMachinePool::Lease machine, PoolOf(request).Acquire());
     GJ_ASSIGN_OR_RETURN(assembly, jit_internal::EmitAssembly(module, *machine));
   }
 

@@ -27,6 +27,10 @@ struct JitRequest {
   bool emit_asm = false;                 // also produce assembly text
   bool keep_object = false;              // keep the object file (to store it and Load it later)
   CodeTier tier = CodeTier::kOptimized;  // how hard LLVM works on it (compiler/orc/code_tier.h)
+  // The widest vectors the machine code may use: 0 (or the host's width or more) the
+  // host's; 32 a target without AVX-512 (AVX2 code on an AVX-512 host); 16 the same
+  // preferring 128-bit vectors.
+  int vector_bytes = 0;
   // Several entries instead of one: the module's functions of these names stay
   // external under exactly these names (their callers make them unique), everything
   // else is internalized; entry_name is then ignored. A caller that names entries (after

@@ -1,6 +1,8 @@
 // TargetMachine pool, ORC compile function and assembly printer of the JIT engine.
 #include "compiler/orc/machine_code.h"
 
+#include <algorithm>
+#include <string>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -50,28 +52,58 @@ void TargetMachinePool::Release(std::unique_ptr<llvm::TargetMachine> machine) {
   idle_.push_back(std::move(machine));
 }
 
+int HostVectorBytes(const llvm::StringMap<bool>& host_features) {
+  if (host_features.lookup("avx512f")) return 64;
+  return host_features.lookup("avx") ? 32 : 16;
+}
+
+TargetMachinePools::TargetMachinePools(llvm::orc::JITTargetMachineBuilder host,
+                                       int host_vector_bytes)
+    : host_(std::move(host)), host_vector_bytes_(host_vector_bytes) {}
+
+TargetMachinePool& TargetMachinePools::Pool(CodeTier tier, int vector_bytes) {
+  if (vector_bytes <= 0 || vector_bytes >= host_vector_bytes_) vector_bytes = 0;
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_ptr<TargetMachinePool>& pool = pools_[{tier, vector_bytes}];
+  if (pool == nullptr) {
+    llvm::orc::JITTargetMachineBuilder builder = host_;
+    builder.setCodeGenOptLevel(tier == CodeTier::kBaseline ? llvm::CodeGenOptLevel::None
+                                                           : llvm::CodeGenOptLevel::Aggressive);
+    if (vector_bytes != 0) {
+      // Appended, so they win over the host's list: -avx512f also clears every feature
+      // that implies it (avx512bw, avx512vl, ...). prefer-128-bit is a tuning flag: the
+      // vectorizers then pick 128-bit vectors, with AVX encodings and FMA kept.
+      builder.addFeatures({"-avx512f"});
+      if (vector_bytes <= 16) builder.addFeatures({"+prefer-128-bit"});
+    }
+    pool = std::make_unique<TargetMachinePool>(std::move(builder));
+  }
+  return *pool;
+}
+
 namespace {
 
 constexpr const char* kTierFlag = "graphjit.tier";
+constexpr const char* kVectorBytesFlag = "graphjit.vector_bytes";
 
-CodeTier ModuleTier(const llvm::Module& module) {
-  auto* flag = llvm::mdconst::extract_or_null<llvm::ConstantInt>(module.getModuleFlag(kTierFlag));
-  return flag != nullptr && flag->getZExtValue() == static_cast<uint64_t>(CodeTier::kBaseline)
-             ? CodeTier::kBaseline
-             : CodeTier::kOptimized;
+uint64_t ModuleFlag(const llvm::Module& module, const char* name) {
+  auto* flag = llvm::mdconst::extract_or_null<llvm::ConstantInt>(module.getModuleFlag(name));
+  return flag != nullptr ? flag->getZExtValue() : 0;
 }
 
 class PooledCompiler : public llvm::orc::IRCompileLayer::IRCompiler {
  public:
-  PooledCompiler(std::shared_ptr<TargetMachinePool> optimized,
-                 std::shared_ptr<TargetMachinePool> baseline)
-      : IRCompiler(
-            llvm::orc::irManglingOptionsFromTargetOptions(optimized->builder().getOptions())),
-        optimized_(std::move(optimized)),
-        baseline_(std::move(baseline)) {}
+  explicit PooledCompiler(std::shared_ptr<TargetMachinePools> pools)
+      : IRCompiler(llvm::orc::irManglingOptionsFromTargetOptions(pools->host().getOptions())),
+        pools_(std::move(pools)) {}
 
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> operator()(llvm::Module& module) override {
-    TargetMachinePool& pool = ModuleTier(module) == CodeTier::kBaseline ? *baseline_ : *optimized_;
+    const CodeTier tier =
+        ModuleFlag(module, kTierFlag) == static_cast<uint64_t>(CodeTier::kBaseline)
+            ? CodeTier::kBaseline
+            : CodeTier::kOptimized;
+    TargetMachinePool& pool =
+        pools_->Pool(tier, static_cast<int>(ModuleFlag(module, kVectorBytesFlag)));
     absl::StatusOr<TargetMachinePool::Lease> machine = pool.Acquire();
     if (!machine.ok()) {
       return llvm::make_error<llvm::StringError>(std::string(machine.status().message()),
@@ -82,19 +114,20 @@ class PooledCompiler : public llvm::orc::IRCompileLayer::IRCompiler {
   }
 
  private:
-  std::shared_ptr<TargetMachinePool> optimized_;
-  std::shared_ptr<TargetMachinePool> baseline_;
+  std::shared_ptr<TargetMachinePools> pools_;
 };
 
 }  // namespace
 
-void SetModuleTier(llvm::Module& module, CodeTier tier) {
+void SetModuleTarget(llvm::Module& module, CodeTier tier, int vector_bytes) {
   module.addModuleFlag(llvm::Module::Error, kTierFlag, static_cast<uint32_t>(tier));
+  module.addModuleFlag(llvm::Module::Error, kVectorBytesFlag,
+                       static_cast<uint32_t>(std::max(vector_bytes, 0)));
 }
 
 std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler> MakePooledCompiler(
-    std::shared_ptr<TargetMachinePool> optimized, std::shared_ptr<TargetMachinePool> baseline) {
-  return std::make_unique<PooledCompiler>(std::move(optimized), std::move(baseline));
+    std::shared_ptr<TargetMachinePools> pools) {
+  return std::make_unique<PooledCompiler>(std::move(pools));
 }
 
 absl::StatusOr<std::string> EmitAssembly(const llvm::Module& module, llvm::TargetMachine& machine) {

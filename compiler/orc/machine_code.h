@@ -3,13 +3,16 @@
 #ifndef GRAPHJIT_COMPILER_ORC_MACHINE_CODE_H_
 #define GRAPHJIT_COMPILER_ORC_MACHINE_CODE_H_
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "compiler/orc/code_tier.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ExecutionEngine/Orc/IRCompileLayer.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/Module.h"
@@ -54,17 +57,42 @@ class TargetMachinePool {
   std::vector<std::unique_ptr<llvm::TargetMachine>> idle_;  // guarded by mutex_
 };
 
-// Marks `module` for code generation at `tier` (a module flag the compile function reads:
-// ORC hands it nothing else).
-void SetModuleTier(llvm::Module& module, CodeTier tier);
+// The host's widest vector registers in bytes (64 with AVX-512, 32 with AVX, else 16).
+int HostVectorBytes(const llvm::StringMap<bool>& host_features);
+
+// One pool per code tier and target: the host's, or the host without AVX-512 (machine
+// code of at most 32-byte vectors: AVX2 on an AVX-512 host) or also preferring 128-bit
+// vectors (16). Pools are made on first use; the set is shared by the engine and ORC's
+// compile function.
+class TargetMachinePools {
+ public:
+  // `host`: the builder as LLJIT adjusted it (the host CPU and features, its code and
+  // relocation model); `host_vector_bytes` as HostVectorBytes says.
+  TargetMachinePools(llvm::orc::JITTargetMachineBuilder host, int host_vector_bytes);
+  // The pool of `tier` for code of at most `vector_bytes` vectors (0: the host's; a
+  // width at or above the host's is the host's).
+  TargetMachinePool& Pool(CodeTier tier, int vector_bytes);
+  const llvm::orc::JITTargetMachineBuilder& host() const { return host_; }
+
+ private:
+  const llvm::orc::JITTargetMachineBuilder host_;
+  const int host_vector_bytes_;
+  std::mutex mutex_;
+  // (tier, vector bytes) -> pool, never removed (a pool's address stays valid).
+  std::map<std::pair<CodeTier, int>, std::unique_ptr<TargetMachinePool>> pools_;  // mutex_
+};
+
+// Marks `module` for code generation at `tier` and `vector_bytes` (module flags the
+// compile function reads: ORC hands it nothing else).
+void SetModuleTarget(llvm::Module& module, CodeTier tier, int vector_bytes);
 
 // ORC's compile function: IR -> object file with a pooled machine of the module's tier
-// (`optimized` at -O3, `baseline` at -O0), so concurrent materializations neither share
-// a machine nor build a new one per module (which is what LLVM's ConcurrentIRCompiler
-// does), and a machine never switches optimization levels (at -O0 codegen turns the
-// machine's fast instruction selector on for good).
+// (-O3 or -O0) and target, so concurrent materializations neither share a machine nor
+// build a new one per module (which is what LLVM's ConcurrentIRCompiler does), and a
+// machine never switches optimization levels (at -O0 codegen turns the machine's fast
+// instruction selector on for good).
 std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler> MakePooledCompiler(
-    std::shared_ptr<TargetMachinePool> optimized, std::shared_ptr<TargetMachinePool> baseline);
+    std::shared_ptr<TargetMachinePools> pools);
 
 // Makes -O0 code generation (the baseline tier) allocate registers as -O2 does (LLVM's
 // `-optimize-regalloc`: live intervals, coalescing, the greedy allocator) while keeping

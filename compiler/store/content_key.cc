@@ -125,7 +125,7 @@ ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& 
   // added (no contraction) and attention's block max as a compare-and-select, v10 the
   // baseline tier's one-head attention, lean jammed rows and marked vector loops, and a
   // symbolic attention's block loops emitted once, v11 the baseline's own vectors for maps
-  // and reductions.
+  // and reductions, and narrower max_vector_bytes compiling for the host without AVX-512.
   h.Text("graphjit-kernel-key-v11");
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir, emit_asm and keep_object change what is kept.

@@ -245,6 +245,52 @@ TEST(CodegenLanesTest, GuardedLoadsReadOnlyTheirLanes) {
   }
 }
 
+// A narrower width is a narrower target too: the machine code of both tiers, LLVM's own
+// vector loops (tanh through libmvec) included, uses no AVX-512 register at 32 or 16
+// bytes (no zmm, no mask register) and no ymm at 16, on any host; at the host's width an
+// AVX-512 host uses zmm.
+TEST(CodegenLanesTest, NarrowerWidthsAreNarrowerTargets) {
+  constexpr int kN = 1024;
+  ProgramBuilder pb;
+  int x = pb.Arg("x", DType::kF64, {C(kN)});
+  int e = pb.Arg("e", DType::kF64, {C(kN)}, BufferKind::kOutput);
+  int t = pb.Arg("t", DType::kF64, {C(kN)}, BufferKind::kOutput);
+  int sum = pb.Arg("sum", DType::kF64, {}, BufferKind::kOutput);
+  ExprPtr xv = Load(x, DType::kF64, {I(0)});
+  pb.Pointwise(e, {C(kN)}, Op(ScalarOp::kExp, xv));
+  pb.Pointwise(t, {C(kN)}, Op(ScalarOp::kTanh, xv));
+  pb.Reduce(sum, {}, C(kN), ScalarOp::kAdd, Op(ScalarOp::kMul, xv, xv));
+  std::vector<double> xs = Values<double>(kN, 3);
+  for (CodeTier tier : {CodeTier::kBaseline, CodeTier::kOptimized}) {
+    for (int vector_bytes : {0, 16, 32}) {
+      SCOPED_TRACE(::testing::Message() << CodeTierName(tier) << " " << vector_bytes);
+      CompileOptions options;
+      options.emit_asm = true;
+      options.tier = tier;
+      options.max_vector_bytes = vector_bytes;
+      auto code = Compile(pb.program(), options);
+      ASSERT_NE(code, nullptr);
+      const std::string& asm_text = code->assembly();
+      if (vector_bytes == 0) {
+        if (__builtin_cpu_supports("avx512f")) EXPECT_THAT(asm_text, HasSubstr("%zmm"));
+      } else {
+        EXPECT_THAT(asm_text, Not(HasSubstr("%zmm")));
+        EXPECT_THAT(asm_text, Not(::testing::ContainsRegex("%k[1-7]")));
+        if (vector_bytes == 16) EXPECT_THAT(asm_text, Not(HasSubstr("%ymm")));
+      }
+      std::vector<double> es(kN), ts(kN), got_sum(1);
+      RunEntry(*code, {xs.data(), es.data(), ts.data(), got_sum.data()});
+      double want = 0;
+      for (int i = 0; i < kN; ++i) {
+        want += xs[i] * xs[i];
+        EXPECT_TRUE(Close(es[i], std::exp(xs[i]), 1e-14)) << i;
+        EXPECT_TRUE(Close(ts[i], std::tanh(xs[i]), 1e-14)) << i;
+      }
+      EXPECT_TRUE(Close(got_sum[0], want, 1e-13));
+    }
+  }
+}
+
 // Must not fire: a load with a stride along the loop (a gather), a libm call without a
 // vector form here, a guarded load of one element for all lanes, and a kernel reading
 // the buffer it writes in place of: those loops stay scalar for LLVM's vectorizer, and
