@@ -32,13 +32,8 @@ TEST(CodegenTest, EqualIndexArithmeticIsEmittedOncePerBlock) {
   auto code = Compile(pb.program(), options);
   ASSERT_NE(code, nullptr);
   const std::string& ir = code->llvm_ir();
-  auto count = [&](const std::string& what) {
-    int n = 0;
-    for (size_t p = ir.find(what); p != std::string::npos; p = ir.find(what, p + 1)) ++n;
-    return n;
-  };
-  EXPECT_EQ(count("= mul nsw i64 %i0, 7\n"), 1) << ir;  // the row stride, once
-  EXPECT_EQ(count(", 0\n"), 0) << ir;                   // no `add x, 0`
+  EXPECT_EQ(CountOf(ir, "= mul nsw i64 %i0, 7\n"), 1) << ir;  // the row stride, once
+  EXPECT_EQ(CountOf(ir, ", 0\n"), 0) << ir;                   // no `add x, 0`
   std::vector<double> as(35), bs(35), os(35);
   for (int i = 0; i < 35; ++i) {
     as[i] = i;
@@ -113,12 +108,7 @@ TEST(CodegenTest, BaselineWritesMapAndReductionVectorsItself) {
     auto code = Compile(pb.program(), options);
     ASSERT_NE(code, nullptr);
     const std::string& ir = code->llvm_ir();
-    int marked = 0;
-    for (size_t p = ir.find("!llvm.loop !"); p != std::string::npos;
-         p = ir.find("!llvm.loop !", p + 1)) {
-      ++marked;
-    }
-    EXPECT_EQ(marked, 0) << ir;
+    EXPECT_EQ(CountOf(ir, "!llvm.loop !"), 0) << ir;
     if (tier == CodeTier::kBaseline) EXPECT_THAT(ir, HasSubstr(" x double>"));
     EXPECT_THAT(code->optimized_ir(), HasSubstr("x double>")) << code->optimized_ir();
     std::vector<double> es(kRows * kCols), sums(kRows);

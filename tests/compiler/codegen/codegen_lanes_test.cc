@@ -65,6 +65,14 @@ Program MapProgram(DType dtype, int64_t n) {
   return pb.program();
 }
 
+// Compiled at the baseline tier, its emitted IR kept.
+std::unique_ptr<NativeCode> CompileBaseline(const Program& program) {
+  CompileOptions options;
+  options.keep_ir = true;
+  options.tier = CodeTier::kBaseline;
+  return Compile(program, options);
+}
+
 template <typename T>
 std::vector<T> Values(int64_t count, int seed) {
   std::vector<T> v(count);
@@ -187,10 +195,7 @@ TEST(CodegenLanesTest, IntegerReductionsAndBoolMaps) {
   pb.Reduce(maxes, {C(kRows)}, SymbolValue(0), ScalarOp::kMax, xv);
   pb.Pointwise(odd, {C(kRows), SymbolValue(0)},
                Op(ScalarOp::kOr, Op(ScalarOp::kGt, xv, C(40)), Op(ScalarOp::kLt, xv, I(1))));
-  CompileOptions options;
-  options.keep_ir = true;
-  options.tier = CodeTier::kBaseline;
-  auto code = Compile(pb.program(), options);
+  auto code = CompileBaseline(pb.program());
   ASSERT_NE(code, nullptr);
   EXPECT_THAT(code->llvm_ir(), HasSubstr(" x i64>"));
   EXPECT_THAT(code->llvm_ir(), HasSubstr(" x i8>"));
@@ -227,10 +232,7 @@ TEST(CodegenLanesTest, GuardedLoadsReadOnlyTheirLanes) {
   pb.Pointwise(out, {C(kRows), Op(ScalarOp::kAdd, n, C(5))},
                Select(Op(ScalarOp::kLt, I(1), C(5)), Load(a, DType::kF64, {I(0), I(1)}),
                       Load(b, DType::kF64, {I(0), Op(ScalarOp::kSub, I(1), C(5))})));
-  CompileOptions options;
-  options.keep_ir = true;
-  options.tier = CodeTier::kBaseline;
-  auto code = Compile(pb.program(), options);
+  auto code = CompileBaseline(pb.program());
   ASSERT_NE(code, nullptr);
   EXPECT_THAT(code->llvm_ir(), HasSubstr("@llvm.masked.load."));
   EXPECT_THAT(code->llvm_ir(), Not(HasSubstr("llvm.loop.vectorize.enable")));
@@ -312,18 +314,10 @@ TEST(CodegenLanesTest, LoopsOneVectorCannotHoldStayWithTheVectorizer) {
                Select(Op(ScalarOp::kLt, I(1), C(kN)), Load(x, DType::kF64, {I(0), C(0)}), F(0.0)));
   pb.Pointwise(acc, {C(kN), C(kN)},
                Op(ScalarOp::kAdd, Load(acc, DType::kF64, {I(0), I(1)}), F(1.0)));
-  CompileOptions options;
-  options.keep_ir = true;
-  options.tier = CodeTier::kBaseline;
-  auto code = Compile(pb.program(), options);
+  auto code = CompileBaseline(pb.program());
   ASSERT_NE(code, nullptr);
   const std::string& ir = code->llvm_ir();
-  int marked = 0;
-  for (size_t at = ir.find("!llvm.loop !"); at != std::string::npos;
-       at = ir.find("!llvm.loop !", at + 1)) {
-    ++marked;
-  }
-  EXPECT_EQ(marked, 4) << ir;
+  EXPECT_EQ(CountOf(ir, "!llvm.loop !"), 4) << ir;
   EXPECT_THAT(ir, Not(HasSubstr(" x double>"))) << ir;
   std::vector<double> xs = Values<double>(kN * kN, 7), ts(kN * kN), hs(kN * kN), ps(kN * (kN + 3)),
                       accs(kN * kN, 2.0);

@@ -133,6 +133,13 @@ inline void RunEntry(const NativeCode& code, std::vector<void*> args,
   code.entry()(args.data(), symbols.data(), workspace);
 }
 
+// How many times `what` occurs in `text` (e.g. loops marked `!llvm.loop !` in emitted IR).
+inline int CountOf(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
 // Shorthands: loop variable v, an i64 constant, a float constant.
 inline ExprPtr I(int v) { return LoopVar(v); }
 inline ExprPtr C(int64_t v) { return ConstI(v); }
