@@ -210,6 +210,8 @@ class KernelEmitter {
   // Whether `e` (in an arm of a varying select) has a load evaluated once for all lanes,
   // which a mask cannot guard.
   bool HasUniformLoad(const Expr* e);
+  // The widest element (bytes) of the varying values of `e`, outside load indices.
+  int64_t WidestLane(const Expr* e);
   // `lanes` consecutive elements of `buffer` from `ptr` (bools: i8 in memory, i1 here).
   llvm::Value* LoadLanes(int buffer, llvm::Value* ptr, int lanes, llvm::Value* mask);
   void StoreLanes(int buffer, llvm::Value* ptr, llvm::Value* value);

@@ -159,6 +159,14 @@ bool KernelEmitter::HasUniformLoad(const Expr* e) {
                      [&](const ExprPtr& operand) { return HasUniformLoad(operand.get()); });
 }
 
+int64_t KernelEmitter::WidestLane(const Expr* e) {
+  if (lane_class_.at(e) != LaneClass::kVarying) return 0;
+  int64_t widest = ir::DTypeSize(e->dtype);
+  if (e->kind == ExprKind::kLoad) return widest;  // its indices are scalars
+  for (const ExprPtr& operand : e->operands) widest = std::max(widest, WidestLane(operand.get()));
+  return widest;
+}
+
 int KernelEmitter::PlanLanes(const ExprPtr& value, int var,
                              const std::vector<ExprPtr>* store_indices, DType acc_dtype,
                              int in_place) {
@@ -173,11 +181,9 @@ int KernelEmitter::PlanLanes(const ExprPtr& value, int var,
   lane_class_.clear();
   lanes_in_place_ = in_place;
   if (ClassifyLanes(value.get(), var) == LaneClass::kNo) return 0;
-  // One lane count for the whole expression: the widest element sets it.
-  int64_t widest = ir::DTypeSize(acc_dtype);
-  for (const auto& [e, lane_class] : lane_class_) {
-    widest = std::max(widest, static_cast<int64_t>(ir::DTypeSize(e->dtype)));
-  }
+  // One lane count for the whole expression: the widest element held in a vector sets
+  // it (uniform values are splat at their own type, indices stay scalar).
+  const int64_t widest = std::max<int64_t>(ir::DTypeSize(acc_dtype), WidestLane(value.get()));
   const int lanes = static_cast<int>(VectorBytes() / widest);
   return lanes >= 2 ? lanes : 0;
 }

@@ -31,14 +31,15 @@ std::string VectorOf(int lanes, DType dtype) {
   return "<" + std::to_string(lanes) + " x " + (dtype == DType::kF32 ? "float" : "double") + ">";
 }
 
-// The emitted IR has vectors of `vector_bytes` (0: some width) and none wider, for
-// programs whose widest element is 8 bytes (f64, or an i64 index or f64 sum beside f32).
-void ExpectWidth(const std::string& ir, int vector_bytes, DType dtype) {
+// The emitted IR has vectors of `dtype` filling `vector_bytes` (0: some width) with lanes
+// of `lane_bytes` (the widest element beside them: 8 for an i64 index or an f64 sum beside
+// f32) and none wider.
+void ExpectWidth(const std::string& ir, int vector_bytes, DType dtype, int lane_bytes) {
   if (vector_bytes == 0) {
     EXPECT_THAT(ir, HasSubstr(dtype == DType::kF32 ? " x float>" : " x double>"));
     return;
   }
-  const int lanes = vector_bytes / 8;
+  const int lanes = vector_bytes / lane_bytes;
   EXPECT_THAT(ir, HasSubstr(VectorOf(lanes, dtype)));
   for (int wider = 2 * lanes; wider <= 16; wider *= 2) {
     EXPECT_THAT(ir, Not(HasSubstr(VectorOf(wider, dtype))));
@@ -95,7 +96,7 @@ void CheckMap(DType dtype, int vector_bytes, int64_t length, const std::vector<i
     ASSERT_NE(codes.back(), nullptr);
   }
   if (length < 0) {
-    ExpectWidth(codes[0]->llvm_ir(), vector_bytes, dtype);
+    ExpectWidth(codes[0]->llvm_ir(), vector_bytes, dtype, /*lane_bytes=*/8);  // i64 i
     EXPECT_THAT(codes[0]->llvm_ir(), Not(HasSubstr("llvm.loop.vectorize.enable")));
   }
   for (int64_t n : ns) {
@@ -132,6 +133,30 @@ void CheckMaps(DType dtype) {
 TEST(CodegenLanesTest, MapsAtEdgeLengthsF64) { CheckMaps<double>(DType::kF64); }
 TEST(CodegenLanesTest, MapsAtEdgeLengthsF32) { CheckMaps<float>(DType::kF32); }
 
+// Indices are i64 but stay scalars: an f32 map without an i64 value fills its vectors
+// with f32 lanes.
+TEST(CodegenLanesTest, F32MapsTakeF32Lanes) {
+  ProgramBuilder pb({"N"});
+  int x = pb.Arg("x", DType::kF32, {C(kRows), SymbolValue(0)});
+  int out = pb.Arg("out", DType::kF32, {C(kRows), SymbolValue(0)}, BufferKind::kOutput);
+  pb.Pointwise(out, {C(kRows), SymbolValue(0)},
+               Op(ScalarOp::kAdd, Load(x, DType::kF32, {I(0), I(1)}), F(1.0, DType::kF32)));
+  for (int vector_bytes : {16, 32}) {
+    CompileOptions options;
+    options.keep_ir = true;
+    options.tier = CodeTier::kBaseline;
+    options.max_vector_bytes = vector_bytes;
+    auto code = Compile(pb.program(), options);
+    ASSERT_NE(code, nullptr);
+    ExpectWidth(code->llvm_ir(), vector_bytes, DType::kF32, /*lane_bytes=*/4);
+    for (int64_t n : {int64_t{3}, int64_t{17}, int64_t{67}}) {
+      std::vector<float> xs = Values<float>(kRows * n, 4), got(kRows * n);
+      RunEntry(*code, {xs.data(), got.data()}, {n});
+      for (int64_t i = 0; i < kRows * n; ++i) EXPECT_EQ(got[i], xs[i] + 1.0f) << i;
+    }
+  }
+}
+
 // sums[r] = sum_i x[r, i] * x[r, i], maxes[r] = max_i x[r, i] over a symbolic length.
 template <typename T>
 void CheckReductions(DType dtype) {
@@ -149,7 +174,8 @@ void CheckReductions(DType dtype) {
     options.max_vector_bytes = vector_bytes;
     auto code = Compile(pb.program(), options);
     ASSERT_NE(code, nullptr);
-    ExpectWidth(code->llvm_ir(), vector_bytes, dtype);
+    // The max in the dtype's lanes (the f32 sums in f64's).
+    ExpectWidth(code->llvm_ir(), vector_bytes, dtype, dtype == DType::kF32 ? 4 : 8);
     EXPECT_THAT(code->llvm_ir(), Not(HasSubstr("llvm.loop.vectorize.enable")));
     for (int64_t n : kLengths) {
       // Row 1 has a NaN (in the first vector, or the last element: the scalar rest), which
