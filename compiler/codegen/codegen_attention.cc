@@ -9,8 +9,11 @@
 //   4. o += p_j * v_j (one strip of output vectors per head, each V row loaded once for
 //      all the heads; positions round-robin over accumulator sets where the heads' strips
 //      give too few independent FMA chains).
-// x_j and loop 3 are plain loops LLVM vectorizes (exp inline), the max is vectorized here;
-// the block stays in L1, where the five unfused kernels passed over the whole row of
+// The query heads sharing a KV head go through a pass together (each K and V row loaded
+// once for all). x_j and loop 3 are plain loops LLVM's vectorizer takes at O2; at the
+// baseline codegen writes their vectors (codegen_lanes.cc) and loops over the pass's
+// heads in steps 2 and 3 rather than unrolling them. The max is vectorized here in both.
+// The block stays in L1, where the five unfused kernels passed over the whole row of
 // scores and p five times.
 //
 // Exactness: where every x_j seen so far is -inf, m' is -inf and exp is taken against 0
@@ -56,6 +59,7 @@ void KernelEmitter::EmitAttention() {
   }
   const int nb = static_cast<int>(kernel_.loops.size()) - 3;
   const int j = nb + 1, d = nb + 2, e = nb + 3;
+  const int jam_var = nb - 1;  // the query heads sharing a KV head (see SetJamIndex)
   const auto* width_const =
       llvm::dyn_cast_or_null<llvm::ConstantInt>(EvalPrologue(kernel_.values_width, "values width"));
   if (failed()) return;
@@ -89,22 +93,31 @@ void KernelEmitter::EmitAttention() {
   // registers (and, tiled, their q vectors).
   const int max_heads = tiling ? std::min(MaxDotHeads(), StripHeads(width, VectorRegisters()))
                                : StripHeads(width, VectorRegisters());
-  // The baseline tier takes one head per pass: four heads sharing each K and V row
-  // doubled the kernel's IR (the decode layer's attention module, S = 64: 4418 -> 1917
-  // IR instructions through the baseline's passes, against 1873 -> 999; its compile 49
-  // -> 31 ms) for an attention a quarter faster at S = 512. The baseline's decode step
-  // stays within 1.21x O2's (f64 and f32, S = 64 and 512, `bench_roofline`, znver5).
+  // Both tiers take the heads of a KV head together, so each K and V row is loaded once
+  // for all of them (at the baseline, one head per pass ran the attention of the decode
+  // layer at S = 512 1.5x (f64) and 1.3x (f32) slower, and its step 1.2-1.3x O2's; the
+  // baseline keeps its compile in check by looping over the heads in steps 2 and 3).
   const int jam =
-      options_.tier == CodeTier::kBaseline || (nb >= 1 && UsesLoopVar(kernel_.values.get(), nb - 1))
-          ? 1
-          : SharedRhsJam(max_heads);
+      nb >= 1 && UsesLoopVar(kernel_.values.get(), nb - 1) ? 1 : SharedRhsJam(max_heads);
 
-  // Per head: running max and sum, the block's max and sum, the output strip. The block's
-  // sum stays in the dtype: its terms are p <= 1, at most kBlock of them, so f32 cannot
-  // overflow, and an f32 sum widened to f64 per element ran the exp loop at half width
-  // (f32 S = 8192: 76-80 us -> 65 us); the running sum is f64 for f32, as the unfused
-  // sum kernel's. Allocas in the entry block, which SROA turns into registers.
-  std::vector<llvm::AllocaInst*> max_of, sum_of, block_max, block_sum;
+  // Per head of a pass: running max and sum, the block's max and sum (arrays of `jam`,
+  // which SROA turns into registers where every index is a constant), the output strip
+  // (registers). The block's sum stays in the dtype: its terms are p <= 1, at most kBlock
+  // of them, so f32 cannot overflow, and an f32 sum widened to f64 per element ran the exp
+  // loop at half width (f32 S = 8192: 76-80 us -> 65 us); the running sum is f64 for f32,
+  // as the unfused sum kernel's.
+  auto per_head = [&](llvm::Type* t) {
+    return prologue_.CreateAlloca(llvm::ArrayType::get(t, jam), nullptr, "per_head");
+  };
+  llvm::AllocaInst* max_of = per_head(type);
+  llvm::AllocaInst* sum_of = per_head(sum_type);
+  llvm::AllocaInst* block_max = per_head(type);
+  llvm::AllocaInst* block_sum = per_head(type);
+  llvm::AllocaInst* alpha_of = per_head(type);
+  // Head h's element of a per-head array (h an i64, constant or not).
+  auto of = [&](llvm::AllocaInst* array, llvm::Value* h) {
+    return body_.CreateInBoundsGEP(array->getAllocatedType(), array, {i64(0), h});
+  };
   // P @ V's chains: jam x width FMAs per position (four f32 heads of one 16-lane vector:
   // 4 chains, too few), so positions go round-robin to accumulator sets.
   const int sets = AccumulatorSets(jam * width, width, VectorRegisters());
@@ -112,10 +125,6 @@ void KernelEmitter::EmitAttention() {
   std::vector<std::vector<std::vector<llvm::AllocaInst*>>> acc(
       sets, std::vector<std::vector<llvm::AllocaInst*>>(jam));
   for (int h = 0; h < jam; ++h) {
-    max_of.push_back(Accumulator(dtype));
-    sum_of.push_back(Accumulator(SumType(dtype)));
-    block_max.push_back(Accumulator(dtype));
-    block_sum.push_back(Accumulator(dtype));
     for (int u = 0; u < sets; ++u) {
       for (int c = 0; c < width; ++c) {
         acc[u][h].push_back(prologue_.CreateAlloca(type_of(c), nullptr, "acc"));
@@ -144,7 +153,7 @@ void KernelEmitter::EmitAttention() {
   for (int u = 0; u < kMaxChains; ++u) {
     chains.push_back(prologue_.CreateAlloca(vector_type, nullptr, "max"));
   }
-  auto block_max_of = [&](llvm::Value* j0, llvm::Value* count, llvm::AllocaInst* out) {
+  auto block_max_of = [&](llvm::Value* j0, llvm::Value* count, llvm::Value* out) {
     auto max = [&](llvm::Value* x, llvm::Value* m) {
       return body_.CreateSelect(body_.CreateFCmpOGT(x, m), x, m);
     };
@@ -207,10 +216,9 @@ void KernelEmitter::EmitAttention() {
         });
       }
     }
-    // 2. x_j in place of the scores (a map: in vectors at the baseline, else by LLVM's
-    // vectorizer), then the block's max.
-    for (int h = 0; h < heads; ++h) {
-      SetJamIndex(first, h);
+    // 2. x_j in place of the scores of head h (a map: in vectors at the baseline, else by
+    // LLVM's vectorizer), then the block's max.
+    auto x_and_max = [&](llvm::Value* h) {
       if (x_lanes > 0) {
         EmitBlockedLoop(
             count, j, x_lanes,
@@ -230,20 +238,20 @@ void KernelEmitter::EmitAttention() {
           StoreElement(kernel_.scores, scores_ptr(), EvalTop(kernel_.value, dtype, "value"));
         });
       }
-      block_max_of(j0, count, block_max[h]);
-    }
-    // 3. The new max; p_j in place of x_j and their sum; the running sum and output
-    // rescaled to the new max.
-    for (int h = 0; h < heads; ++h) {
-      SetJamIndex(first, h);
-      llvm::Value* old_max = body_.CreateLoad(type, max_of[h]);
-      llvm::Value* new_max = body_.CreateMaximum(old_max, body_.CreateLoad(type, block_max[h]));
+      block_max_of(j0, count, of(block_max, h));
+    };
+    // 3. Head h's new max; p_j in place of x_j and their sum; the running sum rescaled to
+    // the new max. Returns the factor exp(m - m') its output strip is rescaled by.
+    auto softmax_step = [&](llvm::Value* h) {
+      llvm::Value* old_max = body_.CreateLoad(type, of(max_of, h));
+      llvm::Value* new_max = body_.CreateMaximum(old_max, body_.CreateLoad(type, of(block_max, h)));
       llvm::Value* ref = body_.CreateSelect(body_.CreateFCmpOEQ(new_max, minus_inf),
                                             llvm::ConstantFP::get(type, 0.0), new_max);
-      body_.CreateStore(llvm::Constant::getNullValue(type), block_sum[h]);
+      llvm::Value* head_sum = of(block_sum, h);
+      body_.CreateStore(llvm::Constant::getNullValue(type), head_sum);
       // p at loop_vars_[j] (one element or, with a vector ref, `lanes` of them) in place
       // of x, and its sum into `sum`.
-      auto exp_step = [&](llvm::Value* ref_value, llvm::AllocaInst* sum) {
+      auto exp_step = [&](llvm::Value* ref_value, llvm::Value* sum) {
         llvm::Value* ptr = scores_ptr();
         if (ptr == nullptr) return;
         llvm::Value* x = ref_value->getType()->isVectorTy()
@@ -272,7 +280,7 @@ void KernelEmitter::EmitAttention() {
             },
             [&](llvm::Value* index) {
               loop_vars_[j] = body_.CreateAdd(j0, index, "", true, true);
-              exp_step(ref, block_sum[h]);
+              exp_step(ref, head_sum);
             });
         llvm::IRBuilder<>::FastMathFlagGuard guard(body_);
         llvm::FastMathFlags fmf = body_.getFastMathFlags();
@@ -281,23 +289,29 @@ void KernelEmitter::EmitAttention() {
         llvm::Value* lanes_total =
             CombineLanes(body_.CreateLoad(vector_type, lane_sum),
                          [&](llvm::Value* a, llvm::Value* b) { return body_.CreateFAdd(a, b); });
-        body_.CreateStore(body_.CreateFAdd(lanes_total, body_.CreateLoad(type, block_sum[h])),
-                          block_sum[h]);
+        body_.CreateStore(body_.CreateFAdd(lanes_total, body_.CreateLoad(type, head_sum)),
+                          head_sum);
       } else {
         VectorizeLoops vectorize(this, j);
         EmitLoop(count, j, [&] {
           at_position(j0);
-          exp_step(ref, block_sum[h]);
+          exp_step(ref, head_sum);
         });
       }
       llvm::Value* alpha = Exp(body_.CreateFSub(old_max, ref));
       llvm::Value* wide_alpha = sum_type == type ? alpha : body_.CreateFPExt(alpha, sum_type);
+      llvm::Value* block_total = body_.CreateLoad(type, head_sum);
+      if (sum_type != type) block_total = body_.CreateFPExt(block_total, sum_type);
+      llvm::Value* head_total = of(sum_of, h);
       body_.CreateStore(
-          body_.CreateFAdd(body_.CreateFMul(body_.CreateLoad(sum_type, sum_of[h]), wide_alpha),
-                           sum_type == type
-                               ? body_.CreateLoad(type, block_sum[h])
-                               : body_.CreateFPExt(body_.CreateLoad(type, block_sum[h]), sum_type)),
-          sum_of[h]);
+          body_.CreateFAdd(body_.CreateFMul(body_.CreateLoad(sum_type, head_total), wide_alpha),
+                           block_total),
+          head_total);
+      body_.CreateStore(new_max, of(max_of, h));
+      return alpha;
+    };
+    // Head h's output strip times alpha.
+    auto rescale = [&](int h, llvm::Value* alpha) {
       llvm::Value* splat = vectors > 0 ? body_.CreateVectorSplat(lanes, alpha) : nullptr;
       for (int u = 0; u < sets; ++u) {
         for (int c = 0; c < width; ++c) {
@@ -306,7 +320,29 @@ void KernelEmitter::EmitAttention() {
                             acc[u][h][c]);
         }
       }
-      body_.CreateStore(new_max, max_of[h]);
+    };
+    if (options_.tier == CodeTier::kBaseline && heads > 1) {
+      // The baseline walks steps 2 and 3 over the pass's heads in a loop: one copy of
+      // their IR however many heads share the K and V rows of steps 1 and 4 (four
+      // unrolled copies nearly doubled the kernel's compile). The output strips stay
+      // unrolled in registers, so their factors go through `alpha_of`.
+      llvm::Value* jammed = loop_vars_[jam_var];
+      EmitLoopFrom(first, body_.CreateAdd(first, i64(heads), "", true, true), jam_var, [&] {
+        llvm::Value* h = body_.CreateSub(loop_vars_[jam_var], first, "", true, true);
+        x_and_max(h);
+        body_.CreateStore(softmax_step(h), of(alpha_of, h));
+      });
+      loop_vars_[jam_var] = jammed;
+      for (int h = 0; h < heads; ++h) rescale(h, body_.CreateLoad(type, of(alpha_of, i64(h))));
+    } else {
+      for (int h = 0; h < heads; ++h) {
+        SetJamIndex(first, h);
+        x_and_max(i64(h));
+      }
+      for (int h = 0; h < heads; ++h) {
+        SetJamIndex(first, h);
+        rescale(h, softmax_step(i64(h)));
+      }
     }
     // 4. o += p_j * v_j, each V row loaded once for the heads.
     const Expr* values = kernel_.values.get();
@@ -366,8 +402,8 @@ void KernelEmitter::EmitAttention() {
 
   EmitJammedNest(jam, [&](llvm::Value* first, int heads) {
     for (int h = 0; h < heads; ++h) {
-      body_.CreateStore(minus_inf, max_of[h]);
-      body_.CreateStore(llvm::Constant::getNullValue(sum_type), sum_of[h]);
+      body_.CreateStore(minus_inf, of(max_of, i64(h)));
+      body_.CreateStore(llvm::Constant::getNullValue(sum_type), of(sum_of, i64(h)));
       for (int u = 0; u < sets; ++u) {
         for (int c = 0; c < width; ++c) {
           body_.CreateStore(llvm::Constant::getNullValue(type_of(c)), acc[u][h][c]);
@@ -404,10 +440,10 @@ void KernelEmitter::EmitAttention() {
     // A row of only -inf: NaN, as the unfused exp(-inf - -inf).
     for (int h = 0; h < heads; ++h) {
       SetJamIndex(first, h);
-      llvm::Value* all_minus_inf =
-          body_.CreateAnd(body_.CreateFCmpOEQ(body_.CreateLoad(type, max_of[h]), minus_inf),
-                          body_.CreateICmpSGT(n_extent, i64(0)));
-      llvm::Value* sum = body_.CreateLoad(sum_type, sum_of[h]);
+      llvm::Value* all_minus_inf = body_.CreateAnd(
+          body_.CreateFCmpOEQ(body_.CreateLoad(type, of(max_of, i64(h))), minus_inf),
+          body_.CreateICmpSGT(n_extent, i64(0)));
+      llvm::Value* sum = body_.CreateLoad(sum_type, of(sum_of, i64(h)));
       if (sum_type != type) sum = body_.CreateFPTrunc(sum, type);
       sum = body_.CreateSelect(all_minus_inf, llvm::ConstantFP::getNaN(type), sum);
       StoreElement(kernel_.sum_out, TargetPtr(kernel_.sum_out, kernel_.sum_indices), sum);
