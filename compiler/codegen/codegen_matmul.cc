@@ -531,18 +531,21 @@ void KernelEmitter::EmitJammedRows(int lanes, absl::FunctionRef<llvm::Value*()> 
 
   // out[n0, n0 + vectors * lanes) (or the one element n0 when vectors is 0) += the rows'
   // a[k] * rhs[k, n0 ...), row after row: each element's sum keeps the interpreter's order.
-  auto accumulate = [&](llvm::Value* n0, int vectors, const std::vector<llvm::Value*>& rows,
+  // `out_row` and `row_ptrs` point at column 0 of the output and of the rows (both
+  // contiguous along N): computed once per block, not once per column, because the
+  // baseline tier runs no LICM here (its inner loop recomputed every row's address, a
+  // multiply each, and ran the decode layer's 128 x 344 f32 products 20% slower than O2).
+  auto accumulate = [&](llvm::Value* n0, int vectors, llvm::Value* out_row,
+                        const std::vector<llvm::Value*>& row_ptrs,
                         const std::vector<llvm::Value*>& a) {
     llvm::Type* t = vectors > 0 ? vector_type : type;
     for (int j = 0; j < std::max(vectors, 1); ++j) {
-      loop_vars_[n] = j == 0 ? n0 : body_.CreateAdd(n0, i64(int64_t{j} * lanes), "", true, true);
-      llvm::Value* out = TargetPtr(kernel_.out, out_indices);
-      if (out == nullptr) return;
+      llvm::Value* column =
+          j == 0 ? n0 : body_.CreateAdd(n0, i64(int64_t{j} * lanes), "", true, true);
+      llvm::Value* out = body_.CreateInBoundsGEP(type, out_row, column);
       llvm::Value* acc = body_.CreateAlignedLoad(t, out, align);
-      for (size_t u = 0; u < rows.size(); ++u) {
-        loop_vars_[k] = rows[u];
-        llvm::Value* ptr = TargetPtr(rhs->index, rhs->operands);
-        if (ptr == nullptr) return;
+      for (size_t u = 0; u < row_ptrs.size(); ++u) {
+        llvm::Value* ptr = body_.CreateInBoundsGEP(type, row_ptrs[u], column);
         acc = MultiplyAdd(acc, a[u], body_.CreateAlignedLoad(t, ptr, align), dtype, false);
       }
       body_.CreateAlignedStore(acc, out, align);
@@ -550,19 +553,25 @@ void KernelEmitter::EmitJammedRows(int lanes, absl::FunctionRef<llvm::Value*()> 
   };
   // Rows k0 .. k0 + count into the whole output row.
   auto rows_into_out = [&](llvm::Value* k0, int count) {
-    std::vector<llvm::Value*> rows, a, splats;
+    std::vector<llvm::Value*> rows, a, splats, row_ptrs;
+    loop_vars_[n] = i64(0);
+    llvm::Value* out_row = TargetPtr(kernel_.out, out_indices);
+    if (out_row == nullptr) return;
     for (int u = 0; u < count; ++u) {
       rows.push_back(u == 0 ? k0 : body_.CreateAdd(k0, i64(u), "", true, true));
       loop_vars_[k] = rows.back();
       a.push_back(lhs_at_k());
       splats.push_back(body_.CreateVectorSplat(lanes, a.back()));
+      row_ptrs.push_back(TargetPtr(rhs->index, rhs->operands));
+      if (row_ptrs.back() == nullptr) return;
     }
+    loop_vars_[n] = nullptr;
     // Vectors in pairs, then the one left over, then single elements.
     auto vectors_at = [&](int per_step) {
       return [&, per_step](llvm::Value* v) {
         accumulate(body_.CreateAdd(n_begin, body_.CreateMul(v, i64(lanes), "", true, true), "",
                                    true, true),
-                   per_step, rows, splats);
+                   per_step, out_row, row_ptrs, splats);
       };
     };
     llvm::Value* vectors = body_.CreateSDiv(n_count, i64(lanes));
@@ -573,8 +582,9 @@ void KernelEmitter::EmitJammedRows(int lanes, absl::FunctionRef<llvm::Value*()> 
     }
     llvm::Value* done = body_.CreateAdd(
         n_begin, body_.CreateMul(vectors, i64(lanes), "", true, true), "", true, true);
-    EmitLoop(body_.CreateSub(n_end, done, "", true, true), n,
-             [&] { accumulate(body_.CreateAdd(done, loop_vars_[n], "", true, true), 0, rows, a); });
+    EmitLoop(body_.CreateSub(n_end, done, "", true, true), n, [&] {
+      accumulate(body_.CreateAdd(done, loop_vars_[n], "", true, true), 0, out_row, row_ptrs, a);
+    });
     loop_vars_[n] = nullptr;
   };
 

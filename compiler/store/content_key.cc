@@ -126,7 +126,8 @@ ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& 
   // baseline tier's one-head attention, lean jammed rows and marked vector loops, and a
   // symbolic attention's block loops emitted once, v11 the baseline's own vectors for maps
   // and reductions, and narrower max_vector_bytes compiling for the host without AVX-512,
-  // v12 the baseline's attention taking a KV head's query heads together.
+  // v12 the baseline's attention taking a KV head's query heads together and jammed rows
+  // addressing their rows once per block.
   h.Text("graphjit-kernel-key-v12");
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir, emit_asm and keep_object change what is kept.
