@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "compiler/orc/code_tier.h"
 #include "gtest/gtest.h"
 #include "runtime/npy.h"
 
@@ -152,22 +153,32 @@ TEST(OcrRecognizer, ReadsRenderedLinesBackCompiledByGraphjit) {
 TEST(OcrRecognizer, ScoresMatchOnnxRuntimesAtEveryWidth) {
   SKIP_IF_MISSING(MissingModel());
   SKIP_IF_MISSING(MissingOrt());
-  absl::StatusOr<std::unique_ptr<OcrRecognizer>> recognizer =
-      OcrRecognizer::Create(OcrFilesIn(FetchDir()));
-  ASSERT_TRUE(recognizer.ok()) << recognizer.status();
-  for (int width : {0, 384, 640}) {  // 0: the fitted width
+  std::vector<runtime::Tensor> lines, scores;  // ONNX Runtime's, computed once
+  for (int width : {0, 384, 640}) {            // 0: the fitted width
     absl::StatusOr<RgbImage> image = Render(kLines[0], width);
     ASSERT_RENDERED(image);
     absl::StatusOr<runtime::Tensor> x = PreprocessOcrLine(*image);
     ASSERT_TRUE(x.ok()) << x.status();
     absl::StatusOr<runtime::Tensor> want = RunOrt(*x);
     ASSERT_TRUE(want.ok()) << want.status();
-    absl::StatusOr<runtime::Tensor> got = (*recognizer)->Run(*x);
-    ASSERT_TRUE(got.ok()) << got.status();
-    ASSERT_EQ(got->shape(), want->shape());
-    EXPECT_LE(runtime::MaxAbsDiff(*got, *want), 1e-4) << "W = " << x->dim(3);
-    EXPECT_EQ(*CtcGreedyDecode(*got, (*recognizer)->alphabet()),
-              *CtcGreedyDecode(*want, (*recognizer)->alphabet()));
+    lines.push_back(*x);
+    scores.push_back(*want);
+  }
+  for (compiler::CodeTier tier : {compiler::CodeTier::kOptimized, compiler::CodeTier::kBaseline}) {
+    SCOPED_TRACE(compiler::CodeTierName(tier));
+    compiler::JitOptions options;
+    options.compile.codegen.tier = tier;
+    absl::StatusOr<std::unique_ptr<OcrRecognizer>> recognizer =
+        OcrRecognizer::Create(OcrFilesIn(FetchDir()), options);
+    ASSERT_TRUE(recognizer.ok()) << recognizer.status();
+    for (size_t i = 0; i < lines.size(); ++i) {
+      absl::StatusOr<runtime::Tensor> got = (*recognizer)->Run(lines[i]);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_EQ(got->shape(), scores[i].shape());
+      EXPECT_LE(runtime::MaxAbsDiff(*got, scores[i]), 1e-4) << "W = " << lines[i].dim(3);
+      EXPECT_EQ(*CtcGreedyDecode(*got, (*recognizer)->alphabet()),
+                *CtcGreedyDecode(scores[i], (*recognizer)->alphabet()));
+    }
   }
 }
 

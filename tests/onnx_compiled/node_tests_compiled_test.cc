@@ -1,8 +1,9 @@
 // Real models' graphs through the whole compiler: every ONNX node test case the importer
 // takes (tests/onnx/node_tests_test.cc checks them against ONNX's expected outputs in
 // the interpreter) is compiled to native code, run on its test data and compared with
-// the interpreter. These are graphs graphjit's own frontend never writes (ops in other
-// orders, broadcasts, i64 and bool data, empty and scalar shapes), in one process.
+// the interpreter, at both code tiers. These are graphs graphjit's own frontend never
+// writes (ops in other orders, broadcasts, i64 and bool data, empty and scalar shapes),
+// in one process.
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/compiled/compiled_graph.h"
+#include "compiler/orc/code_tier.h"
 #include "gtest/gtest.h"
 #include "runtime/interpreter.h"
 #include "tests/onnx/node_cases.h"
@@ -47,9 +49,10 @@ TEST(OnnxCompiled, EveryImportedNodeTestCompilesAndMatchesTheInterpreter) {
     GTEST_SKIP() << testing::kNodeTests << " is missing: apt-get install libonnx-testdata "
                  << "(or run scripts/bootstrap.sh)";
   }
-  compiler::CompileGraphOptions options;
-  options.env = &compiler::CompileEnv::MemoryOnly();  // every case a real compile
-  int compiled = 0;
+  compiler::CompileGraphOptions o2, baseline;
+  o2.env = baseline.env = &compiler::CompileEnv::MemoryOnly();  // every case a real compile
+  baseline.codegen.tier = compiler::CodeTier::kBaseline;
+  int compiled = 0;  // cases that match at both tiers
   std::vector<std::string> failures;
   for (const fs::path& dir : testing::NodeCaseDirs()) {
     const std::string name = dir.filename().string();
@@ -61,30 +64,34 @@ TEST(OnnxCompiled, EveryImportedNodeTestCompilesAndMatchesTheInterpreter) {
     absl::StatusOr<std::vector<runtime::Tensor>> want =
         runtime::Interpret(model->graph, *inputs, model->params);
     if (!want.ok()) continue;
-    absl::StatusOr<std::unique_ptr<compiler::CompiledGraph>> code =
-        compiler::CompiledGraph::Compile(model->graph, model->params, options);
-    if (!code.ok()) {
-      failures.push_back(absl::StrCat(name, ": compile: ", code.status().ToString()));
-      continue;
+    // The failure of `name` at `options`' tier, or "".
+    auto check = [&](const compiler::CompileGraphOptions& options) -> std::string {
+      absl::StatusOr<std::unique_ptr<compiler::CompiledGraph>> code =
+          compiler::CompiledGraph::Compile(model->graph, model->params, options);
+      if (!code.ok()) return absl::StrCat("compile: ", code.status().ToString());
+      absl::StatusOr<std::vector<runtime::Tensor>> got = (*code)->Run(*inputs);
+      if (!got.ok()) return absl::StrCat("run: ", got.status().ToString());
+      if (got->size() != want->size()) return "output count differs";
+      for (size_t i = 0; i < got->size(); ++i) {
+        std::string diff = Compare((*got)[i], (*want)[i]);
+        if (!diff.empty()) return absl::StrCat("output ", i, ": ", diff);
+      }
+      return "";
+    };
+    bool ok = true;
+    for (const compiler::CompileGraphOptions* options : {&o2, &baseline}) {
+      std::string failure = check(*options);
+      if (failure.empty()) continue;
+      failures.push_back(
+          absl::StrCat(name, " (", compiler::CodeTierName(options->codegen.tier), "): ", failure));
+      ok = false;
     }
-    absl::StatusOr<std::vector<runtime::Tensor>> got = (*code)->Run(*inputs);
-    if (!got.ok()) {
-      failures.push_back(absl::StrCat(name, ": run: ", got.status().ToString()));
-      continue;
-    }
-    std::string diff = got->size() == want->size() ? "" : "output count differs";
-    for (size_t i = 0; diff.empty() && i < got->size(); ++i) {
-      diff = Compare((*got)[i], (*want)[i]);
-      if (!diff.empty()) diff = absl::StrCat("output ", i, ": ", diff);
-    }
-    if (!diff.empty()) {
-      failures.push_back(absl::StrCat(name, ": ", diff));
-      continue;
-    }
-    ++compiled;
+    compiled += ok;
   }
-  std::printf("ONNX node tests compiled: %d match the interpreter, %zu failed\n", compiled,
-              failures.size());
+  std::printf(
+      "ONNX node tests compiled at O2 and the baseline: %d match the interpreter at "
+      "both, %zu failures\n",
+      compiled, failures.size());
   for (const std::string& f : failures) ADD_FAILURE() << f;
   EXPECT_GE(compiled, kMinCompiled);
 }
