@@ -1,8 +1,14 @@
 // mark_parallel (compiler/lower/parallel_loops.h): which loop of each kernel of the decode
-// layer may split across threads, and the kernels it must leave whole.
+// layer may split across threads, kernels with their own store indices (a conv net's pads
+// and reshapes), and the kernels it must leave whole.
 #include "compiler/lower/parallel_loops.h"
 
+#include <cstdint>
+#include <utility>
+#include <vector>
+
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/compiler/lower/decode_program.h"
 
@@ -60,6 +66,91 @@ TEST(MarkParallel, DoesNotSplitOneStripRowsReductionsOrTinyKernels) {
       EXPECT_EQ(k.parallel_loop, -1);
     }
   }
+}
+
+// A program of one f32 buffer per shape (an input, then outputs), and a pointwise kernel
+// over `loops` storing `value` at `store` into buffer `out`.
+struct StoreProgram {
+  Program program;
+  int Buffer(std::vector<int64_t> shape, BufferKind kind) {
+    compiler::Buffer b;
+    b.name = absl::StrCat("b", program.buffers.size());
+    b.dtype = ir::DType::kF32;
+    b.kind = kind;
+    for (int64_t d : shape) {
+      b.shape.push_back(ir::SymExpr(d));
+      b.dims.push_back(ConstI(d));
+    }
+    b.arg_index = program.num_args++;
+    program.buffers.push_back(std::move(b));
+    return static_cast<int>(program.buffers.size()) - 1;
+  }
+  const Kernel& Pointwise(int out, std::vector<int64_t> loops, ExprPtr value,
+                          std::vector<ExprPtr> store) {
+    Kernel k;
+    k.name = absl::StrCat("k", program.kernels.size());
+    k.out = out;
+    for (int64_t e : loops) k.loops.push_back(ConstI(e));
+    k.value = std::move(value);
+    k.store_indices = std::move(store);
+    program.kernels.push_back(std::move(k));
+    MarkParallelLoops(&program);
+    return program.kernels.back();
+  }
+};
+
+ExprPtr Plus(ExprPtr e, int64_t c) { return Op(ScalarOp::kAdd, std::move(e), ConstI(c)); }
+
+TEST(MarkParallel, SplitsKernelsWhoseStoreIndicesKeepTheLoopsElementsApart) {
+  StoreProgram p;
+  const int x = p.Buffer({6, 8, 8}, BufferKind::kInput);
+  const int padded = p.Buffer({6, 12, 12}, BufferKind::kOutput);
+  const int flat = p.Buffer({1, 1, 6, 64}, BufferKind::kOutput);
+  const int framed = p.Buffer({1, 8, 12}, BufferKind::kOutput);
+  const ExprPtr xv = Load(x, ir::DType::kF32, {LoopVar(0), LoopVar(1), LoopVar(2)});
+  // A pad's interior: channel i0 lands in channel i0.
+  EXPECT_EQ(
+      p.Pointwise(padded, {6, 8, 8}, xv, {LoopVar(0), Plus(LoopVar(1), 2), Plus(LoopVar(2), 2)})
+          .parallel_loop,
+      0);
+  // A reshape into a product's layout: [0, 0, i0, i1 * 8 + i2].
+  EXPECT_EQ(p.Pointwise(flat, {6, 8, 8}, xv,
+                        {ConstI(0), ConstI(0), LoopVar(0),
+                         Op(ScalarOp::kAdd, Op(ScalarOp::kMul, LoopVar(1), ConstI(8)), LoopVar(2))})
+                .parallel_loop,
+            0);
+  // The first loop of extent 1 passed over: i1 picks the row (plus 2: a pad's offset, on
+  // either side of the +).
+  const ExprPtr row = Load(x, ir::DType::kF32, {ConstI(0), LoopVar(1), LoopVar(2)});
+  EXPECT_EQ(p.Pointwise(framed, {1, 6, 8}, row,
+                        {LoopVar(0), Op(ScalarOp::kAdd, ConstI(2), LoopVar(1)), LoopVar(2)})
+                .parallel_loop,
+            1);
+}
+
+TEST(MarkParallel, DoesNotSplitStoresItCannotProveApartOrKernelsReadingTheirOutput) {
+  StoreProgram p;
+  const int x = p.Buffer({6, 8}, BufferKind::kInput);
+  const int out = p.Buffer({12, 8}, BufferKind::kOutput);
+  const ExprPtr xv = Load(x, ir::DType::kF32, {LoopVar(0), LoopVar(1)});
+  // Must not fire: i0 * 2 (apart, but not a form it recognizes), i0 + i1 (two iterations
+  // of i0 can meet), no index of i0 at all (every part writes the same rows), the kernel
+  // reading the buffer it writes, an output written in place of its input.
+  EXPECT_EQ(p.Pointwise(out, {6, 8}, xv, {Op(ScalarOp::kMul, LoopVar(0), ConstI(2)), LoopVar(1)})
+                .parallel_loop,
+            -1);
+  EXPECT_EQ(p.Pointwise(out, {6, 8}, xv, {Op(ScalarOp::kAdd, LoopVar(0), LoopVar(1)), LoopVar(1)})
+                .parallel_loop,
+            -1);
+  EXPECT_EQ(p.Pointwise(out, {6, 8}, xv, {LoopVar(1), LoopVar(1)}).parallel_loop, -1);
+  const ExprPtr self = Load(out, ir::DType::kF32, {LoopVar(1), LoopVar(1)});
+  EXPECT_EQ(p.Pointwise(out, {6, 8}, self, {LoopVar(0), LoopVar(1)}).parallel_loop, -1);
+  p.program.buffers[out].alias_of = x;
+  EXPECT_EQ(p.Pointwise(out, {6, 8}, xv, {Plus(LoopVar(0), 6), LoopVar(1)}).parallel_loop, -1);
+  // ... and with the alias gone, that last one splits.
+  p.program.buffers[out].alias_of = -1;
+  MarkParallelLoops(&p.program);
+  EXPECT_EQ(p.program.kernels.back().parallel_loop, 0);
 }
 
 }  // namespace
