@@ -365,16 +365,27 @@ void KernelSet::RunCalls(void** args, const int64_t* symbols, char* workspace,
 int KernelSet::Parts(const Call& call, const int64_t* symbols, int64_t* extent) const {
   *extent = call.parallel_extent == nullptr ? 0 : EvalOffset(call.parallel_extent, symbols);
   if (run_threads_ == 1 || call.parallel_extent == nullptr) return 1;
-  const int64_t work = *extent * EvalOffset(call.parallel_work, symbols);
+  const int64_t per_iteration = EvalOffset(call.parallel_work, symbols);
+  const int64_t work = *extent * per_iteration;
   if (work < min_parallel_work_) return 1;
   const int64_t chunks = (*extent + call.parallel_align - 1) / call.parallel_align;
   // Each part gets at least half the threshold's work.
   int64_t by_work = min_parallel_work_ < 2 ? run_threads_ : work / (min_parallel_work_ / 2);
-  // OpenBLAS 0.3.21 computes small products (M*N*K up to about 100^3) with other kernels
-  // that sum in another order: a BLAS part stays above that (2^21 units, 2^20
-  // multiply-adds), whatever min_parallel_work says, so a split never changes a bit.
-  if (call.blas) by_work = std::min(by_work, work / kMinBlasPartWork);
-  return static_cast<int>(std::max<int64_t>(1, std::min({int64_t{run_threads_}, chunks, by_work})));
+  int parts =
+      static_cast<int>(std::max<int64_t>(1, std::min({int64_t{run_threads_}, chunks, by_work})));
+  // Every part of a BLAS product, the smallest of the uneven ones too, stays above
+  // kMinBlasPartWork whatever min_parallel_work says, so a split never changes a bit.
+  if (call.blas) {
+    for (; parts > 1; --parts) {
+      int64_t smallest = *extent;
+      for (int p = 0; p < parts; ++p) {
+        const auto [begin, end] = PartRange(call, *extent, parts, p);
+        smallest = std::min(smallest, end - begin);
+      }
+      if (smallest * per_iteration >= kMinBlasPartWork) break;
+    }
+  }
+  return parts;
 }
 
 int KernelSet::PartsOf(int k, const int64_t* symbols) const {
@@ -384,9 +395,11 @@ int KernelSet::PartsOf(int k, const int64_t* symbols) const {
 
 void KernelSet::RunCall(const Call& call, void** unit_args, const int64_t* unit_symbols,
                         const int64_t* symbols) const {
+  // On one thread as on several: OpenBLAS's own threads sum some products in another order
+  // than one thread does (its Haswell kernels at 128 x 3840 x 64, say), and the pool
+  // splits the large ones itself.
+  if (call.blas) runtime::UseSingleThreadedBlas();
   if (!call.ranged) {
-    // OpenBLAS runs its own threads: the pool's spinning workers would take their cores.
-    if (call.blas && run_threads_ > 1) runtime::ThreadPool::Shared().Park();
     call.entry(unit_args, unit_symbols, nullptr);
     return;
   }
@@ -401,13 +414,9 @@ void KernelSet::RunCall(const Call& call, void** unit_args, const int64_t* unit_
     call.entry(unit_args, s.data(), nullptr);
   };
   if (parts == 1 || call.parallel_extent == nullptr) {
-    // OpenBLAS runs its own threads: the pool's spinning workers would take their cores.
-    if (call.blas && run_threads_ > 1) runtime::ThreadPool::Shared().Park();
     // An extent the host cannot evaluate: the whole loop (the kernel clamps end to it).
     return call.parallel_extent == nullptr ? run_range(0, INT64_MAX) : run_range(0, extent);
   }
-  // The pool splits this BLAS call: OpenBLAS's threads would compete with its parts.
-  if (call.blas) runtime::UseSingleThreadedBlas();
   runtime::ThreadPool::Shared().Run(parts, [&](int p) {
     const auto [begin, end] = PartRange(call, extent, parts, p);
     if (begin < end) run_range(begin, end);

@@ -35,7 +35,10 @@ struct CanonicalKernels;  // kernel_set.cc
 // 1.5 us; a 128-element multiply, 384 units, 30 ns). From 16k units (~0.7 us) a split on
 // two cores saves more than twice its cost; every part gets at least half of it.
 inline constexpr int64_t kDefaultMinParallelWork = 16384;
-// The least work (2 units per multiply-add) of one part of a split BLAS call.
+// The least work (2 units per multiply-add) of every part of a split BLAS call, the
+// smallest included: OpenBLAS 0.3.21 computes products of up to 100^3 multiply-adds with
+// its small-matrix kernels (the AVX-512 builds), which sum in another order, so a part
+// below that changes bits (an 80-row sgemm split 48 / 32 at N = 120, K = 240 did).
 inline constexpr int64_t kMinBlasPartWork = int64_t{1} << 21;
 
 // One kernel of a program as canonicalizing it binds it (compiler/lower/kernel_unit.h):

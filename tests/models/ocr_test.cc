@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -179,6 +180,36 @@ TEST(OcrRecognizer, ScoresMatchOnnxRuntimesAtEveryWidth) {
       EXPECT_EQ(*CtcGreedyDecode(*got, (*recognizer)->alphabet()),
                 *CtcGreedyDecode(scores[i], (*recognizer)->alphabet()));
     }
+  }
+}
+
+// Split across 2 and 3 threads (3 on a 2-core machine: uneven parts), every parallel loop
+// however small, the scores are the 1-thread bits: the products split by whole OpenBLAS
+// blocks, and the pads, reshapes and depthwise convolutions by channel.
+TEST(OcrRecognizer, ScoresAreTheSameBitsOnOneTwoAndThreeThreads) {
+  SKIP_IF_MISSING(MissingModel());
+  absl::StatusOr<RgbImage> image = Render(kLines[1], 384);
+  ASSERT_RENDERED(image);
+  absl::StatusOr<runtime::Tensor> x = PreprocessOcrLine(*image);
+  ASSERT_TRUE(x.ok()) << x.status();
+  absl::StatusOr<runtime::Tensor> want;
+  for (int threads : {1, 2, 3}) {
+    SCOPED_TRACE(absl::StrCat(threads, " threads"));
+    compiler::JitOptions options;
+    options.compile.threads = threads;
+    options.compile.min_parallel_work = threads == 1 ? -1 : 0;
+    absl::StatusOr<std::unique_ptr<OcrRecognizer>> recognizer =
+        OcrRecognizer::Create(OcrFilesIn(FetchDir()), options);
+    ASSERT_TRUE(recognizer.ok()) << recognizer.status();
+    absl::StatusOr<runtime::Tensor> got = (*recognizer)->Run(*x);
+    ASSERT_TRUE(got.ok()) << got.status();
+    if (threads == 1) {
+      want = *got;
+      continue;
+    }
+    ASSERT_EQ(got->shape(), want->shape());
+    ASSERT_EQ(got->nbytes(), want->nbytes());
+    EXPECT_EQ(std::memcmp(got->raw_data(), want->raw_data(), got->nbytes()), 0);
   }
 }
 

@@ -2,6 +2,8 @@
 // 1, 2 and 3 threads (3 on a 2-core machine: uneven splits, a worker waiting for a core),
 // large kernels do split, one compiled graph called from several threads at once shares
 // the pool, and bad thread counts are refused naming the option.
+#include <cblas.h>
+
 #include <cmath>
 #include <cstring>
 #include <thread>
@@ -86,10 +88,11 @@ TEST(Parallel, DecodeLayerIsTheSameBitsOnOneTwoAndThreeThreads) {
 
 // A convolution-sized BLAS product splits by rows on the pool (OpenBLAS single-threaded
 // in each part) and gives the same bits; a small one never splits, whatever
-// min_parallel_work says, so OpenBLAS never switches to its small-matrix kernels.
+// min_parallel_work says, so OpenBLAS never switches to its small-matrix kernels, and
+// neither does one whose uneven split would leave a small part (80 rows as 48 + 32).
 TEST(Parallel, BlasProductsSplitByRowsWithTheSameBits) {
   for (auto [m, n, k, splits] : std::vector<std::tuple<int64_t, int64_t, int64_t, bool>>{
-           {96, 1920, 48, true}, {17, 33, 65, false}}) {
+           {96, 1920, 48, true}, {17, 33, 65, false}, {80, 120, 240, false}}) {
     SCOPED_TRACE(absl::StrCat(m, "x", n, "x", k));
     ir::GraphBuilder b("product");
     ir::ValueId x = b.Input("x", ir::DType::kF32, {m, k});
@@ -116,6 +119,24 @@ TEST(Parallel, BlasProductsSplitByRowsWithTheSameBits) {
       EXPECT_TRUE(SameBits((*want)[0], (*got)[0])) << threads << " threads";
     }
   }
+}
+
+// On one thread too OpenBLAS runs single-threaded: its own threads sum some products in
+// another order (the Haswell kernels at 128 x 3840 x 64), which the 1-thread bits would
+// then depend on.
+TEST(Parallel, OneThreadRunsOpenBlasOnTheCallingThread) {
+  ir::GraphBuilder b("product");
+  ir::ValueId x = b.Input("x", ir::DType::kF32, {128, 64});
+  ir::ValueId w = b.Input("w", ir::DType::kF32, {64, 3840});
+  b.Output(b.Add(ir::OpCode::kMatmul, {x, w}));
+  ir::Graph g = *std::move(b).Build();
+  auto cg = CompiledGraph::Compile(g, {}, {.threads = 1});
+  ASSERT_TRUE(cg.ok()) << cg.status();
+  ASSERT_EQ((*cg)->program().kernels[0].kind, KernelKind::kExternMatmul);
+  TensorMap in = {{"x", *Tensor::Zeros(ir::DType::kF32, {128, 64})},
+                  {"w", *Tensor::Zeros(ir::DType::kF32, {64, 3840})}};
+  ASSERT_TRUE((*cg)->Run(in).ok());
+  EXPECT_EQ(openblas_get_num_threads(), 1);
 }
 
 TEST(Parallel, OneThreadNeverSplits) {
