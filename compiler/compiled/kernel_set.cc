@@ -269,7 +269,13 @@ absl::StatusOr<std::unique_ptr<KernelSet>> KernelSet::Build(const Program& progr
   for (const KernelBinding& b : canonical.bindings) touched.push_back(b.buffers);
   const std::vector<int> phases = StepPhases(program, touched);
   for (size_t k = 0; k < phases.size(); ++k) set->calls_[k].phase = phases[k];
-  if (program.symbols.empty()) set->fixed_forks_ = set->StepForks(nullptr);
+  if (program.symbols.empty()) {
+    set->fixed_forks_ = set->StepForks(nullptr);
+    set->fixed_work_ = set->StepWork(nullptr);
+  }
+  if (set->run_threads_ > 1 && set->min_parallel_work_ > 0) {
+    set->choice_ = std::make_unique<StepChoice>();
+  }
   std::vector<std::shared_ptr<const KernelCode>> code(canonical.distinct.size());
   const std::vector<int> missing = FindLiveKernels(canonical, *options.store, keep_text, &code);
   std::vector<ModuleGroup> groups = GroupModules(missing, canonical.distinct_keys);
@@ -523,14 +529,45 @@ bool KernelSet::StepForks(const int64_t* symbols) const {
   return false;
 }
 
+int64_t KernelSet::StepWork(const int64_t* symbols) const {
+  int64_t work = 0;
+  for (const Call& call : calls_) {
+    if (call.work != nullptr) work += EvalOffset(call.work, symbols);
+  }
+  return work;
+}
+
+void KernelSet::RunSerial(void** args, const int64_t* symbols, char* workspace) const {
+  RunCalls(args, symbols, workspace, [&](const Call& call, void** a, const int64_t* s) {
+    if (call.blas) runtime::UseSingleThreadedBlas();
+    if (!call.ranged) return call.entry(a, s, nullptr);
+    // The unit's symbols, then its whole range (the kernel clamps end to its extent).
+    absl::InlinedVector<int64_t, 16> ints(s, s + call.symbols.size());
+    ints.push_back(0);
+    ints.push_back(call.parallel_extent == nullptr ? INT64_MAX
+                                                   : EvalOffset(call.parallel_extent, symbols));
+    call.entry(a, ints.data(), nullptr);
+  });
+}
+
 void KernelSet::Run(void** args, const int64_t* symbols, char* workspace) const {
   // A step that would not fork (a tiny graph) skips planning: its call stays ~100 ns.
   if (run_threads_ > 1 && (fixed_forks_.has_value() ? *fixed_forks_ : StepForks(symbols))) {
-    // One job per step: the pool wakes once and each thread walks its share of every
-    // phase (runtime/phased_job.h); a job kept per thread keeps its memory across calls.
-    thread_local runtime::PhasedJob job;
-    PlanStep(args, symbols, workspace, &job);
-    runtime::ThreadPool::Shared().RunPhased(job);
+    StepChoice::Ticket ticket = {StepChoice::Path::kPool, false, 0};
+    if (choice_ != nullptr) {
+      ticket = choice_->Next(fixed_work_.has_value() ? *fixed_work_ : StepWork(symbols));
+    }
+    const ir::Clock::time_point start = ticket.timed ? ir::Clock::now() : ir::Clock::time_point{};
+    if (ticket.path == StepChoice::Path::kPool) {
+      // One job per step: the pool wakes once and each thread walks its share of every
+      // phase (runtime/phased_job.h); a job kept per thread keeps its memory across calls.
+      thread_local runtime::PhasedJob job;
+      PlanStep(args, symbols, workspace, &job);
+      runtime::ThreadPool::Shared().RunPhased(job);
+    } else {
+      RunSerial(args, symbols, workspace);
+    }
+    if (ticket.timed) choice_->Record(ticket, ir::SecondsSince(start));
     return;
   }
   RunCalls(args, symbols, workspace,

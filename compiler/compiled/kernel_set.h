@@ -16,6 +16,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "compiler/codegen/native_code.h"
+#include "compiler/compiled/step_choice.h"
 #include "compiler/lower/kernel_ir.h"
 #include "compiler/store/code_store.h"
 #include "compiler/store/content_key.h"
@@ -197,6 +198,10 @@ class KernelSet {
                 std::vector<StepTask>* plan = nullptr) const;
   // Whether PlanStep would give any thread but the first a task at these symbols.
   bool StepForks(const int64_t* symbols) const;
+  // The work (Kernel::parallel_work units) of all kernels at these symbols.
+  int64_t StepWork(const int64_t* symbols) const;
+  // The step on the calling thread, every kernel whole.
+  void RunSerial(void** args, const int64_t* symbols, char* workspace) const;
   // Part p's range [first, second) of `call`'s parallel loop split into `parts`.
   static std::pair<int64_t, int64_t> PartRange(const Call& call, int64_t extent, int parts, int p);
   // The ranges `call` splits into and its parallel loop's extent.
@@ -220,7 +225,11 @@ class KernelSet {
   bool bound_ = false;
   int run_threads_ = 1;
   int64_t min_parallel_work_ = kDefaultMinParallelWork;
-  std::optional<bool> fixed_forks_;  // StepForks of a program without symbols
+  std::optional<bool> fixed_forks_;    // StepForks of a program without symbols
+  std::optional<int64_t> fixed_work_;  // StepWork of a program without symbols
+  // Whether a step that forks runs on the pool or on the caller, measured (null when
+  // min_parallel_work is 0: every such step runs on the pool, as tests of splits want).
+  std::unique_ptr<StepChoice> choice_;
   std::vector<Address> addresses_;
   KernelSetStats stats_;
   std::string llvm_ir_, optimized_ir_, assembly_;
