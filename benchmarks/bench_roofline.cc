@@ -129,7 +129,8 @@ void BM_DecodeStep(benchmark::State& state) {
   const int64_t S = state.range(0);
   const bool f32 = state.range(1) == 1;
   // 2: as compiled by default; 1: attention as five kernels (no fuse_attention); 0: that
-  // and matmuls untiled; 3: the default compiled at the baseline code tier.
+  // and matmuls untiled; 3: the default compiled at the baseline code tier; 4: 1 at the
+  // baseline tier.
   const int variant = static_cast<int>(state.range(2));
   const bool kept_frame = state.range(3) == 1;
   const int threads = static_cast<int>(state.range(4));
@@ -141,8 +142,8 @@ void BM_DecodeStep(benchmark::State& state) {
   ir::Graph traced = *models::TraceModel(*model, trace);
   compiler::CompileGraphOptions options;
   options.codegen.tile_matmuls = variant >= 1;
-  options.fuse_attention = variant >= 2;
-  if (variant == 3) options.codegen.tier = compiler::CodeTier::kBaseline;
+  options.fuse_attention = variant == 2 || variant == 3;
+  if (variant >= 3) options.codegen.tier = compiler::CodeTier::kBaseline;
   options.threads = threads;
   auto cg = *compiler::CompiledGraph::Compile(traced, model->params(), options);
   compiler::CompiledCall call(*cg);
@@ -196,18 +197,19 @@ void BM_DecodeStep(benchmark::State& state) {
   state.counters["floor_us"] = floor_median * 1e6;
   state.counters["bytes"] = static_cast<double>(bytes);
   state.counters["x_floor"] = step_median / floor_median;
-  static const char* const kVariant[] = {" untiled", " unfused", " default", " baseline tier"};
+  static const char* const kVariant[] = {" untiled", " unfused", " default", " baseline tier",
+                                         " baseline tier unfused"};
   state.SetLabel(absl::StrCat(f32 ? "f32" : "f64", " S=", S, kVariant[variant],
                               kept_frame ? " CompiledCall" : " Run", " threads=", threads));
 }
 // Args: S, f32, variant (2 default, 1 attention unfused, 0 also untiled, 3 default at the
-// baseline code tier), kept frame
+// baseline code tier, 4 unfused at the baseline), kept frame
 // (CompiledCall::Run instead of CompiledGraph::Run), threads (the default variant also
 // on 2: compiler/compiled/kernel_set.h splits its large kernels).
 BENCHMARK(BM_DecodeStep)
     ->ArgsProduct({{64, 512}, {0, 1}, {2, 1, 0}, {0, 1}, {1}})
     ->ArgsProduct({{64, 512}, {0, 1}, {2}, {0, 1}, {2}})
-    ->ArgsProduct({{64, 512}, {0, 1}, {3}, {1}, {1}})
+    ->ArgsProduct({{64, 512}, {0, 1}, {3, 4}, {1}, {1}})
     ->Unit(benchmark::kMicrosecond)
     ->UseManualTime();
 
