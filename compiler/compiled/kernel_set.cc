@@ -368,17 +368,16 @@ void KernelSet::RunCalls(void** args, const int64_t* symbols, char* workspace,
   }
 }
 
-int KernelSet::Parts(const Call& call, const int64_t* symbols, int64_t* extent) const {
+int KernelSet::Parts(const Call& call, const int64_t* symbols, int threads, int64_t* extent) const {
   *extent = call.parallel_extent == nullptr ? 0 : EvalOffset(call.parallel_extent, symbols);
-  if (run_threads_ == 1 || call.parallel_extent == nullptr) return 1;
+  if (threads == 1 || call.parallel_extent == nullptr) return 1;
   const int64_t per_iteration = EvalOffset(call.parallel_work, symbols);
   const int64_t work = *extent * per_iteration;
   if (work < min_parallel_work_) return 1;
   const int64_t chunks = (*extent + call.parallel_align - 1) / call.parallel_align;
   // Each part gets at least half the threshold's work.
-  int64_t by_work = min_parallel_work_ < 2 ? run_threads_ : work / (min_parallel_work_ / 2);
-  int parts =
-      static_cast<int>(std::max<int64_t>(1, std::min({int64_t{run_threads_}, chunks, by_work})));
+  int64_t by_work = min_parallel_work_ < 2 ? threads : work / (min_parallel_work_ / 2);
+  int parts = static_cast<int>(std::max<int64_t>(1, std::min({int64_t{threads}, chunks, by_work})));
   // Every part of a BLAS product, the smallest of the uneven ones too, stays above
   // kMinBlasPartWork whatever min_parallel_work says, so a split never changes a bit.
   if (call.blas) {
@@ -396,11 +395,11 @@ int KernelSet::Parts(const Call& call, const int64_t* symbols, int64_t* extent) 
 
 int KernelSet::PartsOf(int k, const int64_t* symbols) const {
   int64_t extent;
-  return Parts(calls_[k], symbols, &extent);
+  return Parts(calls_[k], symbols, run_threads_, &extent);
 }
 
 void KernelSet::RunCall(const Call& call, void** unit_args, const int64_t* unit_symbols,
-                        const int64_t* symbols) const {
+                        const int64_t* symbols, int threads) const {
   // On one thread as on several: OpenBLAS's own threads sum some products in another order
   // than one thread does (its Haswell kernels at 128 x 3840 x 64, say), and the pool
   // splits the large ones itself.
@@ -410,7 +409,7 @@ void KernelSet::RunCall(const Call& call, void** unit_args, const int64_t* unit_
     return;
   }
   int64_t extent;
-  const int parts = Parts(call, symbols, &extent);
+  const int parts = Parts(call, symbols, threads, &extent);
   // The unit's symbols, then its range [begin, end) (kernel_unit.h); each part its own.
   const size_t n = call.symbols.size();
   auto run_range = [&](int64_t begin, int64_t end) {
@@ -487,7 +486,7 @@ void KernelSet::PlanStep(void** args, const int64_t* symbols, char* workspace,
       std::fill(load.begin(), load.end(), 0);
     }
     int64_t extent;
-    const int parts = Parts(call, symbols, &extent);
+    const int parts = Parts(call, symbols, run_threads_, &extent);
     // Each BLAS call on one thread: the pool's threads run the others beside it.
     if (call.blas) runtime::UseSingleThreadedBlas();
     if (parts == 1) {
@@ -518,7 +517,7 @@ bool KernelSet::StepForks(const int64_t* symbols) const {
   for (size_t k = 0; k < calls_.size(); ++k) {
     const Call& call = calls_[k];
     int64_t extent;
-    if (Parts(call, symbols, &extent) > 1) return true;
+    if (Parts(call, symbols, run_threads_, &extent) > 1) return true;
     // A whole kernel leaves thread 0 only beside another of its phase (PlanStep).
     const bool alone = (k == 0 || calls_[k - 1].phase != call.phase) &&
                        (k + 1 == calls_.size() || calls_[k + 1].phase != call.phase);
@@ -537,19 +536,6 @@ int64_t KernelSet::StepWork(const int64_t* symbols) const {
   return work;
 }
 
-void KernelSet::RunSerial(void** args, const int64_t* symbols, char* workspace) const {
-  RunCalls(args, symbols, workspace, [&](const Call& call, void** a, const int64_t* s) {
-    if (call.blas) runtime::UseSingleThreadedBlas();
-    if (!call.ranged) return call.entry(a, s, nullptr);
-    // The unit's symbols, then its whole range (the kernel clamps end to its extent).
-    absl::InlinedVector<int64_t, 16> ints(s, s + call.symbols.size());
-    ints.push_back(0);
-    ints.push_back(call.parallel_extent == nullptr ? INT64_MAX
-                                                   : EvalOffset(call.parallel_extent, symbols));
-    call.entry(a, ints.data(), nullptr);
-  });
-}
-
 void KernelSet::Run(void** args, const int64_t* symbols, char* workspace) const {
   // A step that would not fork (a tiny graph) skips planning: its call stays ~100 ns.
   if (run_threads_ > 1 && (fixed_forks_.has_value() ? *fixed_forks_ : StepForks(symbols))) {
@@ -565,13 +551,16 @@ void KernelSet::Run(void** args, const int64_t* symbols, char* workspace) const 
       PlanStep(args, symbols, workspace, &job);
       runtime::ThreadPool::Shared().RunPhased(job);
     } else {
-      RunSerial(args, symbols, workspace);
+      RunCalls(args, symbols, workspace, [&](const Call& call, void** a, const int64_t* s) {
+        RunCall(call, a, s, symbols, /*threads=*/1);
+      });
     }
     if (ticket.timed) choice_->Record(ticket, ir::SecondsSince(start));
     return;
   }
-  RunCalls(args, symbols, workspace,
-           [&](const Call& call, void** a, const int64_t* s) { RunCall(call, a, s, symbols); });
+  RunCalls(args, symbols, workspace, [&](const Call& call, void** a, const int64_t* s) {
+    RunCall(call, a, s, symbols, run_threads_);
+  });
 }
 
 void KernelSet::RunTimed(void** args, const int64_t* symbols, char* workspace,
@@ -579,7 +568,7 @@ void KernelSet::RunTimed(void** args, const int64_t* symbols, char* workspace,
   size_t k = 0;
   RunCalls(args, symbols, workspace, [&](const Call& call, void** a, const int64_t* s) {
     const auto start = ir::Clock::now();
-    RunCall(call, a, s, symbols);
+    RunCall(call, a, s, symbols, run_threads_);
     kernel_seconds[k++] += ir::SecondsSince(start);
   });
 }

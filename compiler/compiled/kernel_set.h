@@ -186,9 +186,10 @@ class KernelSet {
               absl::InlinedVector<void*, 64>* address) const;
   template <typename OnCall>
   void RunCalls(void** args, const int64_t* symbols, char* workspace, OnCall on_call) const;
-  // Runs `call` with its unit args and symbols (program symbols for the split).
+  // Runs `call` with its unit args and symbols (program symbols for the split), split
+  // over up to `threads` threads.
   void RunCall(const Call& call, void** unit_args, const int64_t* unit_symbols,
-               const int64_t* symbols) const;
+               const int64_t* symbols, int threads) const;
   // The step as a phased job for the thread pool: each phase's split kernels in ranges
   // across the threads (part p on thread p, as RunCall splits them), then its whole
   // kernels, costliest first, on the least loaded thread (an idle one only for a kernel
@@ -200,12 +201,11 @@ class KernelSet {
   bool StepForks(const int64_t* symbols) const;
   // The work (Kernel::parallel_work units) of all kernels at these symbols.
   int64_t StepWork(const int64_t* symbols) const;
-  // The step on the calling thread, every kernel whole.
-  void RunSerial(void** args, const int64_t* symbols, char* workspace) const;
   // Part p's range [first, second) of `call`'s parallel loop split into `parts`.
   static std::pair<int64_t, int64_t> PartRange(const Call& call, int64_t extent, int parts, int p);
-  // The ranges `call` splits into and its parallel loop's extent.
-  int Parts(const Call& call, const int64_t* symbols, int64_t* extent) const;
+  // The ranges `call` splits into on up to `threads` threads, and its parallel loop's
+  // extent.
+  int Parts(const Call& call, const int64_t* symbols, int threads, int64_t* extent) const;
   // Where each program buffer is at run time: an arg, or the workspace at an offset
   // (constant, or an i64 expression of the symbols).
   struct Address {
