@@ -90,7 +90,7 @@ class KernelEmitter {
 #define GJ_KERNEL_KIND(name, ...) void Emit##name();
 #include "compiler/lower/kernel_kinds.def"
 #undef GJ_KERNEL_KIND
-  // --- matmuls (codegen_matmul.cc)
+  // --- matmuls (codegen_matmul.cc; the tiled dot in codegen_dot.cc)
   // kDot over a constant K of at most a few vectors (attention's q @ K^T, K = head dim),
   // with lhs and rhs contiguous along k: blocks of one vector's width of n, whose dots
   // are reduced together into one vector and stored at once, for SharedRhsJam() heads
