@@ -85,7 +85,9 @@ void CheckSizes(const onnx::ImportedModel& model, const compiler::JitOptions& op
   // Symbolic: the first size (batch 1, which the policy specializes) and one entry, with
   // every dynamic dim symbolic, for the second (tiered: compiled in the background, maybe
   // not yet).
-  if (!options.tiered) EXPECT_EQ((*fn)->stats().compiles, 2) << name;
+  if (!options.tiered) {
+    EXPECT_EQ((*fn)->stats().compiles, 2) << name;
+  }
 }
 
 class TorchModel
@@ -100,7 +102,7 @@ TEST_P(TorchModel, InterpretedAndCompiledEqualTorch) {
   for (const char* mode : {"o2", "baseline", "tiered"}) {
     SCOPED_TRACE(mode);
     compiler::JitOptions options;
-    options.policy = compiler::cache::ShapePolicy::kSymbolic;
+    options.policy = compiler::entries::ShapePolicy::kSymbolic;
     options.log = {};
     options.compile.env = &compiler::CompileEnv::MemoryOnly();
     if (std::string(mode) != "o2") options.compile.codegen.tier = compiler::CodeTier::kBaseline;

@@ -152,7 +152,7 @@ absl::Status ImportStatus(const ModelBuilder& m) {
 }
 
 TEST(OnnxConv, BadAttributesAreRefusedNamingTheNode) {
-  auto conv_model = [](int64_t group, int64_t weight_channels) {
+  auto conv_model = [](int64_t weight_channels) {
     ModelBuilder m;
     m.Input("x", kF32, {int64_t{1}, int64_t{4}, int64_t{5}, std::string("W")}).Output("y", kF32);
     m.Initializer(
@@ -160,7 +160,7 @@ TEST(OnnxConv, BadAttributesAreRefusedNamingTheNode) {
     return m;
   };
   {
-    ModelBuilder m = conv_model(3, 2);
+    ModelBuilder m = conv_model(2);
     SetInt(m.Node("Conv", {"x", "w"}, {"y"}, "c1"), "group", 3);
     absl::Status s = ImportStatus(m);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
@@ -168,14 +168,14 @@ TEST(OnnxConv, BadAttributesAreRefusedNamingTheNode) {
     EXPECT_THAT(s.message(), HasSubstr("group 3"));
   }
   {
-    ModelBuilder m = conv_model(1, 4);
+    ModelBuilder m = conv_model(4);
     SetString(m.Node("Conv", {"x", "w"}, {"y"}, "c2"), "auto_pad", "SOMETIMES");
     absl::Status s = ImportStatus(m);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
     EXPECT_THAT(s.message(), HasSubstr("auto_pad 'SOMETIMES'"));
   }
   {
-    ModelBuilder m = conv_model(1, 4);
+    ModelBuilder m = conv_model(4);
     ::onnx::NodeProto* n = m.Node("Conv", {"x", "w"}, {"y"}, "c3");
     SetString(n, "auto_pad", "SAME_UPPER");
     SetInts(n, "strides", {2, 2});
@@ -184,7 +184,7 @@ TEST(OnnxConv, BadAttributesAreRefusedNamingTheNode) {
     EXPECT_THAT(s.message(), HasSubstr("symbolic dim W"));
   }
   {
-    ModelBuilder m = conv_model(1, 4);
+    ModelBuilder m = conv_model(4);
     SetInts(m.Node("Conv", {"x", "w"}, {"y"}, "c4"), "kernel_shape", {3, 3});
     absl::Status s = ImportStatus(m);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;

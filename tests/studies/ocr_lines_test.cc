@@ -18,7 +18,9 @@ TEST(OcrStudyTexts, SpreadFromThreeToSixtyFourCharactersTheSameEveryRun) {
     // A trailing space would render as a margin the model may read as a space.
     EXPECT_NE(texts[i].back(), ' ') << i;
     // Longer down the list (a stripped trailing space may take one character back).
-    if (i > 0) EXPECT_GE(texts[i].size() + 1, texts[i - 1].size()) << i;
+    if (i > 0) {
+      EXPECT_GE(texts[i].size() + 1, texts[i - 1].size()) << i;
+    }
   }
   EXPECT_EQ(OcrStudyTexts(1).size(), 1u);
 }

@@ -109,7 +109,9 @@ TEST(CodegenTest, BaselineWritesMapAndReductionVectorsItself) {
     ASSERT_NE(code, nullptr);
     const std::string& ir = code->llvm_ir();
     EXPECT_EQ(CountOf(ir, "!llvm.loop !"), 0) << ir;
-    if (tier == CodeTier::kBaseline) EXPECT_THAT(ir, HasSubstr(" x double>"));
+    if (tier == CodeTier::kBaseline) {
+      EXPECT_THAT(ir, HasSubstr(" x double>"));
+    }
     EXPECT_THAT(code->optimized_ir(), HasSubstr("x double>")) << code->optimized_ir();
     std::vector<double> es(kRows * kCols), sums(kRows);
     RunEntry(*code, {xs.data(), es.data(), sums.data()});

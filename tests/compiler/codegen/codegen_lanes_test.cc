@@ -303,11 +303,15 @@ TEST(CodegenLanesTest, NarrowerWidthsAreNarrowerTargets) {
       ASSERT_NE(code, nullptr);
       const std::string& asm_text = code->assembly();
       if (vector_bytes == 0) {
-        if (__builtin_cpu_supports("avx512f")) EXPECT_THAT(asm_text, HasSubstr("%zmm"));
+        if (__builtin_cpu_supports("avx512f")) {
+          EXPECT_THAT(asm_text, HasSubstr("%zmm"));
+        }
       } else {
         EXPECT_THAT(asm_text, Not(HasSubstr("%zmm")));
         EXPECT_THAT(asm_text, Not(::testing::ContainsRegex("%k[1-7]")));
-        if (vector_bytes == 16) EXPECT_THAT(asm_text, Not(HasSubstr("%ymm")));
+        if (vector_bytes == 16) {
+          EXPECT_THAT(asm_text, Not(HasSubstr("%ymm")));
+        }
       }
       std::vector<double> es(kN), ts(kN), got_sum(1);
       RunEntry(*code, {xs.data(), es.data(), ts.data(), got_sum.data()});

@@ -2,7 +2,7 @@
 // a small capacity. Tiered, so that each call is a miss served by the interpreter while
 // the background thread compiles what it can (an untiered compile per shape would take
 // far longer than a test may; the untiered path is checked on 2,000 compiles by
-// CompiledGraphMemory and JitEngineTest.DroppedCodeIsFreed). Every evicted entry's code
+// CompiledGraphMemory and OrcEngineTest.DroppedCodeIsFreed). Every evicted entry's code
 // must go: live entries and live compiled graphs stay at the capacity, kernels and
 // modules at a few per entry, and the process's code mappings and resident memory stop
 // growing after a warm-up. Facts read from the stores and /proc/self, not timings.
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "compiler/jit.h"
-#include "compiler/store/code_store.h"
+#include "compiler/store/content_store.h"
 #include "frontend/ops.h"
 #include "gtest/gtest.h"
 #include "runtime/tensor.h"
@@ -50,12 +50,12 @@ TEST(BoundedResources, TenThousandExactShapesThroughASmallCache) {
   constexpr int kShapes = 10000, kWarmup = 500;
   constexpr int64_t kCapacity = 8;
   JitOptions options;
-  options.policy = cache::ShapePolicy::kExact;
+  options.policy = entries::ShapePolicy::kExact;
   options.capacity = kCapacity;
   options.tiered = true;
   options.tier_queue = 4;
   options.log = {};
-  options.store = std::make_shared<CodeStore>();
+  options.store = std::make_shared<GraphStore>();
   // Every compile is a real one, in this process.
   options.compile.env = &CompileEnv::MemoryOnly();
   absl::StatusOr<std::unique_ptr<JitFunction>> fn = Jit(
@@ -66,8 +66,8 @@ TEST(BoundedResources, TenThousandExactShapesThroughASmallCache) {
       },
       {}, options);
   ASSERT_TRUE(fn.ok()) << fn.status();
-  const CodeStoreStats kernels_before = KernelStore::Default().stats();
-  const CodeStoreStats modules_before = ModuleStore::Default().stats();
+  const StoreStats kernels_before = KernelStore::Default().stats();
+  const StoreStats modules_before = ModuleStore::Default().stats();
   const double want = std::tanh(4.0) + 2.0;  // the last element, 2
 
   int64_t rss_warm = 0;
@@ -88,7 +88,7 @@ TEST(BoundedResources, TenThousandExactShapesThroughASmallCache) {
     if (i >= kWarmup && i % 50 == 0) maps_peak = std::max(maps_peak, CodeMappings());
   }
   WaitForBackground(**fn, kShapes);
-  const cache::CacheStats stats = (*fn)->stats();
+  const entries::CacheStats stats = (*fn)->stats();
   EXPECT_EQ(stats.interpreted, kShapes);  // every call a miss, answered at once
   EXPECT_EQ(stats.background_compiles + stats.dropped_compiles, kShapes);
   EXPECT_GT(stats.background_compiles, 0);  // code did come and go
@@ -103,8 +103,8 @@ TEST(BoundedResources, TenThousandExactShapesThroughASmallCache) {
 
   const int64_t rss_end = ResidentBytes();
   const int maps_end = CodeMappings();
-  const CodeStoreStats kernels = KernelStore::Default().stats();
-  const CodeStoreStats modules = ModuleStore::Default().stats();
+  const StoreStats kernels = KernelStore::Default().stats();
+  const StoreStats modules = ModuleStore::Default().stats();
   std::printf(
       "[ info     ] %d shapes: %lld compiled in the background, %lld dropped, %lld "
       "evictions; RSS %.1f MiB after %d, %.1f MiB at the end; code mappings %d -> %d (peak "
@@ -125,7 +125,9 @@ TEST(BoundedResources, TenThousandExactShapesThroughASmallCache) {
   EXPECT_LT(maps_end - maps_warm, 4 * kCapacity);
   // Resident memory is bounded too, except under ASan, whose quarantine and allocator
   // keep freed memory resident (there LSan checks the leaks at exit instead).
-  if (!proc_self::kAddressSanitizer) EXPECT_LT(rss_end - rss_warm, int64_t{128} << 20);
+  if (!proc_self::kAddressSanitizer) {
+    EXPECT_LT(rss_end - rss_warm, int64_t{128} << 20);
+  }
 }
 
 }  // namespace
