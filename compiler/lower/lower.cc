@@ -2,17 +2,14 @@
 // in order, each timed and optionally printed after. The steps live in their own files.
 #include "compiler/lower/lower.h"
 
-#include <algorithm>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "compiler/lower/buffer_plan.h"
 #include "compiler/lower/build_kernels.h"
 #include "compiler/lower/fuse_attention.h"
 #include "compiler/lower/parallel_loops.h"
 #include "compiler/lower/simplify_index.h"
-#include "ir/clock.h"
+#include "compiler/lower/verify_program.h"
 #include "ir/status_macros.h"
 
 namespace graphjit::compiler {
@@ -49,53 +46,47 @@ const std::vector<LowerStep>& BuiltinLowerSteps() {
   return *steps;
 }
 
+LowerPipeline::LowerPipeline()
+    : manager_({.step = "lowering step",
+                .list = "this lowering",
+                .verifier = "kernel program verifier",
+                .prefix_errors = false}) {
+  manager_.set_verifier([](const State& s) { return VerifyProgram(s.lowered.program); });
+  manager_.set_counter([](const State& s) -> std::vector<int64_t> {
+    return {static_cast<int64_t>(s.lowered.program.kernels.size())};
+  });
+}
+
 LowerPipeline LowerPipeline::FromOptions(const LowerOptions& options) {
   LowerPipeline p;
   for (const LowerStep& step : BuiltinLowerSteps()) {
-    if (step.option == nullptr || options.*step.option) p.steps_.push_back(step);
+    if (step.option != nullptr && !(options.*step.option)) continue;
+    p.manager_.Add(step.name, [run = step.run](State& s) -> absl::StatusOr<bool> {
+      GJ_RETURN_IF_ERROR(run(*s.graph, &s.lowered));
+      return true;
+    });
   }
   return p;
-}
-
-std::vector<std::string> LowerPipeline::names() const {
-  std::vector<std::string> names;
-  for (const LowerStep& s : steps_) names.push_back(s.name);
-  return names;
 }
 
 absl::Status LowerPipeline::SetPrintAfter(
     const std::vector<std::string>& names,
     std::function<void(const std::string&, const Program&)> sink) {
-  const std::vector<std::string> known = this->names();
-  for (const std::string& name : names) {
-    if (name == "*") {
-      print_all_ = true;
-    } else if (std::find(known.begin(), known.end(), name) == known.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("--print-after: no lowering step '", name,
-                                                     "' in this lowering (",
-                                                     absl::StrJoin(known, ", "), ")"));
-    } else {
-      print_after_.push_back(name);
-    }
-  }
-  sink_ = std::move(sink);
-  return absl::OkStatus();
+  return manager_.SetPrintAfter(names,
+                                [sink = std::move(sink)](const std::string& step, const State& s) {
+                                  if (sink) sink(step, s.lowered.program);
+                                });
 }
 
 absl::StatusOr<LoweredGraph> LowerPipeline::Run(const ir::Graph& graph) {
   stats_.clear();
-  LoweredGraph lowered;
-  for (const LowerStep& step : steps_) {
-    const ir::Clock::time_point start = ir::Clock::now();
-    GJ_RETURN_IF_ERROR(step.run(graph, &lowered));
-    stats_.push_back(
-        {step.name, static_cast<int>(lowered.program.kernels.size()), ir::SecondsSince(start)});
-    if (sink_ && (print_all_ || std::find(print_after_.begin(), print_after_.end(), step.name) !=
-                                    print_after_.end())) {
-      sink_(step.name, lowered.program);
-    }
+  State state{&graph, {}};
+  absl::Status status = manager_.Run(state);
+  for (const ir::StepStats& step : manager_.stats()) {
+    stats_.push_back({step.name, static_cast<int>(step.after[0]), step.seconds});
   }
-  return lowered;
+  GJ_RETURN_IF_ERROR(status);
+  return std::move(state.lowered);
 }
 
 absl::StatusOr<LoweredGraph> Lower(const ir::Graph& graph, const LowerOptions& options) {

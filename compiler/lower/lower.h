@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "compiler/lower/kernel_ir.h"
 #include "ir/graph.h"
+#include "ir/pass_manager.h"
 
 namespace graphjit::compiler {
 
@@ -70,10 +71,12 @@ struct LowerStepStats {
   double seconds = 0;
 };
 
-// Lowering as a list of named steps, like the pass pipeline (compiler/passes/pipeline.h):
-// the program can be printed after any of them, and each is timed.
+// Lowering as a list of named steps, run by the pass manager the graph passes use
+// (ir/pass_manager.h): each is timed, the program can be printed after any of them, and
+// the kernel-program verifier (compiler/lower/verify_program.h) runs after each.
 class LowerPipeline {
  public:
+  LowerPipeline();
   // The built-in steps the options leave on, in order.
   static LowerPipeline FromOptions(const LowerOptions& options = {});
 
@@ -83,16 +86,20 @@ class LowerPipeline {
                              std::function<void(const std::string&, const Program&)> sink);
 
   // Runs the steps in order; the first error is returned as the step gave it (only
-  // build_kernels fails, on graphs lowering does not take, naming the node).
+  // build_kernels fails, on graphs lowering does not take, naming the node), a verifier
+  // failure after a step as Internal naming the step.
   absl::StatusOr<LoweredGraph> Run(const ir::Graph& graph);
   const std::vector<LowerStepStats>& stats() const { return stats_; }
-  std::vector<std::string> names() const;
+  std::vector<std::string> names() const { return manager_.names(); }
+  // Runs the verifier after every step (on by default; off only to test a step's output).
+  void set_verify(bool verify) { manager_.set_verify(verify); }
 
  private:
-  std::vector<LowerStep> steps_;
-  bool print_all_ = false;
-  std::vector<std::string> print_after_;
-  std::function<void(const std::string&, const Program&)> sink_;
+  struct State {
+    const ir::Graph* graph;
+    LoweredGraph lowered;
+  };
+  ir::PassManager<State> manager_;
   std::vector<LowerStepStats> stats_;
 };
 

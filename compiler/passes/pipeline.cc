@@ -1,6 +1,6 @@
 #include "compiler/passes/pipeline.h"
 
-#include <chrono>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -14,7 +14,6 @@
 #include "compiler/passes/fold_norm_weight.h"
 #include "compiler/passes/simplify.h"
 #include "compiler/passes/sink_row_scale.h"
-#include "ir/clock.h"
 #include "ir/status_macros.h"
 #include "ir/verifier.h"
 
@@ -64,64 +63,43 @@ absl::StatusOr<Pipeline> Pipeline::FromNames(const std::vector<std::string>& nam
   return p;
 }
 
-Pipeline& Pipeline::Add(Pass pass) {
-  passes_.push_back(std::move(pass));
-  return *this;
+Pipeline::Pipeline()
+    : manager_({.step = "pass", .list = "the pipeline", .verifier = "IR verifier"}) {
+  manager_.set_verifier([](const State& s) { return ir::VerifyGraph(*s.graph); });
+  manager_.set_counter([](const State& s) -> std::vector<int64_t> {
+    return {s.graph->num_nodes(), s.graph->NumComputeNodes()};
+  });
 }
 
-std::vector<std::string> Pipeline::names() const {
-  std::vector<std::string> names;
-  for (const Pass& p : passes_) names.push_back(p.name);
-  return names;
+Pipeline& Pipeline::Add(Pass pass) {
+  manager_.Add(pass.name, [run = std::move(pass.run)](State& s) { return run(s.graph, s.ctx); });
+  return *this;
 }
 
 absl::Status Pipeline::SetPrintAfter(
     const std::vector<std::string>& names,
     std::function<void(const std::string&, const ir::Graph&)> sink) {
-  std::vector<std::string> known = this->names();
-  for (const std::string& name : names) {
-    if (name == "*") {
-      print_all_ = true;
-    } else if (std::find(known.begin(), known.end(), name) == known.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("--print-after: no pass '", name,
-                                                     "' in the pipeline (",
-                                                     absl::StrJoin(known, ", "), ")"));
-    } else {
-      print_after_.insert(name);
-    }
-  }
-  sink_ = std::move(sink);
-  return absl::OkStatus();
+  return manager_.SetPrintAfter(names,
+                                [sink = std::move(sink)](const std::string& pass, const State& s) {
+                                  if (sink) sink(pass, *s.graph);
+                                });
 }
 
 absl::Status Pipeline::Run(ir::Graph* graph, PassContext* ctx) {
   stats_.clear();
-  for (const Pass& pass : passes_) {
-    PassStats s;
-    s.name = pass.name;
-    s.nodes_before = graph->num_nodes();
-    s.compute_before = graph->NumComputeNodes();
-    const ir::Clock::time_point start = ir::Clock::now();
-    absl::StatusOr<bool> changed = pass.run(graph, ctx);
-    s.seconds = ir::SecondsSince(start);
-    if (!changed.ok()) {
-      return absl::Status(changed.status().code(),
-                          absl::StrCat("pass ", pass.name, ": ", changed.status().message()));
-    }
-    // A pass that reports no change left the graph as the last verification saw it.
-    if (verify_ && *changed) {
-      if (absl::Status v = ir::VerifyGraph(*graph); !v.ok()) {
-        return absl::InternalError(
-            absl::StrCat("IR verifier failed after pass ", pass.name, ": ", v.message()));
-      }
-    }
-    s.changed = *changed;
-    s.nodes_after = graph->num_nodes();
-    s.compute_after = graph->NumComputeNodes();
-    stats_.push_back(s);
-    if (sink_ && (print_all_ || print_after_.contains(pass.name))) sink_(pass.name, *graph);
+  State state{graph, ctx};
+  absl::Status status = manager_.Run(state);
+  for (const ir::StepStats& step : manager_.stats()) {
+    PassStats& s = stats_.emplace_back();
+    s.name = step.name;
+    s.nodes_before = static_cast<int>(step.before[0]);
+    s.compute_before = static_cast<int>(step.before[1]);
+    s.nodes_after = static_cast<int>(step.after[0]);
+    s.compute_after = static_cast<int>(step.after[1]);
+    s.seconds = step.seconds;
+    s.changed = step.changed;
   }
-  return absl::OkStatus();
+  return status;
 }
 
 }  // namespace graphjit::compiler

@@ -1,5 +1,6 @@
-// The pass pipeline: a list of named graph passes, the IR verifier after each, optional
-// IR printing after chosen passes, and per-pass statistics.
+// The pass pipeline: a list of named graph passes run by the one pass manager
+// (ir/pass_manager.h): the IR verifier after each that changed the graph, optional IR
+// printing after chosen passes, and per-pass statistics.
 #ifndef GRAPHJIT_COMPILER_PASSES_PIPELINE_H_
 #define GRAPHJIT_COMPILER_PASSES_PIPELINE_H_
 
@@ -7,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "compiler/passes/pass_context.h"
 #include "ir/graph.h"
+#include "ir/pass_manager.h"
 
 namespace graphjit::compiler {
 
@@ -44,6 +45,8 @@ struct PassStats {
 
 class Pipeline {
  public:
+  Pipeline();
+
   // The built-in passes that are in_default, in order.
   static Pipeline Default();
   // Built-in passes by name, in the given order.
@@ -53,7 +56,7 @@ class Pipeline {
   // Runs the verifier after every pass that changed the graph (on by default: it costs
   // far less than the code generation that follows, and a pass bug caught here names the
   // pass).
-  void set_verify(bool verify) { verify_ = verify; }
+  void set_verify(bool verify) { manager_.set_verify(verify); }
   // Calls `sink(pass, graph)` after each pass in `names` ("*" means every pass).
   // InvalidArgument if a name is not a pass of this pipeline.
   absl::Status SetPrintAfter(const std::vector<std::string>& names,
@@ -63,14 +66,15 @@ class Pipeline {
   // returned with the pass named.
   absl::Status Run(ir::Graph* graph, PassContext* ctx);
   const std::vector<PassStats>& stats() const { return stats_; }
-  std::vector<std::string> names() const;
+  std::vector<std::string> names() const { return manager_.names(); }
 
  private:
-  std::vector<Pass> passes_;
-  bool verify_ = true;
-  bool print_all_ = false;
-  absl::flat_hash_set<std::string> print_after_;
-  std::function<void(const std::string&, const ir::Graph&)> sink_;
+  // What the manager's steps see: the graph and what passes may know beyond it.
+  struct State {
+    ir::Graph* graph;
+    PassContext* ctx;
+  };
+  ir::PassManager<State> manager_;
   std::vector<PassStats> stats_;
 };
 
