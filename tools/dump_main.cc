@@ -26,6 +26,7 @@
 #include "compiler/analysis/bytes_moved.h"
 #include "compiler/analysis/flops.h"
 #include "compiler/codegen/native_code.h"
+#include "compiler/compiled/back_end.h"
 #include "compiler/compiled/compiled_graph.h"
 #include "compiler/compiled/profile.h"
 #include "compiler/entries/policy.h"
@@ -228,8 +229,9 @@ absl::StatusOr<Loaded> LoadGraph(const std::string& what, const ir::Bindings& di
   options.fixed_dims = dims;
   options.padded = absl::GetFlag(FLAGS_padded);
   if (const std::string name = absl::GetFlag(FLAGS_policy); !name.empty()) {
-    GJ_ASSIGN_OR_RETURN(compiler::cache::ShapePolicy policy, compiler::cache::ParsePolicy(name));
-    options.padded = compiler::cache::PadsInputs(policy);
+    GJ_ASSIGN_OR_RETURN(compiler::entries::ShapePolicy policy,
+                        compiler::entries::ParsePolicy(name));
+    options.padded = compiler::entries::PadsInputs(policy);
     for (const std::string& d : dyn) {
       auto it = dims.find(d);
       if (it == dims.end()) {
@@ -237,11 +239,11 @@ absl::StatusOr<Loaded> LoadGraph(const std::string& what, const ir::Bindings& di
             absl::StrCat("--policy: give the length to compile for with --dim ", d, "=N"));
       }
       // auto's first compile is exact; later ones are what symbolic gives.
-      compiler::cache::DimKey key = compiler::cache::KeyFor(
-          policy == compiler::cache::ShapePolicy::kAuto ? compiler::cache::ShapePolicy::kExact
-                                                        : policy,
+      compiler::entries::DimKey key = compiler::entries::KeyFor(
+          policy == compiler::entries::ShapePolicy::kAuto ? compiler::entries::ShapePolicy::kExact
+                                                          : policy,
           it->second);
-      if (key == compiler::cache::kSymbolicDim) {
+      if (key == compiler::entries::kSymbolicDim) {
         options.fixed_dims.erase(d);
       } else {
         options.fixed_dims[d] = key;
@@ -286,6 +288,11 @@ std::vector<std::string> LowerStepNames() {
 
 bool IsLowerStep(const std::string& name) {
   const std::vector<std::string> names = LowerStepNames();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+bool IsBackEndStep(const std::string& name) {
+  const std::vector<std::string>& names = compiler::BackEnd::StepNames();
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
@@ -350,21 +357,24 @@ int Main(int argc, char** argv) {
       compiler::LowerPipeline::FromOptions({.fuse_attention = absl::GetFlag(FLAGS_fuse_attention)});
   std::vector<std::string> print_after = absl::GetFlag(FLAGS_print_after);
   if (absl::GetFlag(FLAGS_print_after_all)) print_after.push_back("*");
-  // Names of lowering steps go to the lowering, the rest to the pass pipeline ("*" to
-  // both); a name that is neither is reported with both lists.
-  std::vector<std::string> after_passes, after_steps;
+  // Names of lowering steps go to the lowering, of back-end steps to the back end, the
+  // rest to the pass pipeline ("*" to all three); a name that is none is reported with
+  // every list.
+  std::vector<std::string> after_passes, after_steps, after_back_end;
   for (const std::string& name : print_after) {
-    const bool step = IsLowerStep(name);
-    if (name == "*" || !step) after_passes.push_back(name);
+    const bool step = IsLowerStep(name), back_end = IsBackEndStep(name);
+    if (name == "*" || (!step && !back_end)) after_passes.push_back(name);
     if (name == "*" || step) after_steps.push_back(name);
+    if (name == "*" || back_end) after_back_end.push_back(name);
   }
   absl::Status status =
       pipeline.SetPrintAfter(after_passes, [](const std::string& pass, const ir::Graph& g) {
         std::printf("# IR after %s\n%s", pass.c_str(), ir::PrintGraph(g).c_str());
       });
   if (!status.ok()) {
-    status = absl::InvalidArgumentError(absl::StrCat(
-        status.message(), "; lowering steps: ", absl::StrJoin(LowerStepNames(), ", ")));
+    status = absl::InvalidArgumentError(
+        absl::StrCat(status.message(), "; lowering steps: ", absl::StrJoin(LowerStepNames(), ", "),
+                     "; back-end steps: ", absl::StrJoin(compiler::BackEnd::StepNames(), ", ")));
   }
   if (status.ok()) {
     status = lowering.SetPrintAfter(after_steps,
@@ -382,13 +392,17 @@ int Main(int argc, char** argv) {
   const bool profile = absl::GetFlag(FLAGS_profile);
   const bool compile_steps = absl::GetFlag(FLAGS_compile_steps);
   bool compile = stage == "kernels" || stage == "llvm" || stage == "llvm-opt" || stage == "asm" ||
-                 absl::GetFlag(FLAGS_stats) || profile || compile_steps;
+                 absl::GetFlag(FLAGS_stats) || profile || compile_steps || !after_back_end.empty();
   if (status.ok() && compile) {
     compiler::CompileGraphOptions options;
     options.optimize = false;  // the pipeline above already ran
     options.fuse_attention = absl::GetFlag(FLAGS_fuse_attention);
     options.codegen.keep_ir = stage == "llvm" || stage == "llvm-opt" || compile_steps;
     options.codegen.emit_asm = stage == "asm";
+    options.print_after_back_end = after_back_end;
+    options.back_end_sink = [](const std::string& step, const std::string& text) {
+      std::printf("# back end after %s\n%s", step.c_str(), text.c_str());
+    };
     absl::StatusOr<compiler::CodeTier> tier = compiler::ParseCodeTier(absl::GetFlag(FLAGS_tier));
     if (!tier.ok()) {
       std::fprintf(stderr, "graphjit-dump: --tier: %s\n",
@@ -439,7 +453,7 @@ int Main(int argc, char** argv) {
       return 1;
     }
     // Kernel times depend on the CPU (vector width, caches): say which one ran them.
-    const compiler::JitTarget target = compiler::DescribeJitTarget();
+    const compiler::HostTarget target = compiler::DescribeHostTarget();
     std::printf("# target: %s, LLVM %s\n", target.cpu_name.c_str(), target.llvm_version.c_str());
     std::fputs(compiler::FormatProfile(*p).c_str(), stdout);
     return 0;
@@ -496,6 +510,11 @@ int Main(int argc, char** argv) {
         "%d modules on %d threads, %.2f ms wall\n",
         k.distinct, k.kernels, k.compiled, k.reused, k.loaded, k.modules, k.threads,
         k.wall_seconds * 1e3);
+    std::vector<std::string> back_end;
+    for (const ir::StepStats& st : k.steps) {
+      back_end.push_back(absl::StrFormat("%s %.1f us", st.name, st.seconds * 1e6));
+    }
+    std::printf("# back-end steps: %s\n", absl::StrJoin(back_end, ", ").c_str());
     PrintStepPlan(*compiled,
                   loaded->model != nullptr ? loaded->model->CompleteBindings(values) : values);
     // Only with a remote cache (GRAPHJIT_REMOTE_CACHE); counts are of modules.

@@ -94,6 +94,8 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
   kernel_options.disk = env.disk;
   kernel_options.remote = env.remote;
   if (from_record) kernel_options.bindings = &bindings;
+  kernel_options.print_after = options.print_after_back_end;
+  kernel_options.print_sink = options.back_end_sink;
   GJ_ASSIGN_OR_RETURN(cg->kernels_, KernelSet::Compile(cg->lowered_.program, kernel_options));
   if (!dump_dir.empty()) {
     DumpStage(dump_dir, index, graph.name(), "3-llvm", cg->kernels_->llvm_ir());

@@ -3,6 +3,7 @@
 #ifndef GRAPHJIT_COMPILER_COMPILED_COMPILED_GRAPH_H_
 #define GRAPHJIT_COMPILER_COMPILED_COMPILED_GRAPH_H_
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +39,10 @@ struct CompileGraphOptions {
   // -1: the measured default (compiler/compiled/kernel_set.h). 0 splits every parallel
   // loop, however small: what tests use to run uneven splits on tiny shapes.
   int64_t min_parallel_work = -1;
+  // The back end's state printed after these of its steps (compiler/compiled/back_end.h,
+  // KernelSetOptions::print_after; graphjit-dump --print-after=group_modules).
+  std::vector<std::string> print_after_back_end = {};
+  std::function<void(const std::string& step, const std::string& text)> back_end_sink = {};
 };
 
 // InvalidArgument naming `option` unless threads is unset or in [1, runtime::kMaxThreads].

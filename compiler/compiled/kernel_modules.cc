@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "compiler/store/code_store.h"
+#include "compiler/store/content_store.h"
 #include "compiler/store/disk_cache.h"
 #include "compiler/store/remote_cache.h"
 
@@ -24,7 +24,7 @@ absl::StatusOr<std::unique_ptr<NativeModule>> LoadOrCompile(const ModuleSources&
   RemoteCache* remote = sources.remote;
   if (disk != nullptr) {
     if (std::optional<std::string> object = disk->Load(g.key)) {
-      absl::StatusOr<std::unique_ptr<NativeModule>> loaded = LoadModule(*object, g.symbols);
+      absl::StatusOr<std::unique_ptr<NativeModule>> loaded = LoadModule(*object, g.function_names);
       if (loaded.ok()) {
         g.loaded = true;
         return loaded;
@@ -40,7 +40,8 @@ absl::StatusOr<std::unique_ptr<NativeModule>> LoadOrCompile(const ModuleSources&
     claim = remote->Acquire(g.key);
     g.remote_wait = claim.waited;
     if (claim.kind == RemoteCache::Claim::kHit) {
-      absl::StatusOr<std::unique_ptr<NativeModule>> loaded = LoadModule(claim.payload, g.symbols);
+      absl::StatusOr<std::unique_ptr<NativeModule>> loaded =
+          LoadModule(claim.payload, g.function_names);
       if (loaded.ok()) {
         g.loaded = g.fetched = g.remote_hit = true;
         if (disk != nullptr) disk->Store(g.key, claim.payload);
@@ -55,18 +56,19 @@ absl::StatusOr<std::unique_ptr<NativeModule>> LoadOrCompile(const ModuleSources&
       g.remote_fallback = true;
     }
   }
-  if (sources.units.empty()) {
-    // Gone from the disk since the caller looked: the caller canonicalizes and retries.
-    if (remote != nullptr) remote->Release(g.key, claim);
-    g.needs_units = true;
-    return absl::FailedPreconditionError("the module must be compiled: no kernel units");
-  }
   std::vector<const Program*> programs;
-  for (int j : g.members) programs.push_back(sources.units[j]);
+  for (int j : g.members) {
+    absl::StatusOr<const Program*> unit = sources.unit(j);
+    if (!unit.ok()) {
+      if (remote != nullptr) remote->Release(g.key, claim);
+      return unit.status();
+    }
+    programs.push_back(*unit);
+  }
   CompileOptions codegen = sources.codegen;
   codegen.keep_object = disk != nullptr || remote != nullptr;
   absl::StatusOr<std::unique_ptr<NativeModule>> compiled =
-      CompileModule(programs, g.symbols, codegen);
+      CompileModule(programs, g.function_names, codegen);
   if (!compiled.ok()) {
     if (remote != nullptr) remote->Release(g.key, claim);
     std::vector<std::string> names;
@@ -96,7 +98,7 @@ std::vector<ModuleGroup> GroupModules(const std::vector<int>& missing,
     g.key = KernelContentKey(absl::StrCat("module-v1:", members));
     // Named after the module's key, so its object links under the same names anywhere.
     for (size_t i = 0; i < g.members.size(); ++i) {
-      g.symbols.push_back(absl::StrCat("gj_", g.key.ToHex(), "_", i));
+      g.function_names.push_back(absl::StrCat("gj_", g.key.ToHex(), "_", i));
     }
   }
   return groups;
@@ -109,8 +111,8 @@ int GetOrCompileModules(const ModuleSources& sources, std::vector<ModuleGroup>* 
     for (size_t i; (i = next.fetch_add(1)) < groups->size();) {
       ModuleGroup& g = (*groups)[i];
       if (sources.private_text) {
-        // Private: its entry names must not clash with the shared module of this key.
-        for (std::string& symbol : g.symbols) absl::StrAppend(&symbol, "_", i, "_private");
+        // Private: its function names must not clash with the shared module of this key.
+        for (std::string& name : g.function_names) absl::StrAppend(&name, "_", i, "_private");
         absl::StatusOr<std::unique_ptr<NativeModule>> m = LoadOrCompile(sources, g);
         g.module = m.ok() ? absl::StatusOr<std::shared_ptr<const NativeModule>>(*std::move(m))
                           : m.status();

@@ -7,6 +7,7 @@
 #define GRAPHJIT_COMPILER_COMPILED_KERNEL_SET_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,17 +19,17 @@
 #include "compiler/codegen/native_code.h"
 #include "compiler/compiled/step_choice.h"
 #include "compiler/lower/kernel_ir.h"
-#include "compiler/store/code_store.h"
 #include "compiler/store/content_key.h"
+#include "compiler/store/content_store.h"
 #include "ir/clock.h"
+#include "ir/pass_manager.h"
 #include "runtime/phased_job.h"
 
 namespace graphjit::compiler {
 
-class DiskCache;          // compiler/store/disk_cache.h
-class RemoteCache;        // compiler/store/remote_cache.h
-struct ModuleGroup;       // compiler/compiled/kernel_modules.h
-struct CanonicalKernels;  // kernel_set.cc
+class DiskCache;    // compiler/store/disk_cache.h
+class RemoteCache;  // compiler/store/remote_cache.h
+class BackEnd;      // compiler/compiled/back_end.h
 
 // Where splitting a kernel starts to pay. Measured on the 2-core Zen 4 (bench_overhead):
 // a fork-join of 2 parts on the spinning pool costs 100-140 ns (BM_PoolRun/2); a unit of
@@ -77,6 +78,11 @@ struct KernelSetOptions {
   // used instead of canonicalizing when every kernel's code is live or on disk; else, or
   // if they do not fit the program, the program is canonicalized as without them.
   const std::vector<KernelBinding>* bindings = nullptr;
+  // Calls `sink(step, text)` with a listing of the back end's state after each of these
+  // steps (compiler/compiled/back_end.h; "*" for all). InvalidArgument from Compile for a
+  // name that is no step.
+  std::vector<std::string> print_after = {};
+  std::function<void(const std::string& step, const std::string& text)> print_sink = {};
 };
 
 struct KernelSetStats {
@@ -105,15 +111,18 @@ struct KernelSetStats {
   };
   std::vector<Module> compiled_modules;
   double wall_seconds = 0;  // the whole KernelSet::Compile
+  // The back end's steps (compiler/compiled/back_end.h), each with its wall seconds.
+  std::vector<ir::StepStats> steps;
 };
 
 class KernelSet {
  public:
-  // In steps: canonicalize the kernels into units and content keys (equal keys are one
-  // distinct kernel); reuse the distinct kernels live in the KernelStore; group the
-  // missing ones into modules (compiler/compiled/kernel_modules.h); get or compile each
-  // module through the stores (live, disk, remote, else compiled in parallel); add the
-  // modules' kernels to the KernelStore and bind each kernel's call to its code.
+  // Runs the back end's steps (compiler/compiled/back_end.h): canonicalize the kernels
+  // into units and content keys (equal keys are one distinct kernel); plan each kernel's
+  // call; reuse the distinct kernels live in the KernelStore; group the missing ones into
+  // modules (compiler/compiled/kernel_modules.h); get or compile each module through the
+  // stores (live, disk, remote, else compiled in parallel); link: add the modules' kernels
+  // to the KernelStore and bind each kernel's call to its code.
   static absl::StatusOr<std::unique_ptr<KernelSet>> Compile(const Program& program,
                                                             const KernelSetOptions& options = {});
 
@@ -134,7 +143,7 @@ class KernelSet {
   int run_threads() const { return run_threads_; }
   // How many ranges kernel k (program order) splits into at these symbols' values.
   int PartsOf(int k, const int64_t* symbols) const;
-  // Where Run puts each kernel at these symbols' values: one entry per task, in phase
+  // Where Run puts each kernel at these symbols' values: one element per task, in phase
   // order (graphjit-dump --stats prints it). Empty when the call would not fork.
   struct StepTask {
     int phase = 0;
@@ -156,9 +165,11 @@ class KernelSet {
   const std::string& assembly() const { return assembly_; }
 
  private:
+  friend class BackEnd;  // builds the set, step by step
+
   struct Call {
     std::shared_ptr<const KernelCode> code;
-    NativeCode::EntryFn entry = nullptr;
+    NativeCode::KernelFn function = nullptr;
     std::vector<int> buffers;  // program buffer of each unit arg
     std::vector<int> symbols;  // program symbol of each unit symbol
     ContentKey key;
@@ -174,13 +185,6 @@ class KernelSet {
     ExprPtr work;
     int phase = 0;
   };
-  // Compile with the kernels canonicalized (or bound): when they were bound and a module
-  // must be compiled, sets *needs_units (the units binding skipped) and fails.
-  static absl::StatusOr<std::unique_ptr<KernelSet>> Build(const Program& program,
-                                                          const KernelSetOptions& options,
-                                                          const CanonicalKernels& canonical,
-                                                          ir::Clock::time_point start,
-                                                          bool* needs_units);
   // Where each program buffer is for this call.
   void Locate(void** args, const int64_t* symbols, char* workspace,
               absl::InlinedVector<void*, 64>* address) const;
@@ -214,13 +218,6 @@ class KernelSet {
     ExprPtr offset_expr;
   };
   static std::vector<Address> AddressesOf(const Program& program);
-  // Compile's last step: each module's kernels into the KernelStore (private compiles keep
-  // theirs and their texts) as code[j] of distinct kernel j (key keys[j]), counted in
-  // stats_; the first module that failed is the error.
-  absl::Status AddModules(const std::vector<ModuleGroup>& groups,
-                          const std::vector<ContentKey>& keys, KernelStore& store, bool keep_text,
-                          std::vector<std::shared_ptr<const KernelCode>>* code);
-
   std::vector<Call> calls_;
   bool bound_ = false;
   int run_threads_ = 1;
