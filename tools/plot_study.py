@@ -5,10 +5,14 @@ padding per policy. With the powerlaws section: lecture 4's power-law curves on 
 axes with their fitted lines (L and L - E against N; mean estimation; nearest-neighbour
 regression per dimension; the Zipf capacity and data curves).
 
-Usage: /usr/bin/python3 tools/plot_study.py study.json study.png
+Usage: /usr/bin/python3 tools/plot_study.py study.json study.png   one figure, every section
+       /usr/bin/python3 tools/plot_study.py study.json DIR         DIR/policies.png and
+                                                                    DIR/powerlaws.png
+graphjit-study --plot DIR runs the second form on the JSON it writes to DIR/study.json.
 Needs Debian's python3-matplotlib (apt-get install -y python3-matplotlib).
 """
 import json
+import os
 import sys
 
 
@@ -107,6 +111,9 @@ def main(argv):
         print(f"plot_study.py: {argv[1]} has neither 'policies' nor 'powerlaws' (run "
               "graphjit-study with one of those sections)", file=sys.stderr)
         return 1
+    out = argv[2]
+    if not out.endswith(".png"):
+        return plot_separately(plt, policies, powerlaws, out)
     rows = (1 if policies else 0) + (1 if powerlaws else 0)
     fig = plt.figure(figsize=(16, 4.8 * rows))
     grid = fig.add_gridspec(rows, 4)
@@ -118,8 +125,29 @@ def main(argv):
     if powerlaws:
         plot_powerlaws([fig.add_subplot(grid[row, i]) for i in range(4)], powerlaws)
     fig.tight_layout()
-    fig.savefig(argv[2], dpi=110)
-    print(f"wrote {argv[2]}")
+    fig.savefig(out, dpi=110)
+    print(f"wrote {out}")
+    return 0
+
+
+def plot_separately(plt, policies, powerlaws, out_dir):
+    """One figure per section, into out_dir (created)."""
+    os.makedirs(out_dir, exist_ok=True)
+    written = []
+    if policies:
+        fig = plt.figure(figsize=(16, 4.8))
+        grid = fig.add_gridspec(1, 4)
+        plot_policies(fig, fig.add_subplot(grid[0, 0:3]), fig.add_subplot(grid[0, 3]), policies)
+        written.append((fig, os.path.join(out_dir, "policies.png")))
+    if powerlaws:
+        fig = plt.figure(figsize=(16, 4.8))
+        grid = fig.add_gridspec(1, 4)
+        plot_powerlaws([fig.add_subplot(grid[0, i]) for i in range(4)], powerlaws)
+        written.append((fig, os.path.join(out_dir, "powerlaws.png")))
+    for fig, path in written:
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        print(f"wrote {path}")
     return 0
 
 

@@ -3,9 +3,13 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "ir/clock.h"
 
 namespace graphjit::study {
@@ -67,6 +71,42 @@ TensorMap FreshCaches(const TensorMap& in) {
   TensorMap out = in;
   for (const char* n : {"k_cache", "v_cache"}) out[n] = in.at(n).Clone();
   return out;
+}
+
+namespace {
+
+// `text` as one single-quoted shell word.
+std::string ShellQuote(const std::string& text) {
+  return absl::StrCat("'", absl::StrReplaceAll(text, {{"'", "'\\''"}}), "'");
+}
+
+}  // namespace
+
+absl::Status PlotStudy(const std::string& json, const std::string& dir, const std::string& script) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  const std::string json_path = (std::filesystem::path(dir) / "study.json").string();
+  std::ofstream out(json_path);
+  out << json << "\n";
+  out.close();
+  if (error || !out) {
+    return absl::FailedPreconditionError(absl::StrCat("--plot: cannot write ", json_path));
+  }
+  if (!std::filesystem::exists(script)) {
+    return absl::FailedPreconditionError(absl::StrCat("--plot: no plot script at ", script,
+                                                      " (tools/plot_study.py of the source tree)"));
+  }
+  // Debian's matplotlib is visible to its own python3 only.
+  const std::string command = absl::StrCat("/usr/bin/python3 ", ShellQuote(script), " ",
+                                           ShellQuote(json_path), " ", ShellQuote(dir));
+  std::fflush(stdout);
+  const int rc = std::system(command.c_str());
+  if (rc != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--plot: ", script, " failed (exit status ", rc, "); the JSON is in ",
+                     json_path, "; matplotlib: apt-get install -y python3-matplotlib"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace graphjit::study

@@ -22,6 +22,11 @@ double MedianCallSeconds(const std::function<void()>& f, int reps, int batches =
 void Progress(const std::string& what);
 void ProgressDone();
 void Observations(const std::vector<std::string>& lines);
+// --plot DIR: writes `json` to DIR/study.json (DIR created) and runs `script`
+// (tools/plot_study.py) on it with Debian's /usr/bin/python3, which draws
+// DIR/policies.png and DIR/powerlaws.png. FailedPrecondition naming what failed: no
+// script, no matplotlib (the script says how to install it), an unwritable DIR.
+absl::Status PlotStudy(const std::string& json, const std::string& dir, const std::string& script);
 // Copies of the inputs' KV caches, so a call that writes them in place leaves `in` alone.
 runtime::TensorMap FreshCaches(const runtime::TensorMap& in);
 

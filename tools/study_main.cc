@@ -70,6 +70,9 @@ ABSL_FLAG(std::string, ocr_fetch_dir, "",
           "ocr study: where scripts/fetch_models.sh put the model (default "
           "$GRAPHJIT_FETCH_DIR, else third_party/fetched of the source tree)");
 ABSL_FLAG(std::string, json, "", "also write the results as JSON to this file");
+ABSL_FLAG(std::string, plot, "",
+          "write the results to DIR/study.json and draw DIR/policies.png and "
+          "DIR/powerlaws.png from it (tools/plot_study.py; needs python3-matplotlib)");
 ABSL_FLAG(std::string, weights, "",
           "DIR of NAME.npy files or FILE.safetensors: the weights of --model for the "
           "policies, symbolic and overhead studies, one tensor per parameter with its dtype "
@@ -95,7 +98,7 @@ int Main(int argc, char** argv) {
       "Reproduces the lectures' studies with real compilation.\nUsage: graphjit-study "
       "[--only=policies,symbolic,breaks,overhead,flops,powerlaws,ocr] [--steps N] [--prompt N] "
       "[--dtype f32|f64] [--model SPEC] [--weights DIR|FILE.safetensors] [--ocr_lines N] "
-      "[--ocr_fetch_dir DIR] [--json FILE]");
+      "[--ocr_fetch_dir DIR] [--json FILE] [--plot DIR]");
   std::vector<std::string> normalized = tools::UnderscoreFlagNames(argc, argv);
   std::vector<char*> raw;
   for (std::string& a : normalized) raw.push_back(a.data());
@@ -158,7 +161,7 @@ int Main(int argc, char** argv) {
     if (absl::Status s = tools::ApplyWeightsFlag(path, **model); !s.ok()) return fail(s);
   }
 
-  compiler::JitTarget target = compiler::DescribeJitTarget();
+  compiler::HostTarget target = compiler::DescribeHostTarget();
   // With --weights the spec's seed= no longer says where the weights came from.
   const std::string weights = absl::GetFlag(FLAGS_weights);
   const std::string model_text =
@@ -210,6 +213,10 @@ int Main(int argc, char** argv) {
     if (!out)
       return fail(absl::InvalidArgumentError(
           absl::StrCat("--json: cannot write ", absl::GetFlag(FLAGS_json))));
+  }
+  if (const std::string dir = absl::GetFlag(FLAGS_plot); !dir.empty()) {
+    const std::string script = std::string(GRAPHJIT_SOURCE_DIR) + "/tools/plot_study.py";
+    if (absl::Status s = study::PlotStudy(json.str(), dir, script); !s.ok()) return fail(s);
   }
   return 0;
 }

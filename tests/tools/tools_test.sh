@@ -406,13 +406,20 @@ PY
   fail "study cold by default, --warm_cache ($(tail -3 "$work/warm2.txt"))"
 grep -q "Code: cold.*; code tier o2" "$work/cold2.txt" && grep -q "loaded from the disk or remote cache" \
   "$work/warm2.txt" && pass "study says cold or warm" || fail "study says cold or warm"
-# The plots, where matplotlib is installed (Debian's python3-matplotlib).
-if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
-  /usr/bin/python3 "$(dirname "$0")/../../tools/plot_study.py" "$work/study.json" "$work/study.png" \
-    >/dev/null && [[ -s "$work/study.png" ]] && pass "plot_study.py" || fail "plot_study.py"
-else
-  echo "skip: plot_study.py (no matplotlib)"
-fi
+# The plots: --plot DIR writes the JSON there and draws the figures from it (bootstrap
+# installs Debian's python3-matplotlib; without it this fails saying so).
+"$bin/graphjit-study" --only=policies,powerlaws --steps=6 --prompt=4 --plot "$work/plots" \
+  >"$work/plot.txt" 2>&1
+for png in policies powerlaws; do
+  # A PNG file starts with \x89PNG.
+  [[ -s "$work/plots/$png.png" && $(head -c 4 "$work/plots/$png.png" | tail -c 3) == PNG ]] &&
+    pass "study --plot draws $png.png" ||
+    fail "study --plot draws $png.png ($(tail -3 "$work/plot.txt"))"
+done
+python3 -c "import json,sys; json.load(open(sys.argv[1]))['policies']" "$work/plots/study.json" &&
+  pass "study --plot writes study.json" || fail "study --plot writes study.json"
+expect_error "study --plot into a file" "--plot: cannot write" "$bin/graphjit-study" --only=flops \
+  --plot "$work/plots/study.json"
 expect_error "study unknown section" "unknown section 'nope'" "$bin/graphjit-study" --only=nope
 expect_error "study bad dtype" "--dtype: expected f32 or f64" "$bin/graphjit-study" --dtype=f16 --only=breaks
 expect_error "study non-decode model" "the studies run a decode layer" "$bin/graphjit-study" --model=linear --only=breaks
