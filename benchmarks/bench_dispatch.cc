@@ -33,7 +33,7 @@ std::atomic<int64_t> g_allocations{0};
 [[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
 [[gnu::noinline]] void operator delete(void* p, size_t) noexcept { std::free(p); }
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 namespace {
 
 // A small decode layer: its compiles are quick, and lookups do not depend on its size.
@@ -208,6 +208,6 @@ void BM_JitTinyFunction(benchmark::State& state) {
 BENCHMARK(BM_JitTinyFunction)->DenseRange(0, 4);
 
 }  // namespace
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries
 
 BENCHMARK_MAIN();

@@ -10,14 +10,14 @@
 namespace graphjit {
 namespace {
 
-namespace cache = compiler::cache;
+namespace entries = compiler::entries;
 
 void BM_DecodeLoop(benchmark::State& state) {
-  cache::ShapePolicy policy = cache::AllPolicies()[state.range(0)];
+  entries::ShapePolicy policy = entries::AllPolicies()[state.range(0)];
   auto model = *models::CreateModel("decode");
   studies::DecodeLoopOptions loop;
   loop.steps = state.range(1);
-  cache::CacheStats stats;
+  entries::CacheStats stats;
   double run_seconds = 0;
   for (auto _ : state) {
     compiler::JitOptions options;
@@ -33,7 +33,7 @@ void BM_DecodeLoop(benchmark::State& state) {
   state.counters["padding_pct"] = 100 * stats.padding_overhead();
   state.counters["compile_s"] = stats.compile_seconds;
   state.counters["run_ms"] = run_seconds * 1e3;
-  state.SetLabel(std::string(cache::PolicyName(policy)));
+  state.SetLabel(std::string(entries::PolicyName(policy)));
 }
 BENCHMARK(BM_DecodeLoop)
     ->ArgsProduct({{0, 1, 2, 3, 4}, {128}})

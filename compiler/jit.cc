@@ -16,18 +16,18 @@ absl::StatusOr<std::unique_ptr<JitFunction>> Jit(std::string name, TraceFn fn,
   if (absl::Status s = CheckJitOptions(options); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("jit '", name, "': ", s.message()));
   }
-  if (options.store == nullptr) options.store = CodeStore::Default();
+  if (options.store == nullptr) options.store = GraphStore::Default();
   // The environment is read here, once, at the top: everything below gets the env.
   if (options.compile.env == nullptr) options.compile.env = &CompileEnv::FromEnvironment();
-  cache::TracedFunction function{std::move(name), std::move(fn), std::move(weights)};
+  entries::TracedFunction function{std::move(name), std::move(fn), std::move(weights)};
   return std::unique_ptr<JitFunction>(new JitFunction(std::move(function), std::move(options)));
 }
 
-absl::StatusOr<cache::CompileCache*> JitFunction::CacheFor(const runtime::TensorMap& inputs,
-                                                           cache::CompileCache::Args* args) {
+absl::StatusOr<entries::CompileCache*> JitFunction::CacheFor(const runtime::TensorMap& inputs,
+                                                             entries::CompileCache::Args* args) {
   // The hit path takes no lock here: a function usually sees one signature, then sticks
   // to it, and caches are never destroyed before the function.
-  if (cache::CompileCache* last = last_.load(std::memory_order_acquire); last != nullptr) {
+  if (entries::CompileCache* last = last_.load(std::memory_order_acquire); last != nullptr) {
     if (last->signature().Matches(inputs, args)) return last;
     if (options_.input_types) {
       // Declared types: one signature, whose guards reject (and explain) what differs.
@@ -46,13 +46,14 @@ absl::StatusOr<cache::CompileCache*> JitFunction::CacheFor(const runtime::Tensor
     caches_.front()->signature().Resolve(inputs, args);
     return caches_.front().get();
   }
-  GJ_ASSIGN_OR_RETURN(cache::InputSignature sig, cache::CallSignature(options_, inputs, Prefix()));
+  GJ_ASSIGN_OR_RETURN(entries::InputSignature sig,
+                      entries::CallSignature(options_, inputs, Prefix()));
   if (options_.log.guards && !options_.input_types) {
-    cache::LogLine("guards", absl::StrCat(function_.name, "/", cache::PolicyName(options_.policy),
-                                          ": new input signature #", caches_.size() + 1, ": ",
-                                          sig.ToString()));
+    LogLine("guards",
+            absl::StrCat(function_.name, "/", entries::PolicyName(options_.policy),
+                         ": new input signature #", caches_.size() + 1, ": ", sig.ToString()));
   }
-  caches_.push_back(std::make_unique<cache::CompileCache>(function_, options_, std::move(sig)));
+  caches_.push_back(std::make_unique<entries::CompileCache>(function_, options_, std::move(sig)));
   if (!caches_.back()->signature().Matches(inputs, args))
     caches_.back()->signature().Resolve(inputs, args);
   last_.store(caches_.back().get(), std::memory_order_release);
@@ -61,11 +62,11 @@ absl::StatusOr<cache::CompileCache*> JitFunction::CacheFor(const runtime::Tensor
 
 absl::StatusOr<std::vector<runtime::Tensor>> JitFunction::Run(const runtime::TensorMap& inputs,
                                                               const ir::Bindings& bindings) {
-  cache::CompileCache::Args args;
-  GJ_ASSIGN_OR_RETURN(cache::CompileCache * cache, CacheFor(inputs, &args));
+  entries::CompileCache::Args args;
+  GJ_ASSIGN_OR_RETURN(entries::CompileCache * cache, CacheFor(inputs, &args));
   // The one call path, by position: an idle call of the cache (its frame kept from an
   // earlier call when the entry is the same), handed back when done.
-  std::unique_ptr<cache::EntryCall> call = cache->calls().Borrow();
+  std::unique_ptr<entries::EntryCall> call = cache->calls().Borrow();
   absl::Status status = call->Run(args, bindings);
   absl::StatusOr<std::vector<runtime::Tensor>> outputs =
       status.ok() ? absl::StatusOr<std::vector<runtime::Tensor>>(call->TakeOutputs()) : status;
@@ -73,16 +74,16 @@ absl::StatusOr<std::vector<runtime::Tensor>> JitFunction::Run(const runtime::Ten
   return outputs;
 }
 
-absl::StatusOr<std::shared_ptr<const cache::CacheEntry>> JitFunction::Acquire(
+absl::StatusOr<std::shared_ptr<const entries::CacheEntry>> JitFunction::Acquire(
     const runtime::TensorMap& inputs) {
-  cache::CompileCache::Args args;
-  GJ_ASSIGN_OR_RETURN(cache::CompileCache * cache, CacheFor(inputs, &args));
+  entries::CompileCache::Args args;
+  GJ_ASSIGN_OR_RETURN(entries::CompileCache * cache, CacheFor(inputs, &args));
   return cache->Acquire(args);
 }
 
 std::string JitFunction::ExplainMiss(const runtime::TensorMap& inputs) const {
   std::lock_guard<std::mutex> lock(mu_);
-  cache::CompileCache::Args args;
+  entries::CompileCache::Args args;
   for (auto it = caches_.rbegin(); it != caches_.rend(); ++it) {
     if ((*it)->signature().Matches(inputs, &args)) return (*it)->ExplainMiss(args);
   }
@@ -92,7 +93,7 @@ std::string JitFunction::ExplainMiss(const runtime::TensorMap& inputs) const {
     return caches_.front()->ExplainMiss(args);
   }
   // Explain against the newest signature: its first failing guard names the difference.
-  const cache::InputSignature& sig = caches_.back()->signature();
+  const entries::InputSignature& sig = caches_.back()->signature();
   caches_.back()->signature().Resolve(inputs, &args);
   std::string why = sig.ExplainFailure(args);
   if (why.empty()) {
@@ -104,9 +105,9 @@ std::string JitFunction::ExplainMiss(const runtime::TensorMap& inputs) const {
   return absl::StrCat(why, " (a new input signature)");
 }
 
-cache::CacheStats JitFunction::stats() const {
+entries::CacheStats JitFunction::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
-  cache::CacheStats sum;
+  entries::CacheStats sum;
   for (const auto& c : caches_) sum += c->stats();
   return sum;
 }

@@ -4,14 +4,14 @@
 // trace; a call that fails them compiles a new entry, per the shape policy:
 //
 //   graphjit::compiler::JitOptions options;
-//   options.policy = graphjit::compiler::cache::ShapePolicy::kAuto;
+//   options.policy = graphjit::compiler::entries::ShapePolicy::kAuto;
 //   auto fn = graphjit::compiler::Jit("mlp", [](graphjit::frontend::Context& ctx) {
 //     return std::vector<graphjit::frontend::Value>{Softmax(Matmul(ctx.Input("x"),
 //                                                                  ctx.Param("w1")))};
 //   }, weights, options);
 //   auto y = (*fn)->Run({{"x", x}});
 //
-// Compiled code lives in a CodeStore by content (traced graph, weights, options, target),
+// Compiled code lives in a GraphStore by content (traced graph, weights, options, target),
 // so equal graphs - another entry's, another function's - share one compile.
 #ifndef GRAPHJIT_COMPILER_JIT_H_
 #define GRAPHJIT_COMPILER_JIT_H_
@@ -44,13 +44,13 @@ class JitFunction {
   absl::StatusOr<std::vector<runtime::Tensor>> Run(const runtime::TensorMap& inputs,
                                                    const ir::Bindings& bindings = {});
   // The lookup alone: the entry that serves `inputs`, compiled first on a miss.
-  absl::StatusOr<std::shared_ptr<const cache::CacheEntry>> Acquire(
+  absl::StatusOr<std::shared_ptr<const entries::CacheEntry>> Acquire(
       const runtime::TensorMap& inputs);
   // Why `inputs` would miss (see CompileCache::ExplainMiss); "" on a hit.
   std::string ExplainMiss(const runtime::TensorMap& inputs) const;
 
   // Counters summed over every input signature seen.
-  cache::CacheStats stats() const;
+  entries::CacheStats stats() const;
   int64_t size() const;  // live entries
   int64_t num_signatures() const;
   // The signature of the most recently created cache, e.g. `x: f64[x_0, 4]`; "" before
@@ -61,30 +61,30 @@ class JitFunction {
   // first sight, with `inputs` in its signature order in `args` (null where one is
   // missing); InvalidArgument when the options do not fit the call (e.g. a dynamic dim of
   // a missing input). For callers that keep a cache's call path (JitCall).
-  absl::StatusOr<cache::CompileCache*> CacheFor(const runtime::TensorMap& inputs,
-                                                cache::CompileCache::Args* args);
+  absl::StatusOr<entries::CompileCache*> CacheFor(const runtime::TensorMap& inputs,
+                                                  entries::CompileCache::Args* args);
 
   const std::string& name() const { return function_.name; }
-  cache::ShapePolicy policy() const { return options_.policy; }
+  entries::ShapePolicy policy() const { return options_.policy; }
   const JitOptions& options() const { return options_; }
   const runtime::TensorMap& weights() const { return function_.weights; }
-  CodeStore& store() const { return *options_.store; }
+  GraphStore& store() const { return *options_.store; }
 
  private:
   friend absl::StatusOr<std::unique_ptr<JitFunction>> Jit(std::string name, TraceFn fn,
                                                           runtime::TensorMap weights,
                                                           JitOptions options);
-  JitFunction(cache::TracedFunction function, JitOptions options)
+  JitFunction(entries::TracedFunction function, JitOptions options)
       : function_(std::move(function)), options_(std::move(options)) {}
 
   std::string Prefix() const { return "jit '" + function_.name + "'"; }
 
-  const cache::TracedFunction function_;
+  const entries::TracedFunction function_;
   const JitOptions options_;
   mutable std::mutex mu_;
-  std::vector<std::unique_ptr<cache::CompileCache>> caches_;  // guarded by mu_; never shrinks
+  std::vector<std::unique_ptr<entries::CompileCache>> caches_;  // guarded by mu_; never shrinks
   // The cache that last matched a call outside the fast path (or was just created).
-  std::atomic<cache::CompileCache*> last_{nullptr};
+  std::atomic<entries::CompileCache*> last_{nullptr};
 };
 
 // A JitFunction for `fn` reading `weights` by name (ctx.Param). InvalidArgument for

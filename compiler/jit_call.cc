@@ -32,19 +32,19 @@ absl::Status JitCall::Run(absl::Span<const runtime::Tensor> inputs, const ir::Bi
   }
   // By name, as JitFunction::Run: the signature's cache, then its call path.
   GJ_ASSIGN_OR_RETURN(const runtime::TensorMap named, Named(inputs));
-  cache::CompileCache::Args args;
+  entries::CompileCache::Args args;
   GJ_RETURN_IF_ERROR(SelectCache(named, &args).status());
   ++slow_calls_;
   return call_->Run(args, bindings);
 }
 
-absl::StatusOr<std::shared_ptr<const cache::CacheEntry>> JitCall::Acquire(
+absl::StatusOr<std::shared_ptr<const entries::CacheEntry>> JitCall::Acquire(
     absl::Span<const runtime::Tensor> inputs) {
   GJ_RETURN_IF_ERROR(CheckCount(inputs));
   if (BindArgs(inputs)) return call_->cache()->Acquire(args_, &call_->values());
   GJ_ASSIGN_OR_RETURN(const runtime::TensorMap named, Named(inputs));
-  cache::CompileCache::Args args;
-  GJ_ASSIGN_OR_RETURN(cache::CompileCache * cache, SelectCache(named, &args));
+  entries::CompileCache::Args args;
+  GJ_ASSIGN_OR_RETURN(entries::CompileCache * cache, SelectCache(named, &args));
   return cache->Acquire(args);
 }
 
@@ -59,14 +59,14 @@ bool JitCall::BindArgs(absl::Span<const runtime::Tensor> inputs) {
   return call_->cache()->signature().Bind(args_, &call_->values());
 }
 
-absl::StatusOr<cache::CompileCache*> JitCall::SelectCache(const runtime::TensorMap& named,
-                                                          cache::CompileCache::Args* args) {
-  GJ_ASSIGN_OR_RETURN(cache::CompileCache * cache, fn_->CacheFor(named, args));
+absl::StatusOr<entries::CompileCache*> JitCall::SelectCache(const runtime::TensorMap& named,
+                                                            entries::CompileCache::Args* args) {
+  GJ_ASSIGN_OR_RETURN(entries::CompileCache * cache, fn_->CacheFor(named, args));
   if (call_ == nullptr || call_->cache() != cache) {
     // The next call tries this signature's cache by position first.
-    call_ = std::make_unique<cache::EntryCall>(cache);
+    call_ = std::make_unique<entries::EntryCall>(cache);
     signature_position_.clear();
-    for (const cache::InputGuard& g : cache->signature().inputs()) {
+    for (const entries::InputGuard& g : cache->signature().inputs()) {
       signature_position_.push_back(PositionOf(g.name));
     }
     args_.assign(signature_position_.size(), nullptr);

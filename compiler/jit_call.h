@@ -42,7 +42,7 @@ class JitCall {
   const std::vector<runtime::Tensor>& outputs() const;
   // The lookup alone, by position: the entry that serves `inputs` (compiled first on a
   // miss), counted as a call that hits or misses, as JitFunction::Acquire does.
-  absl::StatusOr<std::shared_ptr<const cache::CacheEntry>> Acquire(
+  absl::StatusOr<std::shared_ptr<const entries::CacheEntry>> Acquire(
       absl::Span<const runtime::Tensor> inputs);
 
   // Calls served by the kept call frame, and by the by-name path or the executor.
@@ -57,8 +57,8 @@ class JitCall {
   bool BindArgs(absl::Span<const runtime::Tensor> inputs);
   // The cache of the signature of `named` (found by name), made the one the next calls
   // try first; its inputs in signature order land in `args`.
-  absl::StatusOr<cache::CompileCache*> SelectCache(const runtime::TensorMap& named,
-                                                   cache::CompileCache::Args* args);
+  absl::StatusOr<entries::CompileCache*> SelectCache(const runtime::TensorMap& named,
+                                                     entries::CompileCache::Args* args);
   // The position of input `name` in names_, or -1.
   int PositionOf(const std::string& name) const;
   // The inputs by name; InvalidArgument if names_ names one twice.
@@ -67,9 +67,9 @@ class JitCall {
   JitFunction* fn_;
   std::vector<std::string> names_;
   std::vector<int> signature_position_;  // per signature input: its position, or -1
-  cache::CompileCache::Args args_;
+  entries::CompileCache::Args args_;
   // The call path of the last call's cache (its signature), with its kept frame.
-  std::unique_ptr<cache::EntryCall> call_;
+  std::unique_ptr<entries::EntryCall> call_;
   int64_t fast_calls_ = 0, slow_calls_ = 0;
 };
 

@@ -14,7 +14,7 @@ int main() {
   auto model = gj::models::CreateModel("decode:d=32,H=4,G=2,dh=8,f=64");
   if (!model.ok()) return 1;
   gj::compiler::JitOptions options;
-  options.policy = gj::compiler::cache::ShapePolicy::kPow2;
+  options.policy = gj::compiler::entries::ShapePolicy::kPow2;
   auto cache = gj::models::JitModel(**model, options);
   if (!cache.ok()) return 2;
   auto graph = gj::models::TraceModel(**model);  // symbolic, for the reference
@@ -29,7 +29,7 @@ int main() {
     std::vector<double> a = (*want)[0].ToDoubles(), b = (*got)[0].ToDoubles();
     for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]));
   }
-  gj::compiler::cache::CacheStats stats = (*cache)->stats();
+  gj::compiler::entries::CacheStats stats = (*cache)->stats();
   std::printf("8 decode steps, pow2 buckets: %lld compiles, max |diff| vs interpreter %.1e\n",
               static_cast<long long>(stats.compiles), worst);
   return stats.compiles == 2 && worst < 1e-12 ? 0 : 6;

@@ -35,7 +35,7 @@ int main() {
   std::mt19937_64 rng(1);
   gj::runtime::TensorMap weights = {{"w", Random({16, 16}, rng)}};
   gj::compiler::JitOptions options;
-  options.policy = gj::compiler::cache::ShapePolicy::kAuto;
+  options.policy = gj::compiler::entries::ShapePolicy::kAuto;
   auto fn = gj::compiler::Jit("attend", Attend, weights, options);
   if (!fn.ok()) return 1;
   double worst = 0;
@@ -53,7 +53,7 @@ int main() {
     std::vector<double> a = (*want)[0].ToDoubles(), b = (*got)[0].ToDoubles();
     for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]));
   }
-  gj::compiler::cache::CacheStats stats = (*fn)->stats();
+  gj::compiler::entries::CacheStats stats = (*fn)->stats();
   std::printf("24 calls, n = 1..24, auto policy: %lld compiles, %lld hits, max |diff| %.1e\n",
               static_cast<long long>(stats.compiles), static_cast<long long>(stats.hits), worst);
   // n = 1, then one symbolic entry for n >= 2.

@@ -24,7 +24,7 @@ absl::StatusOr<compiler::JitOptions> ModelJitOptions(const Model& model,
   // The declared types give the guards (and the old, exact messages for a wrong dtype,
   // rank or constant dim); their symbols are the dynamic dims.
   options.input_types = inputs;
-  if (compiler::cache::PadsInputs(options.policy) && !dims.empty()) {
+  if (compiler::entries::PadsInputs(options.policy) && !dims.empty()) {
     TraceOptions padded;
     padded.padded = true;
     compiler::PaddingSpec padding{dims, {}};
@@ -36,7 +36,7 @@ absl::StatusOr<compiler::JitOptions> ModelJitOptions(const Model& model,
     }
     if (padding.masks.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          model.Spec(), ": policy ", compiler::cache::PolicyName(options.policy),
+          model.Spec(), ": policy ", compiler::entries::PolicyName(options.policy),
           " pads the dynamic dims, but the model declares no mask input for padded traces; "
           "use exact, symbolic or auto"));
     }

@@ -13,7 +13,7 @@
 namespace graphjit::studies {
 namespace {
 
-using compiler::cache::Resize;
+using compiler::entries::Resize;
 using runtime::Tensor;
 
 // The decode layer's dims as the function's declared input types give them.

@@ -27,9 +27,9 @@ struct DecodeLoopResult {
   // Wall seconds of each step's layer call through the cache (its compile included on a
   // miss); building the step's inputs is not included.
   std::vector<double> step_seconds;
-  std::vector<int64_t> live_entries;  // cache entries alive after each step
-  runtime::Tensor k_cache, v_cache;   // after the last step, [G, prompt + steps, dh]
-  compiler::cache::CacheStats stats;  // the cache's counters after the loop
+  std::vector<int64_t> live_entries;    // cache entries alive after each step
+  runtime::Tensor k_cache, v_cache;     // after the last step, [G, prompt + steps, dh]
+  compiler::entries::CacheStats stats;  // the cache's counters after the loop
 };
 
 // Runs the loop through `fn`, a decode layer with declared input types (as

@@ -45,8 +45,8 @@ int64_t OcrSteps(int64_t width) { return (width + 3) / 4 / 2; }
 
 absl::StatusOr<OcrLinesResult> RunOcrLines(models::OcrRecognizer& recognizer,
                                            absl::Span<const runtime::Tensor> lines,
-                                           compiler::cache::ShapePolicy pad_width) {
-  const bool pads = compiler::cache::PadsInputs(pad_width);
+                                           compiler::entries::ShapePolicy pad_width) {
+  const bool pads = compiler::entries::PadsInputs(pad_width);
   OcrLinesResult result;
   for (size_t i = 0; i < lines.size(); ++i) {
     const runtime::Tensor& x = lines[i];
@@ -55,7 +55,7 @@ absl::StatusOr<OcrLinesResult> RunOcrLines(models::OcrRecognizer& recognizer,
           absl::StrCat("OCR line ", i, " is ", x.TypeString(), ", expected f32[1, 3, 48, W]"));
     }
     const int64_t width = x.dim(3);
-    const int64_t run_width = pads ? compiler::cache::KeyFor(pad_width, width) : width;
+    const int64_t run_width = pads ? compiler::entries::KeyFor(pad_width, width) : width;
     // Padding is part of the call's cost, as it is inside a padding policy's call.
     const ir::Clock::time_point start = ir::Clock::now();
     absl::StatusOr<runtime::Tensor> padded =
@@ -78,7 +78,7 @@ absl::StatusOr<OcrLinesResult> RunOcrLines(models::OcrRecognizer& recognizer,
     }
     // The scores at the line's own steps: the padded call returns more.
     GJ_ASSIGN_OR_RETURN(runtime::Tensor own,
-                        compiler::cache::Resize(*scores, {1, OcrSteps(width), scores->dim(2)}));
+                        compiler::entries::Resize(*scores, {1, OcrSteps(width), scores->dim(2)}));
     result.scores.push_back(std::move(own));
     result.real_columns += width;
     result.padded_columns += run_width;

@@ -33,10 +33,10 @@ struct OcrLinesResult {
   // Per line, the text decoded from every step the call returned (as PaddleOCR decodes
   // a padded batch), trailing spaces trimmed: padding may read as spaces.
   std::vector<std::string> texts;
-  int64_t real_columns = 0;           // the lines' widths, summed
-  int64_t padded_columns = 0;         // the widths the calls ran at, summed
-  double call_seconds = 0;            // wall time of the calls, compiles included
-  compiler::cache::CacheStats stats;  // the Jit function's counters after the last line
+  int64_t real_columns = 0;             // the lines' widths, summed
+  int64_t padded_columns = 0;           // the widths the calls ran at, summed
+  double call_seconds = 0;              // wall time of the calls, compiles included
+  compiler::entries::CacheStats stats;  // the Jit function's counters after the last line
 };
 
 // Each preprocessed line (f32[1, 3, 48, W], models::PreprocessOcrLine) run through
@@ -48,7 +48,7 @@ struct OcrLinesResult {
 // other policy: the lines run as they are.
 absl::StatusOr<OcrLinesResult> RunOcrLines(models::OcrRecognizer& recognizer,
                                            absl::Span<const runtime::Tensor> lines,
-                                           compiler::cache::ShapePolicy pad_width);
+                                           compiler::entries::ShapePolicy pad_width);
 
 }  // namespace graphjit::studies
 

@@ -143,8 +143,8 @@ class Functions {
     functions_.push_back(std::move(f));
     return functions_.back().get();
   }
-  compiler::cache::CacheStats stats() const {
-    compiler::cache::CacheStats total;
+  compiler::entries::CacheStats stats() const {
+    compiler::entries::CacheStats total;
     for (const auto& f : functions_) total += f->stats();
     return total;
   }
@@ -282,7 +282,7 @@ absl::StatusOr<PowerLawStudy> RunPowerLawStudy(const PowerLawOptions& o) {
   }
   s.zipf_seconds = ir::SecondsSince(part);
 
-  const compiler::cache::CacheStats stats = fns.stats();
+  const compiler::entries::CacheStats stats = fns.stats();
   s.compiles = stats.compiles;
   s.compile_seconds = stats.compile_seconds;
   s.seconds = ir::SecondsSince(start);

@@ -77,7 +77,7 @@ absl::StatusOr<std::string> CompileStepsReport(const std::string& llvm_ir,
                         : absl::StrCat("module ", m + 1));
   }
   modules.insert(modules.begin(), "");
-  const compiler::JitTarget target = compiler::DescribeJitTarget();
+  const compiler::HostTarget target = compiler::DescribeHostTarget();
   std::string out = absl::StrFormat(
       "# compile steps (ms; the median of %d cold compiles of each module; tier %s; %s, LLVM "
       "%s); IR instructions as given -> after the IR passes\n"

@@ -179,7 +179,8 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
       return absl::InvalidArgumentError(
           "--policy needs a model spec or an ONNX file (not an IR file) and --mode=jit");
     }
-    GJ_ASSIGN_OR_RETURN(compiler::cache::ShapePolicy policy, compiler::cache::ParsePolicy(name));
+    GJ_ASSIGN_OR_RETURN(compiler::entries::ShapePolicy policy,
+                        compiler::entries::ParsePolicy(name));
     compiler::JitOptions options;
     options.policy = policy;
     options.compile.codegen.tier = tier;

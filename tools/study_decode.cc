@@ -31,7 +31,7 @@ namespace {
 
 // What exact's row says: entries built per KV length, and how their kernels were
 // obtained. Only compiled kernels are called compiles: loads from a warm cache are not.
-std::string ExactObservation(const compiler::cache::CacheStats& s, double run_seconds,
+std::string ExactObservation(const compiler::entries::CacheStats& s, double run_seconds,
                              int64_t steps) {
   const std::string per_entry =
       tools::FormatSeconds(s.compile_seconds / std::max<int64_t>(1, s.compiles));
@@ -61,7 +61,7 @@ std::string ExactObservation(const compiler::cache::CacheStats& s, double run_se
 absl::Status StudyPolicies(const models::Model& model, const CodeSource& source,
                            const studies::DecodeLoopOptions& loop, bool tiered,
                            tools::JsonWriter& json) {
-  namespace cache = compiler::cache;
+  namespace entries = compiler::entries;
   std::printf("== 1. Compile-cache policies: %lld decode steps, KV length %lld -> %lld ==\n\n",
               static_cast<long long>(loop.steps), static_cast<long long>(loop.prompt + 1),
               static_cast<long long>(loop.prompt + loop.steps));
@@ -71,8 +71,8 @@ absl::Status StudyPolicies(const models::Model& model, const CodeSource& source,
     double run_seconds = 0, max_diff = 0;
   };
   std::vector<Row> rows;
-  for (cache::ShapePolicy p : cache::AllPolicies()) {
-    Progress(absl::StrCat("policies: ", cache::PolicyName(p), " ..."));
+  for (entries::ShapePolicy p : entries::AllPolicies()) {
+    Progress(absl::StrCat("policies: ", entries::PolicyName(p), " ..."));
     // Cold: each policy starts from empty code stores, so its compiles are all its own.
     compiler::KernelStore kernels;
     const compiler::CompileEnv env = source.Fresh(&kernels);
@@ -82,9 +82,9 @@ absl::Status StudyPolicies(const models::Model& model, const CodeSource& source,
     options.compile.env = &env;
     options.compile.codegen.tier = source.tier;
     options.reoptimize_after = source.reoptimize_after;
-    if (!source.warm) options.store = std::make_shared<compiler::CodeStore>();
+    if (!source.warm) options.store = std::make_shared<compiler::GraphStore>();
     GJ_ASSIGN_OR_RETURN(studies::DecodeLoopResult r, studies::RunDecodeLoop(model, options, loop));
-    Row row{std::string(cache::PolicyName(p)), std::move(r)};
+    Row row{std::string(entries::PolicyName(p)), std::move(r)};
     double total = 0;
     for (double s : row.r.step_seconds) total += s;
     // Tiered compiles run in the background, outside the steps; only traces are inside.
@@ -112,7 +112,7 @@ absl::Status StudyPolicies(const models::Model& model, const CodeSource& source,
       row.max_diff =
           std::max(row.max_diff, runtime::MaxAbsDiff(row.r.outputs[i], exact.r.outputs[i]));
     }
-    const cache::CacheStats& s = row.r.stats;
+    const entries::CacheStats& s = row.r.stats;
     std::vector<std::string> cells = {
         row.name,
         absl::StrCat(s.compiles),

@@ -158,7 +158,7 @@ std::vector<std::string> Observe(const std::vector<PolicyRow>& rows, int64_t dis
 
 absl::Status StudyOcr(const CodeSource& source, const OcrStudyOptions& options,
                       tools::JsonWriter& json) {
-  namespace cache = compiler::cache;
+  namespace entries = compiler::entries;
   std::printf("== 7. The policies on a real model: PP-OCRv4 reading %d text lines ==\n\n",
               options.lines);
   const models::OcrFiles files = models::OcrFilesIn(options.fetch_dir);
@@ -181,22 +181,22 @@ absl::Status StudyOcr(const CodeSource& source, const OcrStudyOptions& options,
   const int64_t distinct = static_cast<int64_t>(std::set(widths.begin(), widths.end()).size());
 
   std::vector<PolicyRow> rows;
-  for (cache::ShapePolicy p : cache::AllPolicies()) {
-    Progress(absl::StrCat("ocr: ", cache::PolicyName(p), " ..."));
+  for (entries::ShapePolicy p : entries::AllPolicies()) {
+    Progress(absl::StrCat("ocr: ", entries::PolicyName(p), " ..."));
     // Cold: each policy starts from empty code stores, so its compiles are all its own.
     compiler::KernelStore kernels;
     const compiler::CompileEnv env = source.Fresh(&kernels);
     compiler::JitOptions jit;
     // The bucketing policies: the study pads the width, exact keys the buckets
     // (studies/ocr_lines.h says why the Jit's own padding cannot).
-    jit.policy = cache::PadsInputs(p) ? cache::ShapePolicy::kExact : p;
+    jit.policy = entries::PadsInputs(p) ? entries::ShapePolicy::kExact : p;
     jit.compile.env = &env;
     jit.compile.codegen.tier = source.tier;
-    if (!source.warm) jit.store = std::make_shared<compiler::CodeStore>();
+    if (!source.warm) jit.store = std::make_shared<compiler::GraphStore>();
     GJ_ASSIGN_OR_RETURN(std::unique_ptr<models::OcrRecognizer> recognizer,
                         models::OcrRecognizer::Create(files, std::move(jit)));
     GJ_ASSIGN_OR_RETURN(studies::OcrLinesResult r, studies::RunOcrLines(*recognizer, *lines, p));
-    PolicyRow row{std::string(cache::PolicyName(p)), std::move(r)};
+    PolicyRow row{std::string(entries::PolicyName(p)), std::move(r)};
     row.run_seconds = row.r.call_seconds - row.r.stats.compile_seconds;
     rows.push_back(std::move(row));
   }
@@ -228,7 +228,7 @@ absl::Status StudyOcr(const CodeSource& source, const OcrStudyOptions& options,
           std::max(row.max_diff, runtime::MaxAbsDiff(row.r.scores[i], exact.r.scores[i]));
       row.changed += row.r.texts[i] != exact.r.texts[i];
     }
-    const cache::CacheStats& s = row.r.stats;
+    const entries::CacheStats& s = row.r.stats;
     const double padding =
         static_cast<double>(row.r.padded_columns) / static_cast<double>(row.r.real_columns) - 1;
     t.Add({row.name, absl::StrCat(s.compiles), tools::FormatSeconds(s.compile_seconds),

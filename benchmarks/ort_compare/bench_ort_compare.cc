@@ -68,7 +68,7 @@ Model& Shared() {
     }
     r->model = *std::move(model);
     compiler::JitOptions options;
-    options.policy = compiler::cache::ShapePolicy::kExact;
+    options.policy = compiler::entries::ShapePolicy::kExact;
     absl::StatusOr<std::unique_ptr<compiler::JitFunction>> fn =
         models::JitOnnxModel(r->model, options);
     if (fn.ok()) r->function = *std::move(fn);

@@ -1,4 +1,4 @@
-// Kernel program -> llvm::Module: the entry function, one internal function per kernel,
+// Kernel program -> llvm::Module: the function, one internal function per kernel,
 // and the canonical loop nests the O2 pipeline's loop vectorizer recognizes. The kernel
 // bodies are emitted by codegen_kernels.cc, codegen_matmul.cc, codegen_extern_matmul.cc
 // and codegen_attention.cc, their scalar expressions by codegen_expr.cc.
@@ -443,16 +443,16 @@ absl::Status Verify(const llvm::Module& module, const std::string& what) {
 
 namespace {
 
-// Adds `program` to `module` as the external function `entry_name`, which runs its
+// Adds `program` to `module` as the external function `function_name`, which runs its
 // kernels in order; each kernel is an internal function `prefix<name>` with a single call
-// site, which O2's inliner folds into the entry. The prefix keeps kernel names (say
+// site, which O2's inliner folds into the function. The prefix keeps kernel names (say
 // "exp") away from the libm functions the kernels call.
-absl::Status AddProgramEntry(llvm::Module& module, const Program& program,
-                             const std::string& entry_name, const std::string& prefix,
-                             const CompileOptions& options) {
-  // Created first, so a kernel of the same name cannot take the entry's name.
-  llvm::Function* entry =
-      MakeProgramFunction(module, llvm::GlobalValue::ExternalLinkage, entry_name);
+absl::Status AddProgramFunction(llvm::Module& module, const Program& program,
+                                const std::string& function_name, const std::string& prefix,
+                                const CompileOptions& options) {
+  // Created first, so a kernel of the same name cannot take the function's name.
+  llvm::Function* fn =
+      MakeProgramFunction(module, llvm::GlobalValue::ExternalLinkage, function_name);
   std::vector<llvm::Function*> kernels;
   for (const Kernel& kernel : program.kernels) {
     llvm::Function* f = MakeProgramFunction(module, llvm::GlobalValue::InternalLinkage,
@@ -461,9 +461,9 @@ absl::Status AddProgramEntry(llvm::Module& module, const Program& program,
     GJ_RETURN_IF_ERROR(emitter.Emit());
     kernels.push_back(f);
   }
-  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(module.getContext(), "entry", entry));
+  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(module.getContext(), "entry", fn));
   for (llvm::Function* f : kernels) {
-    builder.CreateCall(f, {entry->getArg(0), entry->getArg(1), entry->getArg(2)});
+    builder.CreateCall(f, {fn->getArg(0), fn->getArg(1), fn->getArg(2)});
   }
   builder.CreateRetVoid();
   return absl::OkStatus();
@@ -473,11 +473,11 @@ absl::Status AddProgramEntry(llvm::Module& module, const Program& program,
 
 absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(
     const Program& program, llvm::LLVMContext& context, const llvm::DataLayout& data_layout,
-    const std::string& triple, const std::string& entry_name, const CompileOptions& options) {
+    const std::string& triple, const std::string& function_name, const CompileOptions& options) {
   GJ_RETURN_IF_ERROR(
       CheckVectorBytes(options.max_vector_bytes, "CompileOptions::max_vector_bytes"));
   std::unique_ptr<llvm::Module> module = NewModule(program.name, context, data_layout, triple);
-  if (absl::Status s = AddProgramEntry(*module, program, entry_name, "gj.", options); !s.ok())
+  if (absl::Status s = AddProgramFunction(*module, program, function_name, "gj.", options); !s.ok())
     return s;
   if (absl::Status s = Verify(*module, absl::StrCat("program '", program.name, "'")); !s.ok()) {
     return s;
@@ -485,19 +485,19 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(
   return module;
 }
 
-absl::StatusOr<std::unique_ptr<llvm::Module>> EmitEntriesModule(
-    const std::vector<const Program*>& programs, const std::vector<std::string>& entry_names,
+absl::StatusOr<std::unique_ptr<llvm::Module>> EmitFunctionsModule(
+    const std::vector<const Program*>& programs, const std::vector<std::string>& function_names,
     llvm::LLVMContext& context, const llvm::DataLayout& data_layout, const std::string& triple,
     const CompileOptions& options) {
-  if (programs.size() != entry_names.size()) {
-    return absl::InternalError("EmitEntriesModule: one entry name per program");
+  if (programs.size() != function_names.size()) {
+    return absl::InternalError("EmitFunctionsModule: one function name per program");
   }
   GJ_RETURN_IF_ERROR(
       CheckVectorBytes(options.max_vector_bytes, "CompileOptions::max_vector_bytes"));
   std::unique_ptr<llvm::Module> module = NewModule("kernels", context, data_layout, triple);
   for (size_t i = 0; i < programs.size(); ++i) {
-    GJ_RETURN_IF_ERROR(AddProgramEntry(*module, *programs[i], entry_names[i],
-                                       absl::StrCat("gj.", i, "."), options));
+    GJ_RETURN_IF_ERROR(AddProgramFunction(*module, *programs[i], function_names[i],
+                                          absl::StrCat("gj.", i, "."), options));
   }
   GJ_RETURN_IF_ERROR(Verify(*module, "kernel module"));
   return module;

@@ -1,4 +1,4 @@
-// CompileProgram: kernel program -> llvm::Module (EmitModule) -> JitEngine, with the
+// CompileProgram: kernel program -> llvm::Module (EmitModule) -> OrcEngine, with the
 // LLVM types kept behind NativeCode.
 #include "compiler/codegen/native_code.h"
 
@@ -8,7 +8,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/codegen.h"
-#include "compiler/orc/jit_engine.h"
+#include "compiler/orc/orc_engine.h"
 #include "ir/clock.h"
 #include "ir/status_macros.h"
 #include "llvm/IR/DiagnosticHandler.h"
@@ -22,34 +22,34 @@ namespace graphjit::compiler {
 namespace {
 
 // The engine renames it per module, so every program can use the same one.
-constexpr char kEntryName[] = "graphjit_entry";
+constexpr char kFunctionName[] = "graphjit_kernel";
 
 class NativeCodeImpl : public NativeCode {
  public:
-  NativeCodeImpl(std::unique_ptr<JitCode> code, std::string llvm_ir, PhaseTimings timings)
+  NativeCodeImpl(std::unique_ptr<OrcCode> code, std::string llvm_ir, PhaseTimings timings)
       : code_(std::move(code)), llvm_ir_(std::move(llvm_ir)), timings_(timings) {}
 
   // The JIT returns a data address; the function-pointer cast is the usual JIT idiom.
-  EntryFn entry() const override { return reinterpret_cast<EntryFn>(code_->entry()); }
+  KernelFn function() const override { return reinterpret_cast<KernelFn>(code_->function()); }
   const std::string& llvm_ir() const override { return llvm_ir_; }
   const std::string& optimized_ir() const override { return code_->optimized_ir(); }
   const std::string& assembly() const override { return code_->assembly(); }
   const PhaseTimings& timings() const override { return timings_; }
 
  private:
-  std::unique_ptr<JitCode> code_;
+  std::unique_ptr<OrcCode> code_;
   std::string llvm_ir_;
   PhaseTimings timings_;
 };
 
 class NativeModuleImpl : public NativeModule {
  public:
-  NativeModuleImpl(std::unique_ptr<JitCode> code, std::string llvm_ir, PhaseTimings timings)
+  NativeModuleImpl(std::unique_ptr<OrcCode> code, std::string llvm_ir, PhaseTimings timings)
       : code_(std::move(code)), llvm_ir_(std::move(llvm_ir)), timings_(timings) {}
 
-  int size() const override { return static_cast<int>(code_->entries().size()); }
-  NativeCode::EntryFn entry(int i) const override {
-    return reinterpret_cast<NativeCode::EntryFn>(code_->entries()[i]);
+  int size() const override { return static_cast<int>(code_->functions().size()); }
+  NativeCode::KernelFn function(int i) const override {
+    return reinterpret_cast<NativeCode::KernelFn>(code_->functions()[i]);
   }
   const std::string& llvm_ir() const override { return llvm_ir_; }
   const std::string& optimized_ir() const override { return code_->optimized_ir(); }
@@ -58,14 +58,14 @@ class NativeModuleImpl : public NativeModule {
   const std::string& object() const override { return code_->object(); }
 
  private:
-  std::unique_ptr<JitCode> code_;
+  std::unique_ptr<OrcCode> code_;
   std::string llvm_ir_;
   PhaseTimings timings_;
 };
 
 // The host functions generated code may call, registered once per process: they live in
 // the static runtime library, so the JIT cannot find them among the exported symbols.
-absl::Status RegisterRuntimeHelpers(JitEngine& engine) {
+absl::Status RegisterRuntimeHelpers(OrcEngine& engine) {
   static const absl::Status* const status = [&engine] {
     absl::Status s = engine.RegisterHostSymbol("graphjit_rt_matmul_f32",
                                                reinterpret_cast<void*>(&graphjit_rt_matmul_f32));
@@ -80,14 +80,14 @@ absl::Status RegisterRuntimeHelpers(JitEngine& engine) {
 
 // What every compile shares: a fresh context, the module `emit` builds in it, the IR
 // text if kept, then optimization, machine code and linking by the engine. `request`
-// brings the entries and what to keep.
+// brings the functions and what to keep.
 struct Compiled {
-  std::unique_ptr<JitCode> code;
+  std::unique_ptr<OrcCode> code;
   std::string llvm_ir;
   PhaseTimings timings;
 };
 using EmitFn = absl::FunctionRef<absl::StatusOr<std::unique_ptr<llvm::Module>>(llvm::LLVMContext&,
-                                                                               const JitEngine&)>;
+                                                                               const OrcEngine&)>;
 
 // LLVM reports a loop marked for vectorization (the baseline's maps and reductions,
 // KernelEmitter::VectorizeLoops) that it cannot vectorize, say one of a single
@@ -99,8 +99,8 @@ struct QuietOptimizationDiagnostics : llvm::DiagnosticHandler {
   }
 };
 
-absl::StatusOr<Compiled> EmitAndCompile(EmitFn emit, JitRequest request) {
-  GJ_ASSIGN_OR_RETURN(JitEngine * engine, JitEngine::Get());
+absl::StatusOr<Compiled> EmitAndCompile(EmitFn emit, OrcRequest request) {
+  GJ_ASSIGN_OR_RETURN(OrcEngine * engine, OrcEngine::Get());
   GJ_RETURN_IF_ERROR(RegisterRuntimeHelpers(*engine));
   const ir::Clock::time_point start = ir::Clock::now();
   // One context per compile: LLVM contexts are not thread-safe, and the JIT frees the
@@ -116,14 +116,14 @@ absl::StatusOr<Compiled> EmitAndCompile(EmitFn emit, JitRequest request) {
   }
   request.context = std::move(context);
   request.module = std::move(module);
-  GJ_ASSIGN_OR_RETURN(std::unique_ptr<JitCode> code, engine->Compile(std::move(request)));
+  GJ_ASSIGN_OR_RETURN(std::unique_ptr<OrcCode> code, engine->Compile(std::move(request)));
   out.timings += code->timings();  // optimize, codegen
   out.code = std::move(code);
   return out;
 }
 
-JitRequest RequestFor(const CompileOptions& options) {
-  JitRequest request;
+OrcRequest RequestFor(const CompileOptions& options) {
+  OrcRequest request;
   request.keep_ir = options.keep_ir;
   request.emit_asm = options.emit_asm;
   request.keep_object = options.keep_object;
@@ -142,11 +142,11 @@ absl::Status CheckVectorBytes(int bytes, const char* option) {
 
 absl::StatusOr<std::unique_ptr<NativeCode>> CompileProgram(const Program& program,
                                                            const CompileOptions& options) {
-  JitRequest request = RequestFor(options);
-  request.entry_name = kEntryName;
+  OrcRequest request = RequestFor(options);
+  request.function_name = kFunctionName;
   absl::StatusOr<Compiled> c = EmitAndCompile(
-      [&](llvm::LLVMContext& context, const JitEngine& engine) {
-        return EmitModule(program, context, engine.data_layout(), engine.triple(), kEntryName,
+      [&](llvm::LLVMContext& context, const OrcEngine& engine) {
+        return EmitModule(program, context, engine.data_layout(), engine.triple(), kFunctionName,
                           options);
       },
       std::move(request));
@@ -155,36 +155,36 @@ absl::StatusOr<std::unique_ptr<NativeCode>> CompileProgram(const Program& progra
 }
 
 absl::StatusOr<std::unique_ptr<NativeModule>> CompileModule(
-    const std::vector<const Program*>& programs, const std::vector<std::string>& symbols,
+    const std::vector<const Program*>& programs, const std::vector<std::string>& function_names,
     const CompileOptions& options) {
-  JitRequest request = RequestFor(options);
-  request.entries = symbols;
+  OrcRequest request = RequestFor(options);
+  request.function_names = function_names;
   absl::StatusOr<Compiled> c = EmitAndCompile(
-      [&](llvm::LLVMContext& context, const JitEngine& engine) {
-        return EmitEntriesModule(programs, symbols, context, engine.data_layout(), engine.triple(),
-                                 options);
+      [&](llvm::LLVMContext& context, const OrcEngine& engine) {
+        return EmitFunctionsModule(programs, function_names, context, engine.data_layout(),
+                                   engine.triple(), options);
       },
       std::move(request));
   if (!c.ok()) return c.status();
   return std::make_unique<NativeModuleImpl>(std::move(c->code), std::move(c->llvm_ir), c->timings);
 }
 
-absl::StatusOr<std::unique_ptr<NativeModule>> LoadModule(const std::string& object,
-                                                         const std::vector<std::string>& symbols) {
-  GJ_ASSIGN_OR_RETURN(JitEngine * engine, JitEngine::Get());
+absl::StatusOr<std::unique_ptr<NativeModule>> LoadModule(
+    const std::string& object, const std::vector<std::string>& function_names) {
+  GJ_ASSIGN_OR_RETURN(OrcEngine * engine, OrcEngine::Get());
   // Loaded code may call the runtime helpers too.
   GJ_RETURN_IF_ERROR(RegisterRuntimeHelpers(*engine));
   const ir::Clock::time_point start = ir::Clock::now();
-  GJ_ASSIGN_OR_RETURN(std::unique_ptr<JitCode> code, engine->Load(object, symbols));
+  GJ_ASSIGN_OR_RETURN(std::unique_ptr<OrcCode> code, engine->Load(object, function_names));
   PhaseTimings timings;
   timings.codegen = ir::SecondsSince(start);
   return std::make_unique<NativeModuleImpl>(std::move(code), "", timings);
 }
 
-JitTarget DescribeJitTarget() {
-  JitTarget t;
+HostTarget DescribeHostTarget() {
+  HostTarget t;
   t.llvm_version = LlvmVersion();
-  absl::StatusOr<JitEngine*> engine = JitEngine::Get();
+  absl::StatusOr<OrcEngine*> engine = OrcEngine::Get();
   if (engine.ok()) {
     t.triple = (*engine)->triple();
     t.cpu_name = (*engine)->cpu_name();

@@ -45,10 +45,10 @@ absl::Status CheckVectorBytes(int bytes, const char* option);
 class NativeCode {
  public:
   // See compiler/lower/kernel_ir.h (Program) for the calling convention.
-  using EntryFn = void (*)(void** args, const int64_t* symbols, char* workspace);
+  using KernelFn = void (*)(void** args, const int64_t* symbols, char* workspace);
 
   virtual ~NativeCode() = default;
-  virtual EntryFn entry() const = 0;
+  virtual KernelFn function() const = 0;
   virtual const std::string& llvm_ir() const = 0;       // empty unless keep_ir
   virtual const std::string& optimized_ir() const = 0;  // empty unless keep_ir
   virtual const std::string& assembly() const = 0;      // empty unless emit_asm
@@ -61,13 +61,13 @@ absl::StatusOr<std::unique_ptr<NativeCode>> CompileProgram(const Program& progra
                                                            const CompileOptions& options = {});
 
 // Several programs compiled as one module (one optimization pipeline, one link: LLVM's
-// fixed cost per module is several times that of a small kernel), each its own entry.
+// fixed cost per module is several times that of a small kernel), each its own function.
 // Destroying it frees the code of all of them.
 class NativeModule {
  public:
   virtual ~NativeModule() = default;
   virtual int size() const = 0;
-  virtual NativeCode::EntryFn entry(int i) const = 0;
+  virtual NativeCode::KernelFn function(int i) const = 0;
   virtual const std::string& llvm_ir() const = 0;       // empty unless keep_ir
   virtual const std::string& optimized_ir() const = 0;  // empty unless keep_ir
   virtual const std::string& assembly() const = 0;      // empty unless emit_asm
@@ -75,25 +75,25 @@ class NativeModule {
   virtual const std::string& object() const = 0;  // empty unless keep_object / loaded
 };
 
-// Compiles `programs` into one module whose entry i is exported as `symbols[i]` (names
+// Compiles `programs` into one module whose function i is exported as `function_names[i]` (names
 // unique among live code).
 absl::StatusOr<std::unique_ptr<NativeModule>> CompileModule(
-    const std::vector<const Program*>& programs, const std::vector<std::string>& symbols,
+    const std::vector<const Program*>& programs, const std::vector<std::string>& function_names,
     const CompileOptions& options = {});
 // Links an object a CompileModule with keep_object produced (in any process of the same
-// target) and looks up its entries. InvalidArgument if it does not link.
-absl::StatusOr<std::unique_ptr<NativeModule>> LoadModule(const std::string& object,
-                                                         const std::vector<std::string>& symbols);
+// target) and looks up its functions. InvalidArgument if it does not link.
+absl::StatusOr<std::unique_ptr<NativeModule>> LoadModule(
+    const std::string& object, const std::vector<std::string>& function_names);
 
 // What the JIT targets, for reports: LLVM's version ("19.1.7"), the host CPU LLVM detected
 // ("znver3") and its features; empty strings if the engine could not start.
-struct JitTarget {
+struct HostTarget {
   std::string llvm_version;
   std::string triple;
   std::string cpu_name;
   std::string cpu_features;
 };
-JitTarget DescribeJitTarget();
+HostTarget DescribeHostTarget();
 
 }  // namespace graphjit::compiler
 

@@ -45,7 +45,7 @@ std::string CacheDir() {
   return "";
 }
 
-DiskCache* OpenDiskCache(const cache::LogFlags& log) {
+DiskCache* OpenDiskCache(const LogFlags& log) {
   const std::string dir = CacheDir();
   if (dir == "off") return nullptr;
   if (dir.empty()) {
@@ -65,7 +65,7 @@ DiskCache* OpenDiskCache(const cache::LogFlags& log) {
   return opened->release();  // kept for the process
 }
 
-RemoteCache* OpenRemoteCache(const cache::LogFlags& log) {
+RemoteCache* OpenRemoteCache(const LogFlags& log) {
   const std::string url = Var("GRAPHJIT_REMOTE_CACHE");
   if (url.empty()) return nullptr;
   constexpr const char* kMs = "a number of milliseconds";
@@ -86,8 +86,8 @@ RemoteCache* OpenRemoteCache(const cache::LogFlags& log) {
 
 }  // namespace
 
-cache::LogFlags LogFlagsFromEnvironment() {
-  static const cache::LogFlags flags = cache::ParseLogFlags(Var("GRAPHJIT_LOG"));
+LogFlags LogFlagsFromEnvironment() {
+  static const LogFlags flags = ParseLogFlags(Var("GRAPHJIT_LOG"));
   return flags;
 }
 

@@ -24,7 +24,7 @@
 #include <string>
 
 #include "compiler/store/cache_log.h"
-#include "compiler/store/code_store.h"
+#include "compiler/store/content_store.h"
 #include "compiler/store/disk_cache.h"
 #include "compiler/store/remote_cache.h"
 
@@ -42,7 +42,7 @@ struct CompileEnv {
   int threads = 1;
   std::string dump_dir;  // non-empty: every compile writes its stages there
   bool profile = false;  // time every call per kernel, table on stderr at exit
-  cache::LogFlags log;
+  LogFlags log;
 
   // The process's environment, read once (at the first call) and kept for the process.
   static const CompileEnv& FromEnvironment();
@@ -51,7 +51,7 @@ struct CompileEnv {
 };
 
 // GRAPHJIT_LOG alone, without opening any store (JitOptions' default logging).
-cache::LogFlags LogFlagsFromEnvironment();
+LogFlags LogFlagsFromEnvironment();
 
 }  // namespace graphjit::compiler
 

@@ -1,4 +1,4 @@
-// The content key of a whole graph's compile: what CodeStore (compiler/compiled/
+// The content key of a whole graph's compile: what GraphStore (compiler/compiled/
 // graph_store.h) finds compiled graphs by, so equal traces share one CompiledGraph.
 #ifndef GRAPHJIT_COMPILER_COMPILED_GRAPH_KEY_H_
 #define GRAPHJIT_COMPILER_COMPILED_GRAPH_KEY_H_

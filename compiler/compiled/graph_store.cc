@@ -2,9 +2,9 @@
 
 namespace graphjit::compiler {
 
-std::shared_ptr<CodeStore> CodeStore::Default() {
+std::shared_ptr<GraphStore> GraphStore::Default() {
   // Never destroyed: code may still be held by static objects at exit.
-  static auto* store = new std::shared_ptr<CodeStore>(std::make_shared<CodeStore>());
+  static auto* store = new std::shared_ptr<GraphStore>(std::make_shared<GraphStore>());
   return *store;
 }
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 BackgroundCompiler::BackgroundCompiler(int capacity, CompileFn compile, DropFn on_drop)
     : capacity_(std::max(1, capacity)),
@@ -51,4 +51,4 @@ void BackgroundCompiler::Loop() {
   }
 }
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries

@@ -14,7 +14,7 @@
 
 #include "compiler/entries/cache_entry.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 class BackgroundCompiler {
  public:
@@ -44,6 +44,6 @@ class BackgroundCompiler {
   std::thread worker_;
 };
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries
 
 #endif  // GRAPHJIT_COMPILER_ENTRIES_BACKGROUND_COMPILER_H_

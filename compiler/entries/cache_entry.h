@@ -15,7 +15,7 @@
 #include "compiler/store/content_key.h"
 #include "ir/graph.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 // Acquire hands out only entries whose compile succeeded.
 class CacheEntry {
@@ -77,6 +77,6 @@ class CacheEntry {
   absl::Status error_;  // kFailed: why
 };
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries
 
 #endif  // GRAPHJIT_COMPILER_ENTRIES_CACHE_ENTRY_H_

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 CacheLedger::CacheLedger(std::string prefix, const JitOptions& options,
                          const InputSignature& signature, const EntryKeys& keys)
@@ -184,4 +184,4 @@ CacheStats CacheLedger::stats() const {
   return stats;
 }
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries

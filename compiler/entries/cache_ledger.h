@@ -22,7 +22,7 @@
 #include "compiler/entries/guards.h"
 #include "compiler/entries/jit_options.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 class CacheLedger {
  public:
@@ -92,6 +92,6 @@ class CacheLedger {
   std::atomic<int64_t> repeat_elements_ = 0;
 };
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries
 
 #endif  // GRAPHJIT_COMPILER_ENTRIES_CACHE_LEDGER_H_

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_format.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 std::string CacheStats::ToString() const {
   return absl::StrFormat(
@@ -49,4 +49,4 @@ CacheStats& CacheStats::operator+=(const CacheStats& o) {
   return *this;
 }
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries

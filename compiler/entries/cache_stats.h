@@ -8,7 +8,7 @@
 
 #include "compiler/orc/phase_timings.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 struct CacheStats {
   int64_t calls = 0;     // lookups that got an entry: hits + compiles + shared
@@ -66,6 +66,6 @@ struct CacheStats {
   std::string ToString() const;
 };
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries
 
 #endif  // GRAPHJIT_COMPILER_ENTRIES_CACHE_STATS_H_

@@ -10,7 +10,7 @@
 #include "ir/status_macros.h"
 #include "ir/sym_expr.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 namespace {
 
 // The index of the dynamic dim named `symbol`, or -1.
@@ -183,4 +183,4 @@ absl::StatusOr<InputSignature> CallSignature(const JitOptions& options,
   return sig;
 }
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries

@@ -12,7 +12,7 @@
 #include "compiler/entries/jit_options.h"
 #include "runtime/interpreter.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 // The signature of `inputs` under `options` (the masks of a padding policy included).
 // InvalidArgument, prefixed by `prefix`, when the options do not fit the call: a dynamic
@@ -22,6 +22,6 @@ absl::StatusOr<InputSignature> CallSignature(const JitOptions& options,
                                              const runtime::TensorMap& inputs,
                                              const std::string& prefix);
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries
 
 #endif  // GRAPHJIT_COMPILER_ENTRIES_CALL_SIGNATURE_H_

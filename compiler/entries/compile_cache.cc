@@ -9,7 +9,7 @@
 #include "ir/clock.h"
 #include "ir/status_macros.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 using ir::SecondsSince;
 using runtime::Tensor;
@@ -239,4 +239,4 @@ int64_t CompileCache::size() const {
   return table_.size();
 }
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries

@@ -5,7 +5,7 @@
 // rather than this directly.
 //
 // Every miss traces the function (dims fixed per the key), takes the content key of the
-// traced graph and its weights, and gets code from the CodeStore: code another entry or
+// traced graph and its weights, and gets code from the GraphStore: code another entry or
 // function compiled and still holds, or a real compile through CompiledGraph::Compile.
 // A hit costs a guard check and one hash lookup, no allocation. Entries beyond
 // `capacity` are evicted least recently used first; an evicted entry's code is freed
@@ -48,7 +48,7 @@
 #include "compiler/entries/guards.h"
 #include "compiler/entries/jit_options.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 class EntryCall;
 class EntryCallPool;
@@ -156,6 +156,6 @@ class CompileCache {
   EntryTiers tiers_;
 };
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries
 
 #endif  // GRAPHJIT_COMPILER_ENTRIES_COMPILE_CACHE_H_

@@ -8,7 +8,7 @@
 #include "frontend/trace_context.h"
 #include "ir/status_macros.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 namespace {
 
 absl::StatusOr<ir::Graph> TraceFunction(const TracedFunction& fn,
@@ -90,4 +90,4 @@ absl::StatusOr<std::shared_ptr<const CompiledGraph>> EntryBuilder::BuildAt(const
       [&] { return CompiledGraph::Compile(entry.traced_, function_.weights, options); }, compiled);
 }
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries

@@ -18,7 +18,7 @@
 #include "frontend/value.h"
 #include "runtime/interpreter.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 // What a cache compiles: a function over frontend Values and the weights it reads.
 struct TracedFunction {
@@ -48,9 +48,9 @@ class EntryBuilder {
   const TracedFunction& function_;
   const JitOptions& options_;
   const InputSignature& signature_;
-  CodeStore& store_;
+  GraphStore& store_;
 };
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries
 
 #endif  // GRAPHJIT_COMPILER_ENTRIES_ENTRY_BUILDER_H_

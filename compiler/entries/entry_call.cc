@@ -4,18 +4,18 @@
 
 #include "ir/status_macros.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 const std::vector<runtime::Tensor>& EntryCall::outputs() const {
-  return last_fast_ ? frame_->outputs() : outputs_;
+  return last_fast_ ? compiled_call_->outputs() : outputs_;
 }
 
 std::vector<runtime::Tensor> EntryCall::TakeOutputs() {
-  return last_fast_ ? frame_->TakeOutputs() : std::move(outputs_);
+  return last_fast_ ? compiled_call_->TakeOutputs() : std::move(outputs_);
 }
 
 void EntryCall::Release() {
-  frame_ = nullptr;
+  compiled_call_ = nullptr;
   code_ = nullptr;
   entry_ = nullptr;
   last_fast_ = false;
@@ -26,7 +26,7 @@ absl::Status EntryCall::Run(const CompileCache::Args& args, const ir::Bindings& 
   const bool pads = cache_->signature().pads();
   // The same dims as the last call the kept frame served: the same entry, counted
   // without the cache's lock and lookup while the entry is live.
-  if (values_bound && !pads && frame_ != nullptr && values_ == served_values_ &&
+  if (values_bound && !pads && compiled_call_ != nullptr && values_ == served_values_ &&
       entry_->code_version() == served_code_version_ && cache_->ServeRepeat(*entry_, values_)) {
     return RunKept(args, bindings);
   }
@@ -39,17 +39,17 @@ absl::Status EntryCall::Run(const CompileCache::Args& args, const ir::Bindings& 
     Release();
     if (code != nullptr && !pads) KeepFrame(entry, code, code_version);
   }
-  if (frame_ == nullptr) return RunExecutor(*entry, code.get(), args, bindings);
+  if (compiled_call_ == nullptr) return RunExecutor(*entry, code.get(), args, bindings);
   served_values_ = values_;
   return RunKept(args, bindings);
 }
 
 void EntryCall::KeepFrame(std::shared_ptr<const CacheEntry> entry,
                           std::shared_ptr<const CompiledGraph> code, uint32_t code_version) {
-  auto frame = std::make_unique<CompiledCall>(*code);
+  auto compiled_call = std::make_unique<CompiledCall>(*code);
   const std::vector<InputGuard>& inputs = cache_->signature().inputs();
   std::vector<int> position;
-  for (const std::string& name : frame->input_names()) {
+  for (const std::string& name : compiled_call->input_names()) {
     int p = -1;
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (inputs[i].name == name) p = static_cast<int>(i);
@@ -59,18 +59,18 @@ void EntryCall::KeepFrame(std::shared_ptr<const CacheEntry> entry,
   }
   entry_ = std::move(entry);
   code_ = std::move(code);
-  frame_ = std::move(frame);
+  compiled_call_ = std::move(compiled_call);
   served_code_version_ = code_version;
-  frame_position_ = std::move(position);
-  frame_inputs_.resize(frame_position_.size());
+  call_position_ = std::move(position);
+  call_inputs_.resize(call_position_.size());
   completed_valid_ = false;
 }
 
 absl::Status EntryCall::RunKept(const CompileCache::Args& args, const ir::Bindings& bindings) {
-  for (size_t j = 0; j < frame_position_.size(); ++j) frame_inputs_[j] = args[frame_position_[j]];
+  for (size_t j = 0; j < call_position_.size(); ++j) call_inputs_[j] = args[call_position_[j]];
   last_fast_ = true;
   ++fast_calls_;
-  return frame_->Run(absl::MakeConstSpan(frame_inputs_), CompletedBindings(bindings));
+  return compiled_call_->Run(absl::MakeConstSpan(call_inputs_), CompletedBindings(bindings));
 }
 
 absl::Status EntryCall::RunExecutor(const CacheEntry& entry, const CompiledGraph* code,
@@ -133,4 +133,4 @@ void EntryCallPool::ReleaseStale() {
   }
 }
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries

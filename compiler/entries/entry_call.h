@@ -24,7 +24,7 @@
 #include "compiler/compiled/compiled_call.h"
 #include "compiler/entries/compile_cache.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 class EntryCall {
  public:
@@ -49,7 +49,9 @@ class EntryCall {
   // Drops the kept frame and with it the entry and code it holds.
   void Release();
   // The entry the kept frame runs; null when there is none.
-  const CacheEntry* kept_entry() const { return frame_ != nullptr ? entry_.get() : nullptr; }
+  const CacheEntry* kept_entry() const {
+    return compiled_call_ != nullptr ? entry_.get() : nullptr;
+  }
   // The kept entry's code_version() its frame was built for.
   uint32_t kept_code_version() const { return served_code_version_; }
   CompileCache* cache() const { return cache_; }
@@ -60,7 +62,7 @@ class EntryCall {
 
  private:
   // A frame for `entry` running `code`, with where each of its inputs sits in the
-  // signature; none (frame_ null) when the code takes an input the signature lacks.
+  // signature; none (compiled_call_ null) when the code takes an input the signature lacks.
   void KeepFrame(std::shared_ptr<const CacheEntry> entry, std::shared_ptr<const CompiledGraph> code,
                  uint32_t code_version);
   absl::Status RunKept(const CompileCache::Args& args, const ir::Bindings& bindings);
@@ -71,14 +73,14 @@ class EntryCall {
 
   CompileCache* cache_;
   DimValues values_;
-  std::shared_ptr<const CacheEntry> entry_;  // the entry frame_ runs
-  // The code frame_ runs, kept alive here: reoptimization may replace the entry's code.
+  std::shared_ptr<const CacheEntry> entry_;  // the entry compiled_call_ runs
+  // The code compiled_call_ runs, kept alive here: reoptimization may replace the entry's code.
   std::shared_ptr<const CompiledGraph> code_;
-  std::unique_ptr<CompiledCall> frame_;
-  uint32_t served_code_version_ = 0;  // entry_'s code_version() when frame_ was built
+  std::unique_ptr<CompiledCall> compiled_call_;
+  uint32_t served_code_version_ = 0;  // entry_'s code_version() when compiled_call_ was built
   DimValues served_values_;           // the dims of the last call Serve gave entry_
-  std::vector<int> frame_position_;   // per frame_ input: its signature position
-  absl::InlinedVector<const runtime::Tensor*, 8> frame_inputs_;
+  std::vector<int> call_position_;    // per compiled_call_ input: its signature position
+  absl::InlinedVector<const runtime::Tensor*, 8> call_inputs_;
   ir::Bindings last_bindings_, completed_;
   DimValues completed_values_;
   bool completed_valid_ = false;
@@ -107,6 +109,6 @@ class EntryCallPool {
   std::vector<std::unique_ptr<EntryCall>> idle_;  // guarded by mu_
 };
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries
 
 #endif  // GRAPHJIT_COMPILER_ENTRIES_ENTRY_CALL_H_

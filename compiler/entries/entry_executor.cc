@@ -6,7 +6,7 @@
 #include "compiler/entries/padding.h"
 #include "ir/status_macros.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 namespace {
 
 bool HasDynamicDim(const std::vector<DimGuard>& dims) {
@@ -86,4 +86,4 @@ absl::StatusOr<std::vector<runtime::Tensor>> EntryExecutor::RunPadded(
   return outputs;
 }
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries

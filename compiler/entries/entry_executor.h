@@ -18,7 +18,7 @@
 #include "compiler/entries/jit_options.h"
 #include "runtime/interpreter.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 class EntryExecutor {
  public:
@@ -58,6 +58,6 @@ class EntryExecutor {
   bool completes_bindings_ = false;
 };
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries
 
 #endif  // GRAPHJIT_COMPILER_ENTRIES_ENTRY_EXECUTOR_H_

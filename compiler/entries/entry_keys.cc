@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_join.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 EntryKeys::EntryKeys(const InputSignature& signature)
     : signature_(signature), auto_state_(signature.num_dynamic()) {
@@ -80,4 +80,4 @@ std::string EntryKeys::ToText(const DimKeys& keys) const {
   return shown.empty() ? "(no dims)" : absl::StrJoin(shown, ",");
 }
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries

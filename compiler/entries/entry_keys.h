@@ -10,7 +10,7 @@
 #include "compiler/entries/guards.h"
 #include "compiler/entries/policy.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 class EntryKeys {
  public:
@@ -35,6 +35,6 @@ class EntryKeys {
   bool keys_are_values_ = true;
 };
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries
 
 #endif  // GRAPHJIT_COMPILER_ENTRIES_ENTRY_KEYS_H_

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 CacheEntry* EntryTable::Find(const DimKeys& keys) const {
   auto it = entries_.find(keys);
@@ -81,4 +81,4 @@ std::string EntryTable::ExplainMiss(const InputSignature& signature,
                       ", nearest of ", entries_.size(), ")");
 }
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries

@@ -16,7 +16,7 @@
 #include "compiler/entries/cache_entry.h"
 #include "compiler/entries/guards.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 class EntryTable {
  public:
@@ -64,6 +64,6 @@ class EntryTable {
   std::atomic<uint64_t> tick_ = 0;
 };
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries
 
 #endif  // GRAPHJIT_COMPILER_ENTRIES_ENTRY_TABLE_H_

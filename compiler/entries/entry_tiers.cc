@@ -8,7 +8,7 @@
 #include "ir/check.h"
 #include "ir/clock.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 using ir::SecondsSince;
 
@@ -142,4 +142,4 @@ bool EntryTiers::MeasuredFaster(const CacheEntry& entry, const DimValues& values
   return times->o2_seconds < times->baseline_seconds;
 }
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries

@@ -25,7 +25,7 @@
 #include "compiler/entries/entry_executor.h"
 #include "compiler/entries/jit_options.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 class EntryTiers {
  public:
@@ -73,6 +73,6 @@ class EntryTiers {
   std::unique_ptr<BackgroundCompiler> background_;
 };
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries
 
 #endif  // GRAPHJIT_COMPILER_ENTRIES_ENTRY_TIERS_H_

@@ -6,7 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "ir/status_macros.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 namespace {
 
 absl::StatusOr<InputGuard> GuardFor(const std::string& name, const ir::ValueType& type,
@@ -249,4 +249,4 @@ std::string EntryGuards::ToString(const InputSignature& signature) const {
   return parts.empty() ? "(no dynamic dims)" : absl::StrJoin(parts, ", ");
 }
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries

@@ -17,7 +17,7 @@
 #include "frontend/trace_context.h"
 #include "runtime/tensor.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 // A cheap hash of keys (one multiply per dim).
 struct DimKeysHash {
@@ -128,6 +128,6 @@ class EntryGuards {
   std::vector<int> same_as_;  // -1, or the dim whose symbol this dim was traced with
 };
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries
 
 #endif  // GRAPHJIT_COMPILER_ENTRIES_GUARDS_H_

@@ -23,15 +23,15 @@ absl::Status CheckJitOptions(const JitOptions& options) {
       for (const ir::SymExpr& e : type.shape) static_types = static_types && e.IsConstant();
     }
   }
-  if (cache::PadsInputs(options.policy) && !static_types &&
+  if (entries::PadsInputs(options.policy) && !static_types &&
       (!options.padding || options.padding->dims.empty())) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "policy ", cache::PolicyName(options.policy),
+        "policy ", entries::PolicyName(options.policy),
         " pads inputs to buckets, so it needs JitOptions::padding: the dims to pad (e.g. "
         "{\"k_cache\", 1, \"S\"}) and the mask inputs that hide the padding; or use exact, "
         "symbolic or auto"));
   }
-  if (options.policy == cache::ShapePolicy::kSymbolic && options.dynamic_dims.empty() &&
+  if (options.policy == entries::ShapePolicy::kSymbolic && options.dynamic_dims.empty() &&
       !options.input_types && !(options.padding && !options.padding->dims.empty())) {
     return absl::InvalidArgumentError(
         "policy symbolic needs JitOptions::dynamic_dims, the dims to leave symbolic (e.g. "

@@ -21,7 +21,7 @@
 
 namespace graphjit::compiler {
 
-class CodeStore;
+class GraphStore;
 
 // One input dim: dim `axis` of input `input`. `symbol` names it in traced graphs; dims
 // declared with the same symbol must be equal in every call (a guard), and call-symbol
@@ -58,7 +58,7 @@ struct JitOptions {
   // specialized), other dims exact; auto: every dim exact until it shows a second value,
   // then symbolic (TorchDynamo's automatic dynamic shapes); pow2 / mult128: the padded
   // dims are bucketed, other dims exact (these need `padding`).
-  cache::ShapePolicy policy = cache::ShapePolicy::kAuto;
+  entries::ShapePolicy policy = entries::ShapePolicy::kAuto;
   int64_t capacity = 0;  // most live entries (least recently used evicted); 0: no bound
   std::vector<DimSpec> dynamic_dims;  // for symbolic (and names for auto)
   // Declared input types (optional): calls are checked against them - dtype, rank and
@@ -87,15 +87,15 @@ struct JitOptions {
   // the entries it was not). The baseline tier then pays for the first calls and O2 for
   // the hot entries only. 0: never.
   int64_t reoptimize_after = 0;
-  cache::LogFlags log = LogFlagsFromEnvironment();
+  LogFlags log = LogFlagsFromEnvironment();
   // Where compiled code is looked up and kept, by content; null: the process-wide store
-  // (CodeStore::Default()), so equal graphs of different functions share code.
-  std::shared_ptr<CodeStore> store;
+  // (GraphStore::Default()), so equal graphs of different functions share code.
+  std::shared_ptr<GraphStore> store;
   // For tests: sees (and may change) the two tiers' measured seconds per call before a
   // reoptimized entry's swap is decided.
   std::function<void(double* baseline_seconds, double* o2_seconds)> measured_tiers;
   // For tests: runs on the compiling thread before each compile, outside any lock.
-  std::function<void(const cache::DimKeys& keys)> before_compile;
+  std::function<void(const entries::DimKeys& keys)> before_compile;
 };
 
 // InvalidArgument for options that cannot work, whatever the function: a padding policy

@@ -6,7 +6,7 @@
 
 #include "ir/status_macros.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 namespace {
 
 std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& shape) {
@@ -77,4 +77,4 @@ absl::StatusOr<runtime::Tensor> MakeMask(const InputGuard& guard, const DimValue
   return runtime::Tensor::FromDoubles(guard.dtype, shape, values);
 }
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries

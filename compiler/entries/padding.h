@@ -10,7 +10,7 @@
 #include "compiler/entries/guards.h"
 #include "runtime/tensor.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 // A copy of `t` resized to `shape` (same rank): the common leading block is copied, the
 // rest is zero. Used both to pad (every dim grows) and to cut back (every dim shrinks).
@@ -24,6 +24,6 @@ std::vector<int64_t> ShapeAt(const std::vector<DimGuard>& dims, const DimValues&
 absl::StatusOr<runtime::Tensor> MakeMask(const InputGuard& guard, const DimValues& real,
                                          const DimValues& lengths);
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries
 
 #endif  // GRAPHJIT_COMPILER_ENTRIES_PADDING_H_

@@ -6,7 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "ir/check.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 namespace {
 
 struct NamedPolicy {
@@ -106,4 +106,4 @@ std::string KeyToString(absl::string_view dim, DimKey key) {
   return IsSymbolicKey(key) ? absl::StrCat(dim, "=sym") : absl::StrCat(dim, "=", key);
 }
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries

@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 enum class ShapePolicy {
   kExact,     // key = S: one compile per distinct value (a static-shape compiler)
@@ -87,6 +87,6 @@ inline int64_t RunLength(DimKey key, int64_t s) { return IsSymbolicKey(key) ? s 
 // `S=128`, `S=sym`.
 std::string KeyToString(absl::string_view dim, DimKey key);
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries
 
 #endif  // GRAPHJIT_COMPILER_ENTRIES_POLICY_H_

@@ -6,7 +6,7 @@
 #include "ir/status_macros.h"
 #include "runtime/seeded_inputs.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 absl::StatusOr<TierTimes> TimeTiers(const CompiledGraph& baseline, const CompiledGraph& o2,
                                     const ir::Graph& traced, const ir::Bindings& dims,
@@ -28,4 +28,4 @@ absl::StatusOr<TierTimes> TimeTiers(const CompiledGraph& baseline, const Compile
   return TierTimes{ir::Median(times[0]), ir::Median(times[1])};
 }
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries

@@ -10,7 +10,7 @@
 #include "ir/graph.h"
 #include "ir/sym_expr.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 
 struct TierTimes {
   double baseline_seconds = 0;  // median wall time of one call
@@ -25,6 +25,6 @@ absl::StatusOr<TierTimes> TimeTiers(const CompiledGraph& baseline, const Compile
                                     const ir::Graph& traced, const ir::Bindings& dims,
                                     const ir::Bindings& bindings, int runs = 7);
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries
 
 #endif  // GRAPHJIT_COMPILER_ENTRIES_TIER_TRIAL_H_

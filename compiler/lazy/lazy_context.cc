@@ -19,11 +19,11 @@ struct LazyContext::Slot {
 };
 
 LazyContext::LazyContext(runtime::TensorMap inputs, runtime::TensorMap params,
-                         std::shared_ptr<CodeStore> store, const CompileEnv* env)
+                         std::shared_ptr<GraphStore> store, const CompileEnv* env)
     : inputs_(std::move(inputs)),
       params_(std::move(params)),
       builder_(std::make_unique<ir::GraphBuilder>("lazy")),
-      store_(store != nullptr ? std::move(store) : CodeStore::Default()),
+      store_(store != nullptr ? std::move(store) : GraphStore::Default()),
       env_(env != nullptr ? env : &CompileEnv::FromEnvironment()) {}
 
 LazyContext::~LazyContext() = default;

@@ -1,6 +1,6 @@
 // LazyContext: model code records ops without running them; a concrete value (Item(),
 // Materialize()) cuts the pending graph there (a graph break), gets its native code from
-// the CodeStore by content key (the same store Jit functions use, so equal graphs share
+// the GraphStore by content key (the same store Jit functions use, so equal graphs share
 // one compile), runs it, and recording goes on in a new graph. The same Value handles
 // and op functions as eager and traced code.
 #ifndef GRAPHJIT_COMPILER_LAZY_LAZY_CONTEXT_H_
@@ -29,10 +29,10 @@ struct GraphBreak {
 class LazyContext : public frontend::Context {
  public:
   // `inputs` and `params` are concrete tensors the code may read by name. Code comes from
-  // `store` (null: CodeStore::Default()), compiled under `env` (null:
+  // `store` (null: GraphStore::Default()), compiled under `env` (null:
   // CompileEnv::FromEnvironment(); must outlive the context).
   LazyContext(runtime::TensorMap inputs = {}, runtime::TensorMap params = {},
-              std::shared_ptr<CodeStore> store = nullptr, const CompileEnv* env = nullptr);
+              std::shared_ptr<GraphStore> store = nullptr, const CompileEnv* env = nullptr);
   ~LazyContext() override;
 
   // A concrete tensor as a value (already materialized).
@@ -72,7 +72,7 @@ class LazyContext : public frontend::Context {
   absl::flat_hash_map<const Slot*, ir::ValueId> input_nodes_;
   int epoch_ = 0;
   // Native code by the pending graph's canonical text (structure, shapes and constants).
-  std::shared_ptr<CodeStore> store_;
+  std::shared_ptr<GraphStore> store_;
   const CompileEnv* env_;
   // The code this context's graphs used, held so the store keeps it while the context
   // lives (the store itself holds code only weakly).

@@ -8,8 +8,8 @@
 #include <regex>
 
 #include "absl/strings/str_cat.h"
-#include "compiler/orc/jit_engine.h"
 #include "compiler/orc/optimize_module.h"
+#include "compiler/orc/orc_engine.h"
 #include "ir/clock.h"
 #include "ir/status_macros.h"
 #include "llvm/ADT/SmallVector.h"
@@ -161,7 +161,7 @@ std::vector<std::string> IsolateRoots(llvm::Module& module) {
 }  // namespace
 
 absl::StatusOr<CompileSteps> TimeCompileSteps(const std::string& llvm_ir, CodeTier tier) {
-  GJ_ASSIGN_OR_RETURN(JitEngine * engine, JitEngine::Get());
+  GJ_ASSIGN_OR_RETURN(OrcEngine * engine, OrcEngine::Get());
   CompileSteps steps;
   llvm::LLVMContext context;
   Clock::time_point start = Clock::now();
@@ -249,7 +249,7 @@ absl::StatusOr<CompileSteps> TimeCompileSteps(const std::string& llvm_ir, CodeTi
   steps.other_codegen = std::max(0.0, codegen_seconds - steps.isel - steps.regalloc);
 
   start = Clock::now();
-  GJ_ASSIGN_OR_RETURN(std::unique_ptr<JitCode> code,
+  GJ_ASSIGN_OR_RETURN(std::unique_ptr<OrcCode> code,
                       engine->Load(std::string(object.data(), object.size()), symbols));
   steps.link = SecondsSince(start);
   return steps;

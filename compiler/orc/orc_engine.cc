@@ -1,6 +1,6 @@
 // The process-wide ORC LLJIT engine: host target, libm/libmvec resolution, the O2
 // pipeline, one ResourceTracker per compiled module.
-#include "compiler/orc/jit_engine.h"
+#include "compiler/orc/orc_engine.h"
 
 #include <algorithm>
 #include <atomic>
@@ -71,41 +71,41 @@ absl::Status FailAndRemove(const llvm::orc::ResourceTrackerSP& tracker, absl::St
   return status;
 }
 
-// The entries become the symbols given and every other definition internal: all
+// The functions become the symbols given and every other definition internal: all
 // compiled modules share the main JITDylib, where two modules with the same external
 // name would clash ("Duplicate definition"), and internal kernels can be inlined and
 // dropped.
-void IsolateEntries(llvm::Module& module, const std::vector<llvm::Function*>& entries,
-                    const std::vector<std::string>& symbols) {
+void IsolateFunctions(llvm::Module& module, const std::vector<llvm::Function*>& functions,
+                      const std::vector<std::string>& symbols) {
   for (llvm::GlobalValue& value : module.global_values()) {
-    if (std::find(entries.begin(), entries.end(), &value) != entries.end() ||
+    if (std::find(functions.begin(), functions.end(), &value) != functions.end() ||
         value.isDeclaration() || value.hasLocalLinkage() || value.getName().starts_with("llvm.")) {
       continue;
     }
     value.setLinkage(llvm::GlobalValue::InternalLinkage);
     value.setVisibility(llvm::GlobalValue::DefaultVisibility);  // required of local linkage
   }
-  for (size_t i = 0; i < entries.size(); ++i) {
+  for (size_t i = 0; i < functions.size(); ++i) {
     // Only external symbols are visible to lookup.
-    entries[i]->setLinkage(llvm::GlobalValue::ExternalLinkage);
-    entries[i]->setVisibility(llvm::GlobalValue::DefaultVisibility);
-    if (entries[i]->getName() != symbols[i]) entries[i]->setName(symbols[i]);
+    functions[i]->setLinkage(llvm::GlobalValue::ExternalLinkage);
+    functions[i]->setVisibility(llvm::GlobalValue::DefaultVisibility);
+    if (functions[i]->getName() != symbols[i]) functions[i]->setName(symbols[i]);
   }
 }
 
-class JitCodeImpl : public JitCode {
+class OrcCodeImpl : public OrcCode {
  public:
-  JitCodeImpl(llvm::orc::ResourceTrackerSP tracker, std::vector<void*> entries,
+  OrcCodeImpl(llvm::orc::ResourceTrackerSP tracker, std::vector<void*> functions,
               std::string optimized_ir, std::string assembly, PhaseTimings timings,
               std::string object = "")
       : tracker_(std::move(tracker)),
-        entries_(std::move(entries)),
+        functions_(std::move(functions)),
         optimized_ir_(std::move(optimized_ir)),
         assembly_(std::move(assembly)),
         timings_(timings),
         object_(std::move(object)) {}
 
-  ~JitCodeImpl() override {
+  ~OrcCodeImpl() override {
     // A destructor cannot return the error, and an unchecked llvm::Error would vanish
     // silently (ABI-breaking checks are off), so it is printed.
     if (llvm::Error error = tracker_->remove()) {
@@ -114,8 +114,8 @@ class JitCodeImpl : public JitCode {
     }
   }
 
-  void* entry() const override { return entries_.front(); }
-  const std::vector<void*>& entries() const override { return entries_; }
+  void* function() const override { return functions_.front(); }
+  const std::vector<void*>& functions() const override { return functions_; }
   const std::string& optimized_ir() const override { return optimized_ir_; }
   const std::string& assembly() const override { return assembly_; }
   const PhaseTimings& timings() const override { return timings_; }
@@ -123,7 +123,7 @@ class JitCodeImpl : public JitCode {
 
  private:
   llvm::orc::ResourceTrackerSP tracker_;
-  std::vector<void*> entries_;
+  std::vector<void*> functions_;
   std::string optimized_ir_;
   std::string assembly_;
   PhaseTimings timings_;
@@ -134,22 +134,22 @@ class JitCodeImpl : public JitCode {
 // are not, so the optimizer, the assembly printer and ORC's compile layer each lease one
 // from the pool of their tier (`pools_`). The TargetLibraryInfoImpl is only read (copied) after
 // construction.
-class JitEngineImpl : public JitEngine {
+class OrcEngineImpl : public OrcEngine {
  public:
-  static absl::StatusOr<std::unique_ptr<JitEngineImpl>> Create();
+  static absl::StatusOr<std::unique_ptr<OrcEngineImpl>> Create();
 
   const llvm::DataLayout& data_layout() const override { return data_layout_; }
   const std::string& triple() const override { return triple_; }
   const std::string& cpu_name() const override { return cpu_name_; }
   const std::string& cpu_features() const override { return cpu_features_; }
   const llvm::TargetLibraryInfoImpl& library_info() const override { return library_info_; }
-  absl::StatusOr<std::unique_ptr<JitCode>> Compile(JitRequest request) override;
-  absl::StatusOr<std::unique_ptr<JitCode>> Load(const std::string& object,
+  absl::StatusOr<std::unique_ptr<OrcCode>> Compile(OrcRequest request) override;
+  absl::StatusOr<std::unique_ptr<OrcCode>> Load(const std::string& object,
                                                 const std::vector<std::string>& symbols) override;
   absl::Status RegisterHostSymbol(std::string name, void* address) override;
 
  private:
-  JitEngineImpl(std::unique_ptr<llvm::orc::LLJIT> jit,
+  OrcEngineImpl(std::unique_ptr<llvm::orc::LLJIT> jit,
                 std::shared_ptr<jit_internal::TargetMachinePools> pools,
                 llvm::TargetLibraryInfoImpl library_info, std::string cpu_name,
                 std::string cpu_features)
@@ -162,7 +162,7 @@ class JitEngineImpl : public JitEngine {
         cpu_features_(std::move(cpu_features)),
         object_compiler_(jit_internal::MakePooledCompiler(pools_)) {}
 
-  jit_internal::TargetMachinePool& PoolOf(const JitRequest& request) const {
+  jit_internal::TargetMachinePool& PoolOf(const OrcRequest& request) const {
     return pools_->Pool(request.tier, request.vector_bytes);
   }
 
@@ -179,12 +179,12 @@ class JitEngineImpl : public JitEngine {
   // Machine code for keep_object requests, outside ORC's compile layer so the object
   // bytes can be kept.
   std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler> object_compiler_;
-  // Looks up each entry of a module just added under `tracker` (removed on failure).
-  absl::StatusOr<std::vector<void*>> LookupEntries(const llvm::orc::ResourceTrackerSP& tracker,
-                                                   const std::vector<std::string>& symbols,
-                                                   absl::StatusCode code);
-  // Links `object` under a new tracker and looks up its entries (both paths end here).
-  absl::StatusOr<std::unique_ptr<JitCode>> LinkObject(std::unique_ptr<llvm::MemoryBuffer> object,
+  // Looks up each function of a module just added under `tracker` (removed on failure).
+  absl::StatusOr<std::vector<void*>> LookupFunctions(const llvm::orc::ResourceTrackerSP& tracker,
+                                                     const std::vector<std::string>& symbols,
+                                                     absl::StatusCode code);
+  // Links `object` under a new tracker and looks up its functions (both paths end here).
+  absl::StatusOr<std::unique_ptr<OrcCode>> LinkObject(std::unique_ptr<llvm::MemoryBuffer> object,
                                                       const std::vector<std::string>& symbols,
                                                       std::string optimized_ir,
                                                       std::string assembly, PhaseTimings timings,
@@ -195,7 +195,7 @@ class JitEngineImpl : public JitEngine {
   absl::flat_hash_map<std::string, void*> host_symbols_ ABSL_GUARDED_BY(host_symbols_mutex_);
 };
 
-absl::StatusOr<std::unique_ptr<JitEngineImpl>> JitEngineImpl::Create() {
+absl::StatusOr<std::unique_ptr<OrcEngineImpl>> OrcEngineImpl::Create() {
   if (llvm::InitializeNativeTarget() || llvm::InitializeNativeTargetAsmPrinter() ||
       llvm::InitializeNativeTargetAsmParser()) {
     return absl::FailedPreconditionError("this LLVM build cannot target the host");
@@ -278,35 +278,34 @@ absl::StatusOr<std::unique_ptr<JitEngineImpl>> JitEngineImpl::Create() {
   (*jit)->getExecutionSession().setErrorReporter(ReportSessionError);
   llvm::TargetLibraryInfoImpl library_info =
       jit_internal::MakeTargetLibraryInfo((*jit)->getTargetTriple(), use_libmvec);
-  return std::unique_ptr<JitEngineImpl>(
-      new JitEngineImpl(std::move(*jit), std::move(pools), std::move(library_info),
+  return std::unique_ptr<OrcEngineImpl>(
+      new OrcEngineImpl(std::move(*jit), std::move(pools), std::move(library_info),
                         std::move(cpu_name), std::move(cpu_features)));
 }
 
-absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Compile(JitRequest request) {
+absl::StatusOr<std::unique_ptr<OrcCode>> OrcEngineImpl::Compile(OrcRequest request) {
   if (request.context == nullptr || request.module == nullptr) {
-    return absl::InvalidArgumentError("JitRequest needs a context and a module");
+    return absl::InvalidArgumentError("OrcRequest needs a context and a module");
   }
   llvm::Module& module = *request.module;
   if (&module.getContext() != request.context.get()) {
     return absl::InvalidArgumentError("the module was not created in the request's context");
   }
-  // The entries and the symbols they get.
-  std::vector<std::string> names = request.entries;
-  std::vector<std::string> symbols = request.entries;
+  // The functions and the symbols they get.
+  std::vector<std::string> names = request.function_names;
+  std::vector<std::string> symbols = request.function_names;
   if (names.empty()) {
-    names = {request.entry_name};
-    symbols = {absl::StrCat(request.entry_name, ".gj", next_module_id_.fetch_add(1))};
+    names = {request.function_name};
+    symbols = {absl::StrCat(request.function_name, ".gj", next_module_id_.fetch_add(1))};
   }
-  std::vector<llvm::Function*> entries;
+  std::vector<llvm::Function*> functions;
   for (const std::string& name : names) {
-    llvm::Function* entry = module.getFunction(name);
-    if (entry == nullptr || entry->isDeclaration()) {
-      return absl::InvalidArgumentError(absl::StrCat("entry function '", name,
-                                                     "' is not defined in module '",
-                                                     module.getModuleIdentifier(), "'"));
+    llvm::Function* fn = module.getFunction(name);
+    if (fn == nullptr || fn->isDeclaration()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "function '", name, "' is not defined in module '", module.getModuleIdentifier(), "'"));
     }
-    entries.push_back(entry);
+    functions.push_back(fn);
   }
 
   PhaseTimings timings;
@@ -320,7 +319,7 @@ absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Compile(JitRequest reque
     return absl::InvalidArgumentError(
         absl::StrCat("module '", module.getModuleIdentifier(), "' is invalid: ", problems));
   }
-  IsolateEntries(module, entries, symbols);
+  IsolateFunctions(module, functions, symbols);
   jit_internal::MarkMathDeclarations(module);
   jit_internal::SetModuleTarget(module, request.tier, request.vector_bytes);
   timings.ir_instructions = module.getInstructionCount();
@@ -360,13 +359,13 @@ absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Compile(JitRequest reque
                                             "cannot add the module to the JIT", std::move(error)));
   }
   GJ_ASSIGN_OR_RETURN(std::vector<void*> addresses,
-                      LookupEntries(tracker, symbols, absl::StatusCode::kInternal));
+                      LookupFunctions(tracker, symbols, absl::StatusCode::kInternal));
   timings.codegen = SecondsSince(codegen_start);
-  return std::make_unique<JitCodeImpl>(std::move(tracker), std::move(addresses),
+  return std::make_unique<OrcCodeImpl>(std::move(tracker), std::move(addresses),
                                        std::move(optimized_ir), std::move(assembly), timings);
 }
 
-absl::StatusOr<std::vector<void*>> JitEngineImpl::LookupEntries(
+absl::StatusOr<std::vector<void*>> OrcEngineImpl::LookupFunctions(
     const llvm::orc::ResourceTrackerSP& tracker, const std::vector<std::string>& symbols,
     absl::StatusCode code) {
   std::vector<void*> addresses;
@@ -386,7 +385,7 @@ absl::StatusOr<std::vector<void*>> JitEngineImpl::LookupEntries(
   return addresses;
 }
 
-absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::LinkObject(
+absl::StatusOr<std::unique_ptr<OrcCode>> OrcEngineImpl::LinkObject(
     std::unique_ptr<llvm::MemoryBuffer> object, const std::vector<std::string>& symbols,
     std::string optimized_ir, std::string assembly, PhaseTimings timings,
     Clock::time_point codegen_start, bool keep_object) {
@@ -397,25 +396,25 @@ absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::LinkObject(
                                             "cannot add the object to the JIT", std::move(error)));
   }
   GJ_ASSIGN_OR_RETURN(std::vector<void*> addresses,
-                      LookupEntries(tracker, symbols, absl::StatusCode::kInvalidArgument));
+                      LookupFunctions(tracker, symbols, absl::StatusCode::kInvalidArgument));
   timings.codegen = SecondsSince(codegen_start);
-  return std::make_unique<JitCodeImpl>(std::move(tracker), std::move(addresses),
+  return std::make_unique<OrcCodeImpl>(std::move(tracker), std::move(addresses),
                                        std::move(optimized_ir), std::move(assembly), timings,
                                        std::move(bytes));
 }
 
-absl::StatusOr<std::unique_ptr<JitCode>> JitEngineImpl::Load(
+absl::StatusOr<std::unique_ptr<OrcCode>> OrcEngineImpl::Load(
     const std::string& object, const std::vector<std::string>& symbols) {
   // The object file parser checks the structure it reads; what is loaded here passed the
   // disk cache's checksum and header checks first (compiler/store/disk_cache.h).
   if (object.empty() || symbols.empty()) {
-    return absl::InvalidArgumentError("loading code needs an object and its entry symbols");
+    return absl::InvalidArgumentError("loading code needs an object and its function names");
   }
   return LinkObject(llvm::MemoryBuffer::getMemBufferCopy(object, symbols.front()), symbols, "", "",
                     {}, Clock::now(), /*keep_object=*/true);
 }
 
-absl::Status JitEngineImpl::RegisterHostSymbol(std::string name, void* address) {
+absl::Status OrcEngineImpl::RegisterHostSymbol(std::string name, void* address) {
   if (name.empty() || address == nullptr) {
     return absl::InvalidArgumentError("a host symbol needs a name and an address");
   }
@@ -440,13 +439,13 @@ absl::Status JitEngineImpl::RegisterHostSymbol(std::string name, void* address) 
 
 }  // namespace
 
-absl::StatusOr<JitEngine*> JitEngine::Get() {
-  // Created once (a function-local static is thread-safe) and never destroyed: JitCode
+absl::StatusOr<OrcEngine*> OrcEngine::Get() {
+  // Created once (a function-local static is thread-safe) and never destroyed: OrcCode
   // held by other statics may be destroyed after it at exit.
-  static const absl::StatusOr<JitEngine*>* const engine = [] {
-    absl::StatusOr<std::unique_ptr<JitEngineImpl>> created = JitEngineImpl::Create();
-    if (!created.ok()) return new absl::StatusOr<JitEngine*>(created.status());
-    return new absl::StatusOr<JitEngine*>(created->release());
+  static const absl::StatusOr<OrcEngine*>* const engine = [] {
+    absl::StatusOr<std::unique_ptr<OrcEngineImpl>> created = OrcEngineImpl::Create();
+    if (!created.ok()) return new absl::StatusOr<OrcEngine*>(created.status());
+    return new absl::StatusOr<OrcEngine*>(created->release());
   }();
   return *engine;
 }

@@ -1,9 +1,10 @@
 // The process-wide ORC LLJIT engine: host CPU target, two code tiers (new-PM O2 with loop
 // and SLP vectorization, or the baseline's short pass list and -O0 machine code), libmvec as the
-// vector math library, one ResourceTracker per compiled module so its code can be freed. Only
-// compiler/codegen and compiler/jit include this.
-#ifndef GRAPHJIT_COMPILER_ORC_JIT_ENGINE_H_
-#define GRAPHJIT_COMPILER_ORC_JIT_ENGINE_H_
+// vector math library, one ResourceTracker per compiled module so its code can be freed.
+// Included only inside compiler/orc (compile_steps.cc) and by compiler/codegen/native_code.cc,
+// which puts it behind an LLVM-free header; everything else reaches it through that.
+#ifndef GRAPHJIT_COMPILER_ORC_ORC_ENGINE_H_
+#define GRAPHJIT_COMPILER_ORC_ORC_ENGINE_H_
 
 #include <memory>
 #include <string>
@@ -19,10 +20,10 @@
 
 namespace graphjit::compiler {
 
-struct JitRequest {
+struct OrcRequest {
   std::unique_ptr<llvm::LLVMContext> context;
   std::unique_ptr<llvm::Module> module;  // created in `context`
-  std::string entry_name;                // the function to look up
+  std::string function_name;             // the function to look up
   bool keep_ir = false;                  // keep the optimized IR text
   bool emit_asm = false;                 // also produce assembly text
   bool keep_object = false;              // keep the object file (to store it and Load it later)
@@ -31,20 +32,20 @@ struct JitRequest {
   // host's; 32 a target without AVX-512 (AVX2 code on an AVX-512 host); 16 the same
   // preferring 128-bit vectors.
   int vector_bytes = 0;
-  // Several entries instead of one: the module's functions of these names stay
+  // Several functions instead of one: the module's functions of these names stay
   // external under exactly these names (their callers make them unique), everything
-  // else is internalized; entry_name is then ignored. A caller that names entries (after
+  // else is internalized; function_name is then ignored. A caller that names functions (after
   // a content key) must not have two live modules with the same names.
-  std::vector<std::string> entries;
+  std::vector<std::string> function_names;
 };
 
 // Compiled code in the engine; the destructor removes it (ResourceTracker::remove).
-class JitCode {
+class OrcCode {
  public:
-  virtual ~JitCode() = default;
-  virtual void* entry() const = 0;  // the first entry
-  // Every entry, in JitRequest::entries order (one element for a single-entry module).
-  virtual const std::vector<void*>& entries() const = 0;
+  virtual ~OrcCode() = default;
+  virtual void* function() const = 0;  // the first function
+  // Every function, in OrcRequest::function_names order (one element for a single-function module).
+  virtual const std::vector<void*>& functions() const = 0;
   virtual const std::string& optimized_ir() const = 0;
   virtual const std::string& assembly() const = 0;
   virtual const PhaseTimings& timings() const = 0;  // optimize, codegen
@@ -52,12 +53,12 @@ class JitCode {
   virtual const std::string& object() const = 0;
 };
 
-class JitEngine {
+class OrcEngine {
  public:
-  virtual ~JitEngine() = default;
+  virtual ~OrcEngine() = default;
   // The engine, created on first use (thread-safe); an error if LLVM cannot target the
   // host.
-  static absl::StatusOr<JitEngine*> Get();
+  static absl::StatusOr<OrcEngine*> Get();
 
   virtual const llvm::DataLayout& data_layout() const = 0;
   virtual const std::string& triple() const = 0;
@@ -66,16 +67,16 @@ class JitEngine {
   // The library info the IR pipelines use (libmvec's vector math when the host has it).
   virtual const llvm::TargetLibraryInfoImpl& library_info() const = 0;
   // Verifies and optimizes the module, compiles it under a new ResourceTracker and looks
-  // up the entry. Safe to call from several threads. The entry is renamed to a symbol
+  // up the function. Safe to call from several threads. The function is renamed to a symbol
   // unique in the engine and the module's other external definitions are internalized,
-  // so any number of modules with the same entry name can be live at once; a broken
+  // so any number of modules with the same function name can be live at once; a broken
   // module is InvalidArgument, a link failure (an unresolved symbol) keeps LLVM's message.
-  virtual absl::StatusOr<std::unique_ptr<JitCode>> Compile(JitRequest request) = 0;
-  // Links an object that Compile produced (JitCode::object) in this or another process
+  virtual absl::StatusOr<std::unique_ptr<OrcCode>> Compile(OrcRequest request) = 0;
+  // Links an object that Compile produced (OrcCode::object) in this or another process
   // of the same target and looks up `symbol`. A malformed object or a missing symbol is
   // an error, never a crash; the object is kept (object() returns it).
-  virtual absl::StatusOr<std::unique_ptr<JitCode>> Load(
-      const std::string& object, const std::vector<std::string>& symbols) = 0;
+  virtual absl::StatusOr<std::unique_ptr<OrcCode>> Load(
+      const std::string& object, const std::vector<std::string>& function_names) = 0;
 
   // Makes the host function or object at `address` callable from JIT code as `name`
   // (runtime helpers that are not exported from the executable). Register before
@@ -89,4 +90,4 @@ std::string LlvmVersion();
 
 }  // namespace graphjit::compiler
 
-#endif  // GRAPHJIT_COMPILER_ORC_JIT_ENGINE_H_
+#endif  // GRAPHJIT_COMPILER_ORC_ORC_ENGINE_H_

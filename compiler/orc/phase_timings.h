@@ -19,7 +19,7 @@ struct PhaseTimings {
   double optimize = 0;  // verify + the new-PM O2 pipeline with vectorizers
   double codegen = 0;   // machine code, link, symbol lookup (the assembly text is not in it)
   // Not times, but what the IR passes worked on: LLVM IR instructions as emitted and
-  // after the passes (JitEngine::Compile; summed like the times).
+  // after the passes (OrcEngine::Compile; summed like the times).
   int64_t ir_instructions = 0;
   int64_t optimized_instructions = 0;
   // ir_build, optimize and codegen are summed over the kernels compiled, which compile in

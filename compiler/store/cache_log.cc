@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler {
 
 LogFlags ParseLogFlags(absl::string_view text) {
   LogFlags flags;
@@ -25,4 +25,4 @@ void LogLine(absl::string_view channel, absl::string_view message) {
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler

@@ -11,7 +11,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler {
 
 struct LogFlags {
   bool recompiles = false;
@@ -26,6 +26,6 @@ LogFlags ParseLogFlags(absl::string_view text);
 // concurrent callers do not interleave.
 void LogLine(absl::string_view channel, absl::string_view message);
 
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler
 
 #endif  // GRAPHJIT_COMPILER_STORE_CACHE_LOG_H_

@@ -108,7 +108,7 @@ const std::string& BuildId() {
 std::string JitIdentity() {
   // Once per process: describing the target asks the JIT engine.
   static const std::string* identity = [] {
-    JitTarget t = DescribeJitTarget();
+    HostTarget t = DescribeHostTarget();
     return new std::string(absl::StrCat("graphjit=", GraphjitVersion(), "\nllvm=", t.llvm_version,
                                         "\ntriple=", t.triple, "\ncpu=", t.cpu_name,
                                         "\nfeatures=", t.cpu_features, "\n"));

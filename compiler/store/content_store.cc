@@ -1,10 +1,10 @@
-#include "compiler/store/code_store.h"
+#include "compiler/store/content_store.h"
 
 #include "absl/strings/str_format.h"
 
 namespace graphjit::compiler {
 
-std::string CodeStoreStats::ToString() const {
+std::string StoreStats::ToString() const {
   return absl::StrFormat("lookups=%d hits=%d compiles=%d failed=%d live=%d compile=%.3fs", lookups,
                          hits, compiles, failed_compiles, live, compile_seconds);
 }

@@ -2,15 +2,15 @@
 // content key (compiler/store/content_key.h); KernelStore holds the machine code of single
 // kernels by the key of their canonical form (compiler/lower/kernel_unit.h), shared by
 // every graph that lowers to an equal kernel; ModuleStore the modules they live in. Whole
-// compiled graphs are kept by CodeStore (compiler/compiled/graph_store.h), one layer up.
+// compiled graphs are kept by GraphStore (compiler/compiled/graph_store.h), one layer up.
 //
 // A store holds code weakly: whoever uses code (a cache entry, a lazy context, a compiled
 // graph) holds it, and code no holder uses any more is freed at once (its
 // ResourceTracker), so evicting an entry frees its code exactly when nothing else shares
 // it. Concurrent requests for one key compile it once; the others wait for that compile
 // (GetOrCompile), or the first of concurrent compiles is kept (Insert).
-#ifndef GRAPHJIT_COMPILER_STORE_CODE_STORE_H_
-#define GRAPHJIT_COMPILER_STORE_CODE_STORE_H_
+#ifndef GRAPHJIT_COMPILER_STORE_CONTENT_STORE_H_
+#define GRAPHJIT_COMPILER_STORE_CONTENT_STORE_H_
 
 #include <algorithm>
 #include <chrono>
@@ -29,7 +29,7 @@
 
 namespace graphjit::compiler {
 
-struct CodeStoreStats {
+struct StoreStats {
   int64_t lookups = 0;   // GetOrCompile calls
   int64_t hits = 0;      // served by live code (waits for a concurrent compile included)
   int64_t compiles = 0;  // real compiles (failed ones included)
@@ -74,7 +74,7 @@ class ContentStore {
     auto it = slots_.find(key);
     return it == slots_.end() ? nullptr : it->second.code.lock();
   }
-  CodeStoreStats stats() const;
+  StoreStats stats() const;
 
  private:
   struct Slot {
@@ -88,19 +88,19 @@ class ContentStore {
   std::condition_variable compiled_;  // notified when a compile finishes
   absl::flat_hash_map<ContentKey, Slot> slots_;
   size_t sweep_at_ = 64;
-  CodeStoreStats stats_;
+  StoreStats stats_;
 };
 
-// One kernel's machine code: entry `index` of a module compiled with others (the module
+// One kernel's machine code: function `index` of a module compiled with others (the module
 // lives while any of its kernels is used).
 struct KernelCode {
   std::shared_ptr<const NativeModule> module;
   int index = 0;
-  NativeCode::EntryFn entry() const { return module->entry(index); }
+  NativeCode::KernelFn function() const { return module->function(index); }
 };
 
 // Modules of kernels by the key of their member list: one live module per key, so the
-// entry names derived from the key are unique among live code.
+// function names derived from the key are unique among live code.
 class ModuleStore : public ContentStore<NativeModule> {
  public:
   static ModuleStore& Default();
@@ -165,9 +165,9 @@ absl::StatusOr<std::shared_ptr<const T>> ContentStore<T>::GetOrCompile(const Con
 }
 
 template <typename T>
-CodeStoreStats ContentStore<T>::stats() const {
+StoreStats ContentStore<T>::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
-  CodeStoreStats s = stats_;
+  StoreStats s = stats_;
   s.live = 0;
   for (const auto& [key, slot] : slots_) s.live += slot.code.expired() ? 0 : 1;
   return s;
@@ -175,4 +175,4 @@ CodeStoreStats ContentStore<T>::stats() const {
 
 }  // namespace graphjit::compiler
 
-#endif  // GRAPHJIT_COMPILER_STORE_CODE_STORE_H_
+#endif  // GRAPHJIT_COMPILER_STORE_CONTENT_STORE_H_

@@ -29,8 +29,7 @@ constexpr uint64_t kMaxFileBytes = kMaxCodePayload + (uint64_t{1} << 20);
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<DiskCache>> DiskCache::Open(std::string dir, int64_t max_bytes,
-                                                           std::string identity,
-                                                           cache::LogFlags log) {
+                                                           std::string identity, LogFlags log) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {
@@ -62,7 +61,7 @@ void DiskCache::Reject(const std::string& path, const std::string& why) {
   }
   std::error_code ec;
   fs::remove(path, ec);
-  if (log_.cache) cache::LogLine("cache", absl::StrCat(path, ": ", why, "; ignored, recompiling"));
+  if (log_.cache) LogLine("cache", absl::StrCat(path, ": ", why, "; ignored, recompiling"));
 }
 
 std::optional<std::string> DiskCache::Load(const ContentKey& key) {
@@ -137,7 +136,7 @@ void DiskCache::Accept(const std::string& path) {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.hits;
   }
-  if (log_.cache) cache::LogLine("cache", absl::StrCat("loaded ", path));
+  if (log_.cache) LogLine("cache", absl::StrCat("loaded ", path));
 }
 
 void DiskCache::Store(const ContentKey& key, const std::string& payload) {
@@ -170,7 +169,7 @@ void DiskCache::Store(const ContentKey& key, const std::string& payload) {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.stores;
   }
-  if (log_.cache) cache::LogLine("cache", absl::StrCat("stored ", path));
+  if (log_.cache) LogLine("cache", absl::StrCat("stored ", path));
   // The directory is scanned once per max_bytes / 16 written, not per store.
   if (bytes_written_.fetch_add(static_cast<int64_t>(file.size())) + file.size() >
       static_cast<uint64_t>(std::max<int64_t>(max_bytes_ / 16, 1))) {
@@ -223,8 +222,8 @@ void DiskCache::KeepBound() {
   std::lock_guard<std::mutex> lock(mu_);
   stats_.removed += removed;
   if (log_.cache) {
-    cache::LogLine("cache", absl::StrCat("removed ", removed, " least recently used files from ",
-                                         dir_, " (bound ", max_bytes_, " bytes)"));
+    LogLine("cache", absl::StrCat("removed ", removed, " least recently used files from ", dir_,
+                                  " (bound ", max_bytes_, " bytes)"));
   }
 }
 

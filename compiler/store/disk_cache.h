@@ -49,7 +49,7 @@ class DiskCache {
   // process's JIT target. InvalidArgument / PermissionDenied when `dir` is unusable.
   static absl::StatusOr<std::unique_ptr<DiskCache>> Open(std::string dir, int64_t max_bytes,
                                                          std::string identity = "",
-                                                         cache::LogFlags log = {});
+                                                         LogFlags log = {});
 
   // The payload stored under `key`, or nullopt (no file, or a file that failed a check:
   // it is removed so the next Store replaces it).
@@ -82,7 +82,7 @@ class DiskCache {
   std::string PathOf(const ContentKey& key) const;
 
  private:
-  DiskCache(std::string dir, int64_t max_bytes, std::string identity, cache::LogFlags log)
+  DiskCache(std::string dir, int64_t max_bytes, std::string identity, LogFlags log)
       : dir_(std::move(dir)), max_bytes_(max_bytes), identity_(std::move(identity)), log_(log) {}
   void Reject(const std::string& path, const std::string& why);
   // After a file's payload passed its checks: keeps it recent, counts and logs the hit.
@@ -92,7 +92,7 @@ class DiskCache {
   const std::string dir_;
   const int64_t max_bytes_;
   const std::string identity_;
-  const cache::LogFlags log_;
+  const LogFlags log_;
   std::atomic<bool> writable_{true};
   std::atomic<int64_t> bytes_written_{0};  // since the last bound check
   mutable std::mutex mu_;

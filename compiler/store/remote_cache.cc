@@ -241,7 +241,7 @@ void RemoteCache::Fail(redisContext* c, const std::string& what) {
                  where.c_str(), what.c_str(), options_.retry_ms);
   }
   if (options_.log.cache) {
-    cache::LogLine("cache", absl::StrCat("remote ", where, ": ", what, "; compiling locally"));
+    LogLine("cache", absl::StrCat("remote ", where, ": ", what, "; compiling locally"));
   }
 }
 
@@ -260,8 +260,8 @@ RemoteCache::Get RemoteCache::Fetch(redisContext* c, const ContentKey& key, std:
     if (!report) return Get::kMiss;
     Count(&RemoteCacheStats::rejected);
     if (options_.log.cache) {
-      cache::LogLine("cache", absl::StrCat("remote ", k, ": ", decoded.status().message(),
-                                           "; ignored, recompiling"));
+      LogLine("cache", absl::StrCat("remote ", k, ": ", decoded.status().message(),
+                                    "; ignored, recompiling"));
     }
     return Get::kMiss;
   }
@@ -292,8 +292,8 @@ RemoteCache::Claim RemoteCache::Acquire(const ContentKey& key) {
         Give(c);
         Count(&RemoteCacheStats::hits);
         if (options_.log.cache) {
-          cache::LogLine("cache", absl::StrCat("remote loaded ", RedisKey(key),
-                                               claim.waited ? " (after waiting)" : ""));
+          LogLine("cache", absl::StrCat("remote loaded ", RedisKey(key),
+                                        claim.waited ? " (after waiting)" : ""));
         }
         claim.kind = Claim::kHit;
         return claim;
@@ -332,7 +332,7 @@ RemoteCache::Claim RemoteCache::Acquire(const ContentKey& key) {
         return fallback();
       }
       Give(c);
-      if (options_.log.cache) cache::LogLine("cache", absl::StrCat("remote locked ", lock_key));
+      if (options_.log.cache) LogLine("cache", absl::StrCat("remote locked ", lock_key));
       return claim;
     }
     // Another process compiles it: wait for its value (or the lock's end), bounded.
@@ -340,14 +340,14 @@ RemoteCache::Claim RemoteCache::Acquire(const ContentKey& key) {
       claim.waited = true;
       Count(&RemoteCacheStats::lock_waits);
       if (options_.log.cache) {
-        cache::LogLine("cache", absl::StrCat("remote waiting for ", lock_key));
+        LogLine("cache", absl::StrCat("remote waiting for ", lock_key));
       }
     }
     if (Clock::now() >= deadline) {
       Give(c);
       if (options_.log.cache) {
-        cache::LogLine("cache", absl::StrCat("remote lock wait over (", options_.lock_wait_ms,
-                                             " ms) for ", lock_key, "; compiling locally"));
+        LogLine("cache", absl::StrCat("remote lock wait over (", options_.lock_wait_ms, " ms) for ",
+                                      lock_key, "; compiling locally"));
       }
       return fallback();
     }
@@ -371,7 +371,7 @@ void RemoteCache::Publish(const ContentKey& key, const std::string& payload, con
   }
   Give(c);
   Count(&RemoteCacheStats::stores);
-  if (options_.log.cache) cache::LogLine("cache", absl::StrCat("remote stored ", k));
+  if (options_.log.cache) LogLine("cache", absl::StrCat("remote stored ", k));
   Release(key, claim);
 }
 
@@ -394,7 +394,7 @@ void RemoteCache::Reject(const ContentKey& key, const std::string& why) {
   Count(&RemoteCacheStats::rejected);
   const std::string k = RedisKey(key);
   if (options_.log.cache) {
-    cache::LogLine("cache", absl::StrCat("remote ", k, ": ", why, "; ignored, recompiling"));
+    LogLine("cache", absl::StrCat("remote ", k, ": ", why, "; ignored, recompiling"));
   }
   redisContext* c = Take();
   if (c == nullptr) return;

@@ -51,7 +51,7 @@ struct RemoteCacheOptions {
   int lock_wait_ms = 30000;
   int retry_ms = 5000;
   std::string identity;  // empty: JitIdentity()
-  cache::LogFlags log;
+  LogFlags log;
 };
 
 // Parses `redis://HOST:PORT[/DB]` into `base` (host, port and db set; the rest kept).

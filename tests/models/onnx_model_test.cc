@@ -39,9 +39,9 @@ runtime::Tensor Input(int64_t b) {
 TEST(OnnxModel, EveryPolicyEqualsTheInterpreterOverAGrowingBatch) {
   const onnx::ImportedModel model = BatchModel();
   int64_t exact_compiles = 0, symbolic_compiles = 0;
-  for (compiler::cache::ShapePolicy policy :
-       {compiler::cache::ShapePolicy::kExact, compiler::cache::ShapePolicy::kAuto,
-        compiler::cache::ShapePolicy::kSymbolic}) {
+  for (compiler::entries::ShapePolicy policy :
+       {compiler::entries::ShapePolicy::kExact, compiler::entries::ShapePolicy::kAuto,
+        compiler::entries::ShapePolicy::kSymbolic}) {
     compiler::JitOptions options;
     options.policy = policy;
     options.log = {};
@@ -57,10 +57,10 @@ TEST(OnnxModel, EveryPolicyEqualsTheInterpreterOverAGrowingBatch) {
       ASSERT_TRUE(want.ok()) << want.status();
       ASSERT_EQ((*got)[0].shape(), (std::vector<int64_t>{b, 12, 2}));
       EXPECT_EQ(runtime::MaxAbsDiff((*got)[0], (*want)[0]), 0.0)
-          << compiler::cache::PolicyName(policy) << " B=" << b;
+          << compiler::entries::PolicyName(policy) << " B=" << b;
     }
-    if (policy == compiler::cache::ShapePolicy::kExact) exact_compiles = (*fn)->stats().compiles;
-    if (policy == compiler::cache::ShapePolicy::kSymbolic) {
+    if (policy == compiler::entries::ShapePolicy::kExact) exact_compiles = (*fn)->stats().compiles;
+    if (policy == compiler::entries::ShapePolicy::kSymbolic) {
       symbolic_compiles = (*fn)->stats().compiles;
     }
   }

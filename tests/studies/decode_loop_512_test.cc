@@ -18,11 +18,11 @@ namespace graphjit::studies {
 namespace {
 
 using compiler::JitOptions;
-using compiler::cache::AllPolicies;
-using compiler::cache::CacheStats;
-using compiler::cache::PolicyName;
-using compiler::cache::ShapePolicy;
-namespace testutil = compiler::cache::testutil;
+using compiler::entries::AllPolicies;
+using compiler::entries::CacheStats;
+using compiler::entries::PolicyName;
+using compiler::entries::ShapePolicy;
+namespace testutil = compiler::entries::testutil;
 
 TEST(DecodeLoop512, ReproducesTheSeedsTableUnderEveryPolicy) {
   absl::StatusOr<std::unique_ptr<models::Model>> model = models::CreateModel("decode");

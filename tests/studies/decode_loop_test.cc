@@ -15,12 +15,12 @@ namespace {
 
 using compiler::JitFunction;
 using compiler::JitOptions;
-using compiler::cache::AllPolicies;
-using compiler::cache::PadsInputs;
-using compiler::cache::PolicyName;
-using compiler::cache::ShapePolicy;
+using compiler::entries::AllPolicies;
+using compiler::entries::PadsInputs;
+using compiler::entries::PolicyName;
+using compiler::entries::ShapePolicy;
 using runtime::Tensor;
-namespace testutil = compiler::cache::testutil;
+namespace testutil = compiler::entries::testutil;
 
 std::unique_ptr<JitFunction> MakeCache(const models::Model& model, ShapePolicy policy) {
   JitOptions options;

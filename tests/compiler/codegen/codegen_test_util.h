@@ -1,5 +1,5 @@
 // Shared helpers of the codegen tests: a builder of kernel programs, compiling one with
-// CompileProgram and running its entry on real buffers, and a closeness check for floats.
+// CompileProgram and running its function on real buffers, and a closeness check for floats.
 #ifndef GRAPHJIT_TESTS_COMPILER_CODEGEN_CODEGEN_TEST_UTIL_H_
 #define GRAPHJIT_TESTS_COMPILER_CODEGEN_CODEGEN_TEST_UTIL_H_
 
@@ -125,12 +125,12 @@ inline std::unique_ptr<NativeCode> Compile(const Program& program,
   return code.ok() ? *std::move(code) : nullptr;
 }
 
-// Calls the entry with `args` (buffer pointers in arg-index order), the symbols' values and
+// Calls the function with `args` (buffer pointers in arg-index order), the symbols' values and
 // the workspace.
 inline void RunEntry(const NativeCode& code, std::vector<void*> args,
                      std::vector<int64_t> symbols = {}, char* workspace = nullptr) {
   symbols.push_back(0);  // never an empty vector's null data()
-  code.entry()(args.data(), symbols.data(), workspace);
+  code.function()(args.data(), symbols.data(), workspace);
 }
 
 // How many times `what` occurs in `text` (e.g. loops marked `!llvm.loop !` in emitted IR).

@@ -7,7 +7,7 @@
 
 #include "compiler/compiled/compiled_graph.h"
 #include "compiler/lower/kernel_unit.h"
-#include "compiler/store/code_store.h"
+#include "compiler/store/content_store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"

@@ -18,7 +18,7 @@
 #include "models/random_init.h"
 #include "runtime/tensor.h"
 
-namespace graphjit::compiler::cache::testutil {
+namespace graphjit::compiler::entries::testutil {
 
 // A decode layer small enough to compile in a fraction of the default's time; the
 // behaviours tested with it do not depend on the sizes.
@@ -77,6 +77,6 @@ class ScaleRowsModel : public models::Model {
   }
 };
 
-}  // namespace graphjit::compiler::cache::testutil
+}  // namespace graphjit::compiler::entries::testutil
 
 #endif  // GRAPHJIT_TESTS_COMPILER_CACHE_CACHE_TEST_UTIL_H_

@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "models/jit_model.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 namespace {
 
 using runtime::Tensor;
@@ -299,4 +299,4 @@ TEST(CompileCache, ModelsWithoutDynamicDimsGetOneEntry) {
 }
 
 }  // namespace
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries

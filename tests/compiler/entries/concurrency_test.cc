@@ -19,7 +19,7 @@
 #include "gtest/gtest.h"
 #include "models/jit_model.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 namespace {
 
 using runtime::Tensor;
@@ -152,4 +152,4 @@ TEST(CompileCacheConcurrency, MixedLoadWithEvictionGivesTheSingleThreadedResults
 }
 
 }  // namespace
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries

@@ -36,10 +36,10 @@ TensorMap Inputs(int64_t n) {
 
 JitOptions Exact(int64_t capacity) {
   JitOptions o;
-  o.policy = cache::ShapePolicy::kExact;
+  o.policy = entries::ShapePolicy::kExact;
   o.log = {};
   o.capacity = capacity;
-  o.store = std::make_shared<CodeStore>();
+  o.store = std::make_shared<GraphStore>();
   return o;
 }
 
@@ -50,7 +50,7 @@ TEST(EntryCall, AnIdleCallOfRunLetsGoOfTheCodeOfAnEvictedEntry) {
   ASSERT_TRUE((*fn)->Run(Inputs(3)).ok());
   std::weak_ptr<const CompiledGraph> code;
   {
-    absl::StatusOr<std::shared_ptr<const cache::CacheEntry>> entry = (*fn)->Acquire(Inputs(3));
+    absl::StatusOr<std::shared_ptr<const entries::CacheEntry>> entry = (*fn)->Acquire(Inputs(3));
     ASSERT_TRUE(entry.ok());
     code = (*entry)->code();
   }
@@ -85,25 +85,26 @@ TEST(JitCall, AcquireByPositionFindsTheEntryRunWould) {
   JitCall call(fn->get(), {"b", "rows"});
   for (int64_t n : {2, 3, 2, 3}) {
     const TensorMap in = Inputs(n);
-    absl::StatusOr<std::shared_ptr<const cache::CacheEntry>> by_position =
+    absl::StatusOr<std::shared_ptr<const entries::CacheEntry>> by_position =
         call.Acquire({in.at("b"), in.at("rows")});
-    absl::StatusOr<std::shared_ptr<const cache::CacheEntry>> by_name = (*fn)->Acquire(in);
+    absl::StatusOr<std::shared_ptr<const entries::CacheEntry>> by_name = (*fn)->Acquire(in);
     ASSERT_TRUE(by_position.ok() && by_name.ok()) << n;
     EXPECT_EQ(by_position->get(), by_name->get()) << n;
   }
-  const cache::CacheStats stats = (*fn)->stats();
+  const entries::CacheStats stats = (*fn)->stats();
   EXPECT_EQ(stats.calls, 8);
   EXPECT_EQ(stats.compiles, 2);
   EXPECT_EQ(stats.hits, 6);
 
   const TensorMap in = Inputs(2);
-  absl::StatusOr<std::shared_ptr<const cache::CacheEntry>> short_call = call.Acquire({in.at("b")});
+  absl::StatusOr<std::shared_ptr<const entries::CacheEntry>> short_call =
+      call.Acquire({in.at("b")});
   EXPECT_EQ(short_call.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(short_call.status().message(), HasSubstr("expected 2 inputs (b, rows), got 1"));
   // A new rank is a new signature, found by name, as Run finds it.
   absl::StatusOr<Tensor> flat = Tensor::Zeros(ir::DType::kF64, {4, 4, 1});
   ASSERT_TRUE(flat.ok());
-  absl::StatusOr<std::shared_ptr<const cache::CacheEntry>> other =
+  absl::StatusOr<std::shared_ptr<const entries::CacheEntry>> other =
       call.Acquire({in.at("b"), *flat});
   EXPECT_FALSE(other.ok());  // the function's matmul refuses rank 3 at trace time
   EXPECT_EQ((*fn)->num_signatures(), 2);

@@ -6,7 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 namespace {
 
 using runtime::Tensor;
@@ -138,4 +138,4 @@ TEST(GuardsCreate, UnguardableDimsAreRefused) {
 }
 
 }  // namespace
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries

@@ -18,7 +18,7 @@
 namespace graphjit::compiler {
 namespace {
 
-using cache::ShapePolicy;
+using entries::ShapePolicy;
 using frontend::Value;
 using runtime::Tensor;
 using runtime::TensorMap;
@@ -45,9 +45,9 @@ JitOptions OptionsFor(ShapePolicy policy, bool tiered = false) {
   o.policy = policy;
   o.log = {};
   o.tiered = tiered;
-  o.store = std::make_shared<CodeStore>();
+  o.store = std::make_shared<GraphStore>();
   if (policy == ShapePolicy::kSymbolic) o.dynamic_dims = {{"rows", 0, "n"}};
-  if (cache::PadsInputs(policy)) {
+  if (entries::PadsInputs(policy)) {
     o.padding =
         PaddingSpec{{{"rows", 0, "n"}}, {{"mask", {1, ir::SymExpr::Symbol("n")}, std::nullopt}}};
   }
@@ -72,8 +72,8 @@ void ExpectSame(const std::vector<Tensor>& got, const std::vector<Tensor>& want)
 
 TEST(JitCall, EqualsRunUnderEveryPolicyAndServesHitsFromItsFrame) {
   for (bool tiered : {false, true}) {
-    for (ShapePolicy policy : cache::AllPolicies()) {
-      SCOPED_TRACE(absl::StrCat(cache::PolicyName(policy), tiered ? " tiered" : ""));
+    for (ShapePolicy policy : entries::AllPolicies()) {
+      SCOPED_TRACE(absl::StrCat(entries::PolicyName(policy), tiered ? " tiered" : ""));
       auto fn = Jit("attend", Attend, Weights(), OptionsFor(policy, tiered));
       auto ref = Jit("attend", Attend, Weights(), OptionsFor(policy, tiered));
       ASSERT_TRUE(fn.ok() && ref.ok());
@@ -93,7 +93,7 @@ TEST(JitCall, EqualsRunUnderEveryPolicyAndServesHitsFromItsFrame) {
       // Each call is counted once, as Run counts it.
       EXPECT_EQ((*fn)->stats().calls, calls);
       EXPECT_EQ((*fn)->stats().compiles, (*ref)->stats().compiles);
-      if (cache::PadsInputs(policy)) {
+      if (entries::PadsInputs(policy)) {
         EXPECT_EQ(call.fast_calls(), 0) << "padding takes Run's path";
       } else if (!tiered) {
         // Every call after the first of its entry that hits the same entry again.
@@ -169,7 +169,7 @@ TEST(JitCall, RepeatedDimsCountAsHitsAndFollowEvictionAndAuto) {
       {ShapePolicy::kSymbolic, 0, {{true, 3}, {true, 3}, {true, 3}, {false, 6}, {true, 3}}},
   };
   for (const Case& c : cases) {
-    SCOPED_TRACE(absl::StrCat(cache::PolicyName(c.policy), " capacity ", c.capacity));
+    SCOPED_TRACE(absl::StrCat(entries::PolicyName(c.policy), " capacity ", c.capacity));
     // Each with a code store of its own, so that neither shares the other's code.
     JitOptions options = OptionsFor(c.policy), ref_options = OptionsFor(c.policy);
     options.capacity = ref_options.capacity = c.capacity;
@@ -192,7 +192,7 @@ TEST(JitCall, RepeatedDimsCountAsHitsAndFollowEvictionAndAuto) {
       }
     }
     EXPECT_GE(call.fast_calls(), 1);
-    const cache::CacheStats got = (*fn)->stats(), want = (*ref)->stats();
+    const entries::CacheStats got = (*fn)->stats(), want = (*ref)->stats();
     EXPECT_EQ(got.calls, want.calls);
     EXPECT_EQ(got.hits, want.hits);
     // Misses: an entry the JitCall still holds after its eviction lends its code.
@@ -242,7 +242,7 @@ TEST(JitCall, RepeatsOnTwoThreadsWhileTheOtherEvicts) {
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(errors, (std::vector<int>{0, 0}));
   EXPECT_EQ(mismatches, (std::vector<int>{0, 0}));
-  const cache::CacheStats stats = (*fn)->stats();
+  const entries::CacheStats stats = (*fn)->stats();
   EXPECT_EQ(stats.calls, 16);
   EXPECT_EQ(stats.calls, stats.hits + stats.compiles + stats.shared);
   EXPECT_GT(stats.evictions, 0);

@@ -18,7 +18,7 @@
 namespace graphjit::compiler {
 namespace {
 
-using cache::ShapePolicy;
+using entries::ShapePolicy;
 using frontend::Value;
 using runtime::Tensor;
 using runtime::TensorMap;
@@ -75,9 +75,9 @@ JitOptions OptionsFor(ShapePolicy policy) {
   JitOptions o;
   o.policy = policy;
   o.log = {};
-  o.store = std::make_shared<CodeStore>();  // counts of this test only
+  o.store = std::make_shared<GraphStore>();  // counts of this test only
   if (policy == ShapePolicy::kSymbolic) o.dynamic_dims = {{"rows", 0, "n"}, {"q", 0, ""}};
-  if (cache::PadsInputs(policy)) {
+  if (entries::PadsInputs(policy)) {
     o.padding =
         PaddingSpec{{{"rows", 0, "n"}}, {{"mask", {1, ir::SymExpr::Symbol("n")}, std::nullopt}}};
   }
@@ -86,8 +86,8 @@ JitOptions OptionsFor(ShapePolicy policy) {
 
 TEST(Jit, EveryPolicyEqualsTheInterpreterOverAGrowingAndABatchDim) {
   const TensorMap weights = Weights();
-  for (ShapePolicy policy : cache::AllPolicies()) {
-    SCOPED_TRACE(cache::PolicyName(policy));
+  for (ShapePolicy policy : entries::AllPolicies()) {
+    SCOPED_TRACE(entries::PolicyName(policy));
     absl::StatusOr<std::unique_ptr<JitFunction>> fn =
         Jit("attend", Attend, weights, OptionsFor(policy));
     ASSERT_TRUE(fn.ok()) << fn.status();
@@ -105,7 +105,7 @@ TEST(Jit, EveryPolicyEqualsTheInterpreterOverAGrowingAndABatchDim) {
         }
       }
     }
-    cache::CacheStats s = (*fn)->stats();
+    entries::CacheStats s = (*fn)->stats();
     EXPECT_EQ(s.calls, 80);
     EXPECT_EQ(s.hits + s.compiles + s.shared, s.calls);
     // What each policy must compile for n = 1..40 at b = 1 and 3.
@@ -188,7 +188,7 @@ TEST(Jit, ANewDtypeOrRankIsANewSignatureNotAWrongAnswer) {
 }
 
 TEST(Jit, TwoFunctionsWithTheSameGraphAndWeightsShareCompiledCode) {
-  auto store = std::make_shared<CodeStore>();
+  auto store = std::make_shared<GraphStore>();
   JitOptions o = OptionsFor(ShapePolicy::kExact);
   o.store = store;
   const TensorMap weights = Weights();
@@ -197,8 +197,8 @@ TEST(Jit, TwoFunctionsWithTheSameGraphAndWeightsShareCompiledCode) {
   ASSERT_TRUE(a.ok() && b.ok());
   TensorMap in = Inputs(2, 5, 1);
   ASSERT_TRUE((*a)->Run(in).ok());
-  absl::StatusOr<std::shared_ptr<const cache::CacheEntry>> ea = (*a)->Acquire(in);
-  absl::StatusOr<std::shared_ptr<const cache::CacheEntry>> eb = (*b)->Acquire(in);
+  absl::StatusOr<std::shared_ptr<const entries::CacheEntry>> ea = (*a)->Acquire(in);
+  absl::StatusOr<std::shared_ptr<const entries::CacheEntry>> eb = (*b)->Acquire(in);
   ASSERT_TRUE(ea.ok() && eb.ok());
   EXPECT_EQ((*ea)->code().get(), (*eb)->code().get());
   EXPECT_EQ((*ea)->content_key(), (*eb)->content_key());
@@ -212,7 +212,7 @@ TEST(Jit, TwoFunctionsWithTheSameGraphAndWeightsShareCompiledCode) {
   other["w1"] = *Full(ir::DType::kF64, {kWidth, kWidth}, 0.5);
   auto c = Jit("third", Attend, other, o);
   ASSERT_TRUE(c.ok());
-  absl::StatusOr<std::shared_ptr<const cache::CacheEntry>> ec = (*c)->Acquire(in);
+  absl::StatusOr<std::shared_ptr<const entries::CacheEntry>> ec = (*c)->Acquire(in);
   ASSERT_TRUE(ec.ok());
   EXPECT_NE((*ec)->code().get(), (*ea)->code().get());
   EXPECT_EQ(store->stats().compiles, 2);

@@ -5,7 +5,7 @@
 
 #include "gtest/gtest.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 namespace {
 
 using runtime::Tensor;
@@ -47,4 +47,4 @@ TEST(Padding, MaskIsZeroForRealPositionsAndMinusInfinityForPadding) {
 }
 
 }  // namespace
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries

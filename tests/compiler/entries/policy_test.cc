@@ -5,7 +5,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 namespace {
 
 using ::testing::HasSubstr;
@@ -100,4 +100,4 @@ TEST(Policy, PredictedCompilesOfTheSeedsLoop) {
 }
 
 }  // namespace
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries

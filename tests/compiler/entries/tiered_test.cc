@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "models/jit_model.h"
 
-namespace graphjit::compiler::cache {
+namespace graphjit::compiler::entries {
 namespace {
 
 using runtime::Tensor;
@@ -24,7 +24,7 @@ JitOptions Tiered(ShapePolicy policy, int queue = 4) {
   o.log = {};
   o.tiered = true;
   o.tier_queue = queue;
-  o.store = std::make_shared<CodeStore>();
+  o.store = std::make_shared<GraphStore>();
   return o;
 }
 
@@ -200,4 +200,4 @@ TEST(Reoptimize, OnlyBaselineCachesThatAskForIt) {
 }
 
 }  // namespace
-}  // namespace graphjit::compiler::cache
+}  // namespace graphjit::compiler::entries

@@ -16,7 +16,7 @@
 namespace graphjit::compiler {
 namespace {
 
-using cache::ShapePolicy;
+using entries::ShapePolicy;
 using frontend::Value;
 using runtime::Tensor;
 using runtime::TensorMap;
@@ -92,14 +92,14 @@ TEST(ZeroSize, EagerEqualsTheInterpreter) {
 }
 
 TEST(ZeroSize, EveryPolicyEqualsTheInterpreter) {
-  for (ShapePolicy policy : cache::AllPolicies()) {
-    SCOPED_TRACE(cache::PolicyName(policy));
+  for (ShapePolicy policy : entries::AllPolicies()) {
+    SCOPED_TRACE(entries::PolicyName(policy));
     JitOptions o;
     o.policy = policy;
     o.log = {};
-    o.store = std::make_shared<CodeStore>();
+    o.store = std::make_shared<GraphStore>();
     if (policy == ShapePolicy::kSymbolic) o.dynamic_dims = {{"rows", 0, "n"}, {"q", 0, ""}};
-    if (cache::PadsInputs(policy)) {
+    if (entries::PadsInputs(policy)) {
       o.padding =
           PaddingSpec{{{"rows", 0, "n"}}, {{"mask", {1, ir::SymExpr::Symbol("n")}, std::nullopt}}};
     }

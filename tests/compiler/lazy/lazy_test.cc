@@ -15,7 +15,7 @@ using runtime::Tensor;
 using ::testing::HasSubstr;
 
 TEST(Lazy, ContextsSharingAStoreCompileEachGraphOnce) {
-  auto store = std::make_shared<CodeStore>();
+  auto store = std::make_shared<GraphStore>();
   auto run = [&](LazyContext& ctx, double v) {
     Value x = ctx.Tensor(*Tensor::FromDoubles(ir::DType::kF64, {4}, {v, v, v, v}));
     absl::StatusOr<double> item = ctx.Item(ReduceSum(Tanh(x) * 3.0, 0));
@@ -28,7 +28,7 @@ TEST(Lazy, ContextsSharingAStoreCompileEachGraphOnce) {
   EXPECT_EQ(a.compiles(), 1);
   EXPECT_EQ(b.compiles(), 0);
   EXPECT_FALSE(b.graphs().back().compiled);
-  CodeStoreStats s = store->stats();
+  StoreStats s = store->stats();
   EXPECT_EQ(s.compiles, 1);
   EXPECT_EQ(s.hits, 1);
   EXPECT_EQ(s.live, 1);

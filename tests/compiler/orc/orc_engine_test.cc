@@ -1,6 +1,6 @@
-// JitEngine: vector math through libmvec, assembly output, freeing code, concurrent
+// OrcEngine: vector math through libmvec, assembly output, freeing code, concurrent
 // compiles and clean failures, on modules written as LLVM IR text.
-#include "compiler/orc/jit_engine.h"
+#include "compiler/orc/orc_engine.h"
 
 #include <algorithm>
 #include <atomic>
@@ -99,8 +99,8 @@ std::string AxpyLoopIr(double k) {
   return absl::StrReplaceAll(kAxpyLoop, {{"K", text}});
 }
 
-JitEngine& Engine() {
-  absl::StatusOr<JitEngine*> engine = JitEngine::Get();
+OrcEngine& Engine() {
+  absl::StatusOr<OrcEngine*> engine = OrcEngine::Get();
   if (!engine.ok()) {
     ADD_FAILURE() << engine.status();
     std::abort();
@@ -108,11 +108,11 @@ JitEngine& Engine() {
   return **engine;
 }
 
-absl::StatusOr<std::unique_ptr<JitCode>> CompileIr(const std::string& ir,
+absl::StatusOr<std::unique_ptr<OrcCode>> CompileIr(const std::string& ir,
                                                    const std::string& entry = "f",
                                                    bool keep_ir = false, bool emit_asm = false,
                                                    CodeTier tier = CodeTier::kOptimized) {
-  JitRequest request;
+  OrcRequest request;
   request.context = std::make_unique<llvm::LLVMContext>();
   llvm::SMDiagnostic diagnostic;
   request.module = llvm::parseAssemblyString(ir, diagnostic, *request.context);
@@ -120,7 +120,7 @@ absl::StatusOr<std::unique_ptr<JitCode>> CompileIr(const std::string& ir,
     return absl::InvalidArgumentError(
         absl::StrCat("test IR does not parse: ", diagnostic.getMessage().str()));
   }
-  request.entry_name = entry;
+  request.function_name = entry;
   request.keep_ir = keep_ir;
   request.emit_asm = emit_asm;
   request.tier = tier;
@@ -141,8 +141,8 @@ int64_t UlpDistance(Float a, Float b) {
 using proc_self::CodeMappings;
 using proc_self::ResidentBytes;
 
-TEST(JitEngineTest, DescribesTheHost) {
-  JitEngine& engine = Engine();
+TEST(OrcEngineTest, DescribesTheHost) {
+  OrcEngine& engine = Engine();
   EXPECT_THAT(engine.triple(), HasSubstr("x86_64"));
   EXPECT_FALSE(engine.cpu_name().empty());
   EXPECT_THAT(engine.cpu_features(), HasSubstr("+avx2"));
@@ -152,7 +152,7 @@ TEST(JitEngineTest, DescribesTheHost) {
 
 // libm calls in a loop become libmvec calls on 4 x f64 (tanh via the mapping the engine
 // adds to LLVM's table), and agree with the scalar libm within libmvec's 4 ulp.
-TEST(JitEngineTest, MathLoopsUseLibmvecAndMatchLibm) {
+TEST(OrcEngineTest, MathLoopsUseLibmvecAndMatchLibm) {
   struct Case {
     const char* call;
     double (*reference)(double);
@@ -162,7 +162,7 @@ TEST(JitEngineTest, MathLoopsUseLibmvecAndMatchLibm) {
                         {"exp", [](double x) { return std::exp(x); }, -30.0, 30.0}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.call);
-    absl::StatusOr<std::unique_ptr<JitCode>> code =
+    absl::StatusOr<std::unique_ptr<OrcCode>> code =
         CompileIr(UnaryLoopIr(c.call, "double"), "f", /*keep_ir=*/true);
     ASSERT_TRUE(code.ok()) << code.status();
     const std::string& ir = (*code)->optimized_ir();
@@ -172,7 +172,7 @@ TEST(JitEngineTest, MathLoopsUseLibmvecAndMatchLibm) {
     constexpr int kN = 1003;  // not a multiple of the vector width: the scalar tail runs too
     std::vector<double> in(kN), out(kN, -1.0);
     for (int i = 0; i < kN; ++i) in[i] = c.lo + (c.hi - c.lo) * i / (kN - 1);
-    reinterpret_cast<UnaryLoopFn>((*code)->entry())(out.data(), in.data(), kN);
+    reinterpret_cast<UnaryLoopFn>((*code)->function())(out.data(), in.data(), kN);
     for (int i = 0; i < kN; ++i) {
       const double want = c.reference(in[i]);
       ASSERT_LE((UlpDistance<double, int64_t>(out[i], want)), 4)
@@ -181,22 +181,22 @@ TEST(JitEngineTest, MathLoopsUseLibmvecAndMatchLibm) {
   }
 }
 
-TEST(JitEngineTest, FloatTanhUsesEightLaneLibmvec) {
-  absl::StatusOr<std::unique_ptr<JitCode>> code =
+TEST(OrcEngineTest, FloatTanhUsesEightLaneLibmvec) {
+  absl::StatusOr<std::unique_ptr<OrcCode>> code =
       CompileIr(UnaryLoopIr("tanhf", "float"), "f", /*keep_ir=*/true);
   ASSERT_TRUE(code.ok()) << code.status();
   EXPECT_THAT((*code)->optimized_ir(), HasSubstr("@_ZGVdN8v_tanhf(<8 x float>"));
   constexpr int kN = 517;
   std::vector<float> in(kN), out(kN);
   for (int i = 0; i < kN; ++i) in[i] = -5.0f + 10.0f * i / (kN - 1);
-  reinterpret_cast<UnaryLoopFnF32>((*code)->entry())(out.data(), in.data(), kN);
+  reinterpret_cast<UnaryLoopFnF32>((*code)->function())(out.data(), in.data(), kN);
   for (int i = 0; i < kN; ++i) {
     ASSERT_LE((UlpDistance<float, int32_t>(out[i], std::tanh(in[i]))), 4) << in[i];
   }
 }
 
-TEST(JitEngineTest, EmitsAvx2Assembly) {
-  absl::StatusOr<std::unique_ptr<JitCode>> code =
+TEST(OrcEngineTest, EmitsAvx2Assembly) {
+  absl::StatusOr<std::unique_ptr<OrcCode>> code =
       CompileIr(AxpyLoopIr(2.5), "f", /*keep_ir=*/false, /*emit_asm=*/true);
   ASSERT_TRUE(code.ok()) << code.status();
   const std::string& assembly = (*code)->assembly();
@@ -211,11 +211,11 @@ TEST(JitEngineTest, EmitsAvx2Assembly) {
 // The baseline tier runs its own short pipeline (no inliner: the helper call stays) and
 // its own machines; an O2 compile after it still gets O2 (the helper inlined) and vector
 // code, so the tiers' machines never mix optimization levels.
-TEST(JitEngineTest, BaselineTierRunsItsOwnPipeline) {
-  absl::StatusOr<std::unique_ptr<JitCode>> baseline =
+TEST(OrcEngineTest, BaselineTierRunsItsOwnPipeline) {
+  absl::StatusOr<std::unique_ptr<OrcCode>> baseline =
       CompileIr(AxpyLoopIr(2.0), "f", /*keep_ir=*/true, /*emit_asm=*/true, CodeTier::kBaseline);
   ASSERT_TRUE(baseline.ok()) << baseline.status();
-  absl::StatusOr<std::unique_ptr<JitCode>> optimized =
+  absl::StatusOr<std::unique_ptr<OrcCode>> optimized =
       CompileIr(AxpyLoopIr(2.0), "f", /*keep_ir=*/true, /*emit_asm=*/true);
   ASSERT_TRUE(optimized.ok()) << optimized.status();
   EXPECT_THAT((*baseline)->optimized_ir(), HasSubstr("call double @helper_scale"));
@@ -224,13 +224,13 @@ TEST(JitEngineTest, BaselineTierRunsItsOwnPipeline) {
   EXPECT_TRUE((*optimized)->assembly().find("vfmadd") != std::string::npos ||
               (*optimized)->assembly().find("ymm") != std::string::npos);
   std::vector<double> in = {1, 2, 3, 4, 5}, a(5, 1.0), b(5, 1.0);
-  reinterpret_cast<UnaryLoopFn>((*baseline)->entry())(a.data(), in.data(), 5);
-  reinterpret_cast<UnaryLoopFn>((*optimized)->entry())(b.data(), in.data(), 5);
+  reinterpret_cast<UnaryLoopFn>((*baseline)->function())(a.data(), in.data(), 5);
+  reinterpret_cast<UnaryLoopFn>((*optimized)->function())(b.data(), in.data(), 5);
   EXPECT_EQ(a, (std::vector<double>{3, 5, 7, 9, 11}));
   EXPECT_EQ(a, b);
 }
 
-TEST(JitEngineTest, CodeTiersHaveNames) {
+TEST(OrcEngineTest, CodeTiersHaveNames) {
   for (CodeTier tier : {CodeTier::kOptimized, CodeTier::kBaseline}) {
     absl::StatusOr<CodeTier> parsed = ParseCodeTier(CodeTierName(tier));
     ASSERT_TRUE(parsed.ok()) << parsed.status();
@@ -241,21 +241,21 @@ TEST(JitEngineTest, CodeTiersHaveNames) {
   EXPECT_THAT(unknown.status().message(), HasSubstr("expected o2 or baseline"));
 }
 
-TEST(JitEngineTest, ModulesWithTheSameNamesLiveSideBySide) {
-  absl::StatusOr<std::unique_ptr<JitCode>> twice = CompileIr(AxpyLoopIr(2.0));
-  absl::StatusOr<std::unique_ptr<JitCode>> thrice = CompileIr(AxpyLoopIr(3.0));
+TEST(OrcEngineTest, ModulesWithTheSameNamesLiveSideBySide) {
+  absl::StatusOr<std::unique_ptr<OrcCode>> twice = CompileIr(AxpyLoopIr(2.0));
+  absl::StatusOr<std::unique_ptr<OrcCode>> thrice = CompileIr(AxpyLoopIr(3.0));
   ASSERT_TRUE(twice.ok()) << twice.status();
   ASSERT_TRUE(thrice.ok()) << thrice.status();
   std::vector<double> in = {1, 2, 3}, a(3, 0.0), b(3, 0.0);
-  reinterpret_cast<UnaryLoopFn>((*twice)->entry())(a.data(), in.data(), 3);
-  reinterpret_cast<UnaryLoopFn>((*thrice)->entry())(b.data(), in.data(), 3);
+  reinterpret_cast<UnaryLoopFn>((*twice)->function())(a.data(), in.data(), 3);
+  reinterpret_cast<UnaryLoopFn>((*thrice)->function())(b.data(), in.data(), 3);
   EXPECT_EQ(a, (std::vector<double>{2, 4, 6}));
   EXPECT_EQ(b, (std::vector<double>{3, 6, 9}));
 }
 
-// Code memory goes back when JitCode is dropped: resident memory and the number of code
+// Code memory goes back when OrcCode is dropped: resident memory and the number of code
 // mappings stop growing after a warm-up, however many modules come and go.
-TEST(JitEngineTest, DroppedCodeIsFreed) {
+TEST(OrcEngineTest, DroppedCodeIsFreed) {
   constexpr int kWarmup = 200, kTotal = 2000;
   int64_t rss_warm = 0;
   int maps_warm = 0;
@@ -265,10 +265,10 @@ TEST(JitEngineTest, DroppedCodeIsFreed) {
       rss_warm = ResidentBytes();
       maps_warm = CodeMappings();
     }
-    absl::StatusOr<std::unique_ptr<JitCode>> code = CompileIr(AxpyLoopIr(i));
+    absl::StatusOr<std::unique_ptr<OrcCode>> code = CompileIr(AxpyLoopIr(i));
     ASSERT_TRUE(code.ok()) << code.status();
     std::fill(out.begin(), out.end(), 1.0);
-    reinterpret_cast<UnaryLoopFn>((*code)->entry())(out.data(), in.data(), 5);
+    reinterpret_cast<UnaryLoopFn>((*code)->function())(out.data(), in.data(), 5);
     ASSERT_EQ(out[4], 5.0 * i + 1.0);
   }
   const int64_t rss_end = ResidentBytes();
@@ -281,11 +281,11 @@ TEST(JitEngineTest, DroppedCodeIsFreed) {
   EXPECT_LT(maps_end - maps_warm, 50);
 }
 
-TEST(JitEngineTest, LiveCodeHoldsMappingsUntilDropped) {
-  std::vector<std::unique_ptr<JitCode>> live;
+TEST(OrcEngineTest, LiveCodeHoldsMappingsUntilDropped) {
+  std::vector<std::unique_ptr<OrcCode>> live;
   const int maps_before = CodeMappings();
   for (int i = 0; i < 100; ++i) {
-    absl::StatusOr<std::unique_ptr<JitCode>> code = CompileIr(AxpyLoopIr(i));
+    absl::StatusOr<std::unique_ptr<OrcCode>> code = CompileIr(AxpyLoopIr(i));
     ASSERT_TRUE(code.ok()) << code.status();
     live.push_back(*std::move(code));
   }
@@ -298,7 +298,7 @@ TEST(JitEngineTest, LiveCodeHoldsMappingsUntilDropped) {
   EXPECT_LT(maps_after - maps_before, 20);
 }
 
-TEST(JitEngineTest, ConcurrentCompilesAreCorrect) {
+TEST(OrcEngineTest, ConcurrentCompilesAreCorrect) {
   constexpr int kThreads = 4, kPerThread = 20;
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
@@ -306,7 +306,7 @@ TEST(JitEngineTest, ConcurrentCompilesAreCorrect) {
     threads.emplace_back([t, &failures] {
       for (int i = 0; i < kPerThread; ++i) {
         const double k = 100.0 * t + i;
-        absl::StatusOr<std::unique_ptr<JitCode>> code = CompileIr(AxpyLoopIr(k));
+        absl::StatusOr<std::unique_ptr<OrcCode>> code = CompileIr(AxpyLoopIr(k));
         if (!code.ok()) {
           ADD_FAILURE() << code.status();
           ++failures;
@@ -314,7 +314,7 @@ TEST(JitEngineTest, ConcurrentCompilesAreCorrect) {
         }
         std::vector<double> in(37), out(37, 0.5);
         for (int j = 0; j < 37; ++j) in[j] = j;
-        reinterpret_cast<UnaryLoopFn>((*code)->entry())(out.data(), in.data(), 37);
+        reinterpret_cast<UnaryLoopFn>((*code)->function())(out.data(), in.data(), 37);
         for (int j = 0; j < 37; ++j) {
           if (out[j] != k * j + 0.5) {
             ADD_FAILURE() << "thread " << t << " compile " << i << " out[" << j << "] = " << out[j];
@@ -329,8 +329,8 @@ TEST(JitEngineTest, ConcurrentCompilesAreCorrect) {
   EXPECT_EQ(failures.load(), 0);
 }
 
-TEST(JitEngineTest, UndefinedEntryIsAnError) {
-  absl::StatusOr<std::unique_ptr<JitCode>> code =
+TEST(OrcEngineTest, UndefinedEntryIsAnError) {
+  absl::StatusOr<std::unique_ptr<OrcCode>> code =
       CompileIr(UnaryLoopIr("exp", "double"), "no_such_entry");
   EXPECT_EQ(code.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(code.status().message(), HasSubstr("no_such_entry"));
@@ -339,18 +339,18 @@ TEST(JitEngineTest, UndefinedEntryIsAnError) {
   EXPECT_EQ(code.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST(JitEngineTest, InternalEntryIsStillFound) {
-  absl::StatusOr<std::unique_ptr<JitCode>> code = CompileIr(R"(
+TEST(OrcEngineTest, InternalEntryIsStillFound) {
+  absl::StatusOr<std::unique_ptr<OrcCode>> code = CompileIr(R"(
 define internal i64 @f(i64 %x) {
   %y = mul i64 %x, 7
   ret i64 %y
 }
 )");
   ASSERT_TRUE(code.ok()) << code.status();
-  EXPECT_EQ(reinterpret_cast<int64_t (*)(int64_t)>((*code)->entry())(6), 42);
+  EXPECT_EQ(reinterpret_cast<int64_t (*)(int64_t)>((*code)->function())(6), 42);
 }
 
-TEST(JitEngineTest, UnresolvedSymbolKeepsLlvmMessage) {
+TEST(OrcEngineTest, UnresolvedSymbolKeepsLlvmMessage) {
   constexpr char kIr[] = R"(
 declare void @graphjit_test_no_such_symbol()
 define void @f() {
@@ -358,7 +358,7 @@ define void @f() {
   ret void
 }
 )";
-  absl::StatusOr<std::unique_ptr<JitCode>> code = CompileIr(kIr);
+  absl::StatusOr<std::unique_ptr<OrcCode>> code = CompileIr(kIr);
   ASSERT_FALSE(code.ok());
   EXPECT_THAT(code.status().message(), HasSubstr("Symbols not found"));
   EXPECT_THAT(code.status().message(), HasSubstr("graphjit_test_no_such_symbol"));
@@ -367,27 +367,27 @@ define void @f() {
   EXPECT_TRUE(code.ok()) << code.status();
 }
 
-TEST(JitEngineTest, BrokenModuleIsInvalidArgument) {
-  JitRequest request;
+TEST(OrcEngineTest, BrokenModuleIsInvalidArgument) {
+  OrcRequest request;
   request.context = std::make_unique<llvm::LLVMContext>();
   request.module = std::make_unique<llvm::Module>("broken", *request.context);
   auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(*request.context), false);
   llvm::Function* f =
       llvm::Function::Create(type, llvm::Function::ExternalLinkage, "f", *request.module);
   llvm::BasicBlock::Create(*request.context, "entry", f);  // no terminator
-  request.entry_name = "f";
-  absl::StatusOr<std::unique_ptr<JitCode>> code = Engine().Compile(std::move(request));
+  request.function_name = "f";
+  absl::StatusOr<std::unique_ptr<OrcCode>> code = Engine().Compile(std::move(request));
   EXPECT_EQ(code.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(code.status().message(), HasSubstr("does not have terminator"));
 
-  EXPECT_EQ(Engine().Compile(JitRequest()).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Engine().Compile(OrcRequest()).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 extern "C" double GraphjitTestTriple(double x) { return 3 * x; }
 extern "C" double GraphjitTestQuadruple(double x) { return 4 * x; }
 
-TEST(JitEngineTest, RegisteredHostSymbolsAreCallable) {
-  JitEngine& engine = Engine();
+TEST(OrcEngineTest, RegisteredHostSymbolsAreCallable) {
+  OrcEngine& engine = Engine();
   void* triple = reinterpret_cast<void*>(&GraphjitTestTriple);
   void* quadruple = reinterpret_cast<void*>(&GraphjitTestQuadruple);
   ASSERT_TRUE(engine.RegisterHostSymbol("graphjit_test_triple", triple).ok());
@@ -395,11 +395,11 @@ TEST(JitEngineTest, RegisteredHostSymbolsAreCallable) {
   EXPECT_EQ(engine.RegisterHostSymbol("graphjit_test_triple", quadruple).code(),
             absl::StatusCode::kAlreadyExists);
 
-  absl::StatusOr<std::unique_ptr<JitCode>> code =
+  absl::StatusOr<std::unique_ptr<OrcCode>> code =
       CompileIr(UnaryLoopIr("graphjit_test_triple", "double"));
   ASSERT_TRUE(code.ok()) << code.status();
   std::vector<double> in = {1, -2, 0.5}, out(3);
-  reinterpret_cast<UnaryLoopFn>((*code)->entry())(out.data(), in.data(), 3);
+  reinterpret_cast<UnaryLoopFn>((*code)->function())(out.data(), in.data(), 3);
   EXPECT_EQ(out, (std::vector<double>{3, -6, 1.5}));
 }
 
