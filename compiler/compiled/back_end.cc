@@ -174,7 +174,8 @@ class UnitSource {
   std::vector<std::unique_ptr<KernelUnit>> made_;
 };
 
-const char* HowGot(const ModuleGroup& g) {
+const char* HowGot(const ModuleGroup& g, bool got) {
+  if (!got) return "to get";
   if (!g.module.ok()) return "failed";
   if (!g.built) return "live";
   if (g.fetched) return "fetched from the remote cache";
@@ -194,8 +195,10 @@ struct BackEndState {
   std::unique_ptr<UnitSource> units;
   std::vector<std::shared_ptr<const KernelCode>> code;  // per distinct kernel
   std::vector<int> missing;                             // distinct kernels not live
+  bool looked_up = false;                               // find_live has run
   std::vector<ModuleGroup> groups;
-  int threads = 0;  // compile threads get_modules used
+  bool got = false;  // get_modules has run
+  int threads = 0;   // compile threads get_modules used
 };
 
 // A listing of what the steps have found so far, for --print-after.
@@ -207,9 +210,12 @@ std::string BackEndText(const BackEndState& s) {
                    c.units.empty() ? " (bound from a graph record)" : "", "\n");
   for (size_t k = 0; k < c.bindings.size(); ++k) {
     const int j = c.distinct_of.at(c.bindings[k].key);
+    const bool missing = std::find(s.missing.begin(), s.missing.end(), j) != s.missing.end();
     absl::StrAppend(&text, "  ", program.kernels[k].name, ": distinct ", j, ", key ",
                     c.bindings[k].key.ToHex().substr(0, 16),
-                    j < static_cast<int>(s.code.size()) && s.code[j] != nullptr ? ", live" : "",
+                    !s.looked_up ? ""
+                    : missing    ? ", missing"
+                                 : ", live",
                     "\n");
   }
   if (!s.groups.empty() || !s.missing.empty()) {
@@ -220,7 +226,7 @@ std::string BackEndText(const BackEndState& s) {
     std::vector<std::string> names;
     for (int j : g.members) names.push_back(program.kernels[c.distinct[j]].name);
     absl::StrAppend(&text, "  module ", m, " ", g.key.ToHex().substr(0, 16), ": ",
-                    absl::StrJoin(names, ", "), " (", HowGot(g), ")\n");
+                    absl::StrJoin(names, ", "), " (", HowGot(g, s.got), ")\n");
   }
   return text;
 }
@@ -344,6 +350,7 @@ absl::StatusOr<std::unique_ptr<KernelSet>> BackEnd::Compile(const Program& progr
   steps.Add("find_live", [](S& s) -> absl::StatusOr<bool> {
     s.code.assign(s.canonical.distinct.size(), nullptr);
     s.missing = FindLiveKernels(s.canonical, *s.options->store, s.keep_text, &s.code);
+    s.looked_up = true;
     return false;
   });
   steps.Add("group_modules", [](S& s) -> absl::StatusOr<bool> {
@@ -360,6 +367,7 @@ absl::StatusOr<std::unique_ptr<KernelSet>> BackEnd::Compile(const Program& progr
     sources.remote = s.keep_text ? nullptr : s.options->remote;
     sources.max_threads = std::max(1, s.options->threads);
     s.threads = GetOrCompileModules(sources, &s.groups);
+    s.got = true;
     s.set->stats_.remote = sources.remote != nullptr;
     return false;
   });

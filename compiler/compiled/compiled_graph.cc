@@ -47,6 +47,12 @@ int ThreadsOf(const CompileGraphOptions& options) {
 
 absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
     const ir::Graph& graph, const runtime::TensorMap& params, const CompileGraphOptions& options) {
+  return Compile(graph, params, options, /*read_record=*/true);
+}
+
+absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
+    const ir::Graph& graph, const runtime::TensorMap& params, const CompileGraphOptions& options,
+    bool read_record) {
   GJ_RETURN_IF_ERROR(CheckThreads(options.threads, "CompileGraphOptions::threads"));
   GJ_RETURN_IF_ERROR(CheckVectorBytes(options.codegen.max_vector_bytes,
                                       "CompileGraphOptions::codegen.max_vector_bytes"));
@@ -71,8 +77,8 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
       !codegen.emit_asm) {
     const auto start = ir::Clock::now();
     record_key = GraphRecordKey(graph, params, options);
-    from_record =
-        record_key.has_value() && cg->ReadRecord(*env.disk, *record_key, params, &bindings);
+    from_record = read_record && record_key.has_value() &&
+                  cg->ReadRecord(*env.disk, *record_key, params, &bindings);
     cg->timings_.record = ir::SecondsSince(start);
   }
   if (!from_record) GJ_RETURN_IF_ERROR(cg->OptimizeAndLower(graph, params, options));
@@ -96,7 +102,16 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
   if (from_record) kernel_options.bindings = &bindings;
   kernel_options.print_after = options.print_after_back_end;
   kernel_options.print_sink = options.back_end_sink;
-  GJ_ASSIGN_OR_RETURN(cg->kernels_, KernelSet::Compile(cg->lowered_.program, kernel_options));
+  absl::StatusOr<std::unique_ptr<KernelSet>> kernels =
+      KernelSet::Compile(cg->lowered_.program, kernel_options);
+  if (!kernels.ok() && from_record && kernels.status().code() == absl::StatusCode::kDataLoss) {
+    // The record's kernel bindings do not match its program (a damaged record that passed
+    // its checks): it is never read again, and the graph compiles as without it.
+    env.disk->Remove(*record_key);
+    return Compile(graph, params, options, /*read_record=*/false);
+  }
+  GJ_RETURN_IF_ERROR(kernels.status());
+  cg->kernels_ = *std::move(kernels);
   if (!dump_dir.empty()) {
     DumpStage(dump_dir, index, graph.name(), "3-llvm", cg->kernels_->llvm_ir());
     DumpStage(dump_dir, index, graph.name(), "4-llvm-opt", cg->kernels_->optimized_ir());

@@ -89,6 +89,12 @@ class CompiledGraph {
   const std::vector<PassStats>& pass_stats() const { return pass_stats_; }
 
  private:
+  // Compile, reading the disk cache's graph record only if `read_record` (a record whose
+  // bindings turn out not to match is removed and the graph compiled without one).
+  static absl::StatusOr<std::unique_ptr<CompiledGraph>> Compile(const ir::Graph& graph,
+                                                                const runtime::TensorMap& params,
+                                                                const CompileGraphOptions& options,
+                                                                bool read_record);
   explicit CompiledGraph(bool profile);
   // The pass pipeline (when options.optimize) and lowering: graph_, params_, lowered_.
   absl::Status OptimizeAndLower(const ir::Graph& graph, const runtime::TensorMap& params,

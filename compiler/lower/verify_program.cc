@@ -65,11 +65,11 @@ class ExprChecker {
         break;
     }
     if (want < 0 || e->operands.size() != static_cast<size_t>(want)) {
-      return Error(
-          what,
-          absl::StrCat("`",
-                       ExprToString(std::shared_ptr<const Expr>(std::shared_ptr<const Expr>(), e)),
-                       "` has ", e->operands.size(), " operands, expected ", want));
+      // Described by its fields: printing a malformed expression would read the operands
+      // it lacks.
+      return Error(what, absl::StrCat("an expression of kind ", static_cast<int>(e->kind), " (op ",
+                                      static_cast<int>(e->op), ") has ", e->operands.size(),
+                                      " operands, expected ", want));
     }
     for (const ExprPtr& operand : e->operands) GJ_RETURN_IF_ERROR(Check(operand.get(), what));
     return absl::OkStatus();

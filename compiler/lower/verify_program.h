@@ -17,7 +17,8 @@ namespace graphjit::compiler {
 // args have an arg index below num_args, an output written in place aliases an input,
 // kernels have unique names, the fields their kind needs, store indices for every dim of
 // the buffer they write, never write an input or a parameter, and their parallel loop and
-// range symbols exist.
+// range symbols exist. For programs as lowering makes them (kernel units, which leave
+// Buffer::shape empty, are not its input).
 absl::Status VerifyProgram(const Program& program);
 
 }  // namespace graphjit::compiler

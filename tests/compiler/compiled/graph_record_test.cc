@@ -140,6 +140,32 @@ TEST_F(GraphRecordTest, KernelsGoneFromDiskAreCompiledAgain) {
   ExpectSameBits(Run(**warm), expected);
 }
 
+// A record that passes every check but binds a kernel to another key than its
+// canonical form's (damage, or a bug): the kernel's unit is refused when its module must
+// compile, the record is removed, and the graph compiles as without it.
+TEST_F(GraphRecordTest, BindingsThatDoNotMatchAreRemovedAndCompiledWithout) {
+  auto cold = CompileFresh();
+  ASSERT_TRUE(cold.ok()) << cold.status();
+  const std::vector<runtime::Tensor> expected = Run(**cold);
+  const ContentKey key = *GraphRecordKey(graph_, model_->params(), CompileGraphOptions{});
+  absl::StatusOr<GraphRecord> decoded = DecodeGraphRecord(*disk_->Load(key));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  std::vector<KernelBinding> bindings = (*cold)->kernels().bindings();
+  bindings[0].key = KernelContentKey("not this kernel's canonical form");
+  const runtime::TensorMap made = MadeParams(model_->params(), (*cold)->params());
+  disk_->Store(key, EncodeGraphRecord(decoded->graph, made, decoded->lowered, bindings).record);
+  cold->reset();
+  auto healed = CompileFresh();
+  ASSERT_TRUE(healed.ok()) << healed.status();
+  EXPECT_FALSE((*healed)->from_record());
+  ExpectSameBits(Run(**healed), expected);
+  // Written again, right this time.
+  auto warm = CompileFresh();
+  ASSERT_TRUE(warm.ok()) << warm.status();
+  EXPECT_TRUE((*warm)->from_record());
+  ExpectSameBits(Run(**warm), expected);
+}
+
 TEST_F(GraphRecordTest, OtherWeightsOrOptionsNeverReadIt) {
   ASSERT_TRUE(CompileFresh().ok());
   auto other_model = *models::CreateModel("decode:d=32,H=4,G=2,dh=8,f=64,seed=42");
