@@ -69,7 +69,15 @@ fi
 BUILD_DIR="${GRAPHJIT_BUILD_DIR:-build}"
 # The cache options this run needs; an existing build dir is reconfigured only where one
 # differs (a study-only build gains its tests and benchmarks on the first full run).
-WANT=(-DGRAPHJIT_WERROR="$([[ -n ${GRAPHJIT_WERROR:-} && ${GRAPHJIT_WERROR} != 0 ]] && echo ON || echo OFF)")
+WANT=()
+# Only when set: a local run after CI's leaves the build dir (and a developer's own
+# -DGRAPHJIT_WERROR) as it is.
+if [[ -n ${GRAPHJIT_WERROR:-} ]]; then
+  case "${GRAPHJIT_WERROR,,}" in
+    0 | off | no | false) WANT+=(-DGRAPHJIT_WERROR=OFF) ;;
+    *) WANT+=(-DGRAPHJIT_WERROR=ON) ;;
+  esac
+fi
 if [[ $MODE == all ]]; then
   WANT+=(-DGRAPHJIT_BUILD_TESTS=ON -DGRAPHJIT_BUILD_BENCHMARKS=ON)
 elif [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
@@ -79,14 +87,18 @@ configure=0
 if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
   configure=1
 else
-  for opt in "${WANT[@]}"; do
+  for opt in ${WANT[@]+"${WANT[@]}"}; do
     # -DNAME=VALUE against the cache's NAME:BOOL=VALUE.
     name="${opt#-D}" && name="${name%%=*}"
     grep -q "^$name:BOOL=${opt##*=}\$" "$BUILD_DIR/CMakeCache.txt" || configure=1
   done
 fi
 if ((configure)); then
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${WANT[@]}"
+  if [[ -f "$BUILD_DIR/build.ninja" ]]; then
+    cmake -S . -B "$BUILD_DIR" ${WANT[@]+"${WANT[@]}"}
+  else
+    cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release ${WANT[@]+"${WANT[@]}"}
+  fi
 fi
 if [[ $MODE == study ]]; then
   cmake --build "$BUILD_DIR" -j"$(nproc)" --target graphjit-study

@@ -1,5 +1,6 @@
 #include "tools/study_common.h"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -102,9 +103,9 @@ absl::Status PlotStudy(const std::string& json, const std::string& dir, const st
   std::fflush(stdout);
   const int rc = std::system(command.c_str());
   if (rc != 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("--plot: ", script, " failed (exit status ", rc, "); the JSON is in ",
-                     json_path, "; matplotlib: apt-get install -y python3-matplotlib"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--plot: ", script, " failed (exit status ", WIFEXITED(rc) ? WEXITSTATUS(rc) : rc,
+        "); the JSON is in ", json_path, "; matplotlib: apt-get install -y python3-matplotlib"));
   }
   return absl::OkStatus();
 }

@@ -133,6 +133,11 @@ int Main(int argc, char** argv) {
     }
   }
   auto wants = [&](const char* s) { return std::find(only.begin(), only.end(), s) != only.end(); };
+  // Checked before the studies run, not after: the figures draw these two sections.
+  if (!absl::GetFlag(FLAGS_plot).empty() && !wants("policies") && !wants("powerlaws")) {
+    return fail(absl::InvalidArgumentError(
+        "--plot draws the policies and powerlaws sections: add one of them to --only"));
+  }
   if (absl::GetFlag(FLAGS_steps) < 1 || absl::GetFlag(FLAGS_prompt) < 0) {
     return fail(absl::InvalidArgumentError("--steps must be >= 1 and --prompt >= 0"));
   }

@@ -418,8 +418,10 @@ for png in policies powerlaws; do
 done
 python3 -c "import json,sys; json.load(open(sys.argv[1]))['policies']" "$work/plots/study.json" &&
   pass "study --plot writes study.json" || fail "study --plot writes study.json"
-expect_error "study --plot into a file" "--plot: cannot write" "$bin/graphjit-study" --only=flops \
-  --plot "$work/plots/study.json"
+expect_error "study --plot into a file" "--plot: cannot write" "$bin/graphjit-study" \
+  --only=powerlaws --plot "$work/plots/study.json"
+expect_error "study --plot without a plotted section" "add one of them to --only" \
+  "$bin/graphjit-study" --only=flops --plot "$work/plots"
 expect_error "study unknown section" "unknown section 'nope'" "$bin/graphjit-study" --only=nope
 expect_error "study bad dtype" "--dtype: expected f32 or f64" "$bin/graphjit-study" --dtype=f16 --only=breaks
 expect_error "study non-decode model" "the studies run a decode layer" "$bin/graphjit-study" --model=linear --only=breaks
