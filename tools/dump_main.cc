@@ -286,16 +286,6 @@ std::vector<std::string> LowerStepNames() {
   return names;
 }
 
-bool IsLowerStep(const std::string& name) {
-  const std::vector<std::string> names = LowerStepNames();
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
-bool IsBackEndStep(const std::string& name) {
-  const std::vector<std::string>& names = compiler::BackEnd::StepNames();
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
 // `512*S+346112`, and its value when every symbol is bound (`= 411648`).
 std::string Formula(const ir::SymExpr& e, const ir::Bindings& bindings) {
   absl::StatusOr<int64_t> v = e.Evaluate(bindings);
@@ -362,7 +352,8 @@ int Main(int argc, char** argv) {
   // every list.
   std::vector<std::string> after_passes, after_steps, after_back_end;
   for (const std::string& name : print_after) {
-    const bool step = IsLowerStep(name), back_end = IsBackEndStep(name);
+    const bool step = absl::c_linear_search(LowerStepNames(), name);
+    const bool back_end = absl::c_linear_search(compiler::BackEnd::StepNames(), name);
     if (name == "*" || (!step && !back_end)) after_passes.push_back(name);
     if (name == "*" || step) after_steps.push_back(name);
     if (name == "*" || back_end) after_back_end.push_back(name);

@@ -183,6 +183,8 @@ const char* HowGot(const ModuleGroup& g, bool got) {
   return "compiled";
 }
 
+}  // namespace
+
 // What the steps pass along: the set being built and what each step found.
 struct BackEndState {
   const Program* program;
@@ -200,6 +202,8 @@ struct BackEndState {
   bool got = false;  // get_modules has run
   int threads = 0;   // compile threads get_modules used
 };
+
+namespace {
 
 // A listing of what the steps have found so far, for --print-after.
 std::string BackEndText(const BackEndState& s) {
@@ -277,22 +281,11 @@ std::vector<KernelSet::Address> KernelSet::AddressesOf(const Program& program) {
 }
 
 const std::vector<std::string>& BackEnd::StepNames() {
-  static const auto* names = new std::vector<std::string>{
-      "canonicalize", "plan_calls", "find_live", "group_modules", "get_modules", "link"};
+  static const auto* names = new std::vector<std::string>(Steps().names());
   return *names;
 }
 
-absl::StatusOr<std::unique_ptr<KernelSet>> BackEnd::Compile(const Program& program,
-                                                            const KernelSetOptions& options) {
-  const auto start = ir::Clock::now();
-  GJ_CHECK(options.run_threads >= 1 && options.run_threads <= runtime::kMaxThreads)
-      << "KernelSetOptions::run_threads " << options.run_threads;
-  BackEndState state;
-  state.program = &program;
-  state.options = &options;
-  state.keep_text = options.codegen.keep_ir || options.codegen.emit_asm;
-  state.set.reset(new KernelSet());
-  KernelSet& set = *state.set;
+ir::PassManager<BackEndState> BackEnd::Steps() {
   using S = BackEndState;
   ir::PassManager<S> steps({.step = "back-end step",
                             .list = "the back end",
@@ -394,13 +387,27 @@ absl::StatusOr<std::unique_ptr<KernelSet>> BackEnd::Compile(const Program& progr
     }
     return false;
   });
+  return steps;
+}
+
+absl::StatusOr<std::unique_ptr<KernelSet>> BackEnd::Compile(const Program& program,
+                                                            const KernelSetOptions& options) {
+  const auto start = ir::Clock::now();
+  GJ_CHECK(options.run_threads >= 1 && options.run_threads <= runtime::kMaxThreads)
+      << "KernelSetOptions::run_threads " << options.run_threads;
+  BackEndState state;
+  state.program = &program;
+  state.options = &options;
+  state.keep_text = options.codegen.keep_ir || options.codegen.emit_asm;
+  state.set.reset(new KernelSet());
+  KernelSet& set = *state.set;
+  ir::PassManager<BackEndState> steps = Steps();
   if (!options.print_after.empty()) {
-    GJ_RETURN_IF_ERROR(
-        steps.SetPrintAfter(options.print_after, [&options](const std::string& step, const S& s) {
+    GJ_RETURN_IF_ERROR(steps.SetPrintAfter(
+        options.print_after, [&options](const std::string& step, const BackEndState& s) {
           if (options.print_sink) options.print_sink(step, BackEndText(s));
         }));
   }
-  GJ_CHECK(steps.names() == StepNames()) << "BackEnd::StepNames is out of date";
   absl::Status status = steps.Run(state);
   set.stats_.steps = steps.stats();
   GJ_RETURN_IF_ERROR(status);

@@ -22,8 +22,11 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/compiled/kernel_set.h"
+#include "ir/pass_manager.h"
 
 namespace graphjit::compiler {
+
+struct BackEndState;  // back_end.cc: what the steps pass along
 
 class BackEnd {
  public:
@@ -32,6 +35,10 @@ class BackEnd {
   // Runs them on `program`; KernelSet::Compile is this.
   static absl::StatusOr<std::unique_ptr<KernelSet>> Compile(const Program& program,
                                                             const KernelSetOptions& options);
+
+ private:
+  // The one list of steps that StepNames and Compile both read.
+  static ir::PassManager<BackEndState> Steps();
 };
 
 }  // namespace graphjit::compiler

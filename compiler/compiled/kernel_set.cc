@@ -4,19 +4,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
 #include <thread>
 #include <tuple>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
 #include "compiler/compiled/back_end.h"
-#include "compiler/compiled/step_phases.h"
-#include "compiler/lower/kernel_unit.h"
-#include "compiler/lower/parallel_loops.h"
 #include "compiler/store/content_store.h"
 #include "ir/clock.h"
 #include "ir/status_macros.h"
