@@ -167,6 +167,37 @@ ValueId FlatWindows(Context& ctx, ValueId x, const WindowSpec& w) {
   return Reshape(ctx, win, flat);
 }
 
+// Each element of the window of `windows` (window(x) under `w`: [n, c, k.., o..]) as a
+// value of the output's shape [n, c, o..], in row-major window order. Small windows are
+// computed as elementwise ops of these taps: the loop innermost then runs along an
+// output row (contiguous, vectorizable), where a reduction over the window would run
+// innermost over the few window elements, one output at a time.
+std::vector<ValueId> Taps(Context& ctx, ValueId windows, const WindowSpec& w) {
+  const std::vector<int64_t>& kernel = w.kernel;
+  const int k = static_cast<int>(kernel.size());
+  const Shape win_shape = ctx.type(windows).shape;
+  Shape out_shape = {win_shape[0], win_shape[1]};
+  out_shape.insert(out_shape.end(), win_shape.end() - k, win_shape.end());
+  int64_t window_size = 1;
+  for (int64_t d : kernel) window_size *= d;
+  std::vector<ValueId> taps;
+  for (int64_t j = 0; j < window_size; ++j) {
+    ValueId tap = windows;
+    for (int i = k - 1, rest = static_cast<int>(j); i >= 0; rest /= kernel[i], --i) {
+      const int64_t at = rest % kernel[i];
+      tap = ctx.Op(OpCode::kSlice, {tap},
+                   {{"axis", int64_t{2 + i}}, {"start", SymExpr(at)}, {"end", SymExpr(at + 1)}});
+    }
+    taps.push_back(Reshape(ctx, tap, out_shape));
+  }
+  return taps;
+}
+
+// The most window elements a pool computes as elementwise ops of its taps (3 x 3 and
+// 2 x 2 pools: a 3 x 3 / 2 max pool over 64 x 112 x 112 took 2.4 ms as a reduction over
+// the window, one output at a time); larger windows (global pools) stay reductions.
+constexpr int64_t kMaxPoolTaps = 16;
+
 // Conv: y[n, m, o..] = sum over c in m's group and the window of x_padded * w, + b.
 // The convolution of x [n, c, d..] (padded as `w` says) with weights `wt`
 // [m, c/group, k..] under `w`'s strides and dilations: y [n, m, o..], without bias.
@@ -185,23 +216,14 @@ absl::StatusOr<ValueId> EmitConv(Context& ctx, ValueId x, ValueId wt, const Wind
     ValueId windows = Windows(ctx, PadSpatial(ctx, x, w.pad_begin, w.pad_end, 0.0), w);
     ValueId wflat = Reshape(ctx, wt, {m, window_size});
     GJ_RETURN_IF_ERROR(ctx.BuilderStatus());
-    const Shape win_shape = ctx.type(windows).shape;
-    Shape out_shape = {win_shape[0], win_shape[1]};
-    out_shape.insert(out_shape.end(), win_shape.end() - k, win_shape.end());
     Shape w_shape = {m};
     w_shape.resize(1 + k, 1);
+    std::vector<ValueId> taps = Taps(ctx, windows, w);
     ValueId sum = ir::kInvalidValue;
     for (int64_t j = 0; j < window_size; ++j) {
-      ValueId tap = windows;
-      for (int i = k - 1, rest = static_cast<int>(j); i >= 0; rest /= kernel[i], --i) {
-        const int64_t at = rest % kernel[i];
-        tap = ctx.Op(OpCode::kSlice, {tap},
-                     {{"axis", int64_t{2 + i}}, {"start", SymExpr(at)}, {"end", SymExpr(at + 1)}});
-      }
       ValueId wj = ctx.Op(OpCode::kSlice, {wflat},
                           {{"axis", int64_t{1}}, {"start", SymExpr(j)}, {"end", SymExpr(j + 1)}});
-      ValueId term =
-          ctx.Op(OpCode::kMul, {Reshape(ctx, tap, out_shape), Reshape(ctx, wj, w_shape)});
+      ValueId term = ctx.Op(OpCode::kMul, {taps[j], Reshape(ctx, wj, w_shape)});
       sum = sum == ir::kInvalidValue ? term : ctx.Op(OpCode::kAdd, {sum, term});
     }
     return sum;
@@ -398,6 +420,17 @@ absl::Status MaxPool(Context& ctx) {
   // -inf never wins a max (a window always holds one element of x), so padding is exact.
   x = PadSpatial(ctx, x, w.pad_begin, Plus(w.pad_end, w.ceil_extra),
                  -std::numeric_limits<double>::infinity());
+  int64_t window_size = 1;
+  for (int64_t d : w.kernel) window_size *= d;
+  if (window_size <= kMaxPoolTaps) {
+    ValueId windows = Windows(ctx, x, w);
+    GJ_RETURN_IF_ERROR(ctx.BuilderStatus());
+    ValueId y = ir::kInvalidValue;
+    for (ValueId tap : Taps(ctx, windows, w)) {
+      y = y == ir::kInvalidValue ? tap : ctx.Op(OpCode::kMaximum, {y, tap});
+    }
+    return ctx.SetOut(0, y);
+  }
   ValueId flat = FlatWindows(ctx, x, w);
   return ctx.SetOut(0,
                     ctx.Op(OpCode::kReduceMax, {flat}, {{"axis", int64_t{2}}, {"keepdim", false}}));

@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
+
+#include "absl/strings/ascii.h"
 
 namespace {
 
@@ -84,6 +87,23 @@ void UseSingleThreadedBlas() {
     return true;
   }();
   (void)done;
+}
+
+std::string BlasCoreName() {
+  const char* name = openblas_get_corename();
+  return name == nullptr ? "" : name;
+}
+
+bool BlasNarrowerThanHost() {
+  static const bool narrower = [] {
+    if (!__builtin_cpu_supports("avx512f")) return false;
+    const std::string core = absl::AsciiStrToLower(BlasCoreName());
+    for (const char* wide : {"skylakex", "cooperlake", "sapphirerapids"}) {
+      if (core == wide) return false;
+    }
+    return true;
+  }();
+  return narrower;
 }
 
 }  // namespace graphjit::runtime

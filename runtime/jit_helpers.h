@@ -5,6 +5,7 @@
 #define GRAPHJIT_RUNTIME_JIT_HELPERS_H_
 
 #include <cstdint>
+#include <string>
 
 extern "C" {
 
@@ -24,6 +25,14 @@ namespace graphjit::runtime {
 // then splits BLAS kernels itself (KernelSet), and OpenBLAS's own threads would take the
 // cores the pool's parts run on.
 void UseSingleThreadedBlas();
+
+// OpenBLAS's name for the kernels it runs (openblas_get_corename: "Haswell",
+// "Cooperlake", ...), which OPENBLAS_CORETYPE can force.
+std::string BlasCoreName();
+// Whether the host has AVX-512 and OpenBLAS runs narrower kernels on it (AVX2's: an old
+// OpenBLAS that does not know the CPU, or OPENBLAS_CORETYPE=Haswell): generated AVX-512
+// products then beat it on every shape (compiler/lower/matmul_strategy.h).
+bool BlasNarrowerThanHost();
 
 }  // namespace graphjit::runtime
 

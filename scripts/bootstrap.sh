@@ -37,10 +37,12 @@ PACKAGES=(ninja-build ccache llvm-19-dev libopenblas-dev libabsl-dev nlohmann-js
 # importer on (skipped without it); python3-pil and fonts-dejavu-core:
 # scripts/render_text_line.py draws the OCR test's text lines; python3-torch:
 # scripts/export_torch_models.py exports the models the torch tests import (an MLP, a
-# CNN, a TransformerEncoderLayer) and computes their reference outputs.
+# CNN, a TransformerEncoderLayer) and computes their reference outputs;
+# python3-torchvision: benchmarks/zoo/export.py exports the twelve CNNs of the zoo test
+# and benchmark.
 if [[ $MODE == all ]]; then
   PACKAGES+=(libgtest-dev libgmock-dev libbenchmark-dev redis-server clang-format-19
-             libonnx-testdata python3-pil fonts-dejavu-core python3-torch)
+             libonnx-testdata python3-pil fonts-dejavu-core python3-torch python3-torchvision)
 fi
 missing=()
 for p in "${PACKAGES[@]}"; do

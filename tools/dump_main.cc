@@ -41,6 +41,7 @@
 #include "models/model.h"
 #include "models/onnx_model.h"
 #include "onnx/import.h"
+#include "runtime/jit_helpers.h"
 #include "runtime/seeded_inputs.h"
 #include "studies/six_nd.h"
 #include "tools/compile_steps_report.h"
@@ -79,6 +80,9 @@ ABSL_FLAG(bool, fuse_attention, true,
 ABSL_FLAG(int32_t, profile_calls, 200, "timed calls for --profile (after 3 warm-up calls)");
 ABSL_FLAG(std::string, tier, "o2",
           "code tier of the compiled stages, --stats and --profile: o2 or baseline");
+ABSL_FLAG(std::string, products, "",
+          "the kernels of large products: auto, tiles (generated) or blas (OpenBLAS); "
+          "default: GRAPHJIT_PRODUCTS, else auto");
 ABSL_FLAG(bool, stats, false,
           "print node counts (total and computing) after each pass, and pass times");
 ABSL_FLAG(bool, compile_steps, false,
@@ -401,6 +405,14 @@ int Main(int argc, char** argv) {
       return 1;
     }
     options.codegen.tier = *tier;
+    if (const std::string products = absl::GetFlag(FLAGS_products); !products.empty()) {
+      options.products = compiler::ParseProductKernels(products);
+      if (!options.products.has_value()) {
+        std::fprintf(stderr, "graphjit-dump: --products=%s (expected auto, tiles or blas)\n",
+                     products.c_str());
+        return 1;
+      }
+    }
     absl::StatusOr<std::unique_ptr<compiler::CompiledGraph>> cg =
         compiler::CompiledGraph::Compile(graph, ctx.params, options);
     if (cg.ok()) {
@@ -506,6 +518,18 @@ int Main(int argc, char** argv) {
       back_end.push_back(absl::StrFormat("%s %.1f us", st.name, st.seconds * 1e6));
     }
     std::printf("# back-end steps: %s\n", absl::StrJoin(back_end, ", ").c_str());
+    // Which kernels the large products run (GRAPHJIT_PRODUCTS, --products).
+    int tiles = 0, blas = 0;
+    for (const compiler::Kernel& kernel : compiled->program().kernels) {
+      tiles += kernel.kind == compiler::KernelKind::kMatmul &&
+               kernel.order == compiler::MatmulOrder::kTiles;
+      blas += kernel.kind == compiler::KernelKind::kExternMatmul;
+    }
+    compiler::CompileGraphOptions chosen;
+    chosen.products = compiler::ParseProductKernels(absl::GetFlag(FLAGS_products));
+    std::printf("# products (%s; OpenBLAS runs its %s kernels): %d tiled, %d OpenBLAS\n",
+                compiler::ProductKernelsName(compiler::ProductsOf(chosen)),
+                runtime::BlasCoreName().c_str(), tiles, blas);
     PrintStepPlan(*compiled,
                   loaded->model != nullptr ? loaded->model->CompleteBindings(values) : values);
     // Only with a remote cache (GRAPHJIT_REMOTE_CACHE); counts are of modules.

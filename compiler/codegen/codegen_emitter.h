@@ -116,6 +116,14 @@ class KernelEmitter {
   // vectors, else 16).
   int VectorBytes() const;
   int VectorRegisters() const { return VectorBytes() == 64 ? 32 : 16; }
+  // --- tiled products (codegen_tiles.cc)
+  // kTiles: register tiles of broadcast FMAs over packed panels of both operands. False,
+  // with nothing emitted, where it does not apply (ints, out not contiguous along n): the
+  // caller then emits the axpy loops.
+  bool EmitTiles();
+  // for (iv = begin; iv < end; iv += step) body(iv), not bound to a loop variable.
+  void EmitCountedLoop(llvm::Value* begin, llvm::Value* end, int64_t step, const char* name,
+                       absl::FunctionRef<void(llvm::Value*)> body);
   // --- shared with attention (codegen_matmul.cc)
   // How many iterations of the batch loop just outside m to run per pass (1: none), at
   // most max_jam and dividing its constant extent, when rhs does not depend on that loop

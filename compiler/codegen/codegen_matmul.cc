@@ -135,10 +135,13 @@ void KernelEmitter::EmitMatmul() {
     });
     return;
   }
-  if (kernel_.order != MatmulOrder::kAxpy) {
+  if (kernel_.order == MatmulOrder::kTiles) {
+    if (HostHasFma() && EmitTiles()) return;
+  } else if (kernel_.order != MatmulOrder::kAxpy) {
     return Fail("unknown matmul order ", static_cast<int>(kernel_.order));
+  } else if (EmitTiledAxpy()) {
+    return;
   }
-  if (EmitTiledAxpy()) return;
   EmitNest(0, nb + 1, [&] {
     llvm::Value* n_extent = EvalTop(kernel_.loops[n], DType::kI64, "N extent");
     EmitRangedLoop(n_extent, n,

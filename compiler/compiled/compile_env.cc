@@ -107,6 +107,16 @@ const CompileEnv& SettingsFromEnvironment() {
     e->dump_dir = Var("GRAPHJIT_DUMP_DIR");
     const std::string profile = Var("GRAPHJIT_PROFILE");
     e->profile = !profile.empty() && profile != "0";
+    const std::string products = Var("GRAPHJIT_PRODUCTS");
+    if (!products.empty()) {
+      if (std::optional<ProductKernels> p = ParseProductKernels(products)) {
+        e->products = *p;
+      } else {
+        std::fprintf(stderr,
+                     "graphjit: GRAPHJIT_PRODUCTS=%s is not auto, tiles or blas: using auto\n",
+                     products.c_str());
+      }
+    }
     return e;
   }();
   return *settings;

@@ -16,6 +16,7 @@
 //                               this process's affinity mask; 1..1024)
 //   GRAPHJIT_DUMP_DIR           every compile writes its stages there
 //   GRAPHJIT_PROFILE            per-kernel times of every compiled graph, on stderr
+//   GRAPHJIT_PRODUCTS           large products: auto, tiles (generated) or blas (OpenBLAS)
 //   GRAPHJIT_LOG                recompiles, guards, cache (comma-separated, or all)
 // A value that does not parse is reported once on stderr and its default used.
 #ifndef GRAPHJIT_COMPILER_COMPILED_COMPILE_ENV_H_
@@ -23,6 +24,7 @@
 
 #include <string>
 
+#include "compiler/lower/matmul_strategy.h"
 #include "compiler/store/cache_log.h"
 #include "compiler/store/content_store.h"
 #include "compiler/store/disk_cache.h"
@@ -42,6 +44,8 @@ struct CompileEnv {
   int threads = 1;
   std::string dump_dir;  // non-empty: every compile writes its stages there
   bool profile = false;  // time every call per kernel, table on stderr at exit
+  // The kernels of large products (GRAPHJIT_PRODUCTS=auto|tiles|blas).
+  ProductKernels products = ProductKernels::kAuto;
   LogFlags log;
 
   // The process's environment, read once (at the first call) and kept for the process.

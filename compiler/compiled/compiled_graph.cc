@@ -45,6 +45,11 @@ int ThreadsOf(const CompileGraphOptions& options) {
   return (options.env != nullptr ? *options.env : CompileEnv::FromEnvironment()).threads;
 }
 
+ProductKernels ProductsOf(const CompileGraphOptions& options) {
+  if (options.products.has_value()) return *options.products;
+  return (options.env != nullptr ? *options.env : CompileEnv::FromEnvironment()).products;
+}
+
 absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
     const ir::Graph& graph, const runtime::TensorMap& params, const CompileGraphOptions& options) {
   return Compile(graph, params, options, /*read_record=*/true);
@@ -150,6 +155,7 @@ absl::Status CompiledGraph::OptimizeAndLower(const ir::Graph& graph,
   start = ir::Clock::now();
   LowerOptions lower_options;
   lower_options.fuse_attention = options.fuse_attention;
+  lower_options.products = ProductsOf(options);
   GJ_ASSIGN_OR_RETURN(lowered_, Lower(graph_, lower_options));
   timings_.lower = ir::SecondsSince(start);
   return absl::OkStatus();

@@ -39,6 +39,10 @@ struct CompileGraphOptions {
   // -1: the measured default (compiler/compiled/kernel_set.h). 0 splits every parallel
   // loop, however small: what tests use to run uneven splits on tiny shapes.
   int64_t min_parallel_work = -1;
+  // The kernels of large products: generated tiles or OpenBLAS (auto: measured per
+  // shape; compiler/lower/matmul_strategy.h). Unset: CompileEnv::products
+  // (GRAPHJIT_PRODUCTS).
+  std::optional<ProductKernels> products = {};
   // The back end's state printed after these of its steps (compiler/compiled/back_end.h,
   // KernelSetOptions::print_after; graphjit-dump --print-after=group_modules).
   std::vector<std::string> print_after_back_end = {};
@@ -49,6 +53,8 @@ struct CompileGraphOptions {
 absl::Status CheckThreads(const std::optional<int>& threads, const char* option);
 // The threads a graph compiled with `options` runs its kernels on.
 int ThreadsOf(const CompileGraphOptions& options);
+// The product kernels a graph compiled with `options` uses.
+ProductKernels ProductsOf(const CompileGraphOptions& options);
 
 class CompiledGraph {
  public:

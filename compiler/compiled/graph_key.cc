@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/printer.h"
+#include "runtime/jit_helpers.h"
 
 namespace graphjit::compiler {
 
@@ -20,6 +21,8 @@ ContentKey GraphContentKey(const ir::Graph& graph, const runtime::TensorMap& par
       ",tile_matmuls=", options.codegen.tile_matmuls, ",tier=", CodeTierName(options.codegen.tier),
       ",max_vector_bytes=", options.codegen.max_vector_bytes,
       ",fuse_attention=", options.fuse_attention,
+      // auto's choice depends on the kernels OpenBLAS runs (OPENBLAS_CORETYPE).
+      ",products=", ProductKernelsName(ProductsOf(options)), ",blas=", runtime::BlasCoreName(),
       // Not the code, but the compiled graph's calls run on this many.
       ",threads=", ThreadsOf(options), ",min_parallel_work=", options.min_parallel_work));
   ir::Graph renamed = graph;

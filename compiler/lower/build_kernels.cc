@@ -24,7 +24,8 @@ using ir::ValueId;
 
 class KernelBuilder {
  public:
-  explicit KernelBuilder(const ir::Graph& g) : g_(g), fusion_(g) {
+  KernelBuilder(const ir::Graph& g, ProductKernels products)
+      : g_(g), products_(products), fusion_(g) {
     for (const std::string& s : g.Symbols()) prog_.symbols.push_back(s);
     prog_.name = g.name();
     buffer_of_.assign(g.num_nodes(), -1);
@@ -449,9 +450,25 @@ class KernelBuilder {
     AddKernel(std::move(k));
   }
 
+  // Whether operand `v` of a product would reach BLAS as a transposed buffer (read
+  // through its trans flag, no copy).
+  bool ReadsTransposed(ValueId v) {
+    const ir::Node& n = g_.node(v);
+    return buffer_of_[v] < 0 && n.op == OpCode::kTranspose && buffer_of_[n.operands[0]] >= 0 &&
+           SwapsLastTwoAxes(n.attrs.Get<std::vector<int64_t>>("perm"));
+  }
+
   void LowerMatmul(ValueId id, int out) {
-    if (UseExternMatmul(g_, id)) return LowerExternMatmul(id, out);
     const ir::Node& n = g_.node(id);
+    const ProductKernel how =
+        ChooseProductKernel(g_, id, products_, ReadsTransposed(n.operands[1]));
+    if (how == ProductKernel::kBlas) return LowerExternMatmul(id, out);
+    if (how == ProductKernel::kTiles) {
+      // Both operands from buffers, as for BLAS: packing a buffer is a vector copy, where
+      // an inlined window would be evaluated element by element.
+      OperandBuffer(n.operands[0], /*allow_transpose=*/false);
+      OperandBuffer(n.operands[1], /*allow_transpose=*/false);
+    }
     const ir::Shape& shape = n.type.shape;
     const ir::Shape& a = g_.type(n.operands[0]).shape;
     const ir::Shape& b = g_.type(n.operands[1]).shape;
@@ -472,7 +489,8 @@ class KernelBuilder {
     k.loops.push_back(Sym(a.back()));
     k.lhs = Value(n.operands[0], a_idx);
     k.rhs = Value(n.operands[1], b_idx);
-    k.order = ChooseMatmulOrder(k.rhs, nb + 1);
+    k.order = how == ProductKernel::kTiles ? MatmulOrder::kTiles : ChooseMatmulOrder(k.rhs, nb + 1);
+    if (how == ProductKernel::kTiles) k.name = KernelName(id, "_tiles");
     AddKernel(std::move(k));
   }
 
@@ -543,6 +561,7 @@ class KernelBuilder {
   }
 
   const ir::Graph& g_;
+  const ProductKernels products_;
   Program prog_;
   LoweredGraph out_;
   FusionPolicy fusion_;
@@ -552,8 +571,8 @@ class KernelBuilder {
 
 }  // namespace
 
-absl::StatusOr<LoweredGraph> BuildKernels(const ir::Graph& graph) {
-  return KernelBuilder(graph).Run();
+absl::StatusOr<LoweredGraph> BuildKernels(const ir::Graph& graph, ProductKernels products) {
+  return KernelBuilder(graph, products).Run();
 }
 
 }  // namespace graphjit::compiler

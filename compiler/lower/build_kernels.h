@@ -4,6 +4,7 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/lower/lower.h"
+#include "compiler/lower/matmul_strategy.h"
 #include "ir/graph.h"
 
 namespace graphjit::compiler {
@@ -13,7 +14,9 @@ namespace graphjit::compiler {
 // other value is inlined into its consumers as an expression), then a copy for each output
 // not written as itself. The program's temps have no workspace offsets yet
 // (PlanWorkspace) and its index expressions are as built (SimplifyKernelIndices).
-absl::StatusOr<LoweredGraph> BuildKernels(const ir::Graph& graph);
+// `products` picks the kernels of large products (matmul_strategy.h).
+absl::StatusOr<LoweredGraph> BuildKernels(const ir::Graph& graph,
+                                          ProductKernels products = ProductKernels::kAuto);
 
 }  // namespace graphjit::compiler
 

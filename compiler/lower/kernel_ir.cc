@@ -342,9 +342,21 @@ std::string PrintScan(const Kernel& k, const std::string& target) {
                       ExprToString(k.reduce_extent), " of ", ExprToString(k.value), "\n");
 }
 
+const char* MatmulOrderName(MatmulOrder order) {
+  switch (order) {
+    case MatmulOrder::kDot:
+      return "dot";
+    case MatmulOrder::kAxpy:
+      return "axpy";
+    case MatmulOrder::kTiles:
+      return "tiles";
+  }
+  return "?";
+}
+
 std::string PrintMatmul(const Kernel& k, const std::string& target) {
-  return absl::StrCat("    ", target, " = matmul(", k.order == MatmulOrder::kDot ? "dot" : "axpy",
-                      ") lhs ", ExprToString(k.lhs), " rhs ", ExprToString(k.rhs), "\n");
+  return absl::StrCat("    ", target, " = matmul(", MatmulOrderName(k.order), ") lhs ",
+                      ExprToString(k.lhs), " rhs ", ExprToString(k.rhs), "\n");
 }
 
 std::string PrintExternMatmul(const Kernel& k, const std::string& target) {

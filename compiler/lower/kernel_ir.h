@@ -140,7 +140,12 @@ constexpr const KernelKindFacts& FactsOf(KernelKind kind) {
   return kernel_kind_internal::kFacts[static_cast<int>(kind)];
 }
 
-enum class MatmulOrder : uint8_t { kDot, kAxpy };
+// How a generated product runs: kDot (k innermost, a scalar accumulator), kAxpy (n
+// innermost, rows of the output updated per k) or kTiles (register tiles of broadcast
+// FMAs over panels of the rhs packed per K-block, the large products' order:
+// compiler/codegen/codegen_tiles.cc).
+enum class MatmulOrder : uint8_t { kDot, kAxpy, kTiles };
+inline constexpr int kNumMatmulOrders = 3;
 
 struct Kernel {
   KernelKind kind = KernelKind::kPointwise;

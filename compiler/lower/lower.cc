@@ -19,7 +19,7 @@ namespace {
 LowerStep ProgramStep(std::string name, void (*rewrite)(Program*),
                       bool LowerOptions::* option = nullptr) {
   return {std::move(name),
-          [rewrite](const ir::Graph&, LoweredGraph* lowered) {
+          [rewrite](const ir::Graph&, const LowerOptions&, LoweredGraph* lowered) {
             rewrite(&lowered->program);
             return absl::OkStatus();
           },
@@ -31,8 +31,9 @@ LowerStep ProgramStep(std::string name, void (*rewrite)(Program*),
 const std::vector<LowerStep>& BuiltinLowerSteps() {
   static const auto* steps = new std::vector<LowerStep>{
       {"build_kernels",
-       [](const ir::Graph& graph, LoweredGraph* lowered) -> absl::Status {
-         GJ_ASSIGN_OR_RETURN(*lowered, BuildKernels(graph));
+       [](const ir::Graph& graph, const LowerOptions& options,
+          LoweredGraph* lowered) -> absl::Status {
+         GJ_ASSIGN_OR_RETURN(*lowered, BuildKernels(graph, options.products));
          return absl::OkStatus();
        }},
       ProgramStep("fuse_attention", FuseAttention, &LowerOptions::fuse_attention),
@@ -61,8 +62,8 @@ LowerPipeline LowerPipeline::FromOptions(const LowerOptions& options) {
   LowerPipeline p;
   for (const LowerStep& step : BuiltinLowerSteps()) {
     if (step.option != nullptr && !(options.*step.option)) continue;
-    p.manager_.Add(step.name, [run = step.run](State& s) -> absl::StatusOr<bool> {
-      GJ_RETURN_IF_ERROR(run(*s.graph, &s.lowered));
+    p.manager_.Add(step.name, [run = step.run, options](State& s) -> absl::StatusOr<bool> {
+      GJ_RETURN_IF_ERROR(run(*s.graph, options, &s.lowered));
       return true;
     });
   }

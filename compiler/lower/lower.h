@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "compiler/lower/kernel_ir.h"
+#include "compiler/lower/matmul_strategy.h"
 #include "ir/graph.h"
 #include "ir/pass_manager.h"
 
@@ -46,13 +47,14 @@ struct LoweredGraph {
 struct LowerOptions {
   bool simplify_indices = true;  // off: the expressions as built (for tests and --stats)
   bool fuse_attention = true;    // off: attention as five kernels (for tests)
+  ProductKernels products = ProductKernels::kAuto;  // large products: tiles or BLAS
 };
 absl::StatusOr<LoweredGraph> Lower(const ir::Graph& graph, const LowerOptions& options = {});
 
 // A step of lowering: builds or rewrites the lowered program in place.
 struct LowerStep {
   std::string name;
-  std::function<absl::Status(const ir::Graph&, LoweredGraph*)> run;
+  std::function<absl::Status(const ir::Graph&, const LowerOptions&, LoweredGraph*)> run;
   // The option that turns the step off (null: always runs).
   bool LowerOptions::* option = nullptr;
 };

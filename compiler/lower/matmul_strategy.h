@@ -4,6 +4,8 @@
 #define GRAPHJIT_COMPILER_LOWER_MATMUL_STRATEGY_H_
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "compiler/lower/kernel_ir.h"
@@ -24,6 +26,29 @@ namespace graphjit::compiler {
 // most. Matrix-vector products with M = 1 are a tie either way, so they stay loops
 // (which also read an inlined lhs without materializing it).
 inline constexpr int64_t kExternMatmulMinMacs = 4096;
+
+// Which kernels compute the large products (those UseExternMatmul picks): kAuto the
+// measured choice per shape (ChooseProductKernel), kTiles graphjit's generated tiles
+// (compiler/codegen/codegen_tiles.cc) wherever they apply, kBlas OpenBLAS. Set per compile
+// (CompileGraphOptions::products) or by GRAPHJIT_PRODUCTS=auto|tiles|blas.
+enum class ProductKernels : uint8_t { kAuto, kTiles, kBlas };
+// "auto", "tiles" or "blas".
+const char* ProductKernelsName(ProductKernels p);
+// Parses a ProductKernelsName; nullopt for anything else.
+std::optional<ProductKernels> ParseProductKernels(std::string_view name);
+
+// The constant N from which kAuto takes the tiles (ChooseProductKernel says why).
+inline constexpr int64_t kTilesMinColumns = 512;
+
+// How one product node is computed.
+enum class ProductKernel : uint8_t { kLoops, kTiles, kBlas };
+// For matmul node `id` under `policy`: kLoops where UseExternMatmul says no (small
+// products, matrix-vector); else kBlas or kTiles by `policy`, where kAuto takes the tiles
+// for a constant N of at least kTilesMinColumns, and for every N where OpenBLAS runs
+// kernels narrower than the host's vectors (runtime::BlasNarrowerThanHost), unless the
+// rhs is a transpose BLAS reads in place (`rhs_transposed`: the tiles would copy it).
+ProductKernel ChooseProductKernel(const ir::Graph& graph, ir::ValueId id, ProductKernels policy,
+                                  bool rhs_transposed);
 
 // Whether matmul node `id` should call BLAS: float, M not the constant 1, and M*N*K known
 // to reach kExternMatmulMinMacs. Symbolic dims count as 1, so a product only goes to BLAS

@@ -22,6 +22,10 @@ constexpr int64_t kContiguousAlign = 16;
 // remainder kernel that sums in another order (seen on Zen 5: a 96-row sgemm split at 32
 // rows changed rows 24-95 in the last bits). Multiples of 48 are whole blocks for each.
 constexpr int64_t kBlasRowAlign = 48;
+// Split points of a tiled product's rows: whole blocks of the 8-row tile, and few rows
+// computed and dropped at a range's end for the 12- and 6-row ones (the bits do not
+// depend on the split: every element is summed in k order whatever its block).
+constexpr int64_t kTileRowAlign = 8;
 
 bool IsConstant(const ExprPtr& e, int64_t* value) {
   if (e == nullptr || e->kind != ExprKind::kConst) return false;
@@ -98,6 +102,8 @@ int ChooseLoop(const Program& program, const Kernel& k) {
     }
     case KernelKind::kMatmul: {
       if (nb < 0) return -1;
+      // Tiles: batch loops, else M (each range packs the rhs blocks it reads itself).
+      if (k.order == MatmulOrder::kTiles) return FirstNonUnitLoop(k, nb + 1);
       int loop = FirstNonUnitLoop(k, nb + 2);
       if (loop != nb + 1) return loop;
       int64_t n_extent;
@@ -157,6 +163,10 @@ void MarkParallelLoops(Program* program) {
     const int rows = static_cast<int>(k.loops.size()) - 3;  // M of a product
     if (k.kind == KernelKind::kExternMatmul && k.parallel_loop == rows) {
       k.parallel_align = kBlasRowAlign;
+    }
+    if (k.kind == KernelKind::kMatmul && k.order == MatmulOrder::kTiles &&
+        k.parallel_loop == rows) {
+      k.parallel_align = kTileRowAlign;
     }
   }
 }

@@ -267,7 +267,7 @@ class ProgramReader {
     k.finish_scale = Ref("kernel finish scale");
     k.lhs = Ref("kernel lhs");
     k.rhs = Ref("kernel rhs");
-    k.order = r_.EnumValue<MatmulOrder>("kernel matmul order", 2);
+    k.order = r_.EnumValue<MatmulOrder>("kernel matmul order", kNumMatmulOrders);
     k.transpose_rhs = r_.U8("kernel transpose_rhs") != 0;
     k.values = Ref("kernel values");
     k.values_width = Ref("kernel values width");

@@ -104,12 +104,13 @@ TEST(Parallel, BlasProductsSplitByRowsWithTheSameBits) {
     for (size_t i = 0; i < wv.size(); ++i) wv[i] = std::cos(0.11 * static_cast<double>(i));
     TensorMap in = {{"x", *Tensor::FromDoubles(ir::DType::kF32, {m, k}, xv)},
                     {"w", *Tensor::FromDoubles(ir::DType::kF32, {k, n}, wv)}};
-    auto one = CompiledGraph::Compile(g, {}, {.threads = 1});
+    auto one = CompiledGraph::Compile(g, {}, {.threads = 1, .products = ProductKernels::kBlas});
     ASSERT_TRUE(one.ok()) << one.status();
     auto want = (*one)->Run(in);
     ASSERT_TRUE(want.ok()) << want.status();
     for (int threads : {2, 3}) {
-      auto many = CompiledGraph::Compile(g, {}, {.threads = threads, .min_parallel_work = 0});
+      auto many = CompiledGraph::Compile(
+          g, {}, {.threads = threads, .min_parallel_work = 0, .products = ProductKernels::kBlas});
       ASSERT_TRUE(many.ok()) << many.status();
       ASSERT_EQ((*many)->program().kernels.size(), 1u);
       EXPECT_EQ((*many)->program().kernels[0].kind, KernelKind::kExternMatmul);
@@ -130,7 +131,7 @@ TEST(Parallel, OneThreadRunsOpenBlasOnTheCallingThread) {
   ir::ValueId w = b.Input("w", ir::DType::kF32, {64, 3840});
   b.Output(b.Add(ir::OpCode::kMatmul, {x, w}));
   ir::Graph g = *std::move(b).Build();
-  auto cg = CompiledGraph::Compile(g, {}, {.threads = 1});
+  auto cg = CompiledGraph::Compile(g, {}, {.threads = 1, .products = ProductKernels::kBlas});
   ASSERT_TRUE(cg.ok()) << cg.status();
   ASSERT_EQ((*cg)->program().kernels[0].kind, KernelKind::kExternMatmul);
   TensorMap in = {{"x", *Tensor::Zeros(ir::DType::kF32, {128, 64})},

@@ -1,0 +1,310 @@
+// Tiled products (MatmulOrder::kTiles): C[m, n] = sum_k A[m, k] * B[k, n] in register
+// tiles of broadcast FMAs, the GotoBLAS / BLIS structure, generated for the kernel's own
+// shapes and the host's vectors:
+//
+//   for n0 in blocks of NC columns:                   (the block of B stays in L2)
+//     for k0 in blocks of KC:
+//       pack B[k0 .. k0+kc, n0 .. n0+nc] into panels of NR columns, zeros past N
+//       for m0 in blocks of MR rows:
+//         pack A[m0 .. m0+MR, k0 .. k0+kc] k-major (rows past M repeat the last row)
+//         for each panel: acc[MR][V] = k0 ? C : 0
+//                         for k < kc: acc[i][v] += splat(Ap[k][i]) * Bp[k][v]
+//                         store acc (lanes past N and rows past M masked off)
+//
+// NR = V vectors. The tile (MR, V) keeps MR * V accumulators, V rhs vectors and a splat
+// in the vector registers and is chosen for the product's constant M and N so that the
+// fewest lanes are wasted at the edges (12 x 2 vectors, 8 x 3 or 6 x 4 with 32
+// registers; 6 x 2, 4 x 3 or 3 x 4 with 16). Both operands are packed per call, so either
+// may be any expression: the rhs of a convolution reads its windows (im2col) straight
+// from the padded input while it is packed, and the lhs (weights) once per row block.
+// Every element is summed over k in order, one FMA per term, whatever the tile, the
+// blocks or the thread's row range: results are the same bits on any thread count.
+// Explicit vector code: the baseline tier runs the same tiles as O2.
+#include <algorithm>
+#include <array>
+
+#include "compiler/codegen/codegen_emitter.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/Intrinsics.h"
+
+namespace graphjit::compiler::codegen_internal {
+
+using ir::DType;
+
+namespace {
+
+// One micro-panel of B (KC x NR) fits L1 beside A's (KC x MR).
+constexpr int64_t kPanelBytes = 32 * 1024;
+// The packed block of B (KC x NC) stays in L2 while every row block passes over it.
+constexpr int64_t kBlockBytes = 384 * 1024;
+// The packed row block of A (MC x KC), whose tiles stream from L2 past each panel of B.
+constexpr int64_t kRowBlockBytes = 96 * 1024;
+
+// `MR` rows of `V` vectors: the register tile.
+struct TileShape {
+  int rows;
+  int vectors;
+};
+
+// Fraction of the computed elements that are real along a dim of extent `extent` (0:
+// unknown, counts as no waste) in blocks of `block`.
+double Useful(int64_t extent, int64_t block) {
+  if (extent <= 0) return 1.0;
+  return static_cast<double>(extent) / static_cast<double>((extent + block - 1) / block * block);
+}
+
+// The tile wasting the fewest lanes on M x N (constants, 0 when not), earlier shapes
+// first on ties: 12 x 2 reads the fewest rhs vectors per FMA that still hide the latency.
+TileShape ChooseTile(int64_t m, int64_t n, int lanes, int registers) {
+  static constexpr std::array<TileShape, 3> kWide = {{{12, 2}, {8, 3}, {6, 4}}};
+  static constexpr std::array<TileShape, 3> kNarrow = {{{6, 2}, {4, 3}, {3, 4}}};
+  const auto& shapes = registers >= 32 ? kWide : kNarrow;
+  TileShape best = shapes[0];
+  double best_useful = -1;
+  for (const TileShape& t : shapes) {
+    const double useful = Useful(m, t.rows) * Useful(n, int64_t{t.vectors} * lanes);
+    if (useful > best_useful + 0.01) {
+      best = t;
+      best_useful = useful;
+    }
+  }
+  return best;
+}
+
+int64_t ConstantOr0(llvm::Value* v) {
+  const auto* c = llvm::dyn_cast_or_null<llvm::ConstantInt>(v);
+  return c == nullptr ? 0 : c->getSExtValue();
+}
+
+}  // namespace
+
+void KernelEmitter::EmitCountedLoop(llvm::Value* begin, llvm::Value* end, int64_t step,
+                                    const char* name, absl::FunctionRef<void(llvm::Value*)> body) {
+  llvm::BasicBlock* preheader = body_.GetInsertBlock();
+  llvm::BasicBlock* header =
+      llvm::BasicBlock::Create(context_, absl::StrCat(name, ".header"), function_);
+  llvm::BasicBlock* loop_body =
+      llvm::BasicBlock::Create(context_, absl::StrCat(name, ".body"), function_);
+  llvm::BasicBlock* exit =
+      llvm::BasicBlock::Create(context_, absl::StrCat(name, ".exit"), function_);
+  body_.CreateBr(header);
+  body_.SetInsertPoint(header);
+  llvm::PHINode* iv = body_.CreatePHI(body_.getInt64Ty(), 2, name);
+  iv->addIncoming(begin, preheader);
+  body_.CreateCondBr(body_.CreateICmpSLT(iv, end), loop_body, exit);
+  body_.SetInsertPoint(loop_body);
+  body(iv);
+  llvm::Value* next = body_.CreateAdd(iv, body_.getInt64(step), "", /*HasNUW=*/true,
+                                      /*HasNSW=*/true);
+  iv->addIncoming(next, body_.GetInsertBlock());
+  body_.CreateBr(header);
+  body_.SetInsertPoint(exit);
+}
+
+bool KernelEmitter::EmitTiles() {
+  const DType dtype = program_.buffers[kernel_.out].dtype;
+  if (dtype != DType::kF32 && dtype != DType::kF64) return false;
+  const size_t nb = kernel_.loops.size() - 3;
+  const int m = static_cast<int>(nb), n = m + 1, k = m + 2;
+  const auto& out_indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
+  const Expr* lhs = kernel_.lhs.get();
+  const Expr* rhs = kernel_.rhs.get();
+  if (lhs == nullptr || rhs == nullptr || lhs->dtype != dtype || rhs->dtype != dtype ||
+      !ContiguousAlongN(out_indices, n) || UsesLoopVar(lhs, n) || UsesLoopVar(rhs, m)) {
+    return false;
+  }
+  const int64_t size = ir::DTypeSize(dtype);
+  const int lanes = VectorBytes() / static_cast<int>(size);
+  const int64_t m_const = ConstantOr0(EvalPrologue(kernel_.loops[m], "M extent"));
+  const int64_t n_const = ConstantOr0(EvalPrologue(kernel_.loops[n], "N extent"));
+  const int64_t k_const = ConstantOr0(EvalPrologue(kernel_.loops[k], "K extent"));
+  if (failed()) return true;
+  const TileShape tile = ChooseTile(m_const, n_const, lanes, VectorRegisters());
+  const int rows = tile.rows, vectors = tile.vectors;
+  const int64_t nr = int64_t{vectors} * lanes;
+  int64_t kc_max = std::max<int64_t>(lanes, kPanelBytes / (nr * size));
+  // Blocks of equal size: K = 576 in 170s would end on a block of 66.
+  if (k_const > 0)
+    kc_max = (k_const + (k_const + kc_max - 1) / kc_max - 1) / ((k_const + kc_max - 1) / kc_max);
+  int64_t panels_max = std::max<int64_t>(1, kBlockBytes / (kc_max * nr * size));
+  if (n_const > 0) panels_max = std::min(panels_max, (n_const + nr - 1) / nr);
+  const int64_t nc_max = panels_max * nr;
+  int64_t tiles_max = std::max<int64_t>(1, kRowBlockBytes / (kc_max * rows * size));
+  if (m_const > 0) tiles_max = std::min(tiles_max, (m_const + rows - 1) / rows);
+  const int64_t mc_max = tiles_max * rows;
+
+  llvm::Type* type = ValueType(dtype);
+  llvm::Type* vtype = llvm::FixedVectorType::get(type, lanes);
+  const llvm::Align valign(VectorBytes()), ealign(size);
+  llvm::Type* i64 = body_.getInt64Ty();
+  auto* packed_b = prologue_.CreateAlloca(type, prologue_.getInt64(panels_max * kc_max * nr), "bp");
+  packed_b->setAlignment(llvm::Align(64));
+  auto* packed_a =
+      prologue_.CreateAlloca(type, prologue_.getInt64(tiles_max * kc_max * rows), "ap");
+  packed_a->setAlignment(llvm::Align(64));
+  std::vector<llvm::AllocaInst*> acc;
+  for (int i = 0; i < rows * vectors; ++i)
+    acc.push_back(prologue_.CreateAlloca(vtype, nullptr, "acc"));
+  std::vector<llvm::Constant*> iota;
+  for (int j = 0; j < lanes; ++j) iota.push_back(llvm::ConstantInt::get(i64, j));
+  llvm::Value* lane_index = llvm::ConstantVector::get(iota);
+  llvm::Value* zero = llvm::Constant::getNullValue(vtype);
+  // Lanes j with j < remaining (none when remaining <= 0).
+  auto lanes_below = [&](llvm::Value* remaining) {
+    return body_.CreateICmpSLT(lane_index, body_.CreateVectorSplat(lanes, remaining));
+  };
+  auto at = [&](llvm::Value* base, llvm::Value* index) {
+    return body_.CreateInBoundsGEP(type, base, index);
+  };
+  auto add = [&](llvm::Value* x, int64_t y) { return body_.CreateAdd(x, body_.getInt64(y)); };
+  auto mul = [&](llvm::Value* x, int64_t y) { return body_.CreateMul(x, body_.getInt64(y)); };
+  auto smin = [&](llvm::Value* x, llvm::Value* y) {
+    return body_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, x, y);
+  };
+  // Whether the rhs is read a vector at a time (a plain load contiguous along n) or
+  // element by element (windows, computed values).
+  const bool rhs_vectors = rhs->kind == ExprKind::kLoad && ContiguousAlongN(rhs->operands, n);
+
+  EmitNest(0, nb, [&] {
+    llvm::Value* m_extent = EvalTop(kernel_.loops[m], DType::kI64, "M extent");
+    llvm::Value* n_extent = EvalTop(kernel_.loops[n], DType::kI64, "N extent");
+    llvm::Value* k_extent = EvalTop(kernel_.loops[k], DType::kI64, "K extent");
+    if (failed()) return;
+    auto [m_begin, m_end] = LoopBounds(m, m_extent);
+    auto [n_begin, n_end] = LoopBounds(n, n_extent);
+    // A column of B or C that is in bounds: `col` if it is, else the block's first.
+    auto safe_column = [&](llvm::Value* col, llvm::Value* first) {
+      return body_.CreateSelect(body_.CreateICmpSLT(col, n_end), col, first);
+    };
+    // C[m0 .. m0+MR, col0 .. col0+NR] (+)= A's tile (kc x MR at tile_a) times B's panel
+    // (kc x NR at panel); rows from m_end on and columns from n_end on are not stored.
+    auto micro_tile = [&](llvm::Value* m0, llvm::Value* col0, llvm::Value* n0, llvm::Value* k0,
+                          llvm::Value* kc, llvm::Value* tile_a, llvm::Value* panel) {
+      llvm::Value* last = add(m_end, -1);
+      llvm::Value* first_block = body_.CreateICmpEQ(k0, body_.getInt64(0));
+      std::vector<llvm::Value*> c_ptr(rows * vectors), c_mask(rows * vectors);
+      for (int i = 0; i < rows; ++i) {
+        llvm::Value* row_in = body_.CreateICmpSLT(add(m0, i), m_end);
+        for (int v = 0; v < vectors; ++v) {
+          llvm::Value* col = add(col0, int64_t{v} * lanes);
+          loop_vars_[m] = smin(add(m0, i), last);
+          loop_vars_[n] = safe_column(col, n0);
+          c_ptr[i * vectors + v] = TargetPtr(kernel_.out, out_indices);
+          c_mask[i * vectors + v] = body_.CreateAnd(lanes_below(body_.CreateSub(n_end, col)),
+                                                    body_.CreateVectorSplat(lanes, row_in));
+        }
+      }
+      if (failed()) return;
+      for (int t = 0; t < rows * vectors; ++t) {
+        llvm::Value* old = body_.CreateMaskedLoad(vtype, c_ptr[t], ealign, c_mask[t], zero);
+        body_.CreateStore(body_.CreateSelect(first_block, zero, old), acc[t]);
+      }
+      EmitCountedLoop(body_.getInt64(0), kc, 1, "tile_k", [&](llvm::Value* kk) {
+        llvm::Value* b_row = at(panel, mul(kk, nr));
+        std::vector<llvm::Value*> b(vectors);
+        for (int v = 0; v < vectors; ++v) {
+          b[v] =
+              body_.CreateAlignedLoad(vtype, at(b_row, body_.getInt64(int64_t{v} * lanes)), valign);
+        }
+        llvm::Value* a_row = at(tile_a, mul(kk, rows));
+        for (int i = 0; i < rows; ++i) {
+          llvm::Value* a = body_.CreateAlignedLoad(type, at(a_row, body_.getInt64(i)), ealign);
+          llvm::Value* splat = body_.CreateVectorSplat(lanes, a);
+          for (int v = 0; v < vectors; ++v) {
+            llvm::AllocaInst* slot = acc[i * vectors + v];
+            body_.CreateStore(body_.CreateIntrinsic(llvm::Intrinsic::fma, {vtype},
+                                                    {splat, b[v], body_.CreateLoad(vtype, slot)}),
+                              slot);
+          }
+        }
+      });
+      for (int t = 0; t < rows * vectors; ++t) {
+        body_.CreateMaskedStore(body_.CreateLoad(vtype, acc[t]), c_ptr[t], ealign, c_mask[t]);
+      }
+    };
+    EmitCountedLoop(n_begin, n_end, nc_max, "n0", [&](llvm::Value* n0) {
+      llvm::Value* nc = smin(body_.getInt64(nc_max), body_.CreateSub(n_end, n0));
+      llvm::Value* panels = body_.CreateUDiv(add(nc, nr - 1), body_.getInt64(nr));
+      EmitCountedLoop(body_.getInt64(0), k_extent, kc_max, "k0", [&](llvm::Value* k0) {
+        llvm::Value* kc = smin(body_.getInt64(kc_max), body_.CreateSub(k_extent, k0));
+        // Pack B: panel p, row kk at packed_b[(p * KC + kk) * NR].
+        EmitCountedLoop(body_.getInt64(0), panels, 1, "pack_p", [&](llvm::Value* p) {
+          llvm::Value* col0 = body_.CreateAdd(n0, mul(p, nr));
+          EmitCountedLoop(body_.getInt64(0), kc, 1, "pack_k", [&](llvm::Value* kk) {
+            loop_vars_[k] = body_.CreateAdd(k0, kk);
+            llvm::Value* row = at(packed_b, mul(body_.CreateAdd(mul(p, kc_max), kk), nr));
+            if (rhs_vectors) {
+              for (int v = 0; v < vectors; ++v) {
+                llvm::Value* col = add(col0, int64_t{v} * lanes);
+                loop_vars_[n] = safe_column(col, n0);
+                llvm::Value* src = TargetPtr(rhs->index, rhs->operands);
+                if (src == nullptr) return;
+                llvm::Value* x = body_.CreateMaskedLoad(
+                    vtype, src, ealign, lanes_below(body_.CreateSub(n_end, col)), zero);
+                body_.CreateAlignedStore(x, at(row, body_.getInt64(int64_t{v} * lanes)), valign);
+              }
+              return;
+            }
+            // Element by element: zeros past N, where the rhs may not be read.
+            EmitCountedLoop(
+                body_.getInt64(0), body_.getInt64(nr), 1, "pack_j", [&](llvm::Value* j) {
+                  llvm::Value* col = body_.CreateAdd(col0, j);
+                  llvm::Value* inside = body_.CreateICmpSLT(col, n_end);
+                  llvm::BasicBlock* load = llvm::BasicBlock::Create(context_, "pack.in", function_);
+                  llvm::BasicBlock* join =
+                      llvm::BasicBlock::Create(context_, "pack.join", function_);
+                  llvm::BasicBlock* from = body_.GetInsertBlock();
+                  body_.CreateCondBr(inside, load, join);
+                  body_.SetInsertPoint(load);
+                  loop_vars_[n] = col;
+                  llvm::Value* x = EvalTop(kernel_.rhs, dtype, "rhs");
+                  llvm::BasicBlock* loaded = body_.GetInsertBlock();
+                  body_.CreateBr(join);
+                  body_.SetInsertPoint(join);
+                  llvm::PHINode* value = body_.CreatePHI(type, 2);
+                  value->addIncoming(llvm::Constant::getNullValue(type), from);
+                  value->addIncoming(x, loaded);
+                  body_.CreateAlignedStore(value, at(row, j), ealign);
+                });
+          });
+        });
+        // Row blocks of MC rows: A's block packed, then every panel of B (in L1) against
+        // every row tile of it (A's tiles from L2).
+        EmitCountedLoop(m_begin, m_end, mc_max, "mc0", [&](llvm::Value* mc0) {
+          llvm::Value* block_end = smin(add(mc0, mc_max), m_end);
+          llvm::Value* tiles = body_.CreateUDiv(add(body_.CreateSub(block_end, mc0), rows - 1),
+                                                body_.getInt64(rows));
+          // Rows past the range repeat its last row: computed, never stored.
+          llvm::Value* last = add(m_end, -1);
+          // Pack A: tile t, row i of it at packed_a[(t * KC + kk) * MR + i].
+          EmitCountedLoop(body_.getInt64(0), tiles, 1, "pack_t", [&](llvm::Value* t) {
+            llvm::Value* m0 = body_.CreateAdd(mc0, mul(t, rows));
+            llvm::Value* tile_a = at(packed_a, mul(mul(t, kc_max), rows));
+            for (int i = 0; i < rows; ++i) {
+              llvm::Value* row = smin(add(m0, i), last);
+              EmitCountedLoop(body_.getInt64(0), kc, 1, "pack_a", [&](llvm::Value* kk) {
+                loop_vars_[m] = row;
+                loop_vars_[k] = body_.CreateAdd(k0, kk);
+                llvm::Value* x = EvalTop(kernel_.lhs, dtype, "lhs");
+                body_.CreateAlignedStore(x, at(tile_a, add(mul(kk, rows), i)), ealign);
+              });
+            }
+          });
+          EmitCountedLoop(body_.getInt64(0), panels, 1, "tile_p", [&](llvm::Value* p) {
+            llvm::Value* col0 = body_.CreateAdd(n0, mul(p, nr));
+            llvm::Value* panel = at(packed_b, mul(mul(p, kc_max), nr));
+            EmitCountedLoop(body_.getInt64(0), tiles, 1, "tile_m", [&](llvm::Value* t) {
+              llvm::Value* m0 = body_.CreateAdd(mc0, mul(t, rows));
+              micro_tile(m0, col0, n0, k0, kc, at(packed_a, mul(mul(t, kc_max), rows)), panel);
+            });
+          });
+        });
+      });
+    });
+    loop_vars_[m] = loop_vars_[n] = loop_vars_[k] = nullptr;
+  });
+  return true;
+}
+
+}  // namespace graphjit::compiler::codegen_internal

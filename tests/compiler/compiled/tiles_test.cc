@@ -1,0 +1,194 @@
+// Tiled products (MatmulOrder::kTiles, compiler/codegen/codegen_tiles.cc) against the
+// interpreter and OpenBLAS over edge shapes: M, N, K of 1, a vector's lanes - 1 and + 1,
+// primes, more than one K-block, row and column block; batched and broadcast operands; a
+// symbolic N; f32 and f64, both tiers, the host's vectors and AVX2's; bit-identical on
+// 1, 2 and 3 threads.
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "compiler/compiled/compiled_graph.h"
+#include "gtest/gtest.h"
+#include "ir/parser.h"
+#include "runtime/interpreter.h"
+
+namespace graphjit::compiler {
+namespace {
+
+using runtime::Tensor;
+using runtime::TensorMap;
+
+Tensor Wave(ir::DType dtype, std::vector<int64_t> shape, double phase) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<double> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = std::sin(0.37 * i + phase);
+  return *Tensor::FromDoubles(dtype, shape, v);
+}
+
+bool BitEqual(const Tensor& a, const Tensor& b) {
+  return a.nbytes() == b.nbytes() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
+}
+
+struct Case {
+  std::string a, b, out;  // dims, e.g. "3, 13, 31"
+  std::vector<int64_t> a_shape, b_shape;
+};
+
+std::string Graph(const char* dtype, const Case& c) {
+  return absl::StrReplaceAll(R"(graph g {
+  %0 = input {name="a"} : DT[A]
+  %1 = input {name="b"} : DT[B]
+  %2 = matmul(%0, %1) : DT[O]
+  return %2
+})",
+                             {{"DT", dtype}, {"A", c.a}, {"B", c.b}, {"O", c.out}});
+}
+
+absl::StatusOr<std::unique_ptr<CompiledGraph>> CompileWith(const ir::Graph& g,
+                                                           ProductKernels products,
+                                                           CodeTier tier = CodeTier::kOptimized,
+                                                           int vector_bytes = 0, int threads = 1) {
+  CompileGraphOptions options;
+  options.products = products;
+  options.codegen.tier = tier;
+  options.codegen.max_vector_bytes = vector_bytes;
+  options.threads = threads;
+  options.min_parallel_work = 0;  // split every parallel loop, however small
+  options.env = &CompileEnv::MemoryOnly();
+  return CompiledGraph::Compile(g, {}, options);
+}
+
+bool UsesTiles(const CompiledGraph& cg) {
+  return absl::StrContains(ProgramToString(cg.program()), "matmul(tiles)");
+}
+
+void Check(const char* dtype, const Case& c, CodeTier tier, int vector_bytes) {
+  SCOPED_TRACE(absl::StrCat(dtype, " [", c.a, "] @ [", c.b, "] tier ", CodeTierName(tier),
+                            " vector bytes ", vector_bytes));
+  absl::StatusOr<ir::Graph> g = ir::ParseGraph(Graph(dtype, c));
+  ASSERT_TRUE(g.ok()) << g.status();
+  const ir::DType dt = std::string(dtype) == "f64" ? ir::DType::kF64 : ir::DType::kF32;
+  TensorMap in = {{"a", Wave(dt, c.a_shape, 0.1)}, {"b", Wave(dt, c.b_shape, 0.7)}};
+  auto want = runtime::Interpret(*g, in, {});
+  ASSERT_TRUE(want.ok()) << want.status();
+  auto tiles = CompileWith(*g, ProductKernels::kTiles, tier, vector_bytes);
+  ASSERT_TRUE(tiles.ok()) << tiles.status();
+  EXPECT_TRUE(UsesTiles(**tiles)) << ProgramToString((*tiles)->program());
+  auto got = (*tiles)->Run(in);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const int64_t k = c.a_shape.back();
+  const double tolerance = (dt == ir::DType::kF64 ? 1e-13 : 1e-6) * (k + 1);
+  EXPECT_LT(runtime::MaxAbsDiff((*want)[0], (*got)[0]), tolerance);
+  auto blas = CompileWith(*g, ProductKernels::kBlas, tier, vector_bytes);
+  ASSERT_TRUE(blas.ok()) << blas.status();
+  EXPECT_FALSE(UsesTiles(**blas));
+  auto blas_out = (*blas)->Run(in);
+  ASSERT_TRUE(blas_out.ok()) << blas_out.status();
+  EXPECT_LT(runtime::MaxAbsDiff((*blas_out)[0], (*got)[0]), tolerance);
+}
+
+// M, N, K around the vector widths (8 and 16 f32 lanes, 4 and 8 f64), the tiles' rows
+// (3..12), and past one K-block (>= 128) and one row and column block.
+const Case kCases[] = {
+    {"13, 31", "31, 17", "13, 17", {13, 31}, {31, 17}},
+    {"67, 71", "71, 1", "67, 1", {67, 71}, {71, 1}},
+    {"97, 1", "1, 61", "97, 61", {97, 1}, {1, 61}},
+    {"2, 257", "257, 15", "2, 15", {2, 257}, {257, 15}},
+    {"7, 300", "300, 9", "7, 9", {7, 300}, {300, 9}},
+    {"5, 129", "129, 33", "5, 33", {5, 129}, {129, 33}},
+    {"37, 600", "600, 23", "37, 23", {37, 600}, {600, 23}},
+    {"131, 77", "77, 1031", "131, 1031", {131, 77}, {77, 1031}},
+    {"3, 11, 29", "3, 29, 47", "3, 11, 47", {3, 11, 29}, {3, 29, 47}},
+    {"11, 29", "2, 29, 47", "2, 11, 47", {11, 29}, {2, 29, 47}},
+};
+
+TEST(TilesTest, EdgeShapesMatchTheInterpreterAndBlas) {
+  for (const char* dtype : {"f32", "f64"}) {
+    for (const Case& c : kCases) Check(dtype, c, CodeTier::kOptimized, 0);
+  }
+}
+
+TEST(TilesTest, BaselineTierAndAvx2VectorsRunTheSameTiles) {
+  for (const char* dtype : {"f32", "f64"}) {
+    for (int i : {0, 3, 6, 7}) {
+      Check(dtype, kCases[i], CodeTier::kBaseline, 0);
+      Check(dtype, kCases[i], CodeTier::kOptimized, 32);
+      Check(dtype, kCases[i], CodeTier::kBaseline, 16);
+    }
+  }
+}
+
+TEST(TilesTest, SymbolicColumns) {
+  absl::StatusOr<ir::Graph> g = ir::ParseGraph(R"(graph g {
+  %0 = input {name="a"} : f32[67, 70]
+  %1 = input {name="b"} : f32[70, S]
+  %2 = matmul(%0, %1) : f32[67, S]
+  return %2
+})");
+  ASSERT_TRUE(g.ok()) << g.status();
+  auto tiles = CompileWith(*g, ProductKernels::kTiles);
+  ASSERT_TRUE(tiles.ok()) << tiles.status();
+  EXPECT_TRUE(UsesTiles(**tiles));
+  for (int64_t s : {1, 15, 16, 17, 100, 333}) {
+    SCOPED_TRACE(absl::StrCat("S = ", s));
+    TensorMap in = {{"a", Wave(ir::DType::kF32, {67, 70}, 0.1)},
+                    {"b", Wave(ir::DType::kF32, {70, s}, 0.2)}};
+    auto want = runtime::Interpret(*g, in, {});
+    auto got = (*tiles)->Run(in);
+    ASSERT_TRUE(want.ok() && got.ok());
+    EXPECT_LT(runtime::MaxAbsDiff((*want)[0], (*got)[0]), 1e-4);
+  }
+}
+
+TEST(TilesTest, SameBitsOnOneTwoAndThreeThreads) {
+  for (const Case& c : {kCases[6], kCases[7], kCases[8]}) {
+    SCOPED_TRACE(c.a);
+    absl::StatusOr<ir::Graph> g = ir::ParseGraph(Graph("f32", c));
+    ASSERT_TRUE(g.ok()) << g.status();
+    TensorMap in = {{"a", Wave(ir::DType::kF32, c.a_shape, 0.3)},
+                    {"b", Wave(ir::DType::kF32, c.b_shape, 0.9)}};
+    std::vector<Tensor> outs;
+    for (int threads : {1, 2, 3}) {
+      auto cg = CompileWith(*g, ProductKernels::kTiles, CodeTier::kOptimized, 0, threads);
+      ASSERT_TRUE(cg.ok()) << cg.status();
+      auto out = (*cg)->Run(in);
+      ASSERT_TRUE(out.ok()) << out.status();
+      outs.push_back((*out)[0]);
+    }
+    EXPECT_TRUE(BitEqual(outs[0], outs[1]));
+    EXPECT_TRUE(BitEqual(outs[0], outs[2]));
+  }
+}
+
+TEST(TilesTest, AutoKeepsBlasForATransposedRhsAndLoopsForSmallProducts) {
+  absl::StatusOr<ir::Graph> g = ir::ParseGraph(R"(graph g {
+  %0 = input {name="a"} : f32[64, 128]
+  %1 = input {name="b"} : f32[600, 128]
+  %2 = transpose(%1) {perm=[1, 0]} : f32[128, 600]
+  %3 = matmul(%0, %2) : f32[64, 600]
+  %4 = input {name="c"} : f32[8, 8]
+  %5 = matmul(%4, %4) : f32[8, 8]
+  return %3, %5
+})");
+  ASSERT_TRUE(g.ok()) << g.status();
+  auto cg = CompileWith(*g, ProductKernels::kAuto);
+  ASSERT_TRUE(cg.ok()) << cg.status();
+  const std::string program = ProgramToString((*cg)->program());
+  EXPECT_FALSE(absl::StrContains(program, "matmul(tiles)")) << program;
+  EXPECT_TRUE(absl::StrContains(program, "_blas")) << program;
+}
+
+TEST(TilesTest, ProductKernelsNamesRoundTrip) {
+  for (ProductKernels p : {ProductKernels::kAuto, ProductKernels::kTiles, ProductKernels::kBlas}) {
+    EXPECT_EQ(ParseProductKernels(ProductKernelsName(p)), p);
+  }
+  EXPECT_EQ(ParseProductKernels("openblas"), std::nullopt);
+  EXPECT_EQ(ParseProductKernels(""), std::nullopt);
+}
+
+}  // namespace
+}  // namespace graphjit::compiler
