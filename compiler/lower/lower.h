@@ -37,7 +37,8 @@ struct LoweredGraph {
 // them costs one loop nest. A value is materialized in a buffer when it is a graph output,
 // a reduction, a matmul, a gather or a kv_write, or when several kernels would otherwise
 // recompute an expensive expression. Float matmuls of at least 4096 multiply-adds
-// (and more than one row) call OpenBLAS on materialized operands; smaller ones, and
+// (and more than one row) run on materialized operands, as generated register tiles or
+// OpenBLAS (LowerOptions::products, compiler/lower/matmul_strategy.h); smaller ones, and
 // matrix-vector products, are generated loops. kv_write of a graph input whose old value nobody
 // else reads is done in place (the output aliases the donated input). Temps share one
 // workspace, reusing space whose live ranges do not overlap. Attention's five kernels

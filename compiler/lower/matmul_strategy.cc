@@ -68,17 +68,14 @@ ProductKernel ChooseProductKernel(const ir::Graph& graph, ir::ValueId id, Produc
     case ProductKernels::kAuto:
       break;
   }
-  // The tiles vectorize along N: they match or beat OpenBLAS's AVX-512 kernels where N is
-  // long (rows of whole vectors; a convolution's positions), and lose where a short N
-  // leaves lanes idle (49 columns fill 64 lanes). Measured on znver5, one thread, us
-  // (graphjit-dump --profile of one f32 product, tiles vs Debian's OpenBLAS 0.3.21 with
-  // its Cooperlake kernels): 64x576x3136 1104 vs 1182; 128x1152x784 1099 vs 1064;
-  // 256x2304x196 1335 vs 1038; 512x4608x49 2040 vs 1366. With OpenBLAS's AVX2 kernels
-  // (OPENBLAS_CORETYPE=Haswell, or an AVX2 host) the tiles win on all four.
-  if (rhs_transposed) return ProductKernel::kBlas;
-  if (runtime::BlasNarrowerThanHost()) return ProductKernel::kTiles;
-  const std::optional<int64_t> n = graph.node(id).type.shape.back().AsConstant();
-  return n.has_value() && *n >= kTilesMinColumns ? ProductKernel::kTiles : ProductKernel::kBlas;
+  // Measured on znver5 (AVX-512), one thread, graphjit-dump --profile of resnet18 at N = 1
+  // (20 products after im2col; the whole call, ms): tiles 28.4 vs OpenBLAS 37.9 with
+  // OpenBLAS's AVX2 kernels (OPENBLAS_CORETYPE=Haswell), 28.0 vs 24.4 with its own choice,
+  // Cooperlake's AVX-512 kernels. Alone, the tiles reach ~210 GFLOP/s on 64x576x3136 and
+  // 128x1152x784 (OpenBLAS's AVX-512 kernels 195-217) but lose where a short N leaves
+  // lanes idle (512x4608x49: 2.04 vs 1.37 ms); inside the model they lose on every shape.
+  if (rhs_transposed || !runtime::BlasNarrowerThanHost()) return ProductKernel::kBlas;
+  return ProductKernel::kTiles;
 }
 
 bool SwapsLastTwoAxes(const std::vector<int64_t>& perm) {

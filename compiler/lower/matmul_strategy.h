@@ -37,16 +37,13 @@ const char* ProductKernelsName(ProductKernels p);
 // Parses a ProductKernelsName; nullopt for anything else.
 std::optional<ProductKernels> ParseProductKernels(std::string_view name);
 
-// The constant N from which kAuto takes the tiles (ChooseProductKernel says why).
-inline constexpr int64_t kTilesMinColumns = 512;
-
 // How one product node is computed.
 enum class ProductKernel : uint8_t { kLoops, kTiles, kBlas };
 // For matmul node `id` under `policy`: kLoops where UseExternMatmul says no (small
 // products, matrix-vector); else kBlas or kTiles by `policy`, where kAuto takes the tiles
-// for a constant N of at least kTilesMinColumns, and for every N where OpenBLAS runs
-// kernels narrower than the host's vectors (runtime::BlasNarrowerThanHost), unless the
-// rhs is a transpose BLAS reads in place (`rhs_transposed`: the tiles would copy it).
+// where OpenBLAS runs kernels narrower than the host's vectors
+// (runtime::BlasNarrowerThanHost), unless the rhs is a transpose BLAS reads in place
+// (`rhs_transposed`: the tiles would copy it).
 ProductKernel ChooseProductKernel(const ir::Graph& graph, ir::ValueId id, ProductKernels policy,
                                   bool rhs_transposed);
 
