@@ -200,32 +200,12 @@ void KernelEmitter::EmitRangedBlockedLoop(llvm::Value* extent, int var, int64_t 
 
 void KernelEmitter::EmitLoopFrom(llvm::Value* begin, llvm::Value* extent, int var,
                                  absl::FunctionRef<void()> body) {
-  // Top-tested loop with an i64 phi from `begin`, `slt` exit test and an nuw/nsw increment:
-  // the form LoopRotate and the vectorizer turn into a counted loop.
-  const std::string name = absl::StrCat("i", var);
-  llvm::BasicBlock* preheader = body_.GetInsertBlock();
-  llvm::BasicBlock* header = llvm::BasicBlock::Create(context_, name + ".header", function_);
-  llvm::BasicBlock* loop_body = llvm::BasicBlock::Create(context_, name + ".body", function_);
-  llvm::BasicBlock* latch = llvm::BasicBlock::Create(context_, name + ".latch", function_);
-  llvm::BasicBlock* exit = llvm::BasicBlock::Create(context_, name + ".exit", function_);
-  body_.CreateBr(header);
-
-  body_.SetInsertPoint(header);
-  llvm::PHINode* iv = body_.CreatePHI(body_.getInt64Ty(), 2, name);
-  iv->addIncoming(begin, preheader);
-  body_.CreateCondBr(body_.CreateICmpSLT(iv, extent), loop_body, exit);
-
-  body_.SetInsertPoint(loop_body);
-  loop_vars_[var] = iv;
-  body();
-  loop_vars_[var] = nullptr;
-  body_.CreateBr(latch);
-
-  body_.SetInsertPoint(latch);
-  llvm::Value* next = body_.CreateAdd(iv, body_.getInt64(1), name + ".next", /*HasNUW=*/true,
-                                      /*HasNSW=*/true);
-  iv->addIncoming(next, latch);
-  llvm::BranchInst* back = body_.CreateBr(header);
+  llvm::BranchInst* back =
+      EmitCountedLoop(begin, extent, 1, absl::StrCat("i", var), [&](llvm::Value* iv) {
+        loop_vars_[var] = iv;
+        body();
+        loop_vars_[var] = nullptr;
+      });
   if (var == vectorize_var_ && options_.tier == CodeTier::kBaseline) {
     // The loop's ID (its first operand, itself) and the hint; loop-rotate carries it to
     // the rotated latch.
@@ -236,7 +216,36 @@ void KernelEmitter::EmitLoopFrom(llvm::Value* begin, llvm::Value* extent, int va
     id->replaceOperandWith(0, id);
     back->setMetadata(llvm::LLVMContext::MD_loop, id);
   }
+}
+
+llvm::BranchInst* KernelEmitter::EmitCountedLoop(llvm::Value* begin, llvm::Value* end, int64_t step,
+                                                 const std::string& name,
+                                                 absl::FunctionRef<void(llvm::Value*)> body) {
+  // Top-tested loop with an i64 phi from `begin`, `slt` exit test and an nuw/nsw increment:
+  // the form LoopRotate and the vectorizer turn into a counted loop.
+  llvm::BasicBlock* preheader = body_.GetInsertBlock();
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(context_, name + ".header", function_);
+  llvm::BasicBlock* loop_body = llvm::BasicBlock::Create(context_, name + ".body", function_);
+  llvm::BasicBlock* latch = llvm::BasicBlock::Create(context_, name + ".latch", function_);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(context_, name + ".exit", function_);
+  body_.CreateBr(header);
+
+  body_.SetInsertPoint(header);
+  llvm::PHINode* iv = body_.CreatePHI(body_.getInt64Ty(), 2, name);
+  iv->addIncoming(begin, preheader);
+  body_.CreateCondBr(body_.CreateICmpSLT(iv, end), loop_body, exit);
+
+  body_.SetInsertPoint(loop_body);
+  body(iv);
+  body_.CreateBr(latch);
+
+  body_.SetInsertPoint(latch);
+  llvm::Value* next = body_.CreateAdd(iv, body_.getInt64(step), name + ".next", /*HasNUW=*/true,
+                                      /*HasNSW=*/true);
+  iv->addIncoming(next, latch);
+  llvm::BranchInst* back = body_.CreateBr(header);
   body_.SetInsertPoint(exit);
+  return back;
 }
 
 void KernelEmitter::EmitBlockedLoop(llvm::Value* extent, int var, int64_t block,

@@ -121,9 +121,6 @@ class KernelEmitter {
   // with nothing emitted, where it does not apply (ints, out not contiguous along n): the
   // caller then emits the axpy loops.
   bool EmitTiles();
-  // for (iv = begin; iv < end; iv += step) body(iv), not bound to a loop variable.
-  void EmitCountedLoop(llvm::Value* begin, llvm::Value* end, int64_t step, const char* name,
-                       absl::FunctionRef<void(llvm::Value*)> body);
   // --- shared with attention (codegen_matmul.cc)
   // How many iterations of the batch loop just outside m to run per pass (1: none), at
   // most max_jam and dividing its constant extent, when rhs does not depend on that loop
@@ -151,6 +148,11 @@ class KernelEmitter {
   void EmitLoop(llvm::Value* extent, int var, absl::FunctionRef<void()> body);
   // The same for i in [begin, end).
   void EmitLoopFrom(llvm::Value* begin, llvm::Value* end, int var, absl::FunctionRef<void()> body);
+  // for (iv = begin; iv < end; iv += step) body(iv), its blocks named after `name`, not
+  // bound to a loop variable (EmitLoopFrom binds one); returns the back edge.
+  llvm::BranchInst* EmitCountedLoop(llvm::Value* begin, llvm::Value* end, int64_t step,
+                                    const std::string& name,
+                                    absl::FunctionRef<void(llvm::Value*)> body);
   // Loops over `var` emitted while the result lives are the ones the baseline tier's loop
   // vectorizer takes (`llvm.loop.vectorize.enable`; it takes no others, see
   // compiler/orc/optimize_module.cc): maps and reductions over a contiguous axis whose

@@ -2,21 +2,23 @@
 // tiles of broadcast FMAs, the GotoBLAS / BLIS structure, generated for the kernel's own
 // shapes and the host's vectors:
 //
-//   for n0 in blocks of NC columns:                   (the block of B stays in L2)
+//   for n0 in blocks of NC columns:
 //     for k0 in blocks of KC:
-//       pack B[k0 .. k0+kc, n0 .. n0+nc] into panels of NR columns, zeros past N
-//       for m0 in blocks of MR rows:
-//         pack A[m0 .. m0+MR, k0 .. k0+kc] k-major (rows past M repeat the last row)
-//         for each panel: acc[MR][V] = k0 ? C : 0
-//                         for k < kc: acc[i][v] += splat(Ap[k][i]) * Bp[k][v]
-//                         store acc (lanes past N and rows past M masked off)
+//       pack B[k0 .. k0+kc, n0 .. n0+nc] into panels of NR columns, zeros past N  (L2)
+//       for mc0 in blocks of MC rows:
+//         pack A[mc0 .. mc0+mc, k0 .. k0+kc] into tiles of MR rows, k-major (rows past M
+//           repeat the last row)
+//         for each panel (in L1), for each tile of A (from L2):
+//           acc[MR][V] = k0 ? C : 0
+//           for k < kc: acc[i][v] += splat(Ap[k][i]) * Bp[k][v]
+//           store acc (lanes past N and rows past M masked off)
 //
 // NR = V vectors. The tile (MR, V) keeps MR * V accumulators, V rhs vectors and a splat
 // in the vector registers and is chosen for the product's constant M and N so that the
 // fewest lanes are wasted at the edges (12 x 2 vectors, 8 x 3 or 6 x 4 with 32
-// registers; 6 x 2, 4 x 3 or 3 x 4 with 16). Both operands are packed per call, so either
-// may be any expression: the rhs of a convolution reads its windows (im2col) straight
-// from the padded input while it is packed, and the lhs (weights) once per row block.
+// registers; 6 x 2, 4 x 3 or 3 x 4 with 16). Both operands are packed per call: the rhs a
+// vector at a time from a buffer contiguous along n (lowering materializes it, as for
+// BLAS), the lhs as any expression of m and k, once per row block.
 // Every element is summed over k in order, one FMA per term, whatever the tile, the
 // blocks or the thread's row range: results are the same bits on any thread count.
 // Explicit vector code: the baseline tier runs the same tiles as O2.
@@ -79,29 +81,6 @@ int64_t ConstantOr0(llvm::Value* v) {
 
 }  // namespace
 
-void KernelEmitter::EmitCountedLoop(llvm::Value* begin, llvm::Value* end, int64_t step,
-                                    const char* name, absl::FunctionRef<void(llvm::Value*)> body) {
-  llvm::BasicBlock* preheader = body_.GetInsertBlock();
-  llvm::BasicBlock* header =
-      llvm::BasicBlock::Create(context_, absl::StrCat(name, ".header"), function_);
-  llvm::BasicBlock* loop_body =
-      llvm::BasicBlock::Create(context_, absl::StrCat(name, ".body"), function_);
-  llvm::BasicBlock* exit =
-      llvm::BasicBlock::Create(context_, absl::StrCat(name, ".exit"), function_);
-  body_.CreateBr(header);
-  body_.SetInsertPoint(header);
-  llvm::PHINode* iv = body_.CreatePHI(body_.getInt64Ty(), 2, name);
-  iv->addIncoming(begin, preheader);
-  body_.CreateCondBr(body_.CreateICmpSLT(iv, end), loop_body, exit);
-  body_.SetInsertPoint(loop_body);
-  body(iv);
-  llvm::Value* next = body_.CreateAdd(iv, body_.getInt64(step), "", /*HasNUW=*/true,
-                                      /*HasNSW=*/true);
-  iv->addIncoming(next, body_.GetInsertBlock());
-  body_.CreateBr(header);
-  body_.SetInsertPoint(exit);
-}
-
 bool KernelEmitter::EmitTiles() {
   const DType dtype = program_.buffers[kernel_.out].dtype;
   if (dtype != DType::kF32 && dtype != DType::kF64) return false;
@@ -111,6 +90,7 @@ bool KernelEmitter::EmitTiles() {
   const Expr* lhs = kernel_.lhs.get();
   const Expr* rhs = kernel_.rhs.get();
   if (lhs == nullptr || rhs == nullptr || lhs->dtype != dtype || rhs->dtype != dtype ||
+      rhs->kind != ExprKind::kLoad || !ContiguousAlongN(rhs->operands, n) ||
       !ContiguousAlongN(out_indices, n) || UsesLoopVar(lhs, n) || UsesLoopVar(rhs, m)) {
     return false;
   }
@@ -162,9 +142,6 @@ bool KernelEmitter::EmitTiles() {
   auto smin = [&](llvm::Value* x, llvm::Value* y) {
     return body_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, x, y);
   };
-  // Whether the rhs is read a vector at a time (a plain load contiguous along n) or
-  // element by element (windows, computed values).
-  const bool rhs_vectors = rhs->kind == ExprKind::kLoad && ContiguousAlongN(rhs->operands, n);
 
   EmitNest(0, nb, [&] {
     llvm::Value* m_extent = EvalTop(kernel_.loops[m], DType::kI64, "M extent");
@@ -177,18 +154,19 @@ bool KernelEmitter::EmitTiles() {
     auto safe_column = [&](llvm::Value* col, llvm::Value* first) {
       return body_.CreateSelect(body_.CreateICmpSLT(col, n_end), col, first);
     };
+    // Row i of the tile at m0, or the range's last row past it (computed, never stored).
+    auto clamped_row = [&](llvm::Value* m0, int i) { return smin(add(m0, i), add(m_end, -1)); };
     // C[m0 .. m0+MR, col0 .. col0+NR] (+)= A's tile (kc x MR at tile_a) times B's panel
     // (kc x NR at panel); rows from m_end on and columns from n_end on are not stored.
     auto micro_tile = [&](llvm::Value* m0, llvm::Value* col0, llvm::Value* n0, llvm::Value* k0,
                           llvm::Value* kc, llvm::Value* tile_a, llvm::Value* panel) {
-      llvm::Value* last = add(m_end, -1);
       llvm::Value* first_block = body_.CreateICmpEQ(k0, body_.getInt64(0));
       std::vector<llvm::Value*> c_ptr(rows * vectors), c_mask(rows * vectors);
       for (int i = 0; i < rows; ++i) {
         llvm::Value* row_in = body_.CreateICmpSLT(add(m0, i), m_end);
+        loop_vars_[m] = clamped_row(m0, i);
         for (int v = 0; v < vectors; ++v) {
           llvm::Value* col = add(col0, int64_t{v} * lanes);
-          loop_vars_[m] = smin(add(m0, i), last);
           loop_vars_[n] = safe_column(col, n0);
           c_ptr[i * vectors + v] = TargetPtr(kernel_.out, out_indices);
           c_mask[i * vectors + v] = body_.CreateAnd(lanes_below(body_.CreateSub(n_end, col)),
@@ -234,39 +212,15 @@ bool KernelEmitter::EmitTiles() {
           EmitCountedLoop(body_.getInt64(0), kc, 1, "pack_k", [&](llvm::Value* kk) {
             loop_vars_[k] = body_.CreateAdd(k0, kk);
             llvm::Value* row = at(packed_b, mul(body_.CreateAdd(mul(p, kc_max), kk), nr));
-            if (rhs_vectors) {
-              for (int v = 0; v < vectors; ++v) {
-                llvm::Value* col = add(col0, int64_t{v} * lanes);
-                loop_vars_[n] = safe_column(col, n0);
-                llvm::Value* src = TargetPtr(rhs->index, rhs->operands);
-                if (src == nullptr) return;
-                llvm::Value* x = body_.CreateMaskedLoad(
-                    vtype, src, ealign, lanes_below(body_.CreateSub(n_end, col)), zero);
-                body_.CreateAlignedStore(x, at(row, body_.getInt64(int64_t{v} * lanes)), valign);
-              }
-              return;
+            for (int v = 0; v < vectors; ++v) {
+              llvm::Value* col = add(col0, int64_t{v} * lanes);
+              loop_vars_[n] = safe_column(col, n0);
+              llvm::Value* src = TargetPtr(rhs->index, rhs->operands);
+              if (src == nullptr) return;
+              llvm::Value* x = body_.CreateMaskedLoad(
+                  vtype, src, ealign, lanes_below(body_.CreateSub(n_end, col)), zero);
+              body_.CreateAlignedStore(x, at(row, body_.getInt64(int64_t{v} * lanes)), valign);
             }
-            // Element by element: zeros past N, where the rhs may not be read.
-            EmitCountedLoop(
-                body_.getInt64(0), body_.getInt64(nr), 1, "pack_j", [&](llvm::Value* j) {
-                  llvm::Value* col = body_.CreateAdd(col0, j);
-                  llvm::Value* inside = body_.CreateICmpSLT(col, n_end);
-                  llvm::BasicBlock* load = llvm::BasicBlock::Create(context_, "pack.in", function_);
-                  llvm::BasicBlock* join =
-                      llvm::BasicBlock::Create(context_, "pack.join", function_);
-                  llvm::BasicBlock* from = body_.GetInsertBlock();
-                  body_.CreateCondBr(inside, load, join);
-                  body_.SetInsertPoint(load);
-                  loop_vars_[n] = col;
-                  llvm::Value* x = EvalTop(kernel_.rhs, dtype, "rhs");
-                  llvm::BasicBlock* loaded = body_.GetInsertBlock();
-                  body_.CreateBr(join);
-                  body_.SetInsertPoint(join);
-                  llvm::PHINode* value = body_.CreatePHI(type, 2);
-                  value->addIncoming(llvm::Constant::getNullValue(type), from);
-                  value->addIncoming(x, loaded);
-                  body_.CreateAlignedStore(value, at(row, j), ealign);
-                });
           });
         });
         // Row blocks of MC rows: A's block packed, then every panel of B (in L1) against
@@ -275,14 +229,12 @@ bool KernelEmitter::EmitTiles() {
           llvm::Value* block_end = smin(add(mc0, mc_max), m_end);
           llvm::Value* tiles = body_.CreateUDiv(add(body_.CreateSub(block_end, mc0), rows - 1),
                                                 body_.getInt64(rows));
-          // Rows past the range repeat its last row: computed, never stored.
-          llvm::Value* last = add(m_end, -1);
           // Pack A: tile t, row i of it at packed_a[(t * KC + kk) * MR + i].
           EmitCountedLoop(body_.getInt64(0), tiles, 1, "pack_t", [&](llvm::Value* t) {
             llvm::Value* m0 = body_.CreateAdd(mc0, mul(t, rows));
             llvm::Value* tile_a = at(packed_a, mul(mul(t, kc_max), rows));
             for (int i = 0; i < rows; ++i) {
-              llvm::Value* row = smin(add(m0, i), last);
+              llvm::Value* row = clamped_row(m0, i);
               EmitCountedLoop(body_.getInt64(0), kc, 1, "pack_a", [&](llvm::Value* kk) {
                 loop_vars_[m] = row;
                 loop_vars_[k] = body_.CreateAdd(k0, kk);
