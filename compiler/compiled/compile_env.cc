@@ -113,7 +113,7 @@ const CompileEnv& SettingsFromEnvironment() {
         e->products = *p;
       } else {
         std::fprintf(stderr,
-                     "graphjit: GRAPHJIT_PRODUCTS=%s is not auto, tiles or blas: using auto\n",
+                     "graphjit: GRAPHJIT_PRODUCTS='%s' is not auto, tiles or blas; using auto\n",
                      products.c_str());
       }
     }

@@ -40,14 +40,18 @@ absl::Status CheckThreads(const std::optional<int>& threads, const char* option)
                                                  *threads));
 }
 
+const CompileEnv& EnvOf(const CompileGraphOptions& options) {
+  return options.env != nullptr ? *options.env : CompileEnv::FromEnvironment();
+}
+
 int ThreadsOf(const CompileGraphOptions& options) {
   if (options.threads.has_value()) return *options.threads;
-  return (options.env != nullptr ? *options.env : CompileEnv::FromEnvironment()).threads;
+  return EnvOf(options).threads;
 }
 
 ProductKernels ProductsOf(const CompileGraphOptions& options) {
   if (options.products.has_value()) return *options.products;
-  return (options.env != nullptr ? *options.env : CompileEnv::FromEnvironment()).products;
+  return EnvOf(options).products;
 }
 
 absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
@@ -62,7 +66,7 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
   GJ_RETURN_IF_ERROR(CheckVectorBytes(options.codegen.max_vector_bytes,
                                       "CompileGraphOptions::codegen.max_vector_bytes"));
   static std::atomic<int64_t> compiles{0};
-  const CompileEnv& env = options.env != nullptr ? *options.env : CompileEnv::FromEnvironment();
+  const CompileEnv& env = EnvOf(options);
   // Like XLA's --xla_dump_to: every compile writes its stages as <N>.<graph>.<stage>.txt.
   const std::string& dump_dir = env.dump_dir;
   const int64_t index = compiles.fetch_add(1);

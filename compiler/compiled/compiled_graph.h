@@ -51,6 +51,8 @@ struct CompileGraphOptions {
 
 // InvalidArgument naming `option` unless threads is unset or in [1, runtime::kMaxThreads].
 absl::Status CheckThreads(const std::optional<int>& threads, const char* option);
+// The environment a compile with `options` uses: options.env, else the process's.
+const CompileEnv& EnvOf(const CompileGraphOptions& options);
 // The threads a graph compiled with `options` runs its kernels on.
 int ThreadsOf(const CompileGraphOptions& options);
 // The product kernels a graph compiled with `options` uses.

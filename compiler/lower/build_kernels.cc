@@ -404,17 +404,20 @@ class KernelBuilder {
     AddKernel(std::move(k));
   }
 
+  // Whether operand `v` of a product is a buffer with its last two dims swapped, which
+  // BLAS reads through its trans flag instead of a copy.
+  bool ReadsTransposed(ValueId v) {
+    const ir::Node& n = g_.node(v);
+    return buffer_of_[v] < 0 && n.op == OpCode::kTranspose && buffer_of_[n.operands[0]] >= 0 &&
+           SwapsLastTwoAxes(n.attrs.Get<std::vector<int64_t>>("perm"));
+  }
+
   // The buffer holding matmul operand `v` (materialized now if it was inlined so far),
   // and whether that buffer holds its last two dims swapped: a transpose of a buffer that
   // swaps only the last two dims is read through BLAS's trans flag instead of copied.
   std::pair<int, bool> OperandBuffer(ValueId v, bool allow_transpose) {
     const ir::Node& n = g_.node(v);
-    if (buffer_of_[v] < 0 && allow_transpose && n.op == OpCode::kTranspose &&
-        buffer_of_[n.operands[0]] >= 0) {
-      if (SwapsLastTwoAxes(n.attrs.Get<std::vector<int64_t>>("perm"))) {
-        return {buffer_of_[n.operands[0]], true};
-      }
-    }
+    if (allow_transpose && ReadsTransposed(v)) return {buffer_of_[n.operands[0]], true};
     if (buffer_of_[v] < 0) {
       int b = AddBuffer(absl::StrCat("t", v), n.type, BufferKind::kTemp);
       Materialize(v, b);
@@ -450,22 +453,14 @@ class KernelBuilder {
     AddKernel(std::move(k));
   }
 
-  // Whether operand `v` of a product would reach BLAS as a transposed buffer (read
-  // through its trans flag, no copy).
-  bool ReadsTransposed(ValueId v) {
-    const ir::Node& n = g_.node(v);
-    return buffer_of_[v] < 0 && n.op == OpCode::kTranspose && buffer_of_[n.operands[0]] >= 0 &&
-           SwapsLastTwoAxes(n.attrs.Get<std::vector<int64_t>>("perm"));
-  }
-
   void LowerMatmul(ValueId id, int out) {
     const ir::Node& n = g_.node(id);
     const ProductKernel how =
         ChooseProductKernel(g_, id, products_, ReadsTransposed(n.operands[1]));
     if (how == ProductKernel::kBlas) return LowerExternMatmul(id, out);
     if (how == ProductKernel::kTiles) {
-      // Both operands from buffers, as for BLAS: packing a buffer is a vector copy, where
-      // an inlined window would be evaluated element by element.
+      // Both operands from buffers, as for BLAS: the tiles pack the rhs a vector at a time
+      // from a buffer contiguous along n (codegen_tiles.cc).
       OperandBuffer(n.operands[0], /*allow_transpose=*/false);
       OperandBuffer(n.operands[1], /*allow_transpose=*/false);
     }
