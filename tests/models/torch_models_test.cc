@@ -5,8 +5,6 @@
 // policy (one compile serving every size), at two sizes each, at O2, at the baseline tier
 // and tiered (the interpreter serving until the baseline code is ready); every output
 // within ONNX Runtime's test tolerances (rtol 1e-4, atol 1e-5) of torch's own.
-#include <sys/wait.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -20,27 +18,15 @@
 #include "onnx/import.h"
 #include "runtime/interpreter.h"
 #include "runtime/npy.h"
+#include "tests/models/run_exporter.h"
 
 namespace graphjit::models {
 namespace {
 
 // Exports the models once per process; "" when torch is missing (the tests skip).
 const std::string& ExportDir() {
-  static const std::string* dir = [] {
-    auto* path =
-        new std::string(absl::StrCat(::testing::TempDir(), "/graphjit_torch_models_", ::getpid()));
-    std::filesystem::remove_all(*path);
-    const std::string command =
-        absl::StrCat("/usr/bin/python3 ", GRAPHJIT_SOURCE_DIR, "/scripts/export_torch_models.py ",
-                     *path, " > ", *path, ".log 2>&1");
-    // Exit status 2: torch is missing (skip); any other failure is the exporter's (fail).
-    const int status = std::system(command.c_str());
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 2) path->clear();
-    if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 2)) {
-      ADD_FAILURE() << command << " failed (status " << status << "); see " << *path << ".log";
-    }
-    return path;
-  }();
+  static const std::string* dir =
+      new std::string(RunExporter("scripts/export_torch_models.py", "torch_models"));
   return *dir;
 }
 

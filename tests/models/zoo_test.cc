@@ -4,11 +4,7 @@
 // torch's own, relative to its largest magnitude. Their convolutions run the generated
 // product tiles or OpenBLAS as GRAPHJIT_PRODUCTS=auto chooses on this host; a second
 // pass forces the tiles on two of them.
-#include <sys/wait.h>
-
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -18,6 +14,7 @@
 #include "models/onnx_model.h"
 #include "onnx/import.h"
 #include "runtime/npy.h"
+#include "tests/models/run_exporter.h"
 
 namespace graphjit::models {
 namespace {
@@ -29,22 +26,14 @@ const char* const kModels[] = {"resnet18",           "resnet50",      "mobilenet
 
 // Exports the models once per process; "" when torchvision is missing (the tests skip).
 const std::string& ExportDir() {
-  static const std::string* dir = [] {
-    auto* path = new std::string(absl::StrCat(::testing::TempDir(), "/graphjit_zoo_", ::getpid()));
-    std::filesystem::remove_all(*path);
-    const std::string command =
-        absl::StrCat("/usr/bin/python3 ", GRAPHJIT_SOURCE_DIR, "/benchmarks/zoo/export.py ", *path,
-                     " > ", *path, ".log 2>&1");
-    // Exit status 2: torchvision is missing (skip); any other failure is the exporter's.
-    const int status = std::system(command.c_str());
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 2) path->clear();
-    if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 2)) {
-      ADD_FAILURE() << command << " failed (status " << status << "); see " << *path << ".log";
-    }
-    return path;
-  }();
+  static const std::string* dir = new std::string(RunExporter("benchmarks/zoo/export.py", "zoo"));
   return *dir;
 }
+
+#define SKIP_WITHOUT_TORCHVISION()                                        \
+  if (ExportDir().empty())                                                \
+  GTEST_SKIP() << "torchvision is missing for /usr/bin/python3: install " \
+                  "python3-torchvision (scripts/bootstrap.sh does)"
 
 // max |got - torch| / max(1, max |torch|) for model `name` compiled with `options`.
 void Check(const std::string& name, const compiler::JitOptions& options) {
@@ -70,18 +59,12 @@ void Check(const std::string& name, const compiler::JitOptions& options) {
 }
 
 TEST(Zoo, TwelveTorchvisionModelsMatchTorch) {
-  if (ExportDir().empty()) {
-    GTEST_SKIP() << "torchvision is missing for /usr/bin/python3: install "
-                    "python3-torchvision (scripts/bootstrap.sh does)";
-  }
+  SKIP_WITHOUT_TORCHVISION();
   for (const char* name : kModels) Check(name, {});
 }
 
 TEST(Zoo, ForcedTilesMatchTorch) {
-  if (ExportDir().empty()) {
-    GTEST_SKIP() << "torchvision is missing for /usr/bin/python3: install "
-                    "python3-torchvision (scripts/bootstrap.sh does)";
-  }
+  SKIP_WITHOUT_TORCHVISION();
   compiler::JitOptions options;
   options.compile.products = compiler::ProductKernels::kTiles;
   for (const char* name : {"resnet18", "mobilenet_v3_small"}) Check(name, options);

@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "ir/builder.h"
 #include "models/model.h"
+#include "tests/compiler/compiled/test_tensors.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -28,11 +29,6 @@ TensorMap Fresh(const TensorMap& in) {
   TensorMap out = in;
   for (auto& [name, t] : out) t = t.Clone();  // the caches are updated in place
   return out;
-}
-
-bool SameBits(const Tensor& a, const Tensor& b) {
-  return a.dtype() == b.dtype() && a.nbytes() == b.nbytes() &&
-         std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
 }
 
 // The program symbols' values of a decode call at length S.

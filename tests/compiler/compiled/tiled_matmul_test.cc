@@ -18,24 +18,13 @@
 #include "ir/check.h"
 #include "ir/parser.h"
 #include "runtime/interpreter.h"
+#include "tests/compiler/compiled/test_tensors.h"
 
 namespace graphjit::compiler {
 namespace {
 
 using runtime::Tensor;
 using runtime::TensorMap;
-
-Tensor Wave(ir::DType dtype, std::vector<int64_t> shape, double phase) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<double> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = std::sin(0.37 * i + phase);
-  return *Tensor::FromDoubles(dtype, shape, v);
-}
-
-bool BitEqual(const Tensor& a, const Tensor& b) {
-  return a.nbytes() == b.nbytes() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
-}
 
 struct Compiled {
   std::unique_ptr<CompiledGraph> tiled, untiled;
@@ -113,7 +102,7 @@ void CheckMatvec(const char* dtype, const std::string& k_dim, const std::string&
   for (int i = 0; i < 2; ++i) {
     SCOPED_TRACE(absl::StrCat("output ", i));
     if ((k_dim == absl::StrCat(K) && K < 32) || jammed) {
-      EXPECT_TRUE(BitEqual(o.tiled[i], o.untiled[i]))
+      EXPECT_TRUE(SameBits(o.tiled[i], o.untiled[i]))
           << "max diff " << runtime::MaxAbsDiff(o.tiled[i], o.untiled[i]);
     }
     EXPECT_LT(runtime::MaxAbsDiff(o.tiled[i], o.untiled[i]), tolerance * (K + 1));
@@ -199,7 +188,7 @@ TEST(TiledMatmul, BatchedAndTransposedRhs) {
   Outputs o;
   ASSERT_NO_FATAL_FAILURE(RunAll(*g, c, in, &o));
   for (int i = 0; i < 2; ++i) {
-    EXPECT_TRUE(BitEqual(o.tiled[i], o.untiled[i])) << i;
+    EXPECT_TRUE(SameBits(o.tiled[i], o.untiled[i])) << i;
     EXPECT_LT(runtime::MaxAbsDiff(o.want[i], o.tiled[i]), 1e-12) << i;
   }
 }

@@ -14,24 +14,13 @@
 #include "gtest/gtest.h"
 #include "ir/parser.h"
 #include "runtime/interpreter.h"
+#include "tests/compiler/compiled/test_tensors.h"
 
 namespace graphjit::compiler {
 namespace {
 
 using runtime::Tensor;
 using runtime::TensorMap;
-
-Tensor Wave(ir::DType dtype, std::vector<int64_t> shape, double phase) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<double> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = std::sin(0.37 * i + phase);
-  return *Tensor::FromDoubles(dtype, shape, v);
-}
-
-bool BitEqual(const Tensor& a, const Tensor& b) {
-  return a.nbytes() == b.nbytes() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
-}
 
 struct Case {
   std::string a, b, out;  // dims, e.g. "3, 13, 31"
@@ -159,8 +148,8 @@ TEST(TilesTest, SameBitsOnOneTwoAndThreeThreads) {
       ASSERT_TRUE(out.ok()) << out.status();
       outs.push_back((*out)[0]);
     }
-    EXPECT_TRUE(BitEqual(outs[0], outs[1]));
-    EXPECT_TRUE(BitEqual(outs[0], outs[2]));
+    EXPECT_TRUE(SameBits(outs[0], outs[1]));
+    EXPECT_TRUE(SameBits(outs[0], outs[2]));
   }
 }
 

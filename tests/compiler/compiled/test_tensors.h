@@ -1,0 +1,31 @@
+// Inputs and bit-for-bit comparisons the compiled-code tests share.
+#ifndef GRAPHJIT_TESTS_COMPILER_COMPILED_TEST_TENSORS_H_
+#define GRAPHJIT_TESTS_COMPILER_COMPILED_TEST_TENSORS_H_
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "runtime/tensor.h"
+
+namespace graphjit::compiler {
+
+// sin(0.37 i + phase) over the elements of `shape`: values in [-1, 1] without patterns a
+// wrong index could hide behind.
+inline runtime::Tensor Wave(ir::DType dtype, std::vector<int64_t> shape, double phase) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<double> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = std::sin(0.37 * i + phase);
+  return *runtime::Tensor::FromDoubles(dtype, shape, v);
+}
+
+// Same dtype, size and bytes.
+inline bool SameBits(const runtime::Tensor& a, const runtime::Tensor& b) {
+  return a.dtype() == b.dtype() && a.nbytes() == b.nbytes() &&
+         std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
+}
+
+}  // namespace graphjit::compiler
+
+#endif  // GRAPHJIT_TESTS_COMPILER_COMPILED_TEST_TENSORS_H_
