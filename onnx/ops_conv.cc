@@ -167,6 +167,13 @@ ValueId FlatWindows(Context& ctx, ValueId x, const WindowSpec& w) {
   return Reshape(ctx, win, flat);
 }
 
+// The number of elements in one window (the kernel's volume).
+int64_t WindowSize(const WindowSpec& w) {
+  int64_t size = 1;
+  for (int64_t d : w.kernel) size *= d;
+  return size;
+}
+
 // Each element of the window of `windows` (window(x) under `w`: [n, c, k.., o..]) as a
 // value of the output's shape [n, c, o..], in row-major window order. Small windows are
 // computed as elementwise ops of these taps: the loop innermost then runs along an
@@ -178,10 +185,8 @@ std::vector<ValueId> Taps(Context& ctx, ValueId windows, const WindowSpec& w) {
   const Shape win_shape = ctx.type(windows).shape;
   Shape out_shape = {win_shape[0], win_shape[1]};
   out_shape.insert(out_shape.end(), win_shape.end() - k, win_shape.end());
-  int64_t window_size = 1;
-  for (int64_t d : kernel) window_size *= d;
   std::vector<ValueId> taps;
-  for (int64_t j = 0; j < window_size; ++j) {
+  for (int64_t j = 0, size = WindowSize(w); j < size; ++j) {
     ValueId tap = windows;
     for (int i = k - 1, rest = static_cast<int>(j); i >= 0; rest /= kernel[i], --i) {
       const int64_t at = rest % kernel[i];
@@ -206,8 +211,7 @@ absl::StatusOr<ValueId> EmitConv(Context& ctx, ValueId x, ValueId wt, const Wind
   const Shape xs = ctx.type(x).shape;
   const std::vector<int64_t>& kernel = w.kernel;
   const int k = static_cast<int>(kernel.size());
-  int64_t window_size = 1;
-  for (int64_t d : kernel) window_size *= d;
+  const int64_t window_size = WindowSize(w);
   // Depthwise (one filter per channel): the sum over the window of each position's
   // shifted input times its weight, as elementwise ops over the output, so the loop
   // innermost runs along the output row (contiguous, vectorizable) rather than a matmul
@@ -420,9 +424,7 @@ absl::Status MaxPool(Context& ctx) {
   // -inf never wins a max (a window always holds one element of x), so padding is exact.
   x = PadSpatial(ctx, x, w.pad_begin, Plus(w.pad_end, w.ceil_extra),
                  -std::numeric_limits<double>::infinity());
-  int64_t window_size = 1;
-  for (int64_t d : w.kernel) window_size *= d;
-  if (window_size <= kMaxPoolTaps) {
+  if (WindowSize(w) <= kMaxPoolTaps) {
     ValueId windows = Windows(ctx, x, w);
     GJ_RETURN_IF_ERROR(ctx.BuilderStatus());
     ValueId y = ir::kInvalidValue;

@@ -384,6 +384,7 @@ int Main(int argc, char** argv) {
   // The program after each lowering step (the compile below lowers again, unprinted).
   if (status.ok() && !after_steps.empty()) status = lowering.Run(graph).status();
   std::unique_ptr<compiler::CompiledGraph> compiled;
+  compiler::ProductKernels products_used = compiler::ProductKernels::kAuto;
   const bool profile = absl::GetFlag(FLAGS_profile);
   const bool compile_steps = absl::GetFlag(FLAGS_compile_steps);
   bool compile = stage == "kernels" || stage == "llvm" || stage == "llvm-opt" || stage == "asm" ||
@@ -413,6 +414,7 @@ int Main(int argc, char** argv) {
         return 1;
       }
     }
+    products_used = compiler::ProductsOf(options);
     absl::StatusOr<std::unique_ptr<compiler::CompiledGraph>> cg =
         compiler::CompiledGraph::Compile(graph, ctx.params, options);
     if (cg.ok()) {
@@ -525,11 +527,9 @@ int Main(int argc, char** argv) {
                kernel.order == compiler::MatmulOrder::kTiles;
       blas += kernel.kind == compiler::KernelKind::kExternMatmul;
     }
-    compiler::CompileGraphOptions chosen;
-    chosen.products = compiler::ParseProductKernels(absl::GetFlag(FLAGS_products));
     std::printf("# products (%s; OpenBLAS runs its %s kernels): %d tiled, %d OpenBLAS\n",
-                compiler::ProductKernelsName(compiler::ProductsOf(chosen)),
-                runtime::BlasCoreName().c_str(), tiles, blas);
+                compiler::ProductKernelsName(products_used), runtime::BlasCoreName().c_str(), tiles,
+                blas);
     PrintStepPlan(*compiled,
                   loaded->model != nullptr ? loaded->model->CompleteBindings(values) : values);
     // Only with a remote cache (GRAPHJIT_REMOTE_CACHE); counts are of modules.
