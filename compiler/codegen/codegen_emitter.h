@@ -264,6 +264,8 @@ class KernelEmitter {
   llvm::Value* CallLibm(const char* f64_name, const char* f32_name, llvm::Value* x);
   // exp of a float or double, emitted inline (no call), so it vectorizes in place.
   llvm::Value* Exp(llvm::Value* x);
+  // erf of a float (scalar or vector), emitted inline on Exp; f64 keeps libm's erf.
+  llvm::Value* ErfF32(llvm::Value* x);
 
   const Program& program_;
   const CompileOptions& options_;

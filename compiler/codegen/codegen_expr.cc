@@ -222,11 +222,17 @@ llvm::Value* KernelEmitter::FloatOp(ScalarOp op, llvm::Value* x, llvm::Value* y)
       return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
     case ScalarOp::kRsqrt:
       return b.CreateFDiv(one, b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
-      // exp is emitted inline (see Exp); the others are one libm call each (LLVM maps them
-      // to libmvec's vector variants, or to an instruction where there is one).
-#define GJ_FLOAT_MATH(name, spelling, cost, function, f64_name, f32_name) \
-  case ScalarOp::k##name:                                                 \
-    return op == ScalarOp::kExp ? Exp(x) : CallLibm(f64_name, f32_name, x);
+      // exp and f32 erf are emitted inline (see Exp, ErfF32); the others are one libm call
+      // each (LLVM maps them to libmvec's vector variants, or to an instruction where there
+      // is one; libmvec has no erf LLVM knows of, so a scalar erff call kept GELU's loops
+      // scalar).
+#define GJ_FLOAT_MATH(name, spelling, cost, function, f64_name, f32_name)     \
+  case ScalarOp::k##name:                                                     \
+    if (op == ScalarOp::kExp) return Exp(x);                                  \
+    if (op == ScalarOp::kErf && x->getType()->getScalarType()->isFloatTy()) { \
+      return ErfF32(x);                                                       \
+    }                                                                         \
+    return CallLibm(f64_name, f32_name, x);
 #include "runtime/float_math.def"
 #undef GJ_FLOAT_MATH
     case ScalarOp::kSigmoid:
@@ -506,6 +512,40 @@ llvm::Value* KernelEmitter::Exp(llvm::Value* x) {
     return b.CreateBitCast(b.CreateShl(e, mantissa), type);
   };
   return b.CreateFMul(b.CreateFMul(p, power(m1)), power(m2));
+}
+
+// erf(x) for f32 in two pieces, both computed and one selected per lane (vectors have no
+// branches). |x| <= 0.927734375: x + x * p(x^2), p of degree 5. Beyond: sign(x) * (1 -
+// exp(q(|x|))), q of degree 7 with q(t) ~ -t^2 for large t, so exp takes it to 0 and erf
+// to +-1 (inf included; NaN takes the first piece and stays NaN). The minimax coefficients
+// are Norbert Juffa's (erff, published on Stack Overflow, 2015); within 1 ulp of glibc's
+// erff over every float with libm's exp, within 2 with the inline Exp
+// (tests/compiler/compiled/exp_test.cc).
+llvm::Value* KernelEmitter::ErfF32(llvm::Value* x) {
+  llvm::IRBuilder<>& b = *b_;
+  llvm::Type* type = x->getType();
+  auto c = [&](double v) { return llvm::ConstantFP::get(type, v); };
+  auto fma = [&](llvm::Value* a, llvm::Value* y, llvm::Value* z) {
+    return HostHasFma() ? b.CreateIntrinsic(llvm::Intrinsic::fma, {type}, {a, y, z})
+                        : b.CreateFAdd(b.CreateFMul(a, y), z);
+  };
+  llvm::Value* t = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value* s = b.CreateFMul(x, x);
+  // |x| small: Horner in s.
+  llvm::Value* p = c(-5.96761703e-4);
+  for (double k : {4.99119423e-3, -2.67681349e-2, 1.12819925e-1, -3.76125336e-1, 1.28379166e-1}) {
+    p = fma(p, s, c(k));
+  }
+  llvm::Value* near = fma(p, x, x);
+  // |x| large: q(t), the first two terms paired to shorten the chain.
+  llvm::Value* r = fma(c(-1.72853470e-5), t, c(3.83197126e-4));
+  llvm::Value* u = fma(c(-3.88396438e-3), t, c(2.42546219e-2));
+  r = fma(r, s, u);
+  for (double k : {-1.06777877e-1, -6.34846687e-1, -1.28717512e-1}) r = fma(r, t, c(k));
+  r = fma(r, t, b.CreateFNeg(t));
+  llvm::Value* far =
+      b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, b.CreateFSub(c(1.0), Exp(r)), x);
+  return b.CreateSelect(b.CreateFCmpOGT(t, c(0.927734375)), far, near);
 }
 
 llvm::Value* KernelEmitter::CallLibm(const char* f64_name, const char* f32_name, llvm::Value* x) {
