@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compiler/codegen/codegen_emitter.h"
+#include "compiler/lower/index_exprs.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Intrinsics.h"
@@ -30,18 +31,6 @@ constexpr int kCostlyReduceChains = 2;
 
 bool IsVar(const Expr* e, int var) { return e->kind == ExprKind::kLoopVar && e->index == var; }
 
-// `e` is var plus or minus terms that do not mention it (var + 8, (i0 * 16 + var) - 8).
-bool VarPlusOffset(const Expr* e, int var) {
-  if (IsVar(e, var)) return true;
-  if (e->kind != ExprKind::kOp || (e->op != ScalarOp::kAdd && e->op != ScalarOp::kSub)) {
-    return false;
-  }
-  const Expr* x = e->operands[0].get();
-  const Expr* y = e->operands[1].get();
-  return (VarPlusOffset(x, var) && !UsesLoopVar(y, var)) ||
-         (e->op == ScalarOp::kAdd && VarPlusOffset(y, var) && !UsesLoopVar(x, var));
-}
-
 // The last index is var plus an offset and no other index mentions var: consecutive
 // values of var address consecutive elements.
 bool UnitStrideAlong(const std::vector<ExprPtr>& indices, int var) {
@@ -51,7 +40,8 @@ bool UnitStrideAlong(const std::vector<ExprPtr>& indices, int var) {
 }
 
 // The ops whose lanes FloatOp / IntOp / BoolOp compute with vector instructions. Not
-// pow and the libm functions but exp (calls), nor i64 floor division (a divide per lane).
+// pow and the libm functions but exp and f32 erf (calls), nor i64 floor division (a
+// divide per lane).
 bool HasVectorForm(ScalarOp op, DType dtype) {
   switch (op) {
     case ScalarOp::kMax:
@@ -75,6 +65,8 @@ bool HasVectorForm(ScalarOp op, DType dtype) {
     case ScalarOp::kSigmoid:
     case ScalarOp::kExp:
       return dtype == DType::kF32 || dtype == DType::kF64;
+    case ScalarOp::kErf:
+      return dtype == DType::kF32;  // inline (ErfF32); f64 calls libm
     case ScalarOp::kAnd:
     case ScalarOp::kOr:
     case ScalarOp::kNot:

@@ -38,18 +38,6 @@ bool SameExprs(const std::vector<ExprPtr>& a, const std::vector<ExprPtr>& b) {
   return true;
 }
 
-// `e` with loop variables renamed at once (old index -> new index; others unchanged).
-ExprPtr Rename(const ExprPtr& e, const absl::flat_hash_map<int, int>& vars) {
-  if (e->kind == ExprKind::kLoopVar) {
-    auto it = vars.find(e->index);
-    return it == vars.end() ? e : LoopVar(it->second);
-  }
-  if (e->operands.empty()) return e;
-  Expr copy = *e;
-  for (ExprPtr& o : copy.operands) o = Rename(o, vars);
-  return std::make_shared<const Expr>(std::move(copy));
-}
-
 // Loop variables 0 .. count-1, then `more`.
 std::vector<ExprPtr> Vars(int count, std::vector<ExprPtr> more = {}) {
   std::vector<ExprPtr> v = LoopVars(count);
@@ -143,7 +131,7 @@ class Matcher {
     fused.value = x_def != nullptr ? x_def : *x;
     fused.scores = s;
     // P @ V's k is the position j, its n the output column e.
-    fused.values = Rename(pv.rhs, {{nb_ + 2, nb_ + 1}, {nb_ + 1, nb_ + 3}});
+    fused.values = RenameLoopVars(pv.rhs, {{nb_ + 2, nb_ + 1}, {nb_ + 1, nb_ + 3}});
     fused.values_width = pv.loops[nb_ + 1];
     fused.store_indices = Vars(nb_ + 1, {LoopVar(nb_ + 3)});
     fused.sum_out = sum.out;
@@ -181,7 +169,7 @@ class Matcher {
       if (!SameExpr(k.loops[i], scores.loops[i])) return std::nullopt;
     }
     if (keepdim && UsesLoopVar(k.value.get(), nb_ + 1)) return std::nullopt;
-    return Rename(k.value, {{rank, nb_ + 1}});
+    return RenameLoopVars(k.value, {{rank, nb_ + 1}});
   }
 
   // The row's (batch.., m) and, with a kept dim, its 0.

@@ -1,6 +1,8 @@
 #include "compiler/lower/index_exprs.h"
 
 #include <algorithm>
+#include <memory>
+#include <utility>
 
 #include "ir/check.h"
 
@@ -49,6 +51,28 @@ std::vector<ExprPtr> LoopVars(size_t n) {
   std::vector<ExprPtr> vars;
   for (size_t i = 0; i < n; ++i) vars.push_back(LoopVar(static_cast<int>(i)));
   return vars;
+}
+
+bool VarPlusOffset(const Expr* e, int var) {
+  if (e->kind == ExprKind::kLoopVar) return e->index == var;
+  if (e->kind != ExprKind::kOp || (e->op != ScalarOp::kAdd && e->op != ScalarOp::kSub)) {
+    return false;
+  }
+  const Expr* x = e->operands[0].get();
+  const Expr* y = e->operands[1].get();
+  return (VarPlusOffset(x, var) && !UsesLoopVar(y, var)) ||
+         (e->op == ScalarOp::kAdd && VarPlusOffset(y, var) && !UsesLoopVar(x, var));
+}
+
+ExprPtr RenameLoopVars(const ExprPtr& e, const absl::flat_hash_map<int, int>& vars) {
+  if (e->kind == ExprKind::kLoopVar) {
+    auto it = vars.find(e->index);
+    return it == vars.end() ? e : LoopVar(it->second);
+  }
+  if (e->operands.empty()) return e;
+  Expr copy = *e;
+  for (ExprPtr& o : copy.operands) o = RenameLoopVars(o, vars);
+  return std::make_shared<const Expr>(std::move(copy));
 }
 
 std::vector<ExprPtr> BroadcastIndex(const ir::Shape& in, const ir::Shape& out,

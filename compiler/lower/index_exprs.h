@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "compiler/lower/kernel_ir.h"
 #include "ir/sym_expr.h"
 
@@ -18,6 +19,13 @@ ExprPtr SymToExpr(const ir::SymExpr& e, const std::vector<std::string>& symbols)
 
 // Loop variables i0 .. i{n-1}.
 std::vector<ExprPtr> LoopVars(size_t n);
+
+// `e` is loop variable `var` plus or minus terms that do not mention it (var + 8,
+// (i0 * 16 + var) - 8): as an element's last index, consecutive var, consecutive elements.
+bool VarPlusOffset(const Expr* e, int var);
+
+// `e` with loop variables renamed at once (old index -> new index; others unchanged).
+ExprPtr RenameLoopVars(const ExprPtr& e, const absl::flat_hash_map<int, int>& vars);
 
 // The index into an operand of shape `in` for the result index `idx` of shape `out`
 // under numpy broadcasting: size-1 operand dims read element 0.

@@ -7,6 +7,7 @@
 #include "compiler/lower/buffer_plan.h"
 #include "compiler/lower/build_kernels.h"
 #include "compiler/lower/fuse_attention.h"
+#include "compiler/lower/order_loops.h"
 #include "compiler/lower/parallel_loops.h"
 #include "compiler/lower/simplify_index.h"
 #include "compiler/lower/verify_program.h"
@@ -41,6 +42,8 @@ const std::vector<LowerStep>& BuiltinLowerSteps() {
       ProgramStep("plan_workspace", PlanWorkspace),
       // Last, so dumps, the program evaluator and codegen all see simplified kernels.
       ProgramStep("simplify_indices", SimplifyKernelIndices, &LowerOptions::simplify_indices),
+      // On simplified indices: which loop of each pointwise kernel its vectors run along.
+      ProgramStep("order_loops", OrderLoops),
       // After fusion, on the final kernels: which loop each may split across threads.
       ProgramStep("mark_parallel", MarkParallelLoops),
   };
