@@ -252,6 +252,18 @@ void KernelEmitter::EmitBlockedLoop(llvm::Value* extent, int var, int64_t block,
                                     absl::FunctionRef<void(llvm::Value*)> whole,
                                     absl::FunctionRef<void(llvm::Value*)> rest,
                                     llvm::Value* start) {
+  EmitBlocks(
+      extent, var, block, whole,
+      [&](llvm::Value* first, llvm::Value* left) {
+        EmitLoop(left, var, [&] { rest(body_.CreateAdd(first, loop_vars_[var], "", true, true)); });
+      },
+      start);
+}
+
+void KernelEmitter::EmitBlocks(llvm::Value* extent, int var, int64_t block,
+                               absl::FunctionRef<void(llvm::Value*)> whole,
+                               absl::FunctionRef<void(llvm::Value*, llvm::Value*)> tail,
+                               llvm::Value* start) {
   // Without a start the arithmetic is the same as before ranges existed, instruction for
   // instruction (no add of 0 for the optimizer to see through).
   auto from_start = [&](llvm::Value* v) {
@@ -273,10 +285,7 @@ void KernelEmitter::EmitBlockedLoop(llvm::Value* extent, int var, int64_t block,
       whole(from_start(body_.CreateMul(loop_vars_[var], body_.getInt64(block), "", true, true)));
     });
   }
-  if (runs(left)) {
-    EmitLoop(left, var,
-             [&] { rest(from_start(body_.CreateAdd(done, loop_vars_[var], "", true, true))); });
-  }
+  if (runs(left)) tail(from_start(done), left);
 }
 
 void KernelEmitter::EmitNest(size_t depth, size_t end, absl::FunctionRef<void()> body) {

@@ -14,7 +14,8 @@ void KernelEmitter::EmitPointwise() {
   const int inner = static_cast<int>(kernel_.loops.size()) - 1;
   if (inner >= 0) {
     const auto& indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
-    if (const int lanes = PlanLanes(kernel_.value, inner, &indices, dtype)) {
+    if (const int lanes = PlanLanes(kernel_.value, inner, &indices, dtype, /*in_place=*/-1,
+                                    /*at_o2=*/true)) {
       return EmitPointwiseLanes(lanes);
     }
   }

@@ -1,7 +1,9 @@
 // Explicit vector code for maps and reductions at the baseline tier: a map's innermost
 // loop, or a reduction's loop, in vectors of the host's width (CompileOptions'
 // max_vector_bytes within it) with a scalar rest, so that the tier's code no longer waits
-// for LLVM's loop vectorizer to find them (compiler/orc/optimize_module.cc).
+// for LLVM's loop vectorizer to find them (compiler/orc/optimize_module.cc). At O2, maps
+// too (PlanLanes says why), their vectors in pairs and their rest one masked vector.
+// Loads of every other element (stride-2 windows) are a wide load and a shuffle.
 //
 // Each lane computes what the scalar loop computes at its index, with the same
 // instructions (FloatOp, IntOp, BoolOp, Exp and CastValue take vectors too), so a map's
@@ -35,6 +37,35 @@ bool IsVar(const Expr* e, int var) { return e->kind == ExprKind::kLoopVar && e->
 // values of var address consecutive elements.
 bool UnitStrideAlong(const std::vector<ExprPtr>& indices, int var) {
   return !indices.empty() && VarPlusOffset(indices.back().get(), var) &&
+         std::none_of(indices.begin(), indices.end() - 1,
+                      [&](const ExprPtr& e) { return UsesLoopVar(e.get(), var); });
+}
+
+// var's coefficient in `e` where e is linear in var through +, - and products by
+// constants ((i3 * 2) + 1: 2); 0 where it is not (or does not mention var).
+int64_t Coefficient(const Expr* e, int var) {
+  if (IsVar(e, var)) return 1;
+  if (e->kind != ExprKind::kOp || IsUnary(e->op)) return 0;
+  const Expr* x = e->operands[0].get();
+  const Expr* y = e->operands[1].get();
+  switch (e->op) {
+    case ScalarOp::kAdd:
+      if (!UsesLoopVar(x, var)) return Coefficient(y, var);
+      return UsesLoopVar(y, var) ? 0 : Coefficient(x, var);
+    case ScalarOp::kSub:
+      return UsesLoopVar(y, var) ? 0 : Coefficient(x, var);
+    case ScalarOp::kMul:
+      if (x->kind == ExprKind::kConst) std::swap(x, y);
+      return y->kind == ExprKind::kConst ? y->i_value * Coefficient(x, var) : 0;
+    default:
+      return 0;
+  }
+}
+
+// The last index is 2 * var plus an offset and no other index mentions var: lanes read
+// every other element (a stride-2 window of a convolution or a pool).
+bool StrideTwoAlong(const std::vector<ExprPtr>& indices, int var) {
+  return !indices.empty() && Coefficient(indices.back().get(), var) == 2 &&
          std::none_of(indices.begin(), indices.end() - 1,
                       [&](const ExprPtr& e) { return UsesLoopVar(e.get(), var); });
 }
@@ -112,8 +143,13 @@ KernelEmitter::LaneClass KernelEmitter::ClassifyLanes(const Expr* e, int var) {
       if (written && !own_element) {
         result = LaneClass::kNo;
       } else if (result == LaneClass::kVarying) {
-        // Its indices move with var: one vector load if consecutive, else a gather.
-        result = UnitStrideAlong(e->operands, var) ? LaneClass::kVarying : LaneClass::kNo;
+        // Its indices move with var: one vector load if consecutive, two and a shuffle
+        // if every other element, else a gather.
+        if (StrideTwoAlong(e->operands, var) && e->dtype != DType::kBool) {
+          stride_two_loads_.insert(e);
+        } else if (!UnitStrideAlong(e->operands, var)) {
+          result = LaneClass::kNo;
+        }
       }
       break;
     }
@@ -161,8 +197,10 @@ int64_t KernelEmitter::WidestLane(const Expr* e) {
 
 int KernelEmitter::PlanLanes(const ExprPtr& value, int var,
                              const std::vector<ExprPtr>* store_indices, DType acc_dtype,
-                             int in_place) {
-  if (options_.tier != CodeTier::kBaseline || failed() || !CheckTree(value, "value")) return 0;
+                             int in_place, bool at_o2) {
+  if ((options_.tier != CodeTier::kBaseline && !at_o2) || failed() || !CheckTree(value, "value")) {
+    return 0;
+  }
   if (value->dtype != program_.buffers[kernel_.out].dtype) return 0;  // EvalTop says so
   if (store_indices != nullptr) {
     for (const ExprPtr& index : *store_indices) {
@@ -171,8 +209,10 @@ int KernelEmitter::PlanLanes(const ExprPtr& value, int var,
     if (!UnitStrideAlong(*store_indices, var)) return 0;
   }
   lane_class_.clear();
+  stride_two_loads_.clear();
   lanes_in_place_ = in_place;
   if (ClassifyLanes(value.get(), var) == LaneClass::kNo) return 0;
+
   // One lane count for the whole expression: the widest element held in a vector sets
   // it (uniform values are splat at their own type, indices stay scalar).
   const int64_t widest = std::max<int64_t>(ir::DTypeSize(acc_dtype), WidestLane(value.get()));
@@ -180,10 +220,10 @@ int KernelEmitter::PlanLanes(const ExprPtr& value, int var,
   return lanes >= 2 ? lanes : 0;
 }
 
-llvm::Value* KernelEmitter::EvalLanes(const ExprPtr& value, int var, int lanes) {
+llvm::Value* KernelEmitter::EvalLanes(const ExprPtr& value, int var, int lanes, llvm::Value* mask) {
   memo_.clear();
   lane_memo_.clear();
-  return LanesOf(*value, var, lanes, /*mask=*/nullptr);
+  return LanesOf(*value, var, lanes, mask);
 }
 
 llvm::Value* KernelEmitter::LanesOf(const Expr& e, int var, int lanes, llvm::Value* mask) {
@@ -211,7 +251,8 @@ llvm::Value* KernelEmitter::LanesOf(const Expr& e, int var, int lanes, llvm::Val
       }
       case ExprKind::kLoad:
         if (llvm::Value* ptr = ElementPtr(e.index, e.operands)) {
-          v = LoadLanes(e.index, ptr, lanes, mask);
+          v = stride_two_loads_.contains(&e) ? LoadEveryOtherLane(e.index, ptr, lanes, mask)
+                                             : LoadLanes(e.index, ptr, lanes, mask);
         }
         break;
       case ExprKind::kOp: {
@@ -263,34 +304,93 @@ llvm::Value* KernelEmitter::LoadLanes(int buffer, llvm::Value* ptr, int lanes, l
                                : value;
 }
 
-void KernelEmitter::StoreLanes(int buffer, llvm::Value* ptr, llvm::Value* value) {
+llvm::Value* KernelEmitter::LoadEveryOtherLane(int buffer, llvm::Value* ptr, int lanes,
+                                               llvm::Value* mask) {
+  const DType dtype = program_.buffers[buffer].dtype;
+  const int wide = 2 * lanes;
+  llvm::Type* type = llvm::FixedVectorType::get(MemoryType(dtype), wide);
+  // Element j of the result is lane 2j of the wide load. The odd lanes between are in
+  // bounds (between elements that are); the one past the last element is not read.
+  std::vector<llvm::Constant*> read;
+  for (int j = 0; j < wide; ++j) read.push_back(body_.getInt1(j + 1 < wide));
+  llvm::Value* wide_mask = llvm::ConstantVector::get(read);
+  if (mask != nullptr) {
+    std::vector<int> spread(wide);
+    for (int j = 0; j < wide; ++j) spread[j] = j / 2;
+    wide_mask = body_.CreateAnd(body_.CreateShuffleVector(mask, spread), wide_mask);
+  }
+  llvm::Value* all = body_.CreateMaskedLoad(type, ptr, llvm::Align(ir::DTypeSize(dtype)), wide_mask,
+                                            llvm::Constant::getNullValue(type));
+  std::vector<int> even(lanes);
+  for (int j = 0; j < lanes; ++j) even[j] = 2 * j;
+  return body_.CreateShuffleVector(all, even);
+}
+
+void KernelEmitter::StoreLanes(int buffer, llvm::Value* ptr, llvm::Value* value,
+                               llvm::Value* mask) {
   if (ptr == nullptr || failed()) return;
   const DType dtype = program_.buffers[buffer].dtype;
   if (dtype == DType::kBool) {
     const auto* type = llvm::cast<llvm::VectorType>(value->getType());
     value = body_.CreateZExt(value, llvm::VectorType::get(body_.getInt8Ty(), type));
   }
-  body_.CreateAlignedStore(value, ptr, llvm::Align(ir::DTypeSize(dtype)));
+  const llvm::Align align(ir::DTypeSize(dtype));
+  if (mask == nullptr) {
+    body_.CreateAlignedStore(value, ptr, align);
+  } else {
+    body_.CreateMaskedStore(value, ptr, align, mask);
+  }
 }
 
 void KernelEmitter::EmitPointwiseLanes(int lanes) {
   const DType dtype = program_.buffers[kernel_.out].dtype;
   const int inner = static_cast<int>(kernel_.loops.size()) - 1;
   const auto& indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
+  auto whole = [&](llvm::Value* first) {
+    loop_vars_[inner] = first;
+    llvm::Value* value = EvalLanes(kernel_.value, inner, lanes);
+    StoreLanes(kernel_.out, TargetPtr(kernel_.out, indices), value);
+  };
   EmitNest(0, inner, [&] {
     llvm::Value* extent = EvalTop(kernel_.loops[inner], DType::kI64, "loop extent");
-    EmitRangedBlockedLoop(
-        extent, inner, lanes,
+    if (options_.tier == CodeTier::kBaseline) {
+      EmitRangedBlockedLoop(extent, inner, lanes, whole, [&](llvm::Value* index) {
+        loop_vars_[inner] = index;
+        llvm::Value* value = EvalTop(kernel_.value, dtype, "value");
+        StoreElement(kernel_.out, TargetPtr(kernel_.out, indices), value);
+      });
+      return;
+    }
+    // At O2, for speed rather than compile time: rows are short (56, 28, 14 and 7 outputs
+    // in a CNN's later stages), so their rest is one masked vector, not up to lanes - 1
+    // scalar steps (the masked lanes run the same instructions: the scalar steps' bits);
+    // whole vectors go in pairs, as a window's sum is a chain of dependent adds and two
+    // chains in flight hide half its latency.
+    auto masked = [&](llvm::Value* first, llvm::Value* left) {
+      llvm::Value* once =
+          body_.CreateZExt(body_.CreateICmpSGT(left, body_.getInt64(0)), body_.getInt64Ty());
+      EmitCountedLoop(body_.getInt64(0), once, 1, "rest", [&](llvm::Value*) {
+        std::vector<uint64_t> steps(lanes);
+        for (int i = 0; i < lanes; ++i) steps[i] = i;
+        llvm::Value* mask = body_.CreateICmpSLT(llvm::ConstantDataVector::get(context_, steps),
+                                                body_.CreateVectorSplat(lanes, left));
+        loop_vars_[inner] = first;
+        llvm::Value* value = EvalLanes(kernel_.value, inner, lanes, mask);
+        StoreLanes(kernel_.out, TargetPtr(kernel_.out, indices), value, mask);
+      });
+    };
+    auto [begin, end] = LoopBounds(inner, extent);
+    EmitBlocks(
+        end, inner, 2 * lanes,
         [&](llvm::Value* first) {
-          loop_vars_[inner] = first;
-          llvm::Value* value = EvalLanes(kernel_.value, inner, lanes);
-          StoreLanes(kernel_.out, TargetPtr(kernel_.out, indices), value);
+          whole(first);
+          whole(body_.CreateAdd(first, body_.getInt64(lanes), "", true, true));
         },
-        [&](llvm::Value* index) {
-          loop_vars_[inner] = index;
-          llvm::Value* value = EvalTop(kernel_.value, dtype, "value");
-          StoreElement(kernel_.out, TargetPtr(kernel_.out, indices), value);
-        });
+        [&](llvm::Value* first, llvm::Value* left) {
+          EmitBlocks(body_.CreateAdd(first, left, "", true, true), inner, lanes, whole, masked,
+                     first);
+        },
+        begin);
   });
 }
 

@@ -3,7 +3,8 @@
 // constant, for f32 and f64 at the host's width and the narrower ones: maps give the O2
 // tier's bits, reductions the reference's values, and the emitted IR has vectors of the
 // width asked for and none wider. Loops one vector cannot hold stay with LLVM's
-// vectorizer.
+// vectorizer. Stride-2 loads (a wide load's even lanes) give the reference's bits in
+// both tiers, the O2 tier's pairs and masked rests included.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -156,6 +157,60 @@ TEST(CodegenLanesTest, F32MapsTakeF32Lanes) {
     }
   }
 }
+
+// out[r, i] = (x[r, 2i] * w[0] + x[r, 2i + 1] * w[1]) + (i < N / 2 ? x[r, 2i + 2] : 0.5):
+// a stride-2 window (even lanes of a wide load) with one load in a select arm (its mask
+// spread over the wide lanes), rows of N outputs from rows of 2N + 1 inputs. Both tiers
+// give the reference's bits at every length (pairs, single vectors, masked rests).
+template <typename T>
+void CheckStrideTwo(DType dtype) {
+  ProgramBuilder pb({"N"});
+  ExprPtr n = SymbolValue(0);
+  ExprPtr row = Op(ScalarOp::kAdd, Op(ScalarOp::kMul, n, C(2)), C(1));
+  int x = pb.Arg("x", dtype, {C(kRows), row});
+  int w = pb.Arg("w", dtype, {C(2)});
+  int out = pb.Arg("out", dtype, {C(kRows), n}, BufferKind::kOutput);
+  ExprPtr two_i = Op(ScalarOp::kMul, I(1), C(2));
+  auto tap = [&](int offset) {
+    return Load(x, dtype, {I(0), offset == 0 ? two_i : Op(ScalarOp::kAdd, two_i, C(offset))});
+  };
+  ExprPtr window = Op(ScalarOp::kAdd, Op(ScalarOp::kMul, tap(0), Load(w, dtype, {C(0)})),
+                      Op(ScalarOp::kMul, tap(1), Load(w, dtype, {C(1)})));
+  pb.Pointwise(
+      out, {C(kRows), n},
+      Op(ScalarOp::kAdd, window,
+         Select(Op(ScalarOp::kLt, I(1), Op(ScalarOp::kDiv, n, C(2))), tap(2), F(0.5, dtype))));
+  for (CodeTier tier : {CodeTier::kBaseline, CodeTier::kOptimized}) {
+    for (int vector_bytes : {0, 16, 32}) {
+      CompileOptions options;
+      options.keep_ir = true;
+      options.tier = tier;
+      options.max_vector_bytes = vector_bytes;
+      auto code = Compile(pb.program(), options);
+      ASSERT_NE(code, nullptr);
+      // The wide load and its even lanes.
+      EXPECT_THAT(code->llvm_ir(), HasSubstr("shufflevector"));
+      for (int64_t len : kLengths) {
+        SCOPED_TRACE(::testing::Message() << "tier " << static_cast<int>(tier) << " bytes "
+                                          << vector_bytes << " N " << len);
+        std::vector<T> xs = Values<T>(kRows * (2 * len + 1), 6), ws = {T(0.75), T(-1.25)};
+        std::vector<T> got(kRows * len, T(-7));
+        RunEntry(*code, {xs.data(), ws.data(), got.data()}, {len});
+        for (int r = 0; r < kRows; ++r) {
+          const T* in = xs.data() + r * (2 * len + 1);
+          for (int64_t i = 0; i < len; ++i) {
+            const T want = (in[2 * i] * ws[0] + in[2 * i + 1] * ws[1]) +
+                           (i < len / 2 ? in[2 * i + 2] : T(0.5));
+            ASSERT_EQ(got[r * len + i], want) << r << ", " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(CodegenLanesTest, StrideTwoLoadsF32) { CheckStrideTwo<float>(DType::kF32); }
+TEST(CodegenLanesTest, StrideTwoLoadsF64) { CheckStrideTwo<double>(DType::kF64); }
 
 // sums[r] = sum_i x[r, i] * x[r, i], maxes[r] = max_i x[r, i] over a symbolic length.
 template <typename T>

@@ -255,22 +255,31 @@ TEST(CodegenTest, BoolLoadsAndStores) {
 
 TEST(CodegenTest, SelectArmLoadsOnlyWhenTaken) {
   // Concatenation: out[i] = i < 3 ? a[i] : b[i - 3]. Each arm's index is out of range
-  // when the other arm is taken, so the arms must be branches, not a `select` of loads.
+  // when the other arm is taken, so the arms must be branches (scalar code) or loads
+  // masked by their condition (vectors), never a `select` of two plain loads.
   ProgramBuilder pb;
   int a = pb.Arg("a", DType::kF64, {C(3)});
-  int b = pb.Arg("b", DType::kF64, {C(5)});
-  int out = pb.Arg("out", DType::kF64, {C(8)}, BufferKind::kOutput);
-  pb.Pointwise(out, {C(8)},
+  int b = pb.Arg("b", DType::kF64, {C(6)});
+  int out = pb.Arg("out", DType::kF64, {C(9)}, BufferKind::kOutput);
+  pb.Pointwise(out, {C(9)},
                Select(Op(ScalarOp::kLt, I(0), C(3)), Load(a, DType::kF64, {I(0)}),
                       Load(b, DType::kF64, {Op(ScalarOp::kSub, I(0), C(3))})));
-  CompileOptions options;
-  options.keep_ir = true;
-  auto code = Compile(pb.program(), options);
-  ASSERT_NE(code, nullptr);
-  EXPECT_THAT(code->llvm_ir(), HasSubstr("sel.true"));  // a branch, not a `select`
-  std::vector<double> as = {1, 2, 3}, bs = {4, 5, 6, 7, 8}, os(8);
-  RunEntry(*code, {as.data(), bs.data(), os.data()});
-  EXPECT_THAT(os, ::testing::ElementsAre(1, 2, 3, 4, 5, 6, 7, 8));
+  for (CodeTier tier : {CodeTier::kOptimized, CodeTier::kBaseline}) {
+    CompileOptions options;
+    options.keep_ir = true;
+    options.tier = tier;
+    options.max_vector_bytes = 32;
+    auto code = Compile(pb.program(), options);
+    ASSERT_NE(code, nullptr);
+    // O2: vectors in pairs and a masked rest; the baseline: vectors and a scalar rest.
+    EXPECT_THAT(code->llvm_ir(), HasSubstr("llvm.masked.load"));
+    if (tier == CodeTier::kBaseline) {
+      EXPECT_THAT(code->llvm_ir(), HasSubstr("sel.true"));
+    }
+    std::vector<double> as = {1, 2, 3}, bs = {4, 5, 6, 7, 8, 9}, os(9);
+    RunEntry(*code, {as.data(), bs.data(), os.data()});
+    EXPECT_THAT(os, ::testing::ElementsAre(1, 2, 3, 4, 5, 6, 7, 8, 9));
+  }
 }
 
 }  // namespace
