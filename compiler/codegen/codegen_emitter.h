@@ -235,6 +235,8 @@ class KernelEmitter {
   int64_t WidestLane(const Expr* e);
   // `lanes` consecutive elements of `buffer` from `ptr` (bools: i8 in memory, i1 here).
   llvm::Value* LoadLanes(int buffer, llvm::Value* ptr, int lanes, llvm::Value* mask);
+  // LanesOf a select whose condition is uniform: a branch to the taken arm's vectors.
+  llvm::Value* UniformSelectLanes(const Expr& e, int var, int lanes, llvm::Value* mask);
   // Elements ptr[0], ptr[2], .. ptr[2 * (lanes - 1)] as one vector: a wide masked load
   // and a shuffle of its even lanes (`mask`, when given, per result lane).
   llvm::Value* LoadEveryOtherLane(int buffer, llvm::Value* ptr, int lanes, llvm::Value* mask);

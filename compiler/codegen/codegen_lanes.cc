@@ -167,10 +167,12 @@ KernelEmitter::LaneClass KernelEmitter::ClassifyLanes(const Expr* e, int var) {
       if (dtype_of(0) != DType::kBool || dtype_of(1) != e->dtype || dtype_of(2) != e->dtype) {
         result = LaneClass::kNo;
       } else if (result == LaneClass::kVarying &&
+                 lane_class_.at(e->operands[0].get()) != LaneClass::kUniform &&
                  (HasUniformLoad(e->operands[1].get()) || HasUniformLoad(e->operands[2].get()))) {
         // An arm's loads run only where it is selected (EvalSelect), as they may be out of
         // bounds elsewhere (concat, pad): masked vector loads can say so, one scalar load
-        // for all lanes cannot.
+        // for all lanes cannot (unless the condition is the same for all lanes: then the
+        // vectors branch, UniformSelectLanes).
         result = LaneClass::kNo;
       }
       break;
@@ -266,6 +268,11 @@ llvm::Value* KernelEmitter::LanesOf(const Expr& e, int var, int lanes, llvm::Val
         break;
       }
       case ExprKind::kSelect: {
+        if (lane_class_.at(e.operands[0].get()) == LaneClass::kUniform &&
+            (ContainsLoad(e.operands[1].get()) || ContainsLoad(e.operands[2].get()))) {
+          v = UniformSelectLanes(e, var, lanes, mask);
+          break;
+        }
         llvm::Value* cond = lanes_of(0, mask);
         if (failed()) break;
         llvm::Value* not_cond = body_.CreateNot(cond);
@@ -288,6 +295,38 @@ llvm::Value* KernelEmitter::LanesOf(const Expr& e, int var, int lanes, llvm::Val
     v = llvm::PoisonValue::get(llvm::FixedVectorType::get(ValueType(e.dtype), lanes));
   }
   return lane_memo_[{&e, mask}] = v;
+}
+
+// A select whose condition is the same for every lane (a concat along an outer axis,
+// read inline: densenet's dense blocks, 32 pieces along the channels) branches to the
+// taken arm's vectors; masked loads of every arm would read each piece once per vector.
+llvm::Value* KernelEmitter::UniformSelectLanes(const Expr& e, int var, int lanes,
+                                               llvm::Value* mask) {
+  llvm::Value* cond = Eval(*e.operands[0], /*index=*/false);
+  llvm::BasicBlock* then_block = llvm::BasicBlock::Create(context_, "lanes.true", function_);
+  llvm::BasicBlock* else_block = llvm::BasicBlock::Create(context_, "lanes.false", function_);
+  llvm::BasicBlock* merge = llvm::BasicBlock::Create(context_, "lanes.merge", function_);
+  body_.CreateCondBr(cond, then_block, else_block);
+  // Values made inside one arm do not dominate the other arm or the merge.
+  const auto saved_memo = memo_;
+  const auto saved_lanes = lane_memo_;
+  auto arm = [&](int operand, llvm::BasicBlock* block) {
+    body_.SetInsertPoint(block);
+    llvm::Value* value = LanesOf(*e.operands[operand], var, lanes, mask);
+    llvm::BasicBlock* end = body_.GetInsertBlock();
+    body_.CreateBr(merge);
+    memo_ = saved_memo;
+    lane_memo_ = saved_lanes;
+    return std::make_pair(value, end);
+  };
+  const auto [t, then_end] = arm(1, then_block);
+  const auto [f, else_end] = arm(2, else_block);
+  body_.SetInsertPoint(merge);
+  if (failed()) return nullptr;
+  llvm::PHINode* phi = body_.CreatePHI(t->getType(), 2, "lanes.sel");
+  phi->addIncoming(t, then_end);
+  phi->addIncoming(f, else_end);
+  return phi;
 }
 
 llvm::Value* KernelEmitter::LoadLanes(int buffer, llvm::Value* ptr, int lanes, llvm::Value* mask) {

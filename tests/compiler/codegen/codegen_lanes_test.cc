@@ -209,6 +209,47 @@ void CheckStrideTwo(DType dtype) {
   }
 }
 
+// A concat along the rows read inline: out[r, i] = r < 1 ? a[0, i] : (r < 2 ? b[0, i] *
+// s[0] : c[0, i]), each arm's loads out of bounds where it is not taken. The condition is
+// the same for every lane, so the vectors branch to the taken arm (one arm's scalar load
+// of s included) instead of loading every arm masked.
+TEST(CodegenLanesTest, UniformSelectsBranchToTheTakenArm) {
+  ProgramBuilder pb({"N"});
+  ExprPtr n = SymbolValue(0);
+  int a = pb.Arg("a", DType::kF32, {C(1), n});
+  int b = pb.Arg("b", DType::kF32, {C(1), n});
+  int c = pb.Arg("c", DType::kF32, {C(1), n});
+  int scale = pb.Arg("s", DType::kF32, {C(1)});
+  int out = pb.Arg("out", DType::kF32, {C(kRows), n}, BufferKind::kOutput);
+  auto row = [&](int buffer, int first) {
+    return Load(buffer, DType::kF32, {Op(ScalarOp::kSub, I(0), C(first)), I(1)});
+  };
+  pb.Pointwise(
+      out, {C(kRows), n},
+      Select(Op(ScalarOp::kLt, I(0), C(1)), row(a, 0),
+             Select(Op(ScalarOp::kLt, I(0), C(2)),
+                    Op(ScalarOp::kMul, row(b, 1), Load(scale, DType::kF32, {C(0)})), row(c, 2))));
+  for (CodeTier tier : {CodeTier::kBaseline, CodeTier::kOptimized}) {
+    CompileOptions options;
+    options.keep_ir = true;
+    options.tier = tier;
+    auto code = Compile(pb.program(), options);
+    ASSERT_NE(code, nullptr);
+    EXPECT_THAT(code->llvm_ir(), HasSubstr("lanes.true"));
+    for (int64_t len : kLengths) {
+      SCOPED_TRACE(::testing::Message() << "tier " << static_cast<int>(tier) << " N " << len);
+      std::vector<float> as = Values<float>(len, 7), bs = Values<float>(len, 8),
+                         cs = Values<float>(len, 9), ss = {1.5f}, got(kRows * len, -7.0f);
+      RunEntry(*code, {as.data(), bs.data(), cs.data(), ss.data(), got.data()}, {len});
+      for (int64_t i = 0; i < len; ++i) {
+        ASSERT_EQ(got[i], as[i]) << i;
+        ASSERT_EQ(got[len + i], bs[i] * 1.5f) << i;
+        ASSERT_EQ(got[2 * len + i], cs[i]) << i;
+      }
+    }
+  }
+}
+
 TEST(CodegenLanesTest, StrideTwoLoadsF32) { CheckStrideTwo<float>(DType::kF32); }
 TEST(CodegenLanesTest, StrideTwoLoadsF64) { CheckStrideTwo<double>(DType::kF64); }
 
