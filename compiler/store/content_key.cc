@@ -128,9 +128,9 @@ ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& 
   // and reductions, and narrower max_vector_bytes compiling for the host without AVX-512,
   // v12 the baseline's attention taking a KV head's query heads together and jammed rows
   // addressing their rows once per block, v13 f32 erf inline (vectors) rather than erff,
-  // v14 O2 maps on codegen's own vectors (pairs, a masked rest, stride-2 loads, uniform
-  // selects as branches).
-  h.Text("graphjit-kernel-key-v14");
+  // v14 O2 maps on codegen's own vectors (pairs, a masked rest, stride-2 loads), v15
+  // vector selects uniform across the lanes as branches.
+  h.Text("graphjit-kernel-key-v15");
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir, emit_asm and keep_object change what is kept.
   h.Text(absl::StrCat("tile_matmuls=", codegen.tile_matmuls, ",tier=", CodeTierName(codegen.tier),
