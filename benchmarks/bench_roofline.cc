@@ -242,9 +242,11 @@ void BM_Matvec(benchmark::State& state) {
   for (auto _ : state) {
     if (impl == 2) {
       if (f32) {
-        graphjit_rt_matmul_f32(x.data<float>(), w.data<float>(), out.data<float>(), 1, N, K, 0);
+        graphjit_rt_matmul_f32(x.data<float>(), w.data<float>(), out.data<float>(), 1, N, K, N, N,
+                               0);
       } else {
-        graphjit_rt_matmul_f64(x.data<double>(), w.data<double>(), out.data<double>(), 1, N, K, 0);
+        graphjit_rt_matmul_f64(x.data<double>(), w.data<double>(), out.data<double>(), 1, N, K, N,
+                               N, 0);
       }
       benchmark::DoNotOptimize(out.raw_data());
     } else {

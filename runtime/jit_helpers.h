@@ -9,13 +9,15 @@
 
 extern "C" {
 
-// c[m, n] = a[m, k] @ b[k, n] (b stored [n, k] when transpose_b != 0), row-major and
-// contiguous; c is overwritten. Through OpenBLAS: gemv when m or n is 1, gemm otherwise.
-// Used by KernelKind::kExternMatmul, one call per batch.
+// c[m, n] = a[m, k] @ b[k, n] (b stored [n, k] when transpose_b != 0), row-major: a
+// contiguous, rows of b ldb elements apart and rows of c ldc apart (n, k and n for whole
+// matrices; a block of columns of wider ones when a kernel's range splits N); c is
+// overwritten. Through OpenBLAS: gemv when m or n is 1, gemm otherwise. Used by
+// KernelKind::kExternMatmul, one call per batch or range.
 void graphjit_rt_matmul_f32(const float* a, const float* b, float* c, int64_t m, int64_t n,
-                            int64_t k, int32_t transpose_b);
+                            int64_t k, int64_t ldb, int64_t ldc, int32_t transpose_b);
 void graphjit_rt_matmul_f64(const double* a, const double* b, double* c, int64_t m, int64_t n,
-                            int64_t k, int32_t transpose_b);
+                            int64_t k, int64_t ldb, int64_t ldc, int32_t transpose_b);
 
 }  // extern "C"
 
@@ -25,6 +27,14 @@ namespace graphjit::runtime {
 // then splits BLAS kernels itself (KernelSet), and OpenBLAS's own threads would take the
 // cores the pool's parts run on.
 void UseSingleThreadedBlas();
+
+// Whether OpenBLAS computes a block of columns of a product with the bits it gives them
+// in the whole product (checked once per process on two convolution-shaped products,
+// f32 and f64, split at a multiple of 48 columns): its AVX-512 kernels do, its Haswell
+// ones do not (the column count changes how they sum). Where it does, a product with
+// many more columns than rows splits by columns across threads (compiler/lower/
+// parallel_loops.h), else by rows.
+bool BlasColumnSplitsExact();
 
 // OpenBLAS's name for the kernels it runs (openblas_get_corename: "Haswell",
 // "Cooperlake", ...), which OPENBLAS_CORETYPE can force.

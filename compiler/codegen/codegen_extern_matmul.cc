@@ -1,5 +1,5 @@
 // ExternMatmul kernels: a call of the runtime's BLAS helper (runtime/jit_helpers.h) per
-// batch, or per block of rows when the kernel runs over a range of M.
+// batch, or per block of rows or of columns when the kernel runs over a range of M or N.
 #include "compiler/codegen/codegen_emitter.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Intrinsics.h"
@@ -29,7 +29,7 @@ void KernelEmitter::EmitExternMatmul() {
   llvm::Type* ptr = body_.getPtrTy();
   llvm::Type* i64 = body_.getInt64Ty();
   llvm::FunctionType* type = llvm::FunctionType::get(
-      body_.getVoidTy(), {ptr, ptr, ptr, i64, i64, i64, body_.getInt32Ty()}, false);
+      body_.getVoidTy(), {ptr, ptr, ptr, i64, i64, i64, i64, i64, body_.getInt32Ty()}, false);
   llvm::FunctionCallee helper = module_.getOrInsertFunction(
       dtype == DType::kF64 ? "graphjit_rt_matmul_f64" : "graphjit_rt_matmul_f32", type);
   if (auto* f = llvm::dyn_cast<llvm::Function>(helper.getCallee())) f->setDoesNotThrow();
@@ -44,16 +44,29 @@ void KernelEmitter::EmitExternMatmul() {
     llvm::Value* n = EvalTop(kernel_.loops[nb + 1], DType::kI64, "N extent");
     llvm::Value* k = EvalTop(kernel_.loops[nb + 2], DType::kI64, "K extent");
     if (a == nullptr || b == nullptr || c == nullptr || failed()) return;
-    // A range over M: rows [begin, end) of a (k each) and of c (n each), both contiguous.
+    llvm::Value* ldb = kernel_.transpose_rhs ? k : n;
+    llvm::Value* ldc = n;
+    llvm::Type* elem = dtype == DType::kF64 ? body_.getDoubleTy() : body_.getFloatTy();
+    auto extent = [&](llvm::Value* begin, llvm::Value* end) {
+      return body_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, body_.CreateSub(end, begin),
+                                         body_.getInt64(0));
+    };
     if (kernel_.range_symbol >= 0 && kernel_.parallel_loop == static_cast<int>(nb)) {
+      // A range over M: rows [begin, end) of a (k each) and of c (n each), both contiguous.
       auto [begin, end] = LoopBounds(static_cast<int>(nb), m);
-      llvm::Type* elem = dtype == DType::kF64 ? body_.getDoubleTy() : body_.getFloatTy();
       a = body_.CreateGEP(elem, a, body_.CreateMul(begin, k));
       c = body_.CreateGEP(elem, c, body_.CreateMul(begin, n));
-      m = body_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, body_.CreateSub(end, begin),
-                                      body_.getInt64(0));
+      m = extent(begin, end);
+    } else if (kernel_.range_symbol >= 0 && kernel_.parallel_loop == static_cast<int>(nb) + 1) {
+      // A range over N: columns [begin, end) of c and of b (rows of b when stored [n, k]),
+      // the rows as far apart as in the whole matrices.
+      auto [begin, end] = LoopBounds(static_cast<int>(nb) + 1, n);
+      b = body_.CreateGEP(elem, b, kernel_.transpose_rhs ? body_.CreateMul(begin, k) : begin);
+      c = body_.CreateGEP(elem, c, begin);
+      n = extent(begin, end);
     }
-    body_.CreateCall(helper, {a, b, c, m, n, k, body_.getInt32(kernel_.transpose_rhs ? 1 : 0)});
+    body_.CreateCall(helper,
+                     {a, b, c, m, n, k, ldb, ldc, body_.getInt32(kernel_.transpose_rhs ? 1 : 0)});
   });
 }
 

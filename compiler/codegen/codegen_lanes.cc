@@ -214,7 +214,6 @@ int KernelEmitter::PlanLanes(const ExprPtr& value, int var,
   stride_two_loads_.clear();
   lanes_in_place_ = in_place;
   if (ClassifyLanes(value.get(), var) == LaneClass::kNo) return 0;
-
   // One lane count for the whole expression: the widest element held in a vector sets
   // it (uniform values are splat at their own type, indices stay scalar).
   const int64_t widest = std::max<int64_t>(ir::DTypeSize(acc_dtype), WidestLane(value.get()));

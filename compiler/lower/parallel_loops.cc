@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "runtime/jit_helpers.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -17,11 +18,12 @@ constexpr int64_t kMaxStripBytes = 8 * 64;
 // w1's 344 columns in 32s split 160 / 184, in 16s 176 / 168, and a join waits for the
 // larger part.
 constexpr int64_t kContiguousAlign = 16;
-// Split points of a BLAS product's rows: OpenBLAS computes C in blocks of its kernel's
-// M unroll (4, 8, 16 or 24 rows, by CPU and type), and a block cut short is computed by a
-// remainder kernel that sums in another order (seen on Zen 5: a 96-row sgemm split at 32
-// rows changed rows 24-95 in the last bits). Multiples of 48 are whole blocks for each.
-constexpr int64_t kBlasRowAlign = 48;
+// Split points of a BLAS product's rows or columns: OpenBLAS computes C in blocks of its
+// kernel's unrolls (4, 8, 16 or 24 rows or columns, by CPU and type), and a block cut
+// short is computed by a remainder kernel that sums in another order (seen on Zen 5: a
+// 96-row sgemm split at 32 rows changed rows 24-95 in the last bits). Multiples of 48 are
+// whole blocks for each; the last part ends where the whole product does.
+constexpr int64_t kBlasAlign = 48;
 // Split points of a tiled product's rows: whole blocks of the 8-row tile, and few rows
 // computed and dropped at a range's end for the 12- and 6-row ones (the bits do not
 // depend on the split: every element is summed in k order whatever its block).
@@ -113,10 +115,24 @@ int ChooseLoop(const Program& program, const Kernel& k) {
     }
     case KernelKind::kAttention:
       return nb < 0 ? -1 : FirstNonUnitLoop(k, nb + 1);
-    case KernelKind::kExternMatmul:
-      // Batch loops, else M: each part calls BLAS on a block of rows (KernelSet keeps the
-      // parts large enough that OpenBLAS sums every element the same way).
-      return nb < 0 ? -1 : FirstNonUnitLoop(k, nb + 1);
+    case KernelKind::kExternMatmul: {
+      // Batch loops, else M or N: each part calls BLAS on a block of rows or columns
+      // (KernelSet keeps the parts large enough that OpenBLAS sums every element the same
+      // way). N where it is at least twice M and OpenBLAS's kernels give a block of
+      // columns the bits of the whole (runtime::BlasColumnSplitsExact): a convolution's
+      // product has few rows (its output channels) and many columns (its positions), and
+      // every row-part packs all of B again (squeezenet1_1 on two threads: 3.77 -> 2.90
+      // ms by columns, one thread 5.06).
+      if (nb < 0) return -1;
+      const int loop = FirstNonUnitLoop(k, nb + 1);
+      if (loop != nb) return loop;
+      int64_t m_extent, n_extent;
+      if (IsConstant(k.loops[nb], &m_extent) && IsConstant(k.loops[nb + 1], &n_extent) &&
+          n_extent >= 2 * m_extent && runtime::BlasColumnSplitsExact()) {
+        return nb + 1;
+      }
+      return loop;
+    }
   }
   return -1;
 }
@@ -161,8 +177,9 @@ void MarkParallelLoops(Program* program) {
                                : static_cast<int>(k.loops.size()) - 1;
     if (k.parallel_loop == contiguous) k.parallel_align = kContiguousAlign;
     const int rows = static_cast<int>(k.loops.size()) - 3;  // M of a product
-    if (k.kind == KernelKind::kExternMatmul && k.parallel_loop == rows) {
-      k.parallel_align = kBlasRowAlign;
+    if (k.kind == KernelKind::kExternMatmul &&
+        (k.parallel_loop == rows || k.parallel_loop == rows + 1)) {
+      k.parallel_align = kBlasAlign;
     }
     if (k.kind == KernelKind::kMatmul && k.order == MatmulOrder::kTiles &&
         k.parallel_loop == rows) {

@@ -15,7 +15,8 @@ namespace graphjit::compiler {
 // loop of a kernel with the default store indices and an output written in no input's
 // place; matrix products: batch, M, then N (N only where codegen keeps no whole output row
 // in registers); attention: batch and M (each row's online softmax stays whole); products
-// through OpenBLAS: none (OpenBLAS splits them with its own threads).
+// through OpenBLAS: batch, then N where it is at least twice M (a convolution's), else M,
+// each part one OpenBLAS call (OpenBLAS itself runs single-threaded).
 void MarkParallelLoops(Program* program);
 
 // The work of the whole kernel in the units of Kernel::parallel_work (an i64 expression of

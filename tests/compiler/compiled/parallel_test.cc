@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "ir/builder.h"
 #include "models/model.h"
+#include "runtime/jit_helpers.h"
 #include "tests/compiler/compiled/test_tensors.h"
 
 namespace graphjit::compiler {
@@ -82,13 +83,21 @@ TEST(Parallel, DecodeLayerIsTheSameBitsOnOneTwoAndThreeThreads) {
   }
 }
 
-// A convolution-sized BLAS product splits by rows on the pool (OpenBLAS single-threaded
-// in each part) and gives the same bits; a small one never splits, whatever
+// A convolution-sized BLAS product splits by rows or columns on the pool (OpenBLAS
+// single-threaded in each part) and gives the same bits; a small one never splits, whatever
 // min_parallel_work says, so OpenBLAS never switches to its small-matrix kernels, and
 // neither does one whose uneven split would leave a small part (80 rows as 48 + 32).
-TEST(Parallel, BlasProductsSplitByRowsWithTheSameBits) {
-  for (auto [m, n, k, splits] : std::vector<std::tuple<int64_t, int64_t, int64_t, bool>>{
-           {96, 1920, 48, true}, {17, 33, 65, false}, {80, 120, 240, false}}) {
+TEST(Parallel, BlasProductsSplitByRowsOrColumnsWithTheSameBits) {
+  // Columns where N >= 2M (convolutions' products: 64 channels x 3025 positions, and 16 x
+  // 3136, neither a multiple of 48 columns) and OpenBLAS's kernels keep the bits of a
+  // block of columns (its AVX-512 ones; not Haswell's), else rows.
+  for (auto [m, n, k, splits] :
+       std::vector<std::tuple<int64_t, int64_t, int64_t, bool>>{{96, 1920, 48, true},
+                                                                {17, 33, 65, false},
+                                                                {80, 120, 240, false},
+                                                                {64, 3025, 144, true},
+                                                                {16, 3136, 128, true},
+                                                                {192, 200, 96, true}}) {
     SCOPED_TRACE(absl::StrCat(m, "x", n, "x", k));
     ir::GraphBuilder b("product");
     ir::ValueId x = b.Input("x", ir::DType::kF32, {m, k});
@@ -109,8 +118,14 @@ TEST(Parallel, BlasProductsSplitByRowsWithTheSameBits) {
           g, {}, {.threads = threads, .min_parallel_work = 0, .products = ProductKernels::kBlas});
       ASSERT_TRUE(many.ok()) << many.status();
       ASSERT_EQ((*many)->program().kernels.size(), 1u);
-      EXPECT_EQ((*many)->program().kernels[0].kind, KernelKind::kExternMatmul);
-      EXPECT_EQ((*many)->kernels().PartsOf(0, nullptr) > 1, splits) << threads << " threads";
+      const Kernel& kernel = (*many)->program().kernels[0];
+      EXPECT_EQ(kernel.kind, KernelKind::kExternMatmul);
+      const int rows = static_cast<int>(kernel.loops.size()) - 3;
+      const bool by_columns = n >= 2 * m && runtime::BlasColumnSplitsExact();
+      EXPECT_EQ(kernel.parallel_loop, by_columns ? rows + 1 : rows);
+      // 16 rows are less than one block of 48: they split only by columns.
+      EXPECT_EQ((*many)->kernels().PartsOf(0, nullptr) > 1, splits && (by_columns || m > 48))
+          << threads << " threads";
       auto got = (*many)->Run(in);
       ASSERT_TRUE(got.ok()) << got.status();
       EXPECT_TRUE(SameBits((*want)[0], (*got)[0])) << threads << " threads";
