@@ -5,7 +5,10 @@
 #include <utility>
 #include <variant>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "frontend/trace_context.h"
 
 namespace graphjit::models {
 namespace {
@@ -58,6 +61,27 @@ std::vector<frontend::Value> ReplayOnnxGraph(const ir::Graph& graph, frontend::C
   std::vector<frontend::Value> outputs;
   for (ir::ValueId id : graph.outputs()) outputs.push_back(values[id]);
   return outputs;
+}
+
+absl::StatusOr<ir::Graph> SpecializeOnnxGraph(const onnx::ImportedModel& model,
+                                              const ir::Bindings& dims) {
+  if (dims.empty()) return model.graph;
+  for (const auto& [name, value] : dims) {
+    if (!absl::c_linear_search(model.symbols, name)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": the model's dynamic dims are ",
+                       model.symbols.empty() ? "none" : absl::StrJoin(model.symbols, ", ")));
+    }
+  }
+  frontend::InputTypes types;
+  for (ir::ValueId id : model.graph.Inputs()) {
+    ir::ValueType t = model.graph.type(id);
+    for (ir::SymExpr& d : t.shape) d = d.Bind(dims);
+    types.push_back({model.graph.node(id).name(), t});
+  }
+  frontend::TraceContext ctx(model.graph.name(), types, model.params);
+  std::vector<frontend::Value> outputs = ReplayOnnxGraph(model.graph, ctx);
+  return std::move(ctx).Finish(outputs);
 }
 
 absl::StatusOr<std::unique_ptr<compiler::JitFunction>> JitOnnxModel(

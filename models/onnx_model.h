@@ -20,6 +20,12 @@ namespace graphjit::models {
 // constant under an exact key, the symbol itself when the dim stays symbolic).
 std::vector<frontend::Value> ReplayOnnxGraph(const ir::Graph& graph, frontend::Context& ctx);
 
+// The model's graph with its dynamic dims fixed to `dims` (replayed with constant input
+// shapes, as the exact policy compiles it); the graph as imported when `dims` is empty.
+// InvalidArgument naming the model's dynamic dims when `dims` names another.
+absl::StatusOr<ir::Graph> SpecializeOnnxGraph(const onnx::ImportedModel& model,
+                                              const ir::Bindings& dims);
+
 // A JitFunction running `model` (its weights copied). `options.input_types`, when not
 // given, is declared from the model's inputs with their symbols, so the policies key the
 // model's dynamic dims (a batch N, a width W); padding policies need

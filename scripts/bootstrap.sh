@@ -28,9 +28,11 @@ done
 # The library and graphjit-study: libhiredis-dev is the remote code cache's client;
 # libonnx-dev + libprotobuf-dev: ONNX import (onnx/); python3-matplotlib: the study's
 # figures (graphjit-study --plot; Debian's matplotlib is only visible to /usr/bin/python3,
-# which the scripts therefore name).
+# which the scripts therefore name); pybind11-dev, python3-dev and python3-numpy: the
+# Python module (python/, docs/PYTHON.md).
 PACKAGES=(ninja-build ccache llvm-19-dev libopenblas-dev libabsl-dev nlohmann-json3-dev
-          libxxhash-dev libhiredis-dev libonnx-dev libprotobuf-dev python3 python3-matplotlib)
+          libxxhash-dev libhiredis-dev libonnx-dev libprotobuf-dev python3 python3-matplotlib
+          pybind11-dev python3-dev python3-numpy)
 # The tests and benchmarks: GoogleTest and Benchmark; redis-server (with redis-cli) for
 # the remote cache's tests; clang-format-19: the format check (scripts/check_format.sh),
 # pinned to one version; libonnx-testdata: the ONNX node tests that tests/onnx runs the
@@ -39,10 +41,11 @@ PACKAGES=(ninja-build ccache llvm-19-dev libopenblas-dev libabsl-dev nlohmann-js
 # scripts/export_torch_models.py exports the models the torch tests import (an MLP, a
 # CNN, a TransformerEncoderLayer) and computes their reference outputs;
 # python3-torchvision: benchmarks/zoo/export.py exports the twelve CNNs of the zoo test
-# and benchmark.
+# and benchmark; python3-pytest: the Python module's tests (tests/python).
 if [[ $MODE == all ]]; then
   PACKAGES+=(libgtest-dev libgmock-dev libbenchmark-dev redis-server clang-format-19
-             libonnx-testdata python3-pil fonts-dejavu-core python3-torch python3-torchvision)
+             libonnx-testdata python3-pil fonts-dejavu-core python3-torch python3-torchvision
+             python3-pytest)
 fi
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -33,7 +33,6 @@
 #include "compiler/lower/lower.h"
 #include "compiler/lower/simplify_index.h"
 #include "compiler/passes/pipeline.h"
-#include "frontend/trace_context.h"
 #include "ir/clock.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
@@ -182,29 +181,14 @@ absl::StatusOr<Loaded> LoadGraph(const std::string& what, const ir::Bindings& di
     }
     GJ_ASSIGN_OR_RETURN(onnx::ImportedModel imported, onnx::Import(what));
     Loaded loaded;
-    loaded.params = std::move(imported.params);
-    if (dims.empty()) {
-      loaded.graph = std::move(imported.graph);
-      return loaded;
-    }
     // --dim fixes the model's dynamic dims: the graph replayed with constant input shapes,
     // as the exact policy compiles it.
-    for (const auto& [name, value] : dims) {
-      if (!absl::c_linear_search(imported.symbols, name)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--dim ", name, ": the model's dynamic dims are ",
-            imported.symbols.empty() ? "none" : absl::StrJoin(imported.symbols, ", ")));
-      }
+    absl::StatusOr<ir::Graph> graph = models::SpecializeOnnxGraph(imported, dims);
+    if (!graph.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--dim ", graph.status().message()));
     }
-    frontend::InputTypes types;
-    for (ir::ValueId id : imported.graph.Inputs()) {
-      ir::ValueType t = imported.graph.type(id);
-      for (ir::SymExpr& d : t.shape) d = d.Bind(dims);
-      types.push_back({imported.graph.node(id).name(), t});
-    }
-    frontend::TraceContext ctx(imported.graph.name(), types, loaded.params);
-    std::vector<frontend::Value> outputs = models::ReplayOnnxGraph(imported.graph, ctx);
-    GJ_ASSIGN_OR_RETURN(loaded.graph, std::move(ctx).Finish(outputs));
+    loaded.graph = *std::move(graph);
+    loaded.params = std::move(imported.params);
     return loaded;
   }
   std::string spec = what;

@@ -4,13 +4,13 @@
 Usage: check_layering.py [REPO_ROOT]   (default: two levels above this script)
 
 Scans every .h/.cc under ir/ runtime/ frontend/ onnx/ compiler/ models/ studies/ tools/
-benchmarks/ (tests/ and examples/ are exempt) and fails, printing file:line and the rule
-broken, when a file includes a header of a layer above its own:
+benchmarks/ python/ (tests/ and examples/ are exempt) and fails, printing file:line and
+the rule broken, when a file includes a header of a layer above its own:
 
-  ir < runtime < frontend, onnx < compiler < models < studies < tools, benchmarks
+  ir < runtime < frontend, onnx < compiler < models < studies < tools, benchmarks, python
 
-frontend and onnx (the ONNX importer) share a rank and neither includes the other; tools
-and benchmarks are both on top and neither includes the other. One rule is explicit
+frontend and onnx (the ONNX importer) share a rank and neither includes the other; tools,
+benchmarks and the Python module are all on top and none includes another. One rule is explicit
 rather than by rank: compiler/ never includes onnx/ (the importer is a client of the IR,
 not a part of the compiler; models and tools above may use it). The ONNX library's own
 headers (onnx/onnx_pb.h, onnx/onnx-ml.pb.h, ... from libonnx-dev) share the onnx/
@@ -33,11 +33,12 @@ import re
 import sys
 
 LAYERS = ["ir", "runtime", "frontend", "onnx", "compiler", "models", "studies", "tools",
-          "benchmarks"]
+          "benchmarks", "python"]
 # Rank of each top-level folder; frontend and onnx share a rank, as tools and benchmarks do.
 RANK = {"ir": 0, "runtime": 1, "frontend": 2, "onnx": 2, "compiler": 3, "models": 4,
-        "studies": 5, "tools": 6, "benchmarks": 6}
-ORDER = "ir < runtime < frontend, onnx < compiler < models < studies < tools, benchmarks"
+        "studies": 5, "tools": 6, "benchmarks": 6, "python": 6}
+ORDER = ("ir < runtime < frontend, onnx < compiler < models < studies < tools, benchmarks, "
+         "python")
 # Includes the ranks would allow but the design forbids: (from folder, to folder, why).
 FORBIDDEN = [("compiler", "onnx", "compiler/ never includes onnx/ (the importer is a client "
                                   "of the IR, not part of the compiler)")]

@@ -1,0 +1,156 @@
+"""graphjit.onnx from Python: load, run, stats, zero-copy inputs and outputs, every
+dtype, errors as Python exceptions, threads."""
+
+import math
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import graphjit
+from graphjit import _graphjit
+
+ROOT = os.environ.get("GRAPHJIT_SOURCE_DIR",
+                      os.path.join(os.path.dirname(__file__), "..", ".."))
+CORPUS = os.path.join(ROOT, "tests", "fuzz", "corpus", "onnx")
+ERF = os.path.join(CORPUS, "test_erf.onnx")          # x: f32[1, 3, 32, 32] -> erf(x)
+GATHER = os.path.join(CORPUS, "test_gather_0.onnx")  # data: f32[5, 4, 3, 2], indices: i64[3]
+# Expand to a shape read from tensor data, which graphjit does not import.
+DATA_SHAPED = os.path.join(CORPUS, "test_expand_dim_changed.onnx")
+
+
+def aligned(shape, dtype, fill):
+    """A C-contiguous array whose data is 64-byte aligned (graphjit's buffers are)."""
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape))
+    raw = np.empty(count * dtype.itemsize + 64, dtype=np.uint8)
+    offset = (-raw.ctypes.data) % 64
+    a = raw[offset:offset + count * dtype.itemsize].view(dtype).reshape(shape)
+    a[...] = fill
+    return a
+
+
+def erf_input():
+    return aligned((1, 3, 32, 32), np.float32,
+                   np.linspace(-3, 3, 3072, dtype=np.float32).reshape(1, 3, 32, 32))
+
+
+def test_load_names_and_run():
+    model = graphjit.onnx.load(ERF)
+    assert model.input_names == ["x"]
+    assert len(model.output_names) == 1
+    x = erf_input()
+    (y,) = model(x=x)
+    assert y.dtype == np.float32 and y.shape == (1, 3, 32, 32)
+    want = np.vectorize(math.erf)(x.astype(np.float64))
+    assert np.max(np.abs(y - want)) < 1e-6
+    (y2,) = model.run({"x": x})
+    assert np.array_equal(y, y2)
+
+
+def test_bytes_and_paths_load_the_same_model():
+    with open(ERF, "rb") as f:
+        data = f.read()
+    x = erf_input()
+    (a,) = graphjit.onnx.load(data)(x=x)
+    (b,) = graphjit.onnx.load(ERF, policy="exact", tier="baseline")(x=x)
+    assert np.max(np.abs(a - b)) < 1e-6
+
+
+def test_stats_count_compiles_and_hits():
+    model = graphjit.onnx.load(ERF, policy="exact")
+    x = erf_input()
+    model(x=x)
+    model(x=x)
+    s = model.stats()
+    assert s["compiles"] == 1 and s["hits"] == 1 and s["calls"] == 2
+    assert s["compile_seconds"] > 0
+    assert model.explain({"x": x}) == ""
+
+
+def test_aligned_contiguous_inputs_are_not_copied_and_outputs_own_graphjits_buffer():
+    model = graphjit.onnx.load(ERF)
+    x = erf_input()
+    model(x=x)
+    before = _graphjit.input_copies()
+    (y,) = model(x=x)
+    assert _graphjit.input_copies() == before
+    # The output wraps graphjit's buffer: numpy does not own it, a capsule keeps it.
+    assert not y.flags.owndata and y.base is not None
+    # Another layout, dtype or alignment is converted once.
+    model(x=x.astype(np.float64))
+    model(x=np.asfortranarray(x))
+    assert _graphjit.input_copies() == before + 2
+
+
+def test_every_dtype_through_gather():
+    model = graphjit.onnx.load(GATHER)
+    data = aligned((5, 4, 3, 2), np.float32, np.arange(120, dtype=np.float32).reshape(5, 4, 3, 2))
+    for indices in (aligned((3,), np.int64, [0, 1, 3]), np.array([0, 1, 3], dtype=np.int32)):
+        (out,) = model(data=data, indices=indices)
+        assert np.array_equal(out, data[[0, 1, 3]])
+
+
+def test_errors_are_python_exceptions():
+    model = graphjit.onnx.load(ERF)
+    x = erf_input()
+    with pytest.raises(KeyError, match="missing input 'x'"):
+        model()
+    with pytest.raises(KeyError, match="unknown input 'y'"):
+        model(x=x, y=x)
+    with pytest.raises(ValueError):
+        model(x=np.zeros((1, 3, 32), dtype=np.float32))  # rank 3 for rank 4
+    with pytest.raises(ValueError):
+        model(x=np.zeros((2, 3, 32, 32), dtype=np.float32))  # a constant dim differs
+    with pytest.raises((ValueError, TypeError)):
+        model(x=np.array(["a"]))
+    with pytest.raises(FileNotFoundError):
+        graphjit.onnx.load(os.path.join(CORPUS, "no_such_model.onnx"))
+    with pytest.raises(ValueError):
+        graphjit.onnx.load(b"not a model")
+    with pytest.raises(ValueError, match="policy"):
+        graphjit.onnx.load(ERF, policy="sometimes")
+    with pytest.raises(ValueError, match="tier"):
+        graphjit.onnx.load(ERF, tier="o9")
+    with pytest.raises(ValueError, match="threads"):
+        graphjit.onnx.load(ERF, threads=0)
+    with pytest.raises(NotImplementedError, match="depends on tensor data"):
+        graphjit.onnx.load(DATA_SHAPED)
+
+
+def test_dump_prints_every_stage():
+    model = graphjit.onnx.load(ERF)
+    assert "erf(" in model.dump("traced")
+    assert "erf(" in model.dump("optimized")
+    assert "kernel k0" in model.dump("kernels")
+    assert "define" in model.dump("llvm")
+    assert "define" in model.dump("llvm-opt")
+    assert "ret" in model.dump("asm")
+    with pytest.raises(ValueError, match="unknown stage"):
+        model.dump("parsed")
+    with pytest.raises(ValueError, match="dynamic dims are none"):
+        model.dump("kernels", N=1)
+
+
+def test_concurrent_calls_from_python_threads():
+    model = graphjit.onnx.load(ERF, threads=1)
+    x = erf_input()
+    (want,) = model(x=x)
+    results, errors = [], []
+
+    def call():
+        try:
+            for _ in range(20):
+                results.append(model(x=x)[0])
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=call) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(results) == 80
+    assert all(np.array_equal(r, want) for r in results)
