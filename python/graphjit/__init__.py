@@ -4,13 +4,37 @@
     model = graphjit.onnx.load("model.onnx")
     (y,) = model(x=array)
 
-Models compile under shape guards on their first call of each input signature (the
-policy says which dims a compile is specialized to) into native code through LLVM ORC.
-numpy arrays go in and come out without copies where their layout allows
-(docs/PYTHON.md).
+    @graphjit.jit
+    def f(x, w):
+        return graphjit.ops.softmax(x @ w)
+
+    y = f(x_array, w_array)
+
+Models and functions compile under shape guards on their first call of each input
+signature (the policy says which dims a compile is specialized to) into native code
+through LLVM ORC. numpy arrays go in and come out without copies where their layout
+allows (docs/PYTHON.md).
 """
 
-from . import onnx
-from ._graphjit import Model
+from . import _graphjit, onnx
+from ._graphjit import JitFunction, Model, Value, ops
 
-__all__ = ["Model", "onnx"]
+__all__ = ["JitFunction", "Model", "Value", "jit", "onnx", "ops"]
+
+
+def jit(fn=None, *, policy="auto", tier="o2", dynamic=None):
+    """Compiles `fn`, a function of graphjit Values, on its first call of each signature.
+
+    Usable as @graphjit.jit or @graphjit.jit(policy="exact"). Call the result with numpy
+    arrays (positionally or by the parameters' names); it returns a numpy array, or a
+    tuple of them when `fn` returns a tuple or list of Values.
+
+    policy: "auto" (every dim exact until it shows a second value, then symbolic),
+      "exact", or "symbolic" (the dims `dynamic` names stay symbolic).
+    tier: "o2" (optimized code) or "baseline" (quick to compile).
+    dynamic: {"x": {1: "S"}}: dim 1 of input x is the dynamic dim S (for "symbolic").
+    """
+    def wrap(f):
+        return _graphjit.make_jit(f, policy=policy, tier=tier, dynamic=dynamic)
+
+    return wrap if fn is None else wrap(fn)

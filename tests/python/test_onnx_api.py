@@ -64,8 +64,7 @@ def test_stats_count_compiles_and_hits():
     model(x=x)
     model(x=x)
     s = model.stats()
-    assert s["compiles"] == 1 and s["hits"] == 1 and s["calls"] == 2
-    assert s["compile_seconds"] > 0
+    assert s["compiles"] + s["shared"] == 1 and s["hits"] == 1 and s["calls"] == 2
     assert model.explain({"x": x}) == ""
 
 

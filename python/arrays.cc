@@ -1,0 +1,122 @@
+#include "python/arrays.h"
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace graphjit::python {
+
+using runtime::Tensor;
+
+void RegisterErrors() {
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const FileNotFound& e) {
+      PyErr_SetString(PyExc_FileNotFoundError, e.what());
+    } catch (const NotImplemented& e) {
+      PyErr_SetString(PyExc_NotImplementedError, e.what());
+    }
+  });
+}
+
+[[noreturn]] void Raise(const absl::Status& status, bool about_a_file) {
+  const std::string message(status.message());
+  switch (status.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kOutOfRange:
+      throw py::value_error(message);
+    case absl::StatusCode::kNotFound:
+      if (about_a_file) throw FileNotFound(message);
+      throw py::key_error(message);
+    case absl::StatusCode::kUnimplemented:
+      throw NotImplemented(message);
+    default:
+      throw std::runtime_error(message);
+  }
+}
+
+py::dtype NumpyDtype(ir::DType dtype) {
+  switch (dtype) {
+    case ir::DType::kF32:
+      return py::dtype::of<float>();
+    case ir::DType::kF64:
+      return py::dtype::of<double>();
+    case ir::DType::kI64:
+      return py::dtype::of<int64_t>();
+    case ir::DType::kI32:
+      return py::dtype::of<int32_t>();
+    case ir::DType::kBool:
+      return py::dtype::of<bool>();
+  }
+  throw std::runtime_error("a graphjit dtype without a numpy one");
+}
+
+std::optional<ir::DType> GraphjitDtype(const py::dtype& dtype) {
+  if (dtype.is(py::dtype::of<float>())) return ir::DType::kF32;
+  if (dtype.is(py::dtype::of<double>())) return ir::DType::kF64;
+  if (dtype.is(py::dtype::of<int64_t>())) return ir::DType::kI64;
+  if (dtype.is(py::dtype::of<int32_t>())) return ir::DType::kI32;
+  if (dtype.is(py::dtype::of<bool>())) return ir::DType::kBool;
+  return std::nullopt;
+}
+
+std::atomic<int64_t> input_copies{0};
+
+Tensor ToTensor(const std::string& name, const py::handle& value, ir::DType want) {
+  py::array array = py::array::ensure(value);
+  if (!array) throw py::value_error(absl::StrCat("input '", name, "': expected a numpy array"));
+  std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
+  std::optional<ir::DType> dtype = GraphjitDtype(array.dtype());
+  const bool contiguous = (array.flags() & py::array::c_style) != 0;
+  const bool aligned = reinterpret_cast<uintptr_t>(array.data()) % 64 == 0;
+  if (dtype == want && contiguous && aligned && array.writeable()) {
+    auto* keep = new py::object(array);
+    std::shared_ptr<void> owner(keep, [](void* p) {
+      py::gil_scoped_acquire gil;
+      delete static_cast<py::object*>(p);
+    });
+    return ValueOrRaise(Tensor::FromShared(want, shape, std::move(owner),
+                                           const_cast<void*>(array.data()), array.nbytes()));
+  }
+  // Converted: numpy casts (f64 -> f32 and the like; it raises for what it cannot).
+  input_copies.fetch_add(1, std::memory_order_relaxed);
+  py::array converted =
+      py::array::ensure(array.attr("astype")(NumpyDtype(want)), py::array::c_style);
+  Tensor t = ValueOrRaise(Tensor::Empty(want, shape));
+  std::memcpy(t.raw_data(), converted.data(), converted.nbytes());
+  return t;
+}
+
+py::array ToNumpy(Tensor t) {
+  std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
+  const py::dtype dtype = NumpyDtype(t.dtype());
+  void* data = t.raw_data();
+  auto* keep = new Tensor(std::move(t));
+  py::capsule owner(keep, [](void* p) { delete static_cast<Tensor*>(p); });
+  return py::array(dtype, shape, {}, data, owner);
+}
+
+py::dict StatsOf(const compiler::JitFunction& fn) {
+  const compiler::entries::CacheStats s = fn.stats();
+  py::dict d;
+  d["calls"] = s.calls;
+  d["hits"] = s.hits;
+  d["misses"] = s.compiles + s.shared;
+  d["compiles"] = s.compiles;
+  d["shared"] = s.shared;
+  d["failed_compiles"] = s.failed_compiles;
+  d["rejected"] = s.rejected;
+  d["evictions"] = s.evictions;
+  d["kernels_compiled"] = s.kernels_compiled;
+  d["kernels_reused"] = s.kernels_reused;
+  d["kernels_loaded"] = s.kernels_loaded;
+  d["compile_seconds"] = s.compile_seconds;
+  d["trace_seconds"] = s.trace_seconds;
+  d["entries"] = fn.size();
+  return d;
+}
+
+}  // namespace graphjit::python

@@ -1,0 +1,355 @@
+// graphjit.jit and graphjit.ops: a Python function written on graphjit Values, traced on
+// its first call of each input signature (and, as the policy says, shape) and compiled
+// under guards like compiler::Jit's C++ functions; numpy arrays in and out.
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/entries/policy.h"
+#include "compiler/jit.h"
+#include "compiler/orc/code_tier.h"
+#include "frontend/ops.h"
+#include "frontend/value.h"
+#include "python/arrays.h"
+#include "python/bindings.h"
+
+namespace graphjit::python {
+namespace {
+
+using frontend::Value;
+using runtime::Tensor;
+
+// A Python exception raised by the traced function, kept (with the GIL) until the call
+// that traced it can raise it again; one per calling thread (traces run on the caller's).
+thread_local std::optional<py::error_already_set>* pending_error = nullptr;
+
+// `v`, or Python's error: an op whose operands' shapes or dtypes do not fit leaves an
+// invalid Value and the context's status says why.
+Value Checked(Value v, const Value& like) {
+  if (!v.valid()) {
+    absl::Status s = like.context()->status();
+    Raise(s.ok() ? absl::InvalidArgumentError("invalid operands") : s);
+  }
+  return v;
+}
+
+// A Python number or Value as a Value beside `like`.
+Value Operand(const Value& like, const py::handle& x) {
+  if (py::isinstance<Value>(x)) return x.cast<Value>();
+  if (py::isinstance<py::float_>(x) || py::isinstance<py::int_>(x) ||
+      py::isinstance<py::bool_>(x)) {
+    return frontend::Scalar(like, x.cast<double>());
+  }
+  throw py::type_error(absl::StrCat("expected a graphjit Value or a number, got ",
+                                    std::string(py::str(py::type::of(x)))));
+}
+
+py::tuple ShapeOf(const Value& v) {
+  py::tuple t(v.rank());
+  for (int i = 0; i < v.rank(); ++i) {
+    const ir::SymExpr& d = v.shape()[i];
+    if (std::optional<int64_t> c = d.AsConstant()) {
+      t[i] = py::int_(*c);
+    } else {
+      t[i] = py::str(d.ToString());
+    }
+  }
+  return t;
+}
+
+ir::Shape ToShape(const std::vector<int64_t>& dims) {
+  ir::Shape shape;
+  for (int64_t d : dims) shape.push_back(ir::SymExpr(d));
+  return shape;
+}
+
+// x[a:b, ..., c:d]: slices along the leading axes (step 1), ints and Ellipsis not.
+Value Index(const Value& x, const py::object& key) {
+  py::tuple keys = py::isinstance<py::tuple>(key) ? key.cast<py::tuple>() : py::make_tuple(key);
+  if (static_cast<int>(keys.size()) > x.rank()) {
+    throw py::index_error(absl::StrCat(keys.size(), " indices for a value of rank ", x.rank()));
+  }
+  Value v = x;
+  for (int axis = 0; axis < static_cast<int>(keys.size()); ++axis) {
+    if (!py::isinstance<py::slice>(keys[axis])) {
+      throw py::type_error("graphjit Values are indexed by slices (x[1:3, :]), not " +
+                           std::string(py::str(py::type::of(keys[axis]))));
+    }
+    py::object s = keys[axis];
+    if (!s.attr("step").is_none() && s.attr("step").cast<int64_t>() != 1) {
+      throw py::value_error("slices of graphjit Values take step 1");
+    }
+    const ir::SymExpr dim = v.shape()[axis];
+    auto bound = [&](const py::object& b, ir::SymExpr dflt) {
+      if (b.is_none()) return dflt;
+      const int64_t i = b.cast<int64_t>();
+      return i < 0 ? dim + ir::SymExpr(i) : ir::SymExpr(i);
+    };
+    v = Checked(frontend::Slice(v, axis, bound(s.attr("start"), ir::SymExpr(0)),
+                                bound(s.attr("stop"), dim)),
+                x);
+  }
+  return v;
+}
+
+// A Python function under compiler::Jit: inputs by its parameters' names.
+class TracedFunction {
+ public:
+  TracedFunction(py::function fn, std::string policy, std::string tier, py::object dynamic)
+      : fn_(std::move(fn)) {
+    py::object params = py::module_::import("inspect").attr("signature")(fn_).attr("parameters");
+    for (const auto& name : params) names_.push_back(py::str(name));
+    name_ = py::hasattr(fn_, "__name__") ? std::string(py::str(fn_.attr("__name__"))) : "fn";
+    options_.policy = ValueOrRaise(compiler::entries::ParsePolicy(policy));
+    options_.compile.codegen.tier = ValueOrRaise(compiler::ParseCodeTier(tier));
+    if (!dynamic.is_none()) {
+      // {"x": {1: "S"}}: dim 1 of input x is the dynamic dim S.
+      for (const auto& [input, axes] : dynamic.cast<py::dict>()) {
+        for (const auto& [axis, symbol] : axes.cast<py::dict>()) {
+          options_.dynamic_dims.push_back(
+              {std::string(py::str(input)), axis.cast<int>(), std::string(py::str(symbol))});
+        }
+      }
+    }
+    // The function with its inputs, traced with the GIL held. The compiler keeps copies
+    // of the trace function where it likes; the last one lets go of the Python function
+    // with the GIL held, wherever that happens.
+    std::shared_ptr<py::function> held(new py::function(fn_), [](py::function* f) {
+      py::gil_scoped_acquire gil;
+      delete f;
+    });
+    compiler::TraceFn trace = [held, names = names_, single = single_](frontend::Context& ctx) {
+      py::gil_scoped_acquire gil;
+      const py::function& fn = *held;
+      std::vector<Value> outputs;
+      try {
+        py::list args;
+        for (const std::string& n : names) args.append(py::cast(ctx.Input(n)));
+        py::object result = fn(*args);
+        single->store(py::isinstance<Value>(result));
+        if (py::isinstance<Value>(result)) {
+          outputs.push_back(result.cast<Value>());
+        } else {
+          for (const auto& r : result.cast<py::sequence>()) outputs.push_back(r.cast<Value>());
+        }
+      } catch (py::error_already_set& e) {
+        if (pending_error != nullptr && !pending_error->has_value()) *pending_error = e;
+        outputs.clear();
+      } catch (const std::exception& e) {
+        if (pending_error != nullptr && !pending_error->has_value()) {
+          PyErr_SetString(PyExc_RuntimeError, e.what());
+          *pending_error = py::error_already_set();
+        }
+        outputs.clear();
+      }
+      return outputs;
+    };
+    fn_jit_ = ValueOrRaise(compiler::Jit(name_, std::move(trace), {}, options_));
+  }
+
+  py::object Call(const py::args& args, const py::kwargs& kwargs) {
+    if (args.size() + kwargs.size() != names_.size()) {
+      throw py::type_error(absl::StrCat(name_, "() takes ", names_.size(), " inputs, got ",
+                                        args.size() + kwargs.size()));
+    }
+    runtime::TensorMap inputs;
+    for (size_t i = 0; i < args.size(); ++i) inputs[names_[i]] = ToInput(names_[i], args[i]);
+    for (const auto& [key, value] : kwargs) {
+      const std::string name = py::str(key);
+      if (std::find(names_.begin(), names_.end(), name) == names_.end() || inputs.count(name)) {
+        throw py::type_error(
+            absl::StrCat(name_, "() got an unexpected or repeated input '", name, "'"));
+      }
+      inputs[name] = ToInput(name, value);
+    }
+    std::optional<py::error_already_set> error;
+    pending_error = &error;
+    absl::StatusOr<std::vector<Tensor>> outputs;
+    {
+      py::gil_scoped_release release;
+      outputs = fn_jit_->Run(inputs);
+    }
+    pending_error = nullptr;
+    if (error.has_value()) throw *error;
+    std::vector<Tensor> out = ValueOrRaise(std::move(outputs));
+    if (out.size() == 1 && single_->load()) return ToNumpy(std::move(out[0]));
+    py::tuple result(out.size());
+    for (size_t i = 0; i < out.size(); ++i) result[i] = ToNumpy(std::move(out[i]));
+    return result;
+  }
+
+  py::dict Stats() const { return StatsOf(*fn_jit_); }
+
+  std::string Explain(const py::args& args) {
+    runtime::TensorMap inputs;
+    for (size_t i = 0; i < args.size() && i < names_.size(); ++i) {
+      inputs[names_[i]] = ToInput(names_[i], args[i]);
+    }
+    return fn_jit_->ExplainMiss(inputs);
+  }
+
+ private:
+  // Inputs keep the array's own dtype (a traced function has no declared types).
+  static Tensor ToInput(const std::string& name, const py::handle& value) {
+    py::array a = py::array::ensure(value);
+    if (!a) throw py::value_error(absl::StrCat("input '", name, "': expected a numpy array"));
+    std::optional<ir::DType> dtype = GraphjitDtype(a.dtype());
+    if (!dtype) {
+      throw py::value_error(absl::StrCat("input '", name, "': dtype ",
+                                         std::string(py::str(a.dtype())),
+                                         " (expected float32, float64, int64, int32 or bool)"));
+    }
+    return ToTensor(name, a, *dtype);
+  }
+
+  py::function fn_;
+  std::string name_;
+  std::vector<std::string> names_;
+  compiler::JitOptions options_;
+  std::unique_ptr<compiler::JitFunction> fn_jit_;
+  // Whether the function returned one Value (one array back) rather than a sequence.
+  std::shared_ptr<std::atomic<bool>> single_ = std::make_shared<std::atomic<bool>>(true);
+};
+
+template <Value (*F)(const Value&)>
+void Unary(py::module_& ops, const char* name) {
+  ops.def(name, [](const Value& x) { return Checked(F(x), x); }, py::arg("x"));
+}
+
+}  // namespace
+
+void DefineJit(py::module_& m) {
+  py::class_<Value>(m, "Value", "A value of a function graphjit traces.")
+      .def_property_readonly("shape", &ShapeOf, "Dims: ints, or names of dynamic dims.")
+      .def_property_readonly("dtype",
+                             [](const Value& v) { return std::string(ir::DTypeName(v.dtype())); })
+      .def_property_readonly("ndim", &Value::rank)
+      .def("__add__", [](const Value& a, py::object b) { return Checked(a + Operand(a, b), a); })
+      .def("__radd__", [](const Value& a, py::object b) { return Checked(Operand(a, b) + a, a); })
+      .def("__sub__", [](const Value& a, py::object b) { return Checked(a - Operand(a, b), a); })
+      .def("__rsub__", [](const Value& a, py::object b) { return Checked(Operand(a, b) - a, a); })
+      .def("__mul__", [](const Value& a, py::object b) { return Checked(a * Operand(a, b), a); })
+      .def("__rmul__", [](const Value& a, py::object b) { return Checked(Operand(a, b) * a, a); })
+      .def("__truediv__",
+           [](const Value& a, py::object b) { return Checked(a / Operand(a, b), a); })
+      .def("__rtruediv__",
+           [](const Value& a, py::object b) { return Checked(Operand(a, b) / a, a); })
+      .def("__pow__",
+           [](const Value& a, py::object b) { return Checked(frontend::Pow(a, Operand(a, b)), a); })
+      .def("__matmul__",
+           [](const Value& a, const Value& b) { return Checked(frontend::Matmul(a, b), a); })
+      .def("__neg__", [](const Value& a) { return Checked(-a, a); })
+      .def("__getitem__", &Index)
+      .def("__repr__", [](const Value& v) {
+        return absl::StrCat("graphjit.Value(", ir::DTypeName(v.dtype()),
+                            ", shape=", std::string(py::str(ShapeOf(v))), ")");
+      });
+
+  for (const auto& [name, op] :
+       std::vector<std::pair<const char*, ir::OpCode>>{{"__lt__", ir::OpCode::kLt},
+                                                       {"__le__", ir::OpCode::kLe},
+                                                       {"__gt__", ir::OpCode::kGt},
+                                                       {"__ge__", ir::OpCode::kGe}}) {
+    m.attr("Value").cast<py::class_<Value>>().def(name, [op = op](const Value& a, py::object b) {
+      return Checked(frontend::Compare(op, a, Operand(a, b)), a);
+    });
+  }
+
+  py::module_ ops = m.def_submodule("ops", "graphjit's ops on traced Values");
+  Unary<frontend::Exp>(ops, "exp");
+  Unary<frontend::Log>(ops, "log");
+  Unary<frontend::Sqrt>(ops, "sqrt");
+  Unary<frontend::Rsqrt>(ops, "rsqrt");
+  Unary<frontend::Tanh>(ops, "tanh");
+  Unary<frontend::Sigmoid>(ops, "sigmoid");
+  Unary<frontend::Silu>(ops, "silu");
+  Unary<frontend::GeluTanh>(ops, "gelu_tanh");
+  Unary<frontend::Erf>(ops, "erf");
+  Unary<frontend::Sin>(ops, "sin");
+  Unary<frontend::Cos>(ops, "cos");
+  ops.def(
+      "cast",
+      [](const Value& x, const std::string& dtype) {
+        std::optional<ir::DType> d = ir::DTypeFromName(dtype);
+        if (!d) {
+          throw py::value_error(
+              absl::StrCat("cast to '", dtype, "' (expected f32, f64, i64, i32 or bool)"));
+        }
+        return Checked(frontend::Cast(x, *d), x);
+      },
+      py::arg("x"), py::arg("dtype"));
+  ops.def("matmul",
+          [](const Value& a, const Value& b) { return Checked(frontend::Matmul(a, b), a); });
+  ops.def("maximum", [](const Value& a, py::object b) {
+    return Checked(frontend::Maximum(a, Operand(a, b)), a);
+  });
+  ops.def("minimum", [](const Value& a, py::object b) {
+    return Checked(frontend::Minimum(a, Operand(a, b)), a);
+  });
+  ops.def("where", [](const Value& c, py::object a, py::object b) {
+    // A number takes the dtype of the other arm (a Value).
+    if (!py::isinstance<Value>(a) && !py::isinstance<Value>(b)) {
+      throw py::type_error("where: one of the arms must be a graphjit Value");
+    }
+    const Value like = py::isinstance<Value>(a) ? a.cast<Value>() : b.cast<Value>();
+    return Checked(frontend::Where(c, Operand(like, a), Operand(like, b)), c);
+  });
+  ops.def(
+      "softmax",
+      [](const Value& x, int64_t axis) { return Checked(frontend::Softmax(x, axis), x); },
+      py::arg("x"), py::arg("axis") = -1);
+  ops.def(
+      "rms_norm",
+      [](const Value& x, const Value& w, double eps) {
+        return Checked(frontend::RmsNorm(x, w, eps), x);
+      },
+      py::arg("x"), py::arg("weight"), py::arg("eps") = 1e-6);
+  ops.def("transpose", [](const Value& x, std::vector<int64_t> perm) {
+    return Checked(frontend::Transpose(x, std::move(perm)), x);
+  });
+  ops.def("reshape", [](const Value& x, std::vector<int64_t> shape) {
+    return Checked(frontend::Reshape(x, ToShape(shape)), x);
+  });
+  ops.def(
+      "concat",
+      [](const std::vector<Value>& xs, int64_t axis) {
+        if (xs.empty()) throw py::value_error("concat of no values");
+        return Checked(frontend::Concat(xs, axis), xs[0]);
+      },
+      py::arg("xs"), py::arg("axis") = 0);
+  for (const auto& [name, reduce] :
+       std::vector<std::pair<const char*, Value (*)(const Value&, int64_t, bool)>>{
+           {"sum", &frontend::ReduceSum},
+           {"mean", &frontend::ReduceMean},
+           {"max", &frontend::ReduceMax}}) {
+    ops.def(
+        name,
+        [reduce](const Value& x, int64_t axis, bool keepdim) {
+          return Checked(reduce(x, axis, keepdim), x);
+        },
+        py::arg("x"), py::arg("axis") = -1, py::arg("keepdim") = false);
+  }
+
+  py::class_<TracedFunction>(m, "JitFunction")
+      .def("__call__", &TracedFunction::Call)
+      .def("stats", &TracedFunction::Stats, "The compile cache's counters.")
+      .def("explain", &TracedFunction::Explain,
+           "Why these inputs would miss the compile cache (\"\" on a hit).");
+  m.def(
+      "make_jit",
+      [](py::function fn, std::string policy, std::string tier, py::object dynamic) {
+        return std::make_unique<TracedFunction>(std::move(fn), std::move(policy), std::move(tier),
+                                                std::move(dynamic));
+      },
+      py::arg("fn"), py::arg("policy") = "auto", py::arg("tier") = "o2",
+      py::arg("dynamic") = py::none());
+}
+
+}  // namespace graphjit::python

@@ -1,0 +1,174 @@
+// graphjit.onnx: an imported ONNX model under Jit, called with numpy arrays.
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/compiled/compiled_graph.h"
+#include "compiler/entries/policy.h"
+#include "compiler/jit.h"
+#include "compiler/orc/code_tier.h"
+#include "compiler/passes/pipeline.h"
+#include "ir/printer.h"
+#include "models/onnx_model.h"
+#include "onnx/import.h"
+#include "python/arrays.h"
+#include "python/bindings.h"
+
+namespace graphjit::python {
+namespace {
+
+using runtime::Tensor;
+
+// An imported model under Jit.
+class Model {
+ public:
+  Model(onnx::ImportedModel model, std::unique_ptr<compiler::JitFunction> fn)
+      : model_(std::move(model)), fn_(std::move(fn)) {
+    for (ir::ValueId id = 0; id < model_.graph.num_nodes(); ++id) {
+      const ir::Node& n = model_.graph.node(id);
+      if (n.op != ir::OpCode::kInput) continue;
+      input_dtypes_.emplace_back(n.attrs.Get<std::string>("name"), n.type.dtype);
+    }
+  }
+
+  std::vector<std::string> input_names() const { return model_.input_names; }
+  std::vector<std::string> output_names() const { return model_.output_names; }
+
+  py::tuple Run(const py::dict& inputs) {
+    runtime::TensorMap tensors;
+    for (const auto& [name, dtype] : input_dtypes_) {
+      if (!inputs.contains(name)) {
+        throw py::key_error(absl::StrCat("missing input '", name,
+                                         "' (the model's inputs: ", Join(model_.input_names), ")"));
+      }
+      tensors[name] = ToTensor(name, inputs[py::str(name)], dtype);
+    }
+    for (const auto& [key, value] : inputs) {
+      const std::string name = py::str(key);
+      if (tensors.count(name) == 0) {
+        throw py::key_error(absl::StrCat("unknown input '", name,
+                                         "' (the model's inputs: ", Join(model_.input_names), ")"));
+      }
+    }
+    absl::StatusOr<std::vector<Tensor>> outputs;
+    {
+      py::gil_scoped_release release;
+      outputs = fn_->Run(tensors);
+    }
+    std::vector<Tensor> out = ValueOrRaise(std::move(outputs));
+    py::tuple result(out.size());
+    for (size_t i = 0; i < out.size(); ++i) result[i] = ToNumpy(std::move(out[i]));
+    return result;
+  }
+
+  py::dict Stats() const { return StatsOf(*fn_); }
+
+  // The IR at `stage` (as graphjit-dump prints it) with the model's dynamic dims fixed to
+  // `dims` (none: symbolic, where the stage allows).
+  std::string Dump(const std::string& stage, const py::kwargs& dims) const {
+    static const std::vector<std::string> kStages = {"traced", "optimized", "kernels",
+                                                     "llvm",   "llvm-opt",  "asm"};
+    if (std::find(kStages.begin(), kStages.end(), stage) == kStages.end()) {
+      throw py::value_error(absl::StrCat("unknown stage '", stage,
+                                         "' (stages: traced, optimized, kernels, llvm, "
+                                         "llvm-opt, asm)"));
+    }
+    ir::Bindings bindings;
+    for (const auto& [name, value] : dims)
+      bindings[std::string(py::str(name))] = value.cast<int64_t>();
+    py::gil_scoped_release release;
+    ir::Graph graph = ValueOrRaise(models::SpecializeOnnxGraph(model_, bindings));
+    if (stage == "traced") return ir::PrintGraph(graph);
+    compiler::PassContext ctx{model_.params};
+    if (absl::Status s = compiler::Pipeline::Default().Run(&graph, &ctx); !s.ok()) Raise(s);
+    if (stage == "optimized") return ir::PrintGraph(graph);
+    compiler::CompileGraphOptions options;
+    options.optimize = false;  // the pipeline above already ran
+    options.codegen.tier = fn_->options().compile.codegen.tier;
+    options.codegen.keep_ir = stage == "llvm" || stage == "llvm-opt";
+    options.codegen.emit_asm = stage == "asm";
+    std::unique_ptr<compiler::CompiledGraph> compiled =
+        ValueOrRaise(compiler::CompiledGraph::Compile(graph, ctx.params, options));
+    if (stage == "kernels") return compiler::ProgramToString(compiled->program());
+    if (stage == "llvm") return compiled->kernels().llvm_ir();
+    if (stage == "llvm-opt") return compiled->kernels().optimized_ir();
+    return compiled->kernels().assembly();
+  }
+
+  std::string Explain(const py::dict& inputs) const {
+    runtime::TensorMap tensors;
+    for (const auto& [name, dtype] : input_dtypes_) {
+      if (inputs.contains(name)) tensors[name] = ToTensor(name, inputs[py::str(name)], dtype);
+    }
+    return fn_->ExplainMiss(tensors);
+  }
+
+ private:
+  static std::string Join(const std::vector<std::string>& names) {
+    std::string s;
+    for (const std::string& n : names) absl::StrAppend(&s, s.empty() ? "" : ", ", n);
+    return s;
+  }
+
+  onnx::ImportedModel model_;
+  std::unique_ptr<compiler::JitFunction> fn_;
+  std::vector<std::pair<std::string, ir::DType>> input_dtypes_;
+};
+
+std::unique_ptr<Model> LoadOnnx(const py::object& source, const std::string& policy,
+                                const std::string& tier, std::optional<int> threads) {
+  compiler::JitOptions options;
+  options.policy = ValueOrRaise(compiler::entries::ParsePolicy(policy));
+  options.compile.codegen.tier = ValueOrRaise(compiler::ParseCodeTier(tier));
+  if (threads.has_value()) {
+    if (*threads < 1 || *threads > 1024) {
+      throw py::value_error(absl::StrCat("threads=", *threads, ": expected 1..1024 or None"));
+    }
+    options.compile.threads = *threads;
+  }
+  absl::StatusOr<onnx::ImportedModel> model;
+  bool from_file = false;
+  if (py::isinstance<py::bytes>(source)) {
+    const std::string bytes = source.cast<std::string>();
+    py::gil_scoped_release release;
+    model = onnx::ImportFromBytes(bytes, "the model's bytes");
+  } else {
+    const std::string path = py::str(py::module_::import("os").attr("fspath")(source));
+    from_file = true;
+    py::gil_scoped_release release;
+    model = onnx::Import(path);
+  }
+  onnx::ImportedModel imported = ValueOrRaise(std::move(model), from_file);
+  std::unique_ptr<compiler::JitFunction> fn =
+      ValueOrRaise(models::JitOnnxModel(imported, std::move(options)));
+  return std::make_unique<Model>(std::move(imported), std::move(fn));
+}
+
+}  // namespace
+
+void DefineOnnx(py::module_& m) {
+  py::class_<Model>(m, "Model")
+      .def_property_readonly("input_names", &Model::input_names)
+      .def_property_readonly("output_names", &Model::output_names)
+      .def("run", &Model::Run, py::arg("inputs"),
+           "Runs the model on a dict of input arrays; a tuple of output arrays.")
+      .def(
+          "__call__", [](Model& model, const py::kwargs& inputs) { return model.Run(inputs); },
+          "model(x=array, ...): the same as model.run({...}).")
+      .def("stats", &Model::Stats, "The compile cache's counters.")
+      .def("dump", &Model::Dump, py::arg("stage") = "optimized",
+           "The IR at a stage of graphjit-dump (traced, optimized, kernels, llvm, llvm-opt, "
+           "asm), dynamic dims fixed by keyword (model.dump(\"kernels\", N=1)).")
+      .def("explain", &Model::Explain, py::arg("inputs"),
+           "Why these inputs would miss the compile cache (\"\" on a hit).");
+  m.def("load_onnx", &LoadOnnx, py::arg("source"), py::arg("policy") = "auto",
+        py::arg("tier") = "o2", py::arg("threads") = py::none());
+}
+
+}  // namespace graphjit::python
