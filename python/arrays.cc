@@ -71,7 +71,8 @@ Tensor ToTensor(const std::string& name, const py::handle& value, ir::DType want
   std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
   std::optional<ir::DType> dtype = GraphjitDtype(array.dtype());
   const bool contiguous = (array.flags() & py::array::c_style) != 0;
-  const bool aligned = reinterpret_cast<uintptr_t>(array.data()) % 64 == 0;
+  const bool aligned =
+      reinterpret_cast<uintptr_t>(array.data()) % static_cast<uintptr_t>(array.itemsize()) == 0;
   if (dtype == want && contiguous && aligned && array.writeable()) {
     auto* keep = new py::object(array);
     std::shared_ptr<void> owner(keep, [](void* p) {

@@ -51,9 +51,9 @@ std::optional<ir::DType> GraphjitDtype(const py::dtype& dtype);
 extern std::atomic<int64_t> input_copies;
 
 // An input as a Tensor of dtype `want` (`name` in errors). A C-contiguous, writable array
-// of that dtype whose data is 64-byte aligned (what graphjit's buffers are) is shared, not
-// copied: the tensor keeps a reference to it. Anything else (another dtype, layout or
-// alignment, a list) is converted once by numpy into a fresh buffer.
+// of that dtype, aligned to its elements (as numpy's own are), is shared, not copied: the
+// tensor keeps a reference to it. Anything else (another dtype or layout, a misaligned
+// view, a list) is converted once by numpy into a fresh buffer.
 runtime::Tensor ToTensor(const std::string& name, const py::handle& value, ir::DType want);
 // An output as a numpy array that owns graphjit's buffer (no copy).
 py::array ToNumpy(runtime::Tensor t);

@@ -95,11 +95,12 @@ absl::StatusOr<Tensor> Tensor::FromShared(DType dtype, std::vector<int64_t> shap
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
   t.numel_ = numel;
-  if (t.nbytes() != nbytes || reinterpret_cast<uintptr_t>(data) % kAlignment != 0 ||
-      owner == nullptr || data == nullptr) {
+  const int64_t align = ir::DTypeSize(dtype);
+  if (t.nbytes() != nbytes || reinterpret_cast<uintptr_t>(data) % align != 0 || owner == nullptr ||
+      data == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         "a shared buffer of ", nbytes, " bytes at ", absl::Hex(reinterpret_cast<uintptr_t>(data)),
-        " for ", t.TypeString(), ": needs ", t.nbytes(), " bytes, ", kAlignment, "-byte aligned"));
+        " for ", t.TypeString(), ": needs ", t.nbytes(), " bytes, ", align, "-byte aligned"));
   }
   t.buffer_ = std::shared_ptr<uint8_t>(std::move(owner), static_cast<uint8_t*>(data));
   return t;

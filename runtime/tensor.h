@@ -55,8 +55,9 @@ class Tensor {
   static absl::StatusOr<Tensor> FromVector(std::vector<int64_t> shape, absl::Span<const T> values);
   // A tensor over `nbytes` bytes at `data` without copying them: its buffer keeps `owner`
   // (say, a mapped file) alive. The memory must be writable or never written through the
-  // tensor. InvalidArgument unless `data` is 64-byte aligned (as every buffer is) and
-  // `nbytes` is what dtype and shape need.
+  // tensor. InvalidArgument unless `data` is aligned to the element size (compiled code
+  // and the kernels need no more; a tensor's own buffers are 64-byte aligned, so vector
+  // loads never split a line at their start) and `nbytes` is what dtype and shape need.
   static absl::StatusOr<Tensor> FromShared(DType dtype, std::vector<int64_t> shape,
                                            std::shared_ptr<void> owner, void* data, int64_t nbytes);
   // A scalar (shape []).
