@@ -10,6 +10,8 @@ namespace graphjit::python {
 void DefineOnnx(pybind11::module_& m);
 // graphjit.jit and graphjit.ops: Value, traced functions (python/jit_bindings.cc).
 void DefineJit(pybind11::module_& m);
+// graphjit.lazy(): LazyContext (python/lazy_bindings.cc).
+void DefineLazy(pybind11::module_& m);
 
 }  // namespace graphjit::python
 

@@ -15,4 +15,5 @@ PYBIND11_MODULE(_graphjit, m) {
       "How many inputs were converted into a fresh buffer rather than shared (all calls).");
   gp::DefineOnnx(m);
   gp::DefineJit(m);
+  gp::DefineLazy(m);
 }

@@ -220,7 +220,8 @@ class TracedFunction {
 
 template <Value (*F)(const Value&)>
 void Unary(py::module_& ops, const char* name) {
-  ops.def(name, [](const Value& x) { return Checked(F(x), x); }, py::arg("x"));
+  ops.def(
+      name, [](const Value& x) { return Checked(F(x), x); }, py::arg("x"), py::keep_alive<0, 1>());
 }
 
 }  // namespace
@@ -231,22 +232,42 @@ void DefineJit(py::module_& m) {
       .def_property_readonly("dtype",
                              [](const Value& v) { return std::string(ir::DTypeName(v.dtype())); })
       .def_property_readonly("ndim", &Value::rank)
-      .def("__add__", [](const Value& a, py::object b) { return Checked(a + Operand(a, b), a); })
-      .def("__radd__", [](const Value& a, py::object b) { return Checked(Operand(a, b) + a, a); })
-      .def("__sub__", [](const Value& a, py::object b) { return Checked(a - Operand(a, b), a); })
-      .def("__rsub__", [](const Value& a, py::object b) { return Checked(Operand(a, b) - a, a); })
-      .def("__mul__", [](const Value& a, py::object b) { return Checked(a * Operand(a, b), a); })
-      .def("__rmul__", [](const Value& a, py::object b) { return Checked(Operand(a, b) * a, a); })
-      .def("__truediv__",
-           [](const Value& a, py::object b) { return Checked(a / Operand(a, b), a); })
-      .def("__rtruediv__",
-           [](const Value& a, py::object b) { return Checked(Operand(a, b) / a, a); })
-      .def("__pow__",
-           [](const Value& a, py::object b) { return Checked(frontend::Pow(a, Operand(a, b)), a); })
-      .def("__matmul__",
-           [](const Value& a, const Value& b) { return Checked(frontend::Matmul(a, b), a); })
-      .def("__neg__", [](const Value& a) { return Checked(-a, a); })
-      .def("__getitem__", &Index)
+      .def(
+          "__add__", [](const Value& a, py::object b) { return Checked(a + Operand(a, b), a); },
+          py::keep_alive<0, 1>())
+      .def(
+          "__radd__", [](const Value& a, py::object b) { return Checked(Operand(a, b) + a, a); },
+          py::keep_alive<0, 1>())
+      .def(
+          "__sub__", [](const Value& a, py::object b) { return Checked(a - Operand(a, b), a); },
+          py::keep_alive<0, 1>())
+      .def(
+          "__rsub__", [](const Value& a, py::object b) { return Checked(Operand(a, b) - a, a); },
+          py::keep_alive<0, 1>())
+      .def(
+          "__mul__", [](const Value& a, py::object b) { return Checked(a * Operand(a, b), a); },
+          py::keep_alive<0, 1>())
+      .def(
+          "__rmul__", [](const Value& a, py::object b) { return Checked(Operand(a, b) * a, a); },
+          py::keep_alive<0, 1>())
+      .def(
+          "__truediv__", [](const Value& a, py::object b) { return Checked(a / Operand(a, b), a); },
+          py::keep_alive<0, 1>())
+      .def(
+          "__rtruediv__",
+          [](const Value& a, py::object b) { return Checked(Operand(a, b) / a, a); },
+          py::keep_alive<0, 1>())
+      .def(
+          "__pow__",
+          [](const Value& a, py::object b) { return Checked(frontend::Pow(a, Operand(a, b)), a); },
+          py::keep_alive<0, 1>())
+      .def(
+          "__matmul__",
+          [](const Value& a, const Value& b) { return Checked(frontend::Matmul(a, b), a); },
+          py::keep_alive<0, 1>())
+      .def(
+          "__neg__", [](const Value& a) { return Checked(-a, a); }, py::keep_alive<0, 1>())
+      .def("__getitem__", &Index, py::keep_alive<0, 1>())
       .def("__repr__", [](const Value& v) {
         return absl::StrCat("graphjit.Value(", ir::DTypeName(v.dtype()),
                             ", shape=", std::string(py::str(ShapeOf(v))), ")");
@@ -257,9 +278,12 @@ void DefineJit(py::module_& m) {
                                                        {"__le__", ir::OpCode::kLe},
                                                        {"__gt__", ir::OpCode::kGt},
                                                        {"__ge__", ir::OpCode::kGe}}) {
-    m.attr("Value").cast<py::class_<Value>>().def(name, [op = op](const Value& a, py::object b) {
-      return Checked(frontend::Compare(op, a, Operand(a, b)), a);
-    });
+    m.attr("Value").cast<py::class_<Value>>().def(
+        name,
+        [op = op](const Value& a, py::object b) {
+          return Checked(frontend::Compare(op, a, Operand(a, b)), a);
+        },
+        py::keep_alive<0, 1>());
   }
 
   py::module_ ops = m.def_submodule("ops", "graphjit's ops on traced Values");
@@ -284,46 +308,58 @@ void DefineJit(py::module_& m) {
         }
         return Checked(frontend::Cast(x, *d), x);
       },
-      py::arg("x"), py::arg("dtype"));
-  ops.def("matmul",
-          [](const Value& a, const Value& b) { return Checked(frontend::Matmul(a, b), a); });
-  ops.def("maximum", [](const Value& a, py::object b) {
-    return Checked(frontend::Maximum(a, Operand(a, b)), a);
-  });
-  ops.def("minimum", [](const Value& a, py::object b) {
-    return Checked(frontend::Minimum(a, Operand(a, b)), a);
-  });
-  ops.def("where", [](const Value& c, py::object a, py::object b) {
-    // A number takes the dtype of the other arm (a Value).
-    if (!py::isinstance<Value>(a) && !py::isinstance<Value>(b)) {
-      throw py::type_error("where: one of the arms must be a graphjit Value");
-    }
-    const Value like = py::isinstance<Value>(a) ? a.cast<Value>() : b.cast<Value>();
-    return Checked(frontend::Where(c, Operand(like, a), Operand(like, b)), c);
-  });
+      py::arg("x"), py::arg("dtype"), py::keep_alive<0, 1>());
+  ops.def(
+      "matmul", [](const Value& a, const Value& b) { return Checked(frontend::Matmul(a, b), a); },
+      py::keep_alive<0, 1>());
+  ops.def(
+      "maximum",
+      [](const Value& a, py::object b) { return Checked(frontend::Maximum(a, Operand(a, b)), a); },
+      py::keep_alive<0, 1>());
+  ops.def(
+      "minimum",
+      [](const Value& a, py::object b) { return Checked(frontend::Minimum(a, Operand(a, b)), a); },
+      py::keep_alive<0, 1>());
+  ops.def(
+      "where",
+      [](const Value& c, py::object a, py::object b) {
+        // A number takes the dtype of the other arm (a Value).
+        if (!py::isinstance<Value>(a) && !py::isinstance<Value>(b)) {
+          throw py::type_error("where: one of the arms must be a graphjit Value");
+        }
+        const Value like = py::isinstance<Value>(a) ? a.cast<Value>() : b.cast<Value>();
+        return Checked(frontend::Where(c, Operand(like, a), Operand(like, b)), c);
+      },
+      py::keep_alive<0, 1>());
   ops.def(
       "softmax",
       [](const Value& x, int64_t axis) { return Checked(frontend::Softmax(x, axis), x); },
-      py::arg("x"), py::arg("axis") = -1);
+      py::arg("x"), py::arg("axis") = -1, py::keep_alive<0, 1>());
   ops.def(
       "rms_norm",
       [](const Value& x, const Value& w, double eps) {
         return Checked(frontend::RmsNorm(x, w, eps), x);
       },
-      py::arg("x"), py::arg("weight"), py::arg("eps") = 1e-6);
-  ops.def("transpose", [](const Value& x, std::vector<int64_t> perm) {
-    return Checked(frontend::Transpose(x, std::move(perm)), x);
-  });
-  ops.def("reshape", [](const Value& x, std::vector<int64_t> shape) {
-    return Checked(frontend::Reshape(x, ToShape(shape)), x);
-  });
+      py::arg("x"), py::arg("weight"), py::arg("eps") = 1e-6, py::keep_alive<0, 1>());
+  ops.def(
+      "transpose",
+      [](const Value& x, std::vector<int64_t> perm) {
+        return Checked(frontend::Transpose(x, std::move(perm)), x);
+      },
+      py::keep_alive<0, 1>());
+  ops.def(
+      "reshape",
+      [](const Value& x, std::vector<int64_t> shape) {
+        return Checked(frontend::Reshape(x, ToShape(shape)), x);
+      },
+      py::keep_alive<0, 1>());
   ops.def(
       "concat",
       [](const std::vector<Value>& xs, int64_t axis) {
         if (xs.empty()) throw py::value_error("concat of no values");
         return Checked(frontend::Concat(xs, axis), xs[0]);
       },
-      py::arg("xs"), py::arg("axis") = 0);
+      py::arg("xs"), py::arg("axis") = 0, py::keep_alive<0, 1>());
   for (const auto& [name, reduce] :
        std::vector<std::pair<const char*, Value (*)(const Value&, int64_t, bool)>>{
            {"sum", &frontend::ReduceSum},
@@ -334,7 +370,7 @@ void DefineJit(py::module_& m) {
         [reduce](const Value& x, int64_t axis, bool keepdim) {
           return Checked(reduce(x, axis, keepdim), x);
         },
-        py::arg("x"), py::arg("axis") = -1, py::arg("keepdim") = false);
+        py::arg("x"), py::arg("axis") = -1, py::arg("keepdim") = false, py::keep_alive<0, 1>());
   }
 
   py::class_<TracedFunction>(m, "JitFunction")

@@ -17,9 +17,26 @@ allows (docs/PYTHON.md).
 """
 
 from . import _graphjit, onnx
-from ._graphjit import JitFunction, Model, Value, ops
+from ._graphjit import JitFunction, LazyContext, Model, Value, ops
 
-__all__ = ["JitFunction", "Model", "Value", "jit", "onnx", "ops"]
+__all__ = ["JitFunction", "LazyContext", "Model", "Value", "jit", "lazy", "onnx", "ops"]
+
+
+def lazy():
+    """A lazy context (the lecture's demo 3): ops on its Values are recorded, not run.
+
+        lz = graphjit.lazy()
+        x = lz.tensor(array)
+        y = graphjit.ops.exp(x) * 2.0
+        if lz.item(graphjit.ops.sum(y, axis=0)) > 1.0:   # a graph break: runs what is pending
+            ...
+        result = lz.numpy(y)
+
+    lz.graphs lists the breaks (ops, outputs, compiled), lz.compiles counts the compiles
+    (equal graphs share code through the store, across contexts and jit functions).
+    One thread at a time.
+    """
+    return LazyContext()
 
 
 def jit(fn=None, *, policy="auto", tier="o2", dynamic=None):
