@@ -3,6 +3,7 @@ dtype, errors as Python exceptions, threads."""
 
 import math
 import os
+import subprocess
 import threading
 
 import numpy as np
@@ -160,3 +161,26 @@ def test_concurrent_calls_from_python_threads():
     assert not errors
     assert len(results) == 80
     assert all(np.array_equal(r, want) for r in results)
+
+
+def test_the_same_bits_as_the_cpp_api(tmp_path):
+    """graphjit-run (the C++ API's tool, .npy in and out) and Python give the same bits."""
+    tool = os.path.join(os.environ.get("GRAPHJIT_BIN_DIR", ""), "graphjit-run")
+    if not os.path.exists(tool):
+        pytest.skip("graphjit-run is not built (GRAPHJIT_BIN_DIR names the build's bin/)")
+    for model_path, inputs in (
+            (ERF, {"x": erf_input()}),
+            (GATHER, {"data": np.arange(120, dtype=np.float32).reshape(5, 4, 3, 2) / 7,
+                      "indices": np.array([4, 0, 2], dtype=np.int64)})):
+        flags = []
+        for name, array in inputs.items():
+            path = tmp_path / f"{name}.npy"
+            np.save(path, array)
+            flags.append(f"--input={name}=@{path}")
+        out_dir = tmp_path / os.path.basename(model_path)
+        subprocess.run([tool, model_path, *flags, f"--output_dir={out_dir}"], check=True,
+                       capture_output=True)
+        (got,) = graphjit.onnx.load(model_path)(**inputs)
+        want = np.load(out_dir / "output0.npy")
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.tobytes() == want.tobytes()
