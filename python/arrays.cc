@@ -91,6 +91,17 @@ Tensor ToTensor(const std::string& name, const py::handle& value, ir::DType want
   return t;
 }
 
+Tensor ToTensorOfItsDtype(const std::string& what, const py::handle& value) {
+  py::array a = py::array::ensure(value);
+  if (!a) throw py::value_error(absl::StrCat(what, ": expected a numpy array"));
+  std::optional<ir::DType> dtype = GraphjitDtype(a.dtype());
+  if (!dtype) {
+    throw py::value_error(absl::StrCat(what, ": dtype ", std::string(py::str(a.dtype())),
+                                       " (expected float32, float64, int64, int32 or bool)"));
+  }
+  return ToTensor(what, a, *dtype);
+}
+
 py::array ToNumpy(Tensor t) {
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
   const py::dtype dtype = NumpyDtype(t.dtype());

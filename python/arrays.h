@@ -55,6 +55,9 @@ extern std::atomic<int64_t> input_copies;
 // tensor keeps a reference to it. Anything else (another dtype or layout, a misaligned
 // view, a list) is converted once by numpy into a fresh buffer.
 runtime::Tensor ToTensor(const std::string& name, const py::handle& value, ir::DType want);
+// The same for an input of whatever dtype the array has (a traced function's or a lazy
+// context's, which declare none); `what` names it in errors ("input 'x'", "tensor()").
+runtime::Tensor ToTensorOfItsDtype(const std::string& what, const py::handle& value);
 // An output as a numpy array that owns graphjit's buffer (no copy).
 py::array ToNumpy(runtime::Tensor t);
 

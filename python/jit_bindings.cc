@@ -198,15 +198,7 @@ class TracedFunction {
  private:
   // Inputs keep the array's own dtype (a traced function has no declared types).
   static Tensor ToInput(const std::string& name, const py::handle& value) {
-    py::array a = py::array::ensure(value);
-    if (!a) throw py::value_error(absl::StrCat("input '", name, "': expected a numpy array"));
-    std::optional<ir::DType> dtype = GraphjitDtype(a.dtype());
-    if (!dtype) {
-      throw py::value_error(absl::StrCat("input '", name, "': dtype ",
-                                         std::string(py::str(a.dtype())),
-                                         " (expected float32, float64, int64, int32 or bool)"));
-    }
-    return ToTensor(name, a, *dtype);
+    return ToTensorOfItsDtype(absl::StrCat("input '", name, "'"), value);
   }
 
   py::function fn_;

@@ -7,7 +7,6 @@
 #include <string>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
 #include "compiler/lazy/lazy_context.h"
 #include "python/arrays.h"
 #include "python/bindings.h"
@@ -34,15 +33,7 @@ void DefineLazy(py::module_& m) {
       .def(
           "tensor",
           [](LazyContext& self, const py::handle& array) {
-            py::array a = py::array::ensure(array);
-            if (!a) throw py::value_error("tensor(): expected a numpy array");
-            std::optional<ir::DType> dtype = GraphjitDtype(a.dtype());
-            if (!dtype) {
-              throw py::value_error(
-                  absl::StrCat("tensor(): dtype ", std::string(py::str(a.dtype())),
-                               " (expected float32, float64, int64, int32 or bool)"));
-            }
-            return self.Tensor(ToTensor("tensor", a, *dtype));
+            return self.Tensor(ToTensorOfItsDtype("tensor()", array));
           },
           py::arg("array"), py::keep_alive<0, 1>(),
           "A numpy array as a Value of this context (ready, not pending).")

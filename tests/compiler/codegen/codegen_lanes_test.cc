@@ -67,12 +67,18 @@ Program MapProgram(DType dtype, int64_t n) {
   return pb.program();
 }
 
-// Compiled at the baseline tier, its emitted IR kept.
-std::unique_ptr<NativeCode> CompileBaseline(const Program& program) {
+// Compiled at `tier` with vectors of at most `vector_bytes` (0: the host's), its emitted
+// IR kept.
+std::unique_ptr<NativeCode> CompileAt(const Program& program, CodeTier tier, int vector_bytes = 0) {
   CompileOptions options;
   options.keep_ir = true;
-  options.tier = CodeTier::kBaseline;
+  options.tier = tier;
+  options.max_vector_bytes = vector_bytes;
   return Compile(program, options);
+}
+
+std::unique_ptr<NativeCode> CompileBaseline(const Program& program) {
+  return CompileAt(program, CodeTier::kBaseline);
 }
 
 template <typename T>
@@ -89,11 +95,7 @@ template <typename T>
 void CheckMap(DType dtype, int vector_bytes, int64_t length, const std::vector<int64_t>& ns) {
   std::vector<std::unique_ptr<NativeCode>> codes;
   for (CodeTier tier : {CodeTier::kBaseline, CodeTier::kOptimized}) {
-    CompileOptions options;
-    options.keep_ir = true;
-    options.tier = tier;
-    options.max_vector_bytes = vector_bytes;
-    codes.push_back(Compile(MapProgram(dtype, length), options));
+    codes.push_back(CompileAt(MapProgram(dtype, length), tier, vector_bytes));
     ASSERT_NE(codes.back(), nullptr);
   }
   if (length < 0) {
@@ -143,11 +145,7 @@ TEST(CodegenLanesTest, F32MapsTakeF32Lanes) {
   pb.Pointwise(out, {C(kRows), SymbolValue(0)},
                Op(ScalarOp::kAdd, Load(x, DType::kF32, {I(0), I(1)}), F(1.0, DType::kF32)));
   for (int vector_bytes : {16, 32}) {
-    CompileOptions options;
-    options.keep_ir = true;
-    options.tier = CodeTier::kBaseline;
-    options.max_vector_bytes = vector_bytes;
-    auto code = Compile(pb.program(), options);
+    auto code = CompileAt(pb.program(), CodeTier::kBaseline, vector_bytes);
     ASSERT_NE(code, nullptr);
     ExpectWidth(code->llvm_ir(), vector_bytes, DType::kF32, /*lane_bytes=*/4);
     for (int64_t n : {int64_t{3}, int64_t{17}, int64_t{67}}) {
@@ -182,11 +180,7 @@ void CheckStrideTwo(DType dtype) {
          Select(Op(ScalarOp::kLt, I(1), Op(ScalarOp::kDiv, n, C(2))), tap(2), F(0.5, dtype))));
   for (CodeTier tier : {CodeTier::kBaseline, CodeTier::kOptimized}) {
     for (int vector_bytes : {0, 16, 32}) {
-      CompileOptions options;
-      options.keep_ir = true;
-      options.tier = tier;
-      options.max_vector_bytes = vector_bytes;
-      auto code = Compile(pb.program(), options);
+      auto code = CompileAt(pb.program(), tier, vector_bytes);
       ASSERT_NE(code, nullptr);
       // The wide load and its even lanes.
       EXPECT_THAT(code->llvm_ir(), HasSubstr("shufflevector"));
@@ -230,10 +224,7 @@ TEST(CodegenLanesTest, UniformSelectsBranchToTheTakenArm) {
              Select(Op(ScalarOp::kLt, I(0), C(2)),
                     Op(ScalarOp::kMul, row(b, 1), Load(scale, DType::kF32, {C(0)})), row(c, 2))));
   for (CodeTier tier : {CodeTier::kBaseline, CodeTier::kOptimized}) {
-    CompileOptions options;
-    options.keep_ir = true;
-    options.tier = tier;
-    auto code = Compile(pb.program(), options);
+    auto code = CompileAt(pb.program(), tier);
     ASSERT_NE(code, nullptr);
     EXPECT_THAT(code->llvm_ir(), HasSubstr("lanes.true"));
     for (int64_t len : kLengths) {
@@ -264,11 +255,7 @@ void CheckReductions(DType dtype) {
   pb.Reduce(sums, {C(kRows)}, SymbolValue(0), ScalarOp::kAdd, Op(ScalarOp::kMul, xv, xv));
   pb.Reduce(maxes, {C(kRows)}, SymbolValue(0), ScalarOp::kMax, xv);
   for (int vector_bytes : {0, 16, 32}) {
-    CompileOptions options;
-    options.keep_ir = true;
-    options.tier = CodeTier::kBaseline;
-    options.max_vector_bytes = vector_bytes;
-    auto code = Compile(pb.program(), options);
+    auto code = CompileAt(pb.program(), CodeTier::kBaseline, vector_bytes);
     ASSERT_NE(code, nullptr);
     // The max in the dtype's lanes (the f32 sums in f64's).
     ExpectWidth(code->llvm_ir(), vector_bytes, dtype, dtype == DType::kF32 ? 4 : 8);
