@@ -22,6 +22,9 @@ redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --daemoni
 redis_pid=$!
 for _ in $(seq 100); do redis-cli -p "$port" ping 2> /dev/null | grep -q PONG && break; sleep 0.05; done
 export GRAPHJIT_CACHE_DIR=off
+# Remote code is signed with the fleet's secret (docs/SECURITY.md).
+(umask 077 && head -c 32 /dev/urandom > "$work/secret")
+export GRAPHJIT_CACHE_SECRET_FILE="$work/secret"
 
 # One round: N processes at once; prints "compiled wall_ms".
 round() {

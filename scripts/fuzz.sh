@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer target of tests/fuzz for a while:
 #   scripts/fuzz.sh TARGET [SECONDS] [libFuzzer flags...]
-# TARGET: parser, npy, safetensors, interpret, differential or onnx; SECONDS defaults to 60.
+# TARGET: parser, npy, safetensors, interpret, differential, onnx or code_record; SECONDS
+# defaults to 60.
 # Installs clang-19 and libfuzzer-19-dev (and the libraries graphjit needs) with apt-get
 # if missing, builds the target with ASan + UBSan in build-fuzz/ (its own build dir;
 # GRAPHJIT_FUZZ_BUILD_DIR overrides), and fuzzes from the committed corpus
@@ -11,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TARGETS=(parser npy safetensors interpret differential onnx)
+TARGETS=(parser npy safetensors interpret differential onnx code_record)
 if (($# < 1)) || [[ ! " ${TARGETS[*]} " == *" $1 "* ]]; then
   echo "usage: scripts/fuzz.sh TARGET [SECONDS] [libFuzzer flags...]" >&2
   echo "TARGET: ${TARGETS[*]}" >&2

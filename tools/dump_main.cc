@@ -27,6 +27,7 @@
 #include "compiler/analysis/flops.h"
 #include "compiler/codegen/native_code.h"
 #include "compiler/compiled/back_end.h"
+#include "compiler/compiled/compile_env.h"
 #include "compiler/compiled/compiled_graph.h"
 #include "compiler/compiled/profile.h"
 #include "compiler/entries/policy.h"
@@ -522,6 +523,17 @@ int Main(int argc, char** argv) {
           "# remote cache: fetched %d kernels; modules: hits %d, misses %d, lock waits %d, "
           "fallbacks %d\n",
           k.fetched, k.remote_hits, k.remote_misses, k.remote_lock_waits, k.remote_fallbacks);
+    }
+    // Only with a disk cache (GRAPHJIT_CACHE_DIR): what its records cost to read and check
+    // (checksum and tag, docs/SECURITY.md), summed over the process.
+    if (const compiler::DiskCache* disk = compiler::CompileEnv::FromEnvironment().disk) {
+      const compiler::DiskCacheStats d = disk->stats();
+      std::printf(
+          "# disk cache: %s: hits %lld, misses %lld, rejected %lld, stores %lld; reading and "
+          "checking records %.3f ms\n",
+          disk->dir().c_str(), static_cast<long long>(d.hits), static_cast<long long>(d.misses),
+          static_cast<long long>(d.rejected), static_cast<long long>(d.stores),
+          d.check_seconds * 1e3);
     }
     // What each compiled module cost, and how much IR the passes worked on.
     for (size_t m = 0; m < k.compiled_modules.size(); ++m) {

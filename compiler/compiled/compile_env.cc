@@ -9,6 +9,8 @@
 #include <thread>
 
 #include "absl/strings/numbers.h"
+#include "compiler/store/cache_secret.h"
+#include "compiler/store/file_trust.h"
 #include "runtime/thread_pool.h"
 
 namespace graphjit::compiler {
@@ -45,7 +47,39 @@ std::string CacheDir() {
   return "";
 }
 
-DiskCache* OpenDiskCache(const LogFlags& log) {
+// The per-user key of the disk cache, outside the cache directory (which is data others
+// might be handed; the key never is).
+std::string UserKeyPath() {
+  namespace fs = std::filesystem;
+  if (std::string xdg = Var("XDG_CONFIG_HOME"); !xdg.empty()) {
+    return (fs::path(xdg) / "graphjit" / "cache-key").string();
+  }
+  if (std::string home = Var("HOME"); !home.empty()) {
+    return (fs::path(home) / ".config" / "graphjit" / "cache-key").string();
+  }
+  return "";
+}
+
+// GRAPHJIT_CACHE_SECRET_FILE: the fleet's secret, signing both tiers. Null when unset;
+// `*refused` when set but unusable (then neither tier opens: a fleet's records must never
+// be signed or read with anything else).
+std::shared_ptr<const CacheSecret> FleetSecret(bool* refused) {
+  *refused = false;
+  const std::string path = Var("GRAPHJIT_CACHE_SECRET_FILE");
+  if (path.empty()) return nullptr;
+  absl::StatusOr<std::shared_ptr<const CacheSecret>> secret = CacheSecret::FromFile(path);
+  if (!secret.ok()) {
+    std::fprintf(stderr,
+                 "graphjit: GRAPHJIT_CACHE_SECRET_FILE: %s; no disk or remote cache (compiled "
+                 "code stays in memory)\n",
+                 std::string(secret.status().message()).c_str());
+    *refused = true;
+    return nullptr;
+  }
+  return *std::move(secret);
+}
+
+DiskCache* OpenDiskCache(const LogFlags& log, std::shared_ptr<const CacheSecret> secret) {
   const std::string dir = CacheDir();
   if (dir == "off") return nullptr;
   if (dir.empty()) {
@@ -56,7 +90,22 @@ DiskCache* OpenDiskCache(const LogFlags& log) {
   }
   const int64_t max_bytes =
       IntVar("GRAPHJIT_CACHE_MAX_BYTES", DiskCache::kDefaultMaxBytes, 0, INT64_MAX, "a byte count");
-  absl::StatusOr<std::unique_ptr<DiskCache>> opened = DiskCache::Open(dir, max_bytes, "", log);
+  if (secret == nullptr) {
+    const std::string key_path = UserKeyPath();
+    absl::StatusOr<std::shared_ptr<const CacheSecret>> key =
+        key_path.empty() ? absl::FailedPreconditionError(
+                               "no place for the cache's user key (XDG_CONFIG_HOME and HOME are "
+                               "unset; GRAPHJIT_CACHE_SECRET_FILE names one)")
+                         : CacheSecret::UserKey(key_path);
+    if (!key.ok()) {
+      std::fprintf(stderr, "graphjit: %s: compiled code stays in memory\n",
+                   std::string(key.status().message()).c_str());
+      return nullptr;
+    }
+    secret = *std::move(key);
+  }
+  absl::StatusOr<std::unique_ptr<DiskCache>> opened =
+      DiskCache::Open(dir, max_bytes, std::move(secret), "", log);
   if (!opened.ok()) {
     std::fprintf(stderr, "graphjit: %s: compiled code stays in memory\n",
                  std::string(opened.status().message()).c_str());
@@ -65,9 +114,9 @@ DiskCache* OpenDiskCache(const LogFlags& log) {
   return opened->release();  // kept for the process
 }
 
-RemoteCache* OpenRemoteCache(const LogFlags& log) {
+RemoteCache* OpenRemoteCache(const LogFlags& log, std::shared_ptr<const CacheSecret> secret) {
   const std::string url = Var("GRAPHJIT_REMOTE_CACHE");
-  if (url.empty()) return nullptr;
+  if (url.empty() || url == "off") return nullptr;
   constexpr const char* kMs = "a number of milliseconds";
   RemoteCacheOptions base;
   base.connect_timeout_ms =
@@ -81,6 +130,29 @@ RemoteCache* OpenRemoteCache(const LogFlags& log) {
   base.retry_ms =
       static_cast<int>(IntVar("GRAPHJIT_REMOTE_CACHE_RETRY_MS", 5000, 0, INT32_MAX, kMs));
   base.log = log;
+  base.secret = std::move(secret);
+  const std::string trust = Var("GRAPHJIT_REMOTE_CACHE_TRUST");
+  if (trust == "unsigned") {
+    base.allow_unsigned = true;
+  } else if (!trust.empty() && trust != "signed") {
+    std::fprintf(stderr,
+                 "graphjit: GRAPHJIT_REMOTE_CACHE_TRUST='%s' is not signed or unsigned; using "
+                 "signed\n",
+                 trust.c_str());
+  }
+  if (const std::string file = Var("GRAPHJIT_REMOTE_CACHE_PASSWORD_FILE"); !file.empty()) {
+    absl::StatusOr<std::string> password =
+        ReadSecretFile(file, "remote cache password file (GRAPHJIT_REMOTE_CACHE_PASSWORD_FILE)");
+    if (!password.ok()) {
+      std::fprintf(stderr, "graphjit: %s; no remote cache\n",
+                   std::string(password.status().message()).c_str());
+      return nullptr;
+    }
+    while (!password->empty() && (password->back() == '\n' || password->back() == '\r')) {
+      password->pop_back();
+    }
+    base.password = *std::move(password);
+  }
   return RemoteCache::ForUrl(url, base);
 }
 
@@ -128,8 +200,12 @@ const CompileEnv& CompileEnv::FromEnvironment() {
   static const CompileEnv* env = [] {
     // Never destroyed: code may be held by statics at exit.
     auto* e = new CompileEnv(SettingsFromEnvironment());
-    e->disk = OpenDiskCache(e->log);
-    e->remote = OpenRemoteCache(e->log);
+    bool refused = false;
+    std::shared_ptr<const CacheSecret> fleet = FleetSecret(&refused);
+    if (!refused) {
+      e->disk = OpenDiskCache(e->log, fleet);
+      e->remote = OpenRemoteCache(e->log, fleet);
+    }
     return e;
   }();
   return *env;

@@ -8,9 +8,17 @@
 //   GRAPHJIT_CACHE_DIR          kernels' object code on disk (`off`: none; unset:
 //                               $XDG_CACHE_HOME/graphjit, else $HOME/.cache/graphjit)
 //   GRAPHJIT_CACHE_MAX_BYTES    its size bound (default 1 GiB)
-//   GRAPHJIT_REMOTE_CACHE       redis://HOST:PORT[/DB], the shared tier below the disk,
-//                               with GRAPHJIT_REMOTE_CACHE_{CONNECT_TIMEOUT,TIMEOUT,
-//                               LOCK_TTL,LOCK_WAIT,RETRY}_MS
+//   GRAPHJIT_REMOTE_CACHE       redis://[USER[:PASSWORD]@]HOST:PORT[/DB], the shared tier
+//                               below the disk, with GRAPHJIT_REMOTE_CACHE_{CONNECT_TIMEOUT,
+//                               TIMEOUT,LOCK_TTL,LOCK_WAIT,RETRY}_MS and
+//                               GRAPHJIT_REMOTE_CACHE_PASSWORD_FILE (mode 0600)
+//   GRAPHJIT_CACHE_SECRET_FILE  the secret both tiers sign and verify records with (mode
+//                               0600; docs/SECURITY.md); unset: the disk cache signs with
+//                               a per-user key ($XDG_CONFIG_HOME/graphjit/cache-key, else
+//                               $HOME/.config/graphjit/cache-key, made on first use) and
+//                               the remote tier is refused, unless
+//   GRAPHJIT_REMOTE_CACHE_TRUST `unsigned`: remote code is published and loaded unsigned
+//                               (unsafe; default `signed`)
 //   GRAPHJIT_COMPILE_THREADS    threads compiling one graph's kernels (default: all cores)
 //   GRAPHJIT_NUM_THREADS        threads running one call's kernels (default: the CPUs of
 //                               this process's affinity mask; 1..1024)
@@ -36,7 +44,9 @@ struct CompileEnv {
   // The memory tier of kernels: equal kernels of every graph compiled with this env are
   // compiled once and shared while used.
   KernelStore* kernels = &KernelStore::Default();
-  DiskCache* disk = nullptr;      // object code by kernel key across processes; null: none
+  // Object code by kernel key across processes; null: none. The stores carry the secret
+  // their records are signed with (DiskCache::Open, RemoteCacheOptions::secret).
+  DiskCache* disk = nullptr;
   RemoteCache* remote = nullptr;  // the shared tier below `disk`; null: none
   int compile_threads = 1;        // threads compiling one graph's kernels (>= 1)
   // Threads running one call's kernels: the parallel loops of large kernels split into

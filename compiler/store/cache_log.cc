@@ -1,5 +1,6 @@
 #include "compiler/store/cache_log.h"
 
+#include <atomic>
 #include <cstdio>
 #include <string>
 
@@ -22,6 +23,14 @@ LogFlags ParseLogFlags(absl::string_view text) {
 
 void LogLine(absl::string_view channel, absl::string_view message) {
   std::string line = absl::StrCat("graphjit[", channel, "]: ", message, "\n");
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+void WarnUntrusted(absl::string_view where, absl::string_view why) {
+  static std::atomic<bool> warned{false};
+  if (warned.exchange(true)) return;
+  std::string line = absl::StrCat("graphjit: refused cached code ", where, ": ", why,
+                                  "; compiling locally (GRAPHJIT_LOG=cache lists every refusal)\n");
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 

@@ -25,6 +25,10 @@ LogFlags ParseLogFlags(absl::string_view text);
 // Writes `graphjit[channel]: message` and a newline to stderr in one write, so lines of
 // concurrent callers do not interleave.
 void LogLine(absl::string_view channel, absl::string_view message);
+// Cached code refused as untrusted (a tag that is not the secret's, a file others could
+// write): a security event, so reported on stderr whatever GRAPHJIT_LOG says, once per
+// process (GRAPHJIT_LOG=cache lists every one).
+void WarnUntrusted(absl::string_view where, absl::string_view why);
 
 }  // namespace graphjit::compiler
 

@@ -11,10 +11,11 @@ namespace graphjit::compiler {
 namespace {
 
 constexpr char kMagic[8] = {'G', 'J', 'C', 'O', 'D', 'E', '\0', '\1'};
-// 2: the payload aligned to kPayloadAlignment.
-constexpr uint32_t kFormatVersion = 2;
-// magic, version, header length, payload length, checksum
-constexpr size_t kFixed = sizeof(kMagic) + 4 + 4 + 8 + 8;
+// 2: the payload aligned to kPayloadAlignment. 3: the tag.
+constexpr uint32_t kFormatVersion = 3;
+constexpr size_t kTag = CacheSecret::kTagBytes;
+// magic, version, header length, payload length, checksum, tag
+constexpr size_t kFixed = sizeof(kMagic) + 4 + 4 + 8 + 8 + kTag;
 
 void PutU32(std::string* out, uint32_t v) { out->append(reinterpret_cast<const char*>(&v), 4); }
 void PutU64(std::string* out, uint64_t v) { out->append(reinterpret_cast<const char*>(&v), 8); }
@@ -42,7 +43,7 @@ std::string Header(absl::string_view identity, const ContentKey& key) {
 }  // namespace
 
 std::string EncodeCodeRecord(absl::string_view identity, const ContentKey& key,
-                             absl::string_view payload) {
+                             absl::string_view payload, const CacheSecret* secret) {
   const std::string header = Header(identity, key);
   std::string out(kMagic, sizeof(kMagic));
   const size_t padding = PaddingAfter(header.size());
@@ -54,18 +55,22 @@ std::string EncodeCodeRecord(absl::string_view identity, const ContentKey& key,
   out.append(padding, '\0');
   out.append(payload.data(), payload.size());
   PutU64(&out, XXH3_64bits(out.data(), out.size()));
+  CacheSecret::Tag tag{};
+  if (secret != nullptr) tag = secret->Sign(out);
+  out.append(reinterpret_cast<const char*>(tag.data()), tag.size());
   return out;
 }
 
 absl::StatusOr<std::string> DecodeCodeRecord(absl::string_view identity, const ContentKey& key,
-                                             absl::string_view bytes) {
-  absl::StatusOr<absl::string_view> payload = CheckCodeRecord(identity, key, bytes);
+                                             absl::string_view bytes, const CacheSecret* secret) {
+  absl::StatusOr<absl::string_view> payload = CheckCodeRecord(identity, key, bytes, secret);
   if (!payload.ok()) return payload.status();
   return std::string(*payload);
 }
 
 absl::StatusOr<absl::string_view> CheckCodeRecord(absl::string_view identity, const ContentKey& key,
-                                                  absl::string_view bytes) {
+                                                  absl::string_view bytes,
+                                                  const CacheSecret* secret) {
   if (bytes.size() < kFixed) {
     return absl::DataLossError(absl::StrCat("truncated (", bytes.size(), " bytes)"));
   }
@@ -87,16 +92,25 @@ absl::StatusOr<absl::string_view> CheckCodeRecord(absl::string_view identity, co
       kFixed + header_len + padding + payload_len != bytes.size()) {
     return absl::DataLossError(absl::StrCat("truncated or oversized (", bytes.size(), " bytes)"));
   }
-  const uint64_t stored_sum = GetU64(bytes.data() + bytes.size() - 8);
-  if (XXH3_64bits(bytes.data(), bytes.size() - 8) != stored_sum) {
-    return absl::DataLossError("checksum mismatch (corrupt)");
+  const size_t summed = bytes.size() - kTag - 8;
+  auto intact = [&] { return XXH3_64bits(bytes.data(), summed) == GetU64(bytes.data() + summed); };
+  // With a secret, a valid tag proves the bytes intact: the checksum is only computed to
+  // tell a corrupt record from a forged one when the tag fails (one pass over a megabyte
+  // of weights, not two).
+  if (secret != nullptr &&
+      !secret->Verify(bytes.substr(0, summed + 8), bytes.substr(summed + 8, kTag))) {
+    if (!intact()) return absl::DataLossError("checksum mismatch (corrupt)");
+    return absl::PermissionDeniedError(
+        "signature mismatch: not signed with this cache's secret (tampered with, or written "
+        "under another secret)");
   }
-  // Checked after the checksum: a mismatch here is a foreign writer, not corruption.
+  if (secret == nullptr && !intact()) return absl::DataLossError("checksum mismatch (corrupt)");
+  // Checked after the tag: a mismatch here is a foreign writer, not corruption.
   if (absl::string_view(p + 8, header_len) != Header(identity, key)) {
     return absl::FailedPreconditionError(
         "written by another graphjit, LLVM or CPU, or for another key (header differs)");
   }
-  return bytes.substr(kFixed - 8 + header_len + padding, payload_len);
+  return bytes.substr(kFixed - 8 - kTag + header_len + padding, payload_len);
 }
 
 }  // namespace graphjit::compiler

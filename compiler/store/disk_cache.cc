@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +17,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/store/code_record.h"
+#include "compiler/store/file_trust.h"
+#include "ir/clock.h"
 
 namespace graphjit::compiler {
 namespace {
@@ -28,14 +31,14 @@ constexpr uint64_t kMaxFileBytes = kMaxCodePayload + (uint64_t{1} << 20);
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<DiskCache>> DiskCache::Open(std::string dir, int64_t max_bytes,
-                                                           std::string identity, LogFlags log) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("cache directory ", dir, " cannot be created: ", ec.message()));
+absl::StatusOr<std::unique_ptr<DiskCache>> DiskCache::Open(
+    std::string dir, int64_t max_bytes, std::shared_ptr<const CacheSecret> secret,
+    std::string identity, LogFlags log) {
+  if (secret == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cache directory ", dir, ": no secret to sign its records with"));
   }
+  if (absl::Status s = MakePrivateDirectory(dir); !s.ok()) return s;
   // Writable? A probe file says so now rather than at the first store.
   const std::string probe = (fs::path(dir) / absl::StrCat(".probe.", ::getpid())).string();
   {
@@ -44,46 +47,81 @@ absl::StatusOr<std::unique_ptr<DiskCache>> DiskCache::Open(std::string dir, int6
       return absl::PermissionDeniedError(absl::StrCat("cache directory ", dir, " is not writable"));
     }
   }
+  std::error_code ec;
   fs::remove(probe, ec);
   if (identity.empty()) identity = JitIdentity();
   return std::unique_ptr<DiskCache>(
-      new DiskCache(std::move(dir), max_bytes, std::move(identity), log));
+      new DiskCache(std::move(dir), max_bytes, std::move(secret), std::move(identity), log));
 }
 
 std::string DiskCache::PathOf(const ContentKey& key) const {
   return (fs::path(dir_) / absl::StrCat(key.ToHex(), ".gjcode")).string();
 }
 
-void DiskCache::Reject(const std::string& path, const std::string& why) {
+void DiskCache::Reject(const std::string& path, const absl::Status& why) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.rejected;
   }
   std::error_code ec;
   fs::remove(path, ec);
-  if (log_.cache) LogLine("cache", absl::StrCat(path, ": ", why, "; ignored, recompiling"));
+  if (why.code() == absl::StatusCode::kPermissionDenied) WarnUntrusted(path, why.message());
+  if (log_.cache)
+    LogLine("cache", absl::StrCat(path, ": ", why.message(), "; ignored, recompiling"));
 }
+
+absl::StatusOr<absl::string_view> DiskCache::Check(const ContentKey& key, const std::string& path,
+                                                   const struct stat& st, absl::string_view bytes) {
+  const ir::Clock::time_point start = ir::Clock::now();
+  absl::Status trusted = CheckRecordFile(path, st);
+  absl::StatusOr<absl::string_view> payload =
+      trusted.ok() ? CheckCodeRecord(identity_, key, bytes, secret_.get())
+                   : absl::StatusOr<absl::string_view>(trusted);
+  const double seconds = ir::SecondsSince(start);
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.check_seconds += seconds;
+  return payload;
+}
+
+namespace {
+
+// Opens `path` for reading; -1 when there is no such file.
+int OpenRecord(const std::string& path) {
+  return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+}
+
+}  // namespace
 
 std::optional<std::string> DiskCache::Load(const ContentKey& key) {
   const std::string path = PathOf(key);
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) {
+  const int fd = OpenRecord(path);
+  if (fd < 0) {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.misses;
     return std::nullopt;
   }
-  // One read of the whole file (graph-level records hold weights: a megabyte or more).
-  const std::streamoff size = std::max<std::streamoff>(in.tellg(), 0);
-  if (static_cast<uint64_t>(size) > kMaxFileBytes) {
-    Reject(path, absl::StrCat("oversized (", size, " bytes)"));
+  struct stat st{};
+  const bool sized = ::fstat(fd, &st) == 0;
+  const uint64_t size = sized ? static_cast<uint64_t>(st.st_size) : 0;
+  if (size > kMaxFileBytes) {
+    ::close(fd);
+    Reject(path, absl::DataLossError(absl::StrCat("oversized (", size, " bytes)")));
     return std::nullopt;
   }
+  // One read of the whole file (graph-level records hold weights: a megabyte or more).
   std::string file(static_cast<size_t>(size), '\0');
-  in.seekg(0);
-  if (!in.read(file.data(), static_cast<std::streamsize>(file.size()))) file.resize(in.gcount());
-  absl::StatusOr<absl::string_view> payload = CheckCodeRecord(identity_, key, file);
+  size_t got = 0;
+  while (got < file.size()) {
+    const ssize_t n = ::read(fd, file.data() + got, file.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  file.resize(got);
+  absl::StatusOr<absl::string_view> payload = Check(key, path, st, file);
   if (!payload.ok()) {
-    Reject(path, std::string(payload.status().message()));
+    Reject(path, payload.status());
     return std::nullopt;
   }
   // The payload moved to the front of the buffer it was read into: no second allocation
@@ -98,13 +136,13 @@ std::optional<std::string> DiskCache::Load(const ContentKey& key) {
 
 std::optional<DiskCache::SharedPayload> DiskCache::LoadShared(const ContentKey& key) {
   const std::string path = PathOf(key);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = OpenRecord(path);
   if (fd < 0) {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.misses;
     return std::nullopt;
   }
-  struct stat st;
+  struct stat st{};
   const bool sized = ::fstat(fd, &st) == 0;
   const uint64_t size = sized ? static_cast<uint64_t>(st.st_size) : 0;
   void* map = MAP_FAILED;
@@ -114,14 +152,15 @@ std::optional<DiskCache::SharedPayload> DiskCache::LoadShared(const ContentKey& 
   }
   ::close(fd);
   if (map == MAP_FAILED) {
-    Reject(path, size == 0 ? "empty or unreadable" : absl::StrCat("cannot map ", size, " bytes"));
+    Reject(path, absl::DataLossError(size == 0 ? "empty or unreadable"
+                                               : absl::StrCat("cannot map ", size, " bytes")));
     return std::nullopt;
   }
   std::shared_ptr<void> owner(map, [size](void* p) { ::munmap(p, size); });
   absl::StatusOr<absl::string_view> payload =
-      CheckCodeRecord(identity_, key, absl::string_view(static_cast<const char*>(map), size));
+      Check(key, path, st, absl::string_view(static_cast<const char*>(map), size));
   if (!payload.ok()) {
-    Reject(path, std::string(payload.status().message()));
+    Reject(path, payload.status());
     return std::nullopt;
   }
   Accept(path);
@@ -141,15 +180,23 @@ void DiskCache::Accept(const std::string& path) {
 
 void DiskCache::Store(const ContentKey& key, const std::string& payload) {
   if (!writable_.load() || payload.size() > kMaxCodePayload) return;
-  const std::string file = EncodeCodeRecord(identity_, key, payload);
+  const std::string file = EncodeCodeRecord(identity_, key, payload, secret_.get());
 
   static std::atomic<uint64_t> counter{0};
   const std::string path = PathOf(key);
   const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid(), ".", counter.fetch_add(1));
+  // 0600 whatever the umask: a record others can write is refused by every reader.
   bool ok = false;
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    ok = out && out.write(file.data(), static_cast<std::streamsize>(file.size())) && out.flush();
+  if (const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600); fd >= 0) {
+    size_t done = 0;
+    while (done < file.size()) {
+      const ssize_t n = ::write(fd, file.data() + done, file.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    ok = done == file.size();
+    ok = ::close(fd) == 0 && ok;
   }
   std::error_code ec;
   if (ok) fs::rename(tmp, path, ec);
@@ -178,7 +225,9 @@ void DiskCache::Store(const ContentKey& key, const std::string& payload) {
   }
 }
 
-void DiskCache::Reject(const ContentKey& key, const std::string& why) { Reject(PathOf(key), why); }
+void DiskCache::Reject(const ContentKey& key, const std::string& why) {
+  Reject(PathOf(key), absl::DataLossError(why));
+}
 
 bool DiskCache::Contains(const ContentKey& key) const {
   std::error_code ec;

@@ -8,14 +8,19 @@
 //                             are removed past it
 //
 // One file per key, a record of compiler/store/code_record.h: a header (magic, format version,
-// graphjit and LLVM versions, target triple, CPU and features, the key), the payload and an XXH3-64
-// checksum of both. A file is written to a temporary name and renamed, so concurrent processes
-// never see half a file (two writers of one key both leave a valid one). A truncated, corrupt,
-// foreign- version or foreign-CPU file is ignored (and removed, to be replaced), one line under
-// GRAPHJIT_LOG=cache; a directory that cannot be written gets one warning, then the
-// process keeps code in memory only.
+// graphjit and LLVM versions, target triple, CPU and features, the key), the payload, an XXH3-64
+// checksum and a tag signed with the cache's secret (compiler/store/cache_secret.h). A file is
+// written (mode 0600) to a temporary name and renamed, so concurrent processes never see half a
+// file (two writers of one key both leave a valid one). A truncated, corrupt, foreign-version or
+// foreign-CPU file is ignored (and removed, to be replaced), one line under GRAPHJIT_LOG=cache; a
+// file whose tag is not this secret's, or that another user could have written, is refused the
+// same way and reported on stderr once per process (compiler/store/file_trust.h: the directory
+// is made 0700, and one writable by others is refused at Open). A directory that cannot be
+// written gets one warning, then the process keeps code in memory only.
 #ifndef GRAPHJIT_COMPILER_STORE_DISK_CACHE_H_
 #define GRAPHJIT_COMPILER_STORE_DISK_CACHE_H_
+
+#include <sys/stat.h>
 
 #include <atomic>
 #include <cstdint>
@@ -26,6 +31,7 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/store/cache_log.h"
+#include "compiler/store/cache_secret.h"
 #include "compiler/store/content_key.h"
 
 namespace graphjit::compiler {
@@ -36,7 +42,8 @@ struct DiskCacheStats {
   int64_t rejected = 0;  // files ignored: truncated, corrupt, foreign
   int64_t stores = 0;
   int64_t store_failures = 0;
-  int64_t removed = 0;  // files removed by the size bound
+  int64_t removed = 0;       // files removed by the size bound
+  double check_seconds = 0;  // reading and checking files (checksum and tag), summed
 };
 
 class DiskCache {
@@ -44,10 +51,12 @@ class DiskCache {
   static constexpr int64_t kDefaultMaxBytes = int64_t{1} << 30;
   // (The process's cache, from GRAPHJIT_CACHE_DIR, is CompileEnv's: compiler/compiled/
   // compile_env.h.)
-  // A cache in `dir` (created if missing) of at most `max_bytes`. `identity` is what a
-  // file must have been written by (versions, triple, CPU, features): by default this
-  // process's JIT target. InvalidArgument / PermissionDenied when `dir` is unusable.
+  // A cache in `dir` (created 0700 if missing) of at most `max_bytes`, whose records are
+  // signed and verified with `secret` (required). `identity` is what a file must have been
+  // written by (versions, triple, CPU, features): by default this process's JIT target.
+  // InvalidArgument / PermissionDenied when `dir` is unusable or others could write it.
   static absl::StatusOr<std::unique_ptr<DiskCache>> Open(std::string dir, int64_t max_bytes,
+                                                         std::shared_ptr<const CacheSecret> secret,
                                                          std::string identity = "",
                                                          LogFlags log = {});
 
@@ -82,15 +91,24 @@ class DiskCache {
   std::string PathOf(const ContentKey& key) const;
 
  private:
-  DiskCache(std::string dir, int64_t max_bytes, std::string identity, LogFlags log)
-      : dir_(std::move(dir)), max_bytes_(max_bytes), identity_(std::move(identity)), log_(log) {}
-  void Reject(const std::string& path, const std::string& why);
+  DiskCache(std::string dir, int64_t max_bytes, std::shared_ptr<const CacheSecret> secret,
+            std::string identity, LogFlags log)
+      : dir_(std::move(dir)),
+        max_bytes_(max_bytes),
+        secret_(std::move(secret)),
+        identity_(std::move(identity)),
+        log_(log) {}
+  void Reject(const std::string& path, const absl::Status& why);
+  // The checks of `bytes` read from `path` (whose stat is `st`), timed.
+  absl::StatusOr<absl::string_view> Check(const ContentKey& key, const std::string& path,
+                                          const struct stat& st, absl::string_view bytes);
   // After a file's payload passed its checks: keeps it recent, counts and logs the hit.
   void Accept(const std::string& path);
   void KeepBound();
 
   const std::string dir_;
   const int64_t max_bytes_;
+  const std::shared_ptr<const CacheSecret> secret_;
   const std::string identity_;
   const LogFlags log_;
   std::atomic<bool> writable_{true};

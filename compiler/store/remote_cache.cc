@@ -46,28 +46,74 @@ timeval Millis(int ms) {
 
 }  // namespace
 
+namespace {
+
+// `url` with its password replaced by `***`, for messages.
+std::string Redacted(absl::string_view url) {
+  const size_t scheme = url.find("://");
+  const size_t at = url.rfind('@');
+  if (scheme == absl::string_view::npos || at == absl::string_view::npos || at < scheme) {
+    return std::string(url);
+  }
+  const size_t colon = url.find(':', scheme + 3);
+  if (colon == absl::string_view::npos || colon > at) return std::string(url);
+  return absl::StrCat(url.substr(0, colon + 1), "***", url.substr(at));
+}
+
+// A server's error reply, with what to do about the authentication ones.
+[[maybe_unused]] std::string Explained(absl::string_view error) {
+  if (absl::StartsWith(error, "NOAUTH")) {
+    return absl::StrCat(error, " (the server wants a password: redis://[USER]:PASSWORD@HOST:PORT ",
+                        "or GRAPHJIT_REMOTE_CACHE_PASSWORD_FILE)");
+  }
+  if (absl::StartsWith(error, "WRONGPASS") || absl::StartsWith(error, "ERR invalid password")) {
+    return absl::StrCat(error, " (check the user and password the cache was given)");
+  }
+  return std::string(error);
+}
+
+}  // namespace
+
 absl::StatusOr<RemoteCacheOptions> ParseRemoteCacheUrl(absl::string_view url,
                                                        RemoteCacheOptions o) {
+  const std::string shown = Redacted(url);
   absl::string_view rest = url;
+  if (absl::StartsWith(rest, "rediss://")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "remote cache '", shown,
+        "': TLS (rediss://) is not supported by this build (Debian 12's hiredis 0.14 has no "
+        "TLS); run Redis behind a TLS tunnel and point redis:// at its local end "
+        "(docs/CACHING.md)"));
+  }
   if (!absl::ConsumePrefix(&rest, "redis://")) {
     return absl::InvalidArgumentError(
-        absl::StrCat("remote cache '", url, "' is not redis://HOST:PORT[/DB]"));
+        absl::StrCat("remote cache '", shown, "' is not redis://[USER[:PASSWORD]@]HOST:PORT[/DB]"));
   }
   if (size_t slash = rest.find('/'); slash != absl::string_view::npos) {
     absl::string_view db = rest.substr(slash + 1);
     if (!db.empty() && (!absl::SimpleAtoi(db, &o.db) || o.db < 0)) {
-      return absl::InvalidArgumentError(absl::StrCat("remote cache '", url, "': bad DB"));
+      return absl::InvalidArgumentError(absl::StrCat("remote cache '", shown, "': bad DB"));
     }
     rest = rest.substr(0, slash);
   }
+  if (size_t at = rest.rfind('@'); at != absl::string_view::npos) {
+    absl::string_view user_info = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    if (size_t colon = user_info.find(':'); colon != absl::string_view::npos) {
+      o.user = std::string(user_info.substr(0, colon));
+      o.password = std::string(user_info.substr(colon + 1));
+    } else {
+      o.user = std::string(user_info);
+    }
+  }
   if (size_t colon = rest.rfind(':'); colon != absl::string_view::npos) {
     if (!absl::SimpleAtoi(rest.substr(colon + 1), &o.port) || o.port <= 0 || o.port > 65535) {
-      return absl::InvalidArgumentError(absl::StrCat("remote cache '", url, "': bad port"));
+      return absl::InvalidArgumentError(absl::StrCat("remote cache '", shown, "': bad port"));
     }
     rest = rest.substr(0, colon);
   }
   if (rest.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("remote cache '", url, "': no host"));
+    return absl::InvalidArgumentError(absl::StrCat("remote cache '", shown, "': no host"));
   }
   o.host = std::string(rest);
   return o;
@@ -92,6 +138,14 @@ RemoteCache* RemoteCache::ForUrl(const std::string& url, const RemoteCacheOption
     } else if (!options.ok()) {
       std::fprintf(stderr, "graphjit: %s; no remote cache\n",
                    std::string(options.status().message()).c_str());
+    } else if (options->secret == nullptr && !options->allow_unsigned) {
+      std::fprintf(stderr,
+                   "graphjit: remote cache '%s': no cache secret, so its code could not be "
+                   "verified; set GRAPHJIT_CACHE_SECRET_FILE to a file of at least %zu secret "
+                   "bytes (mode 0600, the same on every host; docs/SECURITY.md), or "
+                   "GRAPHJIT_REMOTE_CACHE_TRUST=unsigned to run unsigned code (unsafe); no "
+                   "remote cache\n",
+                   Redacted(url).c_str(), CacheSecret::kMinBytes);
     } else {
       it->second = new RemoteCache(*std::move(options));
     }
@@ -105,7 +159,14 @@ RemoteCache::RemoteCache(RemoteCacheOptions options)
         return std::move(options);
       }()),
       prefix_(absl::StrFormat("graphjit:code:%016x:",
-                              XXH3_64bits(options_.identity.data(), options_.identity.size()))) {}
+                              XXH3_64bits(options_.identity.data(), options_.identity.size()))) {
+  if (options_.secret == nullptr && !options_.allow_unsigned) {
+    std::fprintf(stderr,
+                 "graphjit: remote cache redis://%s:%d has no secret and does not allow unsigned "
+                 "code: it is never asked\n",
+                 options_.host.c_str(), options_.port);
+  }
+}
 
 std::string RemoteCache::RedisKey(const ContentKey& key) const {
   return absl::StrCat(prefix_, key.ToHex());
@@ -187,6 +248,7 @@ RemoteCache::~RemoteCache() {
 }
 
 redisContext* RemoteCache::Take() {
+  if (options_.secret == nullptr && !options_.allow_unsigned) return nullptr;  // see the ctor
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (Clock::now() < down_until_) return nullptr;
@@ -205,6 +267,27 @@ redisContext* RemoteCache::Take() {
   if (redisSetTimeout(c, Millis(options_.command_timeout_ms)) != REDIS_OK) {
     Fail(c, "cannot set the command timeout");
     return nullptr;
+  }
+  if (!options_.user.empty() && options_.password.empty()) {
+    Fail(c, absl::StrCat("user '", options_.user, "' has no password (redis://USER:PASSWORD@... ",
+                         "or GRAPHJIT_REMOTE_CACHE_PASSWORD_FILE)"));
+    return nullptr;
+  }
+  if (!options_.password.empty()) {
+    // AUTH PASSWORD for the default user (any Redis), AUTH USER PASSWORD for an ACL user.
+    std::vector<const char*> argv = {"AUTH"};
+    std::vector<size_t> lens = {4};
+    if (!options_.user.empty()) {
+      argv.push_back(options_.user.c_str());
+      lens.push_back(options_.user.size());
+    }
+    argv.push_back(options_.password.c_str());
+    lens.push_back(options_.password.size());
+    Reply r = Command(c, static_cast<int>(argv.size()), argv.data(), lens.data());
+    if (r == nullptr || r->type == REDIS_REPLY_ERROR) {
+      Fail(c, absl::StrCat("AUTH: ", r == nullptr ? c->errstr : Explained(r->str)));
+      return nullptr;
+    }
   }
   if (options_.db != 0) {
     const std::string db = absl::StrCat(options_.db);
@@ -246,19 +329,28 @@ void RemoteCache::Fail(redisContext* c, const std::string& what) {
 }
 
 RemoteCache::Get RemoteCache::Fetch(redisContext* c, const ContentKey& key, std::string* payload,
-                                    bool report) {
+                                    std::string* why, bool report) {
   const std::string k = RedisKey(key);
   const char* argv[] = {"GET", k.c_str()};
   const size_t lens[] = {3, k.size()};
   Reply r = Command(c, 2, argv, lens);
-  if (r == nullptr) return Get::kError;
+  if (r == nullptr) {
+    *why = c->errstr;
+    return Get::kError;
+  }
   if (r->type == REDIS_REPLY_NIL) return Get::kMiss;
-  if (r->type != REDIS_REPLY_STRING) return Get::kError;
-  absl::StatusOr<std::string> decoded =
-      DecodeCodeRecord(options_.identity, key, absl::string_view(r->str, r->len));
+  if (r->type != REDIS_REPLY_STRING) {
+    *why = r->type == REDIS_REPLY_ERROR ? Explained(r->str) : "unexpected reply";
+    return Get::kError;
+  }
+  absl::StatusOr<std::string> decoded = DecodeCodeRecord(
+      options_.identity, key, absl::string_view(r->str, r->len), options_.secret.get());
   if (!decoded.ok()) {
     if (!report) return Get::kMiss;
     Count(&RemoteCacheStats::rejected);
+    if (decoded.status().code() == absl::StatusCode::kPermissionDenied) {
+      WarnUntrusted(absl::StrCat("remote ", k), decoded.status().message());
+    }
     if (options_.log.cache) {
       LogLine("cache", absl::StrCat("remote ", k, ": ", decoded.status().message(),
                                     "; ignored, recompiling"));
@@ -286,8 +378,9 @@ RemoteCache::Claim RemoteCache::Acquire(const ContentKey& key) {
   const Clock::time_point deadline =
       Clock::now() + std::chrono::milliseconds(options_.lock_wait_ms);
   int sleep_ms = 2;
+  std::string why;
   for (bool first = true;; first = false) {
-    switch (Fetch(c, key, &claim.payload)) {
+    switch (Fetch(c, key, &claim.payload, &why)) {
       case Get::kHit:
         Give(c);
         Count(&RemoteCacheStats::hits);
@@ -298,7 +391,7 @@ RemoteCache::Claim RemoteCache::Acquire(const ContentKey& key) {
         claim.kind = Claim::kHit;
         return claim;
       case Get::kError:
-        Fail(c, absl::StrCat("GET: ", c->err != 0 ? c->errstr : "unexpected reply"));
+        Fail(c, absl::StrCat("GET: ", why));
         return fallback();
       case Get::kMiss:
         break;
@@ -315,7 +408,7 @@ RemoteCache::Claim RemoteCache::Acquire(const ContentKey& key) {
     if (r->type == REDIS_REPLY_STATUS) {
       // Taken. The holder before us may have stored the value just before releasing.
       std::string payload;
-      Get again = Fetch(c, key, &payload, /*report=*/false);
+      Get again = Fetch(c, key, &payload, &why, /*report=*/false);
       claim.token = token;
       claim.kind = Claim::kLocked;
       if (again == Get::kHit) {
@@ -328,7 +421,7 @@ RemoteCache::Claim RemoteCache::Acquire(const ContentKey& key) {
         return claim;
       }
       if (again == Get::kError) {
-        Fail(c, absl::StrCat("GET: ", c->err != 0 ? c->errstr : "unexpected reply"));
+        Fail(c, absl::StrCat("GET: ", why));
         return fallback();
       }
       Give(c);
@@ -361,7 +454,8 @@ void RemoteCache::Publish(const ContentKey& key, const std::string& payload, con
   redisContext* c = Take();
   if (c == nullptr) return;
   const std::string k = RedisKey(key);
-  const std::string record = EncodeCodeRecord(options_.identity, key, payload);
+  const std::string record =
+      EncodeCodeRecord(options_.identity, key, payload, options_.secret.get());
   const char* argv[] = {"SET", k.c_str(), record.data()};
   const size_t lens[] = {3, k.size(), record.size()};
   Reply r = Command(c, 3, argv, lens);
@@ -414,7 +508,8 @@ RemoteCache::~RemoteCache() = default;
 redisContext* RemoteCache::Take() { return nullptr; }
 void RemoteCache::Give(redisContext*) {}
 void RemoteCache::Fail(redisContext*, const std::string&) {}
-RemoteCache::Get RemoteCache::Fetch(redisContext*, const ContentKey&, std::string*, bool) {
+RemoteCache::Get RemoteCache::Fetch(redisContext*, const ContentKey&, std::string*, std::string*,
+                                    bool) {
   return Get::kError;
 }
 RemoteCache::Claim RemoteCache::Acquire(const ContentKey&) {

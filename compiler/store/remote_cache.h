@@ -3,9 +3,17 @@
 // (compiler/store/disk_cache.h). Values are code records (compiler/store/code_record.h:
 // the same header and checksum as the disk files) under
 // `graphjit:code:<identity hash>:<key hex>`, so hosts of different CPUs or versions
-// sharing one Redis never see each other's code.
+// sharing one Redis never see each other's code. Values are signed with the fleet's
+// CacheSecret (compiler/store/cache_secret.h) and a value whose tag is not that secret's
+// is never loaded: whoever can write to the Redis database cannot make a process run
+// code. Without a secret the remote tier is refused (unless options allow unsigned code,
+// GRAPHJIT_REMOTE_CACHE_TRUST=unsigned: unsafe, docs/SECURITY.md).
 //
-//   GRAPHJIT_REMOTE_CACHE=redis://HOST:PORT[/DB]   the server (unset, empty or `off`: none)
+//   GRAPHJIT_REMOTE_CACHE=redis://[USER[:PASSWORD]@]HOST:PORT[/DB]
+//                                                  the server (unset, empty or `off`: none);
+//                                                  with a password, AUTH on every connection
+//   GRAPHJIT_REMOTE_CACHE_PASSWORD_FILE            the password in a file (mode 0600)
+//   GRAPHJIT_CACHE_SECRET_FILE                     the secret records are signed with
 //   GRAPHJIT_REMOTE_CACHE_CONNECT_TIMEOUT_MS       connect timeout (default 200)
 //   GRAPHJIT_REMOTE_CACHE_TIMEOUT_MS               per-command read/write timeout (500)
 //   GRAPHJIT_REMOTE_CACHE_LOCK_TTL_MS              compile lock lifetime (30000)
@@ -18,7 +26,9 @@
 // wait) until the value appears and load it, or take the lock when it is released or its
 // holder died (TTL). A server that is unreachable, slow or dies mid-run costs at most a
 // timeout: the process compiles locally (one warning on stderr per process), then tries
-// the server again after the retry pause. A corrupt or foreign value is never loaded (one
+// the server again after the retry pause; so does a refused AUTH (a wrong or missing
+// password). rediss:// (TLS) is refused: Debian 12's hiredis has no TLS (docs/CACHING.md
+// says how to tunnel). A corrupt or foreign value is never loaded (one
 // GRAPHJIT_LOG=cache line) and is replaced by the compile.
 #ifndef GRAPHJIT_COMPILER_STORE_REMOTE_CACHE_H_
 #define GRAPHJIT_COMPILER_STORE_REMOTE_CACHE_H_
@@ -35,6 +45,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "compiler/store/cache_log.h"
+#include "compiler/store/cache_secret.h"
 #include "compiler/store/content_key.h"
 
 struct redisContext;  // <hiredis/hiredis.h>
@@ -50,11 +61,21 @@ struct RemoteCacheOptions {
   int lock_ttl_ms = 30000;
   int lock_wait_ms = 30000;
   int retry_ms = 5000;
+  std::string user;      // AUTH's user (Redis ACLs); empty: the default user
+  std::string password;  // empty: no AUTH
   std::string identity;  // empty: JitIdentity()
+  // Signs every published value and verifies every fetched one.
+  std::shared_ptr<const CacheSecret> secret;
+  // Without a secret: publish unsigned values and load values unverified. Unsafe: anyone
+  // who can write to the database chooses the code that runs. Off: no secret, no cache.
+  bool allow_unsigned = false;
   LogFlags log;
 };
 
-// Parses `redis://HOST:PORT[/DB]` into `base` (host, port and db set; the rest kept).
+// Parses `redis://[USER[:PASSWORD]@]HOST:PORT[/DB]` into `base` (host, port, db and, when
+// given, user and password set; the rest kept). `rediss://` is InvalidArgument saying
+// this build has no TLS.
+
 absl::StatusOr<RemoteCacheOptions> ParseRemoteCacheUrl(absl::string_view url,
                                                        RemoteCacheOptions base = {});
 
@@ -71,9 +92,9 @@ struct RemoteCacheStats {
 class RemoteCache {
  public:
   // The process's cache for `url` (one per distinct url, never freed; the first call's
-  // `base` gives its timeouts and logging); "" and "off" are null. A malformed url, or a
-  // build without Redis: one warning, null. (GRAPHJIT_REMOTE_CACHE is read by CompileEnv,
-  // compiler/compiled/compile_env.h.)
+  // `base` gives its timeouts, secret and logging); "" and "off" are null. A malformed url,
+  // a build without Redis, or no secret without allow_unsigned: one warning, null.
+  // (GRAPHJIT_REMOTE_CACHE is read by CompileEnv, compiler/compiled/compile_env.h.)
   static RemoteCache* ForUrl(const std::string& url, const RemoteCacheOptions& base = {});
   // Whether this build has the Redis client (CMake GRAPHJIT_WITH_REDIS and libhiredis-dev);
   // without it a RemoteCache never connects and every Acquire is a fallback.
@@ -118,8 +139,10 @@ class RemoteCache {
   void Fail(redisContext* c, const std::string& what);
   void Count(int64_t RemoteCacheStats::* field);
   enum class Get { kHit, kMiss, kError };
-  // GET and decode; a bad value is a miss (counted and logged when `report`).
-  Get Fetch(redisContext* c, const ContentKey& key, std::string* payload, bool report = true);
+  // GET and decode; a bad value is a miss (counted and logged when `report`). An error
+  // says why in `*why`.
+  Get Fetch(redisContext* c, const ContentKey& key, std::string* payload, std::string* why,
+            bool report = true);
 
   const RemoteCacheOptions options_;
   const std::string prefix_;  // graphjit:code:<identity hash>:

@@ -3,8 +3,9 @@
 # is shared: a second process compiles no kernel; four processes started together compile
 # each module once; Redis down at start, stopped (never answering), killed while processes
 # wait on it; a corrupt or truncated value; a lock left by a dead holder (expiring, and
-# outlasting the bounded wait): every run succeeds with the right outputs, never hangs,
-# never loads bad code. (A bare `wait` would wait for redis-server too: each wait names
+# outlasting the bounded wait); values signed under another secret, no secret at all, a
+# password file others can read: every run succeeds with the right outputs, never hangs,
+# never loads bad or unsigned code. (A bare `wait` would wait for redis-server too: each wait names
 # its processes.)
 set -euo pipefail
 bin="$1"
@@ -39,6 +40,9 @@ value_keys() { rcli --scan --pattern 'graphjit:code:*' | grep -v ':lock$' || tru
 
 export GRAPHJIT_CACHE_DIR=off
 export GRAPHJIT_REMOTE_CACHE="redis://127.0.0.1:$port"
+# The fleet's secret (docs/SECURITY.md): owner-only, or it is refused.
+(umask 077 && head -c 32 /dev/urandom > "$work/secret" && head -c 32 /dev/urandom > "$work/other")
+export GRAPHJIT_CACHE_SECRET_FILE="$work/secret"
 pass=0
 ok() { pass=$((pass + 1)); }
 spec="decode:d=32,H=4,G=2,dh=8,f=64"
@@ -143,6 +147,27 @@ kill -CONT "$redis_pid"
 [[ "$ms" -lt 5000 ]] || fail "a stopped Redis held a process for $ms ms"; ok
 one_warning "$work/stopped.err" "stopped"
 same "$work/stopped" "stopped"
+
+# 5c. Values signed under another secret: every one refused (one warning), compiled here,
+# the same outputs. Without a secret the remote tier is refused, saying how to set one;
+# a password file others can read is refused naming its mode.
+rcli flushall > /dev/null
+stats > /dev/null
+foreign="$(GRAPHJIT_CACHE_SECRET_FILE="$work/other" stats 2> "$work/foreign.err")"
+[[ "$(field compiled "$foreign")" == "$distinct" && "$(field hits "$foreign")" == 0 ]] ||
+  fail "another secret's values were loaded: $foreign"; ok
+n="$(grep -c 'refused cached code.*signature mismatch' "$work/foreign.err" || true)"
+[[ "$n" == 1 ]] || fail "another secret: $n warnings (want 1): $(cat "$work/foreign.err")"; ok
+run "$work/foreign" GRAPHJIT_CACHE_SECRET_FILE="$work/other"; same "$work/foreign" "another secret"
+run "$work/nosecret" GRAPHJIT_CACHE_SECRET_FILE=
+grep -q 'no cache secret.*GRAPHJIT_CACHE_SECRET_FILE' "$work/nosecret.err" ||
+  fail "no secret: not reported: $(cat "$work/nosecret.err")"; ok
+same "$work/nosecret" "no secret"
+chmod 644 "$work/other"
+run "$work/badpass" GRAPHJIT_REMOTE_CACHE_PASSWORD_FILE="$work/other"
+grep -q "password file.*$work/other.*mode 0644" "$work/badpass.err" ||
+  fail "a readable password file: not refused: $(cat "$work/badpass.err")"; ok
+same "$work/badpass" "readable password file"
 
 # 6. Redis killed while four processes wait on locks: each falls back, one warning each.
 rcli flushall > /dev/null

@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "compiler/store/content_store.h"
@@ -15,6 +16,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "models/model.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 namespace graphjit::compiler {
 namespace {
@@ -33,7 +37,8 @@ class GraphRecordTest : public ::testing::Test {
                          ::testing::UnitTest::GetInstance()->current_test_info()->name()))
                .string();
     fs::remove_all(dir_);
-    disk_ = *DiskCache::Open(dir_, int64_t{1} << 30);
+    disk_ =
+        *DiskCache::Open(dir_, int64_t{1} << 30, *CacheSecret::FromBytes("graph record test key"));
     model_ = *models::CreateModel(kSpec);
     graph_ = *models::TraceModel(*model_);
   }
@@ -116,6 +121,58 @@ TEST_F(GraphRecordTest, AWarmStartSkipsPassesAndLoweringWithTheSameBits) {
 
 // The record outlives kernel objects the size bound removed: the warm start then
 // canonicalizes and compiles what is missing, with the same bits.
+// Every file of the cache - module objects, the graph record, its weight pack - with one
+// payload byte changed and the checksum recomputed (what a writer without the secret can
+// do): none is used; everything compiles here, with the same output bits, and the files
+// are written again. Files signed under another secret are refused the same way.
+TEST_F(GraphRecordTest, TamperedOrForeignFilesAreNeverUsed) {
+  auto cold = CompileFresh();
+  ASSERT_TRUE(cold.ok()) << cold.status();
+  const std::vector<runtime::Tensor> expected = Run(**cold);
+  const int distinct = (*cold)->kernels().stats().distinct;
+  cold->reset();
+  int files = 0;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir_)) {
+    std::string bytes;
+    {
+      std::ifstream in(e.path(), std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    const size_t summed = bytes.size() - CacheSecret::kTagBytes - 8;
+    bytes[summed - 1] ^= 0x01;  // the payload's last byte
+    const uint64_t sum = XXH3_64bits(bytes.data(), summed);
+    std::memcpy(bytes.data() + summed, &sum, 8);
+    std::ofstream(e.path(), std::ios::binary | std::ios::trunc) << bytes;
+    ++files;
+  }
+  ASSERT_GE(files, 3);
+  auto tampered = CompileFresh();
+  ASSERT_TRUE(tampered.ok()) << tampered.status();
+  EXPECT_FALSE((*tampered)->from_record());
+  EXPECT_EQ((*tampered)->kernels().stats().compiled, distinct);
+  EXPECT_EQ((*tampered)->kernels().stats().loaded, 0);
+  EXPECT_GE(disk_->stats().rejected, 2);  // the record and the modules looked up
+  ExpectSameBits(Run(**tampered), expected);
+  tampered->reset();
+  // Rewritten: the record at once; the weight pack (written only when absent) once a
+  // read refused it - so the second compile after the tampering reads the record again.
+  bool healed = false;
+  for (int i = 0; i < 2 && !healed; ++i) {
+    auto again = CompileFresh();
+    ASSERT_TRUE(again.ok()) << again.status();
+    healed = (*again)->from_record();
+    ExpectSameBits(Run(**again), expected);
+  }
+  EXPECT_TRUE(healed);
+  // The same directory read with another secret: nothing is used.
+  disk_ = *DiskCache::Open(dir_, int64_t{1} << 30, *CacheSecret::FromBytes("another fleet's key"));
+  auto foreign = CompileFresh();
+  ASSERT_TRUE(foreign.ok()) << foreign.status();
+  EXPECT_FALSE((*foreign)->from_record());
+  EXPECT_EQ((*foreign)->kernels().stats().loaded, 0);
+  ExpectSameBits(Run(**foreign), expected);
+}
+
 TEST_F(GraphRecordTest, KernelsGoneFromDiskAreCompiledAgain) {
   auto cold = CompileFresh();
   ASSERT_TRUE(cold.ok()) << cold.status();

@@ -1,18 +1,26 @@
 // DiskCache: round trips, and every kind of bad file (truncated, flipped byte, another
-// format version, another writer's identity, not ours at all) ignored and removed, the
-// size bound keeping the most recently used files, an unusable directory refused.
+// format version, another writer's identity, not ours at all; tampered with and its
+// checksum recomputed, signed with another secret, replayed under another key, writable
+// by others) ignored and removed, the size bound keeping the most recently used files, an
+// unusable or untrusted directory refused.
 #include "compiler/store/disk_cache.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "compiler/store/code_record.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 namespace graphjit::compiler {
 namespace {
@@ -37,10 +45,16 @@ void WriteFile(const std::string& path, const std::string& bytes) {
 
 constexpr ContentKey kKey{0x0123456789abcdefull, 0xfedcba9876543210ull};
 
+std::shared_ptr<const CacheSecret> Secret(const std::string& text = "disk cache test secret") {
+  return *CacheSecret::FromBytes(text);
+}
+
 std::unique_ptr<DiskCache> Open(const std::string& dir, int64_t max_bytes = 1 << 20,
-                                std::string identity = "test-identity\n") {
+                                std::string identity = "test-identity\n",
+                                std::shared_ptr<const CacheSecret> secret = Secret(),
+                                LogFlags log = {}) {
   absl::StatusOr<std::unique_ptr<DiskCache>> cache =
-      DiskCache::Open(dir, max_bytes, std::move(identity));
+      DiskCache::Open(dir, max_bytes, std::move(secret), std::move(identity), log);
   EXPECT_TRUE(cache.ok()) << cache.status();
   return *std::move(cache);
 }
@@ -173,9 +187,121 @@ TEST(DiskCache, ConcurrentWritersOfOneKeyLeaveOneValidFile) {
 TEST(DiskCache, AnUnusableDirectoryIsAnErrorNamingIt) {
   const std::string dir = FreshDir("file");
   WriteFile(dir, "a file where the directory should be");
-  absl::StatusOr<std::unique_ptr<DiskCache>> cache = DiskCache::Open(dir + "/sub", 1 << 20);
+  absl::StatusOr<std::unique_ptr<DiskCache>> cache =
+      DiskCache::Open(dir + "/sub", 1 << 20, Secret());
   ASSERT_FALSE(cache.ok());
   EXPECT_THAT(cache.status().message(), HasSubstr(dir));
+  EXPECT_EQ(DiskCache::Open(FreshDir("nosecret"), 1 << 20, nullptr).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// The record with one payload byte changed and its checksum recomputed: intact to the
+// checksum, refused on the tag (logged with the key and why), then replaced by the
+// writer's own. Signed under another secret, or a valid record of another key copied
+// under this one: refused the same way.
+TEST(DiskCache, TamperedForeignAndReplayedRecordsAreRefused) {
+  const std::string dir = FreshDir("tamper");
+  LogFlags log;
+  log.cache = true;
+  auto cache = Open(dir, 1 << 20, "test-identity\n", Secret(), log);
+  const std::string payload(3000, 'k');
+  cache->Store(kKey, payload);
+  const std::string path = cache->PathOf(kKey);
+  const std::string good = ReadFile(path);
+  std::string tampered = good;
+  const size_t summed = good.size() - CacheSecret::kTagBytes - 8;
+  tampered[summed - 100] ^= 0x01;  // in the payload
+  const uint64_t sum = XXH3_64bits(tampered.data(), summed);
+  std::memcpy(tampered.data() + summed, &sum, 8);
+  for (bool shared : {false, true}) {
+    SCOPED_TRACE(shared ? "mapped" : "read");
+    WriteFile(path, tampered);
+    ::testing::internal::CaptureStderr();
+    const bool loaded =
+        shared ? cache->LoadShared(kKey).has_value() : cache->Load(kKey).has_value();
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_FALSE(loaded);
+    EXPECT_THAT(err, HasSubstr("signature mismatch"));
+    EXPECT_THAT(err, HasSubstr(kKey.ToHex()));
+    EXPECT_FALSE(fs::exists(path));
+    cache->Store(kKey, payload);
+    EXPECT_EQ(*cache->Load(kKey), payload);
+  }
+  // Another secret's record: refused; records of one secret load in another process.
+  auto other = Open(dir, 1 << 20, "test-identity\n", Secret("another fleet's secret"));
+  other->Store(kKey, "code of another secret");
+  EXPECT_FALSE(cache->Load(kKey).has_value());
+  cache->Store(kKey, payload);
+  EXPECT_EQ(*Open(dir)->Load(kKey), payload);
+  // Replayed: a valid, signed record of kKey copied to another key's name.
+  constexpr ContentKey kOther{7, 7};
+  WriteFile(cache->PathOf(kOther), ReadFile(path));
+  EXPECT_FALSE(cache->Load(kOther).has_value());
+  EXPECT_EQ(cache->stats().rejected, 4);
+}
+
+TEST(DiskCache, RecordsAreWrittenOwnerOnlyAndOnesOthersCanWriteAreRefused) {
+  auto cache = Open(FreshDir("modes"));
+  EXPECT_EQ(fs::status(cache->dir()).permissions() & fs::perms::all, fs::perms::owner_all);
+  cache->Store(kKey, "code");
+  const std::string path = cache->PathOf(kKey);
+  EXPECT_EQ(fs::status(path).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  for (const auto mode : {0620, 0602}) {
+    SCOPED_TRACE(mode);
+    cache->Store(kKey, "code");
+    ASSERT_EQ(::chmod(path.c_str(), mode), 0);
+    EXPECT_FALSE(cache->Load(kKey).has_value());
+    EXPECT_FALSE(fs::exists(path));
+  }
+  cache->Store(kKey, "code");
+  EXPECT_EQ(*cache->Load(kKey), "code");
+}
+
+TEST(DiskCache, ADirectoryOthersCanWriteIsRefusedNamingItsMode) {
+  for (const auto mode : {0770, 0777, 0722}) {
+    const std::string dir = FreshDir(absl::StrCat("open", mode));
+    fs::create_directories(dir);
+    ASSERT_EQ(::chmod(dir.c_str(), mode), 0);
+    absl::StatusOr<std::unique_ptr<DiskCache>> cache = DiskCache::Open(dir, 1 << 20, Secret());
+    ASSERT_FALSE(cache.ok()) << mode;
+    EXPECT_EQ(cache.status().code(), absl::StatusCode::kPermissionDenied);
+    EXPECT_THAT(cache.status().message(), HasSubstr(dir));
+    EXPECT_THAT(cache.status().message(), HasSubstr(absl::StrFormat("mode %04o", mode)));
+    fs::remove_all(dir);
+  }
+  // Above the cache: a group-writable parent that is not sticky.
+  const std::string parent = FreshDir("parent");
+  fs::create_directories(parent);
+  ASSERT_EQ(::chmod(parent.c_str(), 0775), 0);
+  absl::StatusOr<std::unique_ptr<DiskCache>> below =
+      DiskCache::Open(parent + "/cache", 1 << 20, Secret());
+  ASSERT_FALSE(below.ok());
+  EXPECT_THAT(below.status().message(), HasSubstr(parent));
+  // Sticky (like /tmp): others cannot replace our entries, so it is fine.
+  ASSERT_EQ(::chmod(parent.c_str(), 01777), 0);
+  EXPECT_TRUE(DiskCache::Open(parent + "/cache", 1 << 20, Secret()).ok());
+  fs::remove_all(parent);
+}
+
+// Another user's directory or symlink on the path (needs root to make one).
+TEST(DiskCache, AnotherUsersDirectoryOrSymlinkIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "making another user's files needs root";
+  constexpr uid_t kNobody = 65534;
+  const std::string base = FreshDir("owners");
+  fs::create_directories(base + "/theirs");
+  ASSERT_EQ(::chown((base + "/theirs").c_str(), kNobody, kNobody), 0);
+  absl::StatusOr<std::unique_ptr<DiskCache>> cache =
+      DiskCache::Open(base + "/theirs", 1 << 20, Secret());
+  ASSERT_FALSE(cache.ok());
+  EXPECT_THAT(cache.status().message(), HasSubstr("owner uid 65534"));
+  fs::create_directories(base + "/mine");
+  fs::create_directory_symlink(base + "/mine", base + "/link");
+  ASSERT_EQ(::lchown((base + "/link").c_str(), kNobody, kNobody), 0);
+  cache = DiskCache::Open(base + "/link", 1 << 20, Secret());
+  ASSERT_FALSE(cache.ok());
+  EXPECT_THAT(cache.status().message(), HasSubstr("symlink"));
+  fs::remove_all(base);
 }
 
 }  // namespace
