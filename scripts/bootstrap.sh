@@ -26,13 +26,13 @@ for arg in "$@"; do
 done
 
 # The library and graphjit-study: libhiredis-dev is the remote code cache's client;
-# libssl-dev: the signatures of the code caches' records (docs/SECURITY.md);
+# libsodium-dev: the signatures of the code caches' records (docs/SECURITY.md);
 # libonnx-dev + libprotobuf-dev: ONNX import (onnx/); python3-matplotlib: the study's
 # figures (graphjit-study --plot; Debian's matplotlib is only visible to /usr/bin/python3,
 # which the scripts therefore name); pybind11-dev, python3-dev and python3-numpy: the
 # Python module (python/, docs/PYTHON.md).
 PACKAGES=(ninja-build ccache llvm-19-dev libopenblas-dev libabsl-dev nlohmann-json3-dev
-          libxxhash-dev libhiredis-dev libssl-dev libonnx-dev libprotobuf-dev python3
+          libxxhash-dev libhiredis-dev libsodium-dev libonnx-dev libprotobuf-dev python3
           python3-matplotlib pybind11-dev python3-dev python3-numpy)
 # The tests and benchmarks: GoogleTest and Benchmark; redis-server (with redis-cli) for
 # the remote cache's tests; clang-format-19: the format check (scripts/check_format.sh),

@@ -1,13 +1,9 @@
 #include "compiler/store/cache_secret.h"
 
 #include <fcntl.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/rand.h>
+#include <sodium.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -23,28 +19,14 @@ namespace fs = std::filesystem;
 
 constexpr size_t kUserKeyBytes = 32;
 constexpr char kKeyLabel[] = "graphjit cache record key v1";
+static_assert(CacheSecret::kNonceBytes == crypto_aead_chacha20poly1305_ietf_NPUBBYTES);
+static_assert(CacheSecret::kTagBytes - CacheSecret::kNonceBytes ==
+              crypto_aead_chacha20poly1305_ietf_ABYTES);
 
-// OpenSSL's ChaCha20-Poly1305, fetched once per process (the provider's first fetch costs
-// a few hundred microseconds; every later use is free).
-const EVP_CIPHER* Aead() {
-  static const EVP_CIPHER* const cipher = EVP_CIPHER_fetch(nullptr, "ChaCha20-Poly1305", nullptr);
-  return cipher;
-}
-
-// The AEAD over `data` as associated data: Poly1305 reads it in pieces OpenSSL's int
-// lengths can hold.
-bool AuthenticateData(EVP_CIPHER_CTX* ctx, absl::string_view data, bool encrypt) {
-  constexpr size_t kPiece = size_t{1} << 30;
-  for (size_t at = 0; at < data.size(); at += kPiece) {
-    const int n = static_cast<int>(std::min(kPiece, data.size() - at));
-    int out = 0;
-    const auto* p = reinterpret_cast<const unsigned char*>(data.data() + at);
-    if ((encrypt ? EVP_EncryptUpdate(ctx, nullptr, &out, p, n)
-                 : EVP_DecryptUpdate(ctx, nullptr, &out, p, n)) != 1) {
-      return false;
-    }
-  }
-  return true;
+// sodium_init once per process (thread-safe, cheap after the first call).
+bool SodiumReady() {
+  static const bool ready = sodium_init() >= 0;
+  return ready;
 }
 
 absl::Status WriteAll(int fd, absl::string_view bytes) {
@@ -66,17 +48,17 @@ absl::StatusOr<std::shared_ptr<const CacheSecret>> CacheSecret::FromBytes(std::s
     return absl::InvalidArgumentError(
         absl::StrCat("a cache secret needs at least ", kMinBytes, " bytes, got ", bytes.size()));
   }
-  if (Aead() == nullptr) {
-    return absl::UnavailableError("OpenSSL's libcrypto has no ChaCha20-Poly1305");
-  }
+  if (!SodiumReady()) return absl::UnavailableError("libsodium cannot start (sodium_init)");
+  static_assert(crypto_auth_hmacsha256_BYTES == sizeof(key_));
   std::shared_ptr<CacheSecret> secret(new CacheSecret());
-  unsigned int len = 0;
-  const bool derived = HMAC(EVP_sha256(), bytes.data(), static_cast<int>(bytes.size()),
-                            reinterpret_cast<const unsigned char*>(kKeyLabel),
-                            sizeof(kKeyLabel) - 1, secret->key_.data(), &len) != nullptr &&
-                       len == secret->key_.size();
-  OPENSSL_cleanse(bytes.data(), bytes.size());
-  if (!derived) return absl::InternalError("cannot derive the cache key (HMAC-SHA256)");
+  crypto_auth_hmacsha256_state state;
+  crypto_auth_hmacsha256_init(&state, reinterpret_cast<const unsigned char*>(bytes.data()),
+                              bytes.size());
+  crypto_auth_hmacsha256_update(&state, reinterpret_cast<const unsigned char*>(kKeyLabel),
+                                sizeof(kKeyLabel) - 1);
+  crypto_auth_hmacsha256_final(&state, secret->key_.data());
+  sodium_memzero(&state, sizeof(state));
+  sodium_memzero(bytes.data(), bytes.size());
   return std::shared_ptr<const CacheSecret>(std::move(secret));
 }
 
@@ -98,11 +80,9 @@ absl::StatusOr<std::shared_ptr<const CacheSecret>> CacheSecret::UserKey(const st
       return absl::PermissionDeniedError(
           absl::StrCat("the cache's user key ", path, ": ", s.message()));
     }
+    if (!SodiumReady()) return absl::UnavailableError("libsodium cannot start (sodium_init)");
     std::string key(kUserKeyBytes, '\0');
-    if (RAND_bytes(reinterpret_cast<unsigned char*>(key.data()), static_cast<int>(key.size())) !=
-        1) {
-      return absl::InternalError("no random bytes for the cache's user key (RAND_bytes)");
-    }
+    randombytes_buf(key.data(), key.size());
     // Written whole under a private name, then linked into place: link(2) never replaces
     // a key another process made first, and nobody sees half a key.
     static std::atomic<uint64_t> counter{0};
@@ -115,7 +95,7 @@ absl::StatusOr<std::shared_ptr<const CacheSecret>> CacheSecret::UserKey(const st
     absl::Status written = WriteAll(fd, key);
     if (written.ok() && ::fsync(fd) != 0) written = absl::InternalError(std::strerror(errno));
     ::close(fd);
-    OPENSSL_cleanse(key.data(), key.size());
+    sodium_memzero(key.data(), key.size());
     const bool linked = written.ok() && (::link(tmp.c_str(), path.c_str()) == 0 || errno == EEXIST);
     const int link_errno = errno;
     ::unlink(tmp.c_str());
@@ -128,47 +108,29 @@ absl::StatusOr<std::shared_ptr<const CacheSecret>> CacheSecret::UserKey(const st
   return FromFile(path);
 }
 
-std::array<uint8_t, 16> CacheSecret::Seal(const uint8_t* nonce, absl::string_view data) const {
-  std::array<uint8_t, 16> tag{};
-  EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
-  int out = 0;
-  unsigned char none[16];  // the empty message's (empty) final output
-  const bool ok =
-      ctx != nullptr && EVP_EncryptInit_ex2(ctx, Aead(), key_.data(), nonce, nullptr) == 1 &&
-      AuthenticateData(ctx, data, /*encrypt=*/true) && EVP_EncryptFinal_ex(ctx, none, &out) == 1 &&
-      EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, 16, tag.data()) == 1;
-  EVP_CIPHER_CTX_free(ctx);
-  // Only allocation failure fails here; no tag then verifies (a reader recompiles).
-  if (!ok) tag.fill(0);
-  return tag;
-}
-
 CacheSecret::Tag CacheSecret::Sign(absl::string_view data) const {
   Tag out{};
-  if (RAND_bytes(out.data(), kNonceBytes) != 1) return out;  // zeros: verifies nowhere
-  const std::array<uint8_t, 16> tag = Seal(out.data(), data);
-  std::memcpy(out.data() + kNonceBytes, tag.data(), tag.size());
+  randombytes_buf(out.data(), kNonceBytes);
+  unsigned long long tag_len = 0;
+  unsigned char none[1] = {0};  // the empty message and its (empty) ciphertext
+  // An empty message whose associated data is `data`: the tag authenticates `data`.
+  crypto_aead_chacha20poly1305_ietf_encrypt_detached(
+      none, out.data() + kNonceBytes, &tag_len, none, 0,
+      reinterpret_cast<const unsigned char*>(data.data()), data.size(), nullptr, out.data(),
+      key_.data());
   return out;
 }
 
 bool CacheSecret::Verify(absl::string_view data, absl::string_view tag) const {
   if (tag.size() != kTagBytes) return false;
-  // Decrypting the empty message with the expected tag: OpenSSL compares in constant time.
-  std::array<uint8_t, 16> expected;
-  std::memcpy(expected.data(), tag.data() + kNonceBytes, expected.size());
-  EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
-  int out = 0;
-  unsigned char none[16];
-  const bool ok =
-      ctx != nullptr &&
-      EVP_DecryptInit_ex2(ctx, Aead(), key_.data(),
-                          reinterpret_cast<const unsigned char*>(tag.data()), nullptr) == 1 &&
-      EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, 16, expected.data()) == 1 &&
-      AuthenticateData(ctx, data, /*encrypt=*/false) && EVP_DecryptFinal_ex(ctx, none, &out) == 1;
-  EVP_CIPHER_CTX_free(ctx);
-  return ok;
+  const auto* t = reinterpret_cast<const unsigned char*>(tag.data());
+  unsigned char none[1] = {0};
+  // Compares the tag in constant time (libsodium's crypto_verify_16).
+  return crypto_aead_chacha20poly1305_ietf_decrypt_detached(
+             none, nullptr, none, 0, t + kNonceBytes,
+             reinterpret_cast<const unsigned char*>(data.data()), data.size(), t, key_.data()) == 0;
 }
 
-CacheSecret::~CacheSecret() { OPENSSL_cleanse(key_.data(), key_.size()); }
+CacheSecret::~CacheSecret() { sodium_memzero(key_.data(), key_.size()); }
 
 }  // namespace graphjit::compiler
