@@ -55,29 +55,46 @@ py::dtype NumpyDtype(ir::DType dtype) {
 }
 
 std::optional<ir::DType> GraphjitDtype(const py::dtype& dtype) {
-  if (dtype.is(py::dtype::of<float>())) return ir::DType::kF32;
-  if (dtype.is(py::dtype::of<double>())) return ir::DType::kF64;
-  if (dtype.is(py::dtype::of<int64_t>())) return ir::DType::kI64;
-  if (dtype.is(py::dtype::of<int32_t>())) return ir::DType::kI32;
-  if (dtype.is(py::dtype::of<bool>())) return ir::DType::kBool;
+  // By kind and size, not by comparing against py::dtype::of<T>() (which makes a numpy
+  // descriptor per comparison): this runs for every input of every call.
+  const char kind = dtype.kind();
+  const py::ssize_t size = dtype.itemsize();
+  if (kind == 'f' && size == 4) return ir::DType::kF32;
+  if (kind == 'f' && size == 8) return ir::DType::kF64;
+  if (kind == 'i' && size == 8) return ir::DType::kI64;
+  if (kind == 'i' && size == 4) return ir::DType::kI32;
+  if (kind == 'b' && size == 1) return ir::DType::kBool;
   return std::nullopt;
 }
 
 std::atomic<int64_t> input_copies{0};
 
-Tensor ToTensor(const std::string& name, const py::handle& value, ir::DType want) {
-  py::array array = py::array::ensure(value);
-  if (!array) throw py::value_error(absl::StrCat("input '", name, "': expected a numpy array"));
+// `value` as a numpy array without a copy where numpy can share it: a numpy array, an
+// object with __array__ (a torch CPU tensor: numpy shares its memory), else a DLPack
+// producer (numpy.from_dlpack; numpy marks those read-only, so they are converted).
+py::array AsNumpy(const py::handle& value) {
+  if (!py::isinstance<py::array>(value) && !py::hasattr(value, "__array__") &&
+      py::hasattr(value, "__dlpack__")) {
+    return py::array::ensure(py::module_::import("numpy").attr("from_dlpack")(value));
+  }
+  return py::array::ensure(value);
+}
+
+namespace {
+
+// `array` (of dtype `have`, if graphjit has it) as a tensor of `want`: shared when it can
+// be, else converted.
+Tensor FromArray(const py::array& array, std::optional<ir::DType> have, ir::DType want) {
   std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
-  std::optional<ir::DType> dtype = GraphjitDtype(array.dtype());
   const bool contiguous = (array.flags() & py::array::c_style) != 0;
   const bool aligned =
       reinterpret_cast<uintptr_t>(array.data()) % static_cast<uintptr_t>(array.itemsize()) == 0;
-  if (dtype == want && contiguous && aligned && array.writeable()) {
-    auto* keep = new py::object(array);
-    std::shared_ptr<void> owner(keep, [](void* p) {
+  if (have == want && contiguous && aligned && array.writeable()) {
+    // The array's own reference keeps it alive; dropped with the GIL held, wherever the
+    // last holder of the tensor lets go.
+    std::shared_ptr<void> owner(array.inc_ref().ptr(), [](void* p) {
       py::gil_scoped_acquire gil;
-      delete static_cast<py::object*>(p);
+      Py_DECREF(static_cast<PyObject*>(p));
     });
     return ValueOrRaise(Tensor::FromShared(want, shape, std::move(owner),
                                            const_cast<void*>(array.data()), array.nbytes()));
@@ -91,15 +108,29 @@ Tensor ToTensor(const std::string& name, const py::handle& value, ir::DType want
   return t;
 }
 
-Tensor ToTensorOfItsDtype(const std::string& what, const py::handle& value) {
-  py::array a = py::array::ensure(value);
-  if (!a) throw py::value_error(absl::StrCat(what, ": expected a numpy array"));
+// "input 'x'", or `kind` alone when there is no name.
+std::string What(absl::string_view kind, absl::string_view name) {
+  return name.empty() ? std::string(kind) : absl::StrCat(kind, " '", name, "'");
+}
+
+}  // namespace
+
+Tensor ToTensor(const std::string& name, const py::handle& value, ir::DType want) {
+  py::array array = AsNumpy(value);
+  if (!array) throw py::value_error(absl::StrCat("input '", name, "': expected a numpy array"));
+  return FromArray(array, GraphjitDtype(array.dtype()), want);
+}
+
+Tensor ToTensorOfItsDtype(absl::string_view kind, absl::string_view name, const py::handle& value) {
+  py::array a = AsNumpy(value);
+  if (!a) throw py::value_error(absl::StrCat(What(kind, name), ": expected a numpy array"));
   std::optional<ir::DType> dtype = GraphjitDtype(a.dtype());
   if (!dtype) {
-    throw py::value_error(absl::StrCat(what, ": dtype ", std::string(py::str(a.dtype())),
+    throw py::value_error(absl::StrCat(What(kind, name), ": dtype ",
+                                       std::string(py::str(a.dtype())),
                                        " (expected float32, float64, int64, int32 or bool)"));
   }
-  return ToTensor(what, a, *dtype);
+  return FromArray(a, dtype, *dtype);
 }
 
 py::array ToNumpy(Tensor t) {

@@ -56,8 +56,10 @@ extern std::atomic<int64_t> input_copies;
 // view, a list) is converted once by numpy into a fresh buffer.
 runtime::Tensor ToTensor(const std::string& name, const py::handle& value, ir::DType want);
 // The same for an input of whatever dtype the array has (a traced function's or a lazy
-// context's, which declare none); `what` names it in errors ("input 'x'", "tensor()").
-runtime::Tensor ToTensorOfItsDtype(const std::string& what, const py::handle& value);
+// context's, which declare none); `kind` and `name` name it in errors ("input 'x'", or
+// "tensor()" with no name). Torch CPU tensors (numpy shares their memory) are shared too.
+runtime::Tensor ToTensorOfItsDtype(absl::string_view kind, absl::string_view name,
+                                   const py::handle& value);
 // An output as a numpy array that owns graphjit's buffer (no copy).
 py::array ToNumpy(runtime::Tensor t);
 

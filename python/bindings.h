@@ -12,6 +12,8 @@ void DefineOnnx(pybind11::module_& m);
 void DefineJit(pybind11::module_& m);
 // graphjit.lazy(): LazyContext (python/lazy_bindings.cc).
 void DefineLazy(pybind11::module_& m);
+// graphjit.eager(fn): functions run op by op (python/eager_bindings.cc).
+void DefineEager(pybind11::module_& m);
 
 }  // namespace graphjit::python
 

@@ -16,4 +16,5 @@ PYBIND11_MODULE(_graphjit, m) {
   gp::DefineOnnx(m);
   gp::DefineJit(m);
   gp::DefineLazy(m);
+  gp::DefineEager(m);
 }

@@ -17,8 +17,11 @@
 #include "compiler/orc/code_tier.h"
 #include "frontend/ops.h"
 #include "frontend/value.h"
+#include "ir/clock.h"
+#include "ir/sym_expr.h"
 #include "python/arrays.h"
 #include "python/bindings.h"
+#include "runtime/interpreter.h"
 
 namespace graphjit::python {
 namespace {
@@ -64,9 +67,20 @@ py::tuple ShapeOf(const Value& v) {
   return t;
 }
 
-ir::Shape ToShape(const std::vector<int64_t>& dims) {
+// Dims as Python gives them: ints, or dim expressions of the function's symbols ("S",
+// "S-1"), as Value.shape returns them.
+ir::Shape ToShape(const py::sequence& dims) {
   ir::Shape shape;
-  for (int64_t d : dims) shape.push_back(ir::SymExpr(d));
+  for (const auto& d : dims) {
+    if (py::isinstance<py::int_>(d)) {
+      shape.push_back(ir::SymExpr(d.cast<int64_t>()));
+    } else if (py::isinstance<py::str>(d)) {
+      shape.push_back(ValueOrRaise(ir::ParseSymExpr(d.cast<std::string>())));
+    } else {
+      throw py::type_error(absl::StrCat("a dim is an int or a dim expression (str), not ",
+                                        std::string(py::str(py::type::of(d)))));
+    }
+  }
   return shape;
 }
 
@@ -102,10 +116,29 @@ Value Index(const Value& x, const py::object& key) {
 // A Python function under compiler::Jit: inputs by its parameters' names.
 class TracedFunction {
  public:
-  TracedFunction(py::function fn, std::string policy, std::string tier, py::object dynamic)
+  TracedFunction(py::function fn, std::string policy, std::string tier, py::object dynamic,
+                 py::object weights)
       : fn_(std::move(fn)) {
-    py::object params = py::module_::import("inspect").attr("signature")(fn_).attr("parameters");
-    for (const auto& name : params) names_.push_back(py::str(name));
+    // Parameters named in `weights` are the function's weights (ctx.Param: constants the
+    // passes may fold); the others its inputs, given at each call.
+    runtime::TensorMap params;
+    if (!weights.is_none()) {
+      for (const auto& [key, value] : weights.cast<py::dict>()) {
+        const std::string name = py::str(key);
+        params[name] = ToTensorOfItsDtype("weight", name, value);
+      }
+    }
+    py::object signature = py::module_::import("inspect").attr("signature")(fn_).attr("parameters");
+    std::vector<std::string> all;
+    for (const auto& name : signature) all.push_back(py::str(name));
+    for (const auto& [name, tensor] : params) {
+      if (std::find(all.begin(), all.end(), name) == all.end()) {
+        throw py::value_error(absl::StrCat("weight '", name, "' is no parameter of the function"));
+      }
+    }
+    for (const std::string& name : all) {
+      (params.contains(name) ? weight_names_ : names_).push_back(name);
+    }
     name_ = py::hasattr(fn_, "__name__") ? std::string(py::str(fn_.attr("__name__"))) : "fn";
     options_.policy = ValueOrRaise(compiler::entries::ParsePolicy(policy));
     options_.compile.codegen.tier = ValueOrRaise(compiler::ParseCodeTier(tier));
@@ -125,13 +158,18 @@ class TracedFunction {
       py::gil_scoped_acquire gil;
       delete f;
     });
-    compiler::TraceFn trace = [held, names = names_, single = single_](frontend::Context& ctx) {
+    std::vector<std::string> weight_names = weight_names_;
+    compiler::TraceFn trace = [held, all, weight_names, single = single_](frontend::Context& ctx) {
       py::gil_scoped_acquire gil;
       const py::function& fn = *held;
       std::vector<Value> outputs;
       try {
         py::list args;
-        for (const std::string& n : names) args.append(py::cast(ctx.Input(n)));
+        for (const std::string& n : all) {
+          const bool weight =
+              std::find(weight_names.begin(), weight_names.end(), n) != weight_names.end();
+          args.append(py::cast(weight ? ctx.Param(n) : ctx.Input(n)));
+        }
         py::object result = fn(*args);
         single->store(py::isinstance<Value>(result));
         if (py::isinstance<Value>(result)) {
@@ -151,10 +189,76 @@ class TracedFunction {
       }
       return outputs;
     };
-    fn_jit_ = ValueOrRaise(compiler::Jit(name_, std::move(trace), {}, options_));
+    fn_jit_ = ValueOrRaise(compiler::Jit(name_, std::move(trace), std::move(params), options_));
   }
 
   py::object Call(const py::args& args, const py::kwargs& kwargs) {
+    const runtime::TensorMap inputs = Inputs(args, kwargs);
+    std::optional<py::error_already_set> error;
+    pending_error = &error;
+    absl::StatusOr<std::vector<Tensor>> outputs;
+    {
+      py::gil_scoped_release release;
+      outputs = fn_jit_->Run(inputs);
+    }
+    pending_error = nullptr;
+    if (error.has_value()) throw *error;
+    return Results(ValueOrRaise(std::move(outputs)));
+  }
+
+  // The entry's optimized graph run by the interpreter (node by node, no compiled code):
+  // demo 4's middle row. The entry is compiled first on a miss, like a call.
+  py::object Interpret(const py::args& args, const py::kwargs& kwargs) {
+    const runtime::TensorMap inputs = Inputs(args, kwargs);
+    std::optional<py::error_already_set> error;
+    pending_error = &error;
+    absl::StatusOr<std::vector<Tensor>> outputs;
+    {
+      py::gil_scoped_release release;
+      absl::StatusOr<std::shared_ptr<const compiler::entries::CacheEntry>> entry =
+          fn_jit_->Acquire(inputs);
+      if (!entry.ok()) {
+        outputs = entry.status();
+      } else {
+        const compiler::CompiledGraph& cg = (*entry)->compiled();
+        outputs = runtime::Interpret(cg.graph(), inputs, cg.params());
+      }
+    }
+    pending_error = nullptr;
+    if (error.has_value()) throw *error;
+    return Results(ValueOrRaise(std::move(outputs)));
+  }
+
+  // Seconds per call of the same compiled call made from C++ (no Python between calls):
+  // the median of 5 rounds of `repeat` calls, after one call that compiles on a miss.
+  // Beside a Python-side timing of f(...) it shows the binding's own cost per call.
+  double TimeNative(const py::args& args, int64_t repeat, const py::kwargs& kwargs) {
+    if (repeat < 1) throw py::value_error("time_native: repeat must be >= 1");
+    const runtime::TensorMap inputs = Inputs(args, kwargs);
+    std::optional<py::error_already_set> error;
+    pending_error = &error;
+    absl::Status status;
+    std::vector<double> rounds;
+    {
+      py::gil_scoped_release release;
+      status = fn_jit_->Run(inputs).status();
+      for (int r = 0; r < 5 && status.ok(); ++r) {
+        const ir::Clock::time_point start = ir::Clock::now();
+        for (int64_t i = 0; i < repeat && status.ok(); ++i) status = fn_jit_->Run(inputs).status();
+        rounds.push_back(ir::SecondsSince(start) / static_cast<double>(repeat));
+      }
+    }
+    pending_error = nullptr;
+    if (error.has_value()) throw *error;
+    if (!status.ok()) Raise(status);
+    std::sort(rounds.begin(), rounds.end());
+    return rounds[rounds.size() / 2];
+  }
+
+  py::dict Stats() const { return StatsOf(*fn_jit_); }
+
+  // The call's inputs by the function's parameter names (positional, then keywords).
+  runtime::TensorMap Inputs(const py::args& args, const py::kwargs& kwargs) const {
     if (args.size() + kwargs.size() != names_.size()) {
       throw py::type_error(absl::StrCat(name_, "() takes ", names_.size(), " inputs, got ",
                                         args.size() + kwargs.size()));
@@ -169,23 +273,16 @@ class TracedFunction {
       }
       inputs[name] = ToInput(name, value);
     }
-    std::optional<py::error_already_set> error;
-    pending_error = &error;
-    absl::StatusOr<std::vector<Tensor>> outputs;
-    {
-      py::gil_scoped_release release;
-      outputs = fn_jit_->Run(inputs);
-    }
-    pending_error = nullptr;
-    if (error.has_value()) throw *error;
-    std::vector<Tensor> out = ValueOrRaise(std::move(outputs));
+    return inputs;
+  }
+
+  // One array when the function returned one Value, else a tuple.
+  py::object Results(std::vector<Tensor> out) const {
     if (out.size() == 1 && single_->load()) return ToNumpy(std::move(out[0]));
     py::tuple result(out.size());
     for (size_t i = 0; i < out.size(); ++i) result[i] = ToNumpy(std::move(out[i]));
     return result;
   }
-
-  py::dict Stats() const { return StatsOf(*fn_jit_); }
 
   std::string Explain(const py::args& args) {
     runtime::TensorMap inputs;
@@ -198,12 +295,13 @@ class TracedFunction {
  private:
   // Inputs keep the array's own dtype (a traced function has no declared types).
   static Tensor ToInput(const std::string& name, const py::handle& value) {
-    return ToTensorOfItsDtype(absl::StrCat("input '", name, "'"), value);
+    return ToTensorOfItsDtype("input", name, value);
   }
 
   py::function fn_;
   std::string name_;
-  std::vector<std::string> names_;
+  std::vector<std::string> names_;         // inputs, in the function's order
+  std::vector<std::string> weight_names_;  // parameters bound to weights
   compiler::JitOptions options_;
   std::unique_ptr<compiler::JitFunction> fn_jit_;
   // Whether the function returned one Value (one array back) rather than a sequence.
@@ -291,6 +389,66 @@ void DefineJit(py::module_& m) {
   Unary<frontend::Sin>(ops, "sin");
   Unary<frontend::Cos>(ops, "cos");
   ops.def(
+      "abs", [](const Value& x) { return Checked(frontend::Unary(ir::OpCode::kAbs, x), x); },
+      py::arg("x"), py::keep_alive<0, 1>());
+  ops.def(
+      "relu",
+      [](const Value& x) { return Checked(frontend::Maximum(x, frontend::Scalar(x, 0)), x); },
+      py::arg("x"), py::keep_alive<0, 1>());
+  ops.def(
+      "rope",
+      [](const Value& x, const Value& cos, const Value& sin) {
+        return Checked(frontend::Rope(x, cos, sin), x);
+      },
+      py::arg("x"), py::arg("cos"), py::arg("sin"), py::keep_alive<0, 1>(),
+      "Rotary embedding over the last axis: x * cos + rotate_half(x) * sin.");
+  ops.def(
+      "causal_mask", [](const Value& s) { return Checked(frontend::CausalMask(s), s); },
+      py::arg("scores"), py::keep_alive<0, 1>(),
+      "-inf above the diagonal of the last two axes (scores of later positions).");
+  ops.def(
+      "layer_norm",
+      [](const Value& x, const Value& w, const Value& b, double eps) {
+        return Checked(frontend::LayerNorm(x, w, b, eps), x);
+      },
+      py::arg("x"), py::arg("weight"), py::arg("bias"), py::arg("eps") = 1e-5,
+      py::keep_alive<0, 1>());
+  ops.def(
+      "kv_write",
+      [](const Value& cache, const Value& rows, py::object pos) {
+        if (cache.rank() < 2 || rows.rank() < 2) {
+          throw py::value_error("kv_write: the cache and the rows need rank >= 2");
+        }
+        ir::SymExpr at;
+        if (pos.is_none()) {
+          at = cache.shape()[cache.rank() - 2] - rows.shape()[rows.rank() - 2];
+        } else if (py::isinstance<py::int_>(pos)) {
+          at = ir::SymExpr(pos.cast<int64_t>());
+        } else {
+          at = ValueOrRaise(ir::ParseSymExpr(std::string(py::str(pos))));
+        }
+        return Checked(frontend::KvWrite(cache, rows, at), cache);
+      },
+      py::arg("cache"), py::arg("rows"), py::arg("pos") = py::none(), py::keep_alive<0, 1>(),
+      "The cache with `rows` written at row `pos` of its second-to-last axis: an int, a dim "
+      "expression of the cache's symbols (\"S-1\"), or None for its last rows.");
+  ops.def(
+      "expand",
+      [](const Value& x, const py::sequence& shape) {
+        return Checked(frontend::Expand(x, ToShape(shape)), x);
+      },
+      py::arg("x"), py::arg("shape"), py::keep_alive<0, 1>());
+  ops.def(
+      "gather",
+      [](const Value& table, const Value& indices) {
+        return Checked(frontend::Gather(table, indices), table);
+      },
+      py::arg("table"), py::arg("indices"), py::keep_alive<0, 1>(),
+      "Rows of `table` (along its first axis) at integer `indices`.");
+  ops.def(
+      "cumsum", [](const Value& x, int64_t axis) { return Checked(frontend::CumSum(x, axis), x); },
+      py::arg("x"), py::arg("axis") = -1, py::keep_alive<0, 1>());
+  ops.def(
       "cast",
       [](const Value& x, const std::string& dtype) {
         std::optional<ir::DType> d = ir::DTypeFromName(dtype);
@@ -341,7 +499,7 @@ void DefineJit(py::module_& m) {
       py::keep_alive<0, 1>());
   ops.def(
       "reshape",
-      [](const Value& x, std::vector<int64_t> shape) {
+      [](const Value& x, const py::sequence& shape) {
         return Checked(frontend::Reshape(x, ToShape(shape)), x);
       },
       py::keep_alive<0, 1>());
@@ -356,7 +514,9 @@ void DefineJit(py::module_& m) {
        std::vector<std::pair<const char*, Value (*)(const Value&, int64_t, bool)>>{
            {"sum", &frontend::ReduceSum},
            {"mean", &frontend::ReduceMean},
-           {"max", &frontend::ReduceMax}}) {
+           {"max", &frontend::ReduceMax},
+           {"argmax", &frontend::ArgMax},
+           {"argmin", &frontend::ArgMin}}) {
     ops.def(
         name,
         [reduce](const Value& x, int64_t axis, bool keepdim) {
@@ -369,15 +529,22 @@ void DefineJit(py::module_& m) {
       .def("__call__", &TracedFunction::Call)
       .def("stats", &TracedFunction::Stats, "The compile cache's counters.")
       .def("explain", &TracedFunction::Explain,
-           "Why these inputs would miss the compile cache (\"\" on a hit).");
+           "Why these inputs would miss the compile cache (\"\" on a hit).")
+      .def("interpret", &TracedFunction::Interpret,
+           "The call through graphjit's interpreter: the entry's optimized graph, node by "
+           "node (compiled first on a miss).")
+      .def("time_native", &TracedFunction::TimeNative, py::arg("repeat") = 1000,
+           "Seconds per call of the same compiled call made from C++ (median of 5 rounds "
+           "of `repeat` calls): the call without the Python binding's cost.");
   m.def(
       "make_jit",
-      [](py::function fn, std::string policy, std::string tier, py::object dynamic) {
+      [](py::function fn, std::string policy, std::string tier, py::object dynamic,
+         py::object weights) {
         return std::make_unique<TracedFunction>(std::move(fn), std::move(policy), std::move(tier),
-                                                std::move(dynamic));
+                                                std::move(dynamic), std::move(weights));
       },
       py::arg("fn"), py::arg("policy") = "auto", py::arg("tier") = "o2",
-      py::arg("dynamic") = py::none());
+      py::arg("dynamic") = py::none(), py::arg("weights") = py::none());
 }
 
 }  // namespace graphjit::python

@@ -33,7 +33,7 @@ void DefineLazy(py::module_& m) {
       .def(
           "tensor",
           [](LazyContext& self, const py::handle& array) {
-            return self.Tensor(ToTensorOfItsDtype("tensor()", array));
+            return self.Tensor(ToTensorOfItsDtype("tensor()", "", array));
           },
           py::arg("array"), py::keep_alive<0, 1>(),
           "A numpy array as a Value of this context (ready, not pending).")

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "compiler/compiled/compiled_graph.h"
 #include "compiler/entries/policy.h"
 #include "compiler/jit.h"
@@ -159,8 +160,27 @@ void DefineOnnx(py::module_& m) {
       .def("run", &Model::Run, py::arg("inputs"),
            "Runs the model on a dict of input arrays; a tuple of output arrays.")
       .def(
-          "__call__", [](Model& model, const py::kwargs& inputs) { return model.Run(inputs); },
-          "model(x=array, ...): the same as model.run({...}).")
+          "__call__",
+          [](Model& model, const py::args& args, const py::kwargs& kwargs) {
+            // Positional arrays are the inputs in the model's order, then keywords.
+            const std::vector<std::string> names = model.input_names();
+            if (args.size() > names.size()) {
+              throw py::type_error(absl::StrCat("the model takes ", names.size(), " inputs (",
+                                                absl::StrJoin(names, ", "), "), got ", args.size(),
+                                                " positional"));
+            }
+            py::dict inputs;
+            for (size_t i = 0; i < args.size(); ++i) inputs[py::str(names[i])] = args[i];
+            for (const auto& [key, value] : kwargs) {
+              if (inputs.contains(key)) {
+                throw py::type_error(
+                    absl::StrCat("input '", std::string(py::str(key)), "' given twice"));
+              }
+              inputs[key] = value;
+            }
+            return model.Run(inputs);
+          },
+          "model(array, ...) or model(x=array, ...): the same as model.run({...}).")
       .def("stats", &Model::Stats, "The compile cache's counters.")
       .def("dump", &Model::Dump, py::arg("stage") = "optimized",
            "The IR at a stage of graphjit-dump (traced, optimized, kernels, llvm, llvm-opt, "

@@ -17,9 +17,26 @@ allows (docs/PYTHON.md).
 """
 
 from . import _graphjit, onnx
-from ._graphjit import JitFunction, LazyContext, Model, Value, ops
+from ._graphjit import EagerFunction, JitFunction, LazyContext, Model, Value, ops
 
-__all__ = ["JitFunction", "LazyContext", "Model", "Value", "jit", "lazy", "onnx", "ops"]
+__all__ = ["EagerFunction", "JitFunction", "LazyContext", "Model", "Value", "eager", "jit",
+           "lazy", "onnx", "ops"]
+
+
+def eager(fn=None, *, weights=None):
+    """Runs `fn`, a function of graphjit Values, op by op: each op is computed at once by
+    graphjit's runtime kernels, as an eager framework computes (no trace, no compile).
+
+        f = graphjit.eager(lambda x, w: graphjit.ops.softmax(x @ w))
+        y = f(x_array, w_array)
+
+    The same function under graphjit.jit compiles instead; both return numpy arrays.
+    weights: {"w": array}: parameters of `fn` bound to these arrays (not passed per call).
+    """
+    def wrap(f):
+        return _graphjit.make_eager(f, weights=weights)
+
+    return wrap if fn is None else wrap(fn)
 
 
 def lazy():
@@ -39,7 +56,7 @@ def lazy():
     return LazyContext()
 
 
-def jit(fn=None, *, policy="auto", tier="o2", dynamic=None):
+def jit(fn=None, *, policy="auto", tier="o2", dynamic=None, weights=None):
     """Compiles `fn`, a function of graphjit Values, on its first call of each signature.
 
     Usable as @graphjit.jit or @graphjit.jit(policy="exact"). Call the result with numpy
@@ -50,8 +67,14 @@ def jit(fn=None, *, policy="auto", tier="o2", dynamic=None):
       "exact", or "symbolic" (the dims `dynamic` names stay symbolic).
     tier: "o2" (optimized code) or "baseline" (quick to compile).
     dynamic: {"x": {1: "S"}}: dim 1 of input x is the dynamic dim S (for "symbolic").
+    weights: {"w": array}: parameters of `fn` bound to these arrays once, as the model's
+      weights (constants the compiler may fold, e.g. a norm's weight into a product);
+      calls pass only the other parameters.
+
+    f.interpret(...) runs a call through graphjit's interpreter instead of the compiled
+    code; f.time_native(..., repeat=N) times the same compiled call made from C++.
     """
     def wrap(f):
-        return _graphjit.make_jit(f, policy=policy, tier=tier, dynamic=dynamic)
+        return _graphjit.make_jit(f, policy=policy, tier=tier, dynamic=dynamic, weights=weights)
 
     return wrap if fn is None else wrap(fn)

@@ -129,3 +129,94 @@ def test_errors_are_python_exceptions():
         indexes(rand(3, 3))
     with pytest.raises(ValueError, match="policy"):
         graphjit.jit(lambda x: x, policy="often")
+
+
+def test_weights_eager_interpreter_and_compiled_agree():
+    w = rand(8, 5, dtype=np.float64, seed=3)
+    norm = 1 + 0.1 * rand(8, dtype=np.float64, seed=4)
+
+    def layer(x, norm, w):
+        return ops.silu(ops.rms_norm(x, norm, 1e-6) @ w)
+
+    compiled = graphjit.jit(layer, weights={"norm": norm, "w": w})
+    eager = graphjit.eager(layer, weights={"norm": norm, "w": w})
+    x = rand(3, 8, dtype=np.float64)
+    h = x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + 1e-6) * norm @ w
+    want = h / (1 + np.exp(-h))
+    for got in (compiled(x), eager(x), compiled.interpret(x)):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    with pytest.raises(TypeError, match="takes 1 inputs"):
+        compiled(x, w)  # weights are not passed per call
+    with pytest.raises(ValueError, match="weight 'v' is no parameter"):
+        graphjit.jit(layer, weights={"v": w})
+    assert compiled.time_native(x, repeat=10) > 0
+    with pytest.raises(ValueError, match="repeat"):
+        compiled.time_native(x, repeat=0)
+
+
+def test_kv_write_rope_and_symbolic_reshape():
+    @graphjit.jit(policy="symbolic", dynamic={"cache": {1: "S"}})
+    def step(cache, row, cos, sin):
+        written = ops.kv_write(cache, ops.rope(row, cos, sin))  # the cache's last row
+        first = ops.kv_write(cache, row, 0)
+        flat = ops.reshape(written, [2 * cache.shape[1] if isinstance(cache.shape[1], int)
+                                     else f"2*{cache.shape[1]}", 4])
+        return written, first, flat
+
+    rng = np.random.default_rng(5)
+    cos, sin = np.cos(rng.standard_normal((1, 1, 4))), np.sin(rng.standard_normal((1, 1, 4)))
+    for S in (3, 6):
+        cache, row = rng.standard_normal((2, S, 4)), rng.standard_normal((2, 1, 4))
+        half = np.concatenate([-row[..., 2:], row[..., :2]], axis=-1)
+        written, first, flat = step(cache, row, cos, sin)
+        want = cache.copy()
+        want[:, -1:] = row * cos + half * sin
+        np.testing.assert_allclose(written, want, atol=1e-15)
+        want_first = cache.copy()
+        want_first[:, :1] = row
+        assert np.array_equal(first, want_first)
+        assert flat.shape == (2 * S, 4)
+    assert step.stats()["compiles"] == 1
+
+
+def test_more_ops_against_numpy():
+    @graphjit.jit
+    def f(x, idx):
+        return (ops.abs(x), ops.relu(x), ops.cumsum(x, axis=1), ops.argmax(x, axis=1),
+                ops.gather(x, idx), ops.expand(x[0:1, :], [3, 4]))
+
+    x = rand(3, 4, dtype=np.float64, seed=7)
+    idx = np.array([2, 0], dtype=np.int64)
+    a, r, c, m, g, e = f(x, idx)
+    assert np.array_equal(a, np.abs(x))
+    assert np.array_equal(r, np.maximum(x, 0))
+    np.testing.assert_allclose(c, np.cumsum(x, axis=1), atol=1e-15)
+    assert np.array_equal(m, np.argmax(x, axis=1))
+    assert np.array_equal(g, x[idx])
+    assert np.array_equal(e, np.broadcast_to(x[0:1], (3, 4)))
+
+
+def test_torch_cpu_tensors_pass_without_a_copy():
+    torch = pytest.importorskip("torch")
+    from graphjit import _graphjit
+
+    @graphjit.jit
+    def double(x):
+        return x * 2.0
+
+    t = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    before = _graphjit.input_copies()
+    assert np.array_equal(double(t), t.numpy() * 2)
+    assert _graphjit.input_copies() == before  # shared, not converted
+    # A DLPack-only producer (numpy marks what it imports read-only): converted, right values.
+    class DLPackOnly:
+        def __init__(self, tensor):
+            self.tensor = tensor
+
+        def __dlpack__(self, stream=None):
+            return self.tensor.__dlpack__()
+
+        def __dlpack_device__(self):
+            return self.tensor.__dlpack_device__()
+
+    assert np.array_equal(double(DLPackOnly(t)), t.numpy() * 2)
