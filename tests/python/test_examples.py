@@ -107,3 +107,34 @@ def test_ocr_example_reads_a_rendered_line(tmp_path):
     bad = subprocess.run([sys.executable, os.path.join(EXAMPLES, "ocr.py"),
                           str(tmp_path / "missing.ppm")], capture_output=True, text=True, env=env)
     assert bad.returncode == 1 and "ocr:" in bad.stderr
+
+
+def test_the_python_layer_gives_the_cpp_decode_models_bits(lecture, tmp_path):
+    """The layer written in Python, compiled by graphjit.jit, against the C++ decode model
+    run by graphjit-run on the same weights and inputs: the same bits."""
+    import graphjit
+
+    tool = os.path.join(os.environ.get("GRAPHJIT_BIN_DIR", ""), "graphjit-run")
+    if not os.path.exists(tool):
+        pytest.skip("graphjit-run is not built (GRAPHJIT_BIN_DIR names the build's bin/)")
+    spec = (f"decode:d={lecture.D},H={lecture.H},G={lecture.G},dh={lecture.DH},f={lecture.F},"
+            "dtype=f64")
+    subprocess.run([tool, spec, f"--save-weights={tmp_path / 'w'}"], check=True,
+                   capture_output=True)
+    weights = {n[:-4]: np.load(tmp_path / "w" / n) for n in os.listdir(tmp_path / "w")}
+    rng = np.random.default_rng(9)
+    S = 64
+    inputs = {"x": rng.standard_normal((1, lecture.D)),
+              "k_cache": rng.standard_normal((lecture.G, S, lecture.DH)),
+              "v_cache": rng.standard_normal((lecture.G, S, lecture.DH))}
+    inputs["cos"], inputs["sin"] = lecture.rope_tables(S - 1)
+    flags = []
+    for name, array in inputs.items():
+        np.save(tmp_path / f"{name}.npy", array)
+        flags.append(f"--input={name}=@{tmp_path / name}.npy")
+    subprocess.run([tool, spec, *flags, f"--weights={tmp_path / 'w'}", "--bind", f"P={S - 1}",
+                    f"--output_dir={tmp_path / 'out'}"], check=True, capture_output=True)
+    got = graphjit.jit(lecture.decode_layer, policy="exact", weights=weights)(**inputs)
+    for i, array in enumerate(got):
+        want = np.load(tmp_path / "out" / f"output{i}.npy")
+        assert array.shape == want.shape and array.tobytes() == want.tobytes(), i
