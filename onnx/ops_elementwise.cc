@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
+#include "ir/sym_bounds.h"
 #include "onnx/op_helpers.h"
 #include "onnx/ops.h"
 
@@ -18,10 +19,6 @@ using ir::ValueId;
 using Args = absl::Span<const SymExpr>;
 
 std::optional<SymExpr> Decided(bool b) { return SymExpr(b ? 1 : 0); }
-// a - b when it is a constant: what comparisons of dims can decide.
-std::optional<int64_t> ConstDiff(const SymExpr& a, const SymExpr& b) {
-  return (a - b).AsConstant();
-}
 
 // ONNX integer Div truncates toward zero; on dims (never negative) that is floor division.
 std::optional<SymExpr> FoldDiv(Args x) {
@@ -107,20 +104,28 @@ template <OpCode kOp>
 absl::Status Compare(Context& ctx) {
   GJ_RETURN_IF_ERROR(ctx.ExpectInputs(2, 2));
   const FoldFn fold = [](Args x) -> std::optional<SymExpr> {
-    std::optional<int64_t> d = ConstDiff(x[0], x[1]);
-    if (!d) return std::nullopt;
+    // Decided by the range of a - b over dims (symbols >= 0): N == -1 is false for a dim
+    // N, as `expand(n, -1, -1)` exports ask (ir/sym_bounds.h).
+    std::optional<bool> decided;
     switch (kOp) {
       case OpCode::kEq:
-        return Decided(*d == 0);
+        decided = ir::ProvablyEqual(x[0], x[1]);
+        break;
       case OpCode::kLt:
-        return Decided(*d < 0);
+        decided = ir::ProvablyLess(x[0], x[1]);
+        break;
       case OpCode::kLe:
-        return Decided(*d <= 0);
+        if (std::optional<bool> gt = ir::ProvablyLess(x[1], x[0])) decided = !*gt;
+        break;
       case OpCode::kGt:
-        return Decided(*d > 0);
+        decided = ir::ProvablyLess(x[1], x[0]);
+        break;
       default:
-        return Decided(*d >= 0);
+        if (std::optional<bool> lt = ir::ProvablyLess(x[0], x[1])) decided = !*lt;
+        break;
     }
+    if (!decided) return std::nullopt;
+    return Decided(*decided);
   };
   if (TryFoldElementwise(ctx, fold, pb::TensorProto::BOOL)) return absl::OkStatus();
   GJ_ASSIGN_OR_RETURN(ValueId a, ctx.InNode(0));

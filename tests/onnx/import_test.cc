@@ -77,6 +77,44 @@ TEST(OnnxImport, ShapeGatherConcatReshapeFoldsToASymbolicReshape) {
   EXPECT_EQ((*out)[0].ValueAt(13), 13.0);
 }
 
+// torch's expand(n, -1, -1) (ViT's class token): Where(Equal(shape, -1), 1, shape) over
+// [N, -1, -1]. N == -1 is decided false for a dim, so the target folds to [N, 1, 1]; two
+// free dims compared stay undecided, and the Expand then names its data-dependent input.
+TEST(OnnxImport, ExpandOfMinusOnesFoldsBecauseDimsAreNotNegative) {
+  auto build = [](bool two_symbols) {
+    ModelBuilder m;
+    m.Input("x", kF32, {std::string("N"), std::string("M")}).Output("y", kF32);
+    m.Initializer(I64Tensor("zero", {}, {0}));
+    m.Initializer(I64Tensor("one", {}, {1}));
+    m.Initializer(I64Tensor("axes", {1}, {0}));
+    m.Initializer(I64Tensor("minus_ones", {2}, {-1, -1}));
+    m.Initializer(I64Tensor("ones", {3}, {1, 1, 1}));
+    m.Initializer(I64Tensor("minus_one", {1}, {-1}));
+    ::onnx::TensorProto tok;
+    tok.set_name("tok");
+    tok.set_data_type(kF32);
+    for (int64_t d : {1, 1, 4}) tok.add_dims(d);
+    for (int i = 0; i < 4; ++i) tok.add_float_data(static_cast<float>(i));
+    m.Initializer(tok);
+    m.Node("Shape", {"x"}, {"shape"});
+    m.Node("Gather", {"shape", "zero"}, {"n"});
+    m.Node("Gather", {"shape", "one"}, {"w"});
+    m.Node("Unsqueeze", {"n", "axes"}, {"n1"});
+    m.Node("Unsqueeze", {"w", "axes"}, {"w1"});
+    SetInt(m.Node("Concat", {"n1", "minus_ones"}, {"target"}), "axis", 0);
+    // The must-not-fire variant compares the target with M instead of -1.
+    m.Node("Equal", {"target", two_symbols ? "w1" : "minus_one"}, {"eq"});
+    m.Node("Where", {"eq", "ones", "target"}, {"dims"});
+    m.Node("Expand", {"tok", "dims"}, {"y"});
+    return m;
+  };
+  ImportedModel model = MustImport(build(false));
+  EXPECT_EQ(ir::TypeToString(model.graph.type(model.graph.outputs()[0])), "f32[N, 1, 4]");
+  absl::StatusOr<ImportedModel> undecided = ImportFromBytes(build(true).Bytes(), "test.onnx");
+  ASSERT_FALSE(undecided.ok());
+  EXPECT_THAT(undecided.status().message(), HasSubstr("Expand"));
+}
+
 TEST(OnnxImport, ReshapeZeroCopiesADimAndMinusOneInfersIt) {
   ModelBuilder m;
   m.Input("x", kF32, {std::string("B"), int64_t{6}, int64_t{4}}).Output("y", kF32);
