@@ -12,6 +12,18 @@ using ir::Shape;
 using ir::SymExpr;
 using ir::ValueId;
 
+std::optional<std::vector<SymExpr>> KnownGrid(const Value& v) {
+  std::optional<std::vector<SymExpr>> known = Context::KnownInts(v);
+  if (!known) return std::nullopt;
+  int64_t count = 1;
+  for (const SymExpr& d : v.shape) {
+    std::optional<int64_t> c = d.AsConstant();
+    if (!c || *c < 0 || __builtin_mul_overflow(count, *c, &count)) return std::nullopt;
+  }
+  if (count != static_cast<int64_t>(known->size())) return std::nullopt;
+  return known;
+}
+
 std::vector<int64_t> ConstDims(const Value& v) {
   std::vector<int64_t> dims;
   for (const SymExpr& d : v.shape) {

@@ -25,6 +25,9 @@ bool TryFoldElementwise(Context& ctx, const FoldFn& fn, int32_t out_elem = 0);
 
 // The concrete shape of a known (folded or constant) value.
 std::vector<int64_t> ConstDims(const Value& v);
+// Known integers of `v` laid out over its constant shape (as many as its dims say), or
+// nullopt: a symbolic shape, or elements that do not fill it (a malformed model).
+std::optional<std::vector<ir::SymExpr>> KnownGrid(const Value& v);
 // ONNX's axis in [-rank, rank) normalized, or InvalidArgument naming the node.
 absl::StatusOr<int> NormAxis(const Context& ctx, int64_t axis, int rank);
 // Several axes normalized, sorted, without repeats.

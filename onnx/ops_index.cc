@@ -1,6 +1,8 @@
 // Index ops without a graphjit op of their own, as exact compositions: GatherElements
-// (a one-hot select and a max over the gathered axis) and Pad (concat with a fill, or
-// gathers of constant indices for the edge and reflect modes).
+// (a one-hot select and a max over the gathered axis), Pad (concat with a fill, or
+// gathers of constant indices for the edge and reflect modes) and ScatterND (on indices
+// known at import: a gather of the updates and a select, or scatter_add).
+#include <algorithm>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -139,10 +141,96 @@ absl::Status Pad(Context& ctx) {
   return ctx.SetOut(0, x);
 }
 
+// ScatterND(data, indices [..., k], updates) with the indices known at import (swin's
+// attention mask is built by a loop of them): data viewed as [rows, rest] over its first
+// k dims, updates as [n, rest]. reduction none: each row takes its last update (a gather
+// of the updates by a constant map, selected by a constant mask); add: scatter_add; mul,
+// max, min: the row combined with its updates in order, one round per repeat of a row.
+absl::Status ScatterND(Context& ctx) {
+  GJ_RETURN_IF_ERROR(ctx.ExpectInputs(3, 3));
+  const std::string reduction = ctx.AttrString("reduction", "none");
+  GJ_ASSIGN_OR_RETURN(const Value* idx_v, ctx.In(1));
+  GJ_ASSIGN_OR_RETURN(std::vector<int64_t> indices, ctx.InConstInts(1));
+  GJ_ASSIGN_OR_RETURN(ValueId data, ctx.InNode(0));
+  GJ_ASSIGN_OR_RETURN(ValueId updates, ctx.InNode(2));
+  const Shape ds = ctx.type(data).shape;
+  const std::vector<int64_t> is = ConstDims(*idx_v);
+  if (is.empty()) return ctx.Invalid("indices must have rank >= 1");
+  const int64_t k = is.back();
+  if (k < 1 || k > static_cast<int64_t>(ds.size())) {
+    return ctx.Invalid(
+        absl::StrCat("the indices' last dim ", k, " must be in [1, data rank ", ds.size(), "]"));
+  }
+  std::vector<int64_t> lead;
+  int64_t rows = 1;
+  for (int64_t d = 0; d < k; ++d) {
+    std::optional<int64_t> c = ds[d].AsConstant();
+    if (!c) return ctx.Unimplemented("ScatterND into a symbolic leading dim");
+    lead.push_back(*c);
+    rows *= *c;
+  }
+  const int64_t n = static_cast<int64_t>(indices.size()) / k;
+  const Shape rest(ds.begin() + k, ds.end());
+  const SymExpr width = ir::NumElements(rest);
+  // The row each update goes to, bounds checked (negative indices count from the end).
+  std::vector<int64_t> row_of(n);
+  for (int64_t u = 0; u < n; ++u) {
+    int64_t r = 0;
+    for (int64_t d = 0; d < k; ++d) {
+      int64_t i = indices[u * k + d];
+      if (i < 0) i += lead[d];
+      if (i < 0 || i >= lead[d]) {
+        return ctx.Invalid(absl::StrCat("index ", indices[u * k + d], " out of bounds for dim ", d,
+                                        " of size ", lead[d]));
+      }
+      r = r * lead[d] + i;
+    }
+    row_of[u] = r;
+  }
+  ValueId table = ctx.Op(OpCode::kReshape, {data}, {{"shape", Shape{rows, width}}});
+  ValueId flat = ctx.Op(OpCode::kReshape, {updates}, {{"shape", Shape{n, width}}});
+  ValueId out;
+  if (reduction == "add") {
+    out = ctx.Op(OpCode::kScatterAdd, {table, ConstI64(ctx, row_of), flat});
+  } else {
+    if (reduction != "none" && reduction != "mul" && reduction != "max" && reduction != "min") {
+      return ctx.Unimplemented(absl::StrCat("ScatterND reduction '", reduction, "'"));
+    }
+    // Rounds in which no row repeats: round j takes each row's j-th update, so a reduction
+    // applies a row's updates in order; `none` keeps one round, each row's last update.
+    std::vector<std::vector<int64_t>> rounds;
+    std::vector<int64_t> seen(rows, 0);
+    for (int64_t u = 0; u < n; ++u) {
+      const int64_t j = reduction == "none" ? 0 : seen[row_of[u]]++;
+      if (j == static_cast<int64_t>(rounds.size())) rounds.emplace_back(rows, -1);
+      rounds[j][row_of[u]] = u;
+    }
+    out = table;
+    for (const std::vector<int64_t>& source : rounds) {
+      std::vector<double> mask(rows);
+      std::vector<int64_t> take(rows);
+      for (int64_t r = 0; r < rows; ++r) {
+        mask[r] = source[r] >= 0 ? 1 : 0;
+        take[r] = std::max<int64_t>(source[r], 0);
+      }
+      ValueId picked = ctx.Op(OpCode::kGather, {flat, ConstI64(ctx, take)});  // [rows, width]
+      if (reduction == "mul") picked = ctx.Op(OpCode::kMul, {out, picked});
+      if (reduction == "max") picked = ctx.Op(OpCode::kMaximum, {out, picked});
+      if (reduction == "min") picked = ctx.Op(OpCode::kMinimum, {out, picked});
+      ValueId keep =
+          ctx.Op(OpCode::kConstant, {},
+                 {{"value", std::move(mask)}, {"dtype", DType::kBool}, {"shape", Shape{rows, 1}}});
+      out = ctx.Op(OpCode::kWhere, {keep, picked, out});
+    }
+  }
+  return ctx.SetOut(0, ctx.Op(OpCode::kReshape, {out}, {{"shape", ds}}));
+}
+
 }  // namespace
 
 void AddIndexOps(OpTable* t) {
   (*t)["GatherElements"] = GatherElements;
+  (*t)["ScatterND"] = ScatterND;
   (*t)["Pad"] = Pad;
 }
 

@@ -21,33 +21,99 @@ using ir::ValueId;
 // Bounds at or beyond this mean "to the end" (ONNX exporters write INT64_MAX or INT32_MAX).
 constexpr int64_t kHugeBound = int64_t{1} << 31;
 
+// Calls `fn` with every index of `dims` in row-major order (none if a dim is 0).
+template <typename Fn>
+void ForEachIndex(const std::vector<int64_t>& dims, Fn fn) {
+  for (int64_t d : dims) {
+    if (d <= 0) return;
+  }
+  std::vector<int64_t> at(dims.size(), 0);
+  while (true) {
+    fn(at);
+    int a = static_cast<int>(dims.size()) - 1;
+    while (a >= 0 && ++at[a] == dims[a]) at[a--] = 0;
+    if (a < 0) return;
+  }
+}
+
 absl::Status Transpose(Context& ctx) {
-  GJ_ASSIGN_OR_RETURN(ValueId x, ctx.InNode(0));
-  const int rank = ctx.type(x).rank();
+  GJ_ASSIGN_OR_RETURN(const Value* in, ctx.In(0));
+  const int rank = static_cast<int>(in->shape.size());
   std::vector<int64_t> perm;
   if (std::optional<std::vector<int64_t>> p = ctx.AttrInts("perm")) {
     perm = *p;
   } else {
     for (int d = rank - 1; d >= 0; --d) perm.push_back(d);
   }
+  // Known integers (a pad list's [2, 4] view) are permuted at import.
+  std::optional<std::vector<SymExpr>> known = KnownGrid(*in);
+  if (known && in->id == ir::kInvalidValue && static_cast<int>(perm.size()) == rank) {
+    const std::vector<int64_t> dims = ConstDims(*in);
+    std::vector<int64_t> out_dims, strides(rank, 1);
+    for (int a = rank - 2; a >= 0; --a) strides[a] = strides[a + 1] * dims[a + 1];
+    std::vector<bool> seen(rank, false);
+    for (int64_t p : perm) {
+      if (p < 0 || p >= rank || seen[p]) {
+        return ctx.Invalid("perm must name each axis of the input once");
+      }
+      seen[p] = true;
+      out_dims.push_back(dims[p]);
+    }
+    std::vector<SymExpr> out;
+    ForEachIndex(out_dims, [&](const std::vector<int64_t>& at) {
+      int64_t flat = 0;
+      for (int a = 0; a < rank; ++a) flat += at[a] * strides[perm[a]];
+      out.push_back((*known)[flat]);
+    });
+    ctx.SetOutInts(0, in->elem_type, std::move(out_dims), std::move(out));
+    return absl::OkStatus();
+  }
+  GJ_ASSIGN_OR_RETURN(ValueId x, ctx.InNode(0));
   return ctx.SetOut(0, onnx::Transpose(ctx, x, perm));
 }
 
 absl::Status Concat(Context& ctx) {
-  // Shape vectors (rank 1) are folded.
-  std::vector<SymExpr> folded;
+  // Known integers are folded: shape vectors, and index grids of any rank (swin's
+  // attention-mask coordinates are concatenated along the last axis).
+  GJ_RETURN_IF_ERROR(ctx.ExpectInputs(1, 1 << 20));
+  std::vector<std::vector<SymExpr>> known_parts;
+  std::vector<std::vector<int64_t>> part_dims;
   int32_t elem = 0;
   bool all_known = true;
   for (int i = 0; i < ctx.num_inputs() && all_known; ++i) {
     GJ_ASSIGN_OR_RETURN(const Value* v, ctx.In(i));
-    std::optional<std::vector<SymExpr>> known = Context::KnownInts(*v);
-    all_known = known.has_value() && v->shape.size() == 1;
-    if (all_known) folded.insert(folded.end(), known->begin(), known->end());
+    std::optional<std::vector<SymExpr>> known = KnownGrid(*v);
+    all_known = known.has_value() && !v->shape.empty();
+    if (!all_known) break;
+    known_parts.push_back(*std::move(known));
+    part_dims.push_back(ConstDims(*v));
     elem = v->elem_type;
   }
   if (all_known) {
-    const int64_t n = static_cast<int64_t>(folded.size());
-    ctx.SetOutInts(0, elem, {n}, std::move(folded));
+    const int rank = static_cast<int>(part_dims[0].size());
+    GJ_ASSIGN_OR_RETURN(int axis, NormAxis(ctx, ctx.AttrInt("axis", 0), rank));
+    std::vector<int64_t> out_dims = part_dims[0];
+    out_dims[axis] = 0;
+    for (const std::vector<int64_t>& d : part_dims) {
+      if (static_cast<int>(d.size()) != rank) return ctx.Invalid("inputs differ in rank");
+      for (int a = 0; a < rank; ++a) {
+        if (a != axis && d[a] != part_dims[0][a]) return ctx.Invalid("inputs differ in shape");
+      }
+      out_dims[axis] += d[axis];
+    }
+    // Row-major: for each index of the axes before `axis`, each part's block in turn.
+    int64_t outer = 1, inner = 1;
+    for (int a = 0; a < axis; ++a) outer *= out_dims[a];
+    for (int a = axis + 1; a < rank; ++a) inner *= out_dims[a];
+    std::vector<SymExpr> folded;
+    for (int64_t o = 0; o < outer; ++o) {
+      for (size_t p = 0; p < known_parts.size(); ++p) {
+        const int64_t block = part_dims[p][axis] * inner;
+        folded.insert(folded.end(), known_parts[p].begin() + o * block,
+                      known_parts[p].begin() + (o + 1) * block);
+      }
+    }
+    ctx.SetOutInts(0, elem, std::move(out_dims), std::move(folded));
     return absl::OkStatus();
   }
   std::vector<ValueId> parts;
@@ -142,25 +208,37 @@ absl::Status Slice(Context& ctx) {
                         NormalizeSlice(ctx, axis, in->shape[axis], starts[i], ends[i], steps[i]));
     slices.push_back(std::move(s));
   }
-  std::optional<std::vector<SymExpr>> known = Context::KnownInts(*in);
+  std::optional<std::vector<SymExpr>> known = KnownGrid(*in);
   const bool const_bounds = std::all_of(slices.begin(), slices.end(), [](const AxisSlice& s) {
     return s.stepped || (s.start.IsConstant() && s.end.IsConstant());
   });
-  if (known && rank == 1 && in->id == ir::kInvalidValue && const_bounds) {
-    std::vector<SymExpr> out = *known;
+  if (known && in->id == ir::kInvalidValue && const_bounds) {
+    // Known integers of any rank (torch's pad lists go through a [4, 2] view reversed
+    // by a step -1 slice): each axis keeps its listed indices, all of an unsliced one.
+    const std::vector<int64_t> dims = ConstDims(*in);
+    std::vector<std::vector<int64_t>> keep(rank);
+    for (int a = 0; a < rank; ++a) {
+      for (int64_t i = 0; i < dims[a]; ++i) keep[a].push_back(i);
+    }
     for (const AxisSlice& s : slices) {
-      std::vector<SymExpr> next;
       if (s.stepped) {
-        for (int64_t i : s.indices) next.push_back(out[i]);
+        keep[s.axis] = s.indices;
       } else {
+        keep[s.axis].clear();
         for (int64_t i = *s.start.AsConstant(); i < *s.end.AsConstant(); ++i) {
-          next.push_back(out[i]);
+          keep[s.axis].push_back(i);
         }
       }
-      out = std::move(next);
     }
-    const int64_t n = static_cast<int64_t>(out.size());
-    ctx.SetOutInts(0, in->elem_type, {n}, std::move(out));
+    std::vector<int64_t> out_dims;
+    for (const auto& k : keep) out_dims.push_back(static_cast<int64_t>(k.size()));
+    std::vector<SymExpr> out;
+    ForEachIndex(out_dims, [&](const std::vector<int64_t>& at) {
+      int64_t flat = 0;
+      for (int a = 0; a < rank; ++a) flat = flat * dims[a] + keep[a][at[a]];
+      out.push_back((*known)[flat]);
+    });
+    ctx.SetOutInts(0, in->elem_type, std::move(out_dims), std::move(out));
     return absl::OkStatus();
   }
   GJ_ASSIGN_OR_RETURN(ValueId x, ctx.InNode(0));

@@ -253,6 +253,12 @@ absl::Status Dropout(Context& ctx) {
     GJ_ASSIGN_OR_RETURN(std::vector<SymExpr> t, ctx.InInts(2));
     training = t.size() == 1 && t[0].AsConstant() != 0;
   }
+  if (training && ctx.HasInput(1)) {
+    // Training mode with ratio 0 drops nothing: the identity (torch's F.dropout(x, p=0.0)
+    // defaults to training=True, and torchvision's swin_t exports it so).
+    absl::StatusOr<std::vector<double>> ratio = ctx.InConstDoubles(1);
+    if (ratio.ok() && ratio->size() == 1 && (*ratio)[0] == 0.0) training = false;
+  }
   if (training) return ctx.Unimplemented("training-mode Dropout (random)");
   GJ_ASSIGN_OR_RETURN(const Value* in, ctx.In(0));
   ctx.SetOutValue(0, *in);

@@ -277,6 +277,30 @@ absl::Status Unsqueeze(Context& ctx) {
 
 absl::Status Expand(Context& ctx) {
   GJ_ASSIGN_OR_RETURN(std::vector<SymExpr> target, ctx.InInts(1));
+  // Known integers broadcast to a constant shape stay known (index grids).
+  GJ_ASSIGN_OR_RETURN(const Value* in, ctx.In(0));
+  if (std::optional<std::vector<SymExpr>> known = KnownGrid(*in)) {
+    absl::StatusOr<Shape> shape = ir::BroadcastShapes(in->shape, target);
+    if (!shape.ok()) return ctx.Invalid(shape.status().message());
+    if (IsConstShape(*shape) && ir::NumElements(*shape).AsConstant().value_or(0) <= 4096) {
+      const std::vector<int64_t> out_dims = Dims(*shape), in_dims = ConstDims(*in);
+      const size_t rank = out_dims.size(), offset = rank - in_dims.size();
+      std::vector<SymExpr> out;
+      std::vector<int64_t> at(rank, 0);
+      const int64_t count = *ir::NumElements(*shape).AsConstant();
+      for (int64_t i = 0; i < count; ++i) {
+        int64_t flat = 0;
+        for (size_t a = offset; a < rank; ++a) {
+          const int64_t d = in_dims[a - offset];
+          flat = flat * d + (d == 1 ? 0 : at[a]);
+        }
+        out.push_back((*known)[flat]);
+        for (int a = static_cast<int>(rank) - 1; a >= 0 && ++at[a] == out_dims[a]; --a) at[a] = 0;
+      }
+      ctx.SetOutInts(0, in->elem_type, out_dims, std::move(out));
+      return absl::OkStatus();
+    }
+  }
   GJ_ASSIGN_OR_RETURN(ValueId x, ctx.InNode(0));
   // ONNX broadcasts both ways: a target dim of 1 keeps the input's dim.
   absl::StatusOr<Shape> shape = ir::BroadcastShapes(ctx.type(x).shape, target);

@@ -16,11 +16,14 @@
 namespace graphjit::onnx {
 namespace {
 
+using testing::F32Tensor;
 using ::testing::HasSubstr;
 using testing::I64Tensor;
 using testing::ModelBuilder;
 using ::testing::Not;
 using testing::SetInt;
+using testing::SetInts;
+using testing::SetString;
 
 constexpr int32_t kF32 = ::onnx::TensorProto::FLOAT;
 constexpr int32_t kI64 = ::onnx::TensorProto::INT64;
@@ -113,6 +116,101 @@ TEST(OnnxImport, ExpandOfMinusOnesFoldsBecauseDimsAreNotNegative) {
   absl::StatusOr<ImportedModel> undecided = ImportFromBytes(build(true).Bytes(), "test.onnx");
   ASSERT_FALSE(undecided.ok());
   EXPECT_THAT(undecided.status().message(), HasSubstr("Expand"));
+}
+
+// torch's F.pad lowering on known pads: Concat -> Reshape [-1, 2] -> Slice with step -1
+// (reversed) -> Transpose -> Reshape [-1] (swin_t's window padding). Every step folds,
+// and the Pad reads constant pads.
+TEST(OnnxImport, TorchsPadListFoldsThroughSliceTransposeAndReshape) {
+  ModelBuilder m;
+  m.Input("x", kF32, {std::string("N"), int64_t{5}}).Output("y", kF32);
+  m.Initializer(I64Tensor("pads4", {4}, {0, 1, 0, 2}));  // torch order: last dim first
+  m.Initializer(I64Tensor("grid", {2}, {-1, 2}));
+  m.Initializer(I64Tensor("start", {1}, {-1}));
+  m.Initializer(I64Tensor("end", {1}, {-9223372036854775807}));
+  m.Initializer(I64Tensor("axis0", {1}, {0}));
+  m.Initializer(I64Tensor("step", {1}, {-1}));
+  m.Initializer(I64Tensor("flat", {1}, {-1}));
+  m.Node("Reshape", {"pads4", "grid"}, {"pairs"});
+  m.Node("Slice", {"pairs", "start", "end", "axis0", "step"}, {"reversed"});
+  SetInts(m.Node("Transpose", {"reversed"}, {"t"}), "perm", {1, 0});
+  m.Node("Reshape", {"t", "flat"}, {"pads"});
+  m.Node("Pad", {"x", "pads"}, {"y"});
+  ImportedModel model = MustImport(m);
+  // [begin0, begin1, end0, end1] = [0, 0, 2, 1]: two rows after, one column after.
+  EXPECT_EQ(ir::TypeToString(model.graph.type(model.graph.outputs()[0])), "f32[N+2, 6]");
+}
+
+// Index grids (swin's attention-mask coordinates): Range -> Expand -> Unsqueeze -> Concat
+// along the last axis stay known integers, and ScatterND writes through them: rows of a
+// zero table set to the updates, a repeated row taking its last update; reduction mul
+// multiplies a repeated row's updates in order.
+TEST(OnnxImport, ScatterNDThroughKnownIndexGrids) {
+  for (const char* reduction : {"none", "mul"}) {
+    SCOPED_TRACE(reduction);
+    ModelBuilder m;
+    m.Input("data", kF32, {int64_t{3}, int64_t{2}, int64_t{2}})
+        .Input("updates", kF32, {int64_t{2}, int64_t{2}, int64_t{2}})
+        .Output("y", kF32);
+    m.Initializer(I64Tensor("zero", {}, {0}));
+    m.Initializer(I64Tensor("two", {}, {2}));
+    m.Initializer(I64Tensor("one", {}, {1}));
+    m.Initializer(I64Tensor("shape2", {1}, {2}));
+    m.Initializer(I64Tensor("last", {1}, {-1}));
+    m.Node("Range", {"zero", "two", "one"}, {"r"});          // [0, 1]
+    m.Node("Expand", {"r", "shape2"}, {"rows"});             // [0, 1]
+    m.Node("Mul", {"rows", "two"}, {"rows2"});               // [0, 2]
+    m.Node("Unsqueeze", {"rows2", "last"}, {"col"});         // [[0], [2]]
+    SetInt(m.Node("Concat", {"col"}, {"idx"}), "axis", -1);  // [[0], [2]]
+    SetString(m.Node("ScatterND", {"data", "idx", "updates"}, {"y"}), "reduction", reduction);
+    ImportedModel model = MustImport(m);
+    runtime::TensorMap inputs = {{"data", Iota({3, 2, 2})}, {"updates", Iota({2, 2, 2})}};
+    absl::StatusOr<std::vector<runtime::Tensor>> out =
+        runtime::Interpret(model.graph, inputs, model.params);
+    ASSERT_TRUE(out.ok()) << out.status();
+    const runtime::Tensor& y = (*out)[0];
+    for (int i = 0; i < 12; ++i) {
+      const int row = i / 4;
+      double want = i;  // the data
+      if (row == 0) want = std::string(reduction) == "mul" ? i * (i % 4) : i % 4;
+      if (row == 2) want = std::string(reduction) == "mul" ? i * (4 + i % 4) : 4 + i % 4;
+      EXPECT_EQ(y.ValueAt(i), want) << i;
+    }
+  }
+  // Indices that depend on data are still refused, naming the input.
+  ModelBuilder m;
+  m.Input("data", kF32, {int64_t{3}})
+      .Input("idx", kI64, {int64_t{1}, int64_t{1}})
+      .Input("updates", kF32, {int64_t{1}})
+      .Output("y", kF32);
+  m.Node("ScatterND", {"data", "idx", "updates"}, {"y"});
+  absl::StatusOr<ImportedModel> refused = ImportFromBytes(m.Bytes(), "test.onnx");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("input 'idx' must be known at import"));
+}
+
+// torch's F.dropout defaults to training=True: with ratio 0 it is the identity (swin_t);
+// a real training-mode dropout stays refused.
+TEST(OnnxImport, TrainingModeDropoutOfRatioZeroIsTheIdentity) {
+  for (float ratio : {0.0f, 0.5f}) {
+    ModelBuilder m;
+    m.Input("x", kF32, {int64_t{2}}).Output("y", kF32);
+    m.Initializer(F32Tensor("ratio", {}, {ratio}));
+    ::onnx::TensorProto training;
+    training.set_name("training");
+    training.set_data_type(::onnx::TensorProto::BOOL);
+    training.add_int32_data(1);
+    m.Initializer(training);
+    m.Node("Dropout", {"x", "ratio", "training"}, {"y"});
+    absl::StatusOr<ImportedModel> model = ImportFromBytes(m.Bytes(), "test.onnx");
+    if (ratio == 0.0f) {
+      ASSERT_TRUE(model.ok()) << model.status();
+      EXPECT_EQ(model->graph.num_nodes(), 1);  // the input is the output
+    } else {
+      ASSERT_FALSE(model.ok());
+      EXPECT_THAT(model.status().message(), HasSubstr("training-mode Dropout"));
+    }
+  }
 }
 
 TEST(OnnxImport, ReshapeZeroCopiesADimAndMinusOneInfersIt) {
