@@ -3,7 +3,8 @@
 // (separable): nearest (every nearest_mode), linear and cubic (with exclude_outside), in
 // the coordinate modes half_pixel, pytorch_half_pixel, align_corners, asymmetric and
 // tf_half_pixel_for_nn. The resized dims must be constants (the indices are computed at
-// import); tf_crop_and_resize and antialiasing are refused.
+// import), or, for a symbolic dim, the scale an integer (each output phase a fixed
+// combination of neighbours); tf_crop_and_resize and antialiasing are refused.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -102,6 +103,72 @@ ValueId ResizeAxis(Context& ctx, ValueId x, int axis, int64_t in, int64_t out, d
   return sum;
 }
 
+// x[clamp(i + delta, 0, in - 1)] along `axis` (|delta| <= 1): the input shifted by one
+// position, its edge element repeated. Holds for any in >= 1, so a symbolic dim too.
+ValueId ShiftClamped(Context& ctx, ValueId x, int axis, const ir::SymExpr& in, int delta) {
+  auto slice = [&](ir::SymExpr start, ir::SymExpr end) {
+    return ctx.Op(OpCode::kSlice, {x}, {{"axis", int64_t{axis}}, {"start", start}, {"end", end}});
+  };
+  if (delta == 0) return x;
+  if (delta > 0) {
+    return ctx.Op(OpCode::kConcat, {slice(1, in), slice(in - 1, in)}, {{"axis", int64_t{axis}}});
+  }
+  return ctx.Op(OpCode::kConcat, {slice(0, 1), slice(0, in - 1)}, {{"axis", int64_t{axis}}});
+}
+
+// x resized along `axis` by an integer `scale` when its `in` elements are symbolic. Every
+// coordinate mode but align_corners maps output o = k * scale + j to k plus an offset that
+// depends on the phase j alone, so each phase is a fixed combination of the input shifted
+// by -1, 0 or +1 (edges clamped as the reference clamps), and the phases interleave:
+// [.., in, ..] -> [.., in, scale, ..] -> [.., in * scale, ..]. Refused where a tap would
+// reach further (cubic) or weights depend on the edge (exclude_outside).
+absl::StatusOr<ValueId> ResizeSymbolicAxis(Context& ctx, ValueId x, int axis, const ir::SymExpr& in,
+                                           int64_t scale, const ResizeMode& m) {
+  if (m.coordinate == "align_corners" || m.mode == "cubic" || m.exclude_outside) {
+    return ctx.Unimplemented(absl::StrCat("resizing the symbolic dim ", in.ToString(), " (", m.mode,
+                                          ", ", m.coordinate, ")"));
+  }
+  const int n = 2;
+  const Shape shape = ctx.type(x).shape;
+  Shape phase_shape = shape;
+  phase_shape.insert(phase_shape.begin() + axis + 1, 1);
+  std::vector<ValueId> phases;
+  for (int64_t j = 0; j < scale; ++j) {
+    // The source coordinate of output j (phase j of block k = 0); other blocks add k.
+    const double src =
+        SourceCoordinate(m, static_cast<double>(j), /*in=*/2, static_cast<double>(scale));
+    const double floor = std::floor(src);
+    const double ratio = src == floor ? 1 : src - floor;
+    const int64_t base = static_cast<int64_t>(floor) - (ratio == 1 ? 1 : 0) - (n / 2 - 1);
+    const std::vector<double> c = Coefficients(m, ratio);
+    ValueId sum = ir::kInvalidValue;
+    for (int t = 0; t < n; ++t) {
+      if (m.mode == "nearest" && c[t] == 0) continue;
+      if (m.mode == "nearest" && t == 0 && c[1] > 0) continue;  // the pick ResizeAxis makes
+      const int64_t delta = base + t;
+      if (delta < -1 || delta > 1) {
+        return ctx.Unimplemented(absl::StrCat("resizing the symbolic dim ", in.ToString(),
+                                              ": a tap ", delta, " positions away"));
+      }
+      ValueId tap = ShiftClamped(ctx, x, axis, in, static_cast<int>(delta));
+      if (m.mode != "nearest") {
+        if (c[t] == 0) continue;
+        tap = ctx.Op(OpCode::kMul, {tap, ctx.ScalarLike(c[t], x)});
+      }
+      sum = sum == ir::kInvalidValue ? tap : ctx.Op(OpCode::kAdd, {sum, tap});
+      if (m.mode == "nearest") break;
+    }
+    if (sum == ir::kInvalidValue) sum = ctx.Op(OpCode::kMul, {x, ctx.ScalarLike(0, x)});
+    phases.push_back(ctx.Op(OpCode::kReshape, {sum}, {{"shape", phase_shape}}));
+  }
+  ValueId interleaved = phases.size() == 1
+                            ? phases[0]
+                            : ctx.Op(OpCode::kConcat, phases, {{"axis", int64_t{axis + 1}}});
+  Shape out = shape;
+  out[axis] = in * scale;
+  return ctx.Op(OpCode::kReshape, {interleaved}, {{"shape", out}});
+}
+
 // Resizes input 0 to the sizes or by the scales (per axis), after the checks.
 absl::Status ResizeTo(Context& ctx, const ResizeMode& m, const std::vector<double>& scales,
                       const std::vector<int64_t>& sizes) {
@@ -133,9 +200,14 @@ absl::Status ResizeTo(Context& ctx, const ResizeMode& m, const std::vector<doubl
       return ctx.Invalid(absl::StrCat("scale ", scale, " of dim ", d, " (expected > 0)"));
     }
     if (!in) {
-      if (by_sizes || scale != 1) {
-        return ctx.Unimplemented(absl::StrCat("resizing the symbolic dim ", shape[d].ToString()));
+      if (!by_sizes && scale == 1) continue;
+      if (by_sizes || scale != std::floor(scale) || scale > 64) {
+        return ctx.Unimplemented(absl::StrCat("resizing the symbolic dim ", shape[d].ToString(),
+                                              by_sizes ? " to a size" : " by a fractional scale"));
       }
+      GJ_ASSIGN_OR_RETURN(x,
+                          ResizeSymbolicAxis(ctx, x, d, shape[d], static_cast<int64_t>(scale), m));
+      GJ_RETURN_IF_ERROR(ctx.BuilderStatus());
       continue;
     }
     const int64_t out = by_sizes ? sizes[d] : static_cast<int64_t>(std::floor(*in * scale));

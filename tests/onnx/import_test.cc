@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/printer.h"
@@ -209,6 +210,66 @@ TEST(OnnxImport, TrainingModeDropoutOfRatioZeroIsTheIdentity) {
     } else {
       ASSERT_FALSE(model.ok());
       EXPECT_THAT(model.status().message(), HasSubstr("training-mode Dropout"));
+    }
+  }
+}
+
+// Resize by an integer scale of symbolic dims (the OCR detector's FPN upsampling): each
+// output phase a fixed combination of clamped neighbours. The same bits as the model
+// imported with constant dims, in every mode it takes; align_corners, cubic and a
+// fractional scale on a symbolic dim stay refused.
+TEST(OnnxImport, IntegerScaleResizeOfSymbolicDimsEqualsTheConstantDimsOne) {
+  struct Case {
+    const char* mode;
+    const char* coordinate;
+    const char* nearest;
+    float scale;
+    bool imports;
+  };
+  const Case cases[] = {
+      {"nearest", "asymmetric", "floor", 2, true},
+      {"nearest", "half_pixel", "round_prefer_floor", 2, true},
+      {"nearest", "asymmetric", "round_prefer_ceil", 3, true},
+      {"linear", "half_pixel", "round_prefer_floor", 2, true},
+      {"linear", "pytorch_half_pixel", "round_prefer_floor", 2, true},
+      {"linear", "asymmetric", "round_prefer_floor", 4, true},
+      {"linear", "align_corners", "round_prefer_floor", 2, false},
+      {"cubic", "half_pixel", "round_prefer_floor", 2, false},
+      {"nearest", "asymmetric", "floor", 1.5f, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrCat(c.mode, " ", c.coordinate, " ", c.nearest, " x", c.scale));
+    auto build = [&](testing::Dim h, testing::Dim w) {
+      ModelBuilder m;
+      m.Input("x", kF32, {int64_t{1}, int64_t{2}, h, w}).Output("y", kF32);
+      m.Initializer(F32Tensor("scales", {4}, {1, 1, c.scale, c.scale}));
+      auto* n = m.Node("Resize", {"x", "", "scales"}, {"y"});
+      SetString(n, "mode", c.mode);
+      SetString(n, "coordinate_transformation_mode", c.coordinate);
+      SetString(n, "nearest_mode", c.nearest);
+      return m;
+    };
+    absl::StatusOr<ImportedModel> symbolic =
+        ImportFromBytes(build(std::string("H"), std::string("W")).Bytes(), "test.onnx");
+    if (!c.imports) {
+      ASSERT_FALSE(symbolic.ok());
+      EXPECT_THAT(symbolic.status().message(), HasSubstr("resizing the symbolic dim"));
+      continue;
+    }
+    ASSERT_TRUE(symbolic.ok()) << symbolic.status();
+    for (auto [h, w] : {std::pair<int64_t, int64_t>{1, 1}, {3, 5}, {4, 2}}) {
+      ImportedModel fixed = MustImport(build(h, w));
+      runtime::TensorMap inputs = {{"x", Iota({1, 2, h, w})}};
+      absl::StatusOr<std::vector<runtime::Tensor>> a =
+          runtime::Interpret(symbolic->graph, inputs, symbolic->params);
+      absl::StatusOr<std::vector<runtime::Tensor>> b =
+          runtime::Interpret(fixed.graph, inputs, fixed.params);
+      ASSERT_TRUE(a.ok()) << a.status();
+      ASSERT_TRUE(b.ok()) << b.status();
+      ASSERT_EQ((*a)[0].shape(), (*b)[0].shape());
+      for (int64_t i = 0; i < (*b)[0].numel(); ++i) {
+        ASSERT_EQ((*a)[0].ValueAt(i), (*b)[0].ValueAt(i)) << h << "x" << w << " at " << i;
+      }
     }
   }
 }
