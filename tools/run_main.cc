@@ -19,15 +19,18 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "compiler/compiled/compile_env.h"
 #include "compiler/compiled/compiled_graph.h"
 #include "compiler/entries/policy.h"
 #include "compiler/jit.h"
+#include "compiler/store/cache_log.h"
 #include "ir/parser.h"
 #include "ir/status_macros.h"
 #include "models/jit_model.h"
 #include "models/model.h"
 #include "models/onnx_model.h"
 #include "onnx/import.h"
+#include "onnx/specialize.h"
 #include "onnx/tensor_proto.h"
 #include "runtime/npy.h"
 #include "runtime/weights.h"
@@ -126,7 +129,17 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
       return absl::InvalidArgumentError(
           "--weights: an ONNX model carries its own weights (initializers and Constants)");
     }
-    GJ_ASSIGN_OR_RETURN(onnx::ImportedModel imported, onnx::Import(what));
+    // Inputs the model needs as values when it is built (axes, scales, pads...) are
+    // specialized on the given ones (onnx/specialize.h): constants of the graph.
+    GJ_ASSIGN_OR_RETURN(onnx::SpecializedImport specialized, onnx::ImportSpecialized(what, inputs));
+    onnx::ImportedModel imported = std::move(specialized.model);
+    for (const std::string& name : specialized.specialized) {
+      if (compiler::LogFlagsFromEnvironment().recompiles) {
+        compiler::LogLine("recompiles", absl::StrCat(what, ": specialized on the values of input '",
+                                                     name, "' ", inputs.at(name).TypeString()));
+      }
+      inputs.erase(name);
+    }
     for (const auto& [name, t] : inputs) {
       if (std::find(imported.input_names.begin(), imported.input_names.end(), name) ==
           imported.input_names.end()) {

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "onnx/import.h"
 #include "onnx/onnx_pb.h"
+#include "onnx/specialize.h"
 #include "onnx/tensor_proto.h"
 
 namespace graphjit::onnx::testing {
@@ -44,36 +45,23 @@ inline std::string DataFile(const std::filesystem::path& dir, const char* kind, 
   return (dir / "test_data_set_0" / absl::StrCat(kind, "_", i, ".pb")).string();
 }
 
-// Imports the case in `dir`. Node tests pass shapes, axes, repeat counts and scales as
-// inputs: when the importer needs one known ("input 'NAME' must be known at import"),
-// that input is fixed at import from the case's data, and the import retried
-// (`*known_inputs` tells whether any was).
+// Imports the case in `dir` as graphjit-run does (onnx/specialize.h): node tests pass
+// shapes, axes, repeat counts and scales as inputs, and an input the importer needs as
+// values is fixed from the case's data (`*known_inputs` tells whether any was).
 inline absl::StatusOr<ImportedModel> ImportNodeCase(const std::filesystem::path& dir,
                                                     bool* known_inputs) {
-  static const std::regex kNeeded(R"(input '([^']*)' must be known at import)");
   const std::string path = (dir / "model.onnx").string();
   *known_inputs = false;
-  ImportOptions options;
-  for (;;) {
-    absl::StatusOr<ImportedModel> model = Import(path, options);
-    std::smatch m;
-    const std::string message(model.status().message());
-    if (model.ok() || !std::regex_search(message, m, kNeeded) ||
-        options.known_inputs.contains(m[1].str())) {
-      return model;
-    }
-    bool found = false;
-    for (int i = 0; std::filesystem::exists(DataFile(dir, "input", i)); ++i) {
-      absl::StatusOr<std::string> name = InputName(path, i);
-      if (!name.ok() || *name != m[1].str()) continue;
-      absl::StatusOr<runtime::Tensor> t = ReadTensorProto(DataFile(dir, "input", i));
-      if (!t.ok()) return model;
-      options.known_inputs[*name] = *t;
-      found = true;
-    }
-    if (!found) return model;
-    *known_inputs = true;
+  runtime::TensorMap data;
+  for (int i = 0; std::filesystem::exists(DataFile(dir, "input", i)); ++i) {
+    absl::StatusOr<std::string> name = InputName(path, i);
+    absl::StatusOr<runtime::Tensor> t = ReadTensorProto(DataFile(dir, "input", i));
+    if (name.ok() && t.ok()) data[*name] = *std::move(t);
   }
+  absl::StatusOr<SpecializedImport> imported = ImportSpecialized(path, data);
+  if (!imported.ok()) return imported.status();
+  *known_inputs = !imported->specialized.empty();
+  return std::move(imported->model);
 }
 
 // The case's inputs that `model` takes, by name.
