@@ -123,7 +123,16 @@ class Model {
 };
 
 std::unique_ptr<Model> LoadOnnx(const py::object& source, const std::string& policy,
-                                const std::string& tier, std::optional<int> threads) {
+                                const std::string& tier, std::optional<int> threads,
+                                const py::object& known_inputs) {
+  // Inputs fixed at import (onnx/import.h): the model is specialized on their values.
+  onnx::ImportOptions import_options;
+  if (!known_inputs.is_none()) {
+    for (const auto& [key, value] : known_inputs.cast<py::dict>()) {
+      const std::string name = py::str(key);
+      import_options.known_inputs[name] = ToTensorOfItsDtype("known input", name, value);
+    }
+  }
   compiler::JitOptions options;
   options.policy = ValueOrRaise(compiler::entries::ParsePolicy(policy));
   options.compile.codegen.tier = ValueOrRaise(compiler::ParseCodeTier(tier));
@@ -138,12 +147,12 @@ std::unique_ptr<Model> LoadOnnx(const py::object& source, const std::string& pol
   if (py::isinstance<py::bytes>(source)) {
     const std::string bytes = source.cast<std::string>();
     py::gil_scoped_release release;
-    model = onnx::ImportFromBytes(bytes, "the model's bytes");
+    model = onnx::ImportFromBytes(bytes, "the model's bytes", import_options);
   } else {
     const std::string path = py::str(py::module_::import("os").attr("fspath")(source));
     from_file = true;
     py::gil_scoped_release release;
-    model = onnx::Import(path);
+    model = onnx::Import(path, import_options);
   }
   onnx::ImportedModel imported = ValueOrRaise(std::move(model), from_file);
   std::unique_ptr<compiler::JitFunction> fn =
@@ -188,7 +197,8 @@ void DefineOnnx(py::module_& m) {
       .def("explain", &Model::Explain, py::arg("inputs"),
            "Why these inputs would miss the compile cache (\"\" on a hit).");
   m.def("load_onnx", &LoadOnnx, py::arg("source"), py::arg("policy") = "auto",
-        py::arg("tier") = "o2", py::arg("threads") = py::none());
+        py::arg("tier") = "o2", py::arg("threads") = py::none(),
+        py::arg("known_inputs") = py::none());
 }
 
 }  // namespace graphjit::python

@@ -3,7 +3,7 @@
 from . import _graphjit
 
 
-def load(path_or_bytes, policy="auto", tier="o2", threads=None):
+def load(path_or_bytes, policy="auto", tier="o2", threads=None, known_inputs=None):
     """Imports an ONNX model (a path or the bytes of a ModelProto) into a Model.
 
     policy: the compile cache's shape policy: "auto" (every dim exact until it shows a
@@ -11,8 +11,13 @@ def load(path_or_bytes, policy="auto", tier="o2", threads=None):
     tier: "o2" (optimized code) or "baseline" (quick to compile).
     threads: threads running one call's kernels (None: GRAPHJIT_NUM_THREADS, else the
       CPUs the process may use).
+    known_inputs: {"axes": array}: inputs whose values are fixed at import (they become
+      constants and are no longer passed): for models that take as inputs what graphjit
+      needs when it builds the graph (axes, repeats, scales, pads), which load otherwise
+      refuses with NotImplementedError naming the input.
 
     Raises FileNotFoundError for a missing file, ValueError for a malformed model or a
     bad option, NotImplementedError for an operator graphjit cannot import.
     """
-    return _graphjit.load_onnx(path_or_bytes, policy=policy, tier=tier, threads=threads)
+    return _graphjit.load_onnx(path_or_bytes, policy=policy, tier=tier, threads=threads,
+                               known_inputs=known_inputs)

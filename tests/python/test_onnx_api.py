@@ -184,3 +184,18 @@ def test_the_same_bits_as_the_cpp_api(tmp_path):
         want = np.load(out_dir / "output0.npy")
         assert got.dtype == want.dtype and got.shape == want.shape
         assert got.tobytes() == want.tobytes()
+
+
+def test_known_inputs_specialize_a_model_on_their_values():
+    """Tile's repeats as an input: refused without its value, specialized with it."""
+    case = "/usr/share/libonnx-testdata/data/node/test_tile"
+    if not os.path.isdir(case):
+        pytest.skip("libonnx-testdata is missing (scripts/bootstrap.sh installs it)")
+    with pytest.raises(NotImplementedError, match="input 'y' must be known at import"):
+        graphjit.onnx.load(os.path.join(case, "model.onnx"))
+    x = np.random.default_rng(1).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    repeats = np.array([1, 2, 1, 3], dtype=np.int64)
+    model = graphjit.onnx.load(os.path.join(case, "model.onnx"), known_inputs={"y": repeats})
+    assert model.input_names == ["x"]
+    (z,) = model(x=x)
+    assert np.array_equal(z, np.tile(x, repeats))
