@@ -156,6 +156,13 @@ class Importer {
       return absl::UnimplementedError(absl::StrCat("input '", name, "' has no shape (rank)"));
     }
     ir::Shape shape;
+    const auto given = options_.input_shapes.find(name);
+    if (given != options_.input_shapes.end() &&
+        static_cast<int>(given->second.size()) != tt.shape().dim_size()) {
+      return absl::InvalidArgumentError(absl::StrCat("input '", name, "' has rank ",
+                                                     tt.shape().dim_size(), ", its given shape ",
+                                                     given->second.size()));
+    }
     for (int axis = 0; axis < tt.shape().dim_size(); ++axis) {
       const pb::TensorShapeProto::Dimension& d = tt.shape().dim(axis);
       if (d.has_dim_value()) {
@@ -163,12 +170,29 @@ class Importer {
           return absl::InvalidArgumentError(
               absl::StrCat("input '", name, "' has dim ", d.dim_value(), " at axis ", axis));
         }
+        if (given != options_.input_shapes.end() && given->second[axis] != d.dim_value()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("input '", name, "' has dim ", d.dim_value(), " at axis ", axis,
+                           ", its given shape ", given->second[axis]));
+        }
         shape.push_back(d.dim_value());
         continue;
       }
       std::string symbol = d.has_dim_param() && !d.dim_param().empty()
                                ? ir::ToSymbolName(d.dim_param())
                                : ir::ToSymbolName(absl::StrCat(name, "_", axis));
+      if (given != options_.input_shapes.end()) {
+        // The symbol takes the given value; a symbol shared by inputs must agree.
+        const int64_t value = given->second[axis];
+        auto [it, fresh] = fixed_symbols_.try_emplace(symbol, value);
+        if (value < 0 || (!fresh && it->second != value)) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("input '", name, "': dim ", symbol, " at axis ", axis, " given as ",
+                           value, fresh ? "" : absl::StrCat(", elsewhere as ", it->second)));
+        }
+        shape.push_back(value);
+        continue;
+      }
       if (symbols_seen_.insert(symbol).second) out_.symbols.push_back(symbol);
       shape.push_back(ir::SymExpr::Symbol(symbol));
     }
@@ -218,6 +242,7 @@ class Importer {
   ir::GraphBuilder builder_;
   Context ctx_;
   absl::flat_hash_set<std::string> symbols_seen_;
+  absl::flat_hash_map<std::string, int64_t> fixed_symbols_;  // options_.input_shapes'
 };
 
 }  // namespace
@@ -243,6 +268,26 @@ absl::StatusOr<ImportedModel> ImportFromBytes(absl::string_view bytes, absl::str
     return absl::Status(out.status().code(), absl::StrCat(what, ": ", out.status().message()));
   }
   return out;
+}
+
+absl::StatusOr<std::vector<std::string>> ModelInputNames(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string bytes = buffer.str();
+  pb::ModelProto model;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a valid ONNX model (a serialized ModelProto)"));
+  }
+  absl::flat_hash_set<std::string> initializers;
+  for (const pb::TensorProto& t : model.graph().initializer()) initializers.insert(t.name());
+  std::vector<std::string> names;
+  for (const pb::ValueInfoProto& input : model.graph().input()) {
+    if (!initializers.contains(input.name())) names.push_back(input.name());
+  }
+  return names;
 }
 
 absl::StatusOr<ImportedModel> Import(const std::string& path, const ImportOptions& options) {

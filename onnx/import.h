@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "ir/graph.h"
@@ -23,6 +24,12 @@ struct ImportOptions {
   // initializer, instead of a graph input. For models that take a shape, axes or a
   // repeat count as an input, which the importer otherwise refuses as data-dependent.
   runtime::TensorMap known_inputs;
+  // Inputs imported at these constant shapes instead of their declared (symbolic) ones:
+  // the model specialized on a call's shapes, as an exact compile of it would be. For
+  // models whose dims must satisfy facts the importer cannot know of symbols (an image
+  // side a multiple of 32, so that an FPN's upsampled maps line up). A rank, or a
+  // declared dim, that differs, or one symbol given two values, is InvalidArgument.
+  absl::flat_hash_map<std::string, std::vector<int64_t>> input_shapes;
 };
 
 struct ImportedModel {
@@ -45,6 +52,11 @@ struct ImportedModel {
 // naming the node (name and op_type) for an op, attribute or data type graphjit cannot
 // express exactly, and for a shape that depends on tensor data.
 absl::StatusOr<ImportedModel> Import(const std::string& path, const ImportOptions& options = {});
+
+// The names of the graph inputs of the model in `path` (initializers excluded), in order,
+// without importing it: what a caller binds its tensors to before an import that needs
+// them (onnx/specialize.h).
+absl::StatusOr<std::vector<std::string>> ModelInputNames(const std::string& path);
 
 // The same for the bytes of a serialized ModelProto; `what` names them in errors.
 absl::StatusOr<ImportedModel> ImportFromBytes(absl::string_view bytes, absl::string_view what,

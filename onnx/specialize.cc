@@ -29,6 +29,14 @@ absl::StatusOr<SpecializedImport> ImportSpecialized(const std::string& path,
     }
     const std::string name = InputNeededAtImport(model.status());
     auto it = inputs.find(name);
+    if (name.empty() && !out.shapes_fixed && !inputs.empty()) {
+      // Not a value it needs: the symbolic dims themselves. Specialize on the shapes.
+      for (const auto& [input, tensor] : inputs) {
+        if (!options.known_inputs.contains(input)) options.input_shapes[input] = tensor.shape();
+      }
+      out.shapes_fixed = true;
+      continue;
+    }
     if (name.empty() || it == inputs.end() || options.known_inputs.contains(name)) {
       return model.status();
     }

@@ -25,13 +25,19 @@ struct SpecializedImport {
   ImportedModel model;
   // The inputs fixed at import, in the order the importer asked for them.
   std::vector<std::string> specialized;
+  // Whether the model was imported at the inputs' shapes (ImportOptions::input_shapes)
+  // because its symbolic import failed.
+  bool shapes_fixed = false;
 };
 
 // Imports `path`; each time the importer needs the values of a graph input ("input 'X'
 // must be known at import"), takes them from `inputs` and imports again with X fixed
 // (options.known_inputs). The importer's error is returned when X is not in `inputs`
 // or was fixed already; InvalidArgument naming X, its size and the limit when it has
-// more than kMaxSpecializedElements elements.
+// more than kMaxSpecializedElements elements. When the symbolic import fails otherwise
+// (dims that must agree only for some sizes, e.g. an FPN's maps for sides that are
+// multiples of 32), the model is imported once more at the shapes of `inputs`
+// (shapes_fixed), and that import's result returned.
 absl::StatusOr<SpecializedImport> ImportSpecialized(const std::string& path,
                                                     const runtime::TensorMap& inputs,
                                                     ImportOptions options = {});

