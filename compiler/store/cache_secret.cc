@@ -29,17 +29,6 @@ bool SodiumReady() {
   return ready;
 }
 
-absl::Status WriteAll(int fd, absl::string_view bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return absl::InternalError(std::strerror(errno));
-    done += static_cast<size_t>(n);
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const CacheSecret>> CacheSecret::FromBytes(std::string bytes) {
@@ -92,8 +81,9 @@ absl::StatusOr<std::shared_ptr<const CacheSecret>> CacheSecret::UserKey(const st
       return absl::PermissionDeniedError(
           absl::StrCat("cannot create the cache's user key ", tmp, ": ", std::strerror(errno)));
     }
-    absl::Status written = WriteAll(fd, key);
-    if (written.ok() && ::fsync(fd) != 0) written = absl::InternalError(std::strerror(errno));
+    absl::Status written = WriteAll(fd, key) && ::fsync(fd) == 0
+                               ? absl::OkStatus()
+                               : absl::InternalError(std::strerror(errno));
     ::close(fd);
     sodium_memzero(key.data(), key.size());
     const bool linked = written.ok() && (::link(tmp.c_str(), path.c_str()) == 0 || errno == EEXIST);

@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -109,16 +108,8 @@ std::optional<std::string> DiskCache::Load(const ContentKey& key) {
     return std::nullopt;
   }
   // One read of the whole file (graph-level records hold weights: a megabyte or more).
-  std::string file(static_cast<size_t>(size), '\0');
-  size_t got = 0;
-  while (got < file.size()) {
-    const ssize_t n = ::read(fd, file.data() + got, file.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<size_t>(n);
-  }
+  std::string file = ReadUpTo(fd, static_cast<size_t>(size));
   ::close(fd);
-  file.resize(got);
   absl::StatusOr<absl::string_view> payload = Check(key, path, st, file);
   if (!payload.ok()) {
     Reject(path, payload.status());
@@ -188,14 +179,7 @@ void DiskCache::Store(const ContentKey& key, const std::string& payload) {
   // 0600 whatever the umask: a record others can write is refused by every reader.
   bool ok = false;
   if (const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600); fd >= 0) {
-    size_t done = 0;
-    while (done < file.size()) {
-      const ssize_t n = ::write(fd, file.data() + done, file.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      done += static_cast<size_t>(n);
-    }
-    ok = done == file.size();
+    ok = WriteAll(fd, file);
     ok = ::close(fd) == 0 && ok;
   }
   std::error_code ec;

@@ -98,20 +98,34 @@ absl::StatusOr<std::string> ReadSecretFile(const std::string& path, const char* 
         absl::StrCat(what, " ", path, " has ", st.st_size, " bytes, more than ", max_bytes));
   }
   std::string bytes;
-  if (status.ok()) {
-    bytes.resize(static_cast<size_t>(st.st_size));
-    size_t got = 0;
-    while (got < bytes.size()) {
-      const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      got += static_cast<size_t>(n);
-    }
-    bytes.resize(got);
-  }
+  if (status.ok()) bytes = ReadUpTo(fd, static_cast<size_t>(st.st_size));
   ::close(fd);
   if (!status.ok()) return status;
   return bytes;
+}
+
+std::string ReadUpTo(int fd, size_t size) {
+  std::string bytes(size, '\0');
+  size_t got = 0;
+  while (got < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  bytes.resize(got);
+  return bytes;
+}
+
+bool WriteAll(int fd, absl::string_view bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
 }
 
 absl::Status MakePrivateDirectory(const std::string& dir) {

@@ -20,6 +20,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace graphjit::compiler {
 
@@ -38,6 +39,12 @@ absl::Status CheckPrivateDirectory(const std::string& dir);
 // `st` of a record file at `path` (fstat of the open file, so the file checked is the
 // one read).
 absl::Status CheckRecordFile(const std::string& path, const struct stat& st);
+
+// Whole-file I/O on a descriptor, interrupted calls retried: up to `size` bytes read (fewer
+// at the end of the file or on an error), and whether all of `bytes` were written (errno
+// says why not).
+std::string ReadUpTo(int fd, size_t size);
+bool WriteAll(int fd, absl::string_view bytes);
 
 }  // namespace graphjit::compiler
 
