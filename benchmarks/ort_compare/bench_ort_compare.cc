@@ -60,6 +60,16 @@ std::string ModelPath() {
   return models::OcrFilesIn(dir).model;
 }
 
+// `r->model` under Jit, the exact policy: one entry per input shape.
+void CompileExact(Model* r) {
+  compiler::JitOptions options;
+  options.policy = compiler::entries::ShapePolicy::kExact;
+  absl::StatusOr<std::unique_ptr<compiler::JitFunction>> fn =
+      models::JitOnnxModel(r->model, options);
+  if (fn.ok()) r->function = *std::move(fn);
+  r->status = fn.status();
+}
+
 Model& Shared() {
   static Model* r = [] {
     auto* r = new Model;
@@ -69,12 +79,7 @@ Model& Shared() {
       return r;
     }
     r->model = *std::move(model);
-    compiler::JitOptions options;
-    options.policy = compiler::entries::ShapePolicy::kExact;
-    absl::StatusOr<std::unique_ptr<compiler::JitFunction>> fn =
-        models::JitOnnxModel(r->model, options);
-    if (fn.ok()) r->function = *std::move(fn);
-    r->status = fn.status();
+    CompileExact(r);
     return r;
   }();
   return *r;
@@ -100,12 +105,7 @@ Model& SpecializedFor(const runtime::Tensor& x) {
     return *r;
   }
   r->model = std::move(imported->model);
-  compiler::JitOptions options;
-  options.policy = compiler::entries::ShapePolicy::kExact;
-  absl::StatusOr<std::unique_ptr<compiler::JitFunction>> fn =
-      models::JitOnnxModel(r->model, options);
-  if (fn.ok()) r->function = *std::move(fn);
-  r->status = fn.status();
+  CompileExact(r.get());
   return *r;
 }
 
