@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "frontend/eager_context.h"
 #include "frontend/value.h"
 #include "python/arrays.h"
 #include "python/bindings.h"
+#include "python/py_function.h"
 
 namespace graphjit::python {
 namespace {
@@ -21,68 +21,24 @@ using frontend::Value;
 class EagerFunction {
  public:
   // Parameters named in `weights` read them (ctx.Param); the others are the inputs.
-  EagerFunction(py::function fn, py::object weights) : fn_(std::move(fn)) {
-    if (!weights.is_none()) {
-      for (const auto& [key, value] : weights.cast<py::dict>()) {
-        const std::string name = py::str(key);
-        params_[name] = Input(name, value);
-      }
-    }
-    py::object params = py::module_::import("inspect").attr("signature")(fn_).attr("parameters");
-    for (const auto& name : params) all_.push_back(py::str(name));
-    for (const std::string& n : all_) {
-      if (!params_.contains(n)) names_.push_back(n);
-    }
-    name_ = py::hasattr(fn_, "__name__") ? std::string(py::str(fn_.attr("__name__"))) : "fn";
-  }
+  EagerFunction(py::function fn, const py::object& weights)
+      : fn_(std::move(fn)), signature_(SignatureOf(fn_, weights)) {}
 
   py::object Call(const py::args& args, const py::kwargs& kwargs) {
-    if (args.size() + kwargs.size() != names_.size()) {
-      throw py::type_error(absl::StrCat(name_, "() takes ", names_.size(), " inputs, got ",
-                                        args.size() + kwargs.size()));
-    }
-    runtime::TensorMap inputs;
-    for (size_t i = 0; i < args.size(); ++i) inputs[names_[i]] = Input(names_[i], args[i]);
-    for (const auto& [key, value] : kwargs) {
-      const std::string name = py::str(key);
-      inputs[name] = Input(name, value);
-    }
-    frontend::EagerContext ctx(inputs, params_);
+    const runtime::TensorMap inputs = signature_.Inputs(args, kwargs);
+    frontend::EagerContext ctx(inputs, signature_.weights);
     py::list values;
-    for (const std::string& n : all_) {
-      if (params_.contains(n)) {
-        values.append(py::cast(ctx.Param(n)));
-      } else if (inputs.contains(n)) {
-        values.append(py::cast(ctx.Input(n)));
-      } else {
-        throw py::type_error(absl::StrCat(name_, "() misses input '", n, "'"));
-      }
+    for (const std::string& n : signature_.params) {
+      values.append(py::cast(signature_.IsWeight(n) ? ctx.Param(n) : ctx.Input(n)));
     }
-    py::object result = fn_(*values);
-    const bool single = py::isinstance<Value>(result);
-    std::vector<Value> outputs;
-    if (single) {
-      outputs.push_back(result.cast<Value>());
-    } else {
-      for (const auto& r : result.cast<py::sequence>()) outputs.push_back(r.cast<Value>());
-    }
-    std::vector<runtime::Tensor> out = ValueOrRaise(ctx.Results(outputs));
-    if (single) return ToNumpy(std::move(out[0]));
-    py::tuple tuple(out.size());
-    for (size_t i = 0; i < out.size(); ++i) tuple[i] = ToNumpy(std::move(out[i]));
-    return tuple;
+    bool single = false;
+    const std::vector<Value> outputs = ReturnedValues(fn_(*values), &single);
+    return ReturnedArrays(ValueOrRaise(ctx.Results(outputs)), single);
   }
 
  private:
-  static runtime::Tensor Input(const std::string& name, const py::handle& value) {
-    return ToTensorOfItsDtype("input", name, value);
-  }
-
   py::function fn_;
-  std::string name_;
-  std::vector<std::string> all_;    // every parameter
-  std::vector<std::string> names_;  // the inputs
-  runtime::TensorMap params_;
+  PyFunctionSignature signature_;
 };
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "ir/sym_expr.h"
 #include "python/arrays.h"
 #include "python/bindings.h"
+#include "python/py_function.h"
 #include "runtime/interpreter.h"
 
 namespace graphjit::python {
@@ -113,33 +114,28 @@ Value Index(const Value& x, const py::object& key) {
   return v;
 }
 
+// Runs `body` with the GIL released; an exception the traced function raised meanwhile
+// (kept by the trace, which holds the GIL) is raised here, in place of body's result.
+template <typename Body>
+auto WithoutGil(Body body) -> decltype(body()) {
+  std::optional<py::error_already_set> error;
+  pending_error = &error;
+  decltype(body()) result;
+  {
+    py::gil_scoped_release release;
+    result = body();
+  }
+  pending_error = nullptr;
+  if (error.has_value()) throw *error;
+  return result;
+}
+
 // A Python function under compiler::Jit: inputs by its parameters' names.
 class TracedFunction {
  public:
   TracedFunction(py::function fn, std::string policy, std::string tier, py::object dynamic,
                  py::object weights)
-      : fn_(std::move(fn)) {
-    // Parameters named in `weights` are the function's weights (ctx.Param: constants the
-    // passes may fold); the others its inputs, given at each call.
-    runtime::TensorMap params;
-    if (!weights.is_none()) {
-      for (const auto& [key, value] : weights.cast<py::dict>()) {
-        const std::string name = py::str(key);
-        params[name] = ToTensorOfItsDtype("weight", name, value);
-      }
-    }
-    py::object signature = py::module_::import("inspect").attr("signature")(fn_).attr("parameters");
-    std::vector<std::string> all;
-    for (const auto& name : signature) all.push_back(py::str(name));
-    for (const auto& [name, tensor] : params) {
-      if (std::find(all.begin(), all.end(), name) == all.end()) {
-        throw py::value_error(absl::StrCat("weight '", name, "' is no parameter of the function"));
-      }
-    }
-    for (const std::string& name : all) {
-      (params.contains(name) ? weight_names_ : names_).push_back(name);
-    }
-    name_ = py::hasattr(fn_, "__name__") ? std::string(py::str(fn_.attr("__name__"))) : "fn";
+      : fn_(std::move(fn)), signature_(SignatureOf(fn_, weights)) {
     options_.policy = ValueOrRaise(compiler::entries::ParsePolicy(policy));
     options_.compile.codegen.tier = ValueOrRaise(compiler::ParseCodeTier(tier));
     if (!dynamic.is_none()) {
@@ -153,30 +149,25 @@ class TracedFunction {
     }
     // The function with its inputs, traced with the GIL held. The compiler keeps copies
     // of the trace function where it likes; the last one lets go of the Python function
-    // with the GIL held, wherever that happens.
+    // with the GIL held, wherever that happens. Parameters bound to weights read them
+    // (ctx.Param: constants the passes may fold).
     std::shared_ptr<py::function> held(new py::function(fn_), [](py::function* f) {
       py::gil_scoped_acquire gil;
       delete f;
     });
-    std::vector<std::string> weight_names = weight_names_;
-    compiler::TraceFn trace = [held, all, weight_names, single = single_](frontend::Context& ctx) {
+    compiler::TraceFn trace = [held, signature = signature_,
+                               single = single_](frontend::Context& ctx) {
       py::gil_scoped_acquire gil;
       const py::function& fn = *held;
       std::vector<Value> outputs;
       try {
         py::list args;
-        for (const std::string& n : all) {
-          const bool weight =
-              std::find(weight_names.begin(), weight_names.end(), n) != weight_names.end();
-          args.append(py::cast(weight ? ctx.Param(n) : ctx.Input(n)));
+        for (const std::string& n : signature.params) {
+          args.append(py::cast(signature.IsWeight(n) ? ctx.Param(n) : ctx.Input(n)));
         }
-        py::object result = fn(*args);
-        single->store(py::isinstance<Value>(result));
-        if (py::isinstance<Value>(result)) {
-          outputs.push_back(result.cast<Value>());
-        } else {
-          for (const auto& r : result.cast<py::sequence>()) outputs.push_back(r.cast<Value>());
-        }
+        bool one = false;
+        outputs = ReturnedValues(fn(*args), &one);
+        single->store(one);
       } catch (py::error_already_set& e) {
         if (pending_error != nullptr && !pending_error->has_value()) *pending_error = e;
         outputs.clear();
@@ -189,44 +180,27 @@ class TracedFunction {
       }
       return outputs;
     };
-    fn_jit_ = ValueOrRaise(compiler::Jit(name_, std::move(trace), std::move(params), options_));
+    fn_jit_ = ValueOrRaise(
+        compiler::Jit(signature_.name, std::move(trace), signature_.weights, options_));
   }
 
   py::object Call(const py::args& args, const py::kwargs& kwargs) {
-    const runtime::TensorMap inputs = Inputs(args, kwargs);
-    std::optional<py::error_already_set> error;
-    pending_error = &error;
-    absl::StatusOr<std::vector<Tensor>> outputs;
-    {
-      py::gil_scoped_release release;
-      outputs = fn_jit_->Run(inputs);
-    }
-    pending_error = nullptr;
-    if (error.has_value()) throw *error;
-    return Results(ValueOrRaise(std::move(outputs)));
+    const runtime::TensorMap inputs = signature_.Inputs(args, kwargs);
+    return Results(ValueOrRaise(
+        WithoutGil([&]() -> absl::StatusOr<std::vector<Tensor>> { return fn_jit_->Run(inputs); })));
   }
 
   // The entry's optimized graph run by the interpreter (node by node, no compiled code):
   // demo 4's middle row. The entry is compiled first on a miss, like a call.
   py::object Interpret(const py::args& args, const py::kwargs& kwargs) {
-    const runtime::TensorMap inputs = Inputs(args, kwargs);
-    std::optional<py::error_already_set> error;
-    pending_error = &error;
-    absl::StatusOr<std::vector<Tensor>> outputs;
-    {
-      py::gil_scoped_release release;
+    const runtime::TensorMap inputs = signature_.Inputs(args, kwargs);
+    return Results(ValueOrRaise(WithoutGil([&]() -> absl::StatusOr<std::vector<Tensor>> {
       absl::StatusOr<std::shared_ptr<const compiler::entries::CacheEntry>> entry =
           fn_jit_->Acquire(inputs);
-      if (!entry.ok()) {
-        outputs = entry.status();
-      } else {
-        const compiler::CompiledGraph& cg = (*entry)->compiled();
-        outputs = runtime::Interpret(cg.graph(), inputs, cg.params());
-      }
-    }
-    pending_error = nullptr;
-    if (error.has_value()) throw *error;
-    return Results(ValueOrRaise(std::move(outputs)));
+      if (!entry.ok()) return entry.status();
+      const compiler::CompiledGraph& cg = (*entry)->compiled();
+      return runtime::Interpret(cg.graph(), inputs, cg.params());
+    })));
   }
 
   // Seconds per call of the same compiled call made from C++ (no Python between calls):
@@ -234,22 +208,17 @@ class TracedFunction {
   // Beside a Python-side timing of f(...) it shows the binding's own cost per call.
   double TimeNative(const py::args& args, int64_t repeat, const py::kwargs& kwargs) {
     if (repeat < 1) throw py::value_error("time_native: repeat must be >= 1");
-    const runtime::TensorMap inputs = Inputs(args, kwargs);
-    std::optional<py::error_already_set> error;
-    pending_error = &error;
-    absl::Status status;
+    const runtime::TensorMap inputs = signature_.Inputs(args, kwargs);
     std::vector<double> rounds;
-    {
-      py::gil_scoped_release release;
-      status = fn_jit_->Run(inputs).status();
-      for (int r = 0; r < 5 && status.ok(); ++r) {
+    absl::Status status = WithoutGil([&]() -> absl::Status {
+      absl::Status s = fn_jit_->Run(inputs).status();
+      for (int r = 0; r < 5 && s.ok(); ++r) {
         const ir::Clock::time_point start = ir::Clock::now();
-        for (int64_t i = 0; i < repeat && status.ok(); ++i) status = fn_jit_->Run(inputs).status();
+        for (int64_t i = 0; i < repeat && s.ok(); ++i) s = fn_jit_->Run(inputs).status();
         rounds.push_back(ir::SecondsSince(start) / static_cast<double>(repeat));
       }
-    }
-    pending_error = nullptr;
-    if (error.has_value()) throw *error;
+      return s;
+    });
     if (!status.ok()) Raise(status);
     std::sort(rounds.begin(), rounds.end());
     return rounds[rounds.size() / 2];
@@ -257,51 +226,22 @@ class TracedFunction {
 
   py::dict Stats() const { return StatsOf(*fn_jit_); }
 
-  // The call's inputs by the function's parameter names (positional, then keywords).
-  runtime::TensorMap Inputs(const py::args& args, const py::kwargs& kwargs) const {
-    if (args.size() + kwargs.size() != names_.size()) {
-      throw py::type_error(absl::StrCat(name_, "() takes ", names_.size(), " inputs, got ",
-                                        args.size() + kwargs.size()));
-    }
-    runtime::TensorMap inputs;
-    for (size_t i = 0; i < args.size(); ++i) inputs[names_[i]] = ToInput(names_[i], args[i]);
-    for (const auto& [key, value] : kwargs) {
-      const std::string name = py::str(key);
-      if (std::find(names_.begin(), names_.end(), name) == names_.end() || inputs.count(name)) {
-        throw py::type_error(
-            absl::StrCat(name_, "() got an unexpected or repeated input '", name, "'"));
-      }
-      inputs[name] = ToInput(name, value);
-    }
-    return inputs;
-  }
-
-  // One array when the function returned one Value, else a tuple.
-  py::object Results(std::vector<Tensor> out) const {
-    if (out.size() == 1 && single_->load()) return ToNumpy(std::move(out[0]));
-    py::tuple result(out.size());
-    for (size_t i = 0; i < out.size(); ++i) result[i] = ToNumpy(std::move(out[i]));
-    return result;
-  }
-
   std::string Explain(const py::args& args) {
     runtime::TensorMap inputs;
-    for (size_t i = 0; i < args.size() && i < names_.size(); ++i) {
-      inputs[names_[i]] = ToInput(names_[i], args[i]);
+    const std::vector<std::string>& names = signature_.inputs;
+    for (size_t i = 0; i < args.size() && i < names.size(); ++i) {
+      inputs[names[i]] = ToTensorOfItsDtype("input", names[i], args[i]);
     }
     return fn_jit_->ExplainMiss(inputs);
   }
 
  private:
-  // Inputs keep the array's own dtype (a traced function has no declared types).
-  static Tensor ToInput(const std::string& name, const py::handle& value) {
-    return ToTensorOfItsDtype("input", name, value);
+  py::object Results(std::vector<Tensor> out) const {
+    return ReturnedArrays(std::move(out), single_->load());
   }
 
   py::function fn_;
-  std::string name_;
-  std::vector<std::string> names_;         // inputs, in the function's order
-  std::vector<std::string> weight_names_;  // parameters bound to weights
+  PyFunctionSignature signature_;
   compiler::JitOptions options_;
   std::unique_ptr<compiler::JitFunction> fn_jit_;
   // Whether the function returned one Value (one array back) rather than a sequence.
