@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "onnx/import.h"
 #include "tests/onnx/model_builder.h"
+#include "tests/onnx/shape_models.h"
 
 namespace graphjit::onnx {
 namespace {
@@ -20,48 +21,15 @@ using testing::F32Tensor;
 using testing::I64Tensor;
 using testing::ModelBuilder;
 using testing::SetInt;
-using testing::SetInts;
 using testing::SetString;
 
 constexpr int32_t kF32 = ::onnx::TensorProto::FLOAT;
 
 std::vector<std::pair<std::string, ModelBuilder>> Seeds() {
   std::vector<std::pair<std::string, ModelBuilder>> seeds;
-  {
-    ModelBuilder m;  // ViT's class token: Where(Equal([N, -1, -1], -1), 1, ...) -> Expand
-    m.Input("x", kF32, {std::string("N"), int64_t{4}}).Output("y", kF32);
-    m.Initializer(I64Tensor("zero", {}, {0}));
-    m.Initializer(I64Tensor("axes", {1}, {0}));
-    m.Initializer(I64Tensor("minus_ones", {2}, {-1, -1}));
-    m.Initializer(I64Tensor("minus_one", {1}, {-1}));
-    m.Initializer(I64Tensor("ones", {3}, {1, 1, 1}));
-    m.Initializer(F32Tensor("tok", {1, 1, 4}, {1, 2, 3, 4}));
-    m.Node("Shape", {"x"}, {"shape"});
-    m.Node("Gather", {"shape", "zero"}, {"n"});
-    m.Node("Unsqueeze", {"n", "axes"}, {"n1"});
-    SetInt(m.Node("Concat", {"n1", "minus_ones"}, {"target"}), "axis", 0);
-    m.Node("Equal", {"target", "minus_one"}, {"eq"});
-    m.Node("Where", {"eq", "ones", "target"}, {"dims"});
-    m.Node("Expand", {"tok", "dims"}, {"y"});
-    seeds.emplace_back("shape_expand_minus_ones.onnx", std::move(m));
-  }
-  {
-    ModelBuilder m;  // torch's F.pad: [-1, 2] view, step -1 slice, transpose, flatten
-    m.Input("x", kF32, {std::string("N"), int64_t{5}}).Output("y", kF32);
-    m.Initializer(I64Tensor("pads4", {4}, {0, 1, 0, 2}));
-    m.Initializer(I64Tensor("grid", {2}, {-1, 2}));
-    m.Initializer(I64Tensor("start", {1}, {-1}));
-    m.Initializer(I64Tensor("end", {1}, {-9223372036854775807}));
-    m.Initializer(I64Tensor("axis0", {1}, {0}));
-    m.Initializer(I64Tensor("step", {1}, {-1}));
-    m.Initializer(I64Tensor("flat", {1}, {-1}));
-    m.Node("Reshape", {"pads4", "grid"}, {"pairs"});
-    m.Node("Slice", {"pairs", "start", "end", "axis0", "step"}, {"reversed"});
-    SetInts(m.Node("Transpose", {"reversed"}, {"t"}), "perm", {1, 0});
-    m.Node("Reshape", {"t", "flat"}, {"pads"});
-    m.Node("Pad", {"x", "pads"}, {"y"});
-    seeds.emplace_back("shape_torch_pad_list.onnx", std::move(m));
-  }
+  seeds.emplace_back("shape_expand_minus_ones.onnx",
+                     testing::ExpandOfMinusOnes(/*compare_with_dim=*/false));
+  seeds.emplace_back("shape_torch_pad_list.onnx", testing::TorchPadList());
   {
     ModelBuilder m;  // an index grid into ScatterND (swin's window mask)
     m.Input("data", kF32, {int64_t{3}, int64_t{2}})

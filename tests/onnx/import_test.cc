@@ -13,6 +13,7 @@
 #include "ir/printer.h"
 #include "runtime/interpreter.h"
 #include "tests/onnx/model_builder.h"
+#include "tests/onnx/shape_models.h"
 
 namespace graphjit::onnx {
 namespace {
@@ -85,36 +86,10 @@ TEST(OnnxImport, ShapeGatherConcatReshapeFoldsToASymbolicReshape) {
 // [N, -1, -1]. N == -1 is decided false for a dim, so the target folds to [N, 1, 1]; two
 // free dims compared stay undecided, and the Expand then names its data-dependent input.
 TEST(OnnxImport, ExpandOfMinusOnesFoldsBecauseDimsAreNotNegative) {
-  auto build = [](bool two_symbols) {
-    ModelBuilder m;
-    m.Input("x", kF32, {std::string("N"), std::string("M")}).Output("y", kF32);
-    m.Initializer(I64Tensor("zero", {}, {0}));
-    m.Initializer(I64Tensor("one", {}, {1}));
-    m.Initializer(I64Tensor("axes", {1}, {0}));
-    m.Initializer(I64Tensor("minus_ones", {2}, {-1, -1}));
-    m.Initializer(I64Tensor("ones", {3}, {1, 1, 1}));
-    m.Initializer(I64Tensor("minus_one", {1}, {-1}));
-    ::onnx::TensorProto tok;
-    tok.set_name("tok");
-    tok.set_data_type(kF32);
-    for (int64_t d : {1, 1, 4}) tok.add_dims(d);
-    for (int i = 0; i < 4; ++i) tok.add_float_data(static_cast<float>(i));
-    m.Initializer(tok);
-    m.Node("Shape", {"x"}, {"shape"});
-    m.Node("Gather", {"shape", "zero"}, {"n"});
-    m.Node("Gather", {"shape", "one"}, {"w"});
-    m.Node("Unsqueeze", {"n", "axes"}, {"n1"});
-    m.Node("Unsqueeze", {"w", "axes"}, {"w1"});
-    SetInt(m.Node("Concat", {"n1", "minus_ones"}, {"target"}), "axis", 0);
-    // The must-not-fire variant compares the target with M instead of -1.
-    m.Node("Equal", {"target", two_symbols ? "w1" : "minus_one"}, {"eq"});
-    m.Node("Where", {"eq", "ones", "target"}, {"dims"});
-    m.Node("Expand", {"tok", "dims"}, {"y"});
-    return m;
-  };
-  ImportedModel model = MustImport(build(false));
+  ImportedModel model = MustImport(testing::ExpandOfMinusOnes(/*compare_with_dim=*/false));
   EXPECT_EQ(ir::TypeToString(model.graph.type(model.graph.outputs()[0])), "f32[N, 1, 4]");
-  absl::StatusOr<ImportedModel> undecided = ImportFromBytes(build(true).Bytes(), "test.onnx");
+  absl::StatusOr<ImportedModel> undecided =
+      ImportFromBytes(testing::ExpandOfMinusOnes(/*compare_with_dim=*/true).Bytes(), "test.onnx");
   ASSERT_FALSE(undecided.ok());
   EXPECT_THAT(undecided.status().message(), HasSubstr("Expand"));
 }
@@ -123,21 +98,7 @@ TEST(OnnxImport, ExpandOfMinusOnesFoldsBecauseDimsAreNotNegative) {
 // (reversed) -> Transpose -> Reshape [-1] (swin_t's window padding). Every step folds,
 // and the Pad reads constant pads.
 TEST(OnnxImport, TorchsPadListFoldsThroughSliceTransposeAndReshape) {
-  ModelBuilder m;
-  m.Input("x", kF32, {std::string("N"), int64_t{5}}).Output("y", kF32);
-  m.Initializer(I64Tensor("pads4", {4}, {0, 1, 0, 2}));  // torch order: last dim first
-  m.Initializer(I64Tensor("grid", {2}, {-1, 2}));
-  m.Initializer(I64Tensor("start", {1}, {-1}));
-  m.Initializer(I64Tensor("end", {1}, {-9223372036854775807}));
-  m.Initializer(I64Tensor("axis0", {1}, {0}));
-  m.Initializer(I64Tensor("step", {1}, {-1}));
-  m.Initializer(I64Tensor("flat", {1}, {-1}));
-  m.Node("Reshape", {"pads4", "grid"}, {"pairs"});
-  m.Node("Slice", {"pairs", "start", "end", "axis0", "step"}, {"reversed"});
-  SetInts(m.Node("Transpose", {"reversed"}, {"t"}), "perm", {1, 0});
-  m.Node("Reshape", {"t", "flat"}, {"pads"});
-  m.Node("Pad", {"x", "pads"}, {"y"});
-  ImportedModel model = MustImport(m);
+  ImportedModel model = MustImport(testing::TorchPadList());
   // [begin0, begin1, end0, end1] = [0, 0, 2, 1]: two rows after, one column after.
   EXPECT_EQ(ir::TypeToString(model.graph.type(model.graph.outputs()[0])), "f32[N+2, 6]");
 }
