@@ -16,6 +16,8 @@
 //   floor_us  reading those bytes at this working-set size, between the steps
 //   x_floor   step_us / floor_us (1.0 is the floor)
 // Run: build/bin/bench_roofline --benchmark_repetitions=5 --benchmark_report_aggregates_only
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -265,6 +267,111 @@ BENCHMARK(BM_Matvec)
     ->ArgsProduct({{344}, {128}, {0, 1}, {0, 1, 2}})
     ->ArgsProduct({{512}, {512}, {0, 1}, {0, 1, 2}})
     ->ArgsProduct({{1024}, {1024}, {0, 1}, {0, 1, 2}})
+    ->Unit(benchmark::kMicrosecond);
+
+// The machine's f32 FMA peak on one core: 12 independent chains of vector FMAs (enough to
+// cover a 4-cycle latency on two pipes) at the widest vectors the host has. The product
+// benchmarks below are read against it (`peak` is GFLOP/s: 2 per FMA lane).
+// With intrinsics: the build compiles with -ffp-contract=off, so `a * b + c` would stay
+// two instructions.
+__attribute__((target("avx512f"))) float Fma512(int64_t iters) {
+  __m512 acc[12];
+  const __m512 b = _mm512_set1_ps(1.0000001f), c = _mm512_set1_ps(1e-7f);
+  for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i));
+  for (int64_t it = 0; it < iters; ++it) {
+    for (int i = 0; i < 12; ++i) {
+      acc[i] = _mm512_fmadd_ps(acc[i], b, c);
+    }
+  }
+  float total = 0;
+  for (const __m512& a : acc) total += _mm512_cvtss_f32(a);
+  return total;
+}
+__attribute__((target("avx2,fma"))) float Fma256(int64_t iters) {
+  __m256 acc[12];
+  const __m256 b = _mm256_set1_ps(1.0000001f), c = _mm256_set1_ps(1e-7f);
+  for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_ps(static_cast<float>(i));
+  for (int64_t it = 0; it < iters; ++it) {
+    for (int i = 0; i < 12; ++i) {
+      acc[i] = _mm256_fmadd_ps(acc[i], b, c);
+    }
+  }
+  float total = 0;
+  for (const __m256& a : acc) total += _mm256_cvtss_f32(a);
+  return total;
+}
+
+void BM_FmaPeak(benchmark::State& state) {
+  const bool wide = __builtin_cpu_supports("avx512f");
+  const int lanes = wide ? 16 : 8;
+  constexpr int64_t kIters = 1 << 20;
+  int64_t iters = kIters;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(iters);  // a new argument each time: the call is not hoisted
+    benchmark::DoNotOptimize(wide ? Fma512(iters) : Fma256(iters));
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * 12 * lanes * kIters * 1e-9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(wide ? "f32 avx512" : "f32 avx2");
+}
+BENCHMARK(BM_FmaPeak)->Unit(benchmark::kMicrosecond);
+
+// An f32 product [M, K] @ [K, N] (a constant rhs, as weights are) three ways: graphjit's
+// generated tiles (arg 0) and its OpenBLAS call (arg 1) through a CompiledCall, and
+// OpenBLAS called directly (arg 2). GFLOP/s = 2 M N K per second; read it against
+// BM_FmaPeak. The shapes: squares, and resnet50's convolutions as products (M = output
+// channels, N = output positions, K = input channels x window).
+void BM_Product(benchmark::State& state) {
+  const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
+  const int impl = static_cast<int>(state.range(3));
+  std::vector<double> as(M * K), bs(K * N);
+  for (int64_t i = 0; i < M * K; ++i) as[i] = static_cast<double>(i % 13) / 13 - 0.5;
+  for (int64_t i = 0; i < K * N; ++i) bs[i] = static_cast<double>(i % 7) / 7 - 0.5;
+  runtime::Tensor a = *runtime::Tensor::FromDoubles(ir::DType::kF32, {M, K}, as);
+  runtime::Tensor b = *runtime::Tensor::FromDoubles(ir::DType::kF32, {K, N}, bs);
+  runtime::Tensor out = *runtime::Tensor::Zeros(ir::DType::kF32, {M, N});
+  std::unique_ptr<compiler::CompiledGraph> cg;
+  std::unique_ptr<compiler::CompiledCall> call;
+  std::vector<runtime::Tensor> positional = {a};
+  if (impl < 2) {
+    ir::Graph g = *ir::ParseGraph(absl::StrCat("graph mm {\n  %0 = input {name=\"a\"} : f32[", M,
+                                               ", ", K, "]\n  %1 = param {name=\"b\"} : f32[", K,
+                                               ", ", N, "]\n  %2 = matmul(%0, %1) : f32[", M, ", ",
+                                               N, "]\n  return %2\n}\n"));
+    compiler::CompileGraphOptions options;
+    options.products =
+        impl == 0 ? compiler::ProductKernels::kTiles : compiler::ProductKernels::kBlas;
+    auto compiled = compiler::CompiledGraph::Compile(g, {{"b", b}}, options);
+    GJ_CHECK(compiled.ok()) << compiled.status().message();
+    cg = *std::move(compiled);
+    call = std::make_unique<compiler::CompiledCall>(*cg);
+  }
+  for (auto _ : state) {
+    if (impl == 2) {
+      graphjit_rt_matmul_f32(a.data<float>(), b.data<float>(), out.data<float>(), M, N, K, N, N, 0);
+      benchmark::DoNotOptimize(out.raw_data());
+    } else {
+      absl::Status s = call->Run(positional, {});
+      GJ_CHECK(s.ok()) << s.message();
+      benchmark::DoNotOptimize(call->outputs());
+    }
+  }
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * M * N * K * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  static const char* const kImpl[] = {"graphjit tiles", "graphjit OpenBLAS", "OpenBLAS"};
+  state.SetLabel(absl::StrCat(M, "x", K, " @ ", K, "x", N, " ", kImpl[impl]));
+}
+BENCHMARK(BM_Product)
+    ->ArgsProduct({{256}, {256}, {256}, {0, 1, 2}})
+    ->ArgsProduct({{512}, {512}, {512}, {0, 1, 2}})
+    ->ArgsProduct({{1024}, {1024}, {1024}, {0, 1, 2}})
+    ->ArgsProduct({{64}, {3136}, {576}, {0, 1, 2}})   // resnet50 layer1 3x3
+    ->ArgsProduct({{256}, {3136}, {64}, {0, 1, 2}})   // layer1 1x1 expand
+    ->ArgsProduct({{128}, {784}, {1152}, {0, 1, 2}})  // layer2 3x3
+    ->ArgsProduct({{256}, {196}, {2304}, {0, 1, 2}})  // layer3 3x3
+    ->ArgsProduct({{1024}, {196}, {256}, {0, 1, 2}})  // layer3 1x1 expand
+    ->ArgsProduct({{512}, {49}, {4608}, {0, 1, 2}})   // layer4 3x3
+    ->ArgsProduct({{2048}, {49}, {512}, {0, 1, 2}})   // layer4 1x1 expand
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
