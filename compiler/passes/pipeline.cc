@@ -12,6 +12,7 @@
 #include "compiler/passes/flatten_matmul_batch.h"
 #include "compiler/passes/fold_channel_affine.h"
 #include "compiler/passes/fold_norm_weight.h"
+#include "compiler/passes/orient_products.h"
 #include "compiler/passes/simplify.h"
 #include "compiler/passes/sink_row_scale.h"
 #include "ir/status_macros.h"
@@ -29,6 +30,7 @@ const std::vector<Pass>& BuiltinPasses() {
       {"fold_norm_weight", FoldNormWeight},
       {"sink_row_scale", [](ir::Graph* g, PassContext*) { return SinkRowScale(g); }},
       {"flatten_matmul_batch", [](ir::Graph* g, PassContext*) { return FlattenMatmulBatch(g); }},
+      {"orient_products", OrientProducts},
       // Opt-in: see concat_weights.h for what it was measured to cost and save.
       {"concat_weights", ConcatWeights, /*in_default=*/false},
       {"dce", [](ir::Graph* g, PassContext*) { return Dce(g); }},

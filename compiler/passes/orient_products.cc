@@ -1,0 +1,111 @@
+#include "compiler/passes/orient_products.h"
+
+#include <cstring>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/passes/rewriter.h"
+#include "ir/status_macros.h"
+
+namespace graphjit::compiler {
+namespace {
+
+using ir::OpCode;
+
+// Products below this many multiply-adds stay generated loops whichever way round
+// (kExternMatmulMinMacs in compiler/lower/matmul_strategy.h, which passes do not include).
+constexpr int64_t kMinMacs = 4096;
+
+// The permutation swapping the last two of `rank` axes.
+std::vector<int64_t> SwapLastTwo(int rank) {
+  std::vector<int64_t> perm(rank);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[rank - 1], perm[rank - 2]);
+  return perm;
+}
+
+// Whether matmul `id` should run the other way round: its lhs a known parameter of
+// constant shape, its rhs's column count a constant below the lhs's row count.
+bool ShouldOrient(const ir::Graph& g, ValueId id, const PassContext& ctx) {
+  const ir::Node& m = g.node(id);
+  if (m.op != OpCode::kMatmul || m.operands[0] == m.operands[1]) return false;
+  const ir::Node& w = g.node(m.operands[0]);
+  if (w.op != OpCode::kParam || !ir::IsFloat(w.type.dtype)) return false;
+  std::vector<int64_t> shape;
+  for (const ir::SymExpr& d : w.type.shape) {
+    std::optional<int64_t> c = d.AsConstant();
+    if (!c) return false;
+    shape.push_back(*c);
+  }
+  auto it = ctx.params.find(w.name());
+  if (it == ctx.params.end() || it->second.dtype() != w.type.dtype || it->second.shape() != shape) {
+    return false;
+  }
+  const ir::Shape& xs = g.node(m.operands[1]).type.shape;
+  std::optional<int64_t> n = xs.back().AsConstant();
+  const int64_t rows = shape[shape.size() - 2], depth = shape.back();
+  return n && *n >= 2 && *n < rows && rows * *n * depth >= kMinMacs;
+}
+
+// `w` [b.., M, K] as [b.., K, M] (the bytes, any dtype).
+absl::StatusOr<runtime::Tensor> TransposeLastTwo(const runtime::Tensor& w) {
+  std::vector<int64_t> shape = w.shape();
+  const int rank = static_cast<int>(shape.size());
+  const int64_t rows = shape[rank - 2], cols = shape[rank - 1];
+  std::swap(shape[rank - 2], shape[rank - 1]);
+  GJ_ASSIGN_OR_RETURN(runtime::Tensor out, runtime::Tensor::Empty(w.dtype(), shape));
+  const int64_t element = ir::DTypeSize(w.dtype());
+  const int64_t matrices = w.numel() / (rows * cols);
+  const auto* from = static_cast<const char*>(w.raw_data());
+  auto* to = static_cast<char*>(out.raw_data());
+  for (int64_t b = 0; b < matrices; ++b) {
+    const int64_t base = b * rows * cols * element;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) {
+        std::memcpy(to + base + (c * rows + r) * element, from + base + (r * cols + c) * element,
+                    element);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> OrientProducts(ir::Graph* graph, PassContext* ctx) {
+  if (!ctx->params_are_constant) return false;
+  const ir::Graph& g = *graph;
+  bool any = false;
+  for (ValueId id = 0; id < g.num_nodes() && !any; ++id) any = ShouldOrient(g, id, *ctx);
+  if (!any) return false;
+  GraphRewriter rw(g);
+  for (ValueId id = 0; id < g.num_nodes(); ++id) {
+    if (!ShouldOrient(g, id, *ctx)) {
+      rw.Copy(id);
+      continue;
+    }
+    const ir::Node& m = g.node(id);
+    const ir::Node& w = g.node(m.operands[0]);
+    const std::string name = absl::StrCat("transposed(", w.name(), ")");
+    if (!ctx->params.contains(name)) {
+      GJ_ASSIGN_OR_RETURN(ctx->params[name], TransposeLastTwo(ctx->params.at(w.name())));
+    }
+    ir::Shape wt_shape = w.type.shape;
+    std::swap(wt_shape[wt_shape.size() - 2], wt_shape[wt_shape.size() - 1]);
+    const ValueId wt =
+        rw.Emit(OpCode::kParam, std::vector<ValueId>{},
+                ir::Attrs{{"name", name}, {"dtype", w.type.dtype}, {"shape", std::move(wt_shape)}});
+    const ValueId x = rw.Get(m.operands[1]);
+    const int x_rank = g.node(m.operands[1]).type.rank();
+    const ValueId xt = rw.Emit(OpCode::kTranspose, {x}, ir::Attrs{{"perm", SwapLastTwo(x_rank)}});
+    const ValueId yt = rw.Emit(OpCode::kMatmul, {xt, wt});
+    rw.Map(id, rw.Emit(OpCode::kTranspose, {yt}, ir::Attrs{{"perm", SwapLastTwo(m.type.rank())}}));
+  }
+  GJ_ASSIGN_OR_RETURN(*graph, std::move(rw).Finish());
+  return true;
+}
+
+}  // namespace graphjit::compiler
