@@ -38,8 +38,11 @@ namespace {
 
 // One micro-panel of B (KC x NR) fits L1 beside A's (KC x MR).
 constexpr int64_t kPanelBytes = 32 * 1024;
-// The packed block of B (KC x NC) stays in L2 while every row block passes over it.
-constexpr int64_t kBlockBytes = 384 * 1024;
+// The packed block of B (KC x NC) stays in L2 while every row block passes over it: 3/4
+// of it (384 KiB of Zen 3's 512 KiB, where it was tuned; with Zen 5's 1 MiB, 768 KiB took
+// bench_roofline's 1024^3 from 176 to 212 GFLOP/s and 64 x 576 x 3136 from 199 to 217:
+// A is packed once per block of B, so fewer blocks pack it fewer times).
+int64_t BlockBytes() { return HostL2Bytes() / 4 * 3; }
 // The packed row block of A (MC x KC), whose tiles stream from L2 past each panel of B.
 constexpr int64_t kRowBlockBytes = 96 * 1024;
 
@@ -107,7 +110,7 @@ bool KernelEmitter::EmitTiles() {
   // Blocks of equal size: K = 576 in 170s would end on a block of 66.
   if (k_const > 0)
     kc_max = (k_const + (k_const + kc_max - 1) / kc_max - 1) / ((k_const + kc_max - 1) / kc_max);
-  int64_t panels_max = std::max<int64_t>(1, kBlockBytes / (kc_max * nr * size));
+  int64_t panels_max = std::max<int64_t>(1, BlockBytes() / (kc_max * nr * size));
   if (n_const > 0) panels_max = std::min(panels_max, (n_const + nr - 1) / nr);
   const int64_t nc_max = panels_max * nr;
   int64_t tiles_max = std::max<int64_t>(1, kRowBlockBytes / (kc_max * rows * size));
@@ -120,8 +123,12 @@ bool KernelEmitter::EmitTiles() {
   llvm::Type* i64 = body_.getInt64Ty();
   auto* packed_b = prologue_.CreateAlloca(type, prologue_.getInt64(panels_max * kc_max * nr), "bp");
   packed_b->setAlignment(llvm::Align(64));
+  // A whose rows are contiguous along k is packed a vector of k at a time
+  // (pack_a_vectors), whose last vector may run up to `lanes` rows of k past a tile.
+  const bool lhs_rows_contiguous =
+      lhs->kind == ExprKind::kLoad && ContiguousAlongN(lhs->operands, k) && !UsesLoopVar(lhs, n);
   auto* packed_a =
-      prologue_.CreateAlloca(type, prologue_.getInt64(tiles_max * kc_max * rows), "ap");
+      prologue_.CreateAlloca(type, prologue_.getInt64((tiles_max * kc_max + lanes) * rows), "ap");
   packed_a->setAlignment(llvm::Align(64));
   std::vector<llvm::AllocaInst*> acc;
   for (int i = 0; i < rows * vectors; ++i)
@@ -143,6 +150,26 @@ bool KernelEmitter::EmitTiles() {
     return body_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, x, y);
   };
 
+  // Rows r[0..lanes) as their transpose: row j of the result holds element j of every
+  // row. log2(lanes) stages of two-input shuffles (one vpermt2ps each with AVX-512),
+  // stage s swapping the off-diagonal s x s blocks of every 2s x 2s block.
+  auto transpose = [&](std::vector<llvm::Value*> r) {
+    for (int s = lanes / 2; s >= 1; s /= 2) {
+      std::vector<llvm::Value*> next(lanes);
+      for (int i = 0; i < lanes; ++i) {
+        if ((i & s) != 0) continue;
+        std::vector<int> low(lanes), high(lanes);
+        for (int j = 0; j < lanes; ++j) {
+          low[j] = (j & s) != 0 ? lanes + j - s : j;
+          high[j] = (j & s) != 0 ? lanes + j : j + s;
+        }
+        next[i] = body_.CreateShuffleVector(r[i], r[i + s], low);
+        next[i + s] = body_.CreateShuffleVector(r[i], r[i + s], high);
+      }
+      r = std::move(next);
+    }
+    return r;
+  };
   EmitNest(0, nb, [&] {
     llvm::Value* m_extent = EvalTop(kernel_.loops[m], DType::kI64, "M extent");
     llvm::Value* n_extent = EvalTop(kernel_.loops[n], DType::kI64, "N extent");
@@ -156,6 +183,33 @@ bool KernelEmitter::EmitTiles() {
     };
     // Row i of the tile at m0, or the range's last row past it (computed, never stored).
     auto clamped_row = [&](llvm::Value* m0, int i) { return smin(add(m0, i), add(m_end, -1)); };
+    // Packs A's tile at row m0, k from k0 + [0, kc), into tile_a: per `lanes` values of k,
+    // each group of `lanes` rows loaded as vectors (masked past kc), transposed, and the
+    // group's lanes of each k stored at tile_a[kk * MR + group's first row]. A scalar per
+    // element took about as long as the FMAs of a product with 49 columns.
+    auto pack_a_vectors = [&](llvm::Value* m0, llvm::Value* k0, llvm::Value* kc,
+                              llvm::Value* tile_a) {
+      EmitCountedLoop(body_.getInt64(0), kc, lanes, "pack_av", [&](llvm::Value* kk0) {
+        llvm::Value* in_k = lanes_below(body_.CreateSub(kc, kk0));
+        loop_vars_[k] = body_.CreateAdd(k0, kk0);
+        for (int g = 0; g < rows; g += lanes) {
+          const int count = std::min(lanes, rows - g);
+          std::vector<llvm::Value*> r(lanes, zero);
+          for (int i = 0; i < count; ++i) {
+            loop_vars_[m] = clamped_row(m0, g + i);
+            llvm::Value* src = TargetPtr(lhs->index, lhs->operands);
+            if (src == nullptr) return;
+            r[i] = body_.CreateMaskedLoad(vtype, src, ealign, in_k, zero);
+          }
+          std::vector<llvm::Value*> cols = transpose(std::move(r));
+          llvm::Value* group_lanes = lanes_below(body_.getInt64(count));
+          for (int j = 0; j < lanes; ++j) {
+            llvm::Value* dst = at(tile_a, add(mul(add(kk0, j), rows), g));
+            body_.CreateMaskedStore(cols[j], dst, ealign, group_lanes);
+          }
+        }
+      });
+    };
     // C[m0 .. m0+MR, col0 .. col0+NR] (+)= A's tile (kc x MR at tile_a) times B's panel
     // (kc x NR at panel); rows from m_end on and columns from n_end on are not stored.
     auto micro_tile = [&](llvm::Value* m0, llvm::Value* col0, llvm::Value* n0, llvm::Value* k0,
@@ -233,6 +287,10 @@ bool KernelEmitter::EmitTiles() {
           EmitCountedLoop(body_.getInt64(0), tiles, 1, "pack_t", [&](llvm::Value* t) {
             llvm::Value* m0 = body_.CreateAdd(mc0, mul(t, rows));
             llvm::Value* tile_a = at(packed_a, mul(mul(t, kc_max), rows));
+            if (lhs_rows_contiguous) {
+              pack_a_vectors(m0, k0, kc, tile_a);
+              return;
+            }
             for (int i = 0; i < rows; ++i) {
               llvm::Value* row = clamped_row(m0, i);
               EmitCountedLoop(body_.getInt64(0), kc, 1, "pack_a", [&](llvm::Value* kk) {

@@ -2,6 +2,8 @@
 // LLVM types kept behind NativeCode.
 #include "compiler/codegen/native_code.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <utility>
 
@@ -190,7 +192,17 @@ HostTarget DescribeHostTarget() {
     t.cpu_name = (*engine)->cpu_name();
     t.cpu_features = (*engine)->cpu_features();
   }
+  t.l2_bytes = HostL2Bytes();
   return t;
+}
+
+int64_t HostL2Bytes() {
+  static const int64_t bytes = [] {
+    const long reported = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    // Some hosts (containers, other C libraries) report 0 or -1.
+    return reported >= (64 << 10) ? int64_t{reported} : int64_t{512 << 10};
+  }();
+  return bytes;
 }
 
 }  // namespace graphjit::compiler

@@ -92,8 +92,14 @@ struct HostTarget {
   std::string triple;
   std::string cpu_name;
   std::string cpu_features;
+  int64_t l2_bytes = 0;  // HostL2Bytes()
 };
 HostTarget DescribeHostTarget();
+
+// The host's per-core L2 cache in bytes, as the C library reports it
+// (sysconf(_SC_LEVEL2_CACHE_SIZE)); 512 KiB when it does not. Generated products size
+// their blocks by it, so it is part of what the JIT targets (JitIdentity).
+int64_t HostL2Bytes();
 
 }  // namespace graphjit::compiler
 

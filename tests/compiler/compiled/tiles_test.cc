@@ -153,6 +153,62 @@ TEST(TilesTest, SameBitsOnOneTwoAndThreeThreads) {
   }
 }
 
+// Known weights times a narrow operand (a CNN's last stages): orient_products runs it the
+// other way round, so the operand becomes the tiles' lhs: x given transposed is then
+// contiguous along k (packed a vector at a time), neg(x) is a computed lhs (packed a
+// scalar at a time); both against the interpreter, BLAS and 1-3 threads.
+TEST(TilesTest, KnownWeightsTimesANarrowOperandRunTheOtherWayRound) {
+  struct Shape {
+    int64_t m, k, n;
+  };
+  for (const Shape& s : {Shape{67, 131, 5}, Shape{40, 300, 17}, Shape{129, 37, 2}}) {
+    for (bool through_transpose : {false, true}) {
+      SCOPED_TRACE(
+          absl::StrCat(s.m, " x ", s.k, " x ", s.n, through_transpose ? " transposed" : ""));
+      const std::string x =
+          through_transpose
+              ? absl::StrCat("  %0 = input {name=\"x\"} : f32[", s.n, ", ", s.k,
+                             "]\n  %1 = transpose(%0) {perm=[1, 0]} : f32[", s.k, ", ", s.n, "]\n")
+              : absl::StrCat("  %0 = input {name=\"x\"} : f32[", s.k, ", ", s.n,
+                             "]\n  %1 = neg(%0) : f32[", s.k, ", ", s.n, "]\n");
+      absl::StatusOr<ir::Graph> g = ir::ParseGraph(
+          absl::StrCat("graph g {\n", x, "  %2 = param {name=\"w\"} : f32[", s.m, ", ", s.k,
+                       "]\n  %3 = matmul(%2, %1) : f32[", s.m, ", ", s.n, "]\n  return %3\n}\n"));
+      ASSERT_TRUE(g.ok()) << g.status();
+      const std::vector<int64_t> x_shape =
+          through_transpose ? std::vector<int64_t>{s.n, s.k} : std::vector<int64_t>{s.k, s.n};
+      TensorMap in = {{"x", Wave(ir::DType::kF32, x_shape, 0.3)}};
+      TensorMap params = {{"w", Wave(ir::DType::kF32, {s.m, s.k}, 0.8)}};
+      auto want = runtime::Interpret(*g, in, params);
+      ASSERT_TRUE(want.ok()) << want.status();
+      std::vector<Tensor> outs;
+      for (auto [products, threads] : {std::pair{ProductKernels::kTiles, 1},
+                                       {ProductKernels::kTiles, 2},
+                                       {ProductKernels::kTiles, 3},
+                                       {ProductKernels::kBlas, 1}}) {
+        CompileGraphOptions options;
+        options.products = products;
+        options.threads = threads;
+        options.min_parallel_work = 0;
+        options.env = &CompileEnv::MemoryOnly();
+        auto cg = CompiledGraph::Compile(*g, params, options);
+        ASSERT_TRUE(cg.ok()) << cg.status();
+        const std::string program = ProgramToString((*cg)->program());
+        EXPECT_TRUE(absl::StrContains(program, "transposed(w)")) << program;
+        if (products == ProductKernels::kTiles) {
+          EXPECT_TRUE(UsesTiles(**cg)) << program;
+        }
+        auto out = (*cg)->Run(in);
+        ASSERT_TRUE(out.ok()) << out.status();
+        EXPECT_LT(runtime::MaxAbsDiff((*want)[0], (*out)[0]), 1e-6 * (s.k + 1));
+        outs.push_back((*out)[0]);
+      }
+      EXPECT_TRUE(SameBits(outs[0], outs[1]));
+      EXPECT_TRUE(SameBits(outs[0], outs[2]));
+    }
+  }
+}
+
 TEST(TilesTest, AutoKeepsBlasForATransposedRhsAndLoopsForSmallProducts) {
   absl::StatusOr<ir::Graph> g = ir::ParseGraph(R"(graph g {
   %0 = input {name="a"} : f32[64, 128]
