@@ -11,6 +11,7 @@
 #include "compiler/compiled/call_frame.h"
 #include "compiler/compiled/graph_record.h"
 #include "compiler/compiled/profile.h"
+#include "compiler/lower/matmul_strategy.h"
 #include "compiler/store/disk_cache.h"
 #include "ir/clock.h"
 #include "ir/printer.h"
@@ -147,6 +148,7 @@ absl::Status CompiledGraph::OptimizeAndLower(const ir::Graph& graph,
                                              const CompileGraphOptions& options) {
   graph_ = graph;
   PassContext ctx{params, options.params_are_constant};
+  ctx.tile_products = ProductsRunAsTiles(ProductsOf(options));
   auto start = ir::Clock::now();
   if (options.optimize) {
     Pipeline pipeline = Pipeline::Default();

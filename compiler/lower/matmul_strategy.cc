@@ -57,6 +57,11 @@ std::optional<ProductKernels> ParseProductKernels(std::string_view name) {
   return std::nullopt;
 }
 
+bool ProductsRunAsTiles(ProductKernels policy) {
+  return policy == ProductKernels::kTiles ||
+         (policy == ProductKernels::kAuto && runtime::BlasNarrowerThanHost());
+}
+
 ProductKernel ChooseProductKernel(const ir::Graph& graph, ir::ValueId id, ProductKernels policy,
                                   bool rhs_transposed) {
   if (!UseExternMatmul(graph, id)) return ProductKernel::kLoops;

@@ -37,6 +37,10 @@ const char* ProductKernelsName(ProductKernels p);
 // Parses a ProductKernelsName; nullopt for anything else.
 std::optional<ProductKernels> ParseProductKernels(std::string_view name);
 
+// Whether the large products of a compile under `policy` run as generated tiles: kTiles,
+// or kAuto where it picks them on this host (below).
+bool ProductsRunAsTiles(ProductKernels policy);
+
 // How one product node is computed.
 enum class ProductKernel : uint8_t { kLoops, kTiles, kBlas };
 // For matmul node `id` under `policy`: kLoops where UseExternMatmul says no (small

@@ -76,7 +76,7 @@ absl::StatusOr<runtime::Tensor> TransposeLastTwo(const runtime::Tensor& w) {
 }  // namespace
 
 absl::StatusOr<bool> OrientProducts(ir::Graph* graph, PassContext* ctx) {
-  if (!ctx->params_are_constant) return false;
+  if (!ctx->params_are_constant || !ctx->tile_products) return false;
   const ir::Graph& g = *graph;
   bool any = false;
   for (ValueId id = 0; id < g.num_nodes() && !any; ++id) any = ShouldOrient(g, id, *ctx);

@@ -24,8 +24,10 @@ namespace graphjit::compiler {
 // channels fill the lanes, the weights are the rhs (packed a vector at a time) and the
 // patches the lhs, read through their window without an im2col buffer (1.18 ms). The
 // transposed result is read in place by its consumers (an index rewrite). Every element
-// is the same sum over k in the same order. Needs ctx->params_are_constant. Returns
-// whether anything changed.
+// is the same sum over k in the same order. Needs ctx->params_are_constant and
+// ctx->tile_products: with OpenBLAS's products the turn only added transposes (torchvision
+// zoo, one thread: resnet50 46.4 -> 50.4 ms, mnasnet0_5 2.57 -> 2.93). Returns whether
+// anything changed.
 absl::StatusOr<bool> OrientProducts(ir::Graph* graph, PassContext* ctx);
 
 }  // namespace graphjit::compiler

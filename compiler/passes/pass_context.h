@@ -14,6 +14,10 @@ struct PassContext {
   // True when parameter values are fixed for the life of the compiled code (inference),
   // so passes may read and fold them. False for graphs whose weights change (training).
   bool params_are_constant = true;
+  // True when large products run as graphjit's generated tiles (CompileGraphOptions::
+  // products, or auto's choice on this host: ProductsRunAsTiles), whose costs
+  // orient_products weighs; OpenBLAS packs either operand as fast.
+  bool tile_products = false;
 };
 
 }  // namespace graphjit::compiler

@@ -194,10 +194,10 @@ TEST(TilesTest, KnownWeightsTimesANarrowOperandRunTheOtherWayRound) {
         auto cg = CompiledGraph::Compile(*g, params, options);
         ASSERT_TRUE(cg.ok()) << cg.status();
         const std::string program = ProgramToString((*cg)->program());
-        EXPECT_TRUE(absl::StrContains(program, "transposed(w)")) << program;
-        if (products == ProductKernels::kTiles) {
-          EXPECT_TRUE(UsesTiles(**cg)) << program;
-        }
+        // OpenBLAS runs it as written.
+        const bool tiles = products == ProductKernels::kTiles;
+        EXPECT_EQ(absl::StrContains(program, "transposed(w)"), tiles) << program;
+        EXPECT_EQ(UsesTiles(**cg), tiles) << program;
         auto out = (*cg)->Run(in);
         ASSERT_TRUE(out.ok()) << out.status();
         EXPECT_LT(runtime::MaxAbsDiff((*want)[0], (*out)[0]), 1e-6 * (s.k + 1));

@@ -31,6 +31,7 @@ const char kConvProduct[] = R"(graph g {
 
 TEST(OrientProducts, NarrowProductOfKnownWeightsRunsTheOtherWayRound) {
   PassContext ctx;
+  ctx.tile_products = true;
   ctx.params["W"] = Weight({1, 64, 288});
   absl::StatusOr<std::string> out = RunPassOnText("orient_products", kConvProduct, &ctx);
   ASSERT_TRUE(out.ok()) << out.status();
@@ -64,6 +65,7 @@ TEST(OrientProducts, DoesNotFire) {
     const char* why;
     const char* text;
     bool params_are_constant = true;
+    bool tile_products = true;
   };
   const Case cases[] = {
       {"as wide as it is tall", R"(graph g {
@@ -103,6 +105,13 @@ TEST(OrientProducts, DoesNotFire) {
   return %2
 })",
        false},
+      {"products that go to OpenBLAS", R"(graph g {
+  %0 = input {name="x"} : f32[288, 5]
+  %1 = param {name="W"} : f32[64, 288]
+  %2 = matmul(%1, %0) : f32[64, 5]
+  return %2
+})",
+       true, false},
       {"no value for the parameter", R"(graph g {
   %0 = input {name="x"} : f32[288, 5]
   %1 = param {name="V"} : f32[64, 288]
@@ -114,6 +123,7 @@ TEST(OrientProducts, DoesNotFire) {
     PassContext ctx;
     ctx.params["W"] = Weight({64, 288});
     ctx.params_are_constant = c.params_are_constant;
+    ctx.tile_products = c.tile_products;
     bool changed = true;
     absl::StatusOr<std::string> out = RunPassOnText("orient_products", c.text, &ctx, &changed);
     ASSERT_TRUE(out.ok()) << c.why << ": " << out.status();
