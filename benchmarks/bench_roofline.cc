@@ -15,6 +15,8 @@
 //   step_us   one step
 //   floor_us  reading those bytes at this working-set size, between the steps
 //   x_floor   step_us / floor_us (1.0 is the floor)
+// BM_FmaPeak: the core's f32 FMA peak (GFLOP/s); BM_Product: f32 products through
+// graphjit's tiles, its OpenBLAS call and OpenBLAS directly, read against that peak.
 // Run: build/bin/bench_roofline --benchmark_repetitions=5 --benchmark_report_aggregates_only
 #include <immintrin.h>
 
