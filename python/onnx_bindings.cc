@@ -86,7 +86,7 @@ class Model {
     py::gil_scoped_release release;
     ir::Graph graph = ValueOrRaise(models::SpecializeOnnxGraph(model_, bindings));
     if (stage == "traced") return ir::PrintGraph(graph);
-    compiler::PassContext ctx{model_.params};
+    compiler::PassContext ctx = compiler::PassContextFor(model_.params, {});
     if (absl::Status s = compiler::Pipeline::Default().Run(&graph, &ctx); !s.ok()) Raise(s);
     if (stage == "optimized") return ir::PrintGraph(graph);
     compiler::CompileGraphOptions options;

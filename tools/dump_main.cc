@@ -10,6 +10,7 @@
 //   graphjit-dump decode --dim S=64 --profile time each compiled kernel (us, bytes, GB/s)
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -364,7 +365,19 @@ int Main(int argc, char** argv) {
                                     });
   }
   bool optimize = stage != "traced" || !print_after.empty();
-  compiler::PassContext ctx{loaded->params};
+  std::optional<compiler::ProductKernels> products_flag;
+  if (const std::string products = absl::GetFlag(FLAGS_products); !products.empty()) {
+    products_flag = compiler::ParseProductKernels(products);
+    if (!products_flag.has_value()) {
+      std::fprintf(stderr, "graphjit-dump: --products=%s (expected auto, tiles or blas)\n",
+                   products.c_str());
+      return 1;
+    }
+  }
+  // As a compile would run the passes (orient_products depends on the products' kernels).
+  compiler::CompileGraphOptions pass_options;
+  pass_options.products = products_flag;
+  compiler::PassContext ctx = compiler::PassContextFor(loaded->params, pass_options);
   if (status.ok() && optimize) status = pipeline.Run(&graph, &ctx);
   // The program after each lowering step (the compile below lowers again, unprinted).
   if (status.ok() && !after_steps.empty()) status = lowering.Run(graph).status();
@@ -391,14 +404,7 @@ int Main(int argc, char** argv) {
       return 1;
     }
     options.codegen.tier = *tier;
-    if (const std::string products = absl::GetFlag(FLAGS_products); !products.empty()) {
-      options.products = compiler::ParseProductKernels(products);
-      if (!options.products.has_value()) {
-        std::fprintf(stderr, "graphjit-dump: --products=%s (expected auto, tiles or blas)\n",
-                     products.c_str());
-        return 1;
-      }
-    }
+    options.products = products_flag;
     products_used = compiler::ProductsOf(options);
     absl::StatusOr<std::unique_ptr<compiler::CompiledGraph>> cg =
         compiler::CompiledGraph::Compile(graph, ctx.params, options);

@@ -55,6 +55,12 @@ ProductKernels ProductsOf(const CompileGraphOptions& options) {
   return EnvOf(options).products;
 }
 
+PassContext PassContextFor(const runtime::TensorMap& params, const CompileGraphOptions& options) {
+  PassContext ctx{params, options.params_are_constant};
+  ctx.tile_products = ProductsRunAsTiles(ProductsOf(options));
+  return ctx;
+}
+
 absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
     const ir::Graph& graph, const runtime::TensorMap& params, const CompileGraphOptions& options) {
   return Compile(graph, params, options, /*read_record=*/true);
@@ -147,8 +153,7 @@ absl::Status CompiledGraph::OptimizeAndLower(const ir::Graph& graph,
                                              const runtime::TensorMap& params,
                                              const CompileGraphOptions& options) {
   graph_ = graph;
-  PassContext ctx{params, options.params_are_constant};
-  ctx.tile_products = ProductsRunAsTiles(ProductsOf(options));
+  PassContext ctx = PassContextFor(params, options);
   auto start = ir::Clock::now();
   if (options.optimize) {
     Pipeline pipeline = Pipeline::Default();

@@ -16,6 +16,7 @@
 #include "compiler/compiled/kernel_set.h"
 #include "compiler/lower/lower.h"
 #include "compiler/orc/phase_timings.h"
+#include "compiler/passes/pass_context.h"
 #include "compiler/passes/pipeline.h"
 #include "runtime/interpreter.h"
 
@@ -57,6 +58,10 @@ const CompileEnv& EnvOf(const CompileGraphOptions& options);
 int ThreadsOf(const CompileGraphOptions& options);
 // The product kernels a graph compiled with `options` uses.
 ProductKernels ProductsOf(const CompileGraphOptions& options);
+// The context the pass pipeline runs with when a graph with `params` is compiled under
+// `options`; tools that run the pipeline themselves (optimize = false) use it too, so
+// what they print is what a compile makes.
+PassContext PassContextFor(const runtime::TensorMap& params, const CompileGraphOptions& options);
 
 class CompiledGraph {
  public:

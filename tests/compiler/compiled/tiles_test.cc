@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "ir/parser.h"
 #include "runtime/interpreter.h"
+#include "runtime/jit_helpers.h"
 #include "tests/compiler/compiled/test_tensors.h"
 
 namespace graphjit::compiler {
@@ -225,6 +226,20 @@ TEST(TilesTest, AutoKeepsBlasForATransposedRhsAndLoopsForSmallProducts) {
   const std::string program = ProgramToString((*cg)->program());
   EXPECT_FALSE(absl::StrContains(program, "matmul(tiles)")) << program;
   EXPECT_TRUE(absl::StrContains(program, "_blas")) << program;
+}
+
+// Tools that run the passes themselves (graphjit-dump, Python's OnnxModel.ir) take the
+// context a compile would: orient_products follows the products' kernels.
+TEST(TilesTest, PassContextForFollowsTheProductPolicy) {
+  CompileGraphOptions options;
+  options.products = ProductKernels::kTiles;
+  EXPECT_TRUE(PassContextFor({}, options).tile_products);
+  options.products = ProductKernels::kBlas;
+  EXPECT_FALSE(PassContextFor({}, options).tile_products);
+  options.products = ProductKernels::kAuto;
+  EXPECT_EQ(PassContextFor({}, options).tile_products, runtime::BlasNarrowerThanHost());
+  options.params_are_constant = false;
+  EXPECT_FALSE(PassContextFor({}, options).params_are_constant);
 }
 
 TEST(TilesTest, ProductKernelsNamesRoundTrip) {
