@@ -45,6 +45,13 @@ constexpr int64_t kPanelBytes = 32 * 1024;
 int64_t BlockBytes() { return HostL2Bytes() / 4 * 3; }
 // The packed row block of A (MC x KC), whose tiles stream from L2 past each panel of B.
 constexpr int64_t kRowBlockBytes = 96 * 1024;
+// An A of at most this much (constant M and K: a convolution's weights) is packed once
+// per call, before any block of B, instead of once per block of B; the blocks of B then
+// need not be large to amortize it, and stay this size (in L1 and L2). A large block of B
+// written to cold memory on each call cost a 1x1 convolution (48 x 32 @ 32 x 12544) more
+// than its FMAs inside a model.
+constexpr int64_t kWholeABytes = 256 * 1024;
+constexpr int64_t kSmallBlockBytes = 64 * 1024;
 
 // `MR` rows of `V` vectors: the register tile.
 struct TileShape {
@@ -110,7 +117,11 @@ bool KernelEmitter::EmitTiles() {
   // Blocks of equal size: K = 576 in 170s would end on a block of 66.
   if (k_const > 0)
     kc_max = (k_const + (k_const + kc_max - 1) / kc_max - 1) / ((k_const + kc_max - 1) / kc_max);
-  int64_t panels_max = std::max<int64_t>(1, BlockBytes() / (kc_max * nr * size));
+  const int64_t tiles_total = m_const > 0 ? (m_const + rows - 1) / rows : 0;
+  const bool whole_a =
+      tiles_total > 0 && k_const > 0 && tiles_total * rows * k_const * size <= kWholeABytes;
+  int64_t panels_max =
+      std::max<int64_t>(1, (whole_a ? kSmallBlockBytes : BlockBytes()) / (kc_max * nr * size));
   if (n_const > 0) panels_max = std::min(panels_max, (n_const + nr - 1) / nr);
   const int64_t nc_max = panels_max * nr;
   int64_t tiles_max = std::max<int64_t>(1, kRowBlockBytes / (kc_max * rows * size));
@@ -127,8 +138,12 @@ bool KernelEmitter::EmitTiles() {
   // (pack_a_vectors), whose last vector may run up to `lanes` rows of k past a tile.
   const bool lhs_rows_contiguous =
       lhs->kind == ExprKind::kLoad && ContiguousAlongN(lhs->operands, k) && !UsesLoopVar(lhs, n);
+  // Tile t of A at packed_a[t * a_stride * MR], k-major: the whole K of every tile when
+  // whole_a, else one block of k of one row block.
+  const int64_t a_stride = whole_a ? k_const : kc_max;
+  const int64_t a_tiles = whole_a ? tiles_total : tiles_max;
   auto* packed_a =
-      prologue_.CreateAlloca(type, prologue_.getInt64((tiles_max * kc_max + lanes) * rows), "ap");
+      prologue_.CreateAlloca(type, prologue_.getInt64((a_tiles * a_stride + lanes) * rows), "ap");
   packed_a->setAlignment(llvm::Align(64));
   std::vector<llvm::AllocaInst*> acc;
   for (int i = 0; i < rows * vectors; ++i)
@@ -255,6 +270,30 @@ bool KernelEmitter::EmitTiles() {
         body_.CreateMaskedStore(body_.CreateLoad(vtype, acc[t]), c_ptr[t], ealign, c_mask[t]);
       }
     };
+    // Packs A's tile at row m0, k from k0 + [0, kc), into tile_a (k-major, MR per k).
+    auto pack_a = [&](llvm::Value* m0, llvm::Value* k0, llvm::Value* kc, llvm::Value* tile_a) {
+      if (lhs_rows_contiguous) {
+        pack_a_vectors(m0, k0, kc, tile_a);
+        return;
+      }
+      for (int i = 0; i < rows; ++i) {
+        llvm::Value* row = clamped_row(m0, i);
+        EmitCountedLoop(body_.getInt64(0), kc, 1, "pack_a", [&](llvm::Value* kk) {
+          loop_vars_[m] = row;
+          loop_vars_[k] = body_.CreateAdd(k0, kk);
+          llvm::Value* x = EvalTop(kernel_.lhs, dtype, "lhs");
+          body_.CreateAlignedStore(x, at(tile_a, add(mul(kk, rows), i)), ealign);
+        });
+      }
+    };
+    if (whole_a) {
+      llvm::Value* tiles =
+          body_.CreateUDiv(add(body_.CreateSub(m_end, m_begin), rows - 1), body_.getInt64(rows));
+      EmitCountedLoop(body_.getInt64(0), tiles, 1, "pack_whole_a", [&](llvm::Value* t) {
+        pack_a(body_.CreateAdd(m_begin, mul(t, rows)), body_.getInt64(0), k_extent,
+               at(packed_a, mul(mul(t, a_stride), rows)));
+      });
+    }
     EmitCountedLoop(n_begin, n_end, nc_max, "n0", [&](llvm::Value* n0) {
       llvm::Value* nc = smin(body_.getInt64(nc_max), body_.CreateSub(n_end, n0));
       llvm::Value* panels = body_.CreateUDiv(add(nc, nr - 1), body_.getInt64(nr));
@@ -283,30 +322,27 @@ bool KernelEmitter::EmitTiles() {
           llvm::Value* block_end = smin(add(mc0, mc_max), m_end);
           llvm::Value* tiles = body_.CreateUDiv(add(body_.CreateSub(block_end, mc0), rows - 1),
                                                 body_.getInt64(rows));
-          // Pack A: tile t, row i of it at packed_a[(t * KC + kk) * MR + i].
-          EmitCountedLoop(body_.getInt64(0), tiles, 1, "pack_t", [&](llvm::Value* t) {
-            llvm::Value* m0 = body_.CreateAdd(mc0, mul(t, rows));
-            llvm::Value* tile_a = at(packed_a, mul(mul(t, kc_max), rows));
-            if (lhs_rows_contiguous) {
-              pack_a_vectors(m0, k0, kc, tile_a);
-              return;
-            }
-            for (int i = 0; i < rows; ++i) {
-              llvm::Value* row = clamped_row(m0, i);
-              EmitCountedLoop(body_.getInt64(0), kc, 1, "pack_a", [&](llvm::Value* kk) {
-                loop_vars_[m] = row;
-                loop_vars_[k] = body_.CreateAdd(k0, kk);
-                llvm::Value* x = EvalTop(kernel_.lhs, dtype, "lhs");
-                body_.CreateAlignedStore(x, at(tile_a, add(mul(kk, rows), i)), ealign);
-              });
-            }
-          });
+          // Tile t of this row block: packed now (one block of k), or once per call.
+          llvm::Value* first_tile =
+              whole_a ? body_.CreateUDiv(body_.CreateSub(mc0, m_begin), body_.getInt64(rows))
+                      : body_.getInt64(0);
+          auto tile_a_at = [&](llvm::Value* t, llvm::Value* k_offset) {
+            return at(packed_a,
+                      mul(body_.CreateAdd(mul(body_.CreateAdd(first_tile, t), a_stride), k_offset),
+                          rows));
+          };
+          if (!whole_a) {
+            EmitCountedLoop(body_.getInt64(0), tiles, 1, "pack_t", [&](llvm::Value* t) {
+              pack_a(body_.CreateAdd(mc0, mul(t, rows)), k0, kc, tile_a_at(t, body_.getInt64(0)));
+            });
+          }
           EmitCountedLoop(body_.getInt64(0), panels, 1, "tile_p", [&](llvm::Value* p) {
             llvm::Value* col0 = body_.CreateAdd(n0, mul(p, nr));
             llvm::Value* panel = at(packed_b, mul(mul(p, kc_max), nr));
             EmitCountedLoop(body_.getInt64(0), tiles, 1, "tile_m", [&](llvm::Value* t) {
               llvm::Value* m0 = body_.CreateAdd(mc0, mul(t, rows));
-              micro_tile(m0, col0, n0, k0, kc, at(packed_a, mul(mul(t, kc_max), rows)), panel);
+              micro_tile(m0, col0, n0, k0, kc, tile_a_at(t, whole_a ? k0 : body_.getInt64(0)),
+                         panel);
             });
           });
         });

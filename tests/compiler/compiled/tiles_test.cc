@@ -82,7 +82,8 @@ void Check(const char* dtype, const Case& c, CodeTier tier, int vector_bytes) {
 }
 
 // M, N, K around the vector widths (8 and 16 f32 lanes, 4 and 8 f64), the tiles' rows
-// (3..12), and past one K-block (>= 128) and one row and column block.
+// (3..12), and past one K-block (>= 128) and one row and column block; A packed once per
+// call (up to 256 KiB) and per block.
 const Case kCases[] = {
     {"13, 31", "31, 17", "13, 17", {13, 31}, {31, 17}},
     {"67, 71", "71, 1", "67, 1", {67, 71}, {71, 1}},
@@ -94,6 +95,8 @@ const Case kCases[] = {
     {"131, 77", "77, 1031", "131, 1031", {131, 77}, {77, 1031}},
     {"3, 11, 29", "3, 29, 47", "3, 11, 47", {3, 11, 29}, {3, 29, 47}},
     {"11, 29", "2, 29, 47", "2, 11, 47", {11, 29}, {2, 29, 47}},
+    // An A over 256 KiB: packed per block of k and row block, not once per call.
+    {"300, 257", "257, 19", "300, 19", {300, 257}, {257, 19}},
 };
 
 TEST(TilesTest, EdgeShapesMatchTheInterpreterAndBlas) {
