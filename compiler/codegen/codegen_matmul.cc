@@ -212,10 +212,7 @@ void KernelEmitter::SetJamIndex(llvm::Value* first, int u) {
   loop_vars_[j] = u == 0 ? first : body_.CreateAdd(first, body_.getInt64(u), "", true, true);
 }
 
-int KernelEmitter::VectorBytes() const {
-  const int max = options_.max_vector_bytes;
-  return max > 0 ? std::min(max, HostVectorBytes()) : HostVectorBytes();
-}
+int KernelEmitter::VectorBytes() const { return CodegenVectorBytes(options_.max_vector_bytes); }
 
 bool KernelEmitter::EmitTiledAxpy() {
   const DType dtype = program_.buffers[kernel_.out].dtype;

@@ -68,13 +68,18 @@ double Useful(int64_t extent, int64_t block) {
 
 // The tile wasting the fewest lanes on M x N (constants, 0 when not), earlier shapes
 // first on ties: 12 x 2 reads the fewest rhs vectors per FMA that still hide the latency.
-TileShape ChooseTile(int64_t m, int64_t n, int lanes, int registers) {
+// `vectors` > 0 takes the shape with that many vectors (a packed rhs's panel width).
+TileShape ChooseTile(int64_t m, int64_t n, int lanes, int registers, int vectors = 0) {
   static constexpr std::array<TileShape, 3> kWide = {{{12, 2}, {8, 3}, {6, 4}}};
   static constexpr std::array<TileShape, 3> kNarrow = {{{6, 2}, {4, 3}, {3, 4}}};
   const auto& shapes = registers >= 32 ? kWide : kNarrow;
   TileShape best = shapes[0];
   double best_useful = -1;
   for (const TileShape& t : shapes) {
+    if (vectors > 0) {
+      if (t.vectors == vectors) return t;
+      continue;
+    }
     const double useful = Useful(m, t.rows) * Useful(n, int64_t{t.vectors} * lanes);
     if (useful > best_useful + 0.01) {
       best = t;
@@ -82,6 +87,35 @@ TileShape ChooseTile(int64_t m, int64_t n, int lanes, int registers) {
     }
   }
   return best;
+}
+
+// The panel width NR when `rhs` reads weights orient_products packed into the tiles'
+// panels (compiler/passes/orient_products.h): a load of [.., panels, K, NR] at
+// [.., n / NR, k, n % NR] with no other index using n or k; else 0.
+int64_t PackedPanelWidth(const Expr* rhs, const std::vector<ExprPtr>& dims, int n, int k) {
+  const auto& ix = rhs->operands;
+  const size_t r = ix.size();
+  if (rhs->kind != ExprKind::kLoad || r < 3 || dims.size() != r ||
+      dims.back()->kind != ExprKind::kConst) {
+    return 0;
+  }
+  const std::optional<int64_t> nr = dims.back()->i_value;
+  auto is_var = [](const ExprPtr& e, int var) {
+    return e->kind == ExprKind::kLoopVar && e->index == var;
+  };
+  auto is_n_by_nr = [&](const ExprPtr& e, ScalarOp op) {
+    return e->kind == ExprKind::kOp && e->op == op && e->operands.size() == 2 &&
+           is_var(e->operands[0], n) && e->operands[1]->kind == ExprKind::kConst &&
+           e->operands[1]->i_value == nr;
+  };
+  if (!nr || !is_n_by_nr(ix[r - 1], ScalarOp::kMod) || !is_var(ix[r - 2], k) ||
+      !is_n_by_nr(ix[r - 3], ScalarOp::kDiv)) {
+    return 0;
+  }
+  for (size_t i = 0; i + 3 < r; ++i) {
+    if (UsesLoopVar(ix[i].get(), n) || UsesLoopVar(ix[i].get(), k)) return 0;
+  }
+  return *nr;
 }
 
 int64_t ConstantOr0(llvm::Value* v) {
@@ -100,17 +134,22 @@ bool KernelEmitter::EmitTiles() {
   const Expr* lhs = kernel_.lhs.get();
   const Expr* rhs = kernel_.rhs.get();
   if (lhs == nullptr || rhs == nullptr || lhs->dtype != dtype || rhs->dtype != dtype ||
-      rhs->kind != ExprKind::kLoad || !ContiguousAlongN(rhs->operands, n) ||
-      !ContiguousAlongN(out_indices, n) || UsesLoopVar(lhs, n) || UsesLoopVar(rhs, m)) {
+      rhs->kind != ExprKind::kLoad || !ContiguousAlongN(out_indices, n) || UsesLoopVar(lhs, n) ||
+      UsesLoopVar(rhs, m)) {
     return false;
   }
   const int64_t size = ir::DTypeSize(dtype);
   const int lanes = VectorBytes() / static_cast<int>(size);
+  // Weights packed into panels at compile time are read in place: no pack of B per call.
+  int64_t packed_nr = PackedPanelWidth(rhs, program_.buffers[rhs->index].dims, n, k);
+  if (packed_nr % lanes != 0 || packed_nr / lanes < 2 || packed_nr / lanes > 4) packed_nr = 0;
+  if (packed_nr == 0 && !ContiguousAlongN(rhs->operands, n)) return false;
   const int64_t m_const = ConstantOr0(EvalPrologue(kernel_.loops[m], "M extent"));
   const int64_t n_const = ConstantOr0(EvalPrologue(kernel_.loops[n], "N extent"));
   const int64_t k_const = ConstantOr0(EvalPrologue(kernel_.loops[k], "K extent"));
   if (failed()) return true;
-  const TileShape tile = ChooseTile(m_const, n_const, lanes, VectorRegisters());
+  const TileShape tile =
+      ChooseTile(m_const, n_const, lanes, VectorRegisters(), static_cast<int>(packed_nr / lanes));
   const int rows = tile.rows, vectors = tile.vectors;
   const int64_t nr = int64_t{vectors} * lanes;
   int64_t kc_max = std::max<int64_t>(lanes, kPanelBytes / (nr * size));
@@ -132,8 +171,13 @@ bool KernelEmitter::EmitTiles() {
   llvm::Type* vtype = llvm::FixedVectorType::get(type, lanes);
   const llvm::Align valign(VectorBytes()), ealign(size);
   llvm::Type* i64 = body_.getInt64Ty();
-  auto* packed_b = prologue_.CreateAlloca(type, prologue_.getInt64(panels_max * kc_max * nr), "bp");
-  packed_b->setAlignment(llvm::Align(64));
+  llvm::AllocaInst* packed_b = nullptr;
+  if (packed_nr == 0) {
+    packed_b = prologue_.CreateAlloca(type, prologue_.getInt64(panels_max * kc_max * nr), "bp");
+    packed_b->setAlignment(llvm::Align(64));
+  }
+  // Panels packed here are aligned to the vectors; a param's are to its elements.
+  const llvm::Align b_align = packed_nr == 0 ? valign : ealign;
   // A whose rows are contiguous along k is packed a vector of k at a time
   // (pack_a_vectors), whose last vector may run up to `lanes` rows of k past a tile.
   const bool lhs_rows_contiguous =
@@ -251,8 +295,8 @@ bool KernelEmitter::EmitTiles() {
         llvm::Value* b_row = at(panel, mul(kk, nr));
         std::vector<llvm::Value*> b(vectors);
         for (int v = 0; v < vectors; ++v) {
-          b[v] =
-              body_.CreateAlignedLoad(vtype, at(b_row, body_.getInt64(int64_t{v} * lanes)), valign);
+          b[v] = body_.CreateAlignedLoad(vtype, at(b_row, body_.getInt64(int64_t{v} * lanes)),
+                                         b_align);
         }
         llvm::Value* a_row = at(tile_a, mul(kk, rows));
         for (int i = 0; i < rows; ++i) {
@@ -299,23 +343,24 @@ bool KernelEmitter::EmitTiles() {
       llvm::Value* panels = body_.CreateUDiv(add(nc, nr - 1), body_.getInt64(nr));
       EmitCountedLoop(body_.getInt64(0), k_extent, kc_max, "k0", [&](llvm::Value* k0) {
         llvm::Value* kc = smin(body_.getInt64(kc_max), body_.CreateSub(k_extent, k0));
-        // Pack B: panel p, row kk at packed_b[(p * KC + kk) * NR].
-        EmitCountedLoop(body_.getInt64(0), panels, 1, "pack_p", [&](llvm::Value* p) {
-          llvm::Value* col0 = body_.CreateAdd(n0, mul(p, nr));
-          EmitCountedLoop(body_.getInt64(0), kc, 1, "pack_k", [&](llvm::Value* kk) {
-            loop_vars_[k] = body_.CreateAdd(k0, kk);
-            llvm::Value* row = at(packed_b, mul(body_.CreateAdd(mul(p, kc_max), kk), nr));
-            for (int v = 0; v < vectors; ++v) {
-              llvm::Value* col = add(col0, int64_t{v} * lanes);
-              loop_vars_[n] = safe_column(col, n0);
-              llvm::Value* src = TargetPtr(rhs->index, rhs->operands);
-              if (src == nullptr) return;
-              llvm::Value* x = body_.CreateMaskedLoad(
-                  vtype, src, ealign, lanes_below(body_.CreateSub(n_end, col)), zero);
-              body_.CreateAlignedStore(x, at(row, body_.getInt64(int64_t{v} * lanes)), valign);
-            }
+        // Pack B: panel p, row kk at packed_b[(p * KC + kk) * NR] (unless packed already).
+        if (packed_nr == 0)
+          EmitCountedLoop(body_.getInt64(0), panels, 1, "pack_p", [&](llvm::Value* p) {
+            llvm::Value* col0 = body_.CreateAdd(n0, mul(p, nr));
+            EmitCountedLoop(body_.getInt64(0), kc, 1, "pack_k", [&](llvm::Value* kk) {
+              loop_vars_[k] = body_.CreateAdd(k0, kk);
+              llvm::Value* row = at(packed_b, mul(body_.CreateAdd(mul(p, kc_max), kk), nr));
+              for (int v = 0; v < vectors; ++v) {
+                llvm::Value* col = add(col0, int64_t{v} * lanes);
+                loop_vars_[n] = safe_column(col, n0);
+                llvm::Value* src = TargetPtr(rhs->index, rhs->operands);
+                if (src == nullptr) return;
+                llvm::Value* x = body_.CreateMaskedLoad(
+                    vtype, src, ealign, lanes_below(body_.CreateSub(n_end, col)), zero);
+                body_.CreateAlignedStore(x, at(row, body_.getInt64(int64_t{v} * lanes)), valign);
+              }
+            });
           });
-        });
         // Row blocks of MC rows: A's block packed, then every panel of B (in L1) against
         // every row tile of it (A's tiles from L2).
         EmitCountedLoop(m_begin, m_end, mc_max, "mc0", [&](llvm::Value* mc0) {
@@ -338,7 +383,15 @@ bool KernelEmitter::EmitTiles() {
           }
           EmitCountedLoop(body_.getInt64(0), panels, 1, "tile_p", [&](llvm::Value* p) {
             llvm::Value* col0 = body_.CreateAdd(n0, mul(p, nr));
-            llvm::Value* panel = at(packed_b, mul(mul(p, kc_max), nr));
+            llvm::Value* panel = nullptr;
+            if (packed_nr == 0) {
+              panel = at(packed_b, mul(mul(p, kc_max), nr));
+            } else {  // the packed weights' panel col0 / NR from row k0 (col0 is a multiple)
+              loop_vars_[n] = col0;
+              loop_vars_[k] = k0;
+              panel = TargetPtr(rhs->index, rhs->operands);
+              if (panel == nullptr) return;
+            }
             EmitCountedLoop(body_.getInt64(0), tiles, 1, "tile_m", [&](llvm::Value* t) {
               llvm::Value* m0 = body_.CreateAdd(mc0, mul(t, rows));
               micro_tile(m0, col0, n0, k0, kc, tile_a_at(t, whole_a ? k0 : body_.getInt64(0)),

@@ -4,12 +4,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/codegen.h"
+#include "compiler/codegen/codegen_emitter.h"
 #include "compiler/orc/orc_engine.h"
 #include "ir/clock.h"
 #include "ir/status_macros.h"
@@ -194,6 +196,11 @@ HostTarget DescribeHostTarget() {
   }
   t.l2_bytes = HostL2Bytes();
   return t;
+}
+
+int CodegenVectorBytes(int max_vector_bytes) {
+  const int host = codegen_internal::HostVectorBytes();
+  return max_vector_bytes > 0 ? std::min(max_vector_bytes, host) : host;
 }
 
 int64_t HostL2Bytes() {

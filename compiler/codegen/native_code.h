@@ -96,6 +96,10 @@ struct HostTarget {
 };
 HostTarget DescribeHostTarget();
 
+// The vector width in bytes generated code uses under CompileOptions::max_vector_bytes
+// `max_vector_bytes` (0: the host's widest: 64 with AVX-512, 32 with AVX, else 16).
+int CodegenVectorBytes(int max_vector_bytes);
+
 // The host's per-core L2 cache in bytes, as the C library reports it
 // (sysconf(_SC_LEVEL2_CACHE_SIZE)); 512 KiB when it does not. Generated products size
 // their blocks by it, so it is part of what the JIT targets (JitIdentity).

@@ -73,6 +73,80 @@ absl::StatusOr<runtime::Tensor> TransposeLastTwo(const runtime::Tensor& w) {
   return out;
 }
 
+// `w` [b.., M, K] as panels of `nr` of its rows: [b.., ceil(M / nr), K, nr] with
+// panel p, row k, lane j holding w[p * nr + j, k] (zero past M): the tiles' packed rhs.
+absl::StatusOr<runtime::Tensor> PackPanels(const runtime::Tensor& w, int64_t nr) {
+  std::vector<int64_t> shape = w.shape();
+  const int rank = static_cast<int>(shape.size());
+  const int64_t rows = shape[rank - 2], cols = shape[rank - 1];
+  const int64_t panels = (rows + nr - 1) / nr;
+  shape[rank - 2] = panels;
+  shape.push_back(nr);
+  GJ_ASSIGN_OR_RETURN(runtime::Tensor out, runtime::Tensor::Zeros(w.dtype(), shape));
+  const int64_t element = ir::DTypeSize(w.dtype());
+  const int64_t matrices = w.numel() / (rows * cols);
+  const auto* from = static_cast<const char*>(w.raw_data());
+  auto* to = static_cast<char*>(out.raw_data());
+  for (int64_t b = 0; b < matrices; ++b) {
+    const char* src = from + b * rows * cols * element;
+    char* dst = to + b * panels * cols * nr * element;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) {
+        std::memcpy(dst + (((r / nr) * cols + c) * nr + r % nr) * element,
+                    src + (r * cols + c) * element, element);
+      }
+    }
+  }
+  return out;
+}
+
+// W^T [b.., K, M] for weight node `w`, as a param of its own.
+absl::StatusOr<ValueId> TransposedParam(GraphRewriter* rw, const ir::Node& w, PassContext* ctx) {
+  const std::string name = absl::StrCat("transposed(", w.name(), ")");
+  if (!ctx->params.contains(name)) {
+    GJ_ASSIGN_OR_RETURN(ctx->params[name], TransposeLastTwo(ctx->params.at(w.name())));
+  }
+  ir::Shape shape = w.type.shape;
+  std::swap(shape[shape.size() - 2], shape[shape.size() - 1]);
+  return rw->Emit(OpCode::kParam, std::vector<ValueId>{},
+                  ir::Attrs{{"name", name}, {"dtype", w.type.dtype}, {"shape", std::move(shape)}});
+}
+
+// W^T [b.., K, M] read out of W packed into the tiles' panels of two vectors of rows:
+//   slice(reshape(transpose(panels, K before the panel axis), [b.., K, panels * nr]), :M)
+// which the tiles read in place (compiler/codegen/codegen_tiles.cc), so the weights are
+// packed once, here, not on every call.
+absl::StatusOr<ValueId> PanelsAsTransposed(GraphRewriter* rw, const ir::Node& w, int vector_bytes,
+                                           PassContext* ctx) {
+  const int64_t nr = 2 * vector_bytes / ir::DTypeSize(w.type.dtype);
+  const std::string name = absl::StrCat("panels", nr, "(", w.name(), ")");
+  if (!ctx->params.contains(name)) {
+    GJ_ASSIGN_OR_RETURN(ctx->params[name], PackPanels(ctx->params.at(w.name()), nr));
+  }
+  const int rank = w.type.rank();
+  const int64_t rows = *w.type.shape[rank - 2].AsConstant();
+  const int64_t depth = *w.type.shape[rank - 1].AsConstant();
+  const int64_t panels = (rows + nr - 1) / nr;
+  ir::Shape packed(w.type.shape.begin(), w.type.shape.end() - 2);
+  packed.insert(packed.end(), {ir::SymExpr(panels), ir::SymExpr(depth), ir::SymExpr(nr)});
+  const ValueId p =
+      rw->Emit(OpCode::kParam, std::vector<ValueId>{},
+               ir::Attrs{{"name", name}, {"dtype", w.type.dtype}, {"shape", std::move(packed)}});
+  std::vector<int64_t> perm(rank + 1);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[rank - 2], perm[rank - 1]);
+  const ValueId t = rw->Emit(OpCode::kTranspose, {p}, ir::Attrs{{"perm", perm}});
+  ir::Shape flat(w.type.shape.begin(), w.type.shape.end() - 2);
+  flat.insert(flat.end(), {ir::SymExpr(depth), ir::SymExpr(panels * nr)});
+  ValueId wt = rw->Emit(OpCode::kReshape, {t}, ir::Attrs{{"shape", std::move(flat)}});
+  if (panels * nr != rows) {
+    wt = rw->Emit(
+        OpCode::kSlice, {wt},
+        ir::Attrs{{"axis", int64_t{-1}}, {"start", ir::SymExpr(0)}, {"end", ir::SymExpr(rows)}});
+  }
+  return wt;
+}
+
 }  // namespace
 
 absl::StatusOr<bool> OrientProducts(ir::Graph* graph, PassContext* ctx) {
@@ -89,15 +163,10 @@ absl::StatusOr<bool> OrientProducts(ir::Graph* graph, PassContext* ctx) {
     }
     const ir::Node& m = g.node(id);
     const ir::Node& w = g.node(m.operands[0]);
-    const std::string name = absl::StrCat("transposed(", w.name(), ")");
-    if (!ctx->params.contains(name)) {
-      GJ_ASSIGN_OR_RETURN(ctx->params[name], TransposeLastTwo(ctx->params.at(w.name())));
-    }
-    ir::Shape wt_shape = w.type.shape;
-    std::swap(wt_shape[wt_shape.size() - 2], wt_shape[wt_shape.size() - 1]);
-    const ValueId wt =
-        rw.Emit(OpCode::kParam, std::vector<ValueId>{},
-                ir::Attrs{{"name", name}, {"dtype", w.type.dtype}, {"shape", std::move(wt_shape)}});
+    GJ_ASSIGN_OR_RETURN(const ValueId wt,
+                        ctx->tile_vector_bytes > 0
+                            ? PanelsAsTransposed(&rw, w, ctx->tile_vector_bytes, ctx)
+                            : TransposedParam(&rw, w, ctx));
     const ValueId x = rw.Get(m.operands[1]);
     const int x_rank = g.node(m.operands[1]).type.rank();
     const ValueId xt = rw.Emit(OpCode::kTranspose, {x}, ir::Attrs{{"perm", SwapLastTwo(x_rank)}});

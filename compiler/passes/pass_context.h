@@ -18,6 +18,9 @@ struct PassContext {
   // products, or auto's choice on this host: ProductsRunAsTiles), whose costs
   // orient_products weighs; OpenBLAS packs either operand as fast.
   bool tile_products = false;
+  // The vector width in bytes of those tiles (0: unknown): orient_products packs the
+  // weights it turns into panels of two vectors, the tiles' layout.
+  int tile_vector_bytes = 0;
 };
 
 }  // namespace graphjit::compiler

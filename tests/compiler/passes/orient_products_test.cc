@@ -1,5 +1,6 @@
 #include "compiler/passes/orient_products.h"
 
+#include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "pass_test_util.h"
 #include "runtime/interpreter.h"
@@ -55,6 +56,51 @@ TEST(OrientProducts, NarrowProductOfKnownWeightsRunsTheOtherWayRound) {
   for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.5 - 0.003 * static_cast<double>(i % 211);
   runtime::TensorMap in = {{"x", *Tensor::FromDoubles(ir::DType::kF32, {1, 1, 288, 5}, xs)}};
   auto before = runtime::Interpret(*ir::ParseGraph(kConvProduct), in, ctx.params);
+  auto after = runtime::Interpret(*ir::ParseGraph(*out), in, ctx.params);
+  ASSERT_TRUE(before.ok() && after.ok());
+  EXPECT_LT(runtime::MaxAbsDiff((*before)[0], (*after)[0]), 1e-5);
+}
+
+// With the tiles' vector width known, the weights are packed into their panels (two
+// vectors of rows: 32 f32 at 64-byte vectors), zero past M, and read back as W^T.
+TEST(OrientProducts, WeightsArePackedIntoTheTilesPanels) {
+  PassContext ctx;
+  ctx.tile_products = true;
+  ctx.tile_vector_bytes = 64;
+  ctx.params["W"] = Weight({1, 40, 288});
+  const std::string text = absl::StrReplaceAll(kConvProduct, {{"64", "40"}});
+  absl::StatusOr<std::string> out = RunPassOnText("orient_products", text, &ctx);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out, R"gir(graph g {
+  %0 = input {name="x"} : f32[1, 1, 288, 5]
+  %1 = param {name="W"} : f32[1, 40, 288]
+  %2 = param {name="panels32(W)"} : f32[1, 2, 288, 32]
+  %3 = transpose(%2) {perm=[0, 2, 1, 3]} : f32[1, 288, 2, 32]
+  %4 = reshape(%3) {shape=[1, 288, 64]} : f32[1, 288, 64]
+  %5 = slice(%4) {axis=-1, end=40, start=0} : f32[1, 288, 40]
+  %6 = transpose(%0) {perm=[0, 1, 3, 2]} : f32[1, 1, 5, 288]
+  %7 = matmul(%6, %5) : f32[1, 1, 5, 40]
+  %8 = transpose(%7) {perm=[0, 1, 3, 2]} : f32[1, 1, 40, 5]
+  %9 = tanh(%8) : f32[1, 1, 40, 5]
+  return %9
+}
+)gir");
+  const std::vector<double> w = ctx.params.at("W").ToDoubles();
+  const std::vector<double> packed = ctx.params.at("panels32(W)").ToDoubles();
+  ASSERT_EQ(packed.size(), 2u * 288 * 32);
+  for (int p = 0; p < 2; ++p) {
+    for (int k = 0; k < 288; ++k) {
+      for (int j = 0; j < 32; ++j) {
+        const int row = p * 32 + j;
+        ASSERT_EQ(packed[(p * 288 + k) * 32 + j], row < 40 ? w[row * 288 + k] : 0.0)
+            << p << " " << k << " " << j;
+      }
+    }
+  }
+  std::vector<double> xs(288 * 5);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.5 - 0.003 * static_cast<double>(i % 211);
+  runtime::TensorMap in = {{"x", *Tensor::FromDoubles(ir::DType::kF32, {1, 1, 288, 5}, xs)}};
+  auto before = runtime::Interpret(*ir::ParseGraph(text), in, ctx.params);
   auto after = runtime::Interpret(*ir::ParseGraph(*out), in, ctx.params);
   ASSERT_TRUE(before.ok() && after.ok());
   EXPECT_LT(runtime::MaxAbsDiff((*before)[0], (*after)[0]), 1e-5);
