@@ -412,20 +412,6 @@ class KernelBuilder {
            SwapsLastTwoAxes(n.attrs.Get<std::vector<int64_t>>("perm"));
   }
 
-  // Whether `v` is weights orient_products packed into the tiles' panels, seen as the
-  // product's rhs: [slice of] reshape(transpose(param)). The tiles read those panels in
-  // place (codegen_tiles.cc's PackedPanelWidth); materializing the view would copy the
-  // weights back out on every call.
-  bool IsPanelView(ValueId v) const {
-    const ir::Node* n = &g_.node(v);
-    if (n->op == OpCode::kSlice) n = &g_.node(n->operands[0]);
-    if (n->op != OpCode::kReshape) return false;
-    n = &g_.node(n->operands[0]);
-    if (n->op != OpCode::kTranspose) return false;
-    const ir::Node& p = g_.node(n->operands[0]);
-    return p.op == OpCode::kParam && p.type.rank() >= 3;
-  }
-
   // The buffer holding matmul operand `v` (materialized now if it was inlined so far),
   // and whether that buffer holds its last two dims swapped: a transpose of a buffer that
   // swaps only the last two dims is read through BLAS's trans flag instead of copied.
@@ -476,7 +462,8 @@ class KernelBuilder {
       // Both operands from buffers, as for BLAS: the tiles pack the rhs a vector at a time
       // from a buffer contiguous along n (codegen_tiles.cc).
       OperandBuffer(n.operands[0], /*allow_transpose=*/false);
-      if (!IsPanelView(n.operands[1])) OperandBuffer(n.operands[1], /*allow_transpose=*/false);
+      if (!IsPackedPanels(g_, n.operands[1]))
+        OperandBuffer(n.operands[1], /*allow_transpose=*/false);
     }
     const ir::Shape& shape = n.type.shape;
     const ir::Shape& a = g_.type(n.operands[0]).shape;

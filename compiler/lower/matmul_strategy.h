@@ -37,17 +37,23 @@ const char* ProductKernelsName(ProductKernels p);
 // Parses a ProductKernelsName; nullopt for anything else.
 std::optional<ProductKernels> ParseProductKernels(std::string_view name);
 
-// Whether the large products of a compile under `policy` run as generated tiles: kTiles,
-// or kAuto where it picks them on this host (below).
+// Whether products of known weights by a narrow operand run as generated tiles under
+// `policy` (so orient_products turns them and packs the weights into the tiles' panels):
+// kTiles and kAuto (ChooseProductKernel takes the tiles for every packed product).
 bool ProductsRunAsTiles(ProductKernels policy);
+
+// Whether `v` is weights orient_products packed into the tiles' panels, seen as a
+// product's rhs: [slice of] reshape(transpose(param of rank >= 3)). Tiles read those
+// panels in place; anything else would copy the weights back out on every call.
+bool IsPackedPanels(const ir::Graph& graph, ir::ValueId v);
 
 // How one product node is computed.
 enum class ProductKernel : uint8_t { kLoops, kTiles, kBlas };
 // For matmul node `id` under `policy`: kLoops where UseExternMatmul says no (small
 // products, matrix-vector); else kBlas or kTiles by `policy`, where kAuto takes the tiles
-// where OpenBLAS runs kernels narrower than the host's vectors
-// (runtime::BlasNarrowerThanHost), unless the rhs is a transpose BLAS reads in place
-// (`rhs_transposed`: the tiles would copy it).
+// for packed weights (IsPackedPanels) and where OpenBLAS runs kernels narrower than the
+// host's vectors (runtime::BlasNarrowerThanHost), unless the rhs is a transpose BLAS reads
+// in place (`rhs_transposed`: the tiles would copy it).
 ProductKernel ChooseProductKernel(const ir::Graph& graph, ir::ValueId id, ProductKernels policy,
                                   bool rhs_transposed);
 

@@ -11,8 +11,9 @@
 namespace graphjit::compiler {
 
 // Rewrites y = matmul(W, x), W a known parameter [b.., M, K] of constant shape and x
-// [.., K, N] with constant N, 2 <= N < M and M N K >= 4096 (the smallest product lowering
-// gives to tiles or BLAS), into
+// [.., K, N] sliding windows (a convolution's patches: a `window`, through reshapes) with
+// constant N, 2 <= N < M and M N K >= 4096 (the smallest product lowering gives to tiles
+// or BLAS), into
 //   y = transpose(matmul(transpose(x), W^T))
 // with W^T [b.., K, M] computed now and added to ctx->params as `transposed(<W>)`.
 //

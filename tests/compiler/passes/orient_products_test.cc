@@ -1,5 +1,7 @@
 #include "compiler/passes/orient_products.h"
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "pass_test_util.h"
@@ -21,14 +23,25 @@ Tensor Weight(std::vector<int64_t> shape) {
 }
 
 // A convolution's product in the last stage of a CNN: 64 channels, 3 x 3 x 32 window
-// elements, 5 positions (the pass needs M N K >= 4096: 64 * 5 * 288).
+// elements, 2 x 2 = 4 positions (the pass needs M N K >= 4096: 64 * 4 * 288).
 const char kConvProduct[] = R"(graph g {
-  %0 = input {name="x"} : f32[1, 1, 288, 5]
-  %1 = param {name="W"} : f32[1, 64, 288]
-  %2 = matmul(%1, %0) : f32[1, 1, 64, 5]
-  %3 = tanh(%2) : f32[1, 1, 64, 5]
-  return %3
+  %0 = input {name="x"} : f32[1, 32, 4, 4]
+  %1 = window(%0) {dilations=[1, 1], kernel=[3, 3], strides=[1, 1]} : f32[1, 32, 3, 3, 2, 2]
+  %2 = reshape(%1) {shape=[1, 1, 288, 4]} : f32[1, 1, 288, 4]
+  %3 = param {name="W"} : f32[1, 64, 288]
+  %4 = matmul(%3, %2) : f32[1, 1, 64, 4]
+  %5 = tanh(%4) : f32[1, 1, 64, 4]
+  return %5
 })";
+
+// x [K, N] as 1 x 1 windows of an input [1, K, 1, N] (what a 1 x 1 convolution's patches
+// would be), for the cases that must not fire for another reason.
+std::string AsWindows(const std::string& k, const std::string& n) {
+  return absl::StrCat("  %0 = input {name=\"x\"} : f32[1, ", k, ", 1, ", n,
+                      "]\n  %9 = window(%0) {dilations=[1, 1], kernel=[1, 1], strides=[1, 1]} : "
+                      "f32[1, ",
+                      k, ", 1, 1, 1, ", n, "]\n");
+}
 
 TEST(OrientProducts, NarrowProductOfKnownWeightsRunsTheOtherWayRound) {
   PassContext ctx;
@@ -37,14 +50,16 @@ TEST(OrientProducts, NarrowProductOfKnownWeightsRunsTheOtherWayRound) {
   absl::StatusOr<std::string> out = RunPassOnText("orient_products", kConvProduct, &ctx);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(*out, R"gir(graph g {
-  %0 = input {name="x"} : f32[1, 1, 288, 5]
-  %1 = param {name="W"} : f32[1, 64, 288]
-  %2 = param {name="transposed(W)"} : f32[1, 288, 64]
-  %3 = transpose(%0) {perm=[0, 1, 3, 2]} : f32[1, 1, 5, 288]
-  %4 = matmul(%3, %2) : f32[1, 1, 5, 64]
-  %5 = transpose(%4) {perm=[0, 1, 3, 2]} : f32[1, 1, 64, 5]
-  %6 = tanh(%5) : f32[1, 1, 64, 5]
-  return %6
+  %0 = input {name="x"} : f32[1, 32, 4, 4]
+  %1 = window(%0) {dilations=[1, 1], kernel=[3, 3], strides=[1, 1]} : f32[1, 32, 3, 3, 2, 2]
+  %2 = reshape(%1) {shape=[1, 1, 288, 4]} : f32[1, 1, 288, 4]
+  %3 = param {name="W"} : f32[1, 64, 288]
+  %4 = param {name="transposed(W)"} : f32[1, 288, 64]
+  %5 = transpose(%2) {perm=[0, 1, 3, 2]} : f32[1, 1, 4, 288]
+  %6 = matmul(%5, %4) : f32[1, 1, 4, 64]
+  %7 = transpose(%6) {perm=[0, 1, 3, 2]} : f32[1, 1, 64, 4]
+  %8 = tanh(%7) : f32[1, 1, 64, 4]
+  return %8
 }
 )gir");
   const std::vector<double> w = ctx.params.at("W").ToDoubles();
@@ -52,9 +67,9 @@ TEST(OrientProducts, NarrowProductOfKnownWeightsRunsTheOtherWayRound) {
   for (int m = 0; m < 64; ++m) {
     for (int k = 0; k < 288; ++k) ASSERT_EQ(wt[k * 64 + m], w[m * 288 + k]) << m << " " << k;
   }
-  std::vector<double> xs(288 * 5);
+  std::vector<double> xs(32 * 4 * 4);
   for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.5 - 0.003 * static_cast<double>(i % 211);
-  runtime::TensorMap in = {{"x", *Tensor::FromDoubles(ir::DType::kF32, {1, 1, 288, 5}, xs)}};
+  runtime::TensorMap in = {{"x", *Tensor::FromDoubles(ir::DType::kF32, {1, 32, 4, 4}, xs)}};
   auto before = runtime::Interpret(*ir::ParseGraph(kConvProduct), in, ctx.params);
   auto after = runtime::Interpret(*ir::ParseGraph(*out), in, ctx.params);
   ASSERT_TRUE(before.ok() && after.ok());
@@ -72,17 +87,19 @@ TEST(OrientProducts, WeightsArePackedIntoTheTilesPanels) {
   absl::StatusOr<std::string> out = RunPassOnText("orient_products", text, &ctx);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(*out, R"gir(graph g {
-  %0 = input {name="x"} : f32[1, 1, 288, 5]
-  %1 = param {name="W"} : f32[1, 40, 288]
-  %2 = param {name="panels32(W)"} : f32[1, 2, 288, 32]
-  %3 = transpose(%2) {perm=[0, 2, 1, 3]} : f32[1, 288, 2, 32]
-  %4 = reshape(%3) {shape=[1, 288, 64]} : f32[1, 288, 64]
-  %5 = slice(%4) {axis=-1, end=40, start=0} : f32[1, 288, 40]
-  %6 = transpose(%0) {perm=[0, 1, 3, 2]} : f32[1, 1, 5, 288]
-  %7 = matmul(%6, %5) : f32[1, 1, 5, 40]
-  %8 = transpose(%7) {perm=[0, 1, 3, 2]} : f32[1, 1, 40, 5]
-  %9 = tanh(%8) : f32[1, 1, 40, 5]
-  return %9
+  %0 = input {name="x"} : f32[1, 32, 4, 4]
+  %1 = window(%0) {dilations=[1, 1], kernel=[3, 3], strides=[1, 1]} : f32[1, 32, 3, 3, 2, 2]
+  %2 = reshape(%1) {shape=[1, 1, 288, 4]} : f32[1, 1, 288, 4]
+  %3 = param {name="W"} : f32[1, 40, 288]
+  %4 = param {name="panels32(W)"} : f32[1, 2, 288, 32]
+  %5 = transpose(%4) {perm=[0, 2, 1, 3]} : f32[1, 288, 2, 32]
+  %6 = reshape(%5) {shape=[1, 288, 64]} : f32[1, 288, 64]
+  %7 = slice(%6) {axis=-1, end=40, start=0} : f32[1, 288, 40]
+  %8 = transpose(%2) {perm=[0, 1, 3, 2]} : f32[1, 1, 4, 288]
+  %9 = matmul(%8, %7) : f32[1, 1, 4, 40]
+  %10 = transpose(%9) {perm=[0, 1, 3, 2]} : f32[1, 1, 40, 4]
+  %11 = tanh(%10) : f32[1, 1, 40, 4]
+  return %11
 }
 )gir");
   const std::vector<double> w = ctx.params.at("W").ToDoubles();
@@ -97,9 +114,9 @@ TEST(OrientProducts, WeightsArePackedIntoTheTilesPanels) {
       }
     }
   }
-  std::vector<double> xs(288 * 5);
+  std::vector<double> xs(32 * 4 * 4);
   for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.5 - 0.003 * static_cast<double>(i % 211);
-  runtime::TensorMap in = {{"x", *Tensor::FromDoubles(ir::DType::kF32, {1, 1, 288, 5}, xs)}};
+  runtime::TensorMap in = {{"x", *Tensor::FromDoubles(ir::DType::kF32, {1, 32, 4, 4}, xs)}};
   auto before = runtime::Interpret(*ir::ParseGraph(text), in, ctx.params);
   auto after = runtime::Interpret(*ir::ParseGraph(*out), in, ctx.params);
   ASSERT_TRUE(before.ok() && after.ok());
@@ -109,28 +126,30 @@ TEST(OrientProducts, WeightsArePackedIntoTheTilesPanels) {
 TEST(OrientProducts, DoesNotFire) {
   struct Case {
     const char* why;
-    const char* text;
+    std::string text;
     bool params_are_constant = true;
     bool tile_products = true;
   };
+  // matmul(W [m, 288], windows [288, n]) with W named `w_name`.
+  auto product = [](const std::string& m, const std::string& n, const char* w_name = "W") {
+    return absl::StrCat("graph g {\n", AsWindows("288", n), "  %1 = reshape(%9) {shape=[288, ", n,
+                        "]} : f32[288, ", n, "]\n  %2 = param {name=\"", w_name, "\"} : f32[", m,
+                        ", 288]\n  %3 = matmul(%2, %1) : f32[", m, ", ", n, "]\n  return %3\n}\n");
+  };
   const Case cases[] = {
-      {"as wide as it is tall", R"(graph g {
-  %0 = input {name="x"} : f32[288, 64]
-  %1 = param {name="W"} : f32[64, 288]
-  %2 = matmul(%1, %0) : f32[64, 64]
-  return %2
-})"},
-      {"a matrix-vector product", R"(graph g {
-  %0 = input {name="x"} : f32[288, 1]
-  %1 = param {name="W"} : f32[64, 288]
-  %2 = matmul(%1, %0) : f32[64, 1]
-  return %2
-})"},
+      {"as wide as it is tall", product("64", "64")},
+      {"a matrix-vector product", product("64", "1")},
+      {"a symbolic column count", product("64", "S")},
+      {"weights that may change (training)", product("64", "5"), false},
+      {"products that go to OpenBLAS", product("64", "5"), true, false},
+      {"no value for the parameter", product("64", "5", "V")},
       {"too small to be a large product", R"(graph g {
-  %0 = input {name="x"} : f32[8, 2]
-  %1 = param {name="W"} : f32[64, 8]
-  %2 = matmul(%1, %0) : f32[64, 2]
-  return %2
+  %0 = input {name="x"} : f32[1, 8, 1, 2]
+  %9 = window(%0) {dilations=[1, 1], kernel=[1, 1], strides=[1, 1]} : f32[1, 8, 1, 1, 1, 2]
+  %1 = reshape(%9) {shape=[8, 2]} : f32[8, 2]
+  %2 = param {name="W"} : f32[64, 8]
+  %3 = matmul(%2, %1) : f32[64, 2]
+  return %3
 })"},
       {"the weights are the rhs", R"(graph g {
   %0 = input {name="x"} : f32[5, 64]
@@ -138,29 +157,9 @@ TEST(OrientProducts, DoesNotFire) {
   %2 = matmul(%0, %1) : f32[5, 288]
   return %2
 })"},
-      {"a symbolic column count", R"(graph g {
-  %0 = input {name="x"} : f32[288, S]
-  %1 = param {name="W"} : f32[64, 288]
-  %2 = matmul(%1, %0) : f32[64, S]
-  return %2
-})"},
-      {"weights that may change (training)", R"(graph g {
+      {"an activation, not windows (a 1 x 1 convolution's input)", R"(graph g {
   %0 = input {name="x"} : f32[288, 5]
   %1 = param {name="W"} : f32[64, 288]
-  %2 = matmul(%1, %0) : f32[64, 5]
-  return %2
-})",
-       false},
-      {"products that go to OpenBLAS", R"(graph g {
-  %0 = input {name="x"} : f32[288, 5]
-  %1 = param {name="W"} : f32[64, 288]
-  %2 = matmul(%1, %0) : f32[64, 5]
-  return %2
-})",
-       true, false},
-      {"no value for the parameter", R"(graph g {
-  %0 = input {name="x"} : f32[288, 5]
-  %1 = param {name="V"} : f32[64, 288]
   %2 = matmul(%1, %0) : f32[64, 5]
   return %2
 })"},
@@ -168,6 +167,7 @@ TEST(OrientProducts, DoesNotFire) {
   for (const Case& c : cases) {
     PassContext ctx;
     ctx.params["W"] = Weight({64, 288});
+    if (absl::StrContains(c.text, "f32[64, 8]")) ctx.params["W"] = Weight({64, 8});
     ctx.params_are_constant = c.params_are_constant;
     ctx.tile_products = c.tile_products;
     bool changed = true;
@@ -177,6 +177,14 @@ TEST(OrientProducts, DoesNotFire) {
     EXPECT_EQ(*out, ir::PrintGraph(*ir::ParseGraph(c.text))) << c.why;
     EXPECT_FALSE(ctx.params.contains("transposed(W)")) << c.why;
   }
+  // The same product as the second-to-last case, as windows, does fire (so each case
+  // above fails for its own reason).
+  PassContext ctx;
+  ctx.params["W"] = Weight({64, 288});
+  ctx.tile_products = true;
+  bool changed = false;
+  ASSERT_TRUE(RunPassOnText("orient_products", product("64", "5"), &ctx, &changed).ok());
+  EXPECT_TRUE(changed);
 }
 
 }  // namespace
