@@ -1,5 +1,7 @@
 #include "compiler/passes/orient_products.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <numeric>
 #include <optional>
@@ -61,6 +63,22 @@ bool ShouldOrient(const ir::Graph& g, ValueId id, const PassContext& ctx) {
   return n && *n >= 2 && *n < rows && rows * *n * depth >= kMinMacs;
 }
 
+// Copies element `from` of `src` to element `to` of `dst`, of `element` bytes: a word copy
+// for 4 and 8 bytes (a memcpy call per element made packing resnet18's turned weights take
+// 31 ms of its compile).
+inline void CopyElement(const char* src, int64_t from, char* dst, int64_t to, int64_t element) {
+  switch (element) {
+    case 4:
+      reinterpret_cast<uint32_t*>(dst)[to] = reinterpret_cast<const uint32_t*>(src)[from];
+      return;
+    case 8:
+      reinterpret_cast<uint64_t*>(dst)[to] = reinterpret_cast<const uint64_t*>(src)[from];
+      return;
+    default:
+      std::memcpy(dst + to * element, src + from * element, element);
+  }
+}
+
 // `w` [b.., M, K] as [b.., K, M] (the bytes, any dtype).
 absl::StatusOr<runtime::Tensor> TransposeLastTwo(const runtime::Tensor& w) {
   std::vector<int64_t> shape = w.shape();
@@ -76,8 +94,7 @@ absl::StatusOr<runtime::Tensor> TransposeLastTwo(const runtime::Tensor& w) {
     const int64_t base = b * rows * cols * element;
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t c = 0; c < cols; ++c) {
-        std::memcpy(to + base + (c * rows + r) * element, from + base + (r * cols + c) * element,
-                    element);
+        CopyElement(from + base, r * cols + c, to + base, c * rows + r, element);
       }
     }
   }
@@ -101,10 +118,13 @@ absl::StatusOr<runtime::Tensor> PackPanels(const runtime::Tensor& w, int64_t nr)
   for (int64_t b = 0; b < matrices; ++b) {
     const char* src = from + b * rows * cols * element;
     char* dst = to + b * panels * cols * nr * element;
-    for (int64_t r = 0; r < rows; ++r) {
+    // Panel by panel, so the writes run in order (the reads then stride by K).
+    for (int64_t p = 0; p < panels; ++p) {
+      const int64_t lanes = std::min(nr, rows - p * nr);
       for (int64_t c = 0; c < cols; ++c) {
-        std::memcpy(dst + (((r / nr) * cols + c) * nr + r % nr) * element,
-                    src + (r * cols + c) * element, element);
+        for (int64_t j = 0; j < lanes; ++j) {
+          CopyElement(src, (p * nr + j) * cols + c, dst, (p * cols + c) * nr + j, element);
+        }
       }
     }
   }
