@@ -15,6 +15,7 @@
 #include "compiler/store/disk_cache.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ir/parser.h"
 #include "models/model.h"
 
 #define XXH_INLINE_ALL
@@ -373,6 +374,82 @@ TEST_F(GraphRecordTest, ArgsMustNameTheGraphsNodes) {
       DecodeGraphRecord(EncodeGraphRecord(record->graph, made, lowered, record->bindings).record);
   ASSERT_FALSE(renamed.ok());
   EXPECT_THAT(renamed.status().message(), HasSubstr("'renamed' does not match"));
+}
+
+// A convolution's weights packed into the tiles' panels at compile time (orient_products)
+// live in the record's weight pack: a warm start reads them from it; every file truncated
+// to half is refused, everything is built again with the same bits, and the cache heals.
+TEST(GraphRecordPackedWeights, TruncatedFilesAreRefusedAndRebuilt) {
+  const std::string dir =
+      (fs::temp_directory_path() / absl::StrCat("gj_graph_record_packed_", ::getpid())).string();
+  fs::remove_all(dir);
+  std::unique_ptr<DiskCache> disk =
+      *DiskCache::Open(dir, int64_t{1} << 30, *CacheSecret::FromBytes("graph record test key"));
+  ir::Graph graph = *ir::ParseGraph(R"(graph g {
+  %0 = input {name="x"} : f32[1, 40, 1, 7]
+  %1 = window(%0) {dilations=[1, 1], kernel=[1, 3], strides=[1, 1]} : f32[1, 40, 1, 3, 1, 5]
+  %2 = reshape(%1) {shape=[120, 5]} : f32[120, 5]
+  %3 = param {name="w"} : f32[70, 120]
+  %4 = matmul(%3, %2) : f32[70, 5]
+  return %4
+})");
+  std::vector<double> ws(70 * 120), xs(40 * 7);
+  for (size_t i = 0; i < ws.size(); ++i) ws[i] = 0.01 * static_cast<double>(i % 89) - 0.4;
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.02 * static_cast<double>(i % 31) - 0.3;
+  const runtime::TensorMap params = {
+      {"w", *runtime::Tensor::FromDoubles(ir::DType::kF32, {70, 120}, ws)}};
+  const runtime::TensorMap in = {
+      {"x", *runtime::Tensor::FromDoubles(ir::DType::kF32, {1, 40, 1, 7}, xs)}};
+  std::vector<std::unique_ptr<KernelStore>> stores;
+  std::vector<std::unique_ptr<CompileEnv>> envs;
+  auto compile = [&] {
+    stores.push_back(std::make_unique<KernelStore>());
+    envs.push_back(std::make_unique<CompileEnv>(CompileEnv::MemoryOnly()));
+    envs.back()->kernels = stores.back().get();
+    envs.back()->disk = disk.get();
+    CompileGraphOptions options;
+    options.products = ProductKernels::kTiles;
+    options.env = envs.back().get();
+    return CompiledGraph::Compile(graph, params, options);
+  };
+  auto run = [&](const CompiledGraph& cg) {
+    absl::StatusOr<std::vector<runtime::Tensor>> out = cg.Run(in);
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? *std::move(out) : std::vector<runtime::Tensor>{};
+  };
+  auto cold = compile();
+  ASSERT_TRUE(cold.ok()) << cold.status();
+  const std::vector<runtime::Tensor> expected = run(**cold);
+  cold->reset();
+  auto warm = compile();
+  ASSERT_TRUE(warm.ok()) << warm.status();
+  EXPECT_TRUE((*warm)->from_record());
+  EXPECT_TRUE(MadeParams(params, (*warm)->params()).contains("panels32(w)") ||
+              MadeParams(params, (*warm)->params()).contains("panels16(w)"));
+  ExpectSameBits(run(**warm), expected);
+  warm->reset();
+  int files = 0;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+    fs::resize_file(e.path(), fs::file_size(e.path()) / 2);
+    ++files;
+  }
+  ASSERT_GE(files, 3);  // modules, the record, the weight pack
+  auto truncated = compile();
+  ASSERT_TRUE(truncated.ok()) << truncated.status();
+  EXPECT_FALSE((*truncated)->from_record());
+  EXPECT_EQ((*truncated)->kernels().stats().loaded, 0);
+  EXPECT_GE(disk->stats().rejected, 2);
+  ExpectSameBits(run(**truncated), expected);
+  truncated->reset();
+  bool healed = false;
+  for (int i = 0; i < 2 && !healed; ++i) {
+    auto again = compile();
+    ASSERT_TRUE(again.ok()) << again.status();
+    healed = (*again)->from_record();
+    ExpectSameBits(run(**again), expected);
+  }
+  EXPECT_TRUE(healed);
+  fs::remove_all(dir);
 }
 
 }  // namespace
