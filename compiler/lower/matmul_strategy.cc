@@ -57,7 +57,10 @@ std::optional<ProductKernels> ParseProductKernels(std::string_view name) {
   return std::nullopt;
 }
 
-bool ProductsRunAsTiles(ProductKernels policy) { return policy != ProductKernels::kBlas; }
+bool ProductsRunAsTiles(ProductKernels policy) {
+  return policy == ProductKernels::kTiles ||
+         (policy == ProductKernels::kAuto && runtime::BlasNarrowerThanHost());
+}
 
 bool IsPackedPanels(const ir::Graph& graph, ir::ValueId v) {
   const ir::Node* n = &graph.node(v);
@@ -86,10 +89,8 @@ ProductKernel ChooseProductKernel(const ir::Graph& graph, ir::ValueId id, Produc
   // Cooperlake's AVX-512 kernels. Alone, the tiles reach ~210 GFLOP/s on 64x576x3136 and
   // 128x1152x784 (OpenBLAS's AVX-512 kernels 195-217) but lose where a short N leaves
   // lanes idle (512x4608x49: 2.04 vs 1.37 ms); inside the model they lose on every shape.
-  // Weights packed at compile time (orient_products): the tiles read them in place, where
-  // OpenBLAS would pack them again on every call (resnet18 at N = 1, znver5, one thread,
-  // graphjit-dump --profile: 20.4-20.6 ms with these as tiles against 21.1-21.2 ms all
-  // OpenBLAS; its 7 x 7 stage's 3 x 3 convolutions 1.36 against 1.56 ms).
+  // Weights orient_products packed (it does where ProductsRunAsTiles): the tiles read them
+  // in place; OpenBLAS would need them copied back out on every call.
   if (IsPackedPanels(graph, graph.node(id).operands[1])) return ProductKernel::kTiles;
   if (rhs_transposed || !runtime::BlasNarrowerThanHost()) return ProductKernel::kBlas;
   return ProductKernel::kTiles;

@@ -39,7 +39,11 @@ std::optional<ProductKernels> ParseProductKernels(std::string_view name);
 
 // Whether products of known weights by a narrow operand run as generated tiles under
 // `policy` (so orient_products turns them and packs the weights into the tiles' panels):
-// kTiles and kAuto (ChooseProductKernel takes the tiles for every packed product).
+// kTiles, and kAuto where OpenBLAS runs kernels narrower than the host's. Not kAuto
+// elsewhere: over packed weights the tiles beat OpenBLAS's AVX-512 kernels on those
+// products (resnet18 at N = 1, znver5: 20.3 against 20.6 ms), but resnet18's cold compile
+// took 282-299 ms against 156-167 (its ten tile kernels cost 65-100 ms each to compile,
+// a BLAS call nothing): a worse trade for a JIT than the 0.3 ms a call.
 bool ProductsRunAsTiles(ProductKernels policy);
 
 // Whether `v` is weights orient_products packed into the tiles' panels, seen as a

@@ -15,8 +15,9 @@ struct PassContext {
   // so passes may read and fold them. False for graphs whose weights change (training).
   bool params_are_constant = true;
   // True when products of known weights by a narrow operand run as graphjit's generated
-  // tiles (CompileGraphOptions::products tiles or auto: ProductsRunAsTiles), which
-  // orient_products turns and packs for; OpenBLAS packs either operand as fast.
+  // tiles (CompileGraphOptions::products, or auto's choice on this host:
+  // ProductsRunAsTiles), which orient_products turns and packs for; OpenBLAS packs either
+  // operand as fast.
   bool tile_products = false;
   // The vector width in bytes of those tiles (0: unknown): orient_products packs the
   // weights it turns into panels of two vectors, the tiles' layout.

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "ir/parser.h"
 #include "runtime/interpreter.h"
+#include "runtime/jit_helpers.h"
 #include "tests/compiler/compiled/test_tensors.h"
 
 namespace graphjit::compiler {
@@ -230,8 +231,7 @@ TEST(TilesTest, ComputedLhsIsPackedElementByElement) {
 }
 
 // The weights orient_products packed into panels are read in place by the tiles (no pack
-// of B in the kernel: no `bp` buffer), at the host's vectors (under auto) and AVX2's,
-// f32 and f64.
+// of B in the kernel: no `bp` buffer), at the host's vectors and AVX2's, f32 and f64.
 TEST(TilesTest, PackedWeightsAreReadInPlace) {
   for (const char* dtype : {"f32", "f64"}) {
     for (int vector_bytes : {0, 32}) {
@@ -252,8 +252,7 @@ TEST(TilesTest, PackedWeightsAreReadInPlace) {
       auto want = runtime::Interpret(*g, in, params);
       ASSERT_TRUE(want.ok()) << want.status();
       CompileGraphOptions options;
-      // auto: the packed weights go to the tiles whatever OpenBLAS runs.
-      options.products = vector_bytes == 0 ? ProductKernels::kAuto : ProductKernels::kTiles;
+      options.products = ProductKernels::kTiles;
       options.codegen.max_vector_bytes = vector_bytes;
       options.codegen.keep_ir = true;
       options.env = &CompileEnv::MemoryOnly();
@@ -295,8 +294,8 @@ TEST(TilesTest, PassContextForFollowsTheProductPolicy) {
   EXPECT_TRUE(PassContextFor({}, options).tile_products);
   options.products = ProductKernels::kBlas;
   EXPECT_FALSE(PassContextFor({}, options).tile_products);
-  options.products = ProductKernels::kAuto;  // packed weights run as tiles under auto
-  EXPECT_TRUE(PassContextFor({}, options).tile_products);
+  options.products = ProductKernels::kAuto;
+  EXPECT_EQ(PassContextFor({}, options).tile_products, runtime::BlasNarrowerThanHost());
   options.params_are_constant = false;
   EXPECT_FALSE(PassContextFor({}, options).params_are_constant);
 }
