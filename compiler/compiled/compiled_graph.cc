@@ -57,8 +57,7 @@ ProductKernels ProductsOf(const CompileGraphOptions& options) {
 
 PassContext PassContextFor(const runtime::TensorMap& params, const CompileGraphOptions& options) {
   PassContext ctx{params, options.params_are_constant};
-  ctx.tile_products = ProductsRunAsTiles(ProductsOf(options));
-  if (ctx.tile_products) {
+  if (ProductsRunAsTiles(ProductsOf(options))) {
     ctx.tile_vector_bytes = CodegenVectorBytes(options.codegen.max_vector_bytes);
   }
   return ctx;

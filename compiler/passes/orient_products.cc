@@ -79,28 +79,6 @@ inline void CopyElement(const char* src, int64_t from, char* dst, int64_t to, in
   }
 }
 
-// `w` [b.., M, K] as [b.., K, M] (the bytes, any dtype).
-absl::StatusOr<runtime::Tensor> TransposeLastTwo(const runtime::Tensor& w) {
-  std::vector<int64_t> shape = w.shape();
-  const int rank = static_cast<int>(shape.size());
-  const int64_t rows = shape[rank - 2], cols = shape[rank - 1];
-  std::swap(shape[rank - 2], shape[rank - 1]);
-  GJ_ASSIGN_OR_RETURN(runtime::Tensor out, runtime::Tensor::Empty(w.dtype(), shape));
-  const int64_t element = ir::DTypeSize(w.dtype());
-  const int64_t matrices = w.numel() / (rows * cols);
-  const auto* from = static_cast<const char*>(w.raw_data());
-  auto* to = static_cast<char*>(out.raw_data());
-  for (int64_t b = 0; b < matrices; ++b) {
-    const int64_t base = b * rows * cols * element;
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t c = 0; c < cols; ++c) {
-        CopyElement(from + base, r * cols + c, to + base, c * rows + r, element);
-      }
-    }
-  }
-  return out;
-}
-
 // `w` [b.., M, K] as panels of `nr` of its rows: [b.., ceil(M / nr), K, nr] with
 // panel p, row k, lane j holding w[p * nr + j, k] (zero past M): the tiles' packed rhs.
 absl::StatusOr<runtime::Tensor> PackPanels(const runtime::Tensor& w, int64_t nr) {
@@ -129,18 +107,6 @@ absl::StatusOr<runtime::Tensor> PackPanels(const runtime::Tensor& w, int64_t nr)
     }
   }
   return out;
-}
-
-// W^T [b.., K, M] for weight node `w`, as a param of its own.
-absl::StatusOr<ValueId> TransposedParam(GraphRewriter* rw, const ir::Node& w, PassContext* ctx) {
-  const std::string name = absl::StrCat("transposed(", w.name(), ")");
-  if (!ctx->params.contains(name)) {
-    GJ_ASSIGN_OR_RETURN(ctx->params[name], TransposeLastTwo(ctx->params.at(w.name())));
-  }
-  ir::Shape shape = w.type.shape;
-  std::swap(shape[shape.size() - 2], shape[shape.size() - 1]);
-  return rw->Emit(OpCode::kParam, std::vector<ValueId>{},
-                  ir::Attrs{{"name", name}, {"dtype", w.type.dtype}, {"shape", std::move(shape)}});
 }
 
 // W^T [b.., K, M] read out of W packed into the tiles' panels of two vectors of rows:
@@ -181,7 +147,7 @@ absl::StatusOr<ValueId> PanelsAsTransposed(GraphRewriter* rw, const ir::Node& w,
 }  // namespace
 
 absl::StatusOr<bool> OrientProducts(ir::Graph* graph, PassContext* ctx) {
-  if (!ctx->params_are_constant || !ctx->tile_products) return false;
+  if (!ctx->params_are_constant || ctx->tile_vector_bytes <= 0) return false;
   const ir::Graph& g = *graph;
   bool any = false;
   for (ValueId id = 0; id < g.num_nodes() && !any; ++id) any = ShouldOrient(g, id, *ctx);
@@ -194,10 +160,7 @@ absl::StatusOr<bool> OrientProducts(ir::Graph* graph, PassContext* ctx) {
     }
     const ir::Node& m = g.node(id);
     const ir::Node& w = g.node(m.operands[0]);
-    GJ_ASSIGN_OR_RETURN(const ValueId wt,
-                        ctx->tile_vector_bytes > 0
-                            ? PanelsAsTransposed(&rw, w, ctx->tile_vector_bytes, ctx)
-                            : TransposedParam(&rw, w, ctx));
+    GJ_ASSIGN_OR_RETURN(const ValueId wt, PanelsAsTransposed(&rw, w, ctx->tile_vector_bytes, ctx));
     const ValueId x = rw.Get(m.operands[1]);
     const int x_rank = g.node(m.operands[1]).type.rank();
     const ValueId xt = rw.Emit(OpCode::kTranspose, {x}, ir::Attrs{{"perm", SwapLastTwo(x_rank)}});

@@ -14,13 +14,10 @@ struct PassContext {
   // True when parameter values are fixed for the life of the compiled code (inference),
   // so passes may read and fold them. False for graphs whose weights change (training).
   bool params_are_constant = true;
-  // True when products of known weights by a narrow operand run as graphjit's generated
-  // tiles (CompileGraphOptions::products, or auto's choice on this host:
-  // ProductsRunAsTiles), which orient_products turns and packs for; OpenBLAS packs either
-  // operand as fast.
-  bool tile_products = false;
-  // The vector width in bytes of those tiles (0: unknown): orient_products packs the
-  // weights it turns into panels of two vectors, the tiles' layout.
+  // The vector width in bytes of graphjit's generated tiles when large products run as
+  // them (CompileGraphOptions::products, or auto's choice on this host:
+  // ProductsRunAsTiles), else 0. orient_products turns products for the tiles and packs
+  // the weights into their panels of two vectors; OpenBLAS packs either operand as fast.
   int tile_vector_bytes = 0;
 };
 

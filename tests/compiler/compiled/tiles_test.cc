@@ -291,11 +291,11 @@ TEST(TilesTest, AutoKeepsBlasForATransposedRhsAndLoopsForSmallProducts) {
 TEST(TilesTest, PassContextForFollowsTheProductPolicy) {
   CompileGraphOptions options;
   options.products = ProductKernels::kTiles;
-  EXPECT_TRUE(PassContextFor({}, options).tile_products);
+  EXPECT_GT(PassContextFor({}, options).tile_vector_bytes, 0);
   options.products = ProductKernels::kBlas;
-  EXPECT_FALSE(PassContextFor({}, options).tile_products);
+  EXPECT_EQ(PassContextFor({}, options).tile_vector_bytes, 0);
   options.products = ProductKernels::kAuto;
-  EXPECT_EQ(PassContextFor({}, options).tile_products, runtime::BlasNarrowerThanHost());
+  EXPECT_EQ(PassContextFor({}, options).tile_vector_bytes > 0, runtime::BlasNarrowerThanHost());
   options.params_are_constant = false;
   EXPECT_FALSE(PassContextFor({}, options).params_are_constant);
 }

@@ -43,9 +43,37 @@ std::string AsWindows(const std::string& k, const std::string& n) {
                       k, ", 1, 1, 1, ", n, "]\n");
 }
 
+// Panel p, row k, lane j of `panels` holds row p * 32 + j, column k of W [1, m, 288]
+// (zero past m), and the rewritten graph `out` computes what `text` does.
+void ExpectPanelsOfW(const PassContext& ctx, const std::string& text, const std::string& out,
+                     int m) {
+  const std::vector<double> w = ctx.params.at("W").ToDoubles();
+  const std::vector<double> packed = ctx.params.at("panels32(W)").ToDoubles();
+  const int panels = (m + 31) / 32;
+  ASSERT_EQ(packed.size(), static_cast<size_t>(panels) * 288 * 32);
+  for (int p = 0; p < panels; ++p) {
+    for (int k = 0; k < 288; ++k) {
+      for (int j = 0; j < 32; ++j) {
+        const int row = p * 32 + j;
+        ASSERT_EQ(packed[(p * 288 + k) * 32 + j], row < m ? w[row * 288 + k] : 0.0)
+            << p << " " << k << " " << j;
+      }
+    }
+  }
+  std::vector<double> xs(32 * 4 * 4);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.5 - 0.003 * static_cast<double>(i % 211);
+  runtime::TensorMap in = {{"x", *Tensor::FromDoubles(ir::DType::kF32, {1, 32, 4, 4}, xs)}};
+  auto before = runtime::Interpret(*ir::ParseGraph(text), in, ctx.params);
+  auto after = runtime::Interpret(*ir::ParseGraph(out), in, ctx.params);
+  ASSERT_TRUE(before.ok() && after.ok());
+  EXPECT_LT(runtime::MaxAbsDiff((*before)[0], (*after)[0]), 1e-5);
+}
+
+// The weights are packed into the tiles' panels (two vectors of rows: 32 f32 at 64-byte
+// vectors) and read back as W^T; 64 rows fill two panels, no slice.
 TEST(OrientProducts, NarrowProductOfKnownWeightsRunsTheOtherWayRound) {
   PassContext ctx;
-  ctx.tile_products = true;
+  ctx.tile_vector_bytes = 64;
   ctx.params["W"] = Weight({1, 64, 288});
   absl::StatusOr<std::string> out = RunPassOnText("orient_products", kConvProduct, &ctx);
   ASSERT_TRUE(out.ok()) << out.status();
@@ -54,33 +82,22 @@ TEST(OrientProducts, NarrowProductOfKnownWeightsRunsTheOtherWayRound) {
   %1 = window(%0) {dilations=[1, 1], kernel=[3, 3], strides=[1, 1]} : f32[1, 32, 3, 3, 2, 2]
   %2 = reshape(%1) {shape=[1, 1, 288, 4]} : f32[1, 1, 288, 4]
   %3 = param {name="W"} : f32[1, 64, 288]
-  %4 = param {name="transposed(W)"} : f32[1, 288, 64]
-  %5 = transpose(%2) {perm=[0, 1, 3, 2]} : f32[1, 1, 4, 288]
-  %6 = matmul(%5, %4) : f32[1, 1, 4, 64]
-  %7 = transpose(%6) {perm=[0, 1, 3, 2]} : f32[1, 1, 64, 4]
-  %8 = tanh(%7) : f32[1, 1, 64, 4]
-  return %8
+  %4 = param {name="panels32(W)"} : f32[1, 2, 288, 32]
+  %5 = transpose(%4) {perm=[0, 2, 1, 3]} : f32[1, 288, 2, 32]
+  %6 = reshape(%5) {shape=[1, 288, 64]} : f32[1, 288, 64]
+  %7 = transpose(%2) {perm=[0, 1, 3, 2]} : f32[1, 1, 4, 288]
+  %8 = matmul(%7, %6) : f32[1, 1, 4, 64]
+  %9 = transpose(%8) {perm=[0, 1, 3, 2]} : f32[1, 1, 64, 4]
+  %10 = tanh(%9) : f32[1, 1, 64, 4]
+  return %10
 }
 )gir");
-  const std::vector<double> w = ctx.params.at("W").ToDoubles();
-  const std::vector<double> wt = ctx.params.at("transposed(W)").ToDoubles();
-  for (int m = 0; m < 64; ++m) {
-    for (int k = 0; k < 288; ++k) ASSERT_EQ(wt[k * 64 + m], w[m * 288 + k]) << m << " " << k;
-  }
-  std::vector<double> xs(32 * 4 * 4);
-  for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.5 - 0.003 * static_cast<double>(i % 211);
-  runtime::TensorMap in = {{"x", *Tensor::FromDoubles(ir::DType::kF32, {1, 32, 4, 4}, xs)}};
-  auto before = runtime::Interpret(*ir::ParseGraph(kConvProduct), in, ctx.params);
-  auto after = runtime::Interpret(*ir::ParseGraph(*out), in, ctx.params);
-  ASSERT_TRUE(before.ok() && after.ok());
-  EXPECT_LT(runtime::MaxAbsDiff((*before)[0], (*after)[0]), 1e-5);
+  ExpectPanelsOfW(ctx, kConvProduct, *out, 64);
 }
 
-// With the tiles' vector width known, the weights are packed into their panels (two
-// vectors of rows: 32 f32 at 64-byte vectors), zero past M, and read back as W^T.
+// 40 rows: the second panel is zero past row 40, and a slice keeps W^T's 40 columns.
 TEST(OrientProducts, WeightsArePackedIntoTheTilesPanels) {
   PassContext ctx;
-  ctx.tile_products = true;
   ctx.tile_vector_bytes = 64;
   ctx.params["W"] = Weight({1, 40, 288});
   const std::string text = absl::StrReplaceAll(kConvProduct, {{"64", "40"}});
@@ -102,25 +119,7 @@ TEST(OrientProducts, WeightsArePackedIntoTheTilesPanels) {
   return %11
 }
 )gir");
-  const std::vector<double> w = ctx.params.at("W").ToDoubles();
-  const std::vector<double> packed = ctx.params.at("panels32(W)").ToDoubles();
-  ASSERT_EQ(packed.size(), 2u * 288 * 32);
-  for (int p = 0; p < 2; ++p) {
-    for (int k = 0; k < 288; ++k) {
-      for (int j = 0; j < 32; ++j) {
-        const int row = p * 32 + j;
-        ASSERT_EQ(packed[(p * 288 + k) * 32 + j], row < 40 ? w[row * 288 + k] : 0.0)
-            << p << " " << k << " " << j;
-      }
-    }
-  }
-  std::vector<double> xs(32 * 4 * 4);
-  for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.5 - 0.003 * static_cast<double>(i % 211);
-  runtime::TensorMap in = {{"x", *Tensor::FromDoubles(ir::DType::kF32, {1, 32, 4, 4}, xs)}};
-  auto before = runtime::Interpret(*ir::ParseGraph(text), in, ctx.params);
-  auto after = runtime::Interpret(*ir::ParseGraph(*out), in, ctx.params);
-  ASSERT_TRUE(before.ok() && after.ok());
-  EXPECT_LT(runtime::MaxAbsDiff((*before)[0], (*after)[0]), 1e-5);
+  ExpectPanelsOfW(ctx, text, *out, 40);
 }
 
 TEST(OrientProducts, DoesNotFire) {
@@ -128,7 +127,7 @@ TEST(OrientProducts, DoesNotFire) {
     const char* why;
     std::string text;
     bool params_are_constant = true;
-    bool tile_products = true;
+    int tile_vector_bytes = 64;
   };
   // matmul(W [m, 288], windows [288, n]) with W named `w_name`.
   auto product = [](const std::string& m, const std::string& n, const char* w_name = "W") {
@@ -169,19 +168,19 @@ TEST(OrientProducts, DoesNotFire) {
     ctx.params["W"] = Weight({64, 288});
     if (absl::StrContains(c.text, "f32[64, 8]")) ctx.params["W"] = Weight({64, 8});
     ctx.params_are_constant = c.params_are_constant;
-    ctx.tile_products = c.tile_products;
+    ctx.tile_vector_bytes = c.tile_vector_bytes;
     bool changed = true;
     absl::StatusOr<std::string> out = RunPassOnText("orient_products", c.text, &ctx, &changed);
     ASSERT_TRUE(out.ok()) << c.why << ": " << out.status();
     EXPECT_FALSE(changed) << c.why;
     EXPECT_EQ(*out, ir::PrintGraph(*ir::ParseGraph(c.text))) << c.why;
-    EXPECT_FALSE(ctx.params.contains("transposed(W)")) << c.why;
+    EXPECT_FALSE(ctx.params.contains("panels32(W)")) << c.why;
   }
   // The same product as the second-to-last case, as windows, does fire (so each case
   // above fails for its own reason).
   PassContext ctx;
   ctx.params["W"] = Weight({64, 288});
-  ctx.tile_products = true;
+  ctx.tile_vector_bytes = 64;
   bool changed = false;
   ASSERT_TRUE(RunPassOnText("orient_products", product("64", "5"), &ctx, &changed).ok());
   EXPECT_TRUE(changed);
