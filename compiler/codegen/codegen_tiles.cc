@@ -143,7 +143,12 @@ bool KernelEmitter::EmitTiles() {
   // Weights packed into panels at compile time are read in place: no pack of B per call.
   int64_t packed_nr = PackedPanelWidth(rhs, program_.buffers[rhs->index].dims, n, k);
   if (packed_nr % lanes != 0 || packed_nr / lanes < 2 || packed_nr / lanes > 4) packed_nr = 0;
-  if (packed_nr == 0 && !ContiguousAlongN(rhs->operands, n)) return false;
+  // A convolution's windows, which lowering leaves in place (no im2col copy): the address
+  // is f(n) + g(k), so each vector of a panel is gathered at offsets fixed per panel from a
+  // base that moves with k (a plain load where the offsets are consecutive).
+  const bool gather_b =
+      packed_nr == 0 && !ContiguousAlongN(rhs->operands, n) && SeparableLoad(rhs, k, n);
+  if (packed_nr == 0 && !ContiguousAlongN(rhs->operands, n) && !gather_b) return false;
   const int64_t m_const = ConstantOr0(EvalPrologue(kernel_.loops[m], "M extent"));
   const int64_t n_const = ConstantOr0(EvalPrologue(kernel_.loops[n], "N extent"));
   const int64_t k_const = ConstantOr0(EvalPrologue(kernel_.loops[k], "K extent"));
@@ -182,6 +187,9 @@ bool KernelEmitter::EmitTiles() {
   // (pack_a_vectors), whose last vector may run up to `lanes` rows of k past a tile.
   const bool lhs_rows_contiguous =
       lhs->kind == ExprKind::kLoad && ContiguousAlongN(lhs->operands, k) && !UsesLoopVar(lhs, n);
+  // Turned windows (orient_products) as A, at f(m) + g(k): a tile's rows are gathered
+  // per k, at offsets fixed per tile.
+  const bool gather_a = !lhs_rows_contiguous && SeparableLoad(lhs, m, k);
   // Tile t of A at packed_a[t * a_stride * MR], k-major: the whole K of every tile when
   // whole_a, else one block of k of one row block.
   const int64_t a_stride = whole_a ? k_const : kc_max;
@@ -229,6 +237,41 @@ bool KernelEmitter::EmitTiles() {
     }
     return r;
   };
+  llvm::Type* ivtype = llvm::FixedVectorType::get(i64, lanes);
+  std::vector<llvm::Constant*> iota_bytes;
+  for (int j = 0; j < lanes; ++j) iota_bytes.push_back(llvm::ConstantInt::get(i64, j * size));
+  llvm::Value* consecutive = llvm::ConstantVector::get(iota_bytes);
+  // The byte offsets from element 0 of `e`'s elements 0 .. count (<= lanes) along loop
+  // variable `var`, element j at var = var_at(j) (the other loop variables as set): an
+  // i64 vector, 0 past count. Null if an address cannot be formed.
+  auto lane_offsets = [&](const Expr* e, int var, int count,
+                          absl::FunctionRef<llvm::Value*(int)> var_at) -> llvm::Value* {
+    loop_vars_[var] = var_at(0);
+    llvm::Value* first = TargetPtr(e->index, e->operands);
+    if (first == nullptr) return nullptr;
+    first = body_.CreatePtrToInt(first, i64);
+    llvm::Value* offsets = llvm::Constant::getNullValue(ivtype);
+    for (int j = 1; j < count; ++j) {
+      loop_vars_[var] = var_at(j);
+      llvm::Value* ptr = TargetPtr(e->index, e->operands);
+      if (ptr == nullptr) return nullptr;
+      offsets = body_.CreateInsertElement(
+          offsets, body_.CreateSub(body_.CreatePtrToInt(ptr, i64), first), j);
+    }
+    return offsets;
+  };
+  // Whether `offsets` (of `count` lanes) are those of consecutive elements.
+  auto consecutive_lanes = [&](llvm::Value* offsets, int count) {
+    llvm::Value* equal = body_.CreateICmpEQ(offsets, consecutive);
+    llvm::Value* lane_ok =
+        body_.CreateOr(equal, body_.CreateNot(lanes_below(body_.getInt64(count))));
+    return body_.CreateAndReduce(lane_ok);
+  };
+  // The elements at `base` + offsets (bytes) where `mask` is set, zero elsewhere.
+  auto gather = [&](llvm::Value* base, llvm::Value* offsets, llvm::Value* mask) {
+    llvm::Value* ptrs = body_.CreateGEP(body_.getInt8Ty(), base, offsets);
+    return body_.CreateMaskedGather(vtype, ptrs, ealign, mask, zero);
+  };
   EmitNest(0, nb, [&] {
     llvm::Value* m_extent = EvalTop(kernel_.loops[m], DType::kI64, "M extent");
     llvm::Value* n_extent = EvalTop(kernel_.loops[n], DType::kI64, "N extent");
@@ -268,6 +311,39 @@ bool KernelEmitter::EmitTiles() {
           }
         }
       });
+    };
+    // Packs A's tile at row m0, k from k0 + [0, kc), into tile_a when A is at f(m) + g(k):
+    // per group of `lanes` rows their offsets once, then per k one load of the group where
+    // the rows are consecutive elements (a tile inside one output row of a stride-1
+    // convolution), else one gather.
+    auto pack_a_gathered = [&](llvm::Value* m0, llvm::Value* k0, llvm::Value* kc,
+                               llvm::Value* tile_a) {
+      for (int g = 0; g < rows; g += lanes) {
+        const int count = std::min(lanes, rows - g);
+        loop_vars_[k] = k0;
+        llvm::Value* offsets =
+            lane_offsets(lhs, m, count, [&](int i) { return clamped_row(m0, g + i); });
+        if (offsets == nullptr) return;
+        llvm::Value* group_lanes = lanes_below(body_.getInt64(count));
+        llvm::Value* loads = consecutive_lanes(offsets, count);
+        auto pack = [&](bool as_load) {
+          llvm::Value* trips = body_.CreateSelect(loads, as_load ? kc : body_.getInt64(0),
+                                                  as_load ? body_.getInt64(0) : kc);
+          EmitCountedLoop(
+              body_.getInt64(0), trips, 1, as_load ? "pack_al" : "pack_ag", [&](llvm::Value* kk) {
+                loop_vars_[m] = clamped_row(m0, g);
+                loop_vars_[k] = body_.CreateAdd(k0, kk);
+                llvm::Value* src = TargetPtr(lhs->index, lhs->operands);
+                if (src == nullptr) return;
+                llvm::Value* x = as_load
+                                     ? body_.CreateMaskedLoad(vtype, src, ealign, group_lanes, zero)
+                                     : gather(src, offsets, group_lanes);
+                body_.CreateMaskedStore(x, at(tile_a, add(mul(kk, rows), g)), ealign, group_lanes);
+              });
+        };
+        pack(true);
+        pack(false);
+      }
     };
     // C[m0 .. m0+MR, col0 .. col0+NR] (+)= A's tile (kc x MR at tile_a) times B's panel
     // (kc x NR at panel); rows from m_end on and columns from n_end on are not stored.
@@ -320,6 +396,10 @@ bool KernelEmitter::EmitTiles() {
         pack_a_vectors(m0, k0, kc, tile_a);
         return;
       }
+      if (gather_a) {
+        pack_a_gathered(m0, k0, kc, tile_a);
+        return;
+      }
       for (int i = 0; i < rows; ++i) {
         llvm::Value* row = clamped_row(m0, i);
         EmitCountedLoop(body_.getInt64(0), kc, 1, "pack_a", [&](llvm::Value* kk) {
@@ -344,22 +424,49 @@ bool KernelEmitter::EmitTiles() {
       EmitCountedLoop(body_.getInt64(0), k_extent, kc_max, "k0", [&](llvm::Value* k0) {
         llvm::Value* kc = smin(body_.getInt64(kc_max), body_.CreateSub(k_extent, k0));
         // Pack B: panel p, row kk at packed_b[(p * KC + kk) * NR] (unless packed already).
+        // A gathered rhs: each vector's lane offsets once per panel, then per k a load
+        // where they are consecutive for the whole panel, else a gather.
         if (packed_nr == 0)
           EmitCountedLoop(body_.getInt64(0), panels, 1, "pack_p", [&](llvm::Value* p) {
             llvm::Value* col0 = body_.CreateAdd(n0, mul(p, nr));
-            EmitCountedLoop(body_.getInt64(0), kc, 1, "pack_k", [&](llvm::Value* kk) {
-              loop_vars_[k] = body_.CreateAdd(k0, kk);
-              llvm::Value* row = at(packed_b, mul(body_.CreateAdd(mul(p, kc_max), kk), nr));
+            std::vector<llvm::Value*> offsets(vectors);
+            llvm::Value* loads = body_.getTrue();
+            if (gather_b) {
+              loop_vars_[k] = k0;
               for (int v = 0; v < vectors; ++v) {
                 llvm::Value* col = add(col0, int64_t{v} * lanes);
-                loop_vars_[n] = safe_column(col, n0);
-                llvm::Value* src = TargetPtr(rhs->index, rhs->operands);
-                if (src == nullptr) return;
-                llvm::Value* x = body_.CreateMaskedLoad(
-                    vtype, src, ealign, lanes_below(body_.CreateSub(n_end, col)), zero);
-                body_.CreateAlignedStore(x, at(row, body_.getInt64(int64_t{v} * lanes)), valign);
+                offsets[v] = lane_offsets(rhs, n, lanes,
+                                          [&](int j) { return safe_column(add(col, j), n0); });
+                if (offsets[v] == nullptr) return;
+                loads = body_.CreateAnd(loads, consecutive_lanes(offsets[v], lanes));
               }
-            });
+            }
+            auto pack = [&](bool as_load) {
+              llvm::Value* trips = !gather_b
+                                       ? kc
+                                       : body_.CreateSelect(loads, as_load ? kc : body_.getInt64(0),
+                                                            as_load ? body_.getInt64(0) : kc);
+              EmitCountedLoop(
+                  body_.getInt64(0), trips, 1, as_load ? "pack_k" : "pack_kg",
+                  [&](llvm::Value* kk) {
+                    loop_vars_[k] = body_.CreateAdd(k0, kk);
+                    llvm::Value* row = at(packed_b, mul(body_.CreateAdd(mul(p, kc_max), kk), nr));
+                    for (int v = 0; v < vectors; ++v) {
+                      llvm::Value* col = add(col0, int64_t{v} * lanes);
+                      loop_vars_[n] = safe_column(col, n0);
+                      llvm::Value* src = TargetPtr(rhs->index, rhs->operands);
+                      if (src == nullptr) return;
+                      llvm::Value* in_n = lanes_below(body_.CreateSub(n_end, col));
+                      llvm::Value* x = as_load
+                                           ? body_.CreateMaskedLoad(vtype, src, ealign, in_n, zero)
+                                           : gather(src, offsets[v], in_n);
+                      body_.CreateAlignedStore(x, at(row, body_.getInt64(int64_t{v} * lanes)),
+                                               valign);
+                    }
+                  });
+            };
+            pack(true);
+            if (gather_b) pack(false);
           });
         // Row blocks of MC rows: A's block packed, then every panel of B (in L1) against
         // every row tile of it (A's tiles from L2).

@@ -458,13 +458,6 @@ class KernelBuilder {
     const ProductKernel how =
         ChooseProductKernel(g_, id, products_, ReadsTransposed(n.operands[1]));
     if (how == ProductKernel::kBlas) return LowerExternMatmul(id, out);
-    if (how == ProductKernel::kTiles) {
-      // Both operands from buffers, as for BLAS: the tiles pack the rhs a vector at a time
-      // from a buffer contiguous along n (codegen_tiles.cc).
-      OperandBuffer(n.operands[0], /*allow_transpose=*/false);
-      if (!IsPackedPanels(g_, n.operands[1]))
-        OperandBuffer(n.operands[1], /*allow_transpose=*/false);
-    }
     const ir::Shape& shape = n.type.shape;
     const ir::Shape& a = g_.type(n.operands[0]).shape;
     const ir::Shape& b = g_.type(n.operands[1]).shape;
@@ -478,6 +471,20 @@ class KernelBuilder {
     std::vector<ExprPtr> b_idx = BroadcastIndex(ir::Shape(b.begin(), b.end() - 2), batch, bvars);
     b_idx.push_back(kv);
     b_idx.push_back(nv);
+    if (how == ProductKernel::kTiles) {
+      // Both operands from buffers, as for BLAS (the tiles pack the rhs a vector at a time
+      // from a buffer contiguous along n), except weights packed into the tiles' panels,
+      // a convolution's windows and reshapes of a buffer, which the tiles read in place
+      // (codegen_tiles.cc): no im2col copy.
+      auto in_place = [&](ValueId v, const std::vector<ExprPtr>& idx, int rows, int cols) {
+        return buffer_of_[v] < 0 && TilesReadInPlace(g_, v) &&
+               SeparableLoad(Value(v, idx).get(), rows, cols);
+      };
+      if (!in_place(n.operands[0], a_idx, nb, nb + 2))
+        OperandBuffer(n.operands[0], /*allow_transpose=*/false);
+      if (!IsPackedPanels(g_, n.operands[1]) && !in_place(n.operands[1], b_idx, nb + 2, nb + 1))
+        OperandBuffer(n.operands[1], /*allow_transpose=*/false);
+    }
     Kernel k{KernelKind::kMatmul, KernelName(id), out};
     k.loops = Dims(batch);
     k.loops.push_back(Sym(shape[nb]));

@@ -318,6 +318,36 @@ bool UsesLoopVar(const Expr* e, int var) {
 
 namespace {
 
+bool SeparableIndex(const Expr* e, int a, int b) {
+  if (!UsesLoopVar(e, a) || !UsesLoopVar(e, b)) return true;
+  if (e->kind != ExprKind::kOp || e->operands.size() != 2) return false;
+  const Expr* x = e->operands[0].get();
+  const Expr* y = e->operands[1].get();
+  auto free_of_vars = [](const Expr* f) {
+    return f->kind == ExprKind::kConst || f->kind == ExprKind::kSymbol;
+  };
+  switch (e->op) {
+    case ScalarOp::kAdd:
+    case ScalarOp::kSub:
+      return SeparableIndex(x, a, b) && SeparableIndex(y, a, b);
+    case ScalarOp::kMul:
+      return (free_of_vars(x) && SeparableIndex(y, a, b)) ||
+             (free_of_vars(y) && SeparableIndex(x, a, b));
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+bool SeparableLoad(const Expr* e, int a, int b) {
+  if (e == nullptr || e->kind != ExprKind::kLoad) return false;
+  return std::all_of(e->operands.begin(), e->operands.end(),
+                     [&](const ExprPtr& ix) { return SeparableIndex(ix.get(), a, b); });
+}
+
+namespace {
+
 // The print hooks of kernel_kinds.def: a kernel's body, after its `kernel NAME for LOOPS:`
 // line, storing to `target`.
 std::string PrintPointwise(const Kernel& k, const std::string& target) {

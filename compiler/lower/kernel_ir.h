@@ -207,6 +207,12 @@ int DefaultStoreRank(const Kernel& kernel);
 std::set<int> KernelLoads(const Kernel& kernel);
 // Whether loop variable `var` occurs in `e`.
 bool UsesLoopVar(const Expr* e, int var);
+// Whether `e` is a load whose every index is a sum of terms (scaled by factors free of
+// loop variables) that each use at most one of loop variables `a` and `b`: its address is
+// f(a) + g(b), so the elements at b .. b + lanes are one gather of fixed offsets from a
+// base that moves with a. The tiles read a convolution's windows so, in place, instead
+// of from an im2col copy (compiler/codegen/codegen_tiles.cc).
+bool SeparableLoad(const Expr* e, int a, int b);
 
 // A whole compiled graph: its symbols, buffers and kernels, run in order by one entry
 //   void entry(void** args, const int64_t* symbols, char* workspace)

@@ -72,6 +72,20 @@ bool IsPackedPanels(const ir::Graph& graph, ir::ValueId v) {
   return p.op == ir::OpCode::kParam && p.type.rank() >= 3;
 }
 
+bool TilesReadInPlace(const ir::Graph& graph, ir::ValueId v) {
+  bool reshaped = false, transposed = false;
+  for (;; v = graph.node(v).operands[0]) {
+    const ir::OpCode op = graph.node(v).op;
+    if (op == ir::OpCode::kReshape) {
+      reshaped = true;
+    } else if (op == ir::OpCode::kTranspose) {
+      transposed = true;
+    } else {
+      return op == ir::OpCode::kWindow || (reshaped && !transposed);
+    }
+  }
+}
+
 ProductKernel ChooseProductKernel(const ir::Graph& graph, ir::ValueId id, ProductKernels policy,
                                   bool rhs_transposed) {
   if (!UseExternMatmul(graph, id)) return ProductKernel::kLoops;

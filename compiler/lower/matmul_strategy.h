@@ -51,6 +51,13 @@ bool ProductsRunAsTiles(ProductKernels policy);
 // panels in place; anything else would copy the weights back out on every call.
 bool IsPackedPanels(const ir::Graph& graph, ir::ValueId v);
 
+// Whether generated tiles read product operand `v` in place when it lowers to a load at
+// f(row) + g(k) (SeparableLoad), gathering it as they pack instead of reading a copy: a
+// convolution's sliding windows (im2col's patches) seen through reshapes and transposes,
+// and a reshape of a buffer (a 1 x 1 convolution's input). Not a plain transpose: a copy
+// reads it faster than gathers with a stride of a row.
+bool TilesReadInPlace(const ir::Graph& graph, ir::ValueId v);
+
 // How one product node is computed.
 enum class ProductKernel : uint8_t { kLoops, kTiles, kBlas };
 // For matmul node `id` under `policy`: kLoops where UseExternMatmul says no (small

@@ -130,8 +130,9 @@ ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& 
   // addressing their rows once per block, v13 f32 erf inline (vectors) rather than erff,
   // v14 O2 maps on codegen's own vectors (pairs, a masked rest, stride-2 loads), v15
   // vector selects uniform across the lanes as branches, v16 the BLAS helper taking ldb
-  // and ldc (products split by columns).
-  h.Text("graphjit-kernel-key-v18");
+  // and ldc (products split by columns), ..., v19 tiles gathering an operand at
+  // f(row) + g(k) (a convolution's windows) as they pack it.
+  h.Text("graphjit-kernel-key-v19");
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir, emit_asm and keep_object change what is kept.
   h.Text(absl::StrCat("tile_matmuls=", codegen.tile_matmuls, ",tier=", CodeTierName(codegen.tier),

@@ -208,6 +208,102 @@ TEST(TilesTest, KnownWeightsTimesANarrowOperandRunTheOtherWayRound) {
   }
 }
 
+// A convolution as the ONNX importer writes it: x [N, C, H, W] padded by concats of
+// zeros (top, bottom, left, right; none when all are 0), its windows reshaped to [N, C*kh*kw,
+// OH*OW], weights [M, C*kh*kw] times that.
+struct Conv {
+  int64_t n, c, h, w, m, kh, kw, stride, dilation, top, bottom, left, right;
+  int64_t ph() const { return h + top + bottom; }
+  int64_t pw() const { return w + left + right; }
+  int64_t oh() const { return (ph() - dilation * (kh - 1) - 1) / stride + 1; }
+  int64_t ow() const { return (pw() - dilation * (kw - 1) - 1) / stride + 1; }
+  int64_t k() const { return c * kh * kw; }
+  std::string Text(const char* dt) const {
+    auto t = [&](int64_t a, int64_t b, int64_t cc, int64_t d) {
+      return absl::StrCat(dt, "[", a, ", ", b, ", ", cc, ", ", d, "]");
+    };
+    std::string text = absl::StrCat("graph conv {\n  %0 = input {name=\"x\"} : ", t(n, c, h, w));
+    int padded = 0;  // no pads: the windows of x itself, as the importer writes them
+    if (top + bottom + left + right > 0) {
+      absl::StrAppend(&text, "\n  %1 = full {value=0} : ", t(n, c, top, w),
+                      "\n  %2 = full {value=0} : ", t(n, c, bottom, w),
+                      "\n  %3 = concat(%1, %0, %2) {axis=2} : ", t(n, c, ph(), w),
+                      "\n  %4 = full {value=0} : ", t(n, c, ph(), left),
+                      "\n  %5 = full {value=0} : ", t(n, c, ph(), right),
+                      "\n  %6 = concat(%4, %3, %5) {axis=3} : ", t(n, c, ph(), pw()));
+      padded = 6;
+    }
+    absl::StrAppend(&text, "\n  %7 = window(%", padded, ") {dilations=[", dilation, ", ", dilation,
+                    "], kernel=[", kh, ", ", kw, "], strides=[", stride, ", ", stride, "]} : ", dt,
+                    "[", n, ", ", c, ", ", kh, ", ", kw, ", ", oh(), ", ", ow(),
+                    "]\n  %8 = reshape(%7) {shape=[", n, ", ", k(), ", ", oh() * ow(), "]} : ", dt,
+                    "[", n, ", ", k(), ", ", oh() * ow(), "]\n  %9 = param {name=\"w\"} : ", dt,
+                    "[", m, ", ", k(), "]\n  %10 = matmul(%9, %8) : ", dt, "[", n, ", ", m, ", ",
+                    oh() * ow(), "]\n  return %10\n}\n");
+    return text;
+  }
+};
+
+// The tiles read a convolution's windows in place, gathering them (or loading them where
+// a vector's elements are consecutive) as they pack: no im2col kernel, the interpreter's
+// sums, the same bits on 1-3 threads, at the host's vectors and AVX2's, f32 and f64. Wide
+// outputs run as written (the windows are B); narrow ones with many channels are turned
+// round by orient_products (the windows are A, gathered a tile's rows at a time).
+TEST(TilesTest, ConvolutionWindowsAreReadInPlace) {
+  const Conv kConvs[] = {
+      {1, 3, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1},    // rows of 7: every panel crosses one
+      {5, 17, 11, 13, 9, 5, 5, 2, 1, 1, 2, 0, 1},  // stride 2, asymmetric pads, N = 5
+      {1, 5, 9, 9, 7, 3, 3, 1, 2, 2, 2, 2, 2},     // dilation 2
+      {1, 64, 8, 8, 19, 3, 3, 1, 1, 1, 1, 1, 1},   // K = 576: several blocks of k
+      {2, 2, 2, 47, 33, 1, 1, 1, 1, 0, 0, 0, 0},   // 1 x 1, rows of 47: consecutive panels
+      {1, 40, 1, 13, 67, 1, 3, 1, 1, 0, 0, 1, 1},  // turned: 13 columns in one row
+      {1, 37, 5, 5, 131, 3, 3, 2, 1, 1, 1, 1, 1},  // turned: 3 x 3 outputs, stride 2
+      {1, 29, 7, 7, 70, 7, 7, 1, 1, 3, 3, 3, 3},   // turned: 7 x 7 windows
+  };
+  for (const char* dtype : {"f32", "f64"}) {
+    const ir::DType dt = std::string(dtype) == "f64" ? ir::DType::kF64 : ir::DType::kF32;
+    for (const Conv& c : kConvs) {
+      SCOPED_TRACE(c.Text(dtype));
+      absl::StatusOr<ir::Graph> g = ir::ParseGraph(c.Text(dtype));
+      ASSERT_TRUE(g.ok()) << g.status();
+      TensorMap in = {{"x", Wave(dt, {c.n, c.c, c.h, c.w}, 0.3)}};
+      TensorMap params = {{"w", Wave(dt, {c.m, c.k()}, 0.8)}};
+      auto want = runtime::Interpret(*g, in, params);
+      ASSERT_TRUE(want.ok()) << want.status();
+      for (int vector_bytes : {0, 32}) {
+        std::vector<Tensor> outs;
+        for (int threads : {1, 2, 3}) {
+          CompileGraphOptions options;
+          options.products = ProductKernels::kTiles;
+          options.codegen.max_vector_bytes = vector_bytes;
+          options.threads = threads;
+          options.min_parallel_work = 0;
+          options.codegen.keep_ir = true;
+          options.env = &CompileEnv::MemoryOnly();
+          auto cg = CompiledGraph::Compile(*g, params, options);
+          ASSERT_TRUE(cg.ok()) << cg.status();
+          const std::string program = ProgramToString((*cg)->program());
+          EXPECT_TRUE(UsesTiles(**cg)) << program;
+          EXPECT_FALSE(absl::StrContains(program, "_reshape")) << program;
+          // Turned round (packed weights), the windows are A, gathered a tile at a time;
+          // else B, gathered a panel at a time.
+          const bool turned = absl::StrContains(program, "panels");
+          EXPECT_EQ(turned, c.m > c.oh() * c.ow()) << program;
+          EXPECT_TRUE(
+              absl::StrContains((*cg)->kernels().llvm_ir(), turned ? "pack_ag" : "pack_kg"));
+          auto out = (*cg)->Run(in);
+          ASSERT_TRUE(out.ok()) << out.status();
+          EXPECT_LT(runtime::MaxAbsDiff((*want)[0], (*out)[0]),
+                    (dt == ir::DType::kF64 ? 1e-13 : 1e-6) * (c.k() + 1));
+          outs.push_back((*out)[0]);
+        }
+        EXPECT_TRUE(SameBits(outs[0], outs[1]));
+        EXPECT_TRUE(SameBits(outs[0], outs[2]));
+      }
+    }
+  }
+}
+
 // A computed lhs (neg of an input) is packed a scalar at a time; a plain one a vector of
 // k at a time; both the same sums.
 TEST(TilesTest, ComputedLhsIsPackedElementByElement) {
