@@ -207,15 +207,18 @@ void KernelEmitter::EmitLoopFrom(llvm::Value* begin, llvm::Value* extent, int va
         loop_vars_[var] = nullptr;
       });
   if (var == vectorize_var_ && options_.tier == CodeTier::kBaseline) {
-    // The loop's ID (its first operand, itself) and the hint; loop-rotate carries it to
-    // the rotated latch.
-    llvm::MDNode* hint =
-        llvm::MDNode::get(context_, {llvm::MDString::get(context_, "llvm.loop.vectorize.enable"),
-                                     llvm::ConstantAsMetadata::get(body_.getTrue())});
-    llvm::MDNode* id = llvm::MDNode::getDistinct(context_, {nullptr, hint});
-    id->replaceOperandWith(0, id);
-    back->setMetadata(llvm::LLVMContext::MD_loop, id);
+    // Loop-rotate carries the hint to the rotated latch.
+    SetLoopHint(back, llvm::MDNode::get(
+                          context_, {llvm::MDString::get(context_, "llvm.loop.vectorize.enable"),
+                                     llvm::ConstantAsMetadata::get(body_.getTrue())}));
   }
+}
+
+void KernelEmitter::SetLoopHint(llvm::BranchInst* back, llvm::MDNode* hint) {
+  // The loop's ID is its first operand, itself.
+  llvm::MDNode* id = llvm::MDNode::getDistinct(context_, {nullptr, hint});
+  id->replaceOperandWith(0, id);
+  back->setMetadata(llvm::LLVMContext::MD_loop, id);
 }
 
 llvm::BranchInst* KernelEmitter::EmitCountedLoop(llvm::Value* begin, llvm::Value* end, int64_t step,

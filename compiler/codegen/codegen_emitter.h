@@ -154,6 +154,9 @@ class KernelEmitter {
   llvm::BranchInst* EmitCountedLoop(llvm::Value* begin, llvm::Value* end, int64_t step,
                                     const std::string& name,
                                     absl::FunctionRef<void(llvm::Value*)> body);
+  // Attaches loop hint `hint` (e.g. !{"llvm.loop.unroll.disable"}) to the loop whose back
+  // edge is `back` (EmitCountedLoop's result).
+  void SetLoopHint(llvm::BranchInst* back, llvm::MDNode* hint);
   // Loops over `var` emitted while the result lives are the ones the baseline tier's loop
   // vectorizer takes (`llvm.loop.vectorize.enable`; it takes no others, see
   // compiler/orc/optimize_module.cc): maps and reductions over a contiguous axis whose

@@ -28,6 +28,10 @@ constexpr int64_t kBlasAlign = 48;
 // computed and dropped at a range's end for the 12- and 6-row ones (the bits do not
 // depend on the split: every element is summed in k order whatever its block).
 constexpr int64_t kTileRowAlign = 8;
+// Split points of a tiled product's columns: whole panels of every tile width (2, 3 or 4
+// vectors: multiples of 32, 48 and 64 f32 lanes with AVX-512, of 16, 24 and 32 with AVX2
+// or f64), which weights packed into panels need (a range reads whole panels).
+constexpr int64_t kTileColumnAlign = 192;
 
 bool IsConstant(const ExprPtr& e, int64_t* value) {
   if (e == nullptr || e->kind != ExprKind::kConst) return false;
@@ -104,8 +108,20 @@ int ChooseLoop(const Program& program, const Kernel& k) {
     }
     case KernelKind::kMatmul: {
       if (nb < 0) return -1;
-      // Tiles: batch loops, else M (each range packs the rhs blocks it reads itself).
-      if (k.order == MatmulOrder::kTiles) return FirstNonUnitLoop(k, nb + 1);
+      // Tiles: batch loops, else M, or N where it is at least twice M. Each range packs
+      // the blocks of the rhs it reads itself: a convolution's product has few rows (its
+      // output channels) and many columns (its positions), and every row range would
+      // gather all of its windows again; turned round (orient_products), every row range
+      // would read all of the packed weights. The bits do not depend on the split.
+      if (k.order == MatmulOrder::kTiles) {
+        const int loop = FirstNonUnitLoop(k, nb + 1);
+        int64_t m_extent, n_extent;
+        if (loop == nb && IsConstant(k.loops[nb], &m_extent) &&
+            IsConstant(k.loops[nb + 1], &n_extent) && n_extent >= 2 * m_extent) {
+          return nb + 1;
+        }
+        return loop;
+      }
       int loop = FirstNonUnitLoop(k, nb + 2);
       if (loop != nb + 1) return loop;
       int64_t n_extent;
@@ -181,9 +197,9 @@ void MarkParallelLoops(Program* program) {
         (k.parallel_loop == rows || k.parallel_loop == rows + 1)) {
       k.parallel_align = kBlasAlign;
     }
-    if (k.kind == KernelKind::kMatmul && k.order == MatmulOrder::kTiles &&
-        k.parallel_loop == rows) {
-      k.parallel_align = kTileRowAlign;
+    if (k.kind == KernelKind::kMatmul && k.order == MatmulOrder::kTiles) {
+      if (k.parallel_loop == rows) k.parallel_align = kTileRowAlign;
+      if (k.parallel_loop == rows + 1) k.parallel_align = kTileColumnAlign;
     }
   }
 }

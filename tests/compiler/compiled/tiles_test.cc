@@ -259,6 +259,8 @@ TEST(TilesTest, ConvolutionWindowsAreReadInPlace) {
       {1, 40, 1, 13, 67, 1, 3, 1, 1, 0, 0, 1, 1},  // turned: 13 columns in one row
       {1, 37, 5, 5, 131, 3, 3, 2, 1, 1, 1, 1, 1},  // turned: 3 x 3 outputs, stride 2
       {1, 29, 7, 7, 70, 7, 7, 1, 1, 3, 3, 3, 3},   // turned: 7 x 7 windows
+      {1, 4, 20, 20, 16, 3, 3, 1, 1, 1, 1, 1, 1},  // 400 columns: threads split them
+      {1, 8, 3, 3, 400, 3, 3, 1, 1, 1, 1, 1, 1},   // turned: threads split 400 channels
   };
   for (const char* dtype : {"f32", "f64"}) {
     const ir::DType dt = std::string(dtype) == "f64" ? ir::DType::kF64 : ir::DType::kF32;

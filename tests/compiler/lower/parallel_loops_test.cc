@@ -128,6 +128,38 @@ TEST(MarkParallel, SplitsKernelsWhoseStoreIndicesKeepTheLoopsElementsApart) {
             1);
 }
 
+// A tiled product [M, K] @ [K, N] splits its rows, or its columns in whole panels of
+// every tile width where N is at least twice M (a convolution's positions, or the
+// channels of one turned round over packed weights); batch loops first.
+TEST(MarkParallel, TiledProductsSplitColumnsWhereTheyOutnumberRows) {
+  struct Case {
+    std::vector<int64_t> loops;  // batch.., M, N, K
+    int loop;
+    int64_t align;
+  };
+  for (const Case& c :
+       {Case{{64, 3136, 576}, 1, 192}, Case{{49, 512, 4608}, 1, 192}, Case{{64, 127, 576}, 0, 8},
+        Case{{512, 49, 4608}, 0, 8}, Case{{5, 16, 400, 72}, 0, 1}}) {
+    SCOPED_TRACE(absl::StrCat(c.loops[c.loops.size() - 3], " x ", c.loops[c.loops.size() - 2]));
+    StoreProgram p;
+    std::vector<int64_t> out_shape(c.loops.begin(), c.loops.end() - 1);
+    const int a = p.Buffer({1}, BufferKind::kInput);
+    const int out = p.Buffer(out_shape, BufferKind::kOutput);
+    Kernel k;
+    k.name = "k_tiles";
+    k.kind = KernelKind::kMatmul;
+    k.order = MatmulOrder::kTiles;
+    k.out = out;
+    for (int64_t e : c.loops) k.loops.push_back(ConstI(e));
+    k.lhs = Load(a, ir::DType::kF32, {ConstI(0)});
+    k.rhs = Load(a, ir::DType::kF32, {ConstI(0)});
+    p.program.kernels.push_back(std::move(k));
+    MarkParallelLoops(&p.program);
+    EXPECT_EQ(p.program.kernels.back().parallel_loop, c.loop);
+    EXPECT_EQ(p.program.kernels.back().parallel_align, c.align);
+  }
+}
+
 TEST(MarkParallel, DoesNotSplitStoresItCannotProveApartOrKernelsReadingTheirOutput) {
   StoreProgram p;
   const int x = p.Buffer({6, 8}, BufferKind::kInput);
