@@ -241,23 +241,23 @@ bool KernelEmitter::EmitTiles() {
   std::vector<llvm::Constant*> iota_bytes;
   for (int j = 0; j < lanes; ++j) iota_bytes.push_back(llvm::ConstantInt::get(i64, j * size));
   llvm::Value* consecutive = llvm::ConstantVector::get(iota_bytes);
-  // The byte offsets from element 0 of `e`'s elements 0 .. count (<= lanes) along loop
-  // variable `var`, element j at var = var_at(j) (the other loop variables as set): an
-  // i64 vector, 0 past count. Null if an address cannot be formed. A loop kept rolled
-  // over a slot rather than one address per lane: an address is a dozen instructions
-  // of index arithmetic, and unrolled they doubled a tile kernel's compile.
+  // The byte offsets of `e`'s elements j < count (<= lanes) along loop variable `var`,
+  // element j at var = var_at(j), from its element at var = origin (the other loop
+  // variables as set): an i64 vector, 0 past count. Null if an address cannot be formed. A
+  // loop kept rolled over a slot rather than one address per lane: an address is a dozen
+  // instructions of index arithmetic, and unrolled they doubled a tile kernel's compile.
   llvm::AllocaInst* offset_slot = prologue_.CreateAlloca(ivtype, nullptr, "lane_offsets");
   offset_slot->setAlignment(llvm::Align(64));
-  auto lane_offsets = [&](const Expr* e, int var, int count,
+  auto lane_offsets = [&](const Expr* e, int var, llvm::Value* origin, int count,
                           absl::FunctionRef<llvm::Value*(llvm::Value*)> var_at) -> llvm::Value* {
-    loop_vars_[var] = var_at(body_.getInt64(0));
+    loop_vars_[var] = origin;
     llvm::Value* first = TargetPtr(e->index, e->operands);
     if (first == nullptr) return nullptr;
     first = body_.CreatePtrToInt(first, i64);
     body_.CreateStore(llvm::Constant::getNullValue(ivtype), offset_slot);
     bool formed = true;
     llvm::BranchInst* back = EmitCountedLoop(
-        body_.getInt64(1), body_.getInt64(count), 1, "lane_offsets", [&](llvm::Value* j) {
+        body_.getInt64(0), body_.getInt64(count), 1, "lane_offsets", [&](llvm::Value* j) {
           loop_vars_[var] = var_at(j);
           llvm::Value* ptr = TargetPtr(e->index, e->operands);
           if (ptr == nullptr) {
@@ -272,9 +272,12 @@ bool KernelEmitter::EmitTiles() {
     if (!formed) return nullptr;
     return body_.CreateAlignedLoad(ivtype, offset_slot, llvm::Align(64));
   };
-  // Whether `offsets` (of `count` lanes) are those of consecutive elements.
-  auto consecutive_lanes = [&](llvm::Value* offsets, int count) {
-    llvm::Value* equal = body_.CreateICmpEQ(offsets, consecutive);
+  // Whether `offsets` (of `count` lanes) are those of consecutive elements from element
+  // `from` on.
+  auto consecutive_lanes = [&](llvm::Value* offsets, int count, int64_t from = 0) {
+    llvm::Value* equal = body_.CreateICmpEQ(
+        offsets,
+        body_.CreateAdd(consecutive, body_.CreateVectorSplat(lanes, body_.getInt64(from * size))));
     llvm::Value* lane_ok =
         body_.CreateOr(equal, body_.CreateNot(lanes_below(body_.getInt64(count))));
     return body_.CreateAndReduce(lane_ok);
@@ -294,6 +297,16 @@ bool KernelEmitter::EmitTiles() {
     // A column of B or C that is in bounds: `col` if it is, else the block's first.
     auto safe_column = [&](llvm::Value* col, llvm::Value* first) {
       return body_.CreateSelect(body_.CreateICmpSLT(col, n_end), col, first);
+    };
+    // Vector v of a panel whose first column (col0 < n_end) is at `first`, contiguous
+    // along n: at column col = col0 + v * lanes if in bounds, else at the first column
+    // (every lane masked off then).
+    auto in_panel = [&](llvm::Value* first, llvm::Value* col, int v) {
+      if (v == 0) return first;
+      return body_.CreateGEP(
+          type, first,
+          body_.CreateSelect(body_.CreateICmpSLT(col, n_end), body_.getInt64(int64_t{v} * lanes),
+                             body_.getInt64(0)));
     };
     // Row i of the tile at m0, or the range's last row past it (computed, never stored).
     auto clamped_row = [&](llvm::Value* m0, int i) { return smin(add(m0, i), add(m_end, -1)); };
@@ -333,7 +346,7 @@ bool KernelEmitter::EmitTiles() {
       for (int g = 0; g < rows; g += lanes) {
         const int count = std::min(lanes, rows - g);
         loop_vars_[k] = k0;
-        llvm::Value* offsets = lane_offsets(lhs, m, count, [&](llvm::Value* i) {
+        llvm::Value* offsets = lane_offsets(lhs, m, clamped_row(m0, g), count, [&](llvm::Value* i) {
           return smin(body_.CreateAdd(add(m0, g), i), add(m_end, -1));
         });
         if (offsets == nullptr) return;
@@ -367,10 +380,12 @@ bool KernelEmitter::EmitTiles() {
       for (int i = 0; i < rows; ++i) {
         llvm::Value* row_in = body_.CreateICmpSLT(add(m0, i), m_end);
         loop_vars_[m] = clamped_row(m0, i);
+        loop_vars_[n] = col0;
+        llvm::Value* row_ptr = TargetPtr(kernel_.out, out_indices);
+        if (row_ptr == nullptr) return;
         for (int v = 0; v < vectors; ++v) {
           llvm::Value* col = add(col0, int64_t{v} * lanes);
-          loop_vars_[n] = safe_column(col, n0);
-          c_ptr[i * vectors + v] = TargetPtr(kernel_.out, out_indices);
+          c_ptr[i * vectors + v] = in_panel(row_ptr, col, v);
           c_mask[i * vectors + v] = body_.CreateAnd(lanes_below(body_.CreateSub(n_end, col)),
                                                     body_.CreateVectorSplat(lanes, row_in));
         }
@@ -443,8 +458,9 @@ bool KernelEmitter::EmitTiles() {
       EmitCountedLoop(body_.getInt64(0), k_extent, kc_max, "k0", [&](llvm::Value* k0) {
         llvm::Value* kc = smin(body_.getInt64(kc_max), body_.CreateSub(k_extent, k0));
         // Pack B: panel p, row kk at packed_b[(p * KC + kk) * NR] (unless packed already).
-        // A gathered rhs: each vector's lane offsets once per panel, then per k a load
-        // where they are consecutive for the whole panel, else a gather.
+        // A gathered rhs: each vector's lane offsets from the panel's first column once
+        // per panel, then per k a load where they are consecutive for the whole panel,
+        // else a gather; one address per k either way, the panel's first column's.
         if (packed_nr == 0)
           EmitCountedLoop(body_.getInt64(0), panels, 1, "pack_p", [&](llvm::Value* p) {
             llvm::Value* col0 = body_.CreateAdd(n0, mul(p, nr));
@@ -454,11 +470,12 @@ bool KernelEmitter::EmitTiles() {
               loop_vars_[k] = k0;
               for (int v = 0; v < vectors; ++v) {
                 llvm::Value* col = add(col0, int64_t{v} * lanes);
-                offsets[v] = lane_offsets(rhs, n, lanes, [&](llvm::Value* j) {
+                offsets[v] = lane_offsets(rhs, n, col0, lanes, [&](llvm::Value* j) {
                   return safe_column(body_.CreateAdd(col, j), n0);
                 });
                 if (offsets[v] == nullptr) return;
-                loads = body_.CreateAnd(loads, consecutive_lanes(offsets[v], lanes));
+                loads = body_.CreateAnd(loads,
+                                        consecutive_lanes(offsets[v], lanes, int64_t{v} * lanes));
               }
             }
             auto pack = [&](bool as_load) {
@@ -470,16 +487,17 @@ bool KernelEmitter::EmitTiles() {
                   body_.getInt64(0), trips, 1, as_load ? "pack_k" : "pack_kg",
                   [&](llvm::Value* kk) {
                     loop_vars_[k] = body_.CreateAdd(k0, kk);
+                    loop_vars_[n] = col0;
+                    llvm::Value* base = TargetPtr(rhs->index, rhs->operands);
+                    if (base == nullptr) return;
                     llvm::Value* row = at(packed_b, mul(body_.CreateAdd(mul(p, kc_max), kk), nr));
                     for (int v = 0; v < vectors; ++v) {
                       llvm::Value* col = add(col0, int64_t{v} * lanes);
-                      loop_vars_[n] = safe_column(col, n0);
-                      llvm::Value* src = TargetPtr(rhs->index, rhs->operands);
-                      if (src == nullptr) return;
                       llvm::Value* in_n = lanes_below(body_.CreateSub(n_end, col));
                       llvm::Value* x = as_load
-                                           ? body_.CreateMaskedLoad(vtype, src, ealign, in_n, zero)
-                                           : gather(src, offsets[v], in_n);
+                                           ? body_.CreateMaskedLoad(vtype, in_panel(base, col, v),
+                                                                    ealign, in_n, zero)
+                                           : gather(base, offsets[v], in_n);
                       body_.CreateAlignedStore(x, at(row, body_.getInt64(int64_t{v} * lanes)),
                                                valign);
                     }
