@@ -324,6 +324,7 @@ BENCHMARK(BM_FmaPeak)->Unit(benchmark::kMicrosecond);
 // BM_FmaPeak. The shapes: squares, and resnet50's convolutions as products (M = output
 // channels, N = output positions, K = input channels x window).
 void BM_Product(benchmark::State& state) {
+  runtime::UseSingleThreadedBlas();  // OpenBLAS on the calling thread alone, as the tiles
   const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
   const int impl = static_cast<int>(state.range(3));
   std::vector<double> as(M * K), bs(K * N);
@@ -343,6 +344,9 @@ void BM_Product(benchmark::State& state) {
     compiler::CompileGraphOptions options;
     options.products =
         impl == 0 ? compiler::ProductKernels::kTiles : compiler::ProductKernels::kBlas;
+    // One core, as BM_FmaPeak: otherwise a call splits over every core (GRAPHJIT_NUM_THREADS
+    // unset) and reads above the one-core peak.
+    options.threads = 1;
     auto compiled = compiler::CompiledGraph::Compile(g, {{"b", b}}, options);
     GJ_CHECK(compiled.ok()) << compiled.status().message();
     cg = *std::move(compiled);

@@ -373,8 +373,8 @@ bool KernelEmitter::EmitTiles() {
     };
     // C[m0 .. m0+MR, col0 .. col0+NR] (+)= A's tile (kc x MR at tile_a) times B's panel
     // (kc x NR at panel); rows from m_end on and columns from n_end on are not stored.
-    auto micro_tile = [&](llvm::Value* m0, llvm::Value* col0, llvm::Value* n0, llvm::Value* k0,
-                          llvm::Value* kc, llvm::Value* tile_a, llvm::Value* panel) {
+    auto micro_tile = [&](llvm::Value* m0, llvm::Value* col0, llvm::Value* k0, llvm::Value* kc,
+                          llvm::Value* tile_a, llvm::Value* panel) {
       llvm::Value* first_block = body_.CreateICmpEQ(k0, body_.getInt64(0));
       std::vector<llvm::Value*> c_ptr(rows * vectors), c_mask(rows * vectors);
       for (int i = 0; i < rows; ++i) {
@@ -539,8 +539,7 @@ bool KernelEmitter::EmitTiles() {
             }
             EmitCountedLoop(body_.getInt64(0), tiles, 1, "tile_m", [&](llvm::Value* t) {
               llvm::Value* m0 = body_.CreateAdd(mc0, mul(t, rows));
-              micro_tile(m0, col0, n0, k0, kc, tile_a_at(t, whole_a ? k0 : body_.getInt64(0)),
-                         panel);
+              micro_tile(m0, col0, k0, kc, tile_a_at(t, whole_a ? k0 : body_.getInt64(0)), panel);
             });
           });
         });
