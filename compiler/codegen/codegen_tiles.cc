@@ -146,9 +146,9 @@ bool KernelEmitter::EmitTiles() {
   // A convolution's windows, which lowering leaves in place (no im2col copy): the address
   // is f(n) + g(k), so each vector of a panel is gathered at offsets fixed per panel from a
   // base that moves with k (a plain load where the offsets are consecutive).
-  const bool gather_b =
-      packed_nr == 0 && !ContiguousAlongN(rhs->operands, n) && SeparableLoad(rhs, k, n);
-  if (packed_nr == 0 && !ContiguousAlongN(rhs->operands, n) && !gather_b) return false;
+  const bool rhs_contiguous = ContiguousAlongN(rhs->operands, n);
+  const bool gather_b = packed_nr == 0 && !rhs_contiguous && SeparableLoad(rhs, k, n);
+  if (packed_nr == 0 && !rhs_contiguous && !gather_b) return false;
   const int64_t m_const = ConstantOr0(EvalPrologue(kernel_.loops[m], "M extent"));
   const int64_t n_const = ConstantOr0(EvalPrologue(kernel_.loops[n], "N extent"));
   const int64_t k_const = ConstantOr0(EvalPrologue(kernel_.loops[k], "K extent"));
@@ -282,6 +282,12 @@ bool KernelEmitter::EmitTiles() {
         body_.CreateOr(equal, body_.CreateNot(lanes_below(body_.getInt64(count))));
     return body_.CreateAndReduce(lane_ok);
   };
+  // A packing loop's trip count: `kc` for its loads where `loads` holds, else for its
+  // gathers (both loops are emitted; one of them runs no iteration).
+  auto pack_trips = [&](llvm::Value* loads, bool as_load, llvm::Value* kc) {
+    llvm::Value* none = body_.getInt64(0);
+    return body_.CreateSelect(loads, as_load ? kc : none, as_load ? none : kc);
+  };
   // The elements at `base` + offsets (bytes) where `mask` is set, zero elsewhere.
   auto gather = [&](llvm::Value* base, llvm::Value* offsets, llvm::Value* mask) {
     llvm::Value* ptrs = body_.CreateGEP(body_.getInt8Ty(), base, offsets);
@@ -353,10 +359,9 @@ bool KernelEmitter::EmitTiles() {
         llvm::Value* group_lanes = lanes_below(body_.getInt64(count));
         llvm::Value* loads = consecutive_lanes(offsets, count);
         auto pack = [&](bool as_load) {
-          llvm::Value* trips = body_.CreateSelect(loads, as_load ? kc : body_.getInt64(0),
-                                                  as_load ? body_.getInt64(0) : kc);
           EmitCountedLoop(
-              body_.getInt64(0), trips, 1, as_load ? "pack_al" : "pack_ag", [&](llvm::Value* kk) {
+              body_.getInt64(0), pack_trips(loads, as_load, kc), 1, as_load ? "pack_al" : "pack_ag",
+              [&](llvm::Value* kk) {
                 loop_vars_[m] = clamped_row(m0, g);
                 loop_vars_[k] = body_.CreateAdd(k0, kk);
                 llvm::Value* src = TargetPtr(lhs->index, lhs->operands);
@@ -479,13 +484,9 @@ bool KernelEmitter::EmitTiles() {
               }
             }
             auto pack = [&](bool as_load) {
-              llvm::Value* trips = !gather_b
-                                       ? kc
-                                       : body_.CreateSelect(loads, as_load ? kc : body_.getInt64(0),
-                                                            as_load ? body_.getInt64(0) : kc);
               EmitCountedLoop(
-                  body_.getInt64(0), trips, 1, as_load ? "pack_k" : "pack_kg",
-                  [&](llvm::Value* kk) {
+                  body_.getInt64(0), gather_b ? pack_trips(loads, as_load, kc) : kc, 1,
+                  as_load ? "pack_k" : "pack_kg", [&](llvm::Value* kk) {
                     loop_vars_[k] = body_.CreateAdd(k0, kk);
                     loop_vars_[n] = col0;
                     llvm::Value* base = TargetPtr(rhs->index, rhs->operands);

@@ -39,6 +39,15 @@ bool IsConstant(const ExprPtr& e, int64_t* value) {
   return true;
 }
 
+// Whether product kernel `k` (loops batch.., M at `nb`, N, K) has constant M and N with N
+// at least twice M: a convolution's product (few output channels, many positions), which
+// its threads split by columns.
+bool ColumnsOutnumberRows(const Kernel& k, int nb) {
+  int64_t m_extent, n_extent;
+  return IsConstant(k.loops[nb], &m_extent) && IsConstant(k.loops[nb + 1], &n_extent) &&
+         n_extent >= 2 * m_extent;
+}
+
 // What computing `e` once costs, as fusion counts it (shared subtrees once).
 int ExprCost(const Expr* e, absl::flat_hash_set<const Expr*>* seen) {
   if (e == nullptr || !seen->insert(e).second) return 0;
@@ -115,12 +124,7 @@ int ChooseLoop(const Program& program, const Kernel& k) {
       // would read all of the packed weights. The bits do not depend on the split.
       if (k.order == MatmulOrder::kTiles) {
         const int loop = FirstNonUnitLoop(k, nb + 1);
-        int64_t m_extent, n_extent;
-        if (loop == nb && IsConstant(k.loops[nb], &m_extent) &&
-            IsConstant(k.loops[nb + 1], &n_extent) && n_extent >= 2 * m_extent) {
-          return nb + 1;
-        }
-        return loop;
+        return loop == nb && ColumnsOutnumberRows(k, nb) ? nb + 1 : loop;
       }
       int loop = FirstNonUnitLoop(k, nb + 2);
       if (loop != nb + 1) return loop;
@@ -142,12 +146,7 @@ int ChooseLoop(const Program& program, const Kernel& k) {
       if (nb < 0) return -1;
       const int loop = FirstNonUnitLoop(k, nb + 1);
       if (loop != nb) return loop;
-      int64_t m_extent, n_extent;
-      if (IsConstant(k.loops[nb], &m_extent) && IsConstant(k.loops[nb + 1], &n_extent) &&
-          n_extent >= 2 * m_extent && runtime::BlasColumnSplitsExact()) {
-        return nb + 1;
-      }
-      return loop;
+      return ColumnsOutnumberRows(k, nb) && runtime::BlasColumnSplitsExact() ? nb + 1 : loop;
     }
   }
   return -1;
