@@ -1,10 +1,11 @@
 // What a cache miss costs: the decode layer's compile per phase (exact and symbolic S, at
 // each code tier), single small kernels at each tier (LLVM's fixed cost per module, and
 // the IR instructions emitted and left after the passes), TinyGPT's against depth (layers share
-// kernels), a warm start from the disk cache, and compile time against graph size (chains of 1..64
-// fused elementwise ops) with the fitted log-log exponent. Every cold compile frees the last one's
-// code first and skips the disk cache, so each iteration compiles every kernel for real. Run:
-// build/bin/bench_compile --benchmark_repetitions=5 --benchmark_report_aggregates_only
+// kernels), a warm start from the disk cache (and what checking a record's tag costs per byte), and
+// compile time against graph size (chains of 1..64 fused elementwise ops) with the fitted log-log
+// exponent. Every cold compile frees the last one's code first and skips the disk cache, so each
+// iteration compiles every kernel for real. Run: build/bin/bench_compile --benchmark_repetitions=5
+// --benchmark_report_aggregates_only
 #include <unistd.h>
 
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "benchmark/benchmark.h"
 #include "compiler/analysis/fit.h"
 #include "compiler/compiled/compiled_graph.h"
+#include "compiler/store/cache_secret.h"
 #include "compiler/store/disk_cache.h"
 #include "ir/builder.h"
 #include "ir/check.h"
@@ -124,6 +126,19 @@ void BM_WarmStartDecodeFromDisk(benchmark::State& state) {
   std::filesystem::remove_all(dir);
 }
 BENCHMARK(BM_WarmStartDecodeFromDisk)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// What checking a record's tag costs per byte (CacheSecret::Verify: ChaCha20-Poly1305 over
+// the record), over the sizes of a small module object and of the decode layer's folded
+// weights: the floor under BM_WarmStartDecodeFromDisk's check_ms, which reads a megabyte.
+void BM_VerifyRecord(benchmark::State& state) {
+  const std::string record(static_cast<size_t>(state.range(0)), 'r');
+  auto secret = *compiler::CacheSecret::FromBytes("bench_compile's cache secret");
+  const compiler::CacheSecret::Tag tag = secret->Sign(record);
+  const absl::string_view tag_bytes(reinterpret_cast<const char*>(tag.data()), tag.size());
+  for (auto _ : state) GJ_CHECK(secret->Verify(record, tag_bytes));
+  state.SetBytesProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_VerifyRecord)->Arg(16 << 10)->Arg(1 << 20)->Unit(benchmark::kMicrosecond);
 
 // y = f_n(...f_1(x)) over [S, 64], alternating tanh, exp, mul and add: one fused kernel.
 ir::Graph Chain(int length) {
