@@ -16,6 +16,7 @@ const OpTable& Ops() {
     AddResizeOps(t);
     AddLossOps(t);
     AddEinsumOps(t);
+    AddRecurrentOps(t);
     return t;
   }();
   return *table;

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Exports small torch models to ONNX with dynamic axes, with inputs and torch's outputs.
+"""Exports small torch models to ONNX with dynamic axes, with inputs and torch's outputs:
+an MLP, a CNN, a transformer encoder layer, and LSTM, GRU and RNN layers.
 
     scripts/export_torch_models.py OUT_DIR
 
@@ -55,6 +56,30 @@ def encoder_layer():
                                             dropout=0.0, batch_first=True)
 
 
+class Recurrent(torch.nn.Module):
+    """A recurrent layer's every output: y, then h_n (and c_n for an LSTM)."""
+
+    def __init__(self, layer):
+        super().__init__()
+        self.layer = layer
+
+    def forward(self, x):
+        y, state = self.layer(x)
+        return (y, *state) if isinstance(state, tuple) else (y, state)
+
+
+def lstm():  # two layers, both directions
+    return Recurrent(torch.nn.LSTM(8, 16, num_layers=2, bidirectional=True, batch_first=True))
+
+
+def gru():
+    return Recurrent(torch.nn.GRU(8, 16, batch_first=True))
+
+
+def rnn():
+    return Recurrent(torch.nn.RNN(8, 16, nonlinearity="relu", batch_first=True))
+
+
 # name -> (model, input names, dynamic axes, example shapes per size)
 MODELS = {
     "mlp": (Mlp, ["x"], {"x": {0: "batch"}}, {"b1": [(1, 16)], "b5": [(5, 16)]}),
@@ -62,6 +87,9 @@ MODELS = {
             {"16x16": [(1, 3, 16, 16)], "2x24x20": [(2, 3, 24, 20)]}),
     "transformer": (encoder_layer, ["x"], {"x": {0: "batch", 1: "seq"}},
                     {"s16": [(1, 16, 64)], "s64": [(2, 64, 64)]}),
+    "lstm": (lstm, ["x"], {"x": {0: "batch", 1: "time"}}, {"b1t5": [(1, 5, 8)], "b3t9": [(3, 9, 8)]}),
+    "gru": (gru, ["x"], {"x": {0: "batch", 1: "time"}}, {"b1t5": [(1, 5, 8)], "b3t9": [(3, 9, 8)]}),
+    "rnn": (rnn, ["x"], {"x": {0: "batch", 1: "time"}}, {"b1t5": [(1, 5, 8)], "b3t9": [(3, 9, 8)]}),
 }
 
 

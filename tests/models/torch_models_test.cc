@@ -1,10 +1,10 @@
 // Models exported from torch 1.13 (scripts/export_torch_models.py, run here into a
 // temporary directory): an MLP, a small CNN (BatchNorm, a depthwise convolution, max
-// pooling, hard-swish, global average pooling) and a TransformerEncoderLayer, each with
-// dynamic axes. Imported, then run by the interpreter and compiled under the symbolic
-// policy (one compile serving every size), at two sizes each, at O2, at the baseline tier
-// and tiered (the interpreter serving until the baseline code is ready); every output
-// within ONNX Runtime's test tolerances (rtol 1e-4, atol 1e-5) of torch's own.
+// pooling, hard-swish, global average pooling), a TransformerEncoderLayer, and LSTM, GRU
+// and RNN layers, each with dynamic axes. Imported, then run by the interpreter and compiled under
+// the symbolic policy (one compile serving every size), at two sizes each, at O2, at the baseline
+// tier and tiered (the interpreter serving until the baseline code is ready); every output within
+// ONNX Runtime's test tolerances (rtol 1e-4, atol 1e-5) of torch's own.
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "models/onnx_model.h"
 #include "onnx/import.h"
+#include "onnx/specialize.h"
 #include "runtime/interpreter.h"
 #include "runtime/npy.h"
 #include "tests/models/run_exporter.h"
@@ -104,6 +105,53 @@ INSTANTIATE_TEST_SUITE_P(
         std::make_pair(std::string("cnn"), std::vector<std::string>{"16x16", "2x24x20"}),
         std::make_pair(std::string("transformer"), std::vector<std::string>{"s16", "s64"})),
     [](const auto& info) { return info.param.first; });
+
+// LSTM (two layers, bidirectional), GRU and RNN layers with dynamic batch and time: the
+// steps are unrolled at import, so each size is imported at its shapes (ImportSpecialized
+// fixes them when the symbolic import refuses the symbolic time) and every output (y, h_n,
+// c_n) compared with torch's, interpreted and compiled at O2 and at the baseline tier.
+class TorchRecurrent : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TorchRecurrent, EveryOutputEqualsTorchAtEverySize) {
+  SKIP_WITHOUT_TORCH();
+  const std::string& name = GetParam();
+  const std::string path = absl::StrCat(ExportDir(), "/", name, ".onnx");
+  for (const char* size : {"b1t5", "b3t9"}) {
+    const std::string prefix = absl::StrCat(ExportDir(), "/", name, ".", size);
+    absl::StatusOr<runtime::Tensor> x = runtime::ReadNpy(prefix + ".input0.npy");
+    ASSERT_TRUE(x.ok()) << x.status();
+    const runtime::TensorMap in = {{"x", *x}};
+    absl::StatusOr<onnx::SpecializedImport> imported = onnx::ImportSpecialized(path, in);
+    ASSERT_TRUE(imported.ok()) << imported.status();
+    EXPECT_TRUE(imported->shapes_fixed) << name << ": the symbolic time was imported";
+    const onnx::ImportedModel& model = imported->model;
+    absl::StatusOr<std::vector<runtime::Tensor>> interpreted =
+        runtime::Interpret(model.graph, in, model.params);
+    ASSERT_TRUE(interpreted.ok()) << interpreted.status();
+    for (const bool baseline : {false, true}) {
+      compiler::JitOptions options;
+      options.log = {};
+      options.compile.env = &compiler::CompileEnv::MemoryOnly();
+      if (baseline) options.compile.codegen.tier = compiler::CodeTier::kBaseline;
+      absl::StatusOr<std::unique_ptr<compiler::JitFunction>> fn = JitOnnxModel(model, options);
+      ASSERT_TRUE(fn.ok()) << fn.status();
+      absl::StatusOr<std::vector<runtime::Tensor>> compiled = (*fn)->Run(in);
+      ASSERT_TRUE(compiled.ok()) << compiled.status();
+      const size_t outputs = name == "lstm" ? 3 : 2;
+      ASSERT_EQ(compiled->size(), outputs);
+      for (size_t i = 0; i < outputs; ++i) {
+        absl::StatusOr<runtime::Tensor> want =
+            runtime::ReadNpy(absl::StrCat(prefix, ".output", i, ".npy"));
+        ASSERT_TRUE(want.ok()) << want.status();
+        const std::string what = absl::StrCat(name, " ", size, " output ", i);
+        if (!baseline) ExpectClose(interpreted->at(i), *want, what + " interpreted");
+        ExpectClose(compiled->at(i), *want, what + (baseline ? " baseline" : " O2"));
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Exported, TorchRecurrent, ::testing::Values("lstm", "gru", "rnn"));
 
 }  // namespace
 }  // namespace graphjit::models
