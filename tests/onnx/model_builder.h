@@ -109,6 +109,42 @@ inline void SetTensor(::onnx::NodeProto* n, const std::string& name, ::onnx::Ten
   *a->mutable_t() = std::move(t);
 }
 
+inline void SetFloat(::onnx::NodeProto* n, const std::string& name, float v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+
+inline void SetStrings(::onnx::NodeProto* n, const std::string& name,
+                       const std::vector<std::string>& v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::STRINGS);
+  for (const std::string& x : v) a->add_strings(x);
+}
+
+// A subgraph attribute (If's branches): `nodes` computing `outputs` from outer values.
+inline ::onnx::GraphProto* SetGraph(::onnx::NodeProto* n, const std::string& name,
+                                    const std::vector<std::string>& outputs) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::GRAPH);
+  a->mutable_g()->set_name(name);
+  for (const std::string& o : outputs) a->mutable_g()->add_output()->set_name(o);
+  return a->mutable_g();
+}
+
+inline ::onnx::NodeProto* AddNode(::onnx::GraphProto* g, const std::string& op,
+                                  const std::vector<std::string>& inputs,
+                                  const std::vector<std::string>& outputs) {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  for (const auto& i : inputs) n->add_input(i);
+  for (const auto& o : outputs) n->add_output(o);
+  return n;
+}
+
 }  // namespace graphjit::onnx::testing
 
 #endif  // GRAPHJIT_TESTS_ONNX_MODEL_BUILDER_H_

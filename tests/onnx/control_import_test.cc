@@ -1,0 +1,262 @@
+// Control flow at import: an If decided by a known condition (a constant, a dim fixed by
+// importing at the call's shapes, an input fixed by ImportSpecialized), recurrent layers
+// unrolled over a known sequence length (sequence_lens checked against runs of each
+// entry's own length), and the errors for malformed ones.
+#include <cmath>
+#include <fstream>
+#include <functional>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "onnx/import.h"
+#include "onnx/specialize.h"
+#include "runtime/interpreter.h"
+#include "tests/onnx/model_builder.h"
+
+namespace graphjit::onnx {
+namespace {
+
+using testing::AddNode;
+using ::testing::ElementsAre;
+using testing::F32Tensor;
+using ::testing::HasSubstr;
+using testing::ModelBuilder;
+using ::testing::Not;
+using testing::SetGraph;
+using testing::SetInt;
+using testing::SetString;
+using testing::SetStrings;
+
+constexpr int32_t kF32 = ::onnx::TensorProto::FLOAT;
+constexpr int32_t kBool = ::onnx::TensorProto::BOOL;
+
+std::string Write(const ModelBuilder& m, const std::string& name) {
+  const std::string path = ::testing::TempDir() + "/" + name + ".onnx";
+  std::ofstream(path, std::ios::binary) << m.Bytes();
+  return path;
+}
+
+::onnx::TensorProto BoolTensor(const std::string& name, std::vector<int64_t> dims,
+                               std::vector<bool> values) {
+  ::onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(kBool);
+  for (int64_t d : dims) t.add_dims(d);
+  for (bool v : values) t.add_int32_data(v);
+  return t;
+}
+
+runtime::Tensor F32(std::vector<int64_t> shape, std::vector<double> values) {
+  return *runtime::Tensor::FromDoubles(ir::DType::kF32, shape, values);
+}
+
+// y = If(cond, -x, x + x).
+void AddBranches(::onnx::NodeProto* n) {
+  AddNode(SetGraph(n, "then_branch", {"neg"}), "Neg", {"x"}, {"neg"});
+  AddNode(SetGraph(n, "else_branch", {"twice"}), "Add", {"x", "x"}, {"twice"});
+}
+
+TEST(OnnxIf, AConditionOnAnInputIsDecidedByFixingThatInput) {
+  ModelBuilder m;
+  m.Input("x", kF32, {int64_t{2}}).Input("flag", kBool, {}).Output("y", kF32);
+  AddBranches(m.Node("If", {"flag"}, {"y"}, "branch"));
+  absl::StatusOr<ImportedModel> plain = ImportFromBytes(m.Bytes(), "if.onnx");
+  ASSERT_FALSE(plain.ok());
+  EXPECT_EQ(plain.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(plain.status().message(), HasSubstr("input 'flag' must be known at import"));
+  const std::string path = Write(m, "if_flag");
+  const runtime::Tensor x = F32({2}, {1.5, -2});
+  for (const bool flag : {true, false}) {
+    runtime::TensorMap inputs = {
+        {"x", x},
+        {"flag", *runtime::Tensor::FromDoubles(ir::DType::kBool, {}, {flag ? 1.0 : 0.0})}};
+    absl::StatusOr<SpecializedImport> got = ImportSpecialized(path, inputs);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_THAT(got->specialized, ElementsAre("flag"));
+    EXPECT_THAT(got->model.input_names, ElementsAre("x"));
+    absl::StatusOr<std::vector<runtime::Tensor>> y =
+        runtime::Interpret(got->model.graph, {{"x", x}}, got->model.params);
+    ASSERT_TRUE(y.ok()) << y.status();
+    const std::vector<double> want =
+        flag ? std::vector<double>{-1.5, 2} : std::vector<double>{3, -4};
+    EXPECT_EQ(y->at(0).ToDoubles(), want);
+  }
+}
+
+TEST(OnnxIf, AConditionOnDimsIsDecidedAtTheCallsShapes) {
+  // y = If(Shape(x)[0] == 1, -x, x + x): undecided for a symbolic N, decided at N's value.
+  ModelBuilder m;
+  m.Input("x", kF32, {std::string("N")}).Output("y", kF32);
+  m.Initializer(testing::I64Tensor("zero", {}, {0}))
+      .Initializer(testing::I64Tensor("one", {}, {1}));
+  m.Node("Shape", {"x"}, {"shape"});
+  m.Node("Gather", {"shape", "zero"}, {"n"});
+  m.Node("Equal", {"n", "one"}, {"is_one"});
+  AddBranches(m.Node("If", {"is_one"}, {"y"}, "on_dims"));
+  absl::StatusOr<ImportedModel> plain = ImportFromBytes(m.Bytes(), "if.onnx");
+  ASSERT_FALSE(plain.ok());
+  EXPECT_THAT(plain.status().message(), HasSubstr("depends on the model's dims"));
+  EXPECT_THAT(plain.status().message(), Not(HasSubstr("must be known at import")));
+  const std::string path = Write(m, "if_dims");
+  for (const auto& [x, want] : {std::pair{F32({1}, {3}), std::vector<double>{-3}},
+                                std::pair{F32({2}, {3, 4}), std::vector<double>{6, 8}}}) {
+    absl::StatusOr<SpecializedImport> got = ImportSpecialized(path, {{"x", x}});
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_TRUE(got->shapes_fixed);
+    absl::StatusOr<std::vector<runtime::Tensor>> y =
+        runtime::Interpret(got->model.graph, {{"x", x}}, got->model.params);
+    ASSERT_TRUE(y.ok()) << y.status();
+    EXPECT_EQ(y->at(0).ToDoubles(), want);
+  }
+}
+
+TEST(OnnxIf, MalformedIfsAreInvalidArgumentNamingTheNode) {
+  auto import_with = [](const std::function<void(ModelBuilder&)>& edit) {
+    ModelBuilder m;
+    m.Input("x", kF32, {int64_t{2}}).Output("y", kF32);
+    edit(m);
+    return ImportFromBytes(m.Bytes(), "if.onnx").status();
+  };
+  // Two elements in the condition.
+  absl::Status s = import_with([](ModelBuilder& m) {
+    m.Initializer(BoolTensor("c", {2}, {true, false}));
+    AddBranches(m.Node("If", {"c"}, {"y"}, "two"));
+  });
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("node 'two' (If): the condition has 2 elements"));
+  // No else branch, when it is the one taken.
+  s = import_with([](ModelBuilder& m) {
+    m.Initializer(BoolTensor("c", {}, {false}));
+    AddNode(SetGraph(m.Node("If", {"c"}, {"y"}, "half"), "then_branch", {"neg"}), "Neg", {"x"},
+            {"neg"});
+  });
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("has no graph attribute else_branch"));
+  // A branch with more outputs than the node.
+  s = import_with([](ModelBuilder& m) {
+    m.Initializer(BoolTensor("c", {}, {true}));
+    auto* n = m.Node("If", {"c"}, {"y"}, "wide");
+    AddNode(SetGraph(n, "then_branch", {"neg", "x"}), "Neg", {"x"}, {"neg"});
+  });
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("has 2 outputs, the node 1"));
+  // Ifs nested past the limit (each then_branch holds the next If): refused, no overflow.
+  s = import_with([](ModelBuilder& m) {
+    m.Initializer(BoolTensor("c", {}, {true}));
+    ::onnx::NodeProto* n = m.Node("If", {"c"}, {"y"}, "deep");
+    for (int depth = 0; depth < 40; ++depth) {
+      ::onnx::GraphProto* g = SetGraph(n, "then_branch", {"y"});
+      n = AddNode(g, "If", {"c"}, {"y"});
+    }
+    AddBranches(n);
+  });
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+}
+
+// Weights of a recurrent layer: small values that vary, so every gate matters.
+::onnx::TensorProto Weights(const std::string& name, std::vector<int64_t> dims, double phase) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>(0.4 * std::sin(0.7 * i + phase));
+  return F32Tensor(name, dims, v);
+}
+
+// A bidirectional RNN (hidden 5, input 3) over X [T, B, 3], with sequence_lens if given.
+ModelBuilder BidirectionalRnn(int64_t steps, int64_t batch, std::vector<int64_t> lens = {}) {
+  ModelBuilder m;
+  m.Input("X", kF32, {steps, batch, int64_t{3}}).Output("Y", kF32).Output("Y_h", kF32);
+  m.Initializer(Weights("W", {2, 5, 3}, 0.1))
+      .Initializer(Weights("R", {2, 5, 5}, 0.2))
+      .Initializer(Weights("B", {2, 10}, 0.3));
+  std::vector<std::string> inputs = {"X", "W", "R", "B"};
+  if (!lens.empty()) {
+    ::onnx::TensorProto t;
+    t.set_name("lens");
+    t.set_data_type(::onnx::TensorProto::INT32);
+    t.add_dims(static_cast<int64_t>(lens.size()));
+    for (int64_t l : lens) t.add_int32_data(static_cast<int32_t>(l));
+    m.Initializer(t);
+    inputs.push_back("lens");
+  }
+  auto* n = m.Node("RNN", inputs, {"Y", "Y_h"}, "rnn");
+  SetInt(n, "hidden_size", 5);
+  SetString(n, "direction", "bidirectional");
+  SetStrings(n, "activations", {"Tanh", "LeakyRelu"});
+  return m;
+}
+
+std::vector<runtime::Tensor> Interpreted(const ModelBuilder& m, const runtime::Tensor& x) {
+  absl::StatusOr<ImportedModel> model = ImportFromBytes(m.Bytes(), "rnn.onnx");
+  EXPECT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<std::vector<runtime::Tensor>> out =
+      runtime::Interpret(model->graph, {{"X", x}}, model->params);
+  EXPECT_TRUE(out.ok()) << out.status();
+  return *std::move(out);
+}
+
+TEST(OnnxRecurrent, SequenceLensEqualRunsOfEachEntrysOwnLength) {
+  constexpr int64_t kSteps = 4, kBatch = 2, kHidden = 5;
+  const std::vector<int64_t> lens = {4, 2};
+  std::vector<double> xs(kSteps * kBatch * 3);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = std::cos(1.3 * static_cast<double>(i));
+  const std::vector<runtime::Tensor> both =
+      Interpreted(BidirectionalRnn(kSteps, kBatch, lens), F32({kSteps, kBatch, 3}, xs));
+  const std::vector<double> y = both[0].ToDoubles(), h = both[1].ToDoubles();  // [T,2,B,H], [2,B,H]
+  for (int64_t b = 0; b < kBatch; ++b) {
+    std::vector<double> own;  // entry b's first lens[b] steps
+    for (int64_t t = 0; t < lens[b]; ++t)
+      for (int64_t i = 0; i < 3; ++i) own.push_back(xs[(t * kBatch + b) * 3 + i]);
+    const std::vector<runtime::Tensor> alone =
+        Interpreted(BidirectionalRnn(lens[b], 1), F32({lens[b], 1, 3}, own));
+    const std::vector<double> ya = alone[0].ToDoubles(), ha = alone[1].ToDoubles();
+    for (int64_t t = 0; t < kSteps; ++t) {
+      for (int64_t d = 0; d < 2; ++d) {
+        for (int64_t k = 0; k < kHidden; ++k) {
+          const double got = y[((t * 2 + d) * kBatch + b) * kHidden + k];
+          const double want = t < lens[b] ? ya[(t * 2 + d) * kHidden + k] : 0.0;
+          EXPECT_NEAR(got, want, 1e-6) << "Y at t " << t << " direction " << d << " entry " << b;
+        }
+      }
+    }
+    for (int64_t d = 0; d < 2; ++d)
+      for (int64_t k = 0; k < kHidden; ++k)
+        EXPECT_NEAR(h[(d * kBatch + b) * kHidden + k], ha[d * kHidden + k], 1e-6)
+            << "Y_h direction " << d << " entry " << b;
+  }
+}
+
+TEST(OnnxRecurrent, MalformedLayersAreRefusedNamingTheNode) {
+  auto status = [](const std::function<void(::onnx::NodeProto*)>& edit, int64_t hidden = 5,
+                   testing::Dim steps = int64_t{4}) {
+    ModelBuilder m;
+    m.Input("X", kF32, {steps, int64_t{2}, int64_t{3}}).Output("Y", kF32);
+    m.Initializer(Weights("W", {1, 4 * hidden, 3}, 0))
+        .Initializer(Weights("R", {1, 4 * hidden, hidden}, 0));
+    auto* n = m.Node("LSTM", {"X", "W", "R"}, {"Y"}, "lstm");
+    SetInt(n, "hidden_size", 5);
+    edit(n);
+    return ImportFromBytes(m.Bytes(), "lstm.onnx").status();
+  };
+  EXPECT_TRUE(status([](auto*) {}).ok());
+  absl::Status s = status([](auto*) {}, /*hidden=*/6);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(
+      s.message(),
+      HasSubstr("node 'lstm' (LSTM): W [1, 24, 3] and R [1, 24, 6] do not fit hidden_size 5"));
+  s = status([](auto* n) { SetString(n, "direction", "sideways"); });
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("direction 'sideways'"));
+  s = status([](auto* n) { SetStrings(n, "activations", {"Sigmoid", "Gelu", "Tanh"}); });
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s.message(), HasSubstr("activation 'gelu'"));
+  s = status([](auto* n) { SetStrings(n, "activations", {"Sigmoid", "Tanh"}); });
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("has 2 activations, expected 3"));
+  s = status([](auto*) {}, 5, std::string("T"));
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s.message(), HasSubstr("the sequence length T is symbolic"));
+}
+
+}  // namespace
+}  // namespace graphjit::onnx
