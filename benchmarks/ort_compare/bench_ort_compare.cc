@@ -7,7 +7,9 @@
 //   OPENBLAS_NUM_THREADS=1 bench_ort_compare --inputs=x.npy --output_dir=out/
 //       --benchmark_repetitions=5 --benchmark_report_aggregates_only=true   (one line)
 // --output_dir writes each input's output as DIR/STEM.npy, for the max |diff| against
-// ONNX Runtime's. A model graphjit cannot import or compile is reported as the
+// ONNX Runtime's. A stateful model takes its other inputs from --feed and carries its
+// state from call to call with --carry (Silero VAD: --feed=sr=sr.npy,h=h.npy,c=c.npy
+// --carry=hn=h,cn=c). A model graphjit cannot import or compile is reported as the
 // benchmark's error (e.g. "op Conv is not supported" before the importer had Conv).
 #include <cstdio>
 #include <filesystem>
@@ -16,11 +18,15 @@
 #include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "benchmark/benchmark.h"
 #include "compiler/jit.h"
+#include "ir/status_macros.h"
 #include "models/ocr.h"
 #include "models/onnx_model.h"
 #include "onnx/import.h"
@@ -34,6 +40,12 @@ ABSL_FLAG(std::string, model, "",
           "the ONNX model to run (default: the recognizer in --fetch_dir); its first input "
           "gets each of --inputs");
 ABSL_FLAG(std::vector<std::string>, inputs, {}, "the model's inputs x, as .npy files");
+ABSL_FLAG(std::vector<std::string>, feed, {},
+          "the model's other inputs, NAME=FILE.npy each (e.g. sr=sr.npy,h=h.npy,c=c.npy); "
+          "inputs the importer needs as values (Silero's sr) are fixed at import");
+ABSL_FLAG(std::vector<std::string>, carry, {},
+          "OUT=IN pairs: output OUT of each call is input IN of the next (a stream's state: "
+          "Silero's hn=h,cn=c), so the timed calls run a stream");
 ABSL_FLAG(std::string, output_dir, "", "write the output for IN.npy as DIR/IN.npy");
 ABSL_FLAG(std::string, prepare, "",
           "write the preprocessed batch of --lines (PPM files) padded to --width as this "
@@ -85,21 +97,38 @@ Model& Shared() {
   return *r;
 }
 
+// The call's inputs: x as the model's first input, and the --feed files.
+absl::StatusOr<runtime::TensorMap> CallInputs(const runtime::Tensor& x) {
+  GJ_ASSIGN_OR_RETURN(std::vector<std::string> names, onnx::ModelInputNames(ModelPath()));
+  if (names.empty()) return absl::InvalidArgumentError("the model has no inputs");
+  runtime::TensorMap call = {{names[0], x}};
+  for (const std::string& feed : absl::GetFlag(FLAGS_feed)) {
+    const size_t eq = feed.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--feed '", feed, "': expected NAME=FILE.npy"));
+    }
+    const std::string name = feed.substr(0, eq);
+    if (!absl::c_linear_search(names, name)) {
+      return absl::InvalidArgumentError(absl::StrCat("--feed: the model has no input '", name,
+                                                     "' (its inputs: ", absl::StrJoin(names, ", "),
+                                                     ")"));
+    }
+    GJ_ASSIGN_OR_RETURN(call[name], runtime::ReadNpy(feed.substr(eq + 1)));
+  }
+  return call;
+}
+
 // A model whose symbolic import fails (dims that agree only for some sizes: the OCR
-// detector's sides must be multiples of 32) is imported at each input's shape instead
-// (onnx::ImportSpecialized), one import and Jit function per shape.
-Model& SpecializedFor(const runtime::Tensor& x) {
+// detector's sides must be multiples of 32; inputs needed as values, as --feed gives) is
+// imported at each input's shape instead (onnx::ImportSpecialized), one import and Jit
+// function per shape.
+Model& SpecializedFor(const runtime::TensorMap& call, const runtime::Tensor& x) {
   static auto* models = new std::map<std::vector<int64_t>, std::unique_ptr<Model>>();
   std::unique_ptr<Model>& r = (*models)[x.shape()];
   if (r != nullptr) return *r;
   r = std::make_unique<Model>();
-  absl::StatusOr<std::vector<std::string>> names = onnx::ModelInputNames(ModelPath());
-  if (!names.ok() || names->empty()) {
-    r->status = names.ok() ? absl::InvalidArgumentError("the model has no inputs") : names.status();
-    return *r;
-  }
-  absl::StatusOr<onnx::SpecializedImport> imported =
-      onnx::ImportSpecialized(ModelPath(), {{(*names)[0], x}});
+  absl::StatusOr<onnx::SpecializedImport> imported = onnx::ImportSpecialized(ModelPath(), call);
   if (!imported.ok()) {
     r->status = imported.status();
     return *r;
@@ -109,14 +138,37 @@ Model& SpecializedFor(const runtime::Tensor& x) {
   return *r;
 }
 
+// The --carry pairs as (output index, input name) of `model`.
+absl::StatusOr<std::vector<std::pair<size_t, std::string>>> Carries(
+    const onnx::ImportedModel& model) {
+  std::vector<std::pair<size_t, std::string>> out;
+  for (const std::string& pair : absl::GetFlag(FLAGS_carry)) {
+    const std::vector<std::string> parts = absl::StrSplit(pair, '=');
+    const auto from =
+        parts.size() == 2 ? absl::c_find(model.output_names, parts[0]) : model.output_names.end();
+    if (from == model.output_names.end() || !absl::c_linear_search(model.input_names, parts[1])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--carry '", pair, "': expected OUT=IN, an output (",
+                       absl::StrJoin(model.output_names, ", "), ") and an input (",
+                       absl::StrJoin(model.input_names, ", "), ")"));
+    }
+    out.emplace_back(from - model.output_names.begin(), parts[1]);
+  }
+  return out;
+}
+
 void BM_Model(benchmark::State& state, const std::string& path) {
   absl::StatusOr<runtime::Tensor> x = runtime::ReadNpy(path);
-  Model& r = !x.ok() || Shared().status.ok() ? Shared() : SpecializedFor(*x);
-  absl::Status status = x.ok() ? r.status : x.status();
+  absl::StatusOr<runtime::TensorMap> call = x.ok() ? CallInputs(*x) : x.status();
+  const bool fed = !absl::GetFlag(FLAGS_feed).empty();
+  Model& r = !call.ok() || (!fed && Shared().status.ok()) ? Shared() : SpecializedFor(*call, *x);
+  absl::Status status = call.ok() ? r.status : call.status();
   absl::StatusOr<std::vector<runtime::Tensor>> out;
+  absl::StatusOr<std::vector<std::pair<size_t, std::string>>> carries = Carries(r.model);
   runtime::TensorMap inputs;
+  if (status.ok()) status = carries.status();
   if (status.ok()) {
-    inputs = {{r.model.input_names[0], *x}};
+    for (const std::string& name : r.model.input_names) inputs[name] = call->at(name);
     out = r.function->Run(inputs);  // compiles: not timed
     status = out.status();
   }
@@ -135,6 +187,8 @@ void BM_Model(benchmark::State& state, const std::string& path) {
   for (auto _ : state) {
     out = r.function->Run(inputs);
     benchmark::DoNotOptimize(out);
+    if (!out.ok()) break;
+    for (const auto& [from, to] : *carries) inputs[to] = (*out)[from];
   }
   if (!out.ok()) state.SkipWithError(std::string(out.status().message()).c_str());
   state.counters["N"] = static_cast<double>(x->dim(0));

@@ -4,10 +4,12 @@
 //
 //   node ort_run.js MODEL.onnx --input x=@x.npy [--input ...] [--output-dir DIR]
 //        [--threads N] [--repeat N] [--opt-level disabled|basic|extended|all]
+//        [--carry OUT=IN ...]
 //
 // Writes output i as DIR/outputI.npy (as graphjit-run does) and prints one JSON object:
 // the outputs' names and shapes and, with --repeat N, the median (and min) milliseconds
-// per call over N timed calls after one untimed warm-up call. Inputs: .npy v1-3, C order,
+// per call over N timed calls after one untimed warm-up call. --carry OUT=IN feeds output
+// OUT of each call as input IN of the next (a stream's state, as Silero VAD's hn -> h). Inputs: .npy v1-3, C order,
 // little-endian f4 / f8 / i8. Models with f64 inputs run at optimization level 'basic':
 // at 'all' ONNX Runtime fuses x * sigmoid(x) into a QuickGelu that has no double kernel
 // and refuses the model. Exit 1 with a message on any error.
@@ -18,7 +20,7 @@ const path = require('path');
 const npy = require('./npy.js');
 
 const USAGE = 'usage: ort_run.js MODEL.onnx --input NAME=@FILE.npy ... [--output-dir DIR] ' +
-    '[--threads N] [--repeat N] [--opt-level disabled|basic|extended|all]';
+    '[--threads N] [--repeat N] [--opt-level disabled|basic|extended|all] [--carry OUT=IN]';
 
 function fail(message) {
   process.stderr.write(`ort_run: ${message}\n`);
@@ -26,7 +28,8 @@ function fail(message) {
 }
 
 function parseArgs(argv) {
-  const args = {model: null, inputs: [], outputDir: null, threads: 1, repeat: 0, optLevel: null};
+  const args = {model: null, inputs: [], outputDir: null, threads: 1, repeat: 0, optLevel: null,
+                carry: []};
   const value = (i) => {
     if (i + 1 >= argv.length) fail(`${argv[i]} needs a value\n${USAGE}`);
     return argv[i + 1];
@@ -44,6 +47,10 @@ function parseArgs(argv) {
       const m = /^([^=]+)=@(.+)$/.exec(value(i++));
       if (!m) fail(`--input: expected NAME=@FILE.npy, got '${argv[i]}'`);
       args.inputs.push({name: m[1], file: m[2]});
+    } else if (a === '--carry') {
+      const m = /^([^=]+)=([^=]+)$/.exec(value(i++));
+      if (!m) fail(`--carry: expected OUT=IN, got '${argv[i]}'`);
+      args.carry.push({from: m[1], to: m[2]});
     } else if (a === '--output-dir') {
       args.outputDir = value(i++);
     } else if (a === '--threads') {
@@ -129,12 +136,21 @@ async function main() {
   for (const name of model.inputNames) {
     if (!(name in feeds)) fail(`model input '${name}' not given (--input ${name}=@FILE.npy)`);
   }
+  for (const {from, to} of args.carry) {
+    if (!model.outputNames.includes(from) || !model.inputNames.includes(to)) {
+      fail(`--carry ${from}=${to}: expected an output (${model.outputNames}) and an input ` +
+           `(${model.inputNames})`);
+    }
+  }
   const run = async () => {
+    let out;
     try {
-      return await model.run(feeds);
+      out = await model.run(feeds);
     } catch (e) {
       fail(`running ${args.model}: ${e.message}`);
     }
+    for (const {from, to} of args.carry) feeds[to] = out[from];
+    return out;
   };
   const outputs = await run();
   const report = {

