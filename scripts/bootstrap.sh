@@ -42,11 +42,13 @@ PACKAGES=(ninja-build ccache llvm-19-dev libopenblas-dev libabsl-dev nlohmann-js
 # scripts/export_torch_models.py exports the models the torch tests import (an MLP, a
 # CNN, a TransformerEncoderLayer) and computes their reference outputs;
 # python3-torchvision: benchmarks/zoo/export.py exports the twelve CNNs of the zoo test
-# and benchmark; python3-pytest: the Python module's tests (tests/python).
+# and benchmark; python3-pytest: the Python module's tests (tests/python); espeak-ng and
+# sox: the VAD test speaks a sentence and pads it with silence; libsndfile1-dev: examples/vad
+# reads WAV files with it.
 if [[ $MODE == all ]]; then
   PACKAGES+=(libgtest-dev libgmock-dev libbenchmark-dev redis-server clang-format-19
              libonnx-testdata python3-pil fonts-dejavu-core python3-torch python3-torchvision
-             python3-pytest)
+             python3-pytest espeak-ng sox libsndfile1-dev)
 fi
 missing=()
 for p in "${PACKAGES[@]}"; do

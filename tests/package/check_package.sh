@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs graphjit from BUILD_DIR into a scratch prefix, then configures, builds and runs
 # the standalone project in examples/ against it: proves find_package(graphjit) works.
-# examples/ocr runs only when scripts/fetch_models.sh has fetched the recognizer.
+# examples/ocr and examples/vad run only when scripts/fetch_models.sh has fetched their
+# models.
 set -euo pipefail
 build_dir="$1"
 src_dir="$(cd "$(dirname "$0")" && pwd)"
@@ -30,4 +31,25 @@ else
     exit 1
   fi
   echo "ocr: read '$got'"
+fi
+
+# The VAD example finds a sentence spoken by espeak-ng between two silences (sox pads it,
+# without dither): one segment, starting about a second in. Skipped without the model,
+# libsndfile (then the example is not built), espeak-ng or sox.
+if [[ ! -f $fetch_dir/silero-vad/silero_vad.onnx ]]; then
+  echo "vad: skipped, no Silero VAD in $fetch_dir: run scripts/fetch_models.sh"
+elif [[ ! -x $work/consumer/vad ]]; then
+  echo "vad: skipped, not built (libsndfile1-dev missing)"
+elif ! command -v espeak-ng > /dev/null || ! command -v sox > /dev/null; then
+  echo "vad: skipped, espeak-ng or sox missing (apt-get install espeak-ng sox)"
+else
+  espeak-ng -w "$work/s.wav" "graphjit finds the speech in this sentence"
+  sox -D "$work/s.wav" -r 16000 -c 1 -b 16 "$work/s16.wav" pad 1.0 1.2
+  got="$("$work/consumer/vad" "$work/s16.wav" --probs "$work/probs.npy" "$fetch_dir")"
+  if ! awk 'NR == 1 && $1 >= 0.7 && $1 <= 1.3 && $3 > $1 + 1 { ok = 1 } END { exit !(ok && NR == 1) }' \
+    <<< "$got" || [[ ! -s $work/probs.npy ]]; then
+    echo "vad: found '$got', expected one segment from about 1.0 s (and probs.npy)" >&2
+    exit 1
+  fi
+  echo "vad: speech at $got"
 fi
