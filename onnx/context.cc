@@ -1,6 +1,7 @@
 #include "onnx/context.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -40,8 +41,25 @@ absl::StatusOr<ValueId> Context::Materialize(const std::string& name) {
   Value& v = it->second;
   if (v.id != ir::kInvalidValue) return v.id;
   if (v.constant) {
-    v.id = b_->Param(name, v.constant->dtype(), v.shape);
-    (*params_)[name] = *v.constant;
+    // A loop body's constant is defined again each iteration: the same tensor under the
+    // same name is one param; another tensor under a taken name gets a fresh name.
+    std::string param = name;
+    for (int n = 2;; ++n) {
+      auto it = params_->find(param);
+      if (it == params_->end()) break;
+      const runtime::Tensor& old = it->second;
+      auto id = param_ids_.find(param);
+      if (id != param_ids_.end() && old.dtype() == v.constant->dtype() &&
+          old.shape() == v.constant->shape() &&
+          std::memcmp(old.raw_data(), v.constant->raw_data(), old.nbytes()) == 0) {
+        v.id = id->second;
+        return v.id;
+      }
+      param = absl::StrCat(name, "_", n);
+    }
+    v.id = b_->Param(param, v.constant->dtype(), v.shape);
+    (*params_)[param] = *v.constant;
+    param_ids_[param] = v.id;
     return v.id;
   }
   GJ_CHECK(v.ints.has_value()) << "value '" << name << "' has neither node nor contents";
@@ -92,6 +110,32 @@ absl::StatusOr<ValueId> Context::Materialize(const std::string& name) {
   v.id = Op(OpCode::kReshape, {joined}, {{"shape", v.shape}});
   GJ_RETURN_IF_ERROR(BuilderStatus());
   return v.id;
+}
+
+std::string Context::DataInputBehind(const std::string& name) const {
+  std::vector<std::string> todo = {name};
+  absl::flat_hash_set<std::string> seen = {name};
+  while (!todo.empty()) {
+    const std::string v = todo.back();
+    todo.pop_back();
+    const Value* value = Find(v);
+    if (value == nullptr || KnownInts(*value) || value->constant) continue;
+    if (value->graph_input) return v;
+    auto it = producers_.find(v);
+    if (it == producers_.end()) continue;
+    for (const std::string& in : it->second->input()) {
+      if (!in.empty() && seen.insert(in).second) todo.push_back(in);
+    }
+  }
+  return "";
+}
+
+absl::Status Context::ImportSubgraph(const pb::GraphProto& graph) {
+  GJ_CHECK(import_subgraph_ != nullptr) << "no subgraph importer";
+  const pb::NodeProto* node = node_;
+  absl::Status status = import_subgraph_(graph);
+  node_ = node;
+  return status;
 }
 
 std::string Context::NodeLabel() const {
@@ -254,6 +298,7 @@ void Context::SetOutInts(int i, int32_t elem_type, std::vector<int64_t> shape,
 }
 
 void Context::SetOutValue(int i, Value v) {
+  v.graph_input = false;  // the node's output (of an Identity of an input, say)
   if (WantsOutput(i)) Define(node_->output(i), std::move(v));
 }
 

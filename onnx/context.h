@@ -5,10 +5,12 @@
 #define GRAPHJIT_ONNX_CONTEXT_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/status/statusor.h"
 #include "ir/builder.h"
@@ -28,6 +30,7 @@ struct Value {
   std::optional<runtime::Tensor> constant;
   // Known integer (or bool) elements, row-major, possibly symbolic; the shape is constant.
   std::optional<std::vector<ir::SymExpr>> ints;
+  bool graph_input = false;  // an input of the model (not fixed at import)
 };
 
 class Context {
@@ -35,8 +38,11 @@ class Context {
   Context(ir::GraphBuilder* builder, runtime::TensorMap* params, int64_t opset)
       : b_(builder), params_(params), opset_(opset) {}
 
-  // Values by ONNX name.
-  void Define(const std::string& name, Value value) { values_[name] = std::move(value); }
+  // Values by ONNX name; a value defined while a node is imported is that node's.
+  void Define(const std::string& name, Value value) {
+    if (node_ != nullptr) producers_[name] = node_;
+    values_[name] = std::move(value);
+  }
   const Value* Find(const std::string& name) const;
   // The value's node, made on first use: a param for a constant, a constant (or, for
   // symbolic elements, a small computation from the dims) for folded integers.
@@ -50,6 +56,19 @@ class Context {
   std::string NodeLabel() const;
   absl::Status Unimplemented(absl::string_view why) const;
   absl::Status Invalid(absl::string_view why) const;
+
+  // A model input (not fixed at import) whose data `name` is computed from, "" if none:
+  // the search stops at values known at import (shapes and constants), which depend on
+  // dims alone. What a control-flow op whose decision needs data names.
+  std::string DataInputBehind(const std::string& name) const;
+
+  // Imports the nodes of a subgraph (a branch or a loop body) into this context, as the
+  // importer does the model's (its initializers first), then makes the node being imported
+  // current again. Subgraph values see the outer ones by name. Set by the importer, which
+  // bounds the nesting.
+  using SubgraphImporter = std::function<absl::Status(const pb::GraphProto&)>;
+  void SetSubgraphImporter(SubgraphImporter importer) { import_subgraph_ = std::move(importer); }
+  absl::Status ImportSubgraph(const pb::GraphProto& graph);
 
   // Inputs of the node: optional ones may be absent (missing or named "").
   int num_inputs() const { return node_->input_size(); }
@@ -117,6 +136,10 @@ class Context {
   const pb::NodeProto* node_ = nullptr;
   // Node-based: a Value* from In() stays valid while outputs are defined.
   absl::node_hash_map<std::string, Value> values_;
+  // The node that defined each value (for DataInputBehind).
+  absl::flat_hash_map<std::string, const pb::NodeProto*> producers_;
+  SubgraphImporter import_subgraph_;
+  absl::flat_hash_map<std::string, ir::ValueId> param_ids_;  // params made by Materialize
 };
 
 }  // namespace graphjit::onnx

@@ -3,7 +3,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
@@ -74,6 +73,7 @@ class Importer {
         builder_(GraphName(options.graph_name.empty() ? model.graph().name() : options.graph_name)),
         ctx_(&builder_, &out_.params, opset) {
     out_.opset = opset;
+    ctx_.SetSubgraphImporter([this](const pb::GraphProto& g) { return ImportSubgraph(g); });
   }
 
   absl::StatusOr<ImportedModel> Run() && {
@@ -200,6 +200,7 @@ class Importer {
     Value v;
     v.elem_type = tt.elem_type();
     v.shape = shape;
+    v.graph_input = true;
     v.id = builder_.Input(name, *dtype, shape);
     if (*dtype == ir::DType::kI32) {  // computed in i64, as every INT32 value
       v.id = builder_.Add(ir::OpCode::kCast, {v.id}, {{"dtype", ir::DType::kI64}});
@@ -220,16 +221,6 @@ class Importer {
                                              " (its meaning changed at opset 7 or before; "
                                              "graphjit imports it from opset 7)"));
     }
-    if (node.op_type() == "If") {
-      GJ_RETURN_IF_ERROR(ImportIf(node));
-    } else {
-      GJ_RETURN_IF_ERROR(ImportOp(node));
-    }
-    for (const std::string& out : node.output()) producers_[out] = &node;
-    return absl::OkStatus();
-  }
-
-  absl::Status ImportOp(const pb::NodeProto& node) {
     auto it = Ops().find(node.op_type());
     if (it == Ops().end()) {
       return ctx_.Unimplemented(absl::StrCat("op ", node.op_type(), " is not supported"));
@@ -247,87 +238,22 @@ class Importer {
     return absl::OkStatus();
   }
 
-  // An If is decided at import: its condition must be known (a constant, a folded shape
-  // computation, or computed from inputs fixed at import, onnx/specialize.h), and the taken
-  // branch's nodes are imported in its place. A condition on tensor data names the input it
-  // depends on, so that ImportSpecialized fixes it; one on dims not decided for every size
-  // (batch == 1) is refused without naming an input, so that the model is imported at its
-  // call's shapes.
-  absl::Status ImportIf(const pb::NodeProto& node) {
-    GJ_RETURN_IF_ERROR(ctx_.ExpectInputs(1, 1));
-    GJ_ASSIGN_OR_RETURN(const Value* cond, ctx_.In(0));
-    const std::optional<std::vector<ir::SymExpr>> known = Context::KnownInts(*cond);
-    if (known && known->size() != 1) {
-      return ctx_.Invalid(
-          absl::StrCat("the condition has ", known->size(), " elements, expected one"));
-    }
-    const std::optional<int64_t> taken = known ? (*known)[0].AsConstant() : std::nullopt;
-    if (!taken) {
-      const std::string input = DataInputBehind(node.input(0));
-      if (!input.empty()) {
-        return ctx_.Unimplemented(absl::StrCat(
-            "the condition '", node.input(0), "' depends on tensor data (graphjit decides a ",
-            "branch at import): input '", input, "' must be known at import"));
-      }
-      return ctx_.Unimplemented(absl::StrCat("the condition '", node.input(0),
-                                             "' depends on the model's dims and is not decided "
-                                             "for every size"));
-    }
-    const char* const name = *taken != 0 ? "then_branch" : "else_branch";
-    const pb::AttributeProto* branch = ctx_.Attr(name);
-    if (branch == nullptr || branch->type() != pb::AttributeProto::GRAPH) {
-      return ctx_.Invalid(absl::StrCat("has no graph attribute ", name));
-    }
+  // A subgraph (If's branch, Loop's and Scan's body) imported in place of its node.
+  // Deeper nesting is refused: a crafted file cannot exhaust the stack.
+  absl::Status ImportSubgraph(const pb::GraphProto& g) {
     if (depth_ >= kMaxSubgraphDepth) {
       return ctx_.Invalid(absl::StrCat("nests subgraphs more than ", kMaxSubgraphDepth, " deep"));
     }
-    const pb::GraphProto& g = branch->g();
-    if (g.output_size() != node.output_size()) {
-      return ctx_.Invalid(absl::StrCat("its ", name, " has ", g.output_size(),
-                                       " outputs, the node ", node.output_size()));
-    }
     ++depth_;
+    absl::Status status = absl::OkStatus();
     for (const pb::TensorProto& init : g.initializer()) {
-      GJ_RETURN_IF_ERROR(DefineConstant(init.name(), init));
+      status.Update(DefineConstant(init.name(), init));
     }
-    for (const pb::NodeProto& inner : g.node()) {
-      GJ_RETURN_IF_ERROR(ImportNode(inner));
-    }
+    for (int i = 0; status.ok() && i < g.node_size(); ++i) status = ImportNode(g.node(i));
     --depth_;
-    ctx_.BeginNode(&node);
-    for (int i = 0; i < node.output_size(); ++i) {
-      const Value* v = ctx_.Find(g.output(i).name());
-      if (v == nullptr) {
-        return ctx_.Invalid(
-            absl::StrCat("output '", g.output(i).name(), "' of its ", name, " is not computed"));
-      }
-      if (!node.output(i).empty()) ctx_.Define(node.output(i), *v);
-    }
-    return absl::OkStatus();
+    return status;
   }
 
-  // A graph input (not fixed at import) whose data `name` is computed from, "" if none:
-  // the search stops at values known at import (shapes and constants), which depend on
-  // dims alone.
-  std::string DataInputBehind(const std::string& name) const {
-    std::vector<std::string> todo = {name};
-    absl::flat_hash_set<std::string> seen = {name};
-    while (!todo.empty()) {
-      const std::string v = todo.back();
-      todo.pop_back();
-      const Value* value = ctx_.Find(v);
-      if (value == nullptr || Context::KnownInts(*value) || value->constant) continue;
-      if (absl::c_linear_search(out_.input_names, v)) return v;
-      auto it = producers_.find(v);
-      if (it == producers_.end()) continue;
-      for (const std::string& in : it->second->input()) {
-        if (!in.empty() && seen.insert(in).second) todo.push_back(in);
-      }
-    }
-    return "";
-  }
-
-  // Deeper nesting of Ifs is refused: a crafted file cannot exhaust the stack.
   static constexpr int kMaxSubgraphDepth = 32;
 
   const pb::ModelProto& model_;
@@ -337,9 +263,7 @@ class Importer {
   Context ctx_;
   absl::flat_hash_set<std::string> symbols_seen_;
   absl::flat_hash_map<std::string, int64_t> fixed_symbols_;  // options_.input_shapes'
-  // The node that computed each value, for DataInputBehind.
-  absl::flat_hash_map<std::string, const pb::NodeProto*> producers_;
-  int depth_ = 0;  // of the If being imported
+  int depth_ = 0;                                            // of the subgraph being imported
 };
 
 }  // namespace

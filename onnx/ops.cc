@@ -17,6 +17,7 @@ const OpTable& Ops() {
     AddLossOps(t);
     AddEinsumOps(t);
     AddRecurrentOps(t);
+    AddControlOps(t);
     return t;
   }();
   return *table;

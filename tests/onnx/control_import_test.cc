@@ -1,10 +1,12 @@
 // Control flow at import: an If decided by a known condition (a constant, a dim fixed by
-// importing at the call's shapes, an input fixed by ImportSpecialized), recurrent layers
-// unrolled over a known sequence length (sequence_lens checked against runs of each
-// entry's own length), and the errors for malformed ones.
+// importing at the call's shapes, an input fixed by ImportSpecialized), Loop and Scan
+// unrolled over a known number of iterations, recurrent layers unrolled over a known
+// sequence length (sequence_lens checked against runs of each entry's own length), and the
+// errors for malformed ones and for those that cannot be decided at import.
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <tuple>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -151,6 +153,113 @@ TEST(OnnxIf, MalformedIfsAreInvalidArgumentNamingTheNode) {
     AddBranches(n);
   });
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+}
+
+// y_{t+1} = y_t + x * c (c a constant of the body, one param however many iterations),
+// every y_{t+1} also a scan output; the body's condition is iteration < `stop_after` - 1.
+ModelBuilder CountingLoop(int64_t trips, int64_t stop_after) {
+  ModelBuilder m;
+  m.Input("x", kF32, {int64_t{2}}).Output("y_final", kF32).Output("ys", kF32);
+  m.Initializer(testing::I64Tensor("M", {}, {trips}))
+      .Initializer(BoolTensor("go", {}, {true}))
+      .Initializer(F32Tensor("y0", {2}, {0, 10}));
+  auto* loop = m.Node("Loop", {"M", "go", "y0"}, {"y_final", "ys"}, "count");
+  auto* a = loop->add_attribute();
+  a->set_name("body");
+  a->set_type(::onnx::AttributeProto::GRAPH);
+  ::onnx::GraphProto* body = a->mutable_g();
+  for (const char* in : {"i", "cond_in", "y"}) body->add_input()->set_name(in);
+  for (const char* out : {"cond_out", "y_next", "y_scan"}) body->add_output()->set_name(out);
+  testing::SetTensor(AddNode(body, "Constant", {}, {"c"}), "value", F32Tensor("", {}, {2}));
+  *body->add_initializer() = testing::I64Tensor("last", {}, {stop_after - 1});
+  AddNode(body, "Mul", {"x", "c"}, {"xc"});
+  AddNode(body, "Add", {"y", "xc"}, {"y_next"});
+  AddNode(body, "Identity", {"y_next"}, {"y_scan"});
+  AddNode(body, "Less", {"i", "last"}, {"cond_out"});
+  return m;
+}
+
+TEST(OnnxLoop, AKnownTripCountAndFoldedConditionsAreUnrolled) {
+  const runtime::Tensor x = F32({2}, {1, -1});
+  for (const auto& [trips, stop_after, iterations] :
+       {std::tuple{int64_t{3}, int64_t{100}, 3}, std::tuple{int64_t{5}, int64_t{2}, 2}}) {
+    absl::StatusOr<ImportedModel> model =
+        ImportFromBytes(CountingLoop(trips, stop_after).Bytes(), "loop.onnx");
+    ASSERT_TRUE(model.ok()) << model.status();
+    EXPECT_EQ(model->params.size(), 2u) << "y0, and the body's constant once";
+    absl::StatusOr<std::vector<runtime::Tensor>> y =
+        runtime::Interpret(model->graph, {{"x", x}}, model->params);
+    ASSERT_TRUE(y.ok()) << y.status();
+    std::vector<double> final_y = {0, 10}, ys;
+    for (int t = 0; t < iterations; ++t) {
+      final_y = {final_y[0] + 2, final_y[1] - 2};
+      ys.insert(ys.end(), final_y.begin(), final_y.end());
+    }
+    EXPECT_EQ(y->at(0).ToDoubles(), final_y);
+    EXPECT_EQ(y->at(1).shape(), (std::vector<int64_t>{iterations, 2}));
+    EXPECT_EQ(y->at(1).ToDoubles(), ys);
+  }
+}
+
+TEST(OnnxLoop, LoopsThatCannotBeUnrolledAreRefusedNamingTheNode) {
+  // More iterations than are unrolled.
+  absl::Status s = ImportFromBytes(CountingLoop(5000, 6000).Bytes(), "loop.onnx").status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s.message(), HasSubstr("node 'count' (Loop): more than 4096 iterations"));
+  // A condition computed from data: while (sum(y) < 100).
+  ModelBuilder m = CountingLoop(10, 100);
+  ::onnx::ModelProto proto;
+  ASSERT_TRUE(proto.ParseFromString(m.Bytes()));
+  ::onnx::GraphProto* body =
+      proto.mutable_graph()->mutable_node(0)->mutable_attribute(0)->mutable_g();
+  body->mutable_node()->RemoveLast();  // the Less on the iteration
+  AddNode(body, "ReduceSum", {"y_next"}, {"total"});
+  *body->add_initializer() = F32Tensor("hundred", {}, {100});
+  AddNode(body, "Less", {"total", "hundred"}, {"cond_out"});
+  s = ImportFromBytes(proto.SerializeAsString(), "loop.onnx").status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s.message(), HasSubstr("the loop's condition 'cond_out' depends on tensor data"));
+  EXPECT_THAT(s.message(), HasSubstr("input 'x' must be known at import"));
+}
+
+// Running sums of the rows of x [T, 2], scanned in `direction`, stacked along axis 1.
+ModelBuilder RowSums(testing::Dim steps, int64_t direction) {
+  ModelBuilder m;
+  m.Input("x", kF32, {steps, int64_t{2}}).Output("total", kF32).Output("sums", kF32);
+  m.Initializer(F32Tensor("zero", {2}, {0, 0}));
+  auto* scan = m.Node("Scan", {"zero", "x"}, {"total", "sums"}, "sums");
+  SetInt(scan, "num_scan_inputs", 1);
+  testing::SetInts(scan, "scan_input_directions", {direction});
+  testing::SetInts(scan, "scan_output_axes", {1});
+  auto* a = scan->add_attribute();
+  a->set_name("body");
+  a->set_type(::onnx::AttributeProto::GRAPH);
+  ::onnx::GraphProto* body = a->mutable_g();
+  for (const char* in : {"acc", "row"}) body->add_input()->set_name(in);
+  for (const char* out : {"acc_next", "acc_out"}) body->add_output()->set_name(out);
+  AddNode(body, "Add", {"acc", "row"}, {"acc_next"});
+  AddNode(body, "Identity", {"acc_next"}, {"acc_out"});
+  return m;
+}
+
+TEST(OnnxScan, AScannedAxisOfKnownLengthIsUnrolledInEitherDirection) {
+  const runtime::Tensor x = F32({3, 2}, {1, 2, 3, 4, 5, 6});
+  for (const int64_t direction : {0, 1}) {
+    absl::StatusOr<ImportedModel> model =
+        ImportFromBytes(RowSums(int64_t{3}, direction).Bytes(), "scan.onnx");
+    ASSERT_TRUE(model.ok()) << model.status();
+    absl::StatusOr<std::vector<runtime::Tensor>> y =
+        runtime::Interpret(model->graph, {{"x", x}}, model->params);
+    ASSERT_TRUE(y.ok()) << y.status();
+    EXPECT_EQ(y->at(0).ToDoubles(), (std::vector<double>{9, 12}));
+    // [2, 3]: the running sums of each column, in scan order.
+    const std::vector<double> want = direction == 0 ? std::vector<double>{1, 4, 9, 2, 6, 12}
+                                                    : std::vector<double>{5, 8, 9, 6, 10, 12};
+    EXPECT_EQ(y->at(1).ToDoubles(), want);
+  }
+  absl::Status s = ImportFromBytes(RowSums(std::string("T"), 0).Bytes(), "scan.onnx").status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s.message(), HasSubstr("has symbolic length T"));
 }
 
 // Weights of a recurrent layer: small values that vary, so every gate matters.

@@ -1,0 +1,293 @@
+// Control flow decided at import: If takes the branch its known condition names; Loop and
+// Scan are unrolled, their bodies imported once per iteration with the carried values
+// bound, when the number of iterations is known at import (a constant trip count and
+// conditions that fold, or a scanned axis of constant length). A decision that needs
+// tensor data names the model input it depends on ("input 'X' must be known at import"),
+// so that ImportSpecialized fixes that input and imports again; one on dims undecided for
+// every size is refused without naming an input, so that the model is imported at its
+// call's shapes. graphjit has no branch or loop in its graphs yet: a loop whose condition
+// is computed from data is refused.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
+#include "onnx/op_helpers.h"
+#include "onnx/ops.h"
+
+namespace graphjit::onnx {
+namespace {
+
+using ir::OpCode;
+using ir::Shape;
+using ir::SymExpr;
+using ir::ValueId;
+
+// Iterations beyond this are refused rather than unrolled (each is a copy of the body).
+constexpr int64_t kMaxIterations = 4096;
+
+absl::StatusOr<const pb::GraphProto*> GraphAttr(const Context& ctx, const char* name) {
+  const pb::AttributeProto* a = ctx.Attr(name);
+  if (a == nullptr || a->type() != pb::AttributeProto::GRAPH) {
+    return ctx.Invalid(absl::StrCat("has no graph attribute ", name));
+  }
+  return &a->g();
+}
+
+// The error for a decision (`what`, on value `name`) that is not known at import.
+absl::Status Undecided(const Context& ctx, const std::string& what, const std::string& name) {
+  const std::string input = ctx.DataInputBehind(name);
+  if (!input.empty()) {
+    return ctx.Unimplemented(absl::StrCat(what, " '", name,
+                                          "' depends on tensor data (graphjit decides it at "
+                                          "import): input '",
+                                          input, "' must be known at import"));
+  }
+  return ctx.Unimplemented(absl::StrCat(what, " '", name,
+                                        "' depends on the model's dims and is not decided for "
+                                        "every size, or on data computed in the graph"));
+}
+
+// The single known integer of input `i` (a condition, a trip count), or nullopt.
+absl::StatusOr<std::optional<int64_t>> KnownScalar(const Context& ctx, int i) {
+  GJ_ASSIGN_OR_RETURN(const Value* v, ctx.In(i));
+  const std::optional<std::vector<SymExpr>> known = Context::KnownInts(*v);
+  if (!known) return std::optional<int64_t>();
+  if (known->size() != 1) {
+    return ctx.Invalid(absl::StrCat("input '", ctx.node().input(i), "' has ", known->size(),
+                                    " elements, expected one"));
+  }
+  return (*known)[0].AsConstant();
+}
+
+absl::Status If(Context& ctx) {
+  GJ_RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
+  GJ_ASSIGN_OR_RETURN(const Value* cond, ctx.In(0));
+  const std::optional<std::vector<SymExpr>> known = Context::KnownInts(*cond);
+  if (known && known->size() != 1) {
+    return ctx.Invalid(
+        absl::StrCat("the condition has ", known->size(), " elements, expected one"));
+  }
+  const std::optional<int64_t> taken = known ? (*known)[0].AsConstant() : std::nullopt;
+  if (!taken) return Undecided(ctx, "the condition", ctx.node().input(0));
+  const char* const name = *taken != 0 ? "then_branch" : "else_branch";
+  GJ_ASSIGN_OR_RETURN(const pb::GraphProto* g, GraphAttr(ctx, name));
+  if (g->output_size() != ctx.num_outputs()) {
+    return ctx.Invalid(absl::StrCat("its ", name, " has ", g->output_size(), " outputs, the node ",
+                                    ctx.num_outputs()));
+  }
+  GJ_RETURN_IF_ERROR(ctx.ImportSubgraph(*g));
+  for (int i = 0; i < ctx.num_outputs(); ++i) {
+    const Value* v = ctx.Find(g->output(i).name());
+    if (v == nullptr) {
+      return ctx.Invalid(
+          absl::StrCat("output '", g->output(i).name(), "' of its ", name, " is not computed"));
+    }
+    ctx.SetOutValue(i, *v);
+  }
+  return absl::OkStatus();
+}
+
+// Per-iteration values stacked along a new `axis` (in reverse order if `reverse`).
+absl::StatusOr<ValueId> Stack(Context& ctx, std::vector<ValueId> steps, int64_t axis,
+                              bool reverse) {
+  if (reverse) std::reverse(steps.begin(), steps.end());
+  const int rank = ctx.type(steps[0]).rank();
+  GJ_ASSIGN_OR_RETURN(int at, NormAxis(ctx, axis, rank + 1));
+  for (ValueId& v : steps) {
+    Shape shape = ctx.type(v).shape;
+    shape.insert(shape.begin() + at, SymExpr(1));
+    v = Reshape(ctx, v, shape);
+  }
+  if (steps.size() == 1) return steps[0];
+  return ctx.Op(OpCode::kConcat, steps, {{"axis", int64_t{at}}});
+}
+
+// Binds `value` to a body input (a copy: it is the body's, not a model input).
+void Bind(Context& ctx, const std::string& name, Value value) {
+  value.graph_input = false;
+  ctx.Define(name, std::move(value));
+}
+
+// A graph node as a Value (for binding a slice to a body input).
+Value NodeValue(Context& ctx, ValueId id, int32_t elem_type) {
+  Value v;
+  v.elem_type = elem_type;
+  v.shape = ctx.type(id).shape;
+  v.id = id;
+  return v;
+}
+
+absl::Status Scan(Context& ctx) {
+  if (ctx.opset() < 9) return ctx.Unimplemented("Scan before opset 9 (with a batch axis)");
+  GJ_ASSIGN_OR_RETURN(const pb::GraphProto* body, GraphAttr(ctx, "body"));
+  const int m = static_cast<int>(ctx.AttrInt("num_scan_inputs", 0));
+  if (m < 1 || m > ctx.num_inputs()) {
+    return ctx.Invalid(absl::StrCat("num_scan_inputs ", m, " with ", ctx.num_inputs(), " inputs"));
+  }
+  const int n = ctx.num_inputs() - m;
+  const int k = body->output_size() - n;
+  if (body->input_size() != n + m || k < 0 || ctx.num_outputs() > n + k) {
+    return ctx.Invalid(absl::StrCat("its body has ", body->input_size(), " inputs and ",
+                                    body->output_size(), " outputs for ", n, " states and ", m,
+                                    " scanned inputs"));
+  }
+  auto attr_or = [&](const char* name, int size) {
+    std::vector<int64_t> v = ctx.AttrInts(name).value_or(std::vector<int64_t>(size, 0));
+    return v;
+  };
+  const std::vector<int64_t> in_axes = attr_or("scan_input_axes", m);
+  const std::vector<int64_t> in_dirs = attr_or("scan_input_directions", m);
+  const std::vector<int64_t> out_axes = attr_or("scan_output_axes", k);
+  const std::vector<int64_t> out_dirs = attr_or("scan_output_directions", k);
+  if (static_cast<int>(in_axes.size()) != m || static_cast<int>(in_dirs.size()) != m ||
+      static_cast<int>(out_axes.size()) != k || static_cast<int>(out_dirs.size()) != k) {
+    return ctx.Invalid("scan axes or directions of the wrong length");
+  }
+  std::vector<Value> states;
+  for (int i = 0; i < n; ++i) {
+    GJ_ASSIGN_OR_RETURN(const Value* v, ctx.In(i));
+    states.push_back(*v);
+  }
+  std::vector<ValueId> xs;
+  std::vector<int> axes;
+  std::vector<int32_t> elems;
+  int64_t steps = -1;
+  for (int j = 0; j < m; ++j) {
+    GJ_ASSIGN_OR_RETURN(ValueId x, ctx.InNode(n + j));
+    GJ_ASSIGN_OR_RETURN(int axis, NormAxis(ctx, in_axes[j], ctx.type(x).rank()));
+    const std::optional<int64_t> length = ctx.type(x).shape[axis].AsConstant();
+    if (!length) {
+      return ctx.Unimplemented(
+          absl::StrCat("the scanned axis of '", ctx.node().input(n + j), "' has symbolic length ",
+                       ctx.type(x).shape[axis].ToString(), " (iterations are unrolled at import)"));
+    }
+    if (steps >= 0 && *length != steps) {
+      return ctx.Invalid(absl::StrCat("scanned inputs of lengths ", steps, " and ", *length));
+    }
+    steps = *length;
+    xs.push_back(x);
+    axes.push_back(axis);
+    GJ_ASSIGN_OR_RETURN(const Value* v, ctx.In(n + j));
+    elems.push_back(v->elem_type);
+  }
+  if (steps > kMaxIterations) {
+    return ctx.Unimplemented(
+        absl::StrCat(steps, " iterations (graphjit unrolls up to ", kMaxIterations, ")"));
+  }
+  std::vector<std::vector<ValueId>> outs(k);
+  for (int64_t t = 0; t < steps; ++t) {
+    for (int i = 0; i < n; ++i) Bind(ctx, body->input(i).name(), states[i]);
+    for (int j = 0; j < m; ++j) {
+      const int64_t at = in_dirs[j] != 0 ? steps - 1 - t : t;
+      Shape shape = ctx.type(xs[j]).shape;
+      shape.erase(shape.begin() + axes[j]);
+      ValueId slice =
+          ctx.Op(OpCode::kSlice, {xs[j]},
+                 {{"axis", int64_t{axes[j]}}, {"start", SymExpr(at)}, {"end", SymExpr(at + 1)}});
+      Bind(ctx, body->input(n + j).name(), NodeValue(ctx, Reshape(ctx, slice, shape), elems[j]));
+    }
+    GJ_RETURN_IF_ERROR(ctx.BuilderStatus());
+    GJ_RETURN_IF_ERROR(ctx.ImportSubgraph(*body));
+    for (int i = 0; i < n + k; ++i) {
+      const std::string& name = body->output(i).name();
+      const Value* v = ctx.Find(name);
+      if (v == nullptr)
+        return ctx.Invalid(absl::StrCat("body output '", name, "' is not computed"));
+      if (i < n) {
+        states[i] = *v;
+      } else {
+        GJ_ASSIGN_OR_RETURN(ValueId id, ctx.Materialize(name));
+        outs[i - n].push_back(id);
+      }
+    }
+  }
+  for (int i = 0; i < n; ++i) ctx.SetOutValue(i, states[i]);
+  for (int i = 0; i < k && n + i < ctx.num_outputs(); ++i) {
+    if (!ctx.WantsOutput(n + i)) continue;
+    if (outs[i].empty()) return ctx.Unimplemented("a Scan of no iterations (empty scan outputs)");
+    GJ_ASSIGN_OR_RETURN(ValueId y, Stack(ctx, outs[i], out_axes[i], out_dirs[i] != 0));
+    GJ_RETURN_IF_ERROR(ctx.SetOut(n + i, y, ctx.Find(body->output(n + i).name())->elem_type));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Loop(Context& ctx) {
+  GJ_ASSIGN_OR_RETURN(const pb::GraphProto* body, GraphAttr(ctx, "body"));
+  if (ctx.num_inputs() < 2) return ctx.Invalid("has fewer than 2 inputs (M, cond)");
+  const int n = ctx.num_inputs() - 2;
+  const int k = body->output_size() - 1 - n;
+  if (body->input_size() != n + 2 || k < 0 || ctx.num_outputs() > n + k) {
+    return ctx.Invalid(absl::StrCat("its body has ", body->input_size(), " inputs and ",
+                                    body->output_size(), " outputs for ", n, " carried values"));
+  }
+  std::optional<int64_t> trips;
+  if (ctx.HasInput(0)) {
+    GJ_ASSIGN_OR_RETURN(trips, KnownScalar(ctx, 0));
+    if (!trips) return Undecided(ctx, "the trip count", ctx.node().input(0));
+  }
+  int64_t cond = 1;
+  if (ctx.HasInput(1)) {
+    GJ_ASSIGN_OR_RETURN(std::optional<int64_t> c, KnownScalar(ctx, 1));
+    if (!c) return Undecided(ctx, "the condition", ctx.node().input(1));
+    cond = *c;
+  }
+  std::vector<Value> carried;
+  for (int i = 0; i < n; ++i) {
+    GJ_ASSIGN_OR_RETURN(const Value* v, ctx.In(2 + i));
+    carried.push_back(*v);
+  }
+  std::vector<std::vector<ValueId>> outs(k);
+  for (int64_t t = 0; cond != 0 && (!trips || t < *trips); ++t) {
+    if (t >= kMaxIterations) {
+      return ctx.Unimplemented(
+          absl::StrCat("more than ", kMaxIterations, " iterations (graphjit unrolls loops)"));
+    }
+    Value iteration, cond_in;
+    iteration.elem_type = pb::TensorProto::INT64;
+    iteration.ints = std::vector<SymExpr>{SymExpr(t)};
+    cond_in.elem_type = pb::TensorProto::BOOL;
+    cond_in.ints = std::vector<SymExpr>{SymExpr(int64_t{1})};
+    Bind(ctx, body->input(0).name(), iteration);
+    Bind(ctx, body->input(1).name(), cond_in);
+    for (int i = 0; i < n; ++i) Bind(ctx, body->input(2 + i).name(), carried[i]);
+    GJ_RETURN_IF_ERROR(ctx.ImportSubgraph(*body));
+    for (int i = 0; i < 1 + n + k; ++i) {
+      const std::string& name = body->output(i).name();
+      const Value* v = ctx.Find(name);
+      if (v == nullptr)
+        return ctx.Invalid(absl::StrCat("body output '", name, "' is not computed"));
+      if (i == 0) {
+        const std::optional<std::vector<SymExpr>> known = Context::KnownInts(*v);
+        const std::optional<int64_t> c =
+            known && known->size() == 1 ? (*known)[0].AsConstant() : std::nullopt;
+        if (!c) return Undecided(ctx, "the loop's condition", name);
+        cond = *c;
+      } else if (i <= n) {
+        carried[i - 1] = *v;
+      } else {
+        GJ_ASSIGN_OR_RETURN(ValueId id, ctx.Materialize(name));
+        outs[i - 1 - n].push_back(id);
+      }
+    }
+  }
+  for (int i = 0; i < n; ++i) ctx.SetOutValue(i, carried[i]);
+  for (int i = 0; i < k && n + i < ctx.num_outputs(); ++i) {
+    if (!ctx.WantsOutput(n + i)) continue;
+    if (outs[i].empty()) return ctx.Unimplemented("a Loop of no iterations (empty scan outputs)");
+    GJ_ASSIGN_OR_RETURN(ValueId y, Stack(ctx, outs[i], 0, false));
+    GJ_RETURN_IF_ERROR(ctx.SetOut(n + i, y, ctx.Find(body->output(1 + n + i).name())->elem_type));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void AddControlOps(OpTable* t) {
+  (*t)["If"] = If;
+  (*t)["Loop"] = Loop;
+  (*t)["Scan"] = Scan;
+}
+
+}  // namespace graphjit::onnx
