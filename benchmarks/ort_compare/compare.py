@@ -19,6 +19,9 @@ Then the TransformerEncoderLayer (d_model 64, 4 heads, feed-forward 128, batch f
 scripts/export_torch_models.py exports from torch (skipped, saying so, without
 python3-torch), on x: f32[1, S, 64] at S = 16, 64, 128, 256 and 512: the same columns but
 the text.
+
+Then the stateful and recurrent models: Silero VAD per 512-sample chunk with its state
+carried (when scripts/fetch_models.sh has fetched it) and the LSTM, GRU and RNN exports.
 """
 
 import argparse
@@ -73,13 +76,13 @@ def read_npy_f32(path):
     return tuple(header["shape"]), values
 
 
-def write_npy_f32(path, shape, values):
-    """A little-endian f4 .npy v1 file of `values` (C order)."""
-    header = f"{{'descr': '<f4', 'fortran_order': False, 'shape': {tuple(shape)}, }}"
+def write_npy(path, shape, values, descr="<f4"):
+    """A little-endian .npy v1 file of `values` (C order): f4 or, with descr '<i8', i8."""
+    header = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': {tuple(shape)}, }}"
     header += " " * (63 - (10 + len(header)) % 64) + "\n"
     with open(path, "wb") as f:
         f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
-        f.write(array.array("f", values).tobytes())
+        f.write(array.array("f" if descr == "<f4" else "q", values).tobytes())
 
 
 def max_abs_diff(a, b):
@@ -229,20 +232,22 @@ def main():
     for e in sorted(errors):
         print(f"graphjit: n/a: {e}")
     transformer = transformer_rows(args, bench, work, env, threads)
+    stateful = stateful_rows(args, bench, work, env, threads, fetch)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"cpu": cpu_name(), "threads": args.threads,
                        "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
                        "rows": [{k: v for k, v in r.items() if k[0] != "_"} for r in rows],
-                       "transformer_rows": transformer}, f, indent=1)
+                       "transformer_rows": transformer, "stateful_rows": stateful}, f,
+                      indent=1)
     return 0
 
 
-def graphjit_times(bench, model, inputs, out_dir, env, prefix):
+def graphjit_times(bench, model, inputs, out_dir, env, prefix, extra=()):
     """{input stem: (median ms or None, error or None)} of bench_ort_compare on `model`."""
     command = [bench, f"--inputs={','.join(inputs)}", f"--output_dir={out_dir}",
                "--benchmark_repetitions=5", "--benchmark_report_aggregates_only=true",
-               "--benchmark_format=json"]
+               "--benchmark_format=json", *extra]
     if model:
         command.append(f"--model={model}")
     times = {}
@@ -270,7 +275,7 @@ def transformer_rows(args, bench, work, env, threads):
     inputs = []
     for s in (16, 64, 128, 256, 512):
         x = os.path.join(work, f"transformer_s{s}.npy")
-        write_npy_f32(x, (1, s, 64), [math.sin(0.37 * i) for i in range(s * 64)])
+        write_npy(x, (1, s, 64), [math.sin(0.37 * i) for i in range(s * 64)])
         inputs.append(x)
     rows = []
     for x in inputs:
@@ -295,6 +300,70 @@ def transformer_rows(args, bench, work, env, threads):
         print(f"{row['shape']:<16} {row['ort_ms']:>8.3f} {fmt(gj, '.3f'):>12} "
               f"{fmt(ratio, '.2f'):>6} {fmt(diff, '.1e'):>10}" +
               (f"  graphjit: n/a: {error}" if error else ""))
+    return rows
+
+
+def stateful_rows(args, bench, work, env, threads, fetch):
+    """Silero VAD per 512-sample chunk (its state carried from call to call, sr fixed at
+    import) and the recurrent layers scripts/export_torch_models.py exports (an LSTM of
+    hidden 512 over 64 steps; 2-layer bidirectional LSTM, GRU and RNN of hidden 16 over 9
+    steps at batch 3): printed, and returned as rows. A model that is missing is skipped,
+    saying how to get it."""
+    cases = []  # (label, model, {input: file}, carry pairs, graphjit prefix)
+    vad = os.path.join(fetch, "silero-vad", "silero_vad.onnx")
+    if os.path.exists(vad):
+        feeds = {"x": os.path.join(work, "vad_chunk.npy"), "sr": os.path.join(work, "vad_sr.npy"),
+                 "h": os.path.join(work, "vad_h.npy"), "c": os.path.join(work, "vad_c.npy")}
+        write_npy(feeds["x"], (1, 512), [0.3 * math.sin(0.05 * i) for i in range(512)])
+        write_npy(feeds["sr"], (), [16000], "<i8")
+        write_npy(feeds["h"], (2, 1, 64), [0.0] * 128)
+        write_npy(feeds["c"], (2, 1, 64), [0.0] * 128)
+        cases.append(("silero_vad chunk", vad, {"input": feeds["x"], "sr": feeds["sr"],
+                                                "h": feeds["h"], "c": feeds["c"]},
+                      [("hn", "h"), ("cn", "c")], "silero_vad"))
+    else:
+        print(f"\nSilero VAD: skipped, {vad} is missing: run scripts/fetch_models.sh")
+    torch_dir = os.path.join(work, "torch")
+    for name, size in (("lstm_h512", "b1t64"), ("lstm", "b3t9"), ("gru", "b3t9"), ("rnn", "b3t9")):
+        model = os.path.join(torch_dir, f"{name}.onnx")
+        if os.path.exists(model):
+            cases.append((f"{name} {size}", model,
+                          {"x": os.path.join(torch_dir, f"{name}.{size}.input0.npy")}, [], name))
+    if not cases:
+        return []
+    print(f"\nStateful and recurrent models, {args.threads} thread(s) each (Silero: per chunk, "
+          "h and c carried to the next call)")
+    print(f"{'model':<18} {'ORT ms':>8} {'graphjit ms':>12} {'ratio':>6} {'max|diff|':>10}")
+    rows = []
+    for label, model, inputs, carry, prefix in cases:
+        stem = label.replace(" ", "_")
+        out_dir = os.path.join(work, f"ort_{stem}")
+        command = ["node", os.path.join(HERE, "ort_run.js"), model, "--output-dir", out_dir,
+                   "--threads", threads, "--repeat", str(args.repeat)]
+        for name, file in inputs.items():
+            command += ["--input", f"{name}=@{file}"]
+        for out, into in carry:
+            command += ["--carry", f"{out}={into}"]
+        report = json.loads(run(command, env=env))
+        first = next(iter(inputs.values()))
+        extra = [f"--model={model}"]
+        others = [f"{n}={f}" for n, f in list(inputs.items())[1:]]
+        if others:
+            extra.append(f"--feed={','.join(others)}")
+        if carry:
+            extra.append(f"--carry={','.join(f'{o}={i}' for o, i in carry)}")
+        gj_dir = os.path.join(work, f"graphjit_{stem}")
+        times = graphjit_times(bench, None, [first], gj_dir, env, prefix, extra)
+        gj, error = times.get(os.path.splitext(os.path.basename(first))[0], (None, "no result"))
+        out = os.path.join(gj_dir, os.path.basename(first))
+        diff = (max_abs_diff(read_npy_f32(out), read_npy_f32(os.path.join(out_dir, "output0.npy")))
+                if gj is not None else None)
+        ratio = None if gj is None else gj / report["median_ms"]
+        print(f"{label:<18} {report['median_ms']:>8.3f} {fmt(gj, '.3f'):>12} "
+              f"{fmt(ratio, '.2f'):>6} {fmt(diff, '.1e'):>10}" +
+              (f"  graphjit: n/a: {error}" if error else ""))
+        rows.append({"model": label, "ort_ms": report["median_ms"], "graphjit_ms": gj,
+                     "graphjit_error": error, "max_abs_diff": diff})
     return rows
 
 
