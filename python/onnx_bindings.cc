@@ -18,6 +18,7 @@
 #include "ir/printer.h"
 #include "models/onnx_model.h"
 #include "onnx/import.h"
+#include "onnx/specialize.h"
 #include "python/arrays.h"
 #include "python/bindings.h"
 
@@ -124,7 +125,7 @@ class Model {
 
 std::unique_ptr<Model> LoadOnnx(const py::object& source, const std::string& policy,
                                 const std::string& tier, std::optional<int> threads,
-                                const py::object& known_inputs) {
+                                const py::object& known_inputs, const py::object& example_inputs) {
   // Inputs fixed at import (onnx/import.h): the model is specialized on their values.
   onnx::ImportOptions import_options;
   if (!known_inputs.is_none()) {
@@ -144,7 +145,25 @@ std::unique_ptr<Model> LoadOnnx(const py::object& source, const std::string& pol
   }
   absl::StatusOr<onnx::ImportedModel> model;
   bool from_file = false;
-  if (py::isinstance<py::bytes>(source)) {
+  if (!example_inputs.is_none()) {
+    // Specialized on a call (onnx/specialize.h): the values of the inputs the importer
+    // needs, then the shapes if the symbolic import still fails.
+    if (py::isinstance<py::bytes>(source)) {
+      throw py::value_error("example_inputs needs the model's path, not its bytes");
+    }
+    runtime::TensorMap call;
+    for (const auto& [key, value] : example_inputs.cast<py::dict>()) {
+      const std::string name = py::str(key);
+      call[name] = ToTensorOfItsDtype("example input", name, value);
+    }
+    const std::string path = py::str(py::module_::import("os").attr("fspath")(source));
+    from_file = true;
+    py::gil_scoped_release release;
+    absl::StatusOr<onnx::SpecializedImport> imported =
+        onnx::ImportSpecialized(path, call, import_options);
+    model = imported.ok() ? absl::StatusOr<onnx::ImportedModel>(std::move(imported->model))
+                          : imported.status();
+  } else if (py::isinstance<py::bytes>(source)) {
     const std::string bytes = source.cast<std::string>();
     py::gil_scoped_release release;
     model = onnx::ImportFromBytes(bytes, "the model's bytes", import_options);
@@ -198,7 +217,7 @@ void DefineOnnx(py::module_& m) {
            "Why these inputs would miss the compile cache (\"\" on a hit).");
   m.def("load_onnx", &LoadOnnx, py::arg("source"), py::arg("policy") = "auto",
         py::arg("tier") = "o2", py::arg("threads") = py::none(),
-        py::arg("known_inputs") = py::none());
+        py::arg("known_inputs") = py::none(), py::arg("example_inputs") = py::none());
 }
 
 }  // namespace graphjit::python

@@ -199,3 +199,34 @@ def test_known_inputs_specialize_a_model_on_their_values():
     assert model.input_names == ["x"]
     (z,) = model(x=x)
     assert np.array_equal(z, np.tile(x, repeats))
+
+
+def test_example_inputs_import_silero_vad_and_stream_it():
+    """Silero VAD: its If on sr and its Ifs on the batch are decided by a call's inputs; the
+    state carried from chunk to chunk; the same model by its known_inputs alone refused."""
+    fetch = os.environ.get("GRAPHJIT_FETCH_DIR", os.path.join(ROOT, "third_party", "fetched"))
+    path = os.path.join(fetch, "silero-vad", "silero_vad.onnx")
+    if not os.path.exists(path):
+        pytest.skip(f"{path} is missing: run scripts/fetch_models.sh")
+    sr = np.array(16000, dtype=np.int64)
+    # Its symbolic import stops at dims (a reflect pad of the symbolic sample count).
+    with pytest.raises(NotImplementedError, match="sequence"):
+        graphjit.onnx.load(path, known_inputs={"sr": sr})
+    state = np.zeros((2, 1, 64), np.float32)
+    t = np.arange(512 * 8, dtype=np.float32) / 16000
+    audio = (0.3 * np.sin(2 * np.pi * 220 * t)).astype(np.float32)
+    model = graphjit.onnx.load(path, example_inputs={"input": audio[None, :512], "sr": sr,
+                                                     "h": state, "c": state})
+    assert model.input_names == ["input", "h", "c"]
+    assert model.output_names == ["output", "hn", "cn"]
+    h = c = state
+    probs = []
+    for k in range(8):
+        p, h, c = model(input=audio[None, 512 * k:512 * (k + 1)], h=h, c=c)
+        assert p.shape == (1, 1) and h.shape == (2, 1, 64) and c.shape == (2, 1, 64)
+        probs.append(float(p[0, 0]))
+    assert all(0.0 <= p <= 1.0 for p in probs)
+    assert len(set(probs)) > 1, "the carried state changes the probabilities"
+    assert model.stats()["compiles"] == 1
+    with pytest.raises(ValueError, match="example_inputs needs the model's path"):
+        graphjit.onnx.load(open(path, "rb").read(), example_inputs={"sr": sr})
