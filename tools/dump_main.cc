@@ -78,6 +78,9 @@ ABSL_FLAG(bool, profile, false,
           "bytes, GB/s and share of the call");
 ABSL_FLAG(bool, fuse_attention, true,
           "lower attention (scores, softmax, P @ V) as one kernel; false: as five, to compare");
+ABSL_FLAG(bool, fuse_epilogues, true,
+          "apply the pointwise ops after a tiled product (bias, activation, residual) in its "
+          "stores; false: in a kernel of their own, to compare");
 ABSL_FLAG(int32_t, profile_calls, 200, "timed calls for --profile (after 3 warm-up calls)");
 ABSL_FLAG(std::string, tier, "o2",
           "code tier of the compiled stages, --stats and --profile: o2 or baseline");
@@ -334,7 +337,8 @@ int Main(int argc, char** argv) {
     pipeline = *std::move(chosen);
   }
   compiler::LowerPipeline lowering =
-      compiler::LowerPipeline::FromOptions({.fuse_attention = absl::GetFlag(FLAGS_fuse_attention)});
+      compiler::LowerPipeline::FromOptions({.fuse_attention = absl::GetFlag(FLAGS_fuse_attention),
+                                            .fuse_epilogues = absl::GetFlag(FLAGS_fuse_epilogues)});
   std::vector<std::string> print_after = absl::GetFlag(FLAGS_print_after);
   if (absl::GetFlag(FLAGS_print_after_all)) print_after.push_back("*");
   // Names of lowering steps go to the lowering, of back-end steps to the back end, the
@@ -391,6 +395,7 @@ int Main(int argc, char** argv) {
     compiler::CompileGraphOptions options;
     options.optimize = false;  // the pipeline above already ran
     options.fuse_attention = absl::GetFlag(FLAGS_fuse_attention);
+    options.fuse_epilogues = absl::GetFlag(FLAGS_fuse_epilogues);
     options.codegen.keep_ir = stage == "llvm" || stage == "llvm-opt" || compile_steps;
     options.codegen.emit_asm = stage == "asm";
     options.print_after_back_end = after_back_end;
@@ -555,7 +560,9 @@ int Main(int argc, char** argv) {
     // Index simplification (the last step of lower): distinct expression nodes per kernel
     // as lowering builds them and as codegen gets them.
     absl::StatusOr<compiler::LoweredGraph> plain = compiler::Lower(
-        graph, {.simplify_indices = false, .fuse_attention = absl::GetFlag(FLAGS_fuse_attention)});
+        graph, {.simplify_indices = false,
+                .fuse_attention = absl::GetFlag(FLAGS_fuse_attention),
+                .fuse_epilogues = absl::GetFlag(FLAGS_fuse_epilogues)});
     if (plain.ok()) {
       const compiler::ExprNodeCounts before = compiler::CountKernelExprNodes(plain->program);
       const ir::Clock::time_point start = ir::Clock::now();

@@ -92,6 +92,10 @@ class KernelEmitter {
 #include "compiler/lower/kernel_kinds.def"
 #undef GJ_KERNEL_KIND
   // --- matmuls (codegen_matmul.cc; the tiled dot in codegen_dot.cc)
+  // The product's sums into out, by the kernel's order (EmitMatmul then applies an
+  // epilogue the product's stores did not: epilogue_applied_).
+  void EmitProduct();
+  bool epilogue_applied_ = false;
   // kDot over a constant K of at most a few vectors (attention's q @ K^T, K = head dim),
   // with lhs and rhs contiguous along k: blocks of one vector's width of n, whose dots
   // are reduced together into one vector and stored at once, for SharedRhsJam() heads

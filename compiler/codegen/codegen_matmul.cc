@@ -109,6 +109,21 @@ bool HostHasFma() {
 }
 
 void KernelEmitter::EmitMatmul() {
+  EmitProduct();
+  // An epilogue the product's own stores did not apply (every path but the tiles, which
+  // apply it to each tile as it is finished): a pass over the product's elements.
+  if (kernel_.epilogue != nullptr && !epilogue_applied_ && !failed()) {
+    const size_t nb = kernel_.loops.size() - 3;
+    const auto& out_indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
+    const DType dtype = program_.buffers[kernel_.out].dtype;
+    EmitNest(0, nb + 2, [&] {
+      llvm::Value* value = EvalTop(kernel_.epilogue, dtype, "epilogue");
+      StoreElement(kernel_.out, TargetPtr(kernel_.out, out_indices), value);
+    });
+  }
+}
+
+void KernelEmitter::EmitProduct() {
   const DType dtype = program_.buffers[kernel_.out].dtype;
   if (dtype != DType::kF32 && dtype != DType::kF64 && dtype != DType::kI64) {
     return Fail("matmul into a ", ir::DTypeName(dtype), " buffer");

@@ -12,6 +12,8 @@
 //           acc[MR][V] = k0 ? C : 0
 //           for k < kc: acc[i][v] += splat(Ap[k][i]) * Bp[k][v]
 //           store acc (lanes past N and rows past M masked off)
+//           after the last block of k: C = epilogue(C) on the tile (a bias, an
+//           activation, a residual: compiler/lower/fuse_epilogues.h)
 //
 // NR = V vectors. The tile (MR, V) keeps MR * V accumulators, V rhs vectors and a splat
 // in the vector registers and is chosen for the product's constant M and N so that the
@@ -153,6 +155,12 @@ bool KernelEmitter::EmitTiles() {
   const int64_t n_const = ConstantOr0(EvalPrologue(kernel_.loops[n], "N extent"));
   const int64_t k_const = ConstantOr0(EvalPrologue(kernel_.loops[k], "K extent"));
   if (failed()) return true;
+  // The epilogue (fuse_epilogues) on each tile once its sums are complete, in vectors of
+  // the tile's lanes along n; otherwise EmitMatmul applies it in a pass of its own.
+  const bool tile_epilogue =
+      kernel_.epilogue != nullptr &&
+      PlanLanes(kernel_.epilogue, n, &out_indices, dtype, kernel_.out, /*at_o2=*/true) == lanes;
+  epilogue_applied_ = tile_epilogue;
   const TileShape tile =
       ChooseTile(m_const, n_const, lanes, VectorRegisters(), static_cast<int>(packed_nr / lanes));
   const int rows = tile.rows, vectors = tile.vectors;
@@ -428,6 +436,25 @@ bool KernelEmitter::EmitTiles() {
       for (int t = 0; t < rows * vectors; ++t) {
         body_.CreateMaskedStore(body_.CreateLoad(vtype, acc[t]), c_ptr[t], ealign, c_mask[t]);
       }
+      if (!tile_epilogue) return;
+      // After the last block of k: each vector of the tile read back where it was just
+      // stored (from L1), through the epilogue, and stored in its place.
+      llvm::BasicBlock* apply = llvm::BasicBlock::Create(context_, "epilogue", function_);
+      llvm::BasicBlock* done = llvm::BasicBlock::Create(context_, "epilogue.done", function_);
+      body_.CreateCondBr(body_.CreateICmpEQ(body_.CreateAdd(k0, kc), k_extent), apply, done);
+      body_.SetInsertPoint(apply);
+      for (int i = 0; i < rows; ++i) {
+        for (int v = 0; v < vectors; ++v) {
+          const int t = i * vectors + v;
+          loop_vars_[m] = clamped_row(m0, i);
+          loop_vars_[n] = safe_column(add(col0, int64_t{v} * lanes), col0);
+          llvm::Value* y = EvalLanes(kernel_.epilogue, n, lanes, c_mask[t]);
+          if (failed()) return;
+          body_.CreateMaskedStore(y, c_ptr[t], ealign, c_mask[t]);
+        }
+      }
+      body_.CreateBr(done);
+      body_.SetInsertPoint(done);
     };
     // Packs A's tile at row m0, k from k0 + [0, kc), into tile_a (k-major, MR per k).
     auto pack_a = [&](llvm::Value* m0, llvm::Value* k0, llvm::Value* kc, llvm::Value* tile_a) {

@@ -30,6 +30,9 @@ struct CompileGraphOptions {
   // Lowering runs attention (scores, softmax, P @ V) as one kernel with an online softmax
   // (compiler/lower/fuse_attention.h). Off only to measure what that buys.
   bool fuse_attention = true;
+  // A tiled product applies the pointwise ops after it (bias, activation, residual) as it
+  // stores each tile (compiler/lower/fuse_epilogues.h). Off only to measure what that buys.
+  bool fuse_epilogues = true;
   // Where kernels are found and kept (memory, disk, Redis), compile threads, dumps,
   // profiling and logging; null: CompileEnv::FromEnvironment(). Must outlive the compile.
   const CompileEnv* env = nullptr;

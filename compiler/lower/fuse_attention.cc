@@ -202,47 +202,6 @@ class Matcher {
   int length_ = 0;
 };
 
-// Removes buffers no kernel reads or writes any more (temps only), renumbering the rest.
-void DropBuffers(const std::set<int>& dropped, Program* p) {
-  if (dropped.empty()) return;
-  std::vector<int> renumber(p->buffers.size(), -1);
-  std::vector<Buffer> kept;
-  for (int b = 0; b < static_cast<int>(p->buffers.size()); ++b) {
-    if (dropped.count(b)) continue;
-    renumber[b] = static_cast<int>(kept.size());
-    kept.push_back(std::move(p->buffers[b]));
-  }
-  p->buffers = std::move(kept);
-  for (Buffer& b : p->buffers) {
-    if (b.alias_of >= 0) b.alias_of = renumber[b.alias_of];
-  }
-  absl::flat_hash_map<const Expr*, ExprPtr> memo;
-  std::function<ExprPtr(const ExprPtr&)> map = [&](const ExprPtr& e) -> ExprPtr {
-    if (e == nullptr) return nullptr;
-    if (auto it = memo.find(e.get()); it != memo.end()) return it->second;
-    ExprPtr out = e;
-    if (e->kind == ExprKind::kLoad || !e->operands.empty()) {
-      Expr copy = *e;
-      if (e->kind == ExprKind::kLoad) copy.index = renumber[e->index];
-      for (ExprPtr& o : copy.operands) o = map(o);
-      out = std::make_shared<const Expr>(std::move(copy));
-    }
-    memo[e.get()] = out;
-    return out;
-  };
-  for (Kernel& k : p->kernels) {
-    for (ExprPtr* e : MutableKernelExprs(&k)) *e = map(*e);
-    for (int* b : MutableKernelWrites(&k)) *b = renumber[*b];
-  }
-}
-
-// "k12_matmul" at position 9 -> "k9_matmul".
-std::string Renumbered(absl::string_view name, int position) {
-  size_t underscore = name.find('_');
-  absl::string_view what = underscore == absl::string_view::npos ? "" : name.substr(underscore);
-  return absl::StrCat("k", position, what);
-}
-
 }  // namespace
 
 void FuseAttention(Program* program) {
@@ -274,7 +233,7 @@ void FuseAttention(Program* program) {
     }
   }
   for (int i = 0; i < static_cast<int>(kernels.size()); ++i) {
-    kernels[i].name = Renumbered(kernels[i].name, i);
+    kernels[i].name = RenumberedKernelName(kernels[i].name, i);
   }
   program->kernels = std::move(kernels);
   DropBuffers(dropped, program);

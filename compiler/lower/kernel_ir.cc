@@ -1,7 +1,9 @@
 #include "compiler/lower/kernel_ir.h"
 
 #include <algorithm>
+#include <functional>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/check.h"
@@ -240,6 +242,7 @@ std::vector<ExprPtr*> MutableKernelExprs(Kernel* k) {
     roots.push_back(e);
   }
   for (ExprPtr& e : k->sum_indices) roots.push_back(&e);
+  roots.push_back(&k->epilogue);
   return roots;
 }
 
@@ -385,8 +388,10 @@ const char* MatmulOrderName(MatmulOrder order) {
 }
 
 std::string PrintMatmul(const Kernel& k, const std::string& target) {
-  return absl::StrCat("    ", target, " = matmul(", MatmulOrderName(k.order), ") lhs ",
-                      ExprToString(k.lhs), " rhs ", ExprToString(k.rhs), "\n");
+  return absl::StrCat(
+      "    ", target, " = matmul(", MatmulOrderName(k.order), ") lhs ", ExprToString(k.lhs),
+      " rhs ", ExprToString(k.rhs), "\n",
+      k.epilogue ? absl::StrCat("      then ", target, " = ", ExprToString(k.epilogue), "\n") : "");
 }
 
 std::string PrintExternMatmul(const Kernel& k, const std::string& target) {
@@ -449,6 +454,45 @@ std::string ProgramToString(const Program& p) {
     absl::StrAppend(&out, kPrintKernel[static_cast<int>(k.kind)](k, target));
   }
   return out;
+}
+
+void DropBuffers(const std::set<int>& dropped, Program* p) {
+  if (dropped.empty()) return;
+  std::vector<int> renumber(p->buffers.size(), -1);
+  std::vector<Buffer> kept;
+  for (int b = 0; b < static_cast<int>(p->buffers.size()); ++b) {
+    if (dropped.count(b)) continue;
+    renumber[b] = static_cast<int>(kept.size());
+    kept.push_back(std::move(p->buffers[b]));
+  }
+  p->buffers = std::move(kept);
+  for (Buffer& b : p->buffers) {
+    if (b.alias_of >= 0) b.alias_of = renumber[b.alias_of];
+  }
+  absl::flat_hash_map<const Expr*, ExprPtr> memo;
+  std::function<ExprPtr(const ExprPtr&)> map = [&](const ExprPtr& e) -> ExprPtr {
+    if (e == nullptr) return nullptr;
+    if (auto it = memo.find(e.get()); it != memo.end()) return it->second;
+    ExprPtr out = e;
+    if (e->kind == ExprKind::kLoad || !e->operands.empty()) {
+      Expr copy = *e;
+      if (e->kind == ExprKind::kLoad) copy.index = renumber[e->index];
+      for (ExprPtr& o : copy.operands) o = map(o);
+      out = std::make_shared<const Expr>(std::move(copy));
+    }
+    memo[e.get()] = out;
+    return out;
+  };
+  for (Kernel& k : p->kernels) {
+    for (ExprPtr* e : MutableKernelExprs(&k)) *e = map(*e);
+    for (int* b : MutableKernelWrites(&k)) *b = renumber[*b];
+  }
+}
+
+std::string RenumberedKernelName(absl::string_view name, int position) {
+  size_t underscore = name.find('_');
+  absl::string_view what = underscore == absl::string_view::npos ? "" : name.substr(underscore);
+  return absl::StrCat("k", position, what);
 }
 
 }  // namespace graphjit::compiler

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "ir/dtype.h"
 #include "ir/op.h"
 #include "ir/sym_expr.h"
@@ -162,6 +163,11 @@ struct Kernel {
   ExprPtr lhs = nullptr, rhs = nullptr;
   MatmulOrder order = MatmulOrder::kDot;
   bool transpose_rhs = false;  // kExternMatmul: rhs stored [.., N, K]
+  // kMatmul, optional: the pointwise ops after the product (a bias, an activation, a
+  // residual add), fused by lowering's fuse_epilogues step. Each element of the output
+  // becomes `epilogue` once its sum is complete; in it, a load of `out` at the store
+  // indices reads that sum, and other loads are at the batch, m and n variables.
+  ExprPtr epilogue = nullptr;
   // kAttention (loops = batch extents, then M, N, D; lhs, rhs and value as above)
   ExprPtr values = nullptr;        // V at (batch.., j, e)
   ExprPtr values_width = nullptr;  // the extent of e
@@ -188,7 +194,7 @@ struct Kernel {
 
 // Every expression root of a kernel (null ones included), in a fixed order: loops, store
 // indices, value, reduce_extent, finish_scale, lhs, rhs, values, values_width, sum
-// indices. For passes that treat all of a kernel's expressions alike.
+// indices, epilogue. For passes that treat all of a kernel's expressions alike.
 std::vector<const ExprPtr*> KernelExprs(const Kernel& kernel);
 std::vector<ExprPtr*> MutableKernelExprs(Kernel* kernel);
 // The buffers a kernel writes: out, and a kAttention's scores and sum_out.
@@ -231,6 +237,12 @@ struct Program {
 
 // A readable listing of the program (buffers, then one block per kernel).
 std::string ProgramToString(const Program& program);
+
+// For the steps that fuse kernels: removes buffers `dropped` (temps no kernel reads or
+// writes any more), renumbering the rest in the buffers, kernels and aliases; and a
+// kernel's name at its new position ("k12_matmul" at 9 -> "k9_matmul").
+void DropBuffers(const std::set<int>& dropped, Program* program);
+std::string RenumberedKernelName(absl::string_view name, int position);
 
 }  // namespace graphjit::compiler
 

@@ -7,6 +7,7 @@
 #include "compiler/lower/buffer_plan.h"
 #include "compiler/lower/build_kernels.h"
 #include "compiler/lower/fuse_attention.h"
+#include "compiler/lower/fuse_epilogues.h"
 #include "compiler/lower/order_loops.h"
 #include "compiler/lower/parallel_loops.h"
 #include "compiler/lower/simplify_index.h"
@@ -38,6 +39,8 @@ const std::vector<LowerStep>& BuiltinLowerSteps() {
          return absl::OkStatus();
        }},
       ProgramStep("fuse_attention", FuseAttention, &LowerOptions::fuse_attention),
+      // A tiled product takes the pointwise ops after it into its stores.
+      ProgramStep("fuse_epilogues", FuseEpilogues, &LowerOptions::fuse_epilogues),
       // After fusion: the fused kernel's dropped temps take no space.
       ProgramStep("plan_workspace", PlanWorkspace),
       // Last, so dumps, the program evaluator and codegen all see simplified kernels.

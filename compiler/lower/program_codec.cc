@@ -13,7 +13,7 @@
 namespace graphjit::compiler {
 namespace {
 
-constexpr absl::string_view kTag = "graphjit-program-v1";
+constexpr absl::string_view kTag = "graphjit-program-v2";  // v2: matmul epilogues
 // Loop variables index a kernel's loops (a handful); anything larger is damage.
 constexpr int64_t kMaxLoopVars = 64;
 
@@ -37,7 +37,7 @@ class ProgramWriter {
         for (const ExprPtr& e : *list) Collect(e);
       }
       for (const ExprPtr* e : {&k.value, &k.reduce_extent, &k.finish_scale, &k.lhs, &k.rhs,
-                               &k.values, &k.values_width, &k.parallel_work}) {
+                               &k.values, &k.values_width, &k.parallel_work, &k.epilogue}) {
         Collect(*e);
       }
     }
@@ -124,6 +124,7 @@ class ProgramWriter {
     Ref(k.parallel_work);
     w_.I64(k.parallel_align);
     w_.I64(k.range_symbol);
+    Ref(k.epilogue);
   }
 
   ir::ByteWriter w_;
@@ -282,6 +283,7 @@ class ProgramReader {
     k.range_symbol = static_cast<int>(
         r_.Ranged("kernel range symbol", -1,
                   std::max<int64_t>(-1, static_cast<int64_t>(p.symbols.size()) - 2)));
+    k.epilogue = Ref("kernel epilogue");
     return k;
   }
 

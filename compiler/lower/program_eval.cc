@@ -320,16 +320,17 @@ class Evaluator {
       for (int64_t m = 0; m < M; ++m) {
         for (int64_t n = 0; n < N; ++n) {
           double acc = 0;
+          vars_[nb] = m;
+          vars_[nb + 1] = n;
           for (int64_t kk = 0; kk < K; ++kk) {
             vars_[nb] = m;
             vars_[nb + 1] = n;
             vars_[nb + 2] = kk;
             acc += Eval(k.lhs).f * Eval(k.rhs).f;
           }
-          std::vector<int64_t> idx(vars_.begin(), vars_.begin() + nb);
-          idx.push_back(m);
-          idx.push_back(n);
-          Store(k.out, idx, Scalar{acc, 0});
+          StoreResult(k, Scalar{acc, 0});
+          // The epilogue reads the sum back from out at the store indices.
+          if (k.epilogue) StoreResult(k, Eval(k.epilogue));
         }
       }
     });
@@ -420,6 +421,8 @@ class Evaluator {
       for (int64_t m = 0; m < M && status_.ok(); ++m) {
         for (int64_t n = 0; n < N; ++n) {
           double acc = 0;
+          vars_[nb] = m;
+          vars_[nb + 1] = n;
           for (int64_t kk = 0; kk < K; ++kk) {
             a[ar - 2] = m;
             a[ar - 1] = kk;

@@ -120,10 +120,19 @@ absl::Status VerifyBuffers(const Program& p) {
 
 // The fields a kernel of its kind reads, null-checked (their expressions are checked
 // with the rest).
-absl::Status VerifyKindFields(const Kernel& k, const ExprChecker& check) {
+absl::Status VerifyKindFields(const Program& p, const Kernel& k, const ExprChecker& check) {
   auto need = [&](const ExprPtr& e, const char* field) {
     return e != nullptr ? absl::OkStatus() : check.Error(field, "missing");
   };
+  if (k.epilogue != nullptr && k.kind != KernelKind::kMatmul &&
+      k.kind != KernelKind::kExternMatmul) {
+    return check.Error("epilogue", "on a kernel that is not a generated product");
+  }
+  if (k.epilogue != nullptr &&
+      (UsesLoopVar(k.epilogue.get(), static_cast<int>(k.loops.size()) - 1) ||
+       k.epilogue->dtype != p.buffers[k.out].dtype)) {
+    return check.Error("epilogue", "reads the k variable, or is not of the output's dtype");
+  }
   switch (k.kind) {
     case KernelKind::kPointwise:
       return need(k.value, "value");
@@ -138,6 +147,9 @@ absl::Status VerifyKindFields(const Kernel& k, const ExprChecker& check) {
       [[fallthrough]];
     case KernelKind::kMatmul:
     case KernelKind::kExternMatmul:
+      if (k.epilogue != nullptr && k.kind != KernelKind::kMatmul) {
+        return check.Error("epilogue", "on a kernel that is not a generated product");
+      }
       GJ_RETURN_IF_ERROR(need(k.lhs, "lhs"));
       GJ_RETURN_IF_ERROR(need(k.rhs, "rhs"));
       if (k.loops.size() < 3) {
@@ -170,7 +182,7 @@ absl::Status VerifyKernel(const Program& p, const Kernel& k, int index,
           "writes", absl::StrCat("b", b, " '", p.buffers[b].name, "', an input or a parameter"));
     }
   }
-  GJ_RETURN_IF_ERROR(VerifyKindFields(k, check));
+  GJ_RETURN_IF_ERROR(VerifyKindFields(p, k, check));
   for (const ExprPtr& loop : k.loops) {
     GJ_RETURN_IF_ERROR(check.Check(loop.get(), "loop extent"));
     if (loop->dtype != ir::DType::kI64) return check.Error("loop extent", "not i64");

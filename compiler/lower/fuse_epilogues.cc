@@ -1,0 +1,212 @@
+#include "compiler/lower/fuse_epilogues.h"
+
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/lower/index_exprs.h"
+#include "compiler/lower/simplify_index.h"
+#include "ir/sym_expr.h"
+
+namespace graphjit::compiler {
+namespace {
+
+// `e` with loop variable j replaced by values[j] (memoized per call).
+ExprPtr Substitute(const ExprPtr& e, const std::vector<ExprPtr>& values,
+                   absl::flat_hash_map<const Expr*, ExprPtr>* memo) {
+  if (e == nullptr) return nullptr;
+  if (auto it = memo->find(e.get()); it != memo->end()) return it->second;
+  ExprPtr out = e;
+  if (e->kind == ExprKind::kLoopVar && e->index < static_cast<int>(values.size())) {
+    out = values[e->index];
+  } else if (!e->operands.empty()) {
+    Expr copy = *e;
+    for (ExprPtr& o : copy.operands) o = Substitute(o, values, memo);
+    out = std::make_shared<const Expr>(std::move(copy));
+  }
+  return (*memo)[e.get()] = out;
+}
+
+// A loop extent as a dim (a constant or a program symbol), or nullopt.
+std::optional<ir::SymExpr> ExtentDim(const Expr* e, const std::vector<std::string>& symbols) {
+  if (e->kind == ExprKind::kConst && e->dtype == ir::DType::kI64) return ir::SymExpr(e->i_value);
+  if (e->kind == ExprKind::kSymbol && e->index >= 0 && e->index < static_cast<int>(symbols.size()))
+    return ir::SymExpr::Symbol(symbols[e->index]);
+  return std::nullopt;
+}
+
+// `e` with every load of buffer `from` replaced by `to`.
+ExprPtr ReplaceLoads(const ExprPtr& e, int from, const ExprPtr& to,
+                     absl::flat_hash_map<const Expr*, ExprPtr>* memo) {
+  if (auto it = memo->find(e.get()); it != memo->end()) return it->second;
+  ExprPtr out = e;
+  if (e->kind == ExprKind::kLoad && e->index == from) {
+    out = to;
+  } else if (!e->operands.empty()) {
+    Expr copy = *e;
+    for (ExprPtr& o : copy.operands) o = ReplaceLoads(o, from, to, memo);
+    out = std::make_shared<const Expr>(std::move(copy));
+  }
+  return (*memo)[e.get()] = out;
+}
+
+// The store indices address consecutive elements along loop variable `n`.
+bool ContiguousAlong(const std::vector<ExprPtr>& indices, int n) {
+  if (indices.empty() || !VarPlusOffset(indices.back().get(), n)) return false;
+  for (size_t d = 0; d + 1 < indices.size(); ++d) {
+    if (UsesLoopVar(indices[d].get(), n)) return false;
+  }
+  return true;
+}
+
+// What fusing a product with its consumer takes: the consumer's loop variables as
+// expressions of the product's (batch.., m, n), and where the consumer stores.
+struct Fusion {
+  int consumer = -1;
+  std::vector<ExprPtr> vars;    // consumer var j at the product's element
+  std::vector<ExprPtr> target;  // the consumer's store indices there, simplified
+  bool same_loops = false;      // the consumer's loops are the product's batch, m, n
+};
+
+// The kernel after `i` that `i` can take as its epilogue.
+std::optional<Fusion> EpilogueOf(const Program& p, int i,
+                                 const std::vector<std::set<int>>& readers) {
+  const Kernel& k = p.kernels[i];
+  if (k.kind != KernelKind::kMatmul || k.order != MatmulOrder::kTiles || k.epilogue ||
+      !k.store_indices.empty()) {
+    return std::nullopt;
+  }
+  const int t = k.out;
+  const Buffer& temp = p.buffers[t];
+  if (temp.kind != BufferKind::kTemp || !ir::IsFloat(temp.dtype) || readers[t].size() != 1) {
+    return std::nullopt;
+  }
+  const int j = *readers[t].begin();
+  if (j <= i) return std::nullopt;
+  const Kernel& e = p.kernels[j];
+  const size_t rank = k.loops.size() - 1;  // batch.., m, n
+  if (e.kind != KernelKind::kPointwise || e.value == nullptr || e.value->dtype != temp.dtype ||
+      p.buffers[e.out].dtype != temp.dtype || e.out == t || temp.dims.size() != rank) {
+    return std::nullopt;
+  }
+  // The consumer's loops walk T's elements in order, maybe viewed in another shape (a
+  // reshape between the product and a convolution's [N, C, H, W]): its variables at the
+  // product's element are a reshape index of the product's.
+  const std::vector<ExprPtr> extents(k.loops.begin(), k.loops.begin() + rank);
+  const std::vector<ExprPtr> product_vars = LoopVars(rank);
+  Fusion f;
+  f.consumer = j;
+  f.same_loops = e.loops.size() == rank;
+  for (size_t d = 0; f.same_loops && d < rank; ++d)
+    f.same_loops = ExprToString(e.loops[d]) == ExprToString(k.loops[d]);
+  if (f.same_loops) {
+    f.vars = product_vars;
+  } else {
+    ir::Shape view, product;
+    ir::SymExpr view_size(1), product_size(1);
+    for (const ExprPtr& x : e.loops) {
+      std::optional<ir::SymExpr> dim = ExtentDim(x.get(), p.symbols);
+      if (!dim) return std::nullopt;
+      view.push_back(*dim);
+      view_size = view_size * *dim;
+    }
+    for (const ExprPtr& x : extents) {
+      std::optional<ir::SymExpr> dim = ExtentDim(x.get(), p.symbols);
+      if (!dim) return std::nullopt;
+      product.push_back(*dim);
+      product_size = product_size * *dim;
+    }
+    if (!(view_size == product_size)) return std::nullopt;
+    f.vars = ReshapeIndex(view, product, product_vars, p.symbols);
+  }
+  auto at_product = [&](const ExprPtr& x) {
+    absl::flat_hash_map<const Expr*, ExprPtr> memo;
+    return SimplifyIndexExpr(Substitute(x, f.vars, &memo), extents);
+  };
+  // T read only at the consumer's own element of it.
+  std::vector<std::string> identity;
+  for (const ExprPtr& v : product_vars)
+    identity.push_back(ExprToString(SimplifyIndexExpr(v, extents)));
+  absl::flat_hash_map<const Expr*, ExprPtr> memo;
+  const ExprPtr value = Substitute(e.value, f.vars, &memo);
+  std::function<bool(const Expr*)> reads_t_at_identity = [&](const Expr* x) {
+    if (x->kind == ExprKind::kLoad && x->index == t) {
+      if (x->operands.size() != rank) return false;
+      for (size_t d = 0; d < rank; ++d) {
+        if (ExprToString(SimplifyIndexExpr(x->operands[d], extents)) != identity[d]) return false;
+      }
+      return true;
+    }
+    for (const ExprPtr& o : x->operands) {
+      if (!reads_t_at_identity(o.get())) return false;
+    }
+    return true;
+  };
+  if (!reads_t_at_identity(value.get())) return std::nullopt;
+  const std::set<int> loads = KernelLoads(e);
+  if (loads.count(e.out) || KernelLoads(k).count(e.out)) return std::nullopt;
+  const std::vector<ExprPtr> stores =
+      e.store_indices.empty() ? LoopVars(e.loops.size()) : e.store_indices;
+  for (const ExprPtr& x : stores) f.target.push_back(at_product(x));
+  if (!ContiguousAlong(f.target, static_cast<int>(rank) - 1)) return std::nullopt;
+  // Kernels between the two: the epilogue now runs before them.
+  for (int q = i + 1; q < j; ++q) {
+    if (KernelLoads(p.kernels[q]).count(e.out)) return std::nullopt;
+    for (int w : KernelWrites(p.kernels[q])) {
+      if (w == e.out || loads.count(w)) return std::nullopt;
+    }
+  }
+  for (int q = 0; q < static_cast<int>(p.kernels.size()); ++q) {
+    if (q == i || q == j) continue;
+    for (int w : KernelWrites(p.kernels[q])) {
+      if (w == t) return std::nullopt;
+    }
+  }
+  return f;
+}
+
+}  // namespace
+
+void FuseEpilogues(Program* program) {
+  Program& p = *program;
+  std::vector<std::set<int>> readers(p.buffers.size());
+  for (int i = 0; i < static_cast<int>(p.kernels.size()); ++i) {
+    for (int b : KernelLoads(p.kernels[i])) readers[b].insert(i);
+  }
+  std::set<int> dropped;
+  std::vector<bool> removed(p.kernels.size(), false);
+  for (int i = 0; i < static_cast<int>(p.kernels.size()); ++i) {
+    const std::optional<Fusion> f = EpilogueOf(p, i, readers);
+    if (!f || removed[f->consumer]) continue;
+    Kernel& k = p.kernels[i];
+    const Kernel& e = p.kernels[f->consumer];
+    absl::flat_hash_map<const Expr*, ExprPtr> vars_memo, loads_memo;
+    const int t = k.out;
+    k.epilogue = ReplaceLoads(Substitute(e.value, f->vars, &vars_memo), t,
+                              Load(e.out, e.value->dtype, f->target), &loads_memo);
+    k.out = e.out;
+    // The product's own (default) store indices where the consumer's were its defaults
+    // over the same loops; else the consumer's, at the product's element.
+    k.store_indices = e.store_indices.empty() && f->same_loops ? std::vector<ExprPtr>{} : f->target;
+    const size_t underscore = e.name.find('_');
+    k.name = absl::StrCat(k.name, underscore == std::string::npos ? "" : e.name.substr(underscore));
+    removed[f->consumer] = true;
+    dropped.insert(t);
+  }
+  if (dropped.empty()) return;
+  std::vector<Kernel> kernels;
+  for (int i = 0; i < static_cast<int>(p.kernels.size()); ++i) {
+    if (!removed[i]) kernels.push_back(std::move(p.kernels[i]));
+  }
+  for (int i = 0; i < static_cast<int>(kernels.size()); ++i) {
+    kernels[i].name = RenumberedKernelName(kernels[i].name, i);
+  }
+  p.kernels = std::move(kernels);
+  DropBuffers(dropped, program);
+}
+
+}  // namespace graphjit::compiler

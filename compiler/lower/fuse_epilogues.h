@@ -1,0 +1,29 @@
+// fuse_epilogues: the pointwise ops after a generated product (a bias, a folded
+// BatchNorm's shift, relu / clip / hardswish / silu, a residual add, a write into a
+// concat's slice) applied by the product's kernel as it stores each tile, instead of by a
+// kernel of their own that reads the whole product back from memory.
+//
+// Lowering gives y = f(A @ B, ...) as a kMatmul into a temp T and a kPointwise over T's
+// elements storing f(T[i..], ...) to y. The fused kernel is the product with out = y,
+// y's store indices, and epilogue = f with its loads of T read from y at the store
+// indices (the tiles store each finished sum there, then apply f while the tile is in
+// cache: compiler/codegen/codegen_tiles.cc).
+#ifndef GRAPHJIT_COMPILER_LOWER_FUSE_EPILOGUES_H_
+#define GRAPHJIT_COMPILER_LOWER_FUSE_EPILOGUES_H_
+
+#include "compiler/lower/kernel_ir.h"
+
+namespace graphjit::compiler {
+
+// Fuses each tiled kMatmul (order kTiles, no epilogue yet, identity store) into temp T
+// with the one kernel that reads T when that kernel is a kPointwise over T's dims reading
+// T only at its own loop variables, storing a float of T's dtype contiguously along the
+// product's n; nothing between them writes what it reads or touches its output, and it
+// does not read its output. T is dropped, kernel names renumbered. Must not fire on
+// anything else: T read by a second kernel or at other indices (a transpose, a
+// broadcast), a reduction over T, a product by BLAS or in dot order.
+void FuseEpilogues(Program* program);
+
+}  // namespace graphjit::compiler
+
+#endif  // GRAPHJIT_COMPILER_LOWER_FUSE_EPILOGUES_H_
