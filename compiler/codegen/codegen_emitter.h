@@ -314,6 +314,9 @@ class KernelEmitter {
   absl::flat_hash_set<const Expr*> stride_two_loads_;  // varying loads of every other element
   int lanes_in_place_ = -1;
   absl::flat_hash_map<std::pair<const Expr*, llvm::Value*>, llvm::Value*> lane_memo_;
+  // Expressions whose lanes are given rather than computed (a tile's epilogue reads its
+  // sums from the accumulators, not from memory): set around one EvalLanes.
+  absl::flat_hash_map<const Expr*, llvm::Value*> lane_values_;
 
   std::vector<llvm::Value*> symbol_values_;
   std::vector<BufferAccess> buffers_;

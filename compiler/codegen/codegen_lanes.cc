@@ -228,6 +228,7 @@ llvm::Value* KernelEmitter::EvalLanes(const ExprPtr& value, int var, int lanes, 
 }
 
 llvm::Value* KernelEmitter::LanesOf(const Expr& e, int var, int lanes, llvm::Value* mask) {
+  if (auto it = lane_values_.find(&e); it != lane_values_.end()) return it->second;
   // A value computed for all lanes serves a masked use too.
   for (llvm::Value* key : {static_cast<llvm::Value*>(nullptr), mask}) {
     if (auto it = lane_memo_.find({&e, key}); it != lane_memo_.end()) return it->second;

@@ -12,7 +12,7 @@
 //           acc[MR][V] = k0 ? C : 0
 //           for k < kc: acc[i][v] += splat(Ap[k][i]) * Bp[k][v]
 //           store acc (lanes past N and rows past M masked off)
-//           after the last block of k: C = epilogue(C) on the tile (a bias, an
+//           (after the last block of k, acc through the epilogue first: a bias, an
 //           activation, a residual: compiler/lower/fuse_epilogues.h)
 //
 // NR = V vectors. The tile (MR, V) keeps MR * V accumulators, V rhs vectors and a splat
@@ -161,6 +161,20 @@ bool KernelEmitter::EmitTiles() {
       kernel_.epilogue != nullptr &&
       PlanLanes(kernel_.epilogue, n, &out_indices, dtype, kernel_.out, /*at_o2=*/true) == lanes;
   epilogue_applied_ = tile_epilogue;
+  // The epilogue's loads of C: each element's sum, which the tiles hold in registers.
+  std::vector<const Expr*> epilogue_sums;
+  if (tile_epilogue) {
+    std::vector<const Expr*> todo = {kernel_.epilogue.get()};
+    while (!todo.empty()) {
+      const Expr* e = todo.back();
+      todo.pop_back();
+      if (e->kind == ExprKind::kLoad && e->index == kernel_.out) {
+        epilogue_sums.push_back(e);
+        continue;
+      }
+      for (const ExprPtr& o : e->operands) todo.push_back(o.get());
+    }
+  }
   const TileShape tile =
       ChooseTile(m_const, n_const, lanes, VectorRegisters(), static_cast<int>(packed_nr / lanes));
   const int rows = tile.rows, vectors = tile.vectors;
@@ -433,26 +447,38 @@ bool KernelEmitter::EmitTiles() {
           }
         }
       });
-      for (int t = 0; t < rows * vectors; ++t) {
-        body_.CreateMaskedStore(body_.CreateLoad(vtype, acc[t]), c_ptr[t], ealign, c_mask[t]);
-      }
-      if (!tile_epilogue) return;
-      // After the last block of k: each vector of the tile read back where it was just
-      // stored (from L1), through the epilogue, and stored in its place.
-      llvm::BasicBlock* apply = llvm::BasicBlock::Create(context_, "epilogue", function_);
-      llvm::BasicBlock* done = llvm::BasicBlock::Create(context_, "epilogue.done", function_);
-      body_.CreateCondBr(body_.CreateICmpEQ(body_.CreateAdd(k0, kc), k_extent), apply, done);
-      body_.SetInsertPoint(apply);
-      for (int i = 0; i < rows; ++i) {
-        for (int v = 0; v < vectors; ++v) {
-          const int t = i * vectors + v;
-          loop_vars_[m] = clamped_row(m0, i);
-          loop_vars_[n] = safe_column(add(col0, int64_t{v} * lanes), col0);
-          llvm::Value* y = EvalLanes(kernel_.epilogue, n, lanes, c_mask[t]);
-          if (failed()) return;
-          body_.CreateMaskedStore(y, c_ptr[t], ealign, c_mask[t]);
+      // The sums stored; after the last block of k, through the epilogue first, its loads
+      // of C taken from the accumulators.
+      auto store_tile = [&](bool epilogue) {
+        for (int i = 0; i < rows; ++i) {
+          for (int v = 0; v < vectors; ++v) {
+            const int t = i * vectors + v;
+            llvm::Value* y = body_.CreateLoad(vtype, acc[t]);
+            if (epilogue) {
+              loop_vars_[m] = clamped_row(m0, i);
+              loop_vars_[n] = safe_column(add(col0, int64_t{v} * lanes), col0);
+              for (const Expr* sum : epilogue_sums) lane_values_[sum] = y;
+              y = EvalLanes(kernel_.epilogue, n, lanes, c_mask[t]);
+              lane_values_.clear();
+              if (failed()) return;
+            }
+            body_.CreateMaskedStore(y, c_ptr[t], ealign, c_mask[t]);
+          }
         }
+      };
+      if (!tile_epilogue) {
+        store_tile(false);
+        return;
       }
+      llvm::BasicBlock* apply = llvm::BasicBlock::Create(context_, "epilogue", function_);
+      llvm::BasicBlock* plain = llvm::BasicBlock::Create(context_, "partial", function_);
+      llvm::BasicBlock* done = llvm::BasicBlock::Create(context_, "stored", function_);
+      body_.CreateCondBr(body_.CreateICmpEQ(body_.CreateAdd(k0, kc), k_extent), apply, plain);
+      body_.SetInsertPoint(apply);
+      store_tile(true);
+      body_.CreateBr(done);
+      body_.SetInsertPoint(plain);
+      store_tile(false);
       body_.CreateBr(done);
       body_.SetInsertPoint(done);
     };
