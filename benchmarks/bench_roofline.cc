@@ -16,7 +16,8 @@
 //   floor_us  reading those bytes at this working-set size, between the steps
 //   x_floor   step_us / floor_us (1.0 is the floor)
 // BM_FmaPeak: the core's f32 FMA peak (GFLOP/s); BM_Product: f32 products through
-// graphjit's tiles, its OpenBLAS call and OpenBLAS directly, read against that peak.
+// graphjit's tiles, its OpenBLAS call and OpenBLAS directly, read against that peak;
+// BM_ProductEpilogue: a 1x1 convolution's bias and relu6 in the tiles' stores or after.
 // Run: build/bin/bench_roofline --benchmark_repetitions=5 --benchmark_report_aggregates_only
 #include <immintrin.h>
 
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "benchmark/benchmark.h"
 #include "compiler/compiled/compiled_call.h"
 #include "compiler/compiled/compiled_graph.h"
@@ -378,6 +380,70 @@ BENCHMARK(BM_Product)
     ->ArgsProduct({{1024}, {196}, {256}, {0, 1, 2}})  // layer3 1x1 expand
     ->ArgsProduct({{512}, {49}, {4608}, {0, 1, 2}})   // layer4 3x3
     ->ArgsProduct({{2048}, {49}, {512}, {0, 1, 2}})   // layer4 1x1 expand
+    ->Unit(benchmark::kMicrosecond);
+
+// A 1x1 convolution as the CNNs have it, x [1, Cin, H*W] times weights [Cout, Cin], its
+// bias and relu6 (clip 0..6) written into the zero-padded [1, Cout, H+2, W+2] input of the
+// next (depthwise) convolution: the pointwise ops in the product's stores (arg 3 = 1,
+// compiler/lower/fuse_epilogues.h) or in a kernel of their own (0), as generated tiles on
+// one core. Shapes: mobilenet_v2's expansions at each resolution.
+void BM_ProductEpilogue(benchmark::State& state) {
+  const int64_t cout = state.range(0), cin = state.range(1), side = state.range(2);
+  const bool fuse = state.range(3) != 0;
+  const int64_t hw = side * side, padded = side + 2;
+  ir::Graph g = *ir::ParseGraph(absl::StrReplaceAll(
+      R"(graph conv1x1 {
+  %0 = input {name="x"} : f32[1, CIN, HW]
+  %1 = param {name="w"} : f32[COUT, CIN]
+  %2 = param {name="bias"} : f32[COUT, 1, 1]
+  %3 = matmul(%1, %0) : f32[1, COUT, HW]
+  %4 = reshape(%3) {shape=[1, COUT, S, S]} : f32[1, COUT, S, S]
+  %5 = add(%4, %2) : f32[1, COUT, S, S]
+  %6 = full {value=0} : f32[]
+  %7 = full {value=6} : f32[]
+  %8 = maximum(%5, %6) : f32[1, COUT, S, S]
+  %9 = minimum(%8, %7) : f32[1, COUT, S, S]
+  %10 = full {value=0} : f32[1, COUT, S, 1]
+  %11 = concat(%10, %9, %10) {axis=3} : f32[1, COUT, S, P]
+  %12 = full {value=0} : f32[1, COUT, 1, P]
+  %13 = concat(%12, %11, %12) {axis=2} : f32[1, COUT, P, P]
+  return %13
+})",
+      {{"CIN", absl::StrCat(cin)},
+       {"COUT", absl::StrCat(cout)},
+       {"HW", absl::StrCat(hw)},
+       {"S", absl::StrCat(side)},
+       {"P", absl::StrCat(padded)}}));
+  std::vector<double> xs(cin * hw), ws(cout * cin), bs(cout);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<double>(i % 11) / 11 - 0.5;
+  for (size_t i = 0; i < ws.size(); ++i) ws[i] = static_cast<double>(i % 7) / 7 - 0.5;
+  for (size_t i = 0; i < bs.size(); ++i) bs[i] = static_cast<double>(i % 5) / 5;
+  runtime::TensorMap params = {
+      {"w", *runtime::Tensor::FromDoubles(ir::DType::kF32, {cout, cin}, ws)},
+      {"bias", *runtime::Tensor::FromDoubles(ir::DType::kF32, {cout, 1, 1}, bs)}};
+  compiler::CompileGraphOptions options;
+  options.products = compiler::ProductKernels::kTiles;
+  options.fuse_epilogues = fuse;
+  options.threads = 1;
+  auto compiled = compiler::CompiledGraph::Compile(g, params, options);
+  GJ_CHECK(compiled.ok()) << compiled.status().message();
+  compiler::CompiledCall call(**compiled);
+  std::vector<runtime::Tensor> positional = {
+      *runtime::Tensor::FromDoubles(ir::DType::kF32, {1, cin, hw}, xs)};
+  for (auto _ : state) {
+    absl::Status s = call.Run(positional, {});
+    GJ_CHECK(s.ok()) << s.message();
+    benchmark::DoNotOptimize(call.outputs());
+  }
+  state.counters["kernels"] = static_cast<double>((*compiled)->program().kernels.size());
+  state.SetLabel(
+      absl::StrCat(cout, "x", cin, " @ ", cin, "x", side, "^2", fuse ? " fused" : " separate"));
+}
+BENCHMARK(BM_ProductEpilogue)
+    ->ArgsProduct({{96}, {16}, {112}, {0, 1}})
+    ->ArgsProduct({{144}, {24}, {56}, {0, 1}})
+    ->ArgsProduct({{192}, {32}, {28}, {0, 1}})
+    ->ArgsProduct({{384}, {64}, {14}, {0, 1}})
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -111,6 +111,7 @@ bool HasVectorForm(ScalarOp op, DType dtype) {
 
 KernelEmitter::LaneClass KernelEmitter::ClassifyLanes(const Expr* e, int var) {
   if (auto it = lane_class_.find(e); it != lane_class_.end()) return it->second;
+  if (lane_values_.contains(e)) return lane_class_[e] = LaneClass::kVarying;  // given
   LaneClass result = LaneClass::kUniform;
   // Any operand that cannot be a vector keeps the whole expression scalar.
   for (const ExprPtr& operand : e->operands) {

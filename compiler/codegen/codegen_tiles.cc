@@ -136,10 +136,15 @@ bool KernelEmitter::EmitTiles() {
   const Expr* lhs = kernel_.lhs.get();
   const Expr* rhs = kernel_.rhs.get();
   if (lhs == nullptr || rhs == nullptr || lhs->dtype != dtype || rhs->dtype != dtype ||
-      rhs->kind != ExprKind::kLoad || !ContiguousAlongN(out_indices, n) || UsesLoopVar(lhs, n) ||
-      UsesLoopVar(rhs, m)) {
+      rhs->kind != ExprKind::kLoad || UsesLoopVar(lhs, n) || UsesLoopVar(rhs, m)) {
     return false;
   }
+  // C contiguous along n, or at f(m) + g(n) (a fused epilogue writing a padded buffer's
+  // interior, rows of an image with a border around them): then each vector of a tile is
+  // gathered and scattered at lane offsets fixed per panel.
+  const ExprPtr c_elem = Load(kernel_.out, dtype, out_indices);
+  const bool scatter_c = !ContiguousAlongN(out_indices, n);
+  if (scatter_c && !SeparableLoad(c_elem.get(), m, n)) return false;
   const int64_t size = ir::DTypeSize(dtype);
   const int lanes = VectorBytes() / static_cast<int>(size);
   // Weights packed into panels at compile time are read in place: no pack of B per call.
@@ -156,14 +161,10 @@ bool KernelEmitter::EmitTiles() {
   const int64_t k_const = ConstantOr0(EvalPrologue(kernel_.loops[k], "K extent"));
   if (failed()) return true;
   // The epilogue (fuse_epilogues) on each tile once its sums are complete, in vectors of
-  // the tile's lanes along n; otherwise EmitMatmul applies it in a pass of its own.
-  const bool tile_epilogue =
-      kernel_.epilogue != nullptr &&
-      PlanLanes(kernel_.epilogue, n, &out_indices, dtype, kernel_.out, /*at_o2=*/true) == lanes;
-  epilogue_applied_ = tile_epilogue;
-  // The epilogue's loads of C: each element's sum, which the tiles hold in registers.
+  // the tile's lanes along n, its loads of C (each element's sum) given from the
+  // accumulators; otherwise EmitMatmul applies it in a pass of its own.
   std::vector<const Expr*> epilogue_sums;
-  if (tile_epilogue) {
+  if (kernel_.epilogue != nullptr) {
     std::vector<const Expr*> todo = {kernel_.epilogue.get()};
     while (!todo.empty()) {
       const Expr* e = todo.back();
@@ -174,7 +175,14 @@ bool KernelEmitter::EmitTiles() {
       }
       for (const ExprPtr& o : e->operands) todo.push_back(o.get());
     }
+    for (const Expr* sum : epilogue_sums) lane_values_[sum] = nullptr;  // planned as given
   }
+  const bool tile_epilogue =
+      kernel_.epilogue != nullptr &&
+      PlanLanes(kernel_.epilogue, n, scatter_c ? nullptr : &out_indices, dtype, kernel_.out,
+                /*at_o2=*/true) == lanes;
+  lane_values_.clear();
+  epilogue_applied_ = tile_epilogue;
   const TileShape tile =
       ChooseTile(m_const, n_const, lanes, VectorRegisters(), static_cast<int>(packed_nr / lanes));
   const int rows = tile.rows, vectors = tile.vectors;
@@ -400,10 +408,14 @@ bool KernelEmitter::EmitTiles() {
     };
     // C[m0 .. m0+MR, col0 .. col0+NR] (+)= A's tile (kc x MR at tile_a) times B's panel
     // (kc x NR at panel); rows from m_end on and columns from n_end on are not stored.
+    // Scattered C: vector v's lane offsets from its panel's first column, and whether
+    // they are consecutive (set per panel).
+    std::vector<llvm::Value*> c_offsets(vectors), c_vector_consecutive(vectors);
     auto micro_tile = [&](llvm::Value* m0, llvm::Value* col0, llvm::Value* k0, llvm::Value* kc,
-                          llvm::Value* tile_a, llvm::Value* panel) {
+                          llvm::Value* tile_a, llvm::Value* panel, bool scattered) {
       llvm::Value* first_block = body_.CreateICmpEQ(k0, body_.getInt64(0));
-      std::vector<llvm::Value*> c_ptr(rows * vectors), c_mask(rows * vectors);
+      std::vector<llvm::Value*> c_ptr(rows * vectors), c_mask(rows * vectors),
+          c_vector_ptr(rows * vectors);
       for (int i = 0; i < rows; ++i) {
         llvm::Value* row_in = body_.CreateICmpSLT(add(m0, i), m_end);
         loop_vars_[m] = clamped_row(m0, i);
@@ -412,7 +424,8 @@ bool KernelEmitter::EmitTiles() {
         if (row_ptr == nullptr) return;
         for (int v = 0; v < vectors; ++v) {
           llvm::Value* col = add(col0, int64_t{v} * lanes);
-          c_ptr[i * vectors + v] = in_panel(row_ptr, col, v);
+          c_ptr[i * vectors + v] = scattered ? row_ptr : in_panel(row_ptr, col, v);
+          if (scattered) c_vector_ptr[i * vectors + v] = in_panel(row_ptr, col, v);
           c_mask[i * vectors + v] = body_.CreateAnd(lanes_below(body_.CreateSub(n_end, col)),
                                                     body_.CreateVectorSplat(lanes, row_in));
         }
@@ -424,8 +437,9 @@ bool KernelEmitter::EmitTiles() {
       // convolution's over 16 channels, are bound by C's traffic).
       llvm::Value* later_block = body_.CreateVectorSplat(lanes, body_.CreateNot(first_block));
       for (int t = 0; t < rows * vectors; ++t) {
-        body_.CreateStore(body_.CreateMaskedLoad(vtype, c_ptr[t], ealign,
-                                                 body_.CreateAnd(c_mask[t], later_block), zero),
+        llvm::Value* mask = body_.CreateAnd(c_mask[t], later_block);
+        body_.CreateStore(scattered ? gather(c_ptr[t], c_offsets[t % vectors], mask)
+                                    : body_.CreateMaskedLoad(vtype, c_ptr[t], ealign, mask, zero),
                           acc[t]);
       }
       EmitCountedLoop(body_.getInt64(0), kc, 1, "tile_k", [&](llvm::Value* kk) {
@@ -462,7 +476,23 @@ bool KernelEmitter::EmitTiles() {
               lane_values_.clear();
               if (failed()) return;
             }
-            body_.CreateMaskedStore(y, c_ptr[t], ealign, c_mask[t]);
+            if (!scattered) {
+              body_.CreateMaskedStore(y, c_ptr[t], ealign, c_mask[t]);
+              continue;
+            }
+            // Vector by vector: one within a row is stored as a vector all the same.
+            llvm::BasicBlock* whole = llvm::BasicBlock::Create(context_, "c_vector", function_);
+            llvm::BasicBlock* lanes_bb = llvm::BasicBlock::Create(context_, "c_scatter", function_);
+            llvm::BasicBlock* next = llvm::BasicBlock::Create(context_, "c_stored", function_);
+            body_.CreateCondBr(c_vector_consecutive[v], whole, lanes_bb);
+            body_.SetInsertPoint(whole);
+            body_.CreateMaskedStore(y, c_vector_ptr[t], ealign, c_mask[t]);
+            body_.CreateBr(next);
+            body_.SetInsertPoint(lanes_bb);
+            body_.CreateMaskedScatter(y, body_.CreateGEP(body_.getInt8Ty(), c_ptr[t], c_offsets[v]),
+                                      ealign, c_mask[t]);
+            body_.CreateBr(next);
+            body_.SetInsertPoint(next);
           }
         }
       };
@@ -582,6 +612,20 @@ bool KernelEmitter::EmitTiles() {
           }
           EmitCountedLoop(body_.getInt64(0), panels, 1, "tile_p", [&](llvm::Value* p) {
             llvm::Value* col0 = body_.CreateAdd(n0, mul(p, nr));
+            llvm::Value* c_consecutive = body_.getTrue();
+            if (scatter_c) {  // C's lane offsets for this panel, from its first column
+              loop_vars_[m] = mc0;
+              for (int v = 0; v < vectors; ++v) {
+                llvm::Value* col = add(col0, int64_t{v} * lanes);
+                c_offsets[v] = lane_offsets(c_elem.get(), n, col0, lanes, [&](llvm::Value* j) {
+                  return safe_column(body_.CreateAdd(col, j), col0);
+                });
+                if (c_offsets[v] == nullptr) return;
+                c_vector_consecutive[v] =
+                    consecutive_lanes(c_offsets[v], lanes, int64_t{v} * lanes);
+                c_consecutive = body_.CreateAnd(c_consecutive, c_vector_consecutive[v]);
+              }
+            }
             llvm::Value* panel = nullptr;
             if (packed_nr == 0) {
               panel = at(packed_b, mul(mul(p, kc_max), nr));
@@ -593,7 +637,25 @@ bool KernelEmitter::EmitTiles() {
             }
             EmitCountedLoop(body_.getInt64(0), tiles, 1, "tile_m", [&](llvm::Value* t) {
               llvm::Value* m0 = body_.CreateAdd(mc0, mul(t, rows));
-              micro_tile(m0, col0, k0, kc, tile_a_at(t, whole_a ? k0 : body_.getInt64(0)), panel);
+              llvm::Value* tile_a = tile_a_at(t, whole_a ? k0 : body_.getInt64(0));
+              if (!scatter_c) {
+                micro_tile(m0, col0, k0, kc, tile_a, panel, false);
+                return;
+              }
+              // A panel whose C lanes are consecutive (no image row ends inside it) takes
+              // plain vector loads and stores; the others gather and scatter.
+              llvm::BasicBlock* plain = llvm::BasicBlock::Create(context_, "c_rows", function_);
+              llvm::BasicBlock* scattered =
+                  llvm::BasicBlock::Create(context_, "c_lanes", function_);
+              llvm::BasicBlock* joined = llvm::BasicBlock::Create(context_, "c_done", function_);
+              body_.CreateCondBr(c_consecutive, plain, scattered);
+              body_.SetInsertPoint(plain);
+              micro_tile(m0, col0, k0, kc, tile_a, panel, false);
+              body_.CreateBr(joined);
+              body_.SetInsertPoint(scattered);
+              micro_tile(m0, col0, k0, kc, tile_a, panel, true);
+              body_.CreateBr(joined);
+              body_.SetInsertPoint(joined);
             });
           });
         });

@@ -15,13 +15,15 @@
 
 namespace graphjit::compiler {
 
-// Fuses each tiled kMatmul (order kTiles, no epilogue yet, identity store) into temp T
-// with the one kernel that reads T when that kernel is a kPointwise over T's dims reading
-// T only at its own loop variables, storing a float of T's dtype contiguously along the
-// product's n; nothing between them writes what it reads or touches its output, and it
-// does not read its output. T is dropped, kernel names renumbered. Must not fire on
-// anything else: T read by a second kernel or at other indices (a transpose, a
-// broadcast), a reduction over T, a product by BLAS or in dot order.
+// Fuses each tiled kMatmul (order kTiles, no epilogue yet, default store) into temp T
+// with the one kernel that reads T when that kernel is a kPointwise over T's elements (its
+// loops T's dims, or a reshape of them) reading T only at its own element, storing a float
+// of T's dtype contiguously along the product's n or at f(m) + g(n) (a padded buffer's
+// interior: the tiles scatter there); nothing between them reads what the consumer writes
+// or writes what it reads, except fills of its output (a pad's border), which move before
+// the product. T is dropped, kernel names renumbered. Must not fire on anything else: T
+// read by a second kernel or at another element (a transpose), a reduction over T, a
+// product by BLAS or in dot order.
 void FuseEpilogues(Program* program);
 
 }  // namespace graphjit::compiler

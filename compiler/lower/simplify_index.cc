@@ -163,7 +163,7 @@ void SimplifyKernel(Kernel* k) {
   if (vars.size() < k->loops.size()) vars.clear();  // malformed (null extents): no ranges
   s.SetLoopRanges(std::move(vars));
   for (ExprPtr& e : k->store_indices) e = s.Simplify(e);
-  for (ExprPtr* e : {&k->value, &k->finish_scale, &k->lhs, &k->rhs, &k->values}) {
+  for (ExprPtr* e : {&k->value, &k->finish_scale, &k->lhs, &k->rhs, &k->values, &k->epilogue}) {
     *e = s.Simplify(*e);
   }
   for (ExprPtr& e : k->sum_indices) e = s.Simplify(e);

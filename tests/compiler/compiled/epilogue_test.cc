@@ -92,7 +92,36 @@ const Case kCases[] = {
 })",
      {{1, 16, 24}, {1, 24, 143}, {16, 1, 1}},
      true},
-    {"must not fire (yet): stored in an image's shape",
+    {"stored in an image's shape (rows of 80 in a 16 x 2 x 80 output)",
+     R"(graph g {
+  %0 = input {name="a"} : DT[1, 16, 24]
+  %1 = input {name="b"} : DT[1, 24, 160]
+  %2 = input {name="r"} : DT[16, 1, 1]
+  %3 = matmul(%0, %1) : DT[1, 16, 160]
+  %4 = reshape(%3) {shape=[1, 16, 2, 80]} : DT[1, 16, 2, 80]
+  %5 = add(%4, %2) : DT[1, 16, 2, 80]
+  return %5
+})",
+     {{1, 16, 24}, {1, 24, 160}, {16, 1, 1}},
+     true},
+    {"into a padded buffer's interior (its border fills move before the product; panels "
+     "across a row end scatter)",
+     R"(graph g {
+  %0 = input {name="a"} : DT[1, 16, 24]
+  %1 = input {name="b"} : DT[1, 24, 160]
+  %2 = input {name="r"} : DT[16, 1, 1]
+  %3 = matmul(%0, %1) : DT[1, 16, 160]
+  %4 = reshape(%3) {shape=[1, 16, 2, 80]} : DT[1, 16, 2, 80]
+  %5 = add(%4, %2) : DT[1, 16, 2, 80]
+  %6 = full {value=0} : DT[1, 16, 2, 1]
+  %7 = concat(%6, %5, %6) {axis=3} : DT[1, 16, 2, 82]
+  %8 = full {value=0} : DT[1, 16, 1, 82]
+  %9 = concat(%8, %7, %8) {axis=2} : DT[1, 16, 4, 82]
+  return %9
+})",
+     {{1, 16, 24}, {1, 24, 160}, {16, 1, 1}},
+     true},
+    {"must not fire: a padded buffer of short rows (13)",
      R"(graph g {
   %0 = input {name="a"} : DT[1, 16, 24]
   %1 = input {name="b"} : DT[1, 24, 143]
@@ -100,7 +129,9 @@ const Case kCases[] = {
   %3 = matmul(%0, %1) : DT[1, 16, 143]
   %4 = reshape(%3) {shape=[1, 16, 11, 13]} : DT[1, 16, 11, 13]
   %5 = add(%4, %2) : DT[1, 16, 11, 13]
-  return %5
+  %6 = full {value=0} : DT[1, 16, 11, 1]
+  %7 = concat(%6, %5, %6) {axis=3} : DT[1, 16, 11, 15]
+  return %7
 })",
      {{1, 16, 24}, {1, 24, 143}, {16, 1, 1}},
      false},
