@@ -559,10 +559,10 @@ int Main(int argc, char** argv) {
     }
     // Index simplification (the last step of lower): distinct expression nodes per kernel
     // as lowering builds them and as codegen gets them.
-    absl::StatusOr<compiler::LoweredGraph> plain = compiler::Lower(
-        graph, {.simplify_indices = false,
-                .fuse_attention = absl::GetFlag(FLAGS_fuse_attention),
-                .fuse_epilogues = absl::GetFlag(FLAGS_fuse_epilogues)});
+    absl::StatusOr<compiler::LoweredGraph> plain =
+        compiler::Lower(graph, {.simplify_indices = false,
+                                .fuse_attention = absl::GetFlag(FLAGS_fuse_attention),
+                                .fuse_epilogues = absl::GetFlag(FLAGS_fuse_epilogues)});
     if (plain.ok()) {
       const compiler::ExprNodeCounts before = compiler::CountKernelExprNodes(plain->program);
       const ir::Clock::time_point start = ir::Clock::now();

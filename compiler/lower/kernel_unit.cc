@@ -140,7 +140,7 @@ KernelUnit MakeKernelUnit(const Program& program, int kernel) {
 
   std::string& t = unit.text;
   const Kernel& u = p.kernels[0];
-  absl::StrAppend(&t, "kernel-unit-v2 symbols=", p.symbols.size(), "\n");
+  absl::StrAppend(&t, "kernel-unit-v3 symbols=", p.symbols.size(), "\n");
   for (const Buffer& b : p.buffers) {
     absl::StrAppend(&t, "buffer ", b.name, " ", ir::DTypeName(b.dtype),
                     b.kind == BufferKind::kOutput ? " out " : " in ");
@@ -155,6 +155,7 @@ KernelUnit MakeKernelUnit(const Program& program, int kernel) {
   AppendExprs("value", {u.value}, &t);
   AppendExprs("reduce", {u.reduce_extent, u.finish_scale}, &t);
   AppendExprs("matmul", {u.lhs, u.rhs}, &t);
+  AppendExprs("epilogue", {u.epilogue}, &t);
   AppendExprs("attention", {u.values, u.values_width}, &t);
   absl::StrAppend(&t, "scores=", u.scores, " sum_out=", u.sum_out, "\n");
   absl::StrAppend(&t, "parallel=", u.parallel_loop, " range=", u.range_symbol, "\n");

@@ -131,8 +131,9 @@ ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& 
   // v14 O2 maps on codegen's own vectors (pairs, a masked rest, stride-2 loads), v15
   // vector selects uniform across the lanes as branches, v16 the BLAS helper taking ldb
   // and ldc (products split by columns), ..., v19 tiles gathering an operand at
-  // f(row) + g(k) (a convolution's windows) as they pack it.
-  h.Text("graphjit-kernel-key-v19");
+  // f(row) + g(k) (a convolution's windows) as they pack it, v20 products with epilogues
+  // (C stored at f(m) + g(n) too).
+  h.Text("graphjit-kernel-key-v20");
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir, emit_asm and keep_object change what is kept.
   h.Text(absl::StrCat("tile_matmuls=", codegen.tile_matmuls, ",tier=", CodeTierName(codegen.tier),

@@ -121,6 +121,44 @@ const Case kCases[] = {
 })",
      {{1, 16, 24}, {1, 24, 160}, {16, 1, 1}},
      true},
+    {"into a padded image of 24 rows of 160 (hardswish, every side padded)",
+     R"(graph g {
+  %0 = input {name="a"} : DT[1, 16, 27]
+  %1 = input {name="b"} : DT[1, 27, 3840]
+  %2 = input {name="r"} : DT[16, 1, 1]
+  %3 = matmul(%0, %1) : DT[1, 16, 3840]
+  %4 = reshape(%3) {shape=[1, 16, 24, 160]} : DT[1, 16, 24, 160]
+  %5 = add(%4, %2) : DT[1, 16, 24, 160]
+  %6 = full {value=3} : DT[]
+  %7 = full {value=0} : DT[]
+  %8 = full {value=6} : DT[]
+  %9 = add(%5, %6) : DT[1, 16, 24, 160]
+  %10 = maximum(%9, %7) : DT[1, 16, 24, 160]
+  %11 = minimum(%10, %8) : DT[1, 16, 24, 160]
+  %12 = mul(%5, %11) : DT[1, 16, 24, 160]
+  %13 = full {value=0} : DT[1, 16, 24, 1]
+  %14 = concat(%13, %12, %13) {axis=3} : DT[1, 16, 24, 162]
+  %15 = full {value=0} : DT[1, 16, 1, 162]
+  %16 = concat(%15, %14, %15) {axis=2} : DT[1, 16, 26, 162]
+  return %16
+})",
+     {{1, 16, 27}, {1, 27, 3840}, {16, 1, 1}},
+     true},
+    {"residual over packed weights, two blocks of k (a transformer's projection)",
+     R"(graph g {
+  %0 = input {name="a"} : DT[1, 40, 240]
+  %1 = param {name="b"} : DT[240, 120]
+  %2 = input {name="r"} : DT[1, 40, 120]
+  %3 = matmul(%0, %1) : DT[1, 40, 120]
+  %5 = param {name="c"} : DT[120]
+  %6 = add(%3, %5) : DT[1, 40, 120]
+  %4 = add(%2, %6) : DT[1, 40, 120]
+  %7 = reduce_mean(%4) {axis=2, keepdim=true} : DT[1, 40, 1]
+  %8 = sub(%4, %7) : DT[1, 40, 120]
+  return %8
+})",
+     {{1, 40, 240}, {240, 120}, {1, 40, 120}},
+     true},
     {"must not fire: a padded buffer of short rows (13)",
      R"(graph g {
   %0 = input {name="a"} : DT[1, 16, 24]
@@ -163,7 +201,8 @@ const Case kCases[] = {
 
 absl::StatusOr<std::unique_ptr<CompiledGraph>> Compile(const ir::Graph& g, bool fuse,
                                                        ProductKernels products, CodeTier tier,
-                                                       int vector_bytes, int threads) {
+                                                       int vector_bytes, int threads,
+                                                       const TensorMap& params = {}) {
   CompileGraphOptions options;
   options.products = products;
   options.fuse_epilogues = fuse;
@@ -172,7 +211,7 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> Compile(const ir::Graph& g, bool 
   options.threads = threads;
   options.min_parallel_work = 0;  // split every parallel loop, however small
   options.env = &CompileEnv::MemoryOnly();
-  return CompiledGraph::Compile(g, {}, options);
+  return CompiledGraph::Compile(g, params, options);
 }
 
 bool Fused(const CompiledGraph& cg) {
@@ -189,7 +228,14 @@ TEST(EpilogueTest, FusedAndUnfusedMatchTheInterpreterOnEveryTierAndThreadCount) 
       TensorMap in = {{"a", Wave(dt, c.shapes[0], 0.1)},
                       {"b", Wave(dt, c.shapes[1], 0.7)},
                       {"r", Wave(dt, c.shapes[2], 1.3)}};
-      absl::StatusOr<std::vector<Tensor>> want = runtime::Interpret(*g, in, {});
+      // b as a param: weights the tiles read from panels packed at compile time.
+      TensorMap params;
+      if (absl::StrContains(c.graph, "param {name=\"b\"}")) {
+        params["b"] = in["b"];
+        in.erase("b");
+        params["c"] = Wave(dt, {c.shapes[1].back()}, 2.1);
+      }
+      absl::StatusOr<std::vector<Tensor>> want = runtime::Interpret(*g, in, params);
       ASSERT_TRUE(want.ok()) << want.status();
       const double tolerance = dt == ir::DType::kF64 ? 1e-10 : 1e-4;
       struct Config {
@@ -205,7 +251,7 @@ TEST(EpilogueTest, FusedAndUnfusedMatchTheInterpreterOnEveryTierAndThreadCount) 
           for (int threads : {1, 2, 3}) {
             SCOPED_TRACE(absl::StrCat(fuse ? "fused" : "unfused", ", ", threads, " threads"));
             auto cg = Compile(*g, fuse, ProductKernels::kTiles, config.tier, config.vector_bytes,
-                              threads);
+                              threads, params);
             ASSERT_TRUE(cg.ok()) << cg.status();
             EXPECT_EQ(Fused(**cg), fuse && c.fuses) << ProgramToString((*cg)->program());
             auto got = (*cg)->Run(in);
@@ -257,6 +303,91 @@ TEST(EpilogueTest, AFusedProgramRoundTripsThroughItsRecordBytes) {
   absl::StatusOr<LoweredGraph> decoded = DecodeLoweredGraph(EncodeLoweredGraph(*lowered));
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_EQ(ProgramToString(decoded->program), text);
+}
+
+}  // namespace
+}  // namespace graphjit::compiler
+
+namespace graphjit::compiler {
+namespace {
+
+// A transformer block's feed-forward half as the OCR recognizer has it: layer norm, FC1
+// + bias + silu, FC2 + bias + the residual: two fused products in a row, the second's lhs
+// the first's fused output.
+TEST(EpilogueTest, TwoFusedProductsInARow) {
+  absl::StatusOr<ir::Graph> g = ir::ParseGraph(R"(graph g {
+  %0 = input {name="x"} : f32[1, 40, 120]
+  %1 = param {name="w1"} : f32[120, 240]
+  %2 = param {name="b1"} : f32[240]
+  %3 = param {name="w2"} : f32[240, 120]
+  %4 = param {name="b2"} : f32[120]
+  %5 = reduce_mean(%0) {axis=2, keepdim=true} : f32[1, 40, 1]
+  %6 = sub(%0, %5) : f32[1, 40, 120]
+  %7 = matmul(%6, %1) : f32[1, 40, 240]
+  %8 = add(%7, %2) : f32[1, 40, 240]
+  %9 = sigmoid(%8) : f32[1, 40, 240]
+  %10 = mul(%8, %9) : f32[1, 40, 240]
+  %11 = matmul(%10, %3) : f32[1, 40, 120]
+  %12 = add(%11, %4) : f32[1, 40, 120]
+  %13 = add(%0, %12) : f32[1, 40, 120]
+  %14 = reduce_mean(%13) {axis=2, keepdim=true} : f32[1, 40, 1]
+  %15 = sub(%13, %14) : f32[1, 40, 120]
+  return %15
+})");
+  ASSERT_TRUE(g.ok()) << g.status();
+  const ir::DType f32 = ir::DType::kF32;
+  TensorMap params = {{"w1", Wave(f32, {120, 240}, 0.3)},
+                      {"b1", Wave(f32, {240}, 0.5)},
+                      {"w2", Wave(f32, {240, 120}, 0.9)},
+                      {"b2", Wave(f32, {120}, 1.1)}};
+  TensorMap in = {{"x", Wave(f32, {1, 40, 120}, 0.2)}};
+  absl::StatusOr<std::vector<Tensor>> want = runtime::Interpret(*g, in, params);
+  ASSERT_TRUE(want.ok()) << want.status();
+  for (int threads : {1, 2}) {
+    auto cg = Compile(*g, true, ProductKernels::kTiles, CodeTier::kOptimized, 0, threads, params);
+    ASSERT_TRUE(cg.ok()) << cg.status();
+    EXPECT_TRUE(Fused(**cg));
+    auto got = (*cg)->Run(in);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_LT(runtime::MaxAbsDiff((*want)[0], (*got)[0]), 1e-4)
+        << ProgramToString((*cg)->program());
+  }
+}
+
+}  // namespace
+}  // namespace graphjit::compiler
+
+namespace graphjit::compiler {
+namespace {
+
+// Two products of the same shapes with different epilogues are different kernels: the
+// epilogue is part of the kernel's content key (they once shared compiled code).
+TEST(EpilogueTest, EqualProductsWithOtherEpiloguesAreOtherKernels) {
+  absl::StatusOr<ir::Graph> g = ir::ParseGraph(R"(graph g {
+  %0 = input {name="a"} : f32[37, 30]
+  %1 = input {name="b"} : f32[30, 77]
+  %2 = input {name="c"} : f32[37, 30]
+  %3 = matmul(%0, %1) : f32[37, 77]
+  %4 = matmul(%2, %1) : f32[37, 77]
+  %5 = full {value=2} : f32[]
+  %6 = add(%3, %5) : f32[37, 77]
+  %7 = mul(%4, %5) : f32[37, 77]
+  return %6, %7
+})");
+  ASSERT_TRUE(g.ok()) << g.status();
+  TensorMap in = {{"a", Wave(ir::DType::kF32, {37, 30}, 0.1)},
+                  {"b", Wave(ir::DType::kF32, {30, 77}, 0.4)},
+                  {"c", Wave(ir::DType::kF32, {37, 30}, 0.8)}};
+  absl::StatusOr<std::vector<Tensor>> want = runtime::Interpret(*g, in, {});
+  ASSERT_TRUE(want.ok()) << want.status();
+  auto cg = Compile(*g, true, ProductKernels::kTiles, CodeTier::kOptimized, 0, 1);
+  ASSERT_TRUE(cg.ok()) << cg.status();
+  ASSERT_TRUE(Fused(**cg)) << ProgramToString((*cg)->program());
+  auto got = (*cg)->Run(in);
+  ASSERT_TRUE(got.ok()) << got.status();
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_LT(runtime::MaxAbsDiff((*want)[i], (*got)[i]), 1e-4) << "output " << i;
+  }
 }
 
 }  // namespace

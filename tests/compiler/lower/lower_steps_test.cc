@@ -75,9 +75,8 @@ TEST(LowerSteps, PrintAfterAllPrintsEveryStep) {
 }
 
 TEST(LowerSteps, OptionsLeaveStepsOutAndUnknownNamesAreRefused) {
-  LowerPipeline lowering =
-      LowerPipeline::FromOptions(
-          {.simplify_indices = false, .fuse_attention = false, .fuse_epilogues = false});
+  LowerPipeline lowering = LowerPipeline::FromOptions(
+      {.simplify_indices = false, .fuse_attention = false, .fuse_epilogues = false});
   EXPECT_THAT(lowering.names(),
               ElementsAre("build_kernels", "plan_workspace", "order_loops", "mark_parallel"));
   absl::Status s = lowering.SetPrintAfter({"fuse_attention"}, nullptr);
