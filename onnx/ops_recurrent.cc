@@ -221,6 +221,23 @@ absl::StatusOr<Layer> ReadLayer(Context& ctx, Kind kind) {
       GJ_ASSIGN_OR_RETURN(l.peep, ctx.InNode(7));
     }
   }
+  // The optional inputs' shapes, as ONNX gives them (states [D, B, H] after the layout).
+  auto expect_shape = [&](ValueId v, const char* what, const Shape& want) -> absl::Status {
+    if (v == ir::kInvalidValue) return absl::OkStatus();
+    const Shape& got = ctx.type(v).shape;
+    bool same = got.size() == want.size();
+    for (size_t d = 0; same && d < want.size(); ++d)
+      same = ir::ProvablyEqual(got[d], want[d]).value_or(false);
+    if (same) return absl::OkStatus();
+    return ctx.Invalid(
+        absl::StrCat(what, " is ", ir::ShapeToString(got), ", expected ", ir::ShapeToString(want)));
+  };
+  const SymExpr dirs(l.directions);
+  GJ_RETURN_IF_ERROR(expect_shape(l.bias, "B", {dirs, SymExpr(2 * gates * hidden)}));
+  GJ_RETURN_IF_ERROR(expect_shape(l.lens, "sequence_lens", {l.batch}));
+  GJ_RETURN_IF_ERROR(expect_shape(l.h0, "initial_h", {dirs, l.batch, SymExpr(hidden)}));
+  GJ_RETURN_IF_ERROR(expect_shape(l.c0, "initial_c", {dirs, l.batch, SymExpr(hidden)}));
+  GJ_RETURN_IF_ERROR(expect_shape(l.peep, "P", {dirs, SymExpr(3 * hidden)}));
   for (ValueId v : {l.w, l.r, l.bias, l.h0, l.c0, l.peep}) {
     if (v != ir::kInvalidValue && ctx.type(v).dtype != dtype) {
       return ctx.Invalid(absl::StrCat("inputs of types ", ir::DTypeName(dtype), " and ",

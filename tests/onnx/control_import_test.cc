@@ -367,5 +367,39 @@ TEST(OnnxRecurrent, MalformedLayersAreRefusedNamingTheNode) {
   EXPECT_THAT(s.message(), HasSubstr("the sequence length T is symbolic"));
 }
 
+TEST(OnnxRecurrent, MisshapenBiasStatesAndLengthsAreErrorsNotCrashes) {
+  // An LSTM of hidden 5 over X [4, 2, 3] given a bias, initial state or sequence_lens of
+  // the wrong shape: an error naming the node, whatever the input.
+  struct Bad {
+    const char* input;
+    ::onnx::TensorProto tensor;
+  };
+  ::onnx::TensorProto lens;
+  lens.set_name("lens");
+  lens.set_data_type(::onnx::TensorProto::INT32);
+  lens.add_dims(3);
+  for (int v : {4, 2, 1}) lens.add_int32_data(v);
+  const Bad cases[] = {{"B", Weights("B", {1, 10}, 0)},
+                       {"h0", Weights("h0", {1, 3, 5}, 0)},
+                       {"c0", Weights("c0", {2, 2, 5}, 0)},
+                       {"lens", lens},
+                       {"P", Weights("P", {1, 7}, 0)}};
+  for (const Bad& bad : cases) {
+    SCOPED_TRACE(bad.input);
+    ModelBuilder m;
+    m.Input("X", kF32, {int64_t{4}, int64_t{2}, int64_t{3}}).Output("Y", kF32);
+    m.Initializer(Weights("W", {1, 20, 3}, 0)).Initializer(Weights("R", {1, 20, 5}, 0));
+    m.Initializer(bad.tensor);
+    std::vector<std::string> inputs = {"X", "W", "R", "", "", "", "", ""};
+    const std::string name = bad.input;
+    const int at = name == "B" ? 3 : name == "lens" ? 4 : name == "h0" ? 5 : name == "c0" ? 6 : 7;
+    inputs[at] = name;
+    SetInt(m.Node("LSTM", inputs, {"Y"}, "lstm"), "hidden_size", 5);
+    absl::Status s = ImportFromBytes(m.Bytes(), "lstm.onnx").status();
+    EXPECT_FALSE(s.ok());
+    EXPECT_THAT(s.message(), HasSubstr("node 'lstm' (LSTM)")) << s;
+  }
+}
+
 }  // namespace
 }  // namespace graphjit::onnx
