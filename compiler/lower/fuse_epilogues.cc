@@ -55,11 +55,11 @@ ExprPtr ReplaceLoads(const ExprPtr& e, int from, const ExprPtr& to,
 }
 
 // A scattered store's rows (a padded buffer's interior): at least this many elements
-// each, or the consumer keeps its kernel. The tiles store a panel whose lanes are all in
-// one row as vectors and scatter the others lane by lane; rows of 7 to 56 elements (a
-// CNN's late stages) put most panels across a row end, and the scatters cost more there
+// each, or the consumer keeps its kernel. The tiles store each vector whose lanes are in
+// one row as a vector and scatter the others lane by lane; rows of 7 to 56 elements (a
+// CNN's late stages) put most vectors across a row end, and the scatters cost more there
 // than the separate pass they replace (mobilenet_v2: 14 x 14 expansions 394 us fused,
-// 171 us as a product and a pass).
+// 171 us as a product and a pass, when every lane off a vector's row was scattered).
 constexpr int64_t kMinScatteredRow = 64;
 
 // The length of the runs of consecutive n that a scattered store's last index keeps
