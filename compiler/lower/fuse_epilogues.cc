@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/lower/index_exprs.h"
 #include "compiler/lower/simplify_index.h"
@@ -15,20 +14,12 @@
 namespace graphjit::compiler {
 namespace {
 
-// `e` with loop variable j replaced by values[j] (memoized per call).
-ExprPtr Substitute(const ExprPtr& e, const std::vector<ExprPtr>& values,
-                   absl::flat_hash_map<const Expr*, ExprPtr>* memo) {
-  if (e == nullptr) return nullptr;
-  if (auto it = memo->find(e.get()); it != memo->end()) return it->second;
-  ExprPtr out = e;
-  if (e->kind == ExprKind::kLoopVar && e->index < static_cast<int>(values.size())) {
-    out = values[e->index];
-  } else if (!e->operands.empty()) {
-    Expr copy = *e;
-    for (ExprPtr& o : copy.operands) o = Substitute(o, values, memo);
-    out = std::make_shared<const Expr>(std::move(copy));
-  }
-  return (*memo)[e.get()] = out;
+// `e` with loop variable j replaced by values[j].
+ExprPtr Substitute(const ExprPtr& e, const std::vector<ExprPtr>& values) {
+  return ReplaceSubexprs(e, [&](const Expr& x) -> ExprPtr {
+    const bool bound = x.kind == ExprKind::kLoopVar && x.index < static_cast<int>(values.size());
+    return bound ? values[x.index] : nullptr;
+  });
 }
 
 // A loop extent as a dim (a constant or a program symbol), or nullopt.
@@ -37,21 +28,6 @@ std::optional<ir::SymExpr> ExtentDim(const Expr* e, const std::vector<std::strin
   if (e->kind == ExprKind::kSymbol && e->index >= 0 && e->index < static_cast<int>(symbols.size()))
     return ir::SymExpr::Symbol(symbols[e->index]);
   return std::nullopt;
-}
-
-// `e` with every load of buffer `from` replaced by `to`.
-ExprPtr ReplaceLoads(const ExprPtr& e, int from, const ExprPtr& to,
-                     absl::flat_hash_map<const Expr*, ExprPtr>* memo) {
-  if (auto it = memo->find(e.get()); it != memo->end()) return it->second;
-  ExprPtr out = e;
-  if (e->kind == ExprKind::kLoad && e->index == from) {
-    out = to;
-  } else if (!e->operands.empty()) {
-    Expr copy = *e;
-    for (ExprPtr& o : copy.operands) o = ReplaceLoads(o, from, to, memo);
-    out = std::make_shared<const Expr>(std::move(copy));
-  }
-  return (*memo)[e.get()] = out;
 }
 
 // A scattered store's rows (a padded buffer's interior): at least this many elements
@@ -148,15 +124,13 @@ std::optional<Fusion> EpilogueOf(const Program& p, int i,
     f.vars = ReshapeIndex(view, product, product_vars, p.symbols);
   }
   auto at_product = [&](const ExprPtr& x) {
-    absl::flat_hash_map<const Expr*, ExprPtr> memo;
-    return SimplifyIndexExpr(Substitute(x, f.vars, &memo), extents);
+    return SimplifyIndexExpr(Substitute(x, f.vars), extents);
   };
   // T read only at the consumer's own element of it.
   std::vector<std::string> identity;
   for (const ExprPtr& v : product_vars)
     identity.push_back(ExprToString(SimplifyIndexExpr(v, extents)));
-  absl::flat_hash_map<const Expr*, ExprPtr> memo;
-  const ExprPtr value = Substitute(e.value, f.vars, &memo);
+  const ExprPtr value = Substitute(e.value, f.vars);
   std::function<bool(const Expr*)> reads_t_at_identity = [&](const Expr* x) {
     if (x->kind == ExprKind::kLoad && x->index == t) {
       if (x->operands.size() != rank) return false;
@@ -232,10 +206,11 @@ void FuseEpilogues(Program* program) {
     }
     Kernel& k = p.kernels[i];
     const Kernel& e = p.kernels[f->consumer];
-    absl::flat_hash_map<const Expr*, ExprPtr> vars_memo, loads_memo;
     const int t = k.out;
-    k.epilogue = ReplaceLoads(Substitute(e.value, f->vars, &vars_memo), t,
-                              Load(e.out, e.value->dtype, f->target), &loads_memo);
+    const ExprPtr sum = Load(e.out, e.value->dtype, f->target);
+    k.epilogue = ReplaceSubexprs(Substitute(e.value, f->vars), [&](const Expr& x) {
+      return x.kind == ExprKind::kLoad && x.index == t ? sum : nullptr;
+    });
     k.out = e.out;
     // The product's own (default) store indices where the consumer's were its defaults
     // over the same loops; else the consumer's, at the product's element.

@@ -64,15 +64,37 @@ bool VarPlusOffset(const Expr* e, int var) {
          (e->op == ScalarOp::kAdd && VarPlusOffset(y, var) && !UsesLoopVar(x, var));
 }
 
-ExprPtr RenameLoopVars(const ExprPtr& e, const absl::flat_hash_map<int, int>& vars) {
-  if (e->kind == ExprKind::kLoopVar) {
-    auto it = vars.find(e->index);
-    return it == vars.end() ? e : LoopVar(it->second);
+namespace {
+
+ExprPtr ReplaceIn(const ExprPtr& e, absl::FunctionRef<ExprPtr(const Expr&)> replace,
+                  absl::flat_hash_map<const Expr*, ExprPtr>* memo) {
+  if (e == nullptr) return nullptr;
+  if (auto it = memo->find(e.get()); it != memo->end()) return it->second;
+  ExprPtr out = replace(*e);
+  if (out == nullptr) {
+    out = e;
+    if (!e->operands.empty()) {
+      Expr copy = *e;
+      for (ExprPtr& o : copy.operands) o = ReplaceIn(o, replace, memo);
+      out = std::make_shared<const Expr>(std::move(copy));
+    }
   }
-  if (e->operands.empty()) return e;
-  Expr copy = *e;
-  for (ExprPtr& o : copy.operands) o = RenameLoopVars(o, vars);
-  return std::make_shared<const Expr>(std::move(copy));
+  return (*memo)[e.get()] = out;
+}
+
+}  // namespace
+
+ExprPtr ReplaceSubexprs(const ExprPtr& e, absl::FunctionRef<ExprPtr(const Expr&)> replace) {
+  absl::flat_hash_map<const Expr*, ExprPtr> memo;
+  return ReplaceIn(e, replace, &memo);
+}
+
+ExprPtr RenameLoopVars(const ExprPtr& e, const absl::flat_hash_map<int, int>& vars) {
+  return ReplaceSubexprs(e, [&](const Expr& x) -> ExprPtr {
+    if (x.kind != ExprKind::kLoopVar) return nullptr;
+    auto it = vars.find(x.index);
+    return it == vars.end() ? nullptr : LoopVar(it->second);
+  });
 }
 
 std::vector<ExprPtr> BroadcastIndex(const ir::Shape& in, const ir::Shape& out,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "compiler/lower/kernel_ir.h"
 #include "ir/sym_expr.h"
 
@@ -23,6 +24,11 @@ std::vector<ExprPtr> LoopVars(size_t n);
 // `e` is loop variable `var` plus or minus terms that do not mention it (var + 8,
 // (i0 * 16 + var) - 8): as an element's last index, consecutive var, consecutive elements.
 bool VarPlusOffset(const Expr* e, int var);
+
+// `e` with each subexpression for which `replace` returns an expression replaced by it
+// (not looked into further), the others rebuilt over their operands; a subtree shared
+// within `e` is rewritten once.
+ExprPtr ReplaceSubexprs(const ExprPtr& e, absl::FunctionRef<ExprPtr(const Expr&)> replace);
 
 // `e` with loop variables renamed at once (old index -> new index; others unchanged).
 ExprPtr RenameLoopVars(const ExprPtr& e, const absl::flat_hash_map<int, int>& vars);
