@@ -25,9 +25,9 @@
 // blocks or the thread's row range: results are the same bits on any thread count.
 // Explicit vector code: the baseline tier runs the same tiles as O2.
 #include <algorithm>
-#include <array>
 
 #include "compiler/codegen/codegen_emitter.h"
+#include "compiler/codegen/tiles_plan.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Intrinsics.h"
@@ -37,88 +37,6 @@ namespace graphjit::compiler::codegen_internal {
 using ir::DType;
 
 namespace {
-
-// One micro-panel of B (KC x NR) fits L1 beside A's (KC x MR).
-constexpr int64_t kPanelBytes = 32 * 1024;
-// The packed block of B (KC x NC) stays in L2 while every row block passes over it: 3/4
-// of it (384 KiB of Zen 3's 512 KiB, where it was tuned; with Zen 5's 1 MiB, 768 KiB took
-// bench_roofline's 1024^3 from 176 to 212 GFLOP/s and 64 x 576 x 3136 from 199 to 217:
-// A is packed once per block of B, so fewer blocks pack it fewer times).
-int64_t BlockBytes() { return HostL2Bytes() / 4 * 3; }
-// The packed row block of A (MC x KC), whose tiles stream from L2 past each panel of B.
-constexpr int64_t kRowBlockBytes = 96 * 1024;
-// An A of at most this much (constant M and K: a convolution's weights) is packed once
-// per call, before any block of B, instead of once per block of B; the blocks of B then
-// need not be large to amortize it, and stay this size (in L1 and L2). A large block of B
-// written to cold memory on each call cost a 1x1 convolution (48 x 32 @ 32 x 12544) more
-// than its FMAs inside a model.
-constexpr int64_t kWholeABytes = 256 * 1024;
-constexpr int64_t kSmallBlockBytes = 64 * 1024;
-
-// `MR` rows of `V` vectors: the register tile.
-struct TileShape {
-  int rows;
-  int vectors;
-};
-
-// Fraction of the computed elements that are real along a dim of extent `extent` (0:
-// unknown, counts as no waste) in blocks of `block`.
-double Useful(int64_t extent, int64_t block) {
-  if (extent <= 0) return 1.0;
-  return static_cast<double>(extent) / static_cast<double>((extent + block - 1) / block * block);
-}
-
-// The tile wasting the fewest lanes on M x N (constants, 0 when not), earlier shapes
-// first on ties: 12 x 2 reads the fewest rhs vectors per FMA that still hide the latency.
-// `vectors` > 0 takes the shape with that many vectors (a packed rhs's panel width).
-TileShape ChooseTile(int64_t m, int64_t n, int lanes, int registers, int vectors = 0) {
-  static constexpr std::array<TileShape, 3> kWide = {{{12, 2}, {8, 3}, {6, 4}}};
-  static constexpr std::array<TileShape, 3> kNarrow = {{{6, 2}, {4, 3}, {3, 4}}};
-  const auto& shapes = registers >= 32 ? kWide : kNarrow;
-  TileShape best = shapes[0];
-  double best_useful = -1;
-  for (const TileShape& t : shapes) {
-    if (vectors > 0) {
-      if (t.vectors == vectors) return t;
-      continue;
-    }
-    const double useful = Useful(m, t.rows) * Useful(n, int64_t{t.vectors} * lanes);
-    if (useful > best_useful + 0.01) {
-      best = t;
-      best_useful = useful;
-    }
-  }
-  return best;
-}
-
-// The panel width NR when `rhs` reads weights orient_products packed into the tiles'
-// panels (compiler/passes/orient_products.h): a load of [.., panels, K, NR] at
-// [.., n / NR, k, n % NR] with no other index using n or k; else 0.
-int64_t PackedPanelWidth(const Expr* rhs, const std::vector<ExprPtr>& dims, int n, int k) {
-  const auto& ix = rhs->operands;
-  const size_t r = ix.size();
-  if (rhs->kind != ExprKind::kLoad || r < 3 || dims.size() != r ||
-      dims.back()->kind != ExprKind::kConst) {
-    return 0;
-  }
-  const std::optional<int64_t> nr = dims.back()->i_value;
-  auto is_var = [](const ExprPtr& e, int var) {
-    return e->kind == ExprKind::kLoopVar && e->index == var;
-  };
-  auto is_n_by_nr = [&](const ExprPtr& e, ScalarOp op) {
-    return e->kind == ExprKind::kOp && e->op == op && e->operands.size() == 2 &&
-           is_var(e->operands[0], n) && e->operands[1]->kind == ExprKind::kConst &&
-           e->operands[1]->i_value == nr;
-  };
-  if (!nr || !is_n_by_nr(ix[r - 1], ScalarOp::kMod) || !is_var(ix[r - 2], k) ||
-      !is_n_by_nr(ix[r - 3], ScalarOp::kDiv)) {
-    return 0;
-  }
-  for (size_t i = 0; i + 3 < r; ++i) {
-    if (UsesLoopVar(ix[i].get(), n) || UsesLoopVar(ix[i].get(), k)) return 0;
-  }
-  return *nr;
-}
 
 int64_t ConstantOr0(llvm::Value* v) {
   const auto* c = llvm::dyn_cast_or_null<llvm::ConstantInt>(v);
@@ -183,24 +101,13 @@ bool KernelEmitter::EmitTiles() {
                 /*at_o2=*/true) == lanes;
   lane_values_.clear();
   epilogue_applied_ = tile_epilogue;
-  const TileShape tile =
-      ChooseTile(m_const, n_const, lanes, VectorRegisters(), static_cast<int>(packed_nr / lanes));
-  const int rows = tile.rows, vectors = tile.vectors;
-  const int64_t nr = int64_t{vectors} * lanes;
-  int64_t kc_max = std::max<int64_t>(lanes, kPanelBytes / (nr * size));
-  // Blocks of equal size: K = 576 in 170s would end on a block of 66.
-  if (k_const > 0)
-    kc_max = (k_const + (k_const + kc_max - 1) / kc_max - 1) / ((k_const + kc_max - 1) / kc_max);
-  const int64_t tiles_total = m_const > 0 ? (m_const + rows - 1) / rows : 0;
-  const bool whole_a =
-      tiles_total > 0 && k_const > 0 && tiles_total * rows * k_const * size <= kWholeABytes;
-  int64_t panels_max =
-      std::max<int64_t>(1, (whole_a ? kSmallBlockBytes : BlockBytes()) / (kc_max * nr * size));
-  if (n_const > 0) panels_max = std::min(panels_max, (n_const + nr - 1) / nr);
-  const int64_t nc_max = panels_max * nr;
-  int64_t tiles_max = std::max<int64_t>(1, kRowBlockBytes / (kc_max * rows * size));
-  if (m_const > 0) tiles_max = std::min(tiles_max, (m_const + rows - 1) / rows);
-  const int64_t mc_max = tiles_max * rows;
+  const TilePlan plan = PlanTiles(m_const, n_const, k_const, lanes, VectorRegisters(),
+                                  static_cast<int>(packed_nr / lanes), size);
+  const int rows = plan.rows, vectors = plan.vectors;
+  const int64_t nr = plan.nr, kc_max = plan.kc_max, tiles_total = plan.tiles_total;
+  const int64_t nc_max = plan.nc_max, mc_max = plan.mc_max;
+  const bool whole_a = plan.whole_a;
+  const int64_t panels_max = nc_max / nr, tiles_max = mc_max / rows;
 
   llvm::Type* type = ValueType(dtype);
   llvm::Type* vtype = llvm::FixedVectorType::get(type, lanes);

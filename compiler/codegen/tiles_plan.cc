@@ -1,0 +1,116 @@
+#include "compiler/codegen/tiles_plan.h"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+
+#include "compiler/codegen/native_code.h"
+
+namespace graphjit::compiler::codegen_internal {
+namespace {
+
+// One micro-panel of B (KC x NR) fits L1 beside A's (KC x MR).
+constexpr int64_t kPanelBytes = 32 * 1024;
+// The packed block of B (KC x NC) stays in L2 while every row block passes over it: 3/4
+// of it (384 KiB of Zen 3's 512 KiB, where it was tuned; with Zen 5's 1 MiB, 768 KiB took
+// bench_roofline's 1024^3 from 176 to 212 GFLOP/s and 64 x 576 x 3136 from 199 to 217:
+// A is packed once per block of B, so fewer blocks pack it fewer times).
+int64_t BlockBytes() { return HostL2Bytes() / 4 * 3; }
+// The packed row block of A (MC x KC), whose tiles stream from L2 past each panel of B.
+constexpr int64_t kRowBlockBytes = 96 * 1024;
+// An A of at most this much (constant M and K: a convolution's weights) is packed once
+// per call, before any block of B, instead of once per block of B; the blocks of B then
+// need not be large to amortize it, and stay this size (in L1 and L2). A large block of B
+// written to cold memory on each call cost a 1x1 convolution (48 x 32 @ 32 x 12544) more
+// than its FMAs inside a model.
+constexpr int64_t kWholeABytes = 256 * 1024;
+constexpr int64_t kSmallBlockBytes = 64 * 1024;
+
+// `MR` rows of `V` vectors: the register tile.
+struct TileShape {
+  int rows;
+  int vectors;
+};
+
+// Fraction of the computed elements that are real along a dim of extent `extent` (0:
+// unknown, counts as no waste) in blocks of `block`.
+double Useful(int64_t extent, int64_t block) {
+  if (extent <= 0) return 1.0;
+  return static_cast<double>(extent) / static_cast<double>((extent + block - 1) / block * block);
+}
+
+// The tile wasting the fewest lanes on M x N (constants, 0 when not), earlier shapes
+// first on ties: 12 x 2 reads the fewest rhs vectors per FMA that still hide the latency.
+// `vectors` > 0 takes the shape with that many vectors (a packed rhs's panel width).
+TileShape ChooseTile(int64_t m, int64_t n, int lanes, int registers, int vectors = 0) {
+  static constexpr std::array<TileShape, 3> kWide = {{{12, 2}, {8, 3}, {6, 4}}};
+  static constexpr std::array<TileShape, 3> kNarrow = {{{6, 2}, {4, 3}, {3, 4}}};
+  const auto& shapes = registers >= 32 ? kWide : kNarrow;
+  TileShape best = shapes[0];
+  double best_useful = -1;
+  for (const TileShape& t : shapes) {
+    if (vectors > 0) {
+      if (t.vectors == vectors) return t;
+      continue;
+    }
+    const double useful = Useful(m, t.rows) * Useful(n, int64_t{t.vectors} * lanes);
+    if (useful > best_useful + 0.01) {
+      best = t;
+      best_useful = useful;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+TilePlan PlanTiles(int64_t m, int64_t n, int64_t k, int lanes, int registers, int packed_vectors,
+                   int64_t element_bytes) {
+  const int64_t size = element_bytes;
+  const TileShape tile = ChooseTile(m, n, lanes, registers, packed_vectors);
+  TilePlan p;
+  p.rows = tile.rows;
+  p.vectors = tile.vectors;
+  p.nr = int64_t{p.vectors} * lanes;
+  p.kc_max = std::max<int64_t>(lanes, kPanelBytes / (p.nr * size));
+  // Blocks of equal size: K = 576 in 170s would end on a block of 66.
+  if (k > 0) p.kc_max = (k + (k + p.kc_max - 1) / p.kc_max - 1) / ((k + p.kc_max - 1) / p.kc_max);
+  p.tiles_total = m > 0 ? (m + p.rows - 1) / p.rows : 0;
+  p.whole_a = p.tiles_total > 0 && k > 0 && p.tiles_total * p.rows * k * size <= kWholeABytes;
+  int64_t panels = std::max<int64_t>(
+      1, (p.whole_a ? kSmallBlockBytes : BlockBytes()) / (p.kc_max * p.nr * size));
+  if (n > 0) panels = std::min(panels, (n + p.nr - 1) / p.nr);
+  p.nc_max = panels * p.nr;
+  int64_t tiles = std::max<int64_t>(1, kRowBlockBytes / (p.kc_max * p.rows * size));
+  if (m > 0) tiles = std::min(tiles, (m + p.rows - 1) / p.rows);
+  p.mc_max = tiles * p.rows;
+  return p;
+}
+
+int64_t PackedPanelWidth(const Expr* rhs, const std::vector<ExprPtr>& dims, int n, int k) {
+  const auto& ix = rhs->operands;
+  const size_t r = ix.size();
+  if (rhs->kind != ExprKind::kLoad || r < 3 || dims.size() != r ||
+      dims.back()->kind != ExprKind::kConst) {
+    return 0;
+  }
+  const std::optional<int64_t> nr = dims.back()->i_value;
+  auto is_var = [](const ExprPtr& e, int var) {
+    return e->kind == ExprKind::kLoopVar && e->index == var;
+  };
+  auto is_n_by_nr = [&](const ExprPtr& e, ScalarOp op) {
+    return e->kind == ExprKind::kOp && e->op == op && e->operands.size() == 2 &&
+           is_var(e->operands[0], n) && e->operands[1]->kind == ExprKind::kConst &&
+           e->operands[1]->i_value == nr;
+  };
+  if (!nr || !is_n_by_nr(ix[r - 1], ScalarOp::kMod) || !is_var(ix[r - 2], k) ||
+      !is_n_by_nr(ix[r - 3], ScalarOp::kDiv)) {
+    return 0;
+  }
+  for (size_t i = 0; i + 3 < r; ++i) {
+    if (UsesLoopVar(ix[i].get(), n) || UsesLoopVar(ix[i].get(), k)) return 0;
+  }
+  return *nr;
+}
+
+}  // namespace graphjit::compiler::codegen_internal

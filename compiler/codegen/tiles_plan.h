@@ -1,0 +1,38 @@
+// The tiled products' plan (compiler/codegen/codegen_tiles.cc): the register tile, the
+// blocks of k, rows and columns sized for the caches, and whether A is packed once per
+// call, from the product's constant extents and the host's vectors. No LLVM here: the
+// numbers the emitted loops run by.
+#ifndef GRAPHJIT_COMPILER_CODEGEN_TILES_PLAN_H_
+#define GRAPHJIT_COMPILER_CODEGEN_TILES_PLAN_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "compiler/lower/kernel_ir.h"
+
+namespace graphjit::compiler::codegen_internal {
+
+struct TilePlan {
+  int rows = 0, vectors = 0;  // the register tile: MR rows of V vectors
+  int64_t nr = 0;             // V * lanes: a panel's columns
+  int64_t kc_max = 0;         // a block of k (blocks of equal size)
+  int64_t tiles_total = 0;    // tiles of MR rows over a constant M (0: M not constant)
+  bool whole_a = false;       // A (constant M and K, small) packed once per call
+  int64_t nc_max = 0;         // a block of columns (whole panels)
+  int64_t mc_max = 0;         // a block of rows (whole tiles)
+};
+
+// The plan for an M x N x K product (constants, 0 when not) of `element_bytes` elements
+// on vectors of `lanes` with `registers` of them; `packed_vectors` > 0 takes that panel
+// width (weights packed into panels at compile time).
+TilePlan PlanTiles(int64_t m, int64_t n, int64_t k, int lanes, int registers, int packed_vectors,
+                   int64_t element_bytes);
+
+// The panel width NR when `rhs` reads weights orient_products packed into the tiles'
+// panels (compiler/passes/orient_products.h): a load of [.., panels, K, NR] at
+// [.., n / NR, k, n % NR] with no other index using n or k; else 0.
+int64_t PackedPanelWidth(const Expr* rhs, const std::vector<ExprPtr>& dims, int n, int k);
+
+}  // namespace graphjit::compiler::codegen_internal
+
+#endif  // GRAPHJIT_COMPILER_CODEGEN_TILES_PLAN_H_
