@@ -15,6 +15,7 @@
 
 #include "compiler/codegen/codegen_emitter.h"
 #include "compiler/lower/index_exprs.h"
+#include "compiler/lower/simplify_index.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Intrinsics.h"
@@ -143,12 +144,18 @@ KernelEmitter::LaneClass KernelEmitter::ClassifyLanes(const Expr* e, int var) {
                                IsVar(e->operands.back().get(), var);
       if (written && !own_element) {
         result = LaneClass::kNo;
-      } else if (result == LaneClass::kVarying) {
-        // Its indices move with var: one vector load if consecutive, two and a shuffle
-        // if every other element, else a gather.
-        if (StrideTwoAlong(e->operands, var) && e->dtype != DType::kBool) {
+      } else if (result != LaneClass::kUniform) {
+        // Its indices move with var: one vector load if consecutive (also where they
+        // split var over dims by divisions, whose lanes have no vector form: the indices
+        // are scalars, the first lane's), two and a shuffle if every other element;
+        // else scalar.
+        if (result == LaneClass::kVarying && StrideTwoAlong(e->operands, var) &&
+            e->dtype != DType::kBool) {
           stride_two_loads_.insert(e);
-        } else if (!UnitStrideAlong(e->operands, var)) {
+        } else if (UnitStrideAlong(e->operands, var) ||
+                   ConsecutiveInMemory(e->operands, program_.buffers[b].dims, var, kernel_.loops)) {
+          result = LaneClass::kVarying;
+        } else {
           result = LaneClass::kNo;
         }
       }
@@ -209,7 +216,11 @@ int KernelEmitter::PlanLanes(const ExprPtr& value, int var,
     for (const ExprPtr& index : *store_indices) {
       if (!CheckTree(index, "store index")) return 0;
     }
-    if (!UnitStrideAlong(*store_indices, var)) return 0;
+    if (!UnitStrideAlong(*store_indices, var) &&
+        !ConsecutiveInMemory(*store_indices, program_.buffers[kernel_.out].dims, var,
+                             kernel_.loops)) {
+      return 0;
+    }
   }
   lane_class_.clear();
   stride_two_loads_.clear();

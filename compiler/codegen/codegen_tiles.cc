@@ -28,6 +28,7 @@
 
 #include "compiler/codegen/codegen_emitter.h"
 #include "compiler/codegen/tiles_plan.h"
+#include "compiler/lower/simplify_index.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Intrinsics.h"
@@ -57,11 +58,14 @@ bool KernelEmitter::EmitTiles() {
       rhs->kind != ExprKind::kLoad || UsesLoopVar(lhs, n) || UsesLoopVar(rhs, m)) {
     return false;
   }
-  // C contiguous along n, or at f(m) + g(n) (a fused epilogue writing a padded buffer's
-  // interior, rows of an image with a border around them): then each vector of a tile is
-  // gathered and scattered at lane offsets fixed per panel.
+  // C contiguous along n (also in memory through indices that split n over an image's
+  // rows), or at f(m) + g(n) (a fused epilogue writing a padded buffer's interior, rows
+  // of an image with a border around them): then each vector of a tile is gathered and
+  // scattered at lane offsets fixed per panel.
   const ExprPtr c_elem = Load(kernel_.out, dtype, out_indices);
-  const bool scatter_c = !ContiguousAlongN(out_indices, n);
+  const bool scatter_c =
+      !ContiguousAlongN(out_indices, n) &&
+      !ConsecutiveInMemory(out_indices, program_.buffers[kernel_.out].dims, n, kernel_.loops);
   if (scatter_c && !SeparableLoad(c_elem.get(), m, n)) return false;
   const int64_t size = ir::DTypeSize(dtype);
   const int lanes = VectorBytes() / static_cast<int>(size);

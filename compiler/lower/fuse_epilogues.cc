@@ -154,6 +154,7 @@ std::optional<Fusion> EpilogueOf(const Program& p, int i,
   // the tiles scatter to.
   const int m_var = static_cast<int>(rank) - 2, n_var = m_var + 1;
   if (!ContiguousAlong(f.target, n_var) &&
+      !ConsecutiveInMemory(f.target, p.buffers[e.out].dims, n_var, extents) &&
       (!SeparableLoad(Load(e.out, temp.dtype, f.target).get(), m_var, n_var) ||
        RowRun(f.target, n_var) < kMinScatteredRow)) {
     return std::nullopt;

@@ -18,7 +18,8 @@ namespace graphjit::compiler {
 // Fuses each tiled kMatmul (order kTiles, no epilogue yet, default store) into temp T
 // with the one kernel that reads T when that kernel is a kPointwise over T's elements (its
 // loops T's dims, or a reshape of them) reading T only at its own element, storing a float
-// of T's dtype contiguously along the product's n or at f(m) + g(n) (a padded buffer's
+// of T's dtype contiguously along the product's n (in memory: also through indices that
+// split n over an image's rows, [m, n / W, n % W]) or at f(m) + g(n) (a padded buffer's
 // interior: the tiles scatter there); nothing between them reads what the consumer writes
 // or writes what it reads, except fills of its output (a pad's border), which move before
 // the product. T is dropped, kernel names renumbered. Must not fire on anything else: T

@@ -181,6 +181,18 @@ ExprPtr SimplifyIndexExpr(const ExprPtr& e, const std::vector<ExprPtr>& loop_ext
   return s.Simplify(e);
 }
 
+bool ConsecutiveInMemory(const std::vector<ExprPtr>& indices, const std::vector<ExprPtr>& dims,
+                         int var, const std::vector<ExprPtr>& loop_extents) {
+  if (indices.empty() || indices.size() != dims.size()) return false;
+  ExprPtr offset = ConstI(0), stride = ConstI(1);
+  for (size_t d = indices.size(); d-- > 0;) {
+    offset = Op(ScalarOp::kAdd, offset, Op(ScalarOp::kMul, indices[d], stride));
+    stride = Op(ScalarOp::kMul, stride, dims[d]);
+  }
+  const ExprPtr rest = SimplifyIndexExpr(Op(ScalarOp::kSub, offset, LoopVar(var)), loop_extents);
+  return !UsesLoopVar(rest.get(), var);
+}
+
 ExprNodeCounts CountKernelExprNodes(const Program& program) {
   ExprNodeCounts counts;
   for (const Kernel& k : program.kernels) {

@@ -77,6 +77,13 @@ void SimplifyKernel(Kernel* kernel);
 // (loop variables without an extent are any i64), for tests and tools.
 ExprPtr SimplifyIndexExpr(const ExprPtr& e, const std::vector<ExprPtr>& loop_extents);
 
+// Whether consecutive values of loop variable `var` address consecutive elements of a
+// row-major buffer of `dims` through `indices`: their element offset, simplified, is
+// x + var with x free of var. Also where the indices split var over several dims (a
+// product [C, H * W] read or stored as an image [C, H, W] at [m, n / W, n % W]).
+bool ConsecutiveInMemory(const std::vector<ExprPtr>& indices, const std::vector<ExprPtr>& dims,
+                         int var, const std::vector<ExprPtr>& loop_extents);
+
 // Expression nodes of a program's kernels: each distinct node (pointer) counted once per
 // kernel, as codegen emits them, i64 ones (index arithmetic) and all; and every use
 // counted, as ExprToString prints them and the kernel-unit texts spell them.

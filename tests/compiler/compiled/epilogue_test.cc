@@ -104,6 +104,21 @@ const Case kCases[] = {
 })",
      {{1, 16, 24}, {1, 24, 160}, {16, 1, 1}},
      true},
+    {"residual then relu stored in an image's shape of short rows (13 x 11, as a 1x1 "
+     "convolution's output is: consecutive in memory; two blocks of k)",
+     R"(graph g {
+  %0 = input {name="a"} : DT[1, 16, 300]
+  %1 = input {name="b"} : DT[1, 300, 143]
+  %2 = input {name="r"} : DT[1, 16, 11, 13]
+  %3 = matmul(%0, %1) : DT[1, 16, 143]
+  %4 = reshape(%3) {shape=[1, 16, 11, 13]} : DT[1, 16, 11, 13]
+  %5 = add(%4, %2) : DT[1, 16, 11, 13]
+  %6 = full {value=0} : DT[]
+  %7 = maximum(%5, %6) : DT[1, 16, 11, 13]
+  return %7
+})",
+     {{1, 16, 300}, {1, 300, 143}, {1, 16, 11, 13}},
+     true},
     {"into a padded buffer's interior (its border fills move before the product; panels "
      "across a row end scatter)",
      R"(graph g {

@@ -534,5 +534,22 @@ TEST(SimplifyIndex, TinyGPTGivesTheSameResults) {
   }
 }
 
+// n split over an image's rows and columns is consecutive in memory where the image's
+// row is exactly the split's width; not inside a padded buffer's interior (rows of W + 2)
+// nor along a transposed index.
+TEST(SimplifyIndex, ConsecutiveInMemoryThroughDivMod) {
+  const std::vector<ExprPtr> extents = {C(1), C(256), C(3136)};
+  const std::vector<ExprPtr> image = {C(1), C(256), C(56), C(56)};
+  EXPECT_TRUE(
+      ConsecutiveInMemory({C(0), V(1), Div(V(2), C(56)), Mod(V(2), C(56))}, image, 2, extents));
+  EXPECT_TRUE(ConsecutiveInMemory({C(0), V(1), C(3), Add(V(2), C(1))}, image, 2, extents));
+  const std::vector<ExprPtr> padded = {C(1), C(256), C(58), C(58)};
+  EXPECT_FALSE(ConsecutiveInMemory(
+      {C(0), V(1), Add(Div(V(2), C(56)), C(1)), Add(Mod(V(2), C(56)), C(1))}, padded, 2, extents));
+  EXPECT_FALSE(ConsecutiveInMemory({C(0), V(2), C(0), V(1)}, image, 2, extents));
+  EXPECT_FALSE(ConsecutiveInMemory({C(0), V(1), Mul(V(2), C(2)), C(0)}, image, 2, extents));
+  EXPECT_FALSE(ConsecutiveInMemory({C(0), V(1)}, image, 2, extents));  // rank mismatch
+}
+
 }  // namespace
 }  // namespace graphjit::compiler
