@@ -132,8 +132,10 @@ ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& 
   // vector selects uniform across the lanes as branches, v16 the BLAS helper taking ldb
   // and ldc (products split by columns), ..., v19 tiles gathering an operand at
   // f(row) + g(k) (a convolution's windows) as they pack it, v20 products with epilogues
-  // (C stored at f(m) + g(n) too).
-  h.Text("graphjit-kernel-key-v20");
+  // (C stored at f(m) + g(n) too), v21 loads and stores consecutive in memory through
+  // indices split by divisions as vectors, and the tiles' packs reading a few runs of
+  // consecutive elements by masked loads.
+  h.Text("graphjit-kernel-key-v21");
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir, emit_asm and keep_object change what is kept.
   h.Text(absl::StrCat("tile_matmuls=", codegen.tile_matmuls, ",tier=", CodeTierName(codegen.tier),
