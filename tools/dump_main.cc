@@ -81,6 +81,9 @@ ABSL_FLAG(bool, fuse_attention, true,
 ABSL_FLAG(bool, fuse_epilogues, true,
           "apply the pointwise ops after a tiled product (bias, activation, residual) in its "
           "stores; false: in a kernel of their own, to compare");
+ABSL_FLAG(bool, fills_once, true,
+          "run kernels that store the same constants every call (a pad's border of zeros) "
+          "once per workspace; false: on every call, to compare");
 ABSL_FLAG(int32_t, profile_calls, 200, "timed calls for --profile (after 3 warm-up calls)");
 ABSL_FLAG(std::string, tier, "o2",
           "code tier of the compiled stages, --stats and --profile: o2 or baseline");
@@ -338,7 +341,8 @@ int Main(int argc, char** argv) {
   }
   compiler::LowerPipeline lowering =
       compiler::LowerPipeline::FromOptions({.fuse_attention = absl::GetFlag(FLAGS_fuse_attention),
-                                            .fuse_epilogues = absl::GetFlag(FLAGS_fuse_epilogues)});
+                                            .fuse_epilogues = absl::GetFlag(FLAGS_fuse_epilogues),
+                                            .fills_once = absl::GetFlag(FLAGS_fills_once)});
   std::vector<std::string> print_after = absl::GetFlag(FLAGS_print_after);
   if (absl::GetFlag(FLAGS_print_after_all)) print_after.push_back("*");
   // Names of lowering steps go to the lowering, of back-end steps to the back end, the
@@ -396,6 +400,7 @@ int Main(int argc, char** argv) {
     options.optimize = false;  // the pipeline above already ran
     options.fuse_attention = absl::GetFlag(FLAGS_fuse_attention);
     options.fuse_epilogues = absl::GetFlag(FLAGS_fuse_epilogues);
+    options.fills_once = absl::GetFlag(FLAGS_fills_once);
     options.codegen.keep_ir = stage == "llvm" || stage == "llvm-opt" || compile_steps;
     options.codegen.emit_asm = stage == "asm";
     options.print_after_back_end = after_back_end;
@@ -562,7 +567,8 @@ int Main(int argc, char** argv) {
     absl::StatusOr<compiler::LoweredGraph> plain =
         compiler::Lower(graph, {.simplify_indices = false,
                                 .fuse_attention = absl::GetFlag(FLAGS_fuse_attention),
-                                .fuse_epilogues = absl::GetFlag(FLAGS_fuse_epilogues)});
+                                .fuse_epilogues = absl::GetFlag(FLAGS_fuse_epilogues),
+                                .fills_once = absl::GetFlag(FLAGS_fills_once)});
     if (plain.ok()) {
       const compiler::ExprNodeCounts before = compiler::CountKernelExprNodes(plain->program);
       const ir::Clock::time_point start = ir::Clock::now();

@@ -2,6 +2,7 @@
 #include "compiler/compiled/back_end.h"
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
 #include <utility>
 
@@ -305,6 +306,11 @@ ir::PassManager<BackEndState> BackEnd::Steps() {
     KernelSet& set = *s.set;
     const Program& program = *s.program;
     set.addresses_ = KernelSet::AddressesOf(program);
+    // Unique per set in the process: the workspace header names the set that ran last.
+    static std::atomic<uint64_t> sets{0};
+    set.identity_ = ++sets;
+    set.has_header_ = !(program.workspace_bytes == ir::SymExpr(0));
+    set.num_symbols_ = static_cast<int>(program.symbols.size());
     set.run_threads_ = s.options->run_threads;
     set.min_parallel_work_ = s.options->min_parallel_work;
     for (size_t k = 0; k < program.kernels.size(); ++k) {
@@ -324,6 +330,8 @@ ir::PassManager<BackEndState> BackEnd::Steps() {
         call.parallel_align = std::max<int64_t>(1, kernel.parallel_align);
       }
       call.blas = kernel.kind == KernelKind::kExternMatmul;
+      call.once = kernel.once;
+      set.any_once_ = set.any_once_ || kernel.once;
       if (ExprPtr work = KernelWork(kernel); IsSymbolArithmetic(work.get())) call.work = work;
       set.calls_.push_back(std::move(call));
     }

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/compiled/kernel_set.h"
 #include "ir/status_macros.h"
 
 namespace graphjit::compiler {
@@ -34,6 +35,7 @@ absl::StatusOr<std::shared_ptr<char>> Allocate(int64_t bytes) {
   if (mem == nullptr) {
     return absl::ResourceExhaustedError(absl::StrCat("workspace of ", bytes, " bytes"));
   }
+  KernelSet::ClearHeader(static_cast<char*>(mem), bytes);
   return std::shared_ptr<char>(static_cast<char*>(mem), std::free);
 }
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/compiled/call_frame.h"
+#include "compiler/compiled/kernel_set.h"
 #include "ir/check.h"
 #include "ir/status_macros.h"
 
@@ -218,6 +219,7 @@ absl::Status CompiledCall::Run(absl::Span<const runtime::Tensor* const> inputs,
     if (mem == nullptr) {
       return absl::ResourceExhaustedError(absl::StrCat("workspace of ", bytes, " bytes"));
     }
+    KernelSet::ClearHeader(static_cast<char*>(mem), rounded);
     workspace_ = std::shared_ptr<char>(static_cast<char*>(mem), std::free);
     workspace_capacity_ = rounded;
   }

@@ -169,6 +169,7 @@ absl::Status CompiledGraph::OptimizeAndLower(const ir::Graph& graph,
   LowerOptions lower_options;
   lower_options.fuse_attention = options.fuse_attention;
   lower_options.fuse_epilogues = options.fuse_epilogues;
+  lower_options.fills_once = options.fills_once;
   lower_options.products = ProductsOf(options);
   GJ_ASSIGN_OR_RETURN(lowered_, Lower(graph_, lower_options));
   timings_.lower = ir::SecondsSince(start);

@@ -33,6 +33,9 @@ struct CompileGraphOptions {
   // A tiled product applies the pointwise ops after it (bias, activation, residual) as it
   // stores each tile (compiler/lower/fuse_epilogues.h). Off only to measure what that buys.
   bool fuse_epilogues = true;
+  // Kernels that store the same constants every call (a pad's border of zeros) run once
+  // per workspace (compiler/lower/constant_fills.h). Off only to measure what that buys.
+  bool fills_once = true;
   // Where kernels are found and kept (memory, disk, Redis), compile threads, dumps,
   // profiling and logging; null: CompileEnv::FromEnvironment(). Must outlive the compile.
   const CompileEnv* env = nullptr;

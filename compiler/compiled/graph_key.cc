@@ -21,6 +21,7 @@ ContentKey GraphContentKey(const ir::Graph& graph, const runtime::TensorMap& par
       ",tile_matmuls=", options.codegen.tile_matmuls, ",tier=", CodeTierName(options.codegen.tier),
       ",max_vector_bytes=", options.codegen.max_vector_bytes,
       ",fuse_attention=", options.fuse_attention, ",fuse_epilogues=", options.fuse_epilogues,
+      ",fills_once=", options.fills_once,
       // auto's choice depends on the kernels OpenBLAS runs (OPENBLAS_CORETYPE).
       ",products=", ProductKernelsName(ProductsOf(options)), ",blas=", runtime::BlasCoreName(),
       // Not the code, but the compiled graph's calls run on this many.

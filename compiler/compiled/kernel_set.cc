@@ -1,9 +1,11 @@
 #include "compiler/compiled/kernel_set.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -11,6 +13,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/numbers.h"
 #include "compiler/compiled/back_end.h"
+#include "compiler/lower/buffer_plan.h"
 #include "compiler/store/content_store.h"
 #include "ir/clock.h"
 #include "ir/status_macros.h"
@@ -79,14 +82,36 @@ void KernelSet::Locate(void** args, const int64_t* symbols, char* workspace,
   }
 }
 
+void KernelSet::ClearHeader(char* workspace, int64_t bytes) {
+  if (workspace != nullptr && bytes >= kWorkspaceHeaderBytes) {
+    std::memset(workspace, 0, kWorkspaceHeaderBytes);
+  }
+}
+
+bool KernelSet::ConstantsKept(const int64_t* symbols, char* workspace) const {
+  if (!has_header_ || workspace == nullptr) return false;
+  // FNV-1a over the symbol values: another binding moves the once kernels' buffers (and
+  // changes their sizes).
+  uint64_t hash = 14695981039346656037ull;
+  for (int s = 0; s < num_symbols_; ++s) {
+    hash = (hash ^ static_cast<uint64_t>(symbols[s])) * 1099511628211ull;
+  }
+  uint64_t* header = reinterpret_cast<uint64_t*>(workspace);
+  const bool kept = any_once_ && header[0] == identity_ && header[1] == hash;
+  header[0] = identity_;
+  header[1] = hash;
+  return kept;
+}
+
 template <typename OnCall>
-void KernelSet::RunCalls(void** args, const int64_t* symbols, char* workspace,
+void KernelSet::RunCalls(void** args, const int64_t* symbols, char* workspace, bool skip_once,
                          OnCall on_call) const {
   absl::InlinedVector<void*, 64> address;
   Locate(args, symbols, workspace, &address);
   absl::InlinedVector<void*, 16> unit_args;
   absl::InlinedVector<int64_t, 16> unit_symbols;
   for (const Call& call : calls_) {
+    if (skip_once && call.once) continue;
     unit_args.clear();
     unit_symbols.clear();
     for (int b : call.buffers) unit_args.push_back(address[b]);
@@ -165,7 +190,8 @@ std::pair<int64_t, int64_t> KernelSet::PartRange(const Call& call, int64_t exten
 }
 
 void KernelSet::PlanStep(void** args, const int64_t* symbols, char* workspace,
-                         runtime::PhasedJob* job, std::vector<StepTask>* plan) const {
+                         runtime::PhasedJob* job, std::vector<StepTask>* plan,
+                         bool skip_once) const {
   const int threads = run_threads_;
   job->Reset(threads);
   absl::InlinedVector<void*, 64> address(addresses_.size(), nullptr);
@@ -212,6 +238,7 @@ void KernelSet::PlanStep(void** args, const int64_t* symbols, char* workspace,
       job->BeginPhase();
       std::fill(load.begin(), load.end(), 0);
     }
+    if (skip_once && call.once) continue;
     int64_t extent;
     const int parts = Parts(call, symbols, run_threads_, &extent);
     // Each BLAS call on one thread: the pool's threads run the others beside it.
@@ -264,6 +291,7 @@ int64_t KernelSet::StepWork(const int64_t* symbols) const {
 }
 
 void KernelSet::Run(void** args, const int64_t* symbols, char* workspace) const {
+  const bool skip_once = ConstantsKept(symbols, workspace);
   // A step that would not fork (a tiny graph) skips planning: its call stays ~100 ns.
   if (run_threads_ > 1 && (fixed_forks_.has_value() ? *fixed_forks_ : StepForks(symbols))) {
     StepChoice::Ticket ticket = {StepChoice::Path::kPool, false, 0};
@@ -275,29 +303,30 @@ void KernelSet::Run(void** args, const int64_t* symbols, char* workspace) const 
       // One job per step: the pool wakes once and each thread walks its share of every
       // phase (runtime/phased_job.h); a job kept per thread keeps its memory across calls.
       thread_local runtime::PhasedJob job;
-      PlanStep(args, symbols, workspace, &job);
+      PlanStep(args, symbols, workspace, &job, /*plan=*/nullptr, skip_once);
       runtime::ThreadPool::Shared().RunPhased(job);
     } else {
-      RunCalls(args, symbols, workspace, [&](const Call& call, void** a, const int64_t* s) {
-        RunCall(call, a, s, symbols, /*threads=*/1);
-      });
+      RunCalls(args, symbols, workspace, skip_once,
+               [&](const Call& call, void** a, const int64_t* s) {
+                 RunCall(call, a, s, symbols, /*threads=*/1);
+               });
     }
     if (ticket.timed) choice_->Record(ticket, ir::SecondsSince(start));
     return;
   }
-  RunCalls(args, symbols, workspace, [&](const Call& call, void** a, const int64_t* s) {
+  RunCalls(args, symbols, workspace, skip_once, [&](const Call& call, void** a, const int64_t* s) {
     RunCall(call, a, s, symbols, run_threads_);
   });
 }
 
 void KernelSet::RunTimed(void** args, const int64_t* symbols, char* workspace,
                          double* kernel_seconds) const {
-  size_t k = 0;
-  RunCalls(args, symbols, workspace, [&](const Call& call, void** a, const int64_t* s) {
-    const auto start = ir::Clock::now();
-    RunCall(call, a, s, symbols, run_threads_);
-    kernel_seconds[k++] += ir::SecondsSince(start);
-  });
+  RunCalls(args, symbols, workspace, ConstantsKept(symbols, workspace),
+           [&](const Call& call, void** a, const int64_t* s) {
+             const auto start = ir::Clock::now();
+             RunCall(call, a, s, symbols, run_threads_);
+             kernel_seconds[&call - calls_.data()] += ir::SecondsSince(start);
+           });
 }
 
 std::vector<KernelBinding> KernelSet::bindings() const {

@@ -138,6 +138,13 @@ class KernelSet {
   // slot per kernel): what the profiler (compiler/compiled/profile.h) reads. Kernels run
   // one at a time here (each split as by Run, with its own fork-join), so each has a time.
   void RunTimed(void** args, const int64_t* symbols, char* workspace, double* kernel_seconds) const;
+  // Both skip the kernels that store the same constants every call (Kernel::once) when
+  // the workspace's header (compiler/lower/buffer_plan.h) says this set ran on it last,
+  // for the same symbol values; else they run them. Every call writes the header, so a
+  // workspace another program used in between gets its constants again.
+  // A workspace fresh from the allocator must have its header cleared first: its bytes
+  // may happen to look like a set's.
+  static void ClearHeader(char* workspace, int64_t bytes);
 
   const KernelSetStats& stats() const { return stats_; }
   int run_threads() const { return run_threads_; }
@@ -184,12 +191,18 @@ class KernelSet {
     // (compiler/compiled/step_phases.h).
     ExprPtr work;
     int phase = 0;
+    bool once = false;  // Kernel::once
   };
+  // Whether the once kernels' constants are in `workspace` from an earlier call of this
+  // set at the same symbols; writes the header for this call either way.
+  bool ConstantsKept(const int64_t* symbols, char* workspace) const;
   // Where each program buffer is for this call.
   void Locate(void** args, const int64_t* symbols, char* workspace,
               absl::InlinedVector<void*, 64>* address) const;
+  // Each call in order (but the once ones when `skip_once`), its unit args and symbols.
   template <typename OnCall>
-  void RunCalls(void** args, const int64_t* symbols, char* workspace, OnCall on_call) const;
+  void RunCalls(void** args, const int64_t* symbols, char* workspace, bool skip_once,
+                OnCall on_call) const;
   // Runs `call` with its unit args and symbols (program symbols for the split), split
   // over up to `threads` threads.
   void RunCall(const Call& call, void** unit_args, const int64_t* unit_symbols,
@@ -200,7 +213,7 @@ class KernelSet {
   // worth a split). BLAS calls run single-threaded from then on.
   // With `plan`, also lists the tasks there (args may then be null).
   void PlanStep(void** args, const int64_t* symbols, char* workspace, runtime::PhasedJob* job,
-                std::vector<StepTask>* plan = nullptr) const;
+                std::vector<StepTask>* plan = nullptr, bool skip_once = false) const;
   // Whether PlanStep would give any thread but the first a task at these symbols.
   bool StepForks(const int64_t* symbols) const;
   // The work (Kernel::parallel_work units) of all kernels at these symbols.
@@ -219,6 +232,12 @@ class KernelSet {
   };
   static std::vector<Address> AddressesOf(const Program& program);
   std::vector<Call> calls_;
+  // The workspace header: this set's identity (unique in the process), whether the
+  // program has a workspace (and so a header), its symbol count, and any once kernel.
+  uint64_t identity_ = 0;
+  bool has_header_ = false;
+  bool any_once_ = false;
+  int num_symbols_ = 0;
   bool bound_ = false;
   int run_threads_ = 1;
   int64_t min_parallel_work_ = kDefaultMinParallelWork;

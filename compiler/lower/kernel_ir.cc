@@ -278,6 +278,11 @@ ExprPtr* MutableVarExtent(Kernel* k) {
   return nullptr;
 }
 
+ExprPtr VarExtent(const Kernel& k) {
+  const ExprPtr* extent = MutableVarExtent(const_cast<Kernel*>(&k));  // read only
+  return extent == nullptr ? nullptr : *extent;
+}
+
 int NumLoopVars(const Kernel& k) {
   return static_cast<int>(k.loops.size()) + (FactsOf(k.kind).var != KernelKindVar::kNone ? 1 : 0);
 }
@@ -450,7 +455,8 @@ std::string ProgramToString(const Program& p) {
     for (const ExprPtr& s : k.store_indices) store.push_back(ExprToString(s));
     std::string target = absl::StrCat(
         "b", k.out, store.empty() ? "" : absl::StrCat("[", absl::StrJoin(store, ", "), "]"));
-    absl::StrAppend(&out, "  kernel ", k.name, " for ", absl::StrJoin(loops, ", "), ":\n");
+    absl::StrAppend(&out, "  kernel ", k.name, k.once ? " (once)" : "", " for ",
+                    absl::StrJoin(loops, ", "), ":\n");
     absl::StrAppend(&out, kPrintKernel[static_cast<int>(k.kind)](k, target));
   }
   return out;

@@ -187,6 +187,11 @@ struct Kernel {
   int parallel_loop = -1;
   ExprPtr parallel_work = nullptr;
   int64_t parallel_align = 1;
+  // Lowering's mark_constant_fills step (compiler/lower/constant_fills.h): the kernel
+  // stores the same constants on every call where nothing else stores, so the runtime
+  // runs it only when the workspace holds another program's data (a program record
+  // field; codegen ignores it).
+  bool once = false;
   // Set by MakeKernelUnit only: parallel_loop runs over [symbols[range_symbol],
   // symbols[range_symbol + 1]) rather than over its whole extent.
   int range_symbol = -1;
@@ -204,6 +209,8 @@ std::vector<int*> MutableKernelWrites(Kernel* kernel);
 // The extent of the loop variable a kernel has past its loops (variable loops.size(); the
 // kind's Var column): &reduce_extent, &values_width, or null for a kind without one.
 ExprPtr* MutableVarExtent(Kernel* kernel);
+// The same, read only: the extent, or null.
+ExprPtr VarExtent(const Kernel& kernel);
 // The loop variables a kernel's expressions may use: its loops and the variable past them.
 int NumLoopVars(const Kernel& kernel);
 // How many loop variables, from the first, are the store indices when store_indices is

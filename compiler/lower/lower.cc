@@ -6,6 +6,7 @@
 
 #include "compiler/lower/buffer_plan.h"
 #include "compiler/lower/build_kernels.h"
+#include "compiler/lower/constant_fills.h"
 #include "compiler/lower/fuse_attention.h"
 #include "compiler/lower/fuse_epilogues.h"
 #include "compiler/lower/order_loops.h"
@@ -41,6 +42,9 @@ const std::vector<LowerStep>& BuiltinLowerSteps() {
       ProgramStep("fuse_attention", FuseAttention, &LowerOptions::fuse_attention),
       // A tiled product takes the pointwise ops after it into its stores.
       ProgramStep("fuse_epilogues", FuseEpilogues, &LowerOptions::fuse_epilogues),
+      // After fusion (fills move with their products); before the plan, which keeps the
+      // filled buffers' slots to themselves.
+      ProgramStep("mark_constant_fills", MarkConstantFills, &LowerOptions::fills_once),
       // After fusion: the fused kernel's dropped temps take no space.
       ProgramStep("plan_workspace", PlanWorkspace),
       // Last, so dumps, the program evaluator and codegen all see simplified kernels.

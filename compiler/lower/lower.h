@@ -44,12 +44,14 @@ struct LoweredGraph {
 // workspace, reusing space whose live ranges do not overlap. Attention's five kernels
 // (scores, max, exp, sum, P @ V) become one (compiler/lower/fuse_attention.h), and a tiled
 // product takes the pointwise kernel after it as its epilogue (fuse_epilogues.h), before
-// the workspace is planned. Last, the kernels' index expressions are simplified
+// the workspace is planned; fills of constants (a pad's border) run once per workspace
+// rather than once per call (constant_fills.h). Last, the kernels' index expressions are simplified
 // (compiler/lower/simplify_index.h). Runs LowerPipeline::FromOptions(options).
 struct LowerOptions {
   bool simplify_indices = true;  // off: the expressions as built (for tests and --stats)
   bool fuse_attention = true;    // off: attention as five kernels (for tests)
   bool fuse_epilogues = true;    // off: a tiled product's pointwise consumer a kernel of its own
+  bool fills_once = true;        // off: constant fills run on every call (to compare)
   ProductKernels products = ProductKernels::kAuto;  // large products: tiles or BLAS
 };
 absl::StatusOr<LoweredGraph> Lower(const ir::Graph& graph, const LowerOptions& options = {});
@@ -67,6 +69,7 @@ struct LowerStep {
 //   fuse_attention    attention's five kernels as one (fuse_attention.h)
 //   fuse_epilogues    a tiled product's pointwise consumer applied by its stores
 //                     (fuse_epilogues.h)
+//   mark_constant_fills  fills of constants run once per workspace (constant_fills.h)
 //   plan_workspace    the temps' offsets in one workspace (buffer_plan.h)
 //   simplify_indices  index expressions simplified with the loop ranges (simplify_index.h)
 //   mark_parallel     each kernel's loop that may split across threads (parallel_loops.h)

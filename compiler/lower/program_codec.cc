@@ -13,7 +13,8 @@
 namespace graphjit::compiler {
 namespace {
 
-constexpr absl::string_view kTag = "graphjit-program-v2";  // v2: matmul epilogues
+// v2: matmul epilogues; v3: kernels run once per workspace, and a workspace header.
+constexpr absl::string_view kTag = "graphjit-program-v3";
 // Loop variables index a kernel's loops (a handful); anything larger is damage.
 constexpr int64_t kMaxLoopVars = 64;
 
@@ -125,6 +126,7 @@ class ProgramWriter {
     w_.I64(k.parallel_align);
     w_.I64(k.range_symbol);
     Ref(k.epilogue);
+    w_.U8(k.once ? 1 : 0);
   }
 
   ir::ByteWriter w_;
@@ -284,6 +286,7 @@ class ProgramReader {
         r_.Ranged("kernel range symbol", -1,
                   std::max<int64_t>(-1, static_cast<int64_t>(p.symbols.size()) - 2)));
     k.epilogue = Ref("kernel epilogue");
+    k.once = r_.U8("kernel once") != 0;
     return k;
   }
 

@@ -181,6 +181,18 @@ ExprPtr SimplifyIndexExpr(const ExprPtr& e, const std::vector<ExprPtr>& loop_ext
   return s.Simplify(e);
 }
 
+std::optional<std::pair<int64_t, int64_t>> IndexBounds(const ExprPtr& e,
+                                                       const std::vector<ExprPtr>& loop_extents) {
+  if (e == nullptr || e->dtype != ir::DType::kI64) return std::nullopt;
+  Simplifier s;
+  std::vector<Range> vars;
+  for (const ExprPtr& extent : loop_extents) vars.push_back(s.LoopRange(s.SimplifyInt(extent)));
+  s.SetLoopRanges(std::move(vars));
+  const Range r = s.ValuesOf(e);
+  if (!r.exact || r.lo_inf || r.hi_inf) return std::nullopt;
+  return std::pair{r.lo, r.hi};
+}
+
 bool ConsecutiveInMemory(const std::vector<ExprPtr>& indices, const std::vector<ExprPtr>& dims,
                          int var, const std::vector<ExprPtr>& loop_extents) {
   if (indices.empty() || indices.size() != dims.size()) return false;

@@ -6,6 +6,8 @@
 #define GRAPHJIT_COMPILER_LOWER_SIMPLIFY_INDEX_H_
 
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "compiler/lower/kernel_ir.h"
@@ -76,6 +78,11 @@ void SimplifyKernel(Kernel* kernel);
 // `e` simplified as in a kernel whose loop variable k ranges over [0, loop_extents[k])
 // (loop variables without an extent are any i64), for tests and tools.
 ExprPtr SimplifyIndexExpr(const ExprPtr& e, const std::vector<ExprPtr>& loop_extents);
+
+// The least and greatest values i64 expression `e` takes as in SimplifyIndexExpr, or
+// nullopt where a bound is not known (a symbolic extent, a load, a wrap-around).
+std::optional<std::pair<int64_t, int64_t>> IndexBounds(const ExprPtr& e,
+                                                       const std::vector<ExprPtr>& loop_extents);
 
 // Whether consecutive values of loop variable `var` address consecutive elements of a
 // row-major buffer of `dims` through `indices`: their element offset, simplified, is

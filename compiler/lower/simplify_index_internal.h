@@ -148,6 +148,8 @@ class Simplifier {
   // The canonical expression of a linear form: terms in structural order, then the
   // constant; `x + (a * c)`, `x - a`, `x - (a * c)`.
   ExprPtr Build(const Lin& l);
+  // The values an i64 expression takes over the loop ranges set.
+  Range ValuesOf(const ExprPtr& e) { return RangeOf(SimplifyInt(e)); }
 
  private:
   // ---- nodes ---------------------------------------------------------------------------

@@ -159,12 +159,23 @@ TEST(BufferPlan, DeadTempsOfTheSameSizeShareSpace) {
   kernel(3, 2);
   kernel(4, 3);
   PlanWorkspace(&p);
-  EXPECT_EQ(ExprToString(p.buffers[0].workspace_offset), "0");
-  EXPECT_EQ(ExprToString(p.buffers[1].workspace_offset), "0");
-  EXPECT_EQ(ExprToString(p.buffers[2].workspace_offset), "64");
-  EXPECT_EQ(ExprToString(p.buffers[3].workspace_offset), "128");
+  // After the runtime's header (kWorkspaceHeaderBytes).
+  EXPECT_EQ(ExprToString(p.buffers[0].workspace_offset), "64");
+  EXPECT_EQ(ExprToString(p.buffers[1].workspace_offset), "64");
+  EXPECT_EQ(ExprToString(p.buffers[2].workspace_offset), "128");
+  EXPECT_EQ(ExprToString(p.buffers[3].workspace_offset), "192");
   EXPECT_EQ(ExprToString(p.buffers[5].workspace_offset), "0");
-  EXPECT_EQ(p.workspace_bytes, ir::SymExpr(128) + (64 * kS + 63) / 64 * 64);
+  EXPECT_EQ(p.workspace_bytes, ir::SymExpr(192) + (64 * kS + 63) / 64 * 64);
+  // A temp a once kernel fills keeps its slot: b1 no longer takes b0's, b2 b1's.
+  p.kernels[0].once = true;
+  PlanWorkspace(&p);
+  EXPECT_EQ(ExprToString(p.buffers[0].workspace_offset), "64");
+  EXPECT_EQ(ExprToString(p.buffers[1].workspace_offset), "128");
+  EXPECT_EQ(ExprToString(p.buffers[2].workspace_offset), "192");
+  // A program without temps has no workspace, and so no header.
+  Program none;
+  PlanWorkspace(&none);
+  EXPECT_EQ(none.workspace_bytes, ir::SymExpr(0));
 }
 
 }  // namespace

@@ -30,9 +30,9 @@ ir::Graph OptimizedDecodeLayer() {
 TEST(LowerSteps, RunInOrderAndPrintAfterTheNamedOnes) {
   const ir::Graph g = OptimizedDecodeLayer();
   LowerPipeline lowering = LowerPipeline::FromOptions();
-  EXPECT_THAT(lowering.names(),
-              ElementsAre("build_kernels", "fuse_attention", "fuse_epilogues", "plan_workspace",
-                          "simplify_indices", "order_loops", "mark_parallel"));
+  EXPECT_THAT(lowering.names(), ElementsAre("build_kernels", "fuse_attention", "fuse_epilogues",
+                                            "mark_constant_fills", "plan_workspace",
+                                            "simplify_indices", "order_loops", "mark_parallel"));
   std::vector<std::pair<std::string, std::string>> printed;
   ASSERT_TRUE(lowering
                   .SetPrintAfter({"build_kernels", "fuse_attention"},
@@ -51,11 +51,11 @@ TEST(LowerSteps, RunInOrderAndPrintAfterTheNamedOnes) {
   EXPECT_EQ(printed[1].first, "fuse_attention");
   EXPECT_THAT(printed[1].second, HasSubstr("attention over"));
   // 20 kernels as built, 16 once attention's five are one.
-  ASSERT_EQ(lowering.stats().size(), 7u);
+  ASSERT_EQ(lowering.stats().size(), 8u);
   EXPECT_EQ(lowering.stats()[0].kernels, 20);
   EXPECT_EQ(lowering.stats()[1].kernels, 16);
-  EXPECT_EQ(lowering.stats()[4].kernels, lowering.stats()[2].kernels);
-  EXPECT_EQ(lowering.stats()[6].kernels, lowering.stats()[2].kernels);
+  EXPECT_EQ(lowering.stats()[5].kernels, lowering.stats()[2].kernels);
+  EXPECT_EQ(lowering.stats()[7].kernels, lowering.stats()[2].kernels);
   // The list is Lower(): the same program.
   absl::StatusOr<LoweredGraph> direct = Lower(g);
   ASSERT_TRUE(direct.ok()) << direct.status();
@@ -75,8 +75,10 @@ TEST(LowerSteps, PrintAfterAllPrintsEveryStep) {
 }
 
 TEST(LowerSteps, OptionsLeaveStepsOutAndUnknownNamesAreRefused) {
-  LowerPipeline lowering = LowerPipeline::FromOptions(
-      {.simplify_indices = false, .fuse_attention = false, .fuse_epilogues = false});
+  LowerPipeline lowering = LowerPipeline::FromOptions({.simplify_indices = false,
+                                                       .fuse_attention = false,
+                                                       .fuse_epilogues = false,
+                                                       .fills_once = false});
   EXPECT_THAT(lowering.names(),
               ElementsAre("build_kernels", "plan_workspace", "order_loops", "mark_parallel"));
   absl::Status s = lowering.SetPrintAfter({"fuse_attention"}, nullptr);
