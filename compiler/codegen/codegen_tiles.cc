@@ -25,7 +25,6 @@
 // blocks or the thread's row range: results are the same bits on any thread count.
 // Explicit vector code: the baseline tier runs the same tiles as O2.
 #include <algorithm>
-#include <array>
 
 #include "compiler/codegen/codegen_emitter.h"
 #include "compiler/codegen/tiles_plan.h"
@@ -224,72 +223,16 @@ bool KernelEmitter::EmitTiles() {
         body_.CreateOr(equal, body_.CreateNot(lanes_below(body_.getInt64(count))));
     return body_.CreateAndReduce(lane_ok);
   };
-  // How a packing loop reads a vector: one load (consecutive lanes), a masked load per
-  // run of consecutive lanes (LaneRuns), or a gather.
-  enum PackMode { kLoad, kRuns, kGather };
-  // A packing loop's trip count: `kc` for the loop of `mode` when it is `chosen` (an i32,
-  // set per panel), else 0 (the three loops are emitted; two of them run no iteration).
-  auto pack_trips = [&](llvm::Value* chosen, PackMode mode, llvm::Value* kc) {
-    return body_.CreateSelect(body_.CreateICmpEQ(chosen, body_.getInt32(mode)), kc,
-                              body_.getInt64(0));
-  };
-  auto pack_mode = [&](llvm::Value* loads, llvm::Value* runs) {
-    return body_.CreateSelect(
-        loads, body_.getInt32(kLoad),
-        body_.CreateSelect(runs, body_.getInt32(kRuns), body_.getInt32(kGather)));
+  // A packing loop's trip count: `kc` for its loads where `loads` holds, else for its
+  // gathers (both loops are emitted; one of them runs no iteration).
+  auto pack_trips = [&](llvm::Value* loads, bool as_load, llvm::Value* kc) {
+    llvm::Value* none = body_.getInt64(0);
+    return body_.CreateSelect(loads, as_load ? kc : none, as_load ? none : kc);
   };
   // The elements at `base` + offsets (bytes) where `mask` is set, zero elsewhere.
   auto gather = [&](llvm::Value* base, llvm::Value* offsets, llvm::Value* mask) {
     llvm::Value* ptrs = body_.CreateGEP(body_.getInt8Ty(), base, offsets);
     return body_.CreateMaskedGather(vtype, ptrs, ealign, mask, zero);
-  };
-  // A vector whose lanes are a few runs of consecutive elements (a panel of a stride-1
-  // convolution's windows across the end of an image row, a tile of positions spanning
-  // rows) is read by one masked load per run instead of a gather (resnet18's 3 x 3
-  // convolutions at 56 x 56 gather 5 of 7 panels: 2-3% of their time). Per run r: its
-  // lanes' mask and the byte offset from which lane j of the vector is read at
-  // offset + j * size; `few` when the valid lanes form at most kMaxRuns runs.
-  constexpr int kMaxRuns = 3;
-  struct LaneRuns {
-    llvm::Value* few = nullptr;
-    std::array<llvm::Value*, kMaxRuns> offset{}, mask{};
-  };
-  auto lane_runs = [&](llvm::Value* offsets, llvm::Value* valid) {
-    std::vector<int> previous(lanes);
-    for (int j = 0; j < lanes; ++j) previous[j] = std::max(j - 1, 0);
-    llvm::Value* expected = body_.CreateAdd(body_.CreateShuffleVector(offsets, previous),
-                                            body_.CreateVectorSplat(lanes, body_.getInt64(size)));
-    llvm::Value* first_lane = body_.CreateICmpEQ(lane_index, llvm::Constant::getNullValue(ivtype));
-    llvm::Value* starts =
-        body_.CreateAnd(body_.CreateOr(body_.CreateICmpNE(offsets, expected), first_lane), valid);
-    llvm::Value* bits = body_.CreateZExt(body_.CreateBitCast(starts, body_.getIntNTy(lanes)), i64);
-    LaneRuns runs;
-    runs.few = body_.CreateICmpULE(body_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, bits),
-                                   body_.getInt64(kMaxRuns));
-    // Run r from the r-th set bit of `starts` to the next (cttz of 0 is 64: no lanes).
-    llvm::Value* begin = body_.CreateBinaryIntrinsic(llvm::Intrinsic::cttz, bits, body_.getFalse());
-    for (int r = 0; r < kMaxRuns; ++r) {
-      bits = body_.CreateAnd(bits, body_.CreateSub(bits, body_.getInt64(1)));
-      llvm::Value* end = body_.CreateBinaryIntrinsic(llvm::Intrinsic::cttz, bits, body_.getFalse());
-      llvm::Value* at_lane =
-          body_.CreateExtractElement(offsets, smin(begin, body_.getInt64(lanes - 1)));
-      runs.offset[r] = body_.CreateSub(at_lane, mul(begin, size));
-      runs.mask[r] = body_.CreateAnd(
-          valid,
-          body_.CreateAnd(body_.CreateICmpSGE(lane_index, body_.CreateVectorSplat(lanes, begin)),
-                          body_.CreateICmpSLT(lane_index, body_.CreateVectorSplat(lanes, end))));
-      begin = end;
-    }
-    return runs;
-  };
-  // The elements at `base` + the runs' offsets, zero outside their masks.
-  auto load_runs = [&](llvm::Value* base, const LaneRuns& runs) {
-    llvm::Value* x = zero;
-    for (int r = 0; r < kMaxRuns; ++r) {
-      x = body_.CreateMaskedLoad(vtype, body_.CreateGEP(body_.getInt8Ty(), base, runs.offset[r]),
-                                 ealign, runs.mask[r], x);
-    }
-    return x;
   };
   EmitNest(0, nb, [&] {
     llvm::Value* m_extent = EvalTop(kernel_.loops[m], DType::kI64, "M extent");
@@ -355,24 +298,23 @@ bool KernelEmitter::EmitTiles() {
         });
         if (offsets == nullptr) return;
         llvm::Value* group_lanes = lanes_below(body_.getInt64(count));
-        const LaneRuns runs = lane_runs(offsets, group_lanes);
-        llvm::Value* chosen = pack_mode(consecutive_lanes(offsets, count), runs.few);
-        static constexpr const char* kNames[] = {"pack_al", "pack_ar", "pack_ag"};
-        for (PackMode mode : {kLoad, kRuns, kGather}) {
+        llvm::Value* loads = consecutive_lanes(offsets, count);
+        auto pack = [&](bool as_load) {
           EmitCountedLoop(
-              body_.getInt64(0), pack_trips(chosen, mode, kc), 1, kNames[mode],
+              body_.getInt64(0), pack_trips(loads, as_load, kc), 1, as_load ? "pack_al" : "pack_ag",
               [&](llvm::Value* kk) {
                 loop_vars_[m] = clamped_row(m0, g);
                 loop_vars_[k] = body_.CreateAdd(k0, kk);
                 llvm::Value* src = TargetPtr(lhs->index, lhs->operands);
                 if (src == nullptr) return;
-                llvm::Value* x = mode == kLoad
+                llvm::Value* x = as_load
                                      ? body_.CreateMaskedLoad(vtype, src, ealign, group_lanes, zero)
-                                 : mode == kRuns ? load_runs(src, runs)
-                                                 : gather(src, offsets, group_lanes);
+                                     : gather(src, offsets, group_lanes);
                 body_.CreateMaskedStore(x, at(tile_a, add(mul(kk, rows), g)), ealign, group_lanes);
               });
-        }
+        };
+        pack(true);
+        pack(false);
       }
     };
     // C[m0 .. m0+MR, col0 .. col0+NR] (+)= A's tile (kc x MR at tile_a) times B's panel
@@ -521,13 +463,8 @@ bool KernelEmitter::EmitTiles() {
         if (packed_nr == 0)
           EmitCountedLoop(body_.getInt64(0), panels, 1, "pack_p", [&](llvm::Value* p) {
             llvm::Value* col0 = body_.CreateAdd(n0, mul(p, nr));
-            std::vector<llvm::Value*> offsets(vectors), in_n(vectors);
-            std::vector<LaneRuns> runs(vectors);
+            std::vector<llvm::Value*> offsets(vectors);
             llvm::Value* loads = body_.getTrue();
-            llvm::Value* few_runs = body_.getTrue();
-            for (int v = 0; v < vectors; ++v) {
-              in_n[v] = lanes_below(body_.CreateSub(n_end, add(col0, int64_t{v} * lanes)));
-            }
             if (gather_b) {
               loop_vars_[k] = k0;
               for (int v = 0; v < vectors; ++v) {
@@ -538,17 +475,12 @@ bool KernelEmitter::EmitTiles() {
                 if (offsets[v] == nullptr) return;
                 loads = body_.CreateAnd(loads,
                                         consecutive_lanes(offsets[v], lanes, int64_t{v} * lanes));
-                runs[v] = lane_runs(offsets[v], in_n[v]);
-                few_runs = body_.CreateAnd(few_runs, runs[v].few);
               }
             }
-            llvm::Value* chosen = pack_mode(loads, few_runs);
-            static constexpr const char* kNames[] = {"pack_k", "pack_kr", "pack_kg"};
-            for (PackMode mode : {kLoad, kRuns, kGather}) {
-              if (mode != kLoad && !gather_b) break;
+            auto pack = [&](bool as_load) {
               EmitCountedLoop(
-                  body_.getInt64(0), gather_b ? pack_trips(chosen, mode, kc) : kc, 1, kNames[mode],
-                  [&](llvm::Value* kk) {
+                  body_.getInt64(0), gather_b ? pack_trips(loads, as_load, kc) : kc, 1,
+                  as_load ? "pack_k" : "pack_kg", [&](llvm::Value* kk) {
                     loop_vars_[k] = body_.CreateAdd(k0, kk);
                     loop_vars_[n] = col0;
                     llvm::Value* base = TargetPtr(rhs->index, rhs->operands);
@@ -556,16 +488,18 @@ bool KernelEmitter::EmitTiles() {
                     llvm::Value* row = at(packed_b, mul(body_.CreateAdd(mul(p, kc_max), kk), nr));
                     for (int v = 0; v < vectors; ++v) {
                       llvm::Value* col = add(col0, int64_t{v} * lanes);
-                      llvm::Value* x = mode == kLoad
+                      llvm::Value* in_n = lanes_below(body_.CreateSub(n_end, col));
+                      llvm::Value* x = as_load
                                            ? body_.CreateMaskedLoad(vtype, in_panel(base, col, v),
-                                                                    ealign, in_n[v], zero)
-                                       : mode == kRuns ? load_runs(base, runs[v])
-                                                       : gather(base, offsets[v], in_n[v]);
+                                                                    ealign, in_n, zero)
+                                           : gather(base, offsets[v], in_n);
                       body_.CreateAlignedStore(x, at(row, body_.getInt64(int64_t{v} * lanes)),
                                                valign);
                     }
                   });
-            }
+            };
+            pack(true);
+            if (gather_b) pack(false);
           });
         // Row blocks of MC rows: A's block packed, then every panel of B (in L1) against
         // every row tile of it (A's tiles from L2).

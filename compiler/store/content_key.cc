@@ -133,8 +133,7 @@ ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& 
   // and ldc (products split by columns), ..., v19 tiles gathering an operand at
   // f(row) + g(k) (a convolution's windows) as they pack it, v20 products with epilogues
   // (C stored at f(m) + g(n) too), v21 loads and stores consecutive in memory through
-  // indices split by divisions as vectors, and the tiles' packs reading a few runs of
-  // consecutive elements by masked loads.
+  // indices split by divisions ([m, n / W, n % W]) as vectors.
   h.Text("graphjit-kernel-key-v21");
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir, emit_asm and keep_object change what is kept.
