@@ -4,13 +4,16 @@
 //
 //   node ort_run.js MODEL.onnx --input x=@x.npy [--input ...] [--output-dir DIR]
 //        [--threads N] [--repeat N] [--opt-level disabled|basic|extended|all]
-//        [--carry OUT=IN ...]
+//        [--carry OUT=IN ...] [--profile FILE.json]
 //
 // Writes output i as DIR/outputI.npy (as graphjit-run does) and prints one JSON object:
 // the outputs' names and shapes and, with --repeat N, the median (and min) milliseconds
 // per call over N timed calls after one untimed warm-up call. --carry OUT=IN feeds output
 // OUT of each call as input IN of the next (a stream's state, as Silero VAD's hn -> h). Inputs: .npy v1-3, C order,
-// little-endian f4 / f8 / i8. Models with f64 inputs run at optimization level 'basic':
+// little-endian f4 / f8 / i8. --profile FILE (with --repeat) writes ONNX Runtime's own
+// per-node times: each node's median microseconds over every call (the warm-up's too), in
+// execution order, and their sum (where the peer spends a call, node by node, to read
+// beside graphjit-dump --profile). Models with f64 inputs run at optimization level 'basic':
 // at 'all' ONNX Runtime fuses x * sigmoid(x) into a QuickGelu that has no double kernel
 // and refuses the model. Exit 1 with a message on any error.
 'use strict';
@@ -20,7 +23,8 @@ const path = require('path');
 const npy = require('./npy.js');
 
 const USAGE = 'usage: ort_run.js MODEL.onnx --input NAME=@FILE.npy ... [--output-dir DIR] ' +
-    '[--threads N] [--repeat N] [--opt-level disabled|basic|extended|all] [--carry OUT=IN]';
+    '[--threads N] [--repeat N] [--opt-level disabled|basic|extended|all] [--carry OUT=IN] ' +
+    '[--profile FILE.json]';
 
 function fail(message) {
   process.stderr.write(`ort_run: ${message}\n`);
@@ -29,7 +33,7 @@ function fail(message) {
 
 function parseArgs(argv) {
   const args = {model: null, inputs: [], outputDir: null, threads: 1, repeat: 0, optLevel: null,
-                carry: []};
+                carry: [], profile: null};
   const value = (i) => {
     if (i + 1 >= argv.length) fail(`${argv[i]} needs a value\n${USAGE}`);
     return argv[i + 1];
@@ -51,6 +55,8 @@ function parseArgs(argv) {
       const m = /^([^=]+)=([^=]+)$/.exec(value(i++));
       if (!m) fail(`--carry: expected OUT=IN, got '${argv[i]}'`);
       args.carry.push({from: m[1], to: m[2]});
+    } else if (a === '--profile') {
+      args.profile = value(i++);
     } else if (a === '--output-dir') {
       args.outputDir = value(i++);
     } else if (a === '--threads') {
@@ -74,6 +80,9 @@ function parseArgs(argv) {
     }
   }
   if (args.model === null) fail(`no model given\n${USAGE}`);
+  if (args.profile !== null && args.repeat === 0) {
+    fail('--profile needs --repeat N: the per-node medians are over the timed calls');
+  }
   return args;
 }
 
@@ -92,6 +101,23 @@ function loadOrt() {
     }
   }
   fail(`onnxruntime-node not found in ${fetched}/onnxruntime-node: run scripts/fetch_models.sh`);
+}
+
+// ONNX Runtime's profile (a Chrome trace: one event per node and call) as each node's median
+// kernel time over the calls, in the order the nodes first ran.
+function summarizeProfile(trace) {
+  const nodes = new Map();
+  for (const e of trace) {
+    if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time')) continue;
+    const name = e.name.slice(0, -'_kernel_time'.length);
+    if (!nodes.has(name)) nodes.set(name, {op: (e.args && e.args.op_name) || '', us: []});
+    nodes.get(name).us.push(e.dur);
+  }
+  const out = [];
+  for (const [name, n] of nodes) {
+    out.push({name: name, op: n.op, median_us: median(n.us), calls: n.us.length});
+  }
+  return {nodes: out, total_us: out.reduce((a, n) => a + n.median_us, 0)};
 }
 
 function median(values) {
@@ -122,6 +148,13 @@ async function main() {
     executionMode: 'sequential',
     graphOptimizationLevel: args.optLevel || (hasF64 ? 'basic' : 'all'),
   };
+  // The raw trace goes to a scratch directory and is summarized into --profile's file.
+  let traceDir = null;
+  if (args.profile !== null) {
+    traceDir = fs.mkdtempSync(path.join(require('os').tmpdir(), 'ort_run_profile_'));
+    options.enableProfiling = true;
+    options.profileFilePrefix = path.join(traceDir, 'trace');
+  }
   let model;
   try {
     model = await ort.InferenceSession.create(args.model, options);
@@ -169,6 +202,25 @@ async function main() {
     report.repeat = args.repeat;
     report.median_ms = median(ms);
     report.min_ms = Math.min(...ms);
+  }
+  if (traceDir !== null) {
+    model.endProfiling();
+    const traces = fs.readdirSync(traceDir).filter((f) => f.endsWith('.json'));
+    if (traces.length !== 1) fail(`ONNX Runtime wrote ${traces.length} profiles to ${traceDir}`);
+    let summary;
+    try {
+      summary = summarizeProfile(JSON.parse(fs.readFileSync(path.join(traceDir, traces[0]))));
+    } catch (e) {
+      fail(`reading ONNX Runtime's profile: ${e.message}`);
+    }
+    fs.rmSync(traceDir, {recursive: true, force: true});
+    try {
+      fs.writeFileSync(args.profile, JSON.stringify(summary, null, 1) + '\n');
+    } catch (e) {
+      fail(`--profile ${args.profile}: ${e.message}`);
+    }
+    report.profile = args.profile;
+    report.profile_total_ms = summary.total_us / 1000;
   }
   if (args.outputDir !== null) {
     fs.mkdirSync(args.outputDir, {recursive: true});
