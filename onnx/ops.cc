@@ -18,6 +18,7 @@ const OpTable& Ops() {
     AddEinsumOps(t);
     AddRecurrentOps(t);
     AddControlOps(t);
+    AddSignalOps(t);
     return t;
   }();
   return *table;

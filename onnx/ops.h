@@ -30,6 +30,7 @@ void AddLossOps(OpTable* table);
 void AddEinsumOps(OpTable* table);
 void AddRecurrentOps(OpTable* table);
 void AddControlOps(OpTable* table);
+void AddSignalOps(OpTable* table);
 
 // Every op above, built once.
 const OpTable& Ops();

@@ -164,6 +164,14 @@ absl::Status Range(Context& ctx) {
   for (int i = 0; i < 3; ++i) {
     GJ_ASSIGN_OR_RETURN(const Value* v, ctx.In(i));
     if (!v->constant || v->constant->numel() != 1) {
+      // Computed from a model input (a window's size, cast and divided): name it, so the
+      // model is specialized on its value (onnx/specialize.h) and the bounds fold.
+      const std::string input = ctx.DataInputBehind(ctx.node().input(i));
+      if (!input.empty()) {
+        return ctx.Unimplemented(
+            absl::StrCat("a float Range's bounds depend on tensor data: input '", input,
+                         "' must be known at import"));
+      }
       return ctx.Unimplemented("a float Range whose bounds depend on tensor data");
     }
   }

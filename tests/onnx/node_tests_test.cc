@@ -26,7 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Passing cases measured when the suite was written; raise it as ops are added.
-constexpr int kMinPassed = 704;
+constexpr int kMinPassed = 711;
 
 // node_cases_refused.tsv: case name -> the reason it was refused with.
 std::map<std::string, std::string> ExpectedRefusals() {
@@ -46,9 +46,20 @@ std::map<std::string, std::string> ExpectedRefusals() {
 // match exactly. Integers and bools match exactly.
 constexpr double kRtolF32 = 1e-4, kAtolF32 = 1e-5;
 constexpr double kRtolF64 = 1e-7, kAtolF64 = 1e-9;
+// The signal windows' expected outputs come from a numpy reference that takes pi as
+// 3.1415 (the ONNX spec's own function body uses 2 pi = 6.2831855); ONNX's backend runner
+// compares with rtol 1e-3, and so do these cases.
+constexpr double kRtolWindows = 1e-3;
+
+bool IsWindowCase(const std::string& name) {
+  for (const char* w : {"test_hannwindow", "test_hammingwindow", "test_blackmanwindow"}) {
+    if (name.rfind(w, 0) == 0) return true;
+  }
+  return false;
+}
 
 // "" if `got` matches `want`, else what differs.
-std::string Compare(const runtime::Tensor& got, const runtime::Tensor& want) {
+std::string Compare(const runtime::Tensor& got, const runtime::Tensor& want, double rtol_f32) {
   if (got.dtype() != want.dtype() || got.shape() != want.shape()) {
     return absl::StrCat("got ", got.TypeString(), ", want ", want.TypeString());
   }
@@ -59,7 +70,7 @@ std::string Compare(const runtime::Tensor& got, const runtime::Tensor& want) {
     bool ok = g == w || (std::isnan(g) && std::isnan(w));
     if (!ok && is_float && std::isfinite(w) && std::isfinite(g)) {
       ok = std::abs(g - w) <=
-           (f32 ? kAtolF32 + kRtolF32 * std::abs(w) : kAtolF64 + kRtolF64 * std::abs(w));
+           (f32 ? kAtolF32 + rtol_f32 * std::abs(w) : kAtolF64 + kRtolF64 * std::abs(w));
     }
     if (!ok) return absl::StrCat("element ", i, ": got ", g, ", want ", w);
   }
@@ -122,7 +133,9 @@ TEST(OnnxNodeTests, EveryCasePassesOrIsRefusedAtImport) {
           ReadTensorProto(testing::DataFile(dir, "output", static_cast<int>(i)));
       if (!want.ok()) {
         failure = absl::StrCat("output ", i, ": ", want.status().ToString());
-      } else if (std::string diff = Compare((*out)[i], *want); !diff.empty()) {
+      } else if (std::string diff =
+                     Compare((*out)[i], *want, IsWindowCase(name) ? kRtolWindows : kRtolF32);
+                 !diff.empty()) {
         failure = absl::StrCat("output '", model->output_names[i], "': ", diff);
       }
     }

@@ -71,23 +71,26 @@ TEST(ConstantFills, APadsBorderIsFilledOnceInASlotOfItsOwn) {
   for (const Kernel& k : Lowered(kPadded, /*fills_once=*/false).kernels) EXPECT_FALSE(k.once);
 }
 
+// A buffer of `n` elements.
+Buffer Vector(const char* name, ir::DType dtype, int64_t n, BufferKind kind, int arg_index) {
+  Buffer b;
+  b.name = name;
+  b.dtype = dtype;
+  b.shape = {ir::SymExpr(n)};
+  b.dims = {ConstI(n)};
+  b.kind = kind;
+  b.arg_index = arg_index;
+  return b;
+}
+
 // A program by hand: fill b0 (a temp of 8) over [lo, hi), then the kernel `over` stores
 // b0 at [over_lo, over_hi); b1 reads it.
 Program FillThenStore(int64_t lo, int64_t hi, int64_t over_lo, int64_t over_hi,
                       BufferKind filled_kind = BufferKind::kTemp) {
   Program p;
-  p.buffers.push_back({.name = "t",
-                       .dtype = ir::DType::kF32,
-                       .shape = {ir::SymExpr(8)},
-                       .dims = {ConstI(8)},
-                       .kind = filled_kind,
-                       .arg_index = filled_kind == BufferKind::kTemp ? -1 : 0});
-  p.buffers.push_back({.name = "y",
-                       .dtype = ir::DType::kF32,
-                       .shape = {ir::SymExpr(8)},
-                       .dims = {ConstI(8)},
-                       .kind = BufferKind::kOutput,
-                       .arg_index = 1});
+  p.buffers.push_back(
+      Vector("t", ir::DType::kF32, 8, filled_kind, filled_kind == BufferKind::kTemp ? -1 : 0));
+  p.buffers.push_back(Vector("y", ir::DType::kF32, 8, BufferKind::kOutput, 1));
   Kernel fill;
   fill.name = "k0_full";
   fill.out = 0;
@@ -131,12 +134,7 @@ TEST(ConstantFills, DisjointWritersKeepTheFillOnceOverlappingOnesDoNot) {
 TEST(ConstantFills, AnUnboundedWriterKeepsTheFillPerCall) {
   Program p = FillThenStore(0, 3, 3, 8);
   // Stores at an index read from memory: anywhere.
-  p.buffers.push_back({.name = "i",
-                       .dtype = ir::DType::kI64,
-                       .shape = {ir::SymExpr(5)},
-                       .dims = {ConstI(5)},
-                       .kind = BufferKind::kInput,
-                       .arg_index = 2});
+  p.buffers.push_back(Vector("i", ir::DType::kI64, 5, BufferKind::kInput, 2));
   p.kernels[1].store_indices = {Load(2, ir::DType::kI64, {LoopVar(0)})};
   MarkConstantFills(&p);
   EXPECT_FALSE(p.kernels[0].once);
