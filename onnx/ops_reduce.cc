@@ -1,5 +1,6 @@
 // Reductions over several axes (one graphjit reduction per axis), ArgMax / ArgMin and
-// CumSum. ReduceProd has no graphjit op and is not registered.
+// CumSum. ReduceProd has no graphjit op: over axes of known length it is the product of
+// the axis's slices, multiplied in order.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -16,7 +17,41 @@ using ir::Shape;
 using ir::SymExpr;
 using ir::ValueId;
 
-enum class Reduction { kSum, kMean, kMax, kMin, kL1, kL2, kSumSquare, kLogSum, kLogSumExp };
+enum class Reduction { kSum, kMean, kMax, kMin, kL1, kL2, kSumSquare, kLogSum, kLogSumExp, kProd };
+
+// The longest axis ReduceProd multiplies out slice by slice (a node per slice).
+constexpr int64_t kMaxProdTerms = 64;
+
+// x's product over `axes` (each of constant length, at most kMaxProdTerms): per axis the
+// slices along it multiplied in order, the axis then of size 1; without keepdims the
+// reduced axes are dropped at the end.
+absl::StatusOr<ValueId> ProdAxes(Context& ctx, ValueId x, const std::vector<int>& axes,
+                                 bool keepdims) {
+  Shape shape = ctx.type(x).shape;
+  for (int axis : axes) {
+    std::optional<int64_t> n = shape[axis].AsConstant();
+    if (!n) return ctx.Unimplemented("ReduceProd over a symbolic axis");
+    if (*n < 1 || *n > kMaxProdTerms) {
+      return ctx.Unimplemented(absl::StrCat("ReduceProd over an axis of ", *n, " elements (1 to ",
+                                            kMaxProdTerms, " multiply out)"));
+    }
+    ValueId product = ir::kInvalidValue;
+    for (int64_t i = 0; i < *n; ++i) {
+      ValueId slice =
+          ctx.Op(OpCode::kSlice, {x},
+                 {{"axis", int64_t{axis}}, {"start", SymExpr(i)}, {"end", SymExpr(i + 1)}});
+      product = i == 0 ? slice : ctx.Op(OpCode::kMul, {product, slice});
+    }
+    x = product;
+    shape[axis] = SymExpr(1);
+  }
+  if (keepdims) return x;
+  Shape kept;
+  for (int d = 0; d < static_cast<int>(shape.size()); ++d) {
+    if (std::find(axes.begin(), axes.end(), d) == axes.end()) kept.push_back(shape[d]);
+  }
+  return ctx.Op(OpCode::kReshape, {x}, {{"shape", kept}});
+}
 
 template <Reduction kR>
 absl::Status Reduce(Context& ctx) {
@@ -65,6 +100,10 @@ absl::Status Reduce(Context& ctx) {
       if (kR == Reduction::kSumSquare) return ctx.SetOut(0, sq);
       if (!is_float) return ctx.Unimplemented("ReduceL2 of integers");
       return ctx.SetOut(0, ctx.Op(OpCode::kSqrt, {sq}));
+    }
+    case Reduction::kProd: {
+      GJ_ASSIGN_OR_RETURN(ValueId product, ProdAxes(ctx, x, axes, keepdims));
+      return ctx.SetOut(0, product);
     }
     case Reduction::kLogSum:
     case Reduction::kLogSumExp: {
@@ -143,6 +182,7 @@ void AddReduceOps(OpTable* t) {
   (*t)["ReduceSumSquare"] = Reduce<Reduction::kSumSquare>;
   (*t)["ReduceLogSum"] = Reduce<Reduction::kLogSum>;
   (*t)["ReduceLogSumExp"] = Reduce<Reduction::kLogSumExp>;
+  (*t)["ReduceProd"] = Reduce<Reduction::kProd>;
   (*t)["ArgMax"] = ArgReduce<OpCode::kArgMax>;
   (*t)["ArgMin"] = ArgReduce<OpCode::kArgMin>;
   (*t)["CumSum"] = CumSum;
