@@ -317,8 +317,11 @@ absl::Status ConvTranspose(Context& ctx) {
                                     xs.size(), " (expected [C, M/group, k..], rank >= 3)"));
   }
   GJ_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, KernelDims(ctx, ws));
-  if (ctx.AttrString("auto_pad", "NOTSET") != "NOTSET") {
-    return ctx.Unimplemented("ConvTranspose with auto_pad");
+  const std::string auto_pad = ctx.AttrString("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
+      auto_pad != "SAME_LOWER") {
+    return ctx.Invalid(absl::StrCat("auto_pad '", auto_pad,
+                                    "' (expected NOTSET, VALID, SAME_UPPER or SAME_LOWER)"));
   }
   const int64_t group = ctx.AttrInt("group", 1);
   std::optional<int64_t> c = ws[0].AsConstant(), mg = ws[1].AsConstant();
@@ -342,18 +345,24 @@ absl::Status ConvTranspose(Context& ctx) {
     return ctx.Invalid(absl::StrCat("strides, dilations and output_padding need ", k,
                                     " entries and pads ", 2 * k));
   }
-  if (std::optional<std::vector<int64_t>> shape = ctx.AttrInts("output_shape")) {
-    // The pads that give this output: total = stride (in - 1) + output_padding + span - out,
-    // split as ONNX's reference does (the larger half at the end).
-    if (static_cast<int>(shape->size()) != k)
+  std::optional<std::vector<int64_t>> shape = ctx.AttrInts("output_shape");
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  if (auto_pad == "VALID") pads.assign(2 * k, 0);
+  if (shape || same) {
+    // The pads that give this output (SAME: in * stride): total = stride (in - 1) +
+    // output_padding + span - out, split as ONNX's reference does (the larger half at the
+    // end; at the start for SAME_LOWER).
+    if (shape && static_cast<int>(shape->size()) != k)
       return ctx.Invalid("output_shape needs one entry per spatial dim");
     for (int i = 0; i < k; ++i) {
       std::optional<int64_t> in = xs[2 + i].AsConstant();
-      if (!in) return ctx.Unimplemented("output_shape with a symbolic input dim");
+      if (!in) return ctx.Unimplemented("output_shape or SAME padding with a symbolic input dim");
+      const int64_t out = shape ? (*shape)[i] : *in * strides[i];
       const int64_t span = dilations[i] * (kernel[i] - 1) + 1;
-      const int64_t total = strides[i] * (*in - 1) + out_pad[i] + span - (*shape)[i];
-      pads[i] = total / 2;
-      pads[i + k] = total - total / 2;
+      const int64_t total = strides[i] * (*in - 1) + out_pad[i] + span - out;
+      const bool lower = !shape && auto_pad == "SAME_LOWER";
+      pads[i] = lower ? total - total / 2 : total / 2;
+      pads[i + k] = lower ? total / 2 : total - total / 2;
     }
   }
   for (int i = 0; i < k; ++i) {

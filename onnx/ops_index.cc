@@ -98,11 +98,10 @@ absl::Status Pad(Context& ctx) {
   } else {
     GJ_ASSIGN_OR_RETURN(pads, ctx.InConstInts(1));
     if (ctx.HasInput(2)) {
-      GJ_ASSIGN_OR_RETURN(const Value* v, ctx.In(2));
-      if (!v->constant || v->constant->numel() != 1) {
-        return ctx.Unimplemented("a pad value that depends on tensor data");
-      }
-      value = v->constant->ValueAt(0);
+      // A model input names itself (specialized on its value, onnx/specialize.h).
+      GJ_ASSIGN_OR_RETURN(std::vector<double> v, ctx.InConstDoubles(2));
+      if (v.size() != 1) return ctx.Invalid("the pad value must be a scalar");
+      value = v[0];
     }
   }
   if (static_cast<int>(pads.size()) != 2 * rank)

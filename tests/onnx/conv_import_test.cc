@@ -176,6 +176,21 @@ TEST(OnnxConv, BadAttributesAreRefusedNamingTheNode) {
   }
   {
     ModelBuilder m = conv_model(4);
+    SetString(m.Node("ConvTranspose", {"x", "w"}, {"y"}, "t1"), "auto_pad", "SOMETIMES");
+    absl::Status s = ImportStatus(m);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_THAT(s.message(), HasSubstr("node 't1' (ConvTranspose)"));
+    EXPECT_THAT(s.message(), HasSubstr("auto_pad 'SOMETIMES'"));
+  }
+  {
+    ModelBuilder m = conv_model(4);  // SAME needs the input's size: W is symbolic
+    SetString(m.Node("ConvTranspose", {"x", "w"}, {"y"}, "t2"), "auto_pad", "SAME_LOWER");
+    absl::Status s = ImportStatus(m);
+    EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+    EXPECT_THAT(s.message(), HasSubstr("SAME padding with a symbolic input dim"));
+  }
+  {
+    ModelBuilder m = conv_model(4);
     ::onnx::NodeProto* n = m.Node("Conv", {"x", "w"}, {"y"}, "c3");
     SetString(n, "auto_pad", "SAME_UPPER");
     SetInts(n, "strides", {2, 2});
