@@ -1,8 +1,9 @@
 // Seeds of the ONNX fuzz target (tests/fuzz/corpus/onnx) for the shape computations that
 // exporters write and the importer folds: torch's expand(n, -1, -1) (a comparison of a
 // dim decided by its range), F.pad's reversed pad list (Slice with step -1, Transpose of
-// known integers), an index grid into ScatterND, and a 2x Resize of symbolic dims. The
-// test checks that each imports; the disabled one rewrites the files:
+// known integers), an index grid into ScatterND, a 2x Resize of symbolic dims, the index
+// ops and ReduceProd on known indices, a signal window and a transposed convolution padded
+// SAME. The test checks that each imports; the disabled one rewrites the files:
 //   build/bin/onnx_test --gtest_also_run_disabled_tests --gtest_filter='*WriteFuzzSeeds'
 #include <fstream>
 #include <string>
@@ -54,6 +55,40 @@ std::vector<std::pair<std::string, ModelBuilder>> Seeds() {
     auto* n = m.Node("Resize", {"x", "", "scales"}, {"y"});
     SetString(n, "mode", mode);
     seeds.emplace_back(std::string("shape_resize_symbolic_") + mode + ".onnx", std::move(m));
+  }
+  {
+    ModelBuilder m;  // index ops on indices known at import
+    m.Input("x", kF32, {int64_t{2}, int64_t{3}})
+        .Input("u", kF32, {int64_t{1}, int64_t{2}})
+        .Output("g", kF32)
+        .Output("s", kF32)
+        .Output("r", kF32)
+        .Output("p", kF32);
+    m.Initializer(I64Tensor("nd", {2, 1}, {1, 0}));
+    m.Initializer(I64Tensor("el", {1, 2}, {2, -3}));
+    m.Initializer(I64Tensor("lens", {3}, {2, 1, 2}));
+    SetInt(m.Node("GatherND", {"x", "nd"}, {"g"}), "batch_dims", 1);
+    auto* scatter = m.Node("ScatterElements", {"x", "el", "u"}, {"s"});
+    SetInt(scatter, "axis", 1);
+    SetString(scatter, "reduction", "add");
+    auto* reverse = m.Node("ReverseSequence", {"x", "lens"}, {"r"});
+    SetInt(reverse, "time_axis", 0);
+    SetInt(reverse, "batch_axis", 1);
+    SetInt(m.Node("ReduceProd", {"x"}, {"p"}), "keepdims", 0);
+    seeds.emplace_back("index_ops_known_indices.onnx", std::move(m));
+  }
+  {
+    ModelBuilder m;  // a window of a known size; a transposed convolution padded SAME
+    m.Input("x", kF32, {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{3}})
+        .Output("w", kF32)
+        .Output("y", kF32);
+    m.Initializer(I64Tensor("size", {}, {8}));
+    SetInt(m.Node("HannWindow", {"size"}, {"w"}), "periodic", 0);
+    m.Initializer(F32Tensor("k", {2, 1, 3, 3}, std::vector<float>(18, 0.5f)));
+    auto* t = m.Node("ConvTranspose", {"x", "k"}, {"y"});
+    SetString(t, "auto_pad", "SAME_LOWER");
+    testing::SetInts(t, "strides", {2, 2});
+    seeds.emplace_back("signal_window_conv_transpose_same.onnx", std::move(m));
   }
   return seeds;
 }
