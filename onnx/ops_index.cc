@@ -187,55 +187,6 @@ absl::StatusOr<ValueId> ScatterRows(Context& ctx, const char* op, ValueId table,
   return out;
 }
 
-// ScatterND(data, indices [..., k], updates) with the indices known at import (swin's
-// attention mask is built by a loop of them): data viewed as [rows, rest] over its first
-// k dims, updates as [n, rest], scattered by ScatterRows.
-absl::Status ScatterND(Context& ctx) {
-  GJ_RETURN_IF_ERROR(ctx.ExpectInputs(3, 3));
-  GJ_ASSIGN_OR_RETURN(const Value* idx_v, ctx.In(1));
-  GJ_ASSIGN_OR_RETURN(std::vector<int64_t> indices, ctx.InConstInts(1));
-  GJ_ASSIGN_OR_RETURN(ValueId data, ctx.InNode(0));
-  GJ_ASSIGN_OR_RETURN(ValueId updates, ctx.InNode(2));
-  const Shape ds = ctx.type(data).shape;
-  const std::vector<int64_t> is = ConstDims(*idx_v);
-  if (is.empty()) return ctx.Invalid("indices must have rank >= 1");
-  const int64_t k = is.back();
-  if (k < 1 || k > static_cast<int64_t>(ds.size())) {
-    return ctx.Invalid(
-        absl::StrCat("the indices' last dim ", k, " must be in [1, data rank ", ds.size(), "]"));
-  }
-  std::vector<int64_t> lead;
-  int64_t rows = 1;
-  for (int64_t d = 0; d < k; ++d) {
-    std::optional<int64_t> c = ds[d].AsConstant();
-    if (!c) return ctx.Unimplemented("ScatterND into a symbolic leading dim");
-    lead.push_back(*c);
-    rows *= *c;
-  }
-  const int64_t n = static_cast<int64_t>(indices.size()) / k;
-  const Shape rest(ds.begin() + k, ds.end());
-  const SymExpr width = ir::NumElements(rest);
-  // The row each update goes to, bounds checked (negative indices count from the end).
-  std::vector<int64_t> row_of(n);
-  for (int64_t u = 0; u < n; ++u) {
-    int64_t r = 0;
-    for (int64_t d = 0; d < k; ++d) {
-      int64_t i = indices[u * k + d];
-      if (i < 0) i += lead[d];
-      if (i < 0 || i >= lead[d]) {
-        return ctx.Invalid(absl::StrCat("index ", indices[u * k + d], " out of bounds for dim ", d,
-                                        " of size ", lead[d]));
-      }
-      r = r * lead[d] + i;
-    }
-    row_of[u] = r;
-  }
-  ValueId table = ctx.Op(OpCode::kReshape, {data}, {{"shape", Shape{rows, width}}});
-  ValueId flat = ctx.Op(OpCode::kReshape, {updates}, {{"shape", Shape{n, width}}});
-  GJ_ASSIGN_OR_RETURN(ValueId out, ScatterRows(ctx, "ScatterND", table, rows, flat, row_of));
-  return ctx.SetOut(0, ctx.Op(OpCode::kReshape, {out}, {{"shape", ds}}));
-}
-
 // The constant dims `from` .. `to` of `shape`, or nullopt if one is symbolic.
 std::optional<std::vector<int64_t>> ConstantDims(const Shape& shape, size_t from, size_t to) {
   std::vector<int64_t> out;
@@ -255,6 +206,58 @@ absl::StatusOr<int64_t> InBounds(const Context& ctx, int64_t i, int64_t size, in
         absl::StrCat("index ", i, " out of bounds for dim ", dim, " of size ", size));
   }
   return j;
+}
+
+// The flat row of each k-tuple of `indices` in dims `lead` (row-major; the tuple's entry
+// d indexes lead[d], which is the data's dim first_dim + d), bounds checked.
+absl::StatusOr<std::vector<int64_t>> RowsOfTuples(const Context& ctx,
+                                                  const std::vector<int64_t>& indices,
+                                                  const std::vector<int64_t>& lead,
+                                                  int64_t first_dim) {
+  const int64_t k = static_cast<int64_t>(lead.size());
+  std::vector<int64_t> rows(indices.size() / k);
+  for (size_t t = 0; t < rows.size(); ++t) {
+    int64_t r = 0;
+    for (int64_t d = 0; d < k; ++d) {
+      GJ_ASSIGN_OR_RETURN(const int64_t i,
+                          InBounds(ctx, indices[t * k + d], lead[d], first_dim + d));
+      r = r * lead[d] + i;
+    }
+    rows[t] = r;
+  }
+  return rows;
+}
+
+// ScatterND(data, indices [..., k], updates) with the indices known at import (swin's
+// attention mask is built by a loop of them): data viewed as [rows, rest] over its first
+// k dims, updates as [n, rest], scattered by ScatterRows.
+absl::Status ScatterND(Context& ctx) {
+  GJ_RETURN_IF_ERROR(ctx.ExpectInputs(3, 3));
+  GJ_ASSIGN_OR_RETURN(const Value* idx_v, ctx.In(1));
+  GJ_ASSIGN_OR_RETURN(std::vector<int64_t> indices, ctx.InConstInts(1));
+  GJ_ASSIGN_OR_RETURN(ValueId data, ctx.InNode(0));
+  GJ_ASSIGN_OR_RETURN(ValueId updates, ctx.InNode(2));
+  const Shape ds = ctx.type(data).shape;
+  const std::vector<int64_t> is = ConstDims(*idx_v);
+  if (is.empty()) return ctx.Invalid("indices must have rank >= 1");
+  const int64_t k = is.back();
+  if (k < 1 || k > static_cast<int64_t>(ds.size())) {
+    return ctx.Invalid(
+        absl::StrCat("the indices' last dim ", k, " must be in [1, data rank ", ds.size(), "]"));
+  }
+  std::optional<std::vector<int64_t>> lead = ConstantDims(ds, 0, k);
+  if (!lead) return ctx.Unimplemented("ScatterND into a symbolic leading dim");
+  int64_t rows = 1;
+  for (int64_t d : *lead) rows *= d;
+  const int64_t n = static_cast<int64_t>(indices.size()) / k;
+  const Shape rest(ds.begin() + k, ds.end());
+  const SymExpr width = ir::NumElements(rest);
+  // The row each update goes to (negative indices count from the end).
+  GJ_ASSIGN_OR_RETURN(const std::vector<int64_t> row_of, RowsOfTuples(ctx, indices, *lead, 0));
+  ValueId table = ctx.Op(OpCode::kReshape, {data}, {{"shape", Shape{rows, width}}});
+  ValueId flat = ctx.Op(OpCode::kReshape, {updates}, {{"shape", Shape{n, width}}});
+  GJ_ASSIGN_OR_RETURN(ValueId out, ScatterRows(ctx, "ScatterND", table, rows, flat, row_of));
+  return ctx.SetOut(0, ctx.Op(OpCode::kReshape, {out}, {{"shape", ds}}));
 }
 
 // GatherND(data, indices [..., k]) with batch_dims b, the indices known at import: data
@@ -285,16 +288,10 @@ absl::Status GatherND(Context& ctx) {
   }
   for (int64_t d = b; d < b + k; ++d) rows *= (*lead)[d];
   const int64_t n = static_cast<int64_t>(indices.size()) / k;  // tuples, batches * per batch
-  std::vector<int64_t> take(n);
-  for (int64_t t = 0; t < n; ++t) {
-    int64_t r = 0;
-    for (int64_t d = 0; d < k; ++d) {
-      GJ_ASSIGN_OR_RETURN(const int64_t i,
-                          InBounds(ctx, indices[t * k + d], (*lead)[b + d], b + d));
-      r = r * (*lead)[b + d] + i;
-    }
-    take[t] = t / (n / batches) * rows + r;
-  }
+  GJ_ASSIGN_OR_RETURN(
+      std::vector<int64_t> take,
+      RowsOfTuples(ctx, indices, std::vector<int64_t>(lead->begin() + b, lead->end()), b));
+  for (int64_t t = 0; t < n; ++t) take[t] += t / (n / batches) * rows;  // its batch's rows
   const Shape rest(ds.begin() + b + k, ds.end());
   ValueId table =
       ctx.Op(OpCode::kReshape, {data}, {{"shape", Shape{batches * rows, ir::NumElements(rest)}}});

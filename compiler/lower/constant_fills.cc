@@ -45,21 +45,27 @@ bool IsConstantFill(const Program& p, const Kernel& k) {
 
 void MarkConstantFills(Program* program) {
   Program& p = *program;
+  // Per buffer, the kernels writing it and the box each stores in; null where a kernel
+  // writes it other than by its main store (a kAttention's scores and sums), which has no
+  // store indices to bound: the buffer's fills then stay per call.
+  std::vector<std::vector<std::pair<size_t, std::optional<Box>>>> writers(p.buffers.size());
+  for (size_t j = 0; j < p.kernels.size(); ++j) {
+    const Kernel& k = p.kernels[j];
+    for (int w : KernelWrites(k)) {
+      writers[w].emplace_back(j, w == k.out ? std::optional<Box>(StoreBox(k)) : std::nullopt);
+    }
+  }
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     Kernel& fill = p.kernels[i];
     fill.once = false;
     if (!IsConstantFill(p, fill)) continue;
-    const Box filled = StoreBox(fill);
-    bool alone = true;
-    for (size_t j = 0; j < p.kernels.size() && alone; ++j) {
-      if (j == i) continue;
-      const Kernel& other = p.kernels[j];
-      for (int w : KernelWrites(other)) {
-        if (w != fill.out) continue;
-        // Only its main store has store indices to bound (a kAttention's scores and
-        // sums have others): any other write of the buffer keeps the fill per call.
-        alone = alone && other.out == fill.out && Disjoint(filled, StoreBox(other));
-      }
+    const Box* filled = nullptr;  // its own entry (a fill writes by its main store alone)
+    for (const auto& [j, box] : writers[fill.out]) {
+      if (j == i && box) filled = &*box;
+    }
+    bool alone = filled != nullptr;
+    for (const auto& [j, box] : writers[fill.out]) {
+      if (j != i) alone = alone && box && Disjoint(*filled, *box);
     }
     fill.once = alone;
   }

@@ -173,11 +173,20 @@ void SimplifyKernelIndices(Program* program) {
   for (Kernel& k : program->kernels) SimplifyKernel(&k);
 }
 
-ExprPtr SimplifyIndexExpr(const ExprPtr& e, const std::vector<ExprPtr>& loop_extents) {
-  Simplifier s;
+namespace {
+
+// Loop variable k of `s` ranges over [0, loop_extents[k]).
+void SetLoopExtents(Simplifier& s, const std::vector<ExprPtr>& loop_extents) {
   std::vector<Range> vars;
   for (const ExprPtr& extent : loop_extents) vars.push_back(s.LoopRange(s.SimplifyInt(extent)));
   s.SetLoopRanges(std::move(vars));
+}
+
+}  // namespace
+
+ExprPtr SimplifyIndexExpr(const ExprPtr& e, const std::vector<ExprPtr>& loop_extents) {
+  Simplifier s;
+  SetLoopExtents(s, loop_extents);
   return s.Simplify(e);
 }
 
@@ -185,9 +194,7 @@ std::optional<std::pair<int64_t, int64_t>> IndexBounds(const ExprPtr& e,
                                                        const std::vector<ExprPtr>& loop_extents) {
   if (e == nullptr || e->dtype != ir::DType::kI64) return std::nullopt;
   Simplifier s;
-  std::vector<Range> vars;
-  for (const ExprPtr& extent : loop_extents) vars.push_back(s.LoopRange(s.SimplifyInt(extent)));
-  s.SetLoopRanges(std::move(vars));
+  SetLoopExtents(s, loop_extents);
   const Range r = s.ValuesOf(e);
   if (!r.exact || r.lo_inf || r.hi_inf) return std::nullopt;
   return std::pair{r.lo, r.hi};

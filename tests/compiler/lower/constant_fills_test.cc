@@ -83,6 +83,17 @@ Buffer Vector(const char* name, ir::DType dtype, int64_t n, BufferKind kind, int
   return b;
 }
 
+// A kernel storing `value` to b0 over [lo, hi).
+Kernel Fill(const char* name, int64_t lo, int64_t hi, double value) {
+  Kernel k;
+  k.name = name;
+  k.out = 0;
+  k.loops = {ConstI(hi - lo)};
+  k.store_indices = {Op(ScalarOp::kAdd, LoopVar(0), ConstI(lo))};
+  k.value = ConstF(value, ir::DType::kF32);
+  return k;
+}
+
 // A program by hand: fill b0 (a temp of 8) over [lo, hi), then the kernel `over` stores
 // b0 at [over_lo, over_hi); b1 reads it.
 Program FillThenStore(int64_t lo, int64_t hi, int64_t over_lo, int64_t over_hi,
@@ -91,18 +102,8 @@ Program FillThenStore(int64_t lo, int64_t hi, int64_t over_lo, int64_t over_hi,
   p.buffers.push_back(
       Vector("t", ir::DType::kF32, 8, filled_kind, filled_kind == BufferKind::kTemp ? -1 : 0));
   p.buffers.push_back(Vector("y", ir::DType::kF32, 8, BufferKind::kOutput, 1));
-  Kernel fill;
-  fill.name = "k0_full";
-  fill.out = 0;
-  fill.loops = {ConstI(hi - lo)};
-  fill.store_indices = {Op(ScalarOp::kAdd, LoopVar(0), ConstI(lo))};
-  fill.value = ConstF(0, ir::DType::kF32);
-  Kernel over;
-  over.name = "k1_full";
-  over.out = 0;
-  over.loops = {ConstI(over_hi - over_lo)};
-  over.store_indices = {Op(ScalarOp::kAdd, LoopVar(0), ConstI(over_lo))};
-  over.value = ConstF(1, ir::DType::kF32);
+  Kernel fill = Fill("k0_full", lo, hi, 0);
+  Kernel over = Fill("k1_full", over_lo, over_hi, 1);
   Kernel read;
   read.name = "k2_copy";
   read.out = 1;
