@@ -1,6 +1,7 @@
 #include "ir/builder.h"
 
 #include "absl/strings/str_cat.h"
+#include "ir/regions.h"
 #include "ir/status_macros.h"
 #include "ir/verifier.h"
 
@@ -10,7 +11,8 @@ void GraphBuilder::RecordError(absl::Status s) {
   if (status_.ok()) status_ = std::move(s);
 }
 
-ValueId GraphBuilder::Add(OpCode op, absl::Span<const ValueId> operands, Attrs attrs) {
+ValueId GraphBuilder::Add(OpCode op, absl::Span<const ValueId> operands, Attrs attrs,
+                          std::vector<std::shared_ptr<const Graph>> regions) {
   std::vector<ValueType> types;
   for (ValueId v : operands) {
     if (v < 0 || v >= graph_.num_nodes()) {
@@ -23,6 +25,9 @@ ValueId GraphBuilder::Add(OpCode op, absl::Span<const ValueId> operands, Attrs a
     types.push_back(graph_.type(v));
   }
   absl::StatusOr<ValueType> type = InferType(op, types, attrs);
+  if (type.ok() && (!regions.empty() || NumRegions(op) > 0)) {
+    if (absl::Status s = CheckRegionSignatures(op, types, attrs, regions); !s.ok()) type = s;
+  }
   if (!type.ok()) {
     RecordError(absl::Status(
         type.status().code(),
@@ -31,7 +36,7 @@ ValueId GraphBuilder::Add(OpCode op, absl::Span<const ValueId> operands, Attrs a
   }
   const bool inferred = graph_.types_inferred_;
   ValueId id = graph_.Append(op, std::vector<ValueId>(operands.begin(), operands.end()),
-                             std::move(attrs), *std::move(type));
+                             std::move(attrs), *std::move(type), std::move(regions));
   graph_.types_inferred_ = inferred;  // this node's type is InferType's
   return id;
 }

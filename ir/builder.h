@@ -4,7 +4,9 @@
 #ifndef GRAPHJIT_IR_BUILDER_H_
 #define GRAPHJIT_IR_BUILDER_H_
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -18,8 +20,10 @@ class GraphBuilder {
 
   // Infers the node's type and appends it. If that fails, or an operand is invalid, the
   // first error is recorded (with the op name and the node's would-be index) and
-  // kInvalidValue is returned; later ops on invalid values fail quietly.
-  ValueId Add(OpCode op, absl::Span<const ValueId> operands, Attrs attrs = {});
+  // kInvalidValue is returned; later ops on invalid values fail quietly. A control-flow
+  // op takes its regions (ir/regions.h), checked against the operands here.
+  ValueId Add(OpCode op, absl::Span<const ValueId> operands, Attrs attrs = {},
+              std::vector<std::shared_ptr<const Graph>> regions = {});
 
   ValueId Input(absl::string_view name, DType dtype, Shape shape);
   ValueId Param(absl::string_view name, DType dtype, Shape shape);

@@ -11,12 +11,14 @@ const std::string& Node::name() const {
                                                                  : *empty;
 }
 
-ValueId Graph::Append(OpCode op, std::vector<ValueId> operands, Attrs attrs, ValueType type) {
+ValueId Graph::Append(OpCode op, std::vector<ValueId> operands, Attrs attrs, ValueType type,
+                      std::vector<std::shared_ptr<const Graph>> regions) {
   for (ValueId v : operands) {
     GJ_CHECK(v >= 0 && v < num_nodes())
         << "operand %" << v << " of new " << OpName(op) << " node does not exist";
   }
-  nodes_.push_back(Node{op, std::move(operands), std::move(attrs), std::move(type)});
+  nodes_.push_back(
+      Node{op, std::move(operands), std::move(attrs), std::move(type), std::move(regions)});
   types_inferred_ = false;  // GraphBuilder::Add restores it for the types it inferred
   return num_nodes() - 1;
 }
@@ -74,6 +76,7 @@ std::set<std::string> Graph::Symbols() const {
         for (const SymExpr& d : *dims) d.CollectSymbols(&symbols);
       }
     }
+    for (const auto& region : n.regions) symbols.merge(region->Symbols());
   }
   return symbols;
 }
@@ -85,6 +88,13 @@ std::vector<std::vector<ValueId>> Graph::Users() const {
   }
   for (ValueId out : outputs_) users[out].push_back(num_nodes());
   return users;
+}
+
+bool Graph::HasRegions() const {
+  for (const Node& node : nodes_) {
+    if (!node.regions.empty()) return true;
+  }
+  return false;
 }
 
 int Graph::NumComputeNodes() const {

@@ -3,6 +3,7 @@
 #define GRAPHJIT_IR_GRAPH_H_
 
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -17,11 +18,16 @@ namespace graphjit::ir {
 using ValueId = int32_t;
 inline constexpr ValueId kInvalidValue = -1;
 
+class Graph;
+
 struct Node {
   OpCode op;
   std::vector<ValueId> operands;
   Attrs attrs;
   ValueType type;  // the result: every node has exactly one
+  // The graphs a control-flow op runs (ir/regions.h: a while's cond and body), shared and
+  // immutable; empty for every other op.
+  std::vector<std::shared_ptr<const Graph>> regions = {};
 
   // The `name` attribute of an input or parameter ("" for other ops).
   const std::string& name() const;
@@ -35,7 +41,8 @@ class Graph {
 
   // Appends a node whose type the caller has already inferred (GraphBuilder does that and
   // more); CHECKs that the operands exist.
-  ValueId Append(OpCode op, std::vector<ValueId> operands, Attrs attrs, ValueType type);
+  ValueId Append(OpCode op, std::vector<ValueId> operands, Attrs attrs, ValueType type,
+                 std::vector<std::shared_ptr<const Graph>> regions = {});
   void AddOutput(ValueId id);
   void set_outputs(std::vector<ValueId> outputs) { outputs_ = std::move(outputs); }
 
@@ -54,10 +61,13 @@ class Graph {
   // The input (or param) node with this name, or kInvalidValue.
   ValueId FindInput(absl::string_view name) const;
   ValueId FindParam(absl::string_view name) const;
-  // Every symbol mentioned by a type or a dim attribute (e.g. {"P", "S"}).
+  // Every symbol mentioned by a type or a dim attribute (e.g. {"P", "S"}), regions included.
   std::set<std::string> Symbols() const;
   // Number of nodes that compute something (not inputs, params or constants).
   int NumComputeNodes() const;
+  // Whether some node holds regions (a while): such a graph is run by the interpreter or,
+  // compiled, by compiler/compiled/control_flow.h, never lowered as one program.
+  bool HasRegions() const;
   // For each value, the ids of the nodes that use it, in graph order; an output counts
   // as a use by the pseudo-node num_nodes(). The one users map of the passes and lowering.
   std::vector<std::vector<ValueId>> Users() const;

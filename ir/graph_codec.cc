@@ -1,9 +1,11 @@
 #include "ir/graph_codec.h"
 
+#include <memory>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "ir/regions.h"
 #include "ir/verifier.h"
 
 namespace graphjit::ir {
@@ -94,12 +96,20 @@ void WriteGraph(const Graph& graph, ByteWriter& w) {
     w.U8(static_cast<uint8_t>(n.type.dtype));
     w.I64(n.type.rank());
     for (const SymExpr& d : n.type.shape) w.Sym(d);
+    // Only control-flow ops hold regions: every other graph's bytes (and keys) are as
+    // they were before regions existed.
+    if (NumRegions(n.op) > 0) {
+      w.I64(static_cast<int64_t>(n.regions.size()));
+      for (const auto& region : n.regions) WriteGraph(*region, w);
+    }
   }
   w.I64(static_cast<int64_t>(graph.outputs().size()));
   for (ValueId v : graph.outputs()) w.I64(v);
 }
 
-absl::StatusOr<Graph> ReadGraph(ByteReader& r) {
+namespace {
+
+absl::StatusOr<Graph> ReadAtDepth(ByteReader& r, int depth) {
   Graph graph(r.Str("graph name"));
   // A node is at least its op, three counts and a dtype.
   const int64_t num_nodes = r.Count("nodes", 26);
@@ -119,8 +129,21 @@ absl::StatusOr<Graph> ReadGraph(ByteReader& r) {
     type.dtype = r.EnumValue<DType>("dtype", kNumDTypes);
     const int64_t rank = r.Count("rank", 9);
     for (int64_t d = 0; d < rank && r.ok(); ++d) type.shape.push_back(r.Sym("dim"));
+    std::vector<std::shared_ptr<const Graph>> regions;
+    if (NumRegions(op) > 0 && r.ok()) {
+      if (depth + 1 >= kMaxRegionDepth) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("graph record: regions nest deeper than ", kMaxRegionDepth));
+      }
+      const int64_t num_regions = r.Count("regions", 26);
+      for (int64_t k = 0; k < num_regions && r.ok(); ++k) {
+        absl::StatusOr<Graph> region = ReadAtDepth(r, depth + 1);
+        if (!region.ok()) return region.status();
+        regions.push_back(std::make_shared<const Graph>(*std::move(region)));
+      }
+    }
     if (!r.ok()) break;
-    graph.Append(op, std::move(operands), std::move(attrs), std::move(type));
+    graph.Append(op, std::move(operands), std::move(attrs), std::move(type), std::move(regions));
   }
   const int64_t num_outputs = r.Count("outputs", 8);
   for (int64_t i = 0; i < num_outputs && r.ok(); ++i) {
@@ -128,8 +151,14 @@ absl::StatusOr<Graph> ReadGraph(ByteReader& r) {
     if (r.ok()) graph.AddOutput(id);
   }
   if (!r.ok()) return r.status();
-  if (absl::Status s = VerifyGraph(graph); !s.ok()) return s;
+  if (depth == 0) {
+    if (absl::Status s = VerifyGraph(graph); !s.ok()) return s;  // regions included
+  }
   return graph;
 }
+
+}  // namespace
+
+absl::StatusOr<Graph> ReadGraph(ByteReader& r) { return ReadAtDepth(r, 0); }
 
 }  // namespace graphjit::ir

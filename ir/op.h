@@ -34,7 +34,8 @@ enum class OpLowering : uint8_t {
   kIndex,
   kKernel,
   kComposite,
-  kIndexComposite
+  kIndexComposite,
+  kRegion
 };
 enum class FlopClass : uint8_t { kFree, kMatmul };
 

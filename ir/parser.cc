@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "ir/regions.h"
 #include "ir/status_macros.h"
 #include "ir/verifier.h"
 
@@ -59,6 +60,31 @@ class Parser {
   absl::StatusOr<Graph> Parse() {
     SkipTrivia();
     size_t graph_pos = pos_;
+    GJ_ASSIGN_OR_RETURN(Graph graph, ParseGraphText());
+    SkipTrivia();
+    if (!AtEnd()) return Expected("end of input after the graph");
+
+    // Every rule the verifier checks was checked above with a location; this is a
+    // backstop, so report it at the graph.
+    if (absl::Status s = VerifyGraph(graph); !s.ok()) {
+      return ErrorAt(graph_pos, absl::StrCat("graph fails verification: ", s.message()));
+    }
+    return graph;
+  }
+
+ private:
+  struct Definition {
+    ValueId id;
+    size_t pos;
+  };
+
+  // A parser for a region's graph at `pos` of the same text, `depth` regions deep (its
+  // values are its own; errors keep the text's line numbers).
+  Parser(absl::string_view text, size_t pos, int depth) : text_(text), pos_(pos), depth_(depth) {}
+
+  // `graph NAME { nodes return values }`.
+  absl::StatusOr<Graph> ParseGraphText() {
+    SkipTrivia();
     if (Word() != "graph") return Expected("'graph'");
     pos_ += 5;
     SkipTrivia();
@@ -88,22 +114,25 @@ class Parser {
       graph.AddOutput(id);
     } while (TryConsume(','));
     GJ_RETURN_IF_ERROR(ExpectChar('}', "',' or '}' after a returned value"));
-    SkipTrivia();
-    if (!AtEnd()) return Expected("end of input after the graph");
-
-    // Every rule the verifier checks was checked above with a location; this is a
-    // backstop, so report it at the graph.
-    if (absl::Status s = VerifyGraph(graph); !s.ok()) {
-      return ErrorAt(graph_pos, absl::StrCat("graph fails verification: ", s.message()));
-    }
     return graph;
   }
 
- private:
-  struct Definition {
-    ValueId id;
-    size_t pos;
-  };
+  // The `region graph NAME { ... }` blocks after a node's type.
+  absl::StatusOr<std::vector<std::shared_ptr<const Graph>>> ParseRegions() {
+    std::vector<std::shared_ptr<const Graph>> regions;
+    while (true) {
+      SkipTrivia();
+      if (Word() != "region") return regions;
+      if (depth_ + 1 >= kMaxRegionDepth) {
+        return ErrorAt(pos_, absl::StrCat("regions nest deeper than ", kMaxRegionDepth));
+      }
+      pos_ += 6;
+      Parser sub(text_, pos_, depth_ + 1);
+      GJ_ASSIGN_OR_RETURN(Graph region, sub.ParseGraphText());
+      pos_ = sub.pos_;
+      regions.push_back(std::make_shared<const Graph>(std::move(region)));
+    }
+  }
 
   // `%name = op(%a, %b) {attr=value, ...} : type`.
   absl::Status ParseNode(Graph* graph) {
@@ -156,6 +185,10 @@ class Parser {
     for (ValueId v : operands) operand_types.push_back(graph->type(v));
     absl::StatusOr<ValueType> inferred = InferType(*op, operand_types, attrs);
     if (!inferred.ok()) return ErrorAt(op_pos, inferred.status().message());
+    GJ_ASSIGN_OR_RETURN(std::vector<std::shared_ptr<const Graph>> regions, ParseRegions());
+    if (absl::Status s = CheckRegionSignatures(*op, operand_types, attrs, regions); !s.ok()) {
+      return ErrorAt(op_pos, s.message());
+    }
     if (!(*inferred == declared)) {
       return ErrorAt(type_pos, absl::StrCat("declared type ", TypeToString(declared), " of ", name,
                                             " differs from the type ", info.spelling, " infers, ",
@@ -171,7 +204,8 @@ class Parser {
                                              Location(it->second), ")"));
       }
     }
-    ValueId id = graph->Append(*op, std::move(operands), std::move(attrs), std::move(declared));
+    ValueId id = graph->Append(*op, std::move(operands), std::move(attrs), std::move(declared),
+                               std::move(regions));
     values_.emplace(std::move(name), Definition{id, def_pos});
     return absl::OkStatus();
   }
@@ -455,6 +489,7 @@ class Parser {
 
   absl::string_view text_;
   size_t pos_ = 0;
+  int depth_ = 0;
   absl::flat_hash_map<std::string, Definition> values_;
   absl::flat_hash_map<std::string, size_t> input_names_, param_names_;
 };

@@ -25,16 +25,27 @@ std::string PrintNode(const Graph& graph, ValueId id) {
   return line;
 }
 
-std::string PrintGraph(const Graph& graph) {
+namespace {
+
+// The graph's text with every line after the first indented by `indent` (a region's
+// text starts after its `region ` keyword).
+std::string PrintIndented(const Graph& graph, const std::string& indent) {
   std::string out = absl::StrCat("graph ", graph.name(), " {\n");
   for (ValueId id = 0; id < graph.num_nodes(); ++id) {
-    absl::StrAppend(&out, "  ", PrintNode(graph, id), "\n");
+    absl::StrAppend(&out, indent, "  ", PrintNode(graph, id), "\n");
+    for (const auto& region : graph.node(id).regions) {
+      absl::StrAppend(&out, indent, "    region ", PrintIndented(*region, indent + "    "));
+    }
   }
-  absl::StrAppend(&out, "  return ",
+  absl::StrAppend(&out, indent, "  return ",
                   absl::StrJoin(graph.outputs(), ", ",
                                 [](std::string* o, ValueId v) { absl::StrAppend(o, "%", v); }),
-                  "\n}\n");
+                  "\n", indent, "}\n");
   return out;
 }
+
+}  // namespace
+
+std::string PrintGraph(const Graph& graph) { return PrintIndented(graph, ""); }
 
 }  // namespace graphjit::ir

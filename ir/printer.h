@@ -15,7 +15,8 @@ namespace graphjit::ir {
 //     return %1
 //   }
 // Source ops (input, param, constant, full) take dtype and shape from the result type, so
-// those two attributes are not repeated.
+// those two attributes are not repeated. A control-flow op's regions (ir/regions.h)
+// follow its line, each `region graph NAME { ... }` indented under it.
 std::string PrintGraph(const Graph& graph);
 
 // `%3 = matmul(%1, %2) : f64[1, 512]` (no indentation or newline).

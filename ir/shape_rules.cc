@@ -435,4 +435,27 @@ absl::StatusOr<ValueType> KvWriteRule(OpCode op, absl::Span<const ValueType> in,
   return cache;
 }
 
+// The regions' signatures are checked against the operands by ir/regions.h (a rule sees
+// only operand types); here only what the attributes alone decide.
+absl::StatusOr<ValueType> WhileRule(OpCode op, absl::Span<const ValueType> in, const Attrs& attrs) {
+  const int64_t carried = attrs.GetInt("carried");
+  if (carried < 1 || carried > static_cast<int64_t>(in.size())) {
+    return Error(op, absl::StrCat("carried=", carried, " must be in [1, ", in.size(),
+                                  "] (the operands are the carried values, then the invariants)"));
+  }
+  if (attrs.Has("max_trips") && attrs.GetInt("max_trips") < 0) {
+    return Error(op, absl::StrCat("max_trips=", attrs.GetInt("max_trips"), " is negative"));
+  }
+  return in[0];
+}
+
+absl::StatusOr<ValueType> LoopResultRule(OpCode op, absl::Span<const ValueType> in,
+                                         const Attrs& attrs) {
+  if (attrs.GetInt("index") < 1) {
+    return Error(op, absl::StrCat("index=", attrs.GetInt("index"),
+                                  " must be >= 1 (carried value 0 is the while node itself)"));
+  }
+  return in[1];
+}
+
 }  // namespace graphjit::ir

@@ -36,6 +36,8 @@ GJ_DECLARE_RULE(RopeRule)
 GJ_DECLARE_RULE(CrossEntropyRule)
 GJ_DECLARE_RULE(CausalMaskRule)
 GJ_DECLARE_RULE(KvWriteRule)
+GJ_DECLARE_RULE(WhileRule)
+GJ_DECLARE_RULE(LoopResultRule)
 #undef GJ_DECLARE_RULE
 
 }  // namespace graphjit::ir

@@ -3,6 +3,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "ir/regions.h"
 
 namespace graphjit::ir {
 namespace {
@@ -11,9 +12,47 @@ absl::Status NodeError(ValueId id, const Node& n, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("%", id, " (", OpName(n.op), "): ", what));
 }
 
-}  // namespace
+// A loop_result names a while among its operands and that while's carried operand.
+absl::Status CheckLoopResult(const Graph& graph, ValueId id, const Node& n) {
+  const Node& loop = graph.node(n.operands[0]);
+  const int64_t index = n.attrs.GetInt("index");
+  if (loop.op != OpCode::kWhile) {
+    return NodeError(
+        id, n,
+        absl::StrCat("operand %", n.operands[0], " is a ", OpName(loop.op), ", expected a while"));
+  }
+  if (index >= loop.attrs.GetInt("carried") || loop.operands[index] != n.operands[1]) {
+    return NodeError(id, n,
+                     absl::StrCat("index=", index, " with operand %", n.operands[1],
+                                  " does not name a carried value of while %", n.operands[0]));
+  }
+  return absl::OkStatus();
+}
 
-absl::Status VerifyGraph(const Graph& graph) {
+absl::Status VerifyAtDepth(const Graph& graph, int depth);
+
+// Node `id`'s regions: their signatures against its operands, then each region itself.
+absl::Status VerifyRegions(const Graph& graph, ValueId id, const Node& n, int depth) {
+  if (n.regions.empty() && NumRegions(n.op) == 0) return absl::OkStatus();
+  if (depth >= kMaxRegionDepth) {
+    return NodeError(id, n, absl::StrCat("regions nest deeper than ", kMaxRegionDepth));
+  }
+  std::vector<ValueType> operand_types;
+  for (ValueId v : n.operands) operand_types.push_back(graph.node(v).type);
+  if (absl::Status s = CheckRegionSignatures(n.op, operand_types, n.attrs, n.regions); !s.ok()) {
+    return NodeError(id, n, s.message());
+  }
+  for (size_t i = 0; i < n.regions.size(); ++i) {
+    if (absl::Status s = VerifyAtDepth(*n.regions[i], depth + 1); !s.ok()) {
+      return NodeError(
+          id, n,
+          absl::StrCat("in region ", RegionName(n.op, static_cast<int>(i)), ": ", s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status VerifyAtDepth(const Graph& graph, int depth) {
   absl::flat_hash_set<std::string> input_names, param_names;
   for (ValueId id = 0; id < graph.num_nodes(); ++id) {
     const Node& n = graph.node(id);
@@ -33,6 +72,10 @@ absl::Status VerifyGraph(const Graph& graph) {
                                       " differs from inferred type ", TypeToString(*inferred)));
       }
     }
+    if (absl::Status s = VerifyRegions(graph, id, n, depth); !s.ok()) return s;
+    if (n.op == OpCode::kLoopResult) {
+      if (absl::Status s = CheckLoopResult(graph, id, n); !s.ok()) return s;
+    }
     if (n.op == OpCode::kInput || n.op == OpCode::kParam) {
       auto& names = n.op == OpCode::kInput ? input_names : param_names;
       if (!names.insert(n.name()).second) {
@@ -51,5 +94,9 @@ absl::Status VerifyGraph(const Graph& graph) {
   }
   return absl::OkStatus();
 }
+
+}  // namespace
+
+absl::Status VerifyGraph(const Graph& graph) { return VerifyAtDepth(graph, 0); }
 
 }  // namespace graphjit::ir

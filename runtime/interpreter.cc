@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -96,6 +97,13 @@ absl::Status CheckStructure(const ir::Graph& graph) {
   return absl::OkStatus();
 }
 
+// Node `node` on `args`: an eager kernel, or for a while its regions (its results other
+// than the first kept in `loop_results` for the loop_result nodes that read them).
+absl::StatusOr<Tensor> EvalOrRun(
+    const ir::Graph& graph, ir::ValueId id, absl::Span<const Tensor* const> args,
+    const TensorMap& params, const ir::Bindings& bound,
+    absl::flat_hash_map<ir::ValueId, std::vector<Tensor>>* loop_results);
+
 }  // namespace
 
 absl::StatusOr<ir::Bindings> BindInputs(const ir::Graph& graph, const TensorMap& inputs,
@@ -113,6 +121,48 @@ absl::StatusOr<ir::Bindings> BindInputs(const ir::Graph& graph, const TensorMap&
     GJ_RETURN_IF_ERROR(CheckDims("input", *n, *t, bound));
   }
   return bound;
+}
+
+absl::StatusOr<std::vector<Tensor>> RunRegionOp(const ir::Node& node,
+                                                absl::Span<const Tensor* const> operands,
+                                                const TensorMap& params,
+                                                const ir::Bindings& bindings) {
+  if (node.op != ir::OpCode::kWhile || node.regions.size() != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(ir::OpName(node.op), " is not a control-flow op with its regions"));
+  }
+  const ir::Graph& cond = *node.regions[0];
+  const ir::Graph& body = *node.regions[1];
+  const int64_t carried = node.attrs.GetInt("carried");
+  const int64_t max_trips =
+      node.attrs.Has("max_trips") ? node.attrs.GetInt("max_trips") : INT64_MAX;
+  // The regions' inputs by name: the operands in order, the carried ones replaced after
+  // each trip (the invariants never are).
+  const std::vector<ir::ValueId> names = cond.Inputs();
+  const std::vector<ir::ValueId> body_names = body.Inputs();
+  if (names.size() != operands.size() || body_names.size() != operands.size()) {
+    return absl::InvalidArgumentError("while: its regions do not take its operands");
+  }
+  std::vector<Tensor> state;
+  for (const Tensor* t : operands) state.push_back(*t);
+  TensorMap cond_in, body_in;
+  for (int64_t trip = 0; trip < max_trips; ++trip) {
+    for (size_t k = 0; k < operands.size(); ++k) {
+      cond_in[cond.node(names[k]).name()] = state[k];
+      body_in[body.node(body_names[k]).name()] = state[k];
+    }
+    absl::StatusOr<std::vector<Tensor>> go = Interpret(cond, cond_in, params, bindings);
+    if (!go.ok())
+      return absl::Status(go.status().code(), absl::StrCat("while cond: ", go.status().message()));
+    if (!(*go)[0].data<bool>()[0]) break;
+    absl::StatusOr<std::vector<Tensor>> next = Interpret(body, body_in, params, bindings);
+    if (!next.ok())
+      return absl::Status(next.status().code(),
+                          absl::StrCat("while body: ", next.status().message()));
+    for (int64_t k = 0; k < carried; ++k) state[k] = std::move((*next)[k]);
+  }
+  state.resize(carried);
+  return state;
 }
 
 absl::StatusOr<std::vector<Tensor>> Interpret(const ir::Graph& graph, const TensorMap& inputs,
@@ -148,12 +198,13 @@ absl::StatusOr<std::vector<Tensor>> Interpret(const ir::Graph& graph, const Tens
   for (ir::ValueId v : graph.outputs()) last_use[v] = n;
 
   std::vector<const Tensor*> args;
+  absl::flat_hash_map<ir::ValueId, std::vector<Tensor>> loop_results;
   for (ir::ValueId id = 0; id < n; ++id) {
     const ir::Node& node = graph.node(id);
     if (node.op != ir::OpCode::kInput && node.op != ir::OpCode::kParam) {
       args.clear();
       for (ir::ValueId v : node.operands) args.push_back(&values[v]);
-      absl::StatusOr<Tensor> result = EvalNode(node, args, bound);
+      absl::StatusOr<Tensor> result = EvalOrRun(graph, id, args, params, bound, &loop_results);
       if (!result.ok()) {
         return absl::Status(result.status().code(),
                             absl::StrCat("%", id, ": ", result.status().message()));
@@ -179,5 +230,32 @@ absl::StatusOr<std::vector<Tensor>> Interpret(const ir::Graph& graph, const Tens
   for (ir::ValueId v : graph.outputs()) outputs.push_back(values[v]);
   return outputs;
 }
+
+namespace {
+
+absl::StatusOr<Tensor> EvalOrRun(
+    const ir::Graph& graph, ir::ValueId id, absl::Span<const Tensor* const> args,
+    const TensorMap& params, const ir::Bindings& bound,
+    absl::flat_hash_map<ir::ValueId, std::vector<Tensor>>* loop_results) {
+  const ir::Node& node = graph.node(id);
+  if (node.op == ir::OpCode::kWhile) {
+    GJ_ASSIGN_OR_RETURN(std::vector<Tensor> results, RunRegionOp(node, args, params, bound));
+    Tensor first = results[0];
+    (*loop_results)[id] = std::move(results);
+    return first;
+  }
+  if (node.op == ir::OpCode::kLoopResult) {
+    auto it = loop_results->find(node.operands[0]);
+    const int64_t index = node.attrs.GetInt("index");
+    if (it == loop_results->end() || index >= static_cast<int64_t>(it->second.size())) {
+      return absl::InvalidArgumentError(absl::StrCat("loop_result: operand %", node.operands[0],
+                                                     " is not a while with a result ", index));
+    }
+    return it->second[index];
+  }
+  return EvalNode(node, args, bound);
+}
+
+}  // namespace
 
 }  // namespace graphjit::runtime

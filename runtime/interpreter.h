@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "ir/graph.h"
 #include "runtime/tensor.h"
 
@@ -24,6 +25,15 @@ using TensorMap = absl::flat_hash_map<std::string, Tensor>;
 absl::StatusOr<std::vector<Tensor>> Interpret(const ir::Graph& graph, const TensorMap& inputs,
                                               const TensorMap& params,
                                               const ir::Bindings& bindings = {});
+
+// Runs control-flow node `node` (a while, ir/regions.h) on `operands`, its regions
+// reading their params from `params` and their symbols from `bindings`: the final
+// carried values, in order. The interpreter runs while nodes with it; so do the eager
+// context and the compiled graph's reference checks.
+absl::StatusOr<std::vector<Tensor>> RunRegionOp(const ir::Node& node,
+                                                absl::Span<const Tensor* const> operands,
+                                                const TensorMap& params,
+                                                const ir::Bindings& bindings);
 
 // The binding step alone: checks `inputs` against the graph's declared input types and
 // returns `bindings` extended with the symbols bound from the input shapes.

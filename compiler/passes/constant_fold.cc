@@ -65,7 +65,8 @@ absl::StatusOr<bool> ConstantFold(ir::Graph* graph, PassContext* ctx) {
       rw.Copy(id);
       continue;
     }
-    if (n.op == OpCode::kInput) {
+    // A loop is not folded (its trips could be many); its results are not known here.
+    if (n.op == OpCode::kInput || ir::LoweringOf(n.op) == ir::OpLowering::kRegion) {
       rw.Copy(id);
       continue;
     }

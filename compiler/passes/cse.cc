@@ -29,6 +29,10 @@ absl::StatusOr<bool> Cse(ir::Graph* graph) {
   absl::flat_hash_map<std::string, ValueId> seen;
   bool changed = false;
   for (ValueId id = 0; id < graph->num_nodes(); ++id) {
+    if (!graph->node(id).regions.empty()) {  // two loops are one only if their regions are
+      rw.Copy(id);
+      continue;
+    }
     std::string key = Key(graph->node(id), rw);
     auto it = seen.find(key);
     if (it != seen.end()) {

@@ -48,6 +48,7 @@ class Expander {
 #define GJ_PRIMITIVE_Pointwise(name) case OpCode::k##name:
 #define GJ_PRIMITIVE_Index(name) case OpCode::k##name:
 #define GJ_PRIMITIVE_Kernel(name) case OpCode::k##name:
+#define GJ_PRIMITIVE_Region(name) case OpCode::k##name:
 #include "ir/ops.def"
 #undef GJ_OP
 #undef GJ_PRIMITIVE_Composite
@@ -56,6 +57,7 @@ class Expander {
 #undef GJ_PRIMITIVE_Pointwise
 #undef GJ_PRIMITIVE_Index
 #undef GJ_PRIMITIVE_Kernel
+#undef GJ_PRIMITIVE_Region
         return ir::kInvalidValue;
     }
     return ir::kInvalidValue;

@@ -20,7 +20,7 @@ ValueId GraphRewriter::Copy(ValueId old_id) {
   std::vector<ValueId> operands;
   operands.reserve(n.operands.size());
   for (ValueId v : n.operands) operands.push_back(Get(v));
-  ValueId id = builder_.Add(n.op, operands, n.attrs);
+  ValueId id = builder_.Add(n.op, operands, n.attrs, n.regions);  // regions are shared
   Map(old_id, id);
   return id;
 }
@@ -31,8 +31,9 @@ ValueId GraphRewriter::Emit(ir::OpCode op, std::initializer_list<ValueId> operan
                       std::move(attrs));
 }
 
-ValueId GraphRewriter::Emit(ir::OpCode op, const std::vector<ValueId>& operands, ir::Attrs attrs) {
-  return builder_.Add(op, operands, std::move(attrs));
+ValueId GraphRewriter::Emit(ir::OpCode op, const std::vector<ValueId>& operands, ir::Attrs attrs,
+                            std::vector<std::shared_ptr<const ir::Graph>> regions) {
+  return builder_.Add(op, operands, std::move(attrs), std::move(regions));
 }
 
 ValueId GraphRewriter::Scalar(double value, ir::DType dtype) {

@@ -5,6 +5,7 @@
 #define GRAPHJIT_COMPILER_PASSES_REWRITER_H_
 
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -32,7 +33,8 @@ class GraphRewriter {
   ValueId Copy(ValueId old_id);
   // Appends a new node (type inferred; a failure is kept and reported by Finish()).
   ValueId Emit(ir::OpCode op, std::initializer_list<ValueId> operands, ir::Attrs attrs = {});
-  ValueId Emit(ir::OpCode op, const std::vector<ValueId>& operands, ir::Attrs attrs = {});
+  ValueId Emit(ir::OpCode op, const std::vector<ValueId>& operands, ir::Attrs attrs = {},
+               std::vector<std::shared_ptr<const ir::Graph>> regions = {});
   // A scalar constant of `dtype`.
   ValueId Scalar(double value, ir::DType dtype);
   // The type of a new value. The reference points into the new graph's node list, which

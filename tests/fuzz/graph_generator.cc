@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -179,6 +180,7 @@ void Generator::Step() {
       [](Generator* g) { g->CausalMask(); },  [](Generator* g) { g->KvWrite(); },
       [](Generator* g) { g->Scan(); },        [](Generator* g) { g->Window(); },
       [](Generator* g) { g->MathUnary(); },   [](Generator* g) { g->MathUnary(); },
+      [](Generator* g) { g->Loop(); },
   };
   kOps[in_.Below(kOps.size())](this);
 }
@@ -474,6 +476,59 @@ void Generator::KvWrite() {
   SymExpr seq = s[s.size() - 2];
   SymExpr pos = in_.Pick(std::vector<SymExpr>{0, 1, seq - r});
   Try(OpCode::kKvWrite, {cache, Like(rows, T(cache).dtype)}, {{"pos", pos}});
+}
+
+void Generator::Loop() {
+  const ValueId x = Any();
+  const ValueType t = T(x);
+  const int64_t stop = static_cast<int64_t>(in_.Below(4));
+  const bool limited = in_.Bool();
+  // The regions take (x, n, stop): the carried value, the counter and an invariant.
+  auto region = [&](const char* name) {
+    auto b = std::make_unique<ir::GraphBuilder>(name);
+    b->Input("x", t.dtype, t.shape);
+    b->Input("n", DType::kI64, {});
+    b->Input("stop", DType::kI64, {});
+    return b;
+  };
+  std::unique_ptr<ir::GraphBuilder> cond = region("cond");
+  cond->Output(cond->Add(OpCode::kLt, {1, 2}));
+  std::unique_ptr<ir::GraphBuilder> body = region("body");
+  ValueId next;
+  if (t.dtype == DType::kBool) {
+    next = body->Add(OpCode::kEq,
+                     {0, body->Add(OpCode::kFull, {},
+                                   {{"value", 0.0}, {"dtype", DType::kBool}, {"shape", Shape{}}})});
+  } else if (ir::IsFloat(t.dtype)) {
+    // tanh keeps values bounded; floor keeps them exact however the trips run.
+    next = body->Add(
+        OpCode::kFloor,
+        {body->Add(OpCode::kMul, {body->Add(OpCode::kTanh, {0}), body->Scalar(8, t.dtype)})});
+  } else {
+    next = body->Add(OpCode::kAdd, {0, 0});
+  }
+  body->Output(next);
+  body->Output(body->Add(OpCode::kAdd, {1, body->Scalar(1, DType::kI64)}));
+  absl::StatusOr<ir::Graph> c = std::move(*cond).Build();
+  absl::StatusOr<ir::Graph> bd = std::move(*body).Build();
+  if (!c.ok() || !bd.ok()) {
+    Fail("a loop's regions failed to build: " + (!c.ok() ? c.status() : bd.status()).ToString());
+    return;
+  }
+  const ValueId zero =
+      b_.Add(OpCode::kFull, {}, {{"value", 0.0}, {"dtype", DType::kI64}, {"shape", Shape{}}});
+  const ValueId limit = b_.Scalar(static_cast<double>(stop), DType::kI64);
+  ir::Attrs attrs{{"carried", int64_t{2}}};
+  if (limited) attrs.Set("max_trips", static_cast<int64_t>(in_.Below(3)));
+  const ValueId loop = b_.Add(OpCode::kWhile, {x, zero, limit}, std::move(attrs),
+                              {std::make_shared<const ir::Graph>(*std::move(c)),
+                               std::make_shared<const ir::Graph>(*std::move(bd))});
+  if (!b_.status().ok()) {
+    Fail("builder rejected a loop: " + b_.status().ToString());
+    return;
+  }
+  pool_.push_back(loop);
+  pool_.push_back(b_.Add(OpCode::kLoopResult, {loop, zero}, {{"index", int64_t{1}}}));
 }
 
 }  // namespace graphjit::fuzz

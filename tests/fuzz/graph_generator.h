@@ -118,6 +118,10 @@ class Generator {
   void CrossEntropy();
   void CausalMask();
   void KvWrite();
+  // A while loop (ir/regions.h) carrying a pool value and a trip counter: the body
+  // updates the value (x + x, a rounded tanh, a negated flag), the cond stops after 0-3
+  // trips, sometimes by max_trips; loop_result gives the counter.
+  void Loop();
 
   ByteReader& in_;
   ir::GraphBuilder b_;

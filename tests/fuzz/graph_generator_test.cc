@@ -85,7 +85,7 @@ std::vector<OpCode> AllOps() {
 }
 
 TEST(GraphGenerator, GeneratesEveryOpOfOpsDef) {
-  const std::map<OpCode, OpSeen> seen = RandomInputs(4000);
+  const std::map<OpCode, OpSeen> seen = RandomInputs(6000);
   for (OpCode op : AllOps()) {
     auto it = seen.find(op);
     EXPECT_TRUE(it != seen.end() && it->second.count >= 5)
@@ -95,7 +95,7 @@ TEST(GraphGenerator, GeneratesEveryOpOfOpsDef) {
 }
 
 TEST(GraphGenerator, EveryOpSeesZeroSizeAndSymbolicOperands) {
-  const std::map<OpCode, OpSeen> seen = RandomInputs(4000);
+  const std::map<OpCode, OpSeen> seen = RandomInputs(6000);
   for (OpCode op : AllOps()) {
     auto it = seen.find(op);
     if (it == seen.end()) continue;  // GeneratesEveryOpOfOpsDef reports it
@@ -166,7 +166,7 @@ TEST(GraphGenerator, CommittedCorpusReachesEveryOpAndEdge) {
     ++files;
   }
   ASSERT_GT(files, 0);
-  const std::map<OpCode, OpSeen> random = RandomInputs(4000);
+  const std::map<OpCode, OpSeen> random = RandomInputs(6000);
   std::vector<std::string> missing;
   for (OpCode op : AllOps()) {
     const OpSeen& o = corpus[op];

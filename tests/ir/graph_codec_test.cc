@@ -37,6 +37,28 @@ constexpr absl::string_view kGraphs[] = {
   %3 = reshape(%2) {shape=[2, 4*S]} : f64[2, 4*S]
   return %2, %3
 })",
+    R"(graph loop {
+  %0 = input {name="x"} : f64[S]
+  %1 = full {value=0.0} : i64[]
+  %2 = while(%0, %1) {carried=2, max_trips=7} : f64[S]
+    region graph cond {
+      %0 = input {name="x"} : f64[S]
+      %1 = input {name="n"} : i64[]
+      %2 = constant {value=[3.0]} : i64[]
+      %3 = lt(%1, %2) : bool[]
+      return %3
+    }
+    region graph body {
+      %0 = input {name="x"} : f64[S]
+      %1 = input {name="n"} : i64[]
+      %2 = tanh(%0) : f64[S]
+      %3 = constant {value=[1.0]} : i64[]
+      %4 = add(%1, %3) : i64[]
+      return %2, %4
+    }
+  %3 = loop_result(%2, %1) {index=1} : i64[]
+  return %2, %3
+})",
 };
 
 std::string Bytes(const Graph& g) {

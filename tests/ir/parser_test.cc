@@ -49,6 +49,26 @@ bool HasLocation(absl::string_view message) {
   return i < message.size() && message[i] == ' ';
 }
 
+// The regions of AllOpsGraph's while over (y: f64[2, S, 16], n: i64[], w: f64[16]):
+// `n < limit`, and (tanh(y) * w, n + 1).
+Graph CountBelow(double limit) {
+  GraphBuilder b("cond");
+  b.Input("y", DType::kF64, {2, S, 16});
+  ValueId n = b.Input("n", DType::kI64, {});
+  b.Input("w", DType::kF64, {16});
+  b.Output(b.Add(OpCode::kLt, {n, b.Scalar(limit, DType::kI64)}));
+  return *std::move(b).Build();
+}
+Graph TanhStep() {
+  GraphBuilder b("body");
+  ValueId y = b.Input("y", DType::kF64, {2, S, 16});
+  ValueId n = b.Input("n", DType::kI64, {});
+  ValueId w = b.Input("w", DType::kF64, {16});
+  b.Output(b.Add(OpCode::kMul, {b.Add(OpCode::kTanh, {y}), w}));
+  b.Output(b.Add(OpCode::kAdd, {n, b.Scalar(1, DType::kI64)}));
+  return *std::move(b).Build();
+}
+
 // A graph that uses every op in ir/ops.def, with symbolic dims (S, S+1, 2*S and odder
 // ones), kv_write at a symbolic position P, constants with non-finite and negative values,
 // a name that needs escapes, and all four dtypes.
@@ -126,6 +146,14 @@ Graph AllOpsGraph() {
   ValueId logits = b.Add(OpCode::kMatmul, {rows, head});
   ValueId loss = b.Add(OpCode::kCrossEntropy, {logits, ids});
   ValueId updated = b.Add(OpCode::kKvWrite, {cache, x}, {{"pos", P}});
+  // A while carrying x and a trip count, with w as an invariant, at most 5 trips.
+  ValueId zero =
+      b.Add(OpCode::kFull, {}, {{"value", 0.0}, {"dtype", DType::kI64}, {"shape", Shape{}}});
+  ValueId loop = b.Add(
+      OpCode::kWhile, {x, zero, w}, {{"carried", int64_t{2}}, {"max_trips", int64_t{5}}},
+      {std::make_shared<const Graph>(CountBelow(3)), std::make_shared<const Graph>(TanhStep())});
+  ValueId trips = b.Add(OpCode::kLoopResult, {loop, zero}, {{"index", int64_t{1}}});
+  b.Output(trips);
   b.Output(normed);
   b.Output(loss);
   b.Output(updated);

@@ -122,6 +122,13 @@ std::vector<ValidCase> ValidCases() {
        {F64({4, 8, 16}), F64({4, 3, 16})},
        Attrs{{"pos", SymExpr(5)}},
        F64({4, 8, 16})},
+      // A while is typed like its first carried value (the regions are checked by
+      // ir/regions.h), loop_result like the carried value it names.
+      {OpCode::kWhile,
+       {F64({S, 4}), I64({}), F64({4, 4})},
+       Attrs{{"carried", int64_t{2}}},
+       F64({S, 4})},
+      {OpCode::kLoopResult, {F64({S, 4}), I64({})}, Attrs{{"index", int64_t{1}}}, I64({})},
   };
   // Elementwise binary ops: `[2, 1, S]` with `[3, 1]` broadcasts to `[2, 3, S]`.
   for (OpCode op : {OpCode::kAdd, OpCode::kSub, OpCode::kMul, OpCode::kDiv, OpCode::kMaximum,

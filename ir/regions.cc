@@ -1,0 +1,83 @@
+#include "ir/regions.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace graphjit::ir {
+namespace {
+
+absl::Status RegionError(OpCode op, int i, absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(OpName(op), ": region ", RegionName(op, i), " ", what));
+}
+
+// Region `i`'s inputs must take `operands` in order.
+absl::Status CheckInputs(OpCode op, int i, const Graph& region,
+                         absl::Span<const ValueType> operands) {
+  const std::vector<ValueId> inputs = region.Inputs();
+  if (inputs.size() != operands.size()) {
+    return RegionError(op, i,
+                       absl::StrCat("has ", inputs.size(), " inputs, expected ", operands.size(),
+                                    " (one per operand of the ", OpName(op), ")"));
+  }
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Node& in = region.node(inputs[k]);
+    if (!(in.type == operands[k])) {
+      return RegionError(op, i,
+                         absl::StrCat("input ", k, " '", in.name(), "' is ", TypeToString(in.type),
+                                      ", but operand ", k, " is ", TypeToString(operands[k])));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int NumRegions(OpCode op) { return op == OpCode::kWhile ? 2 : 0; }
+
+const char* RegionName(OpCode op, int i) {
+  if (op == OpCode::kWhile) return i == 0 ? "cond" : "body";
+  return "?";
+}
+
+absl::Status CheckRegionSignatures(OpCode op, absl::Span<const ValueType> operands,
+                                   const Attrs& attrs,
+                                   const std::vector<std::shared_ptr<const Graph>>& regions) {
+  const int want = NumRegions(op);
+  if (static_cast<int>(regions.size()) != want) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(OpName(op), ": has ", regions.size(), " regions, expected ", want));
+  }
+  if (op != OpCode::kWhile) return absl::OkStatus();
+  for (int i = 0; i < want; ++i) {
+    if (regions[i] == nullptr) return RegionError(op, i, "is missing");
+    if (absl::Status s = CheckInputs(op, i, *regions[i], operands); !s.ok()) return s;
+  }
+  const Graph& cond = *regions[0];
+  const ValueType bool_scalar{DType::kBool, {}};
+  if (cond.outputs().size() != 1 || !(cond.type(cond.outputs()[0]) == bool_scalar)) {
+    std::string got = cond.outputs().size() == 1 ? TypeToString(cond.type(cond.outputs()[0]))
+                                                 : absl::StrCat(cond.outputs().size(), " values");
+    return RegionError(op, 0, absl::StrCat("must return one bool[] value, returns ", got));
+  }
+  const Graph& body = *regions[1];
+  const int64_t carried = attrs.GetInt("carried");
+  if (static_cast<int64_t>(body.outputs().size()) != carried) {
+    return RegionError(op, 1,
+                       absl::StrCat("returns ", body.outputs().size(), " values, expected ",
+                                    carried, " (one per carried value)"));
+  }
+  for (int64_t k = 0; k < carried; ++k) {
+    const ValueType& next = body.type(body.outputs()[k]);
+    if (!(next == operands[k])) {
+      return RegionError(
+          op, 1,
+          absl::StrCat("returns ", TypeToString(next), " for carried value ", k, ", which is ",
+                       TypeToString(operands[k]), ": a carried value keeps its dtype and shape"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace graphjit::ir

@@ -1,0 +1,37 @@
+// Regions: the graphs a control-flow op holds (ir/ops.def's Region ops). A while holds
+// two, `cond` and `body`; each region is a graph of its own whose inputs, in graph order,
+// take the while's operands (the carried values, then the invariants) and whose params
+// name the enclosing graph's weights. `cond` returns one bool scalar, `body` the next
+// carried values with exactly the carried types (symbolic dims included: a carried
+// value keeps its shape from trip to trip).
+#ifndef GRAPHJIT_IR_REGIONS_H_
+#define GRAPHJIT_IR_REGIONS_H_
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "ir/graph.h"
+
+namespace graphjit::ir {
+
+// Regions nest at most this deep: a crafted file cannot overflow the stack of the
+// recursive parser, decoder, verifier or interpreter.
+inline constexpr int kMaxRegionDepth = 16;
+
+// How many regions `op` holds (2 for while; 0 for every op not of the Region kind).
+int NumRegions(OpCode op);
+// The name of region `i` of `op` ("cond", "body"), as printed and in errors.
+const char* RegionName(OpCode op, int i);
+
+// Checks that `regions` fit op `op` with operand types `operands` and attributes
+// `attrs`: their number, and each region's inputs and outputs against the signature
+// above. InvalidArgument naming the region and the value otherwise. The regions'
+// own nodes are checked by VerifyGraph.
+absl::Status CheckRegionSignatures(OpCode op, absl::Span<const ValueType> operands,
+                                   const Attrs& attrs,
+                                   const std::vector<std::shared_ptr<const Graph>>& regions);
+
+}  // namespace graphjit::ir
+
+#endif  // GRAPHJIT_IR_REGIONS_H_
