@@ -1,6 +1,7 @@
 #include "frontend/eager_context.h"
 
 #include "absl/strings/str_cat.h"
+#include "ir/regions.h"
 #include "runtime/eager.h"
 
 namespace graphjit::frontend {
@@ -75,6 +76,42 @@ absl::StatusOr<std::vector<runtime::Tensor>> EagerContext::Results(
     out.push_back(tensors_[v.id()]);
   }
   return out;
+}
+
+std::vector<Value> EagerContext::EmitWhile(absl::Span<const Value> operands, ir::Attrs attrs,
+                                           std::vector<std::shared_ptr<const ir::Graph>> regions) {
+  if (!status().ok() || !CheckOperands(ir::OpCode::kWhile, operands)) return {};
+  std::vector<ir::ValueType> types;
+  std::vector<const runtime::Tensor*> args;
+  std::vector<ir::ValueId> ids;
+  for (const Value& v : operands) {
+    types.push_back(types_[v.id()]);
+    args.push_back(&tensors_[v.id()]);
+    ids.push_back(v.id());
+  }
+  absl::StatusOr<ir::ValueType> type = ir::InferType(ir::OpCode::kWhile, types, attrs);
+  if (type.ok()) {
+    if (absl::Status s = ir::CheckRegionSignatures(ir::OpCode::kWhile, types, attrs, regions);
+        !s.ok()) {
+      type = s;
+    }
+  }
+  if (!type.ok()) {
+    RecordError(type.status());
+    return {};
+  }
+  ir::Node node{ir::OpCode::kWhile, std::move(ids), std::move(attrs), *std::move(type),
+                std::move(regions)};
+  absl::StatusOr<std::vector<runtime::Tensor>> results =
+      runtime::RunRegionOp(node, args, params_, bindings_);
+  if (!results.ok()) {
+    RecordError(results.status());
+    return {};
+  }
+  ++num_ops_;
+  std::vector<Value> values;
+  for (runtime::Tensor& t : *results) values.push_back(Add(std::move(t)));
+  return values;
 }
 
 }  // namespace graphjit::frontend

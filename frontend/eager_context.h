@@ -21,6 +21,9 @@ class EagerContext : public Context {
   bool HasInput(absl::string_view name) const override { return inputs_.contains(name); }
   Value Param(absl::string_view name) override;
   Value Emit(ir::OpCode op, absl::Span<const Value> operands, ir::Attrs attrs) override;
+  std::vector<Value> EmitWhile(absl::Span<const Value> operands, ir::Attrs attrs,
+                               std::vector<std::shared_ptr<const ir::Graph>> regions) override;
+  const runtime::TensorMap* params() const override { return &params_; }
   const ir::ValueType& TypeOf(ir::ValueId id) const override { return types_[id]; }
 
   // The tensor of a valid value of this context.

@@ -52,6 +52,25 @@ Value TraceContext::Emit(ir::OpCode op, absl::Span<const Value> operands, ir::At
   return Value(this, id);
 }
 
+std::vector<Value> TraceContext::EmitWhile(absl::Span<const Value> operands, ir::Attrs attrs,
+                                           std::vector<std::shared_ptr<const ir::Graph>> regions) {
+  if (!CheckOperands(ir::OpCode::kWhile, operands)) return {};
+  std::vector<ir::ValueId> ids;
+  for (const Value& v : operands) ids.push_back(v.id());
+  const int64_t carried = attrs.Has("carried") ? attrs.GetInt("carried") : 0;
+  ir::ValueId loop = builder_.Add(ir::OpCode::kWhile, ids, std::move(attrs), std::move(regions));
+  if (loop == ir::kInvalidValue) {
+    RecordError(builder_.status());
+    return {};
+  }
+  std::vector<Value> results = {Value(this, loop)};
+  for (int64_t k = 1; k < carried; ++k) {
+    results.emplace_back(
+        this, builder_.Add(ir::OpCode::kLoopResult, {loop, ids[k]}, ir::Attrs{{"index", k}}));
+  }
+  return results;
+}
+
 absl::StatusOr<ir::Graph> TraceContext::Finish(absl::Span<const Value> outputs) && {
   if (!status().ok()) return status();
   for (const Value& v : outputs) {

@@ -30,4 +30,11 @@ bool Context::CheckOperands(ir::OpCode op, absl::Span<const Value> operands) {
   return true;
 }
 
+std::vector<Value> Context::EmitWhile(absl::Span<const Value>, ir::Attrs,
+                                      std::vector<std::shared_ptr<const ir::Graph>>) {
+  RecordError(absl::UnimplementedError(
+      "while: this context records no structured loops (trace it, or run it eagerly)"));
+  return {};
+}
+
 }  // namespace graphjit::frontend

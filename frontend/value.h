@@ -59,8 +59,19 @@ class Context {
   // Applies `op` to `operands`: computes it (eager) or records it (trace).
   virtual Value Emit(ir::OpCode op, absl::Span<const Value> operands, ir::Attrs attrs) = 0;
   virtual const ir::ValueType& TypeOf(ir::ValueId id) const = 0;
+  // A while loop (ir/regions.h) on `operands` (carried values, then invariants) with its
+  // cond and body regions: the final carried values, one per carried operand. Runs it at
+  // once (eager) or records it with its regions (trace). The default records an error:
+  // a context that cannot keep a loop whole (a lazy one) says so.
+  virtual std::vector<Value> EmitWhile(absl::Span<const Value> operands, ir::Attrs attrs,
+                                       std::vector<std::shared_ptr<const ir::Graph>> regions);
+  // The weights the regions of a loop traced in this context may read (its params), or
+  // null if its Param reads none.
+  virtual const runtime::TensorMap* params() const { return nullptr; }
 
   const absl::Status& status() const { return status_; }
+  // Records `s` as the context's error unless it has one (what a failing op does).
+  void ReportError(absl::Status s) { RecordError(std::move(s)); }
 
  protected:
   // Keeps the first error, prefixed with `what` (the op or input that failed).

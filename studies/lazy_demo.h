@@ -1,6 +1,8 @@
 // The graph-break demo of lecture 12 (demo 3): iterate y <- tanh(y @ W) until the
 // largest squared change is below a tolerance. The data-dependent stopping test cuts the
-// lazy graph every iteration; the same loop with a fixed count traces into one graph.
+// lazy graph every iteration; the same loop with a fixed count traces into one graph, and
+// the loop with its stopping test as one structured while (frontend/control_flow.h)
+// traces into one graph whose trips run in compiled code.
 #ifndef GRAPHJIT_STUDIES_LAZY_DEMO_H_
 #define GRAPHJIT_STUDIES_LAZY_DEMO_H_
 
@@ -23,6 +25,14 @@ struct LazyDemoResult {
   double unrolled_compile_seconds = 0;
   double unrolled_run_seconds = 0;
   double unrolled_max_abs_diff = 0;
+  // The stopping test inside the graph: one while op (frontend::While) traced once.
+  int while_iterations = 0;  // trips the compiled loop ran
+  int while_ops = 0;         // compute nodes of the traced graph (the loop is one)
+  int while_compiled = 0;    // graphs compiled for it (the loop's cond and body)
+  double while_compile_seconds = 0;
+  double while_run_seconds = 0;
+  double while_max_abs_diff = 0;  // vs the same iterations computed eagerly
+  bool while_same_bits_as_lazy = false;
 };
 
 // y: 4x32 and W: 32x32 (N(0,1) * 0.5/sqrt(32)) from std::mt19937_64(2); stops when

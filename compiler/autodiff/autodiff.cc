@@ -132,6 +132,15 @@ absl::StatusOr<ir::Graph> BuildGradientGraph(const ir::Graph& forward,
                                                    " does not exist (graph '", forward.name(),
                                                    "' has ", num_outputs, " outputs)"));
   }
+  for (ValueId id = 0; id < forward.num_nodes(); ++id) {
+    // A loop's trips would need their values kept for the backward pass: not done, and
+    // no gradient is better than a silently zero one.
+    if (!forward.node(id).regions.empty()) {
+      return absl::UnimplementedError(
+          absl::StrCat("autodiff: %", id, " (", ir::OpName(forward.node(id).op),
+                       ") is control flow with regions, which autodiff does not differentiate"));
+    }
+  }
   const ValueId loss = forward.outputs()[loss_output];
   const ir::ValueType& loss_type = forward.type(loss);
   if (loss_type.rank() != 0 || !ir::IsFloat(loss_type.dtype)) {

@@ -62,8 +62,9 @@ CompiledCall::CompiledCall(const CompiledGraph& graph) : graph_(graph) {
     }
   }
   for (const std::string& s : p.symbols) program_slot_.push_back(slot_of(s));
-  // Profiled graphs time every kernel in CompiledGraph::Run, which the full path calls.
-  if (graph.env_profile_ != nullptr) fast_ = false;
+  // Profiled graphs time every kernel in CompiledGraph::Run, which the full path calls;
+  // a graph with regions runs its pieces there too.
+  if (graph.env_profile_ != nullptr || graph.control_ != nullptr) fast_ = false;
   values_.assign(slots_.size(), kUnset);
   symbols_.assign(p.symbols.size(), 0);
   for (const ir::Node& n : g.nodes()) {
@@ -158,6 +159,11 @@ absl::Status CompiledCall::RunFull(absl::Span<const runtime::Tensor* const> inpu
   for (size_t i = 0; i < inputs.size(); ++i) named[input_names_[i]] = *inputs[i];
   GJ_ASSIGN_OR_RETURN(outputs_, graph_.Run(named, bindings));
   return absl::OkStatus();
+}
+
+void CompiledCall::ExchangeOutputs(absl::Span<runtime::Tensor> tensors) {
+  GJ_CHECK(tensors.size() <= outputs_.size()) << "more tensors than outputs";
+  for (size_t k = 0; k < tensors.size(); ++k) std::swap(outputs_[k], tensors[k]);
 }
 
 absl::Status CompiledCall::Run(absl::Span<const runtime::Tensor> inputs,

@@ -47,6 +47,11 @@ class CompiledCall {
     return out;
   }
 
+  // Swaps outputs()[k] with tensors[k] for each k < tensors.size(): a loop takes the
+  // results as its next state and hands its old state's buffers back, which the next Run
+  // writes into when their shapes are unchanged (compiler/compiled/control_flow.h).
+  void ExchangeOutputs(absl::Span<runtime::Tensor> tensors);
+
   // The frame the last successful fast-path Run handed to the kernels (argument
   // pointers, program symbols, workspace): graph().kernels().Run(args, symbols,
   // workspace) runs the kernels alone on it, so a benchmark can tell the call's overhead

@@ -85,6 +85,13 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
     DumpStage(dump_dir, index, graph.name(), "0-traced", ir::PrintGraph(graph));
   }
   std::unique_ptr<CompiledGraph> cg(new CompiledGraph(env.profile));
+  if (graph.HasRegions()) {
+    GJ_RETURN_IF_ERROR(cg->OptimizeAndCompileControl(graph, params, options));
+    if (!dump_dir.empty()) {
+      DumpStage(dump_dir, index, graph.name(), "1-optimized", ir::PrintGraph(cg->graph_));
+    }
+    return cg;
+  }
   // A warm start reads what the passes and lowering made from the disk cache's graph-level
   // record (compiler/compiled/graph_record.h). Not when the stages are to be seen: dumps
   // and kept IR want every stage run.
@@ -176,6 +183,26 @@ absl::Status CompiledGraph::OptimizeAndLower(const ir::Graph& graph,
   return absl::OkStatus();
 }
 
+absl::Status CompiledGraph::OptimizeAndCompileControl(const ir::Graph& graph,
+                                                      const runtime::TensorMap& params,
+                                                      const CompileGraphOptions& options) {
+  graph_ = graph;
+  PassContext ctx = PassContextFor(params, options);
+  const auto start = ir::Clock::now();
+  if (options.optimize) {
+    Pipeline pipeline = Pipeline::Default();
+    GJ_RETURN_IF_ERROR(pipeline.Run(&graph_, &ctx));
+    pass_stats_ = pipeline.stats();
+  }
+  params_ = std::move(ctx.params);
+  timings_.passes = ir::SecondsSince(start);
+  lowered_.program.name = graph_.name();
+  GJ_ASSIGN_OR_RETURN(kernels_, KernelSet::Compile(lowered_.program, {}));
+  GJ_ASSIGN_OR_RETURN(control_, ControlFlow::Compile(graph_, params_, options));
+  control_->AddTimings(&timings_);
+  return absl::OkStatus();
+}
+
 bool CompiledGraph::ReadRecord(DiskCache& disk, const ContentKey& key,
                                const runtime::TensorMap& params,
                                std::vector<KernelBinding>* bindings) {
@@ -254,6 +281,7 @@ absl::StatusOr<std::vector<runtime::Tensor>> CompiledGraph::Run(
     }
     return out;
   }
+  if (control_ != nullptr) return control_->Run(inputs, bindings, params_);
   GJ_ASSIGN_OR_RETURN(CallFrame frame, PrepareCall(graph_, lowered_, inputs, params_, constants_,
                                                    bindings, &bounds_));
   kernels_->Run(frame.args.data(), frame.symbols.data(), frame.workspace.get());
@@ -263,6 +291,11 @@ absl::StatusOr<std::vector<runtime::Tensor>> CompiledGraph::Run(
 absl::StatusOr<std::vector<runtime::Tensor>> CompiledGraph::RunTimed(
     const runtime::TensorMap& inputs, const ir::Bindings& bindings,
     std::vector<double>* kernel_seconds, ir::Bindings* symbols) const {
+  if (control_ != nullptr) {  // the pieces are not timed kernel by kernel
+    kernel_seconds->clear();
+    symbols->clear();
+    return control_->Run(inputs, bindings, params_);
+  }
   GJ_ASSIGN_OR_RETURN(CallFrame frame, PrepareCall(graph_, lowered_, inputs, params_, constants_,
                                                    bindings, &bounds_));
   kernel_seconds->resize(program().kernels.size(), 0.0);

@@ -13,6 +13,7 @@
 #include "compiler/codegen/native_code.h"
 #include "compiler/compiled/call_frame.h"
 #include "compiler/compiled/compile_env.h"
+#include "compiler/compiled/control_flow.h"
 #include "compiler/compiled/kernel_set.h"
 #include "compiler/lower/lower.h"
 #include "compiler/orc/phase_timings.h"
@@ -74,7 +75,9 @@ class CompiledGraph {
   ~CompiledGraph();
 
   // Compiles `graph` with parameter values `params` (kept by the compiled graph, with
-  // whatever weights the passes fold).
+  // whatever weights the passes fold). A graph with regions (a while loop) compiles as
+  // control flow over compiled pieces (compiler/compiled/control_flow.h): its program()
+  // is then empty and control_flow() holds the pieces.
   static absl::StatusOr<std::unique_ptr<CompiledGraph>> Compile(
       const ir::Graph& graph, const runtime::TensorMap& params,
       const CompileGraphOptions& options = {});
@@ -99,6 +102,8 @@ class CompiledGraph {
   const ir::Graph& graph() const { return graph_; }  // after the passes
   const runtime::TensorMap& params() const { return params_; }
   const Program& program() const { return lowered_.program; }
+  // The pieces and loops of a graph with regions; null for a straight-line graph.
+  const ControlFlow* control_flow() const { return control_.get(); }
   // The kernels' code, their content keys and what compiling them cost.
   const KernelSet& kernels() const { return *kernels_; }
   const PhaseTimings& timings() const { return timings_; }
@@ -118,6 +123,9 @@ class CompiledGraph {
   // The pass pipeline (when options.optimize) and lowering: graph_, params_, lowered_.
   absl::Status OptimizeAndLower(const ir::Graph& graph, const runtime::TensorMap& params,
                                 const CompileGraphOptions& options);
+  // The passes, then ControlFlow::Compile (a graph with regions).
+  absl::Status OptimizeAndCompileControl(const ir::Graph& graph, const runtime::TensorMap& params,
+                                         const CompileGraphOptions& options);
   // Takes the graph, params and lowered program from the graph-level record of `key`
   // (compiler/compiled/graph_record.h) if `disk` has an intact one: true. A record that
   // fails its checks is rejected (removed, logged) and false returned: compile instead.
@@ -137,6 +145,7 @@ class CompiledGraph {
   bool from_record_ = false;
   std::vector<PassStats> pass_stats_;
   std::unique_ptr<EnvProfile> env_profile_;  // null unless CompileEnv::profile
+  std::unique_ptr<ControlFlow> control_;     // a graph with regions only
 };
 
 }  // namespace graphjit::compiler

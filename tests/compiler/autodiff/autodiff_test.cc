@@ -110,6 +110,28 @@ TEST(Autodiff, RejectsBadLossesAndNames) {
   EXPECT_EQ(DifferentiableSources(*summed), std::vector<std::string>({"x"}));
 }
 
+TEST(Autodiff, RefusesLoops) {
+  ir::Graph loop = Parse(R"(graph g {
+  %0 = input {name="x"} : f64[]
+  %1 = while(%0) {carried=1, max_trips=3} : f64[]
+    region graph cond {
+      %0 = input {name="x"} : f64[]
+      %1 = full {value=1.0} : bool[]
+      return %1
+    }
+    region graph body {
+      %0 = input {name="x"} : f64[]
+      %1 = mul(%0, %0) : f64[]
+      return %1
+    }
+  return %1
+}
+)");
+  absl::StatusOr<ir::Graph> r = BuildGradientGraph(loop, {"x"});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(r.status().message(), HasSubstr("%1 (while) is control flow with regions"));
+}
+
 models::GPTConfig SmallGPT() {
   models::GPTConfig c;
   c.n_layer = 2;

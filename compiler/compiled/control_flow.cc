@@ -1,0 +1,246 @@
+#include "compiler/compiled/control_flow.h"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/compiled/compiled_call.h"
+#include "compiler/compiled/compiled_graph.h"
+#include "compiler/orc/phase_timings.h"
+#include "ir/builder.h"
+#include "ir/status_macros.h"
+#include "runtime/eager.h"
+
+namespace graphjit::compiler {
+
+// A straight-line stretch of the graph, compiled on its own: its inputs are the values
+// defined before it (named `v<id>`), its outputs the values it defines that later steps
+// or the graph's outputs read. Sources it reads (params, constants) are its own nodes.
+struct ControlFlow::Piece {
+  std::unique_ptr<CompiledGraph> code;
+  std::vector<ir::ValueId> inputs;
+  std::vector<ir::ValueId> outputs;
+};
+
+// A while node and its compiled regions; `*_operand[i]` is the operand that compiled
+// region input i takes (the compiled graph's input order is by name).
+struct ControlFlow::Loop {
+  ir::ValueId node = ir::kInvalidValue;
+  int64_t carried = 0;
+  int64_t max_trips = 0;
+  std::unique_ptr<CompiledGraph> cond, body;
+  std::vector<int> cond_operand, body_operand;
+  // The loop_result nodes reading this loop: (node, carried index).
+  std::vector<std::pair<ir::ValueId, int64_t>> results;
+};
+
+namespace {
+
+std::string PieceInputName(ir::ValueId id) { return absl::StrCat("v", id); }
+
+bool IsRegionOp(ir::OpCode op) { return ir::LoweringOf(op) == ir::OpLowering::kRegion; }
+
+// For each input of compiled region `code` (in its call order), the operand it takes: the
+// region's inputs take the operands in graph order, matched by name.
+absl::StatusOr<std::vector<int>> OperandOrder(const ir::Graph& region, const CompiledGraph& code) {
+  absl::flat_hash_map<std::string, int> index;
+  const std::vector<ir::ValueId> inputs = region.Inputs();
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    index[region.node(inputs[k]).name()] = static_cast<int>(k);
+  }
+  std::vector<int> order;
+  for (ir::ValueId id : code.graph().Inputs()) {
+    auto it = index.find(code.graph().node(id).name());
+    if (it == index.end()) {
+      return absl::InternalError(absl::StrCat("region ", region.name(), ": compiled input '",
+                                              code.graph().node(id).name(), "' is not its input"));
+    }
+    order.push_back(it->second);
+  }
+  return order;
+}
+
+// The graph of piece `nodes` (ids of `g`, in order): see Piece.
+absl::StatusOr<ir::Graph> PieceGraph(const ir::Graph& g, const std::vector<ir::ValueId>& nodes,
+                                     const std::vector<bool>& in_piece,
+                                     const std::vector<std::vector<ir::ValueId>>& users,
+                                     std::vector<ir::ValueId>* inputs,
+                                     std::vector<ir::ValueId>* outputs) {
+  ir::GraphBuilder b(absl::StrCat(g.name(), ".piece", nodes.front()));
+  std::vector<ir::ValueId> map(g.num_nodes(), ir::kInvalidValue);
+  auto get = [&](ir::ValueId v) {
+    if (map[v] != ir::kInvalidValue) return map[v];
+    const ir::Node& n = g.node(v);
+    if (ir::IsSourceOp(n.op) && n.op != ir::OpCode::kInput) {
+      map[v] = b.Add(n.op, {}, n.attrs);  // a param by name, a constant as it is
+    } else {
+      inputs->push_back(v);
+      map[v] = b.Input(PieceInputName(v), n.type.dtype, n.type.shape);
+    }
+    return map[v];
+  };
+  for (ir::ValueId id : nodes) {
+    const ir::Node& n = g.node(id);
+    std::vector<ir::ValueId> operands;
+    for (ir::ValueId v : n.operands) operands.push_back(get(v));
+    map[id] = b.Add(n.op, operands, n.attrs);
+  }
+  for (ir::ValueId id : nodes) {
+    bool read_later = false;
+    for (ir::ValueId u : users[id]) read_later |= u >= g.num_nodes() || !in_piece[u];
+    if (read_later) {
+      outputs->push_back(id);
+      b.Output(map[id]);
+    }
+  }
+  return std::move(b).Build();
+}
+
+}  // namespace
+
+ControlFlow::~ControlFlow() = default;
+
+absl::StatusOr<std::unique_ptr<ControlFlow>> ControlFlow::Compile(
+    const ir::Graph& graph, const runtime::TensorMap& params, const CompileGraphOptions& options) {
+  std::unique_ptr<ControlFlow> cf(new ControlFlow());
+  cf->graph_ = graph;
+  const std::vector<std::vector<ir::ValueId>> users = graph.Users();
+  std::vector<bool> in_piece(graph.num_nodes(), false);
+  std::vector<ir::ValueId> stretch;
+  absl::flat_hash_map<ir::ValueId, int> loop_of;
+  auto close_piece = [&]() -> absl::Status {
+    if (stretch.empty()) return absl::OkStatus();
+    Piece piece;
+    GJ_ASSIGN_OR_RETURN(ir::Graph g,
+                        PieceGraph(graph, stretch, in_piece, users, &piece.inputs, &piece.outputs));
+    for (ir::ValueId id : stretch) in_piece[id] = false;
+    stretch.clear();
+    if (piece.outputs.empty()) return absl::OkStatus();  // nothing reads it
+    GJ_ASSIGN_OR_RETURN(piece.code, CompiledGraph::Compile(g, params, options));
+    cf->steps_.push_back({false, static_cast<int>(cf->pieces_.size())});
+    cf->pieces_.push_back(std::move(piece));
+    return absl::OkStatus();
+  };
+  for (ir::ValueId id = 0; id < graph.num_nodes(); ++id) {
+    const ir::Node& n = graph.node(id);
+    if (ir::IsSourceOp(n.op)) continue;
+    if (!IsRegionOp(n.op)) {
+      stretch.push_back(id);
+      in_piece[id] = true;
+      continue;
+    }
+    GJ_RETURN_IF_ERROR(close_piece());
+    if (n.op == ir::OpCode::kLoopResult) {
+      cf->loops_[loop_of.at(n.operands[0])].results.emplace_back(id, n.attrs.GetInt("index"));
+      continue;
+    }
+    Loop loop;
+    loop.node = id;
+    loop.carried = n.attrs.GetInt("carried");
+    loop.max_trips = n.attrs.Has("max_trips") ? n.attrs.GetInt("max_trips")
+                                              : std::numeric_limits<int64_t>::max();
+    GJ_ASSIGN_OR_RETURN(loop.cond, CompiledGraph::Compile(*n.regions[0], params, options));
+    GJ_ASSIGN_OR_RETURN(loop.body, CompiledGraph::Compile(*n.regions[1], params, options));
+    GJ_ASSIGN_OR_RETURN(loop.cond_operand, OperandOrder(*n.regions[0], *loop.cond));
+    GJ_ASSIGN_OR_RETURN(loop.body_operand, OperandOrder(*n.regions[1], *loop.body));
+    loop_of[id] = static_cast<int>(cf->loops_.size());
+    cf->steps_.push_back({true, static_cast<int>(cf->loops_.size())});
+    cf->loops_.push_back(std::move(loop));
+  }
+  GJ_RETURN_IF_ERROR(close_piece());
+  return cf;
+}
+
+absl::StatusOr<std::vector<runtime::Tensor>> ControlFlow::Run(
+    const runtime::TensorMap& inputs, const ir::Bindings& bindings,
+    const runtime::TensorMap& params) const {
+  GJ_ASSIGN_OR_RETURN(ir::Bindings bound, runtime::BindInputs(graph_, inputs, bindings));
+  std::vector<runtime::Tensor> values(graph_.num_nodes());
+  // Sources read outside the pieces (by a loop, or as outputs): inputs as given, params
+  // by name, constants made now (their shapes may be symbolic).
+  for (ir::ValueId id = 0; id < graph_.num_nodes(); ++id) {
+    const ir::Node& n = graph_.node(id);
+    if (n.op == ir::OpCode::kInput) {
+      values[id] = inputs.at(n.name());
+    } else if (n.op == ir::OpCode::kParam) {
+      auto it = params.find(n.name());
+      if (it == params.end()) {
+        return absl::InvalidArgumentError(absl::StrCat("missing parameter '", n.name(), "'"));
+      }
+      values[id] = it->second;
+    } else if (ir::IsSourceOp(n.op)) {
+      GJ_ASSIGN_OR_RETURN(values[id], runtime::EvalNode(n, {}, bound));
+    }
+  }
+  for (const Step& step : steps_) {
+    if (step.loop) {
+      GJ_RETURN_IF_ERROR(RunLoop(loops_[step.index], values, bound));
+      continue;
+    }
+    const Piece& piece = pieces_[step.index];
+    runtime::TensorMap named;
+    for (ir::ValueId v : piece.inputs) named[PieceInputName(v)] = values[v];
+    GJ_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> out, piece.code->Run(named, bound));
+    for (size_t k = 0; k < out.size(); ++k) values[piece.outputs[k]] = std::move(out[k]);
+  }
+  std::vector<runtime::Tensor> outputs;
+  for (ir::ValueId v : graph_.outputs()) outputs.push_back(values[v]);
+  return outputs;
+}
+
+absl::Status ControlFlow::RunLoop(const Loop& loop, std::vector<runtime::Tensor>& values,
+                                  const ir::Bindings& bound) const {
+  const ir::Node& n = graph_.node(loop.node);
+  // The carried values are this loop's own buffers (the operands may be the caller's
+  // inputs or weights, which the body's code must not write); the invariants are read
+  // where they are.
+  std::vector<runtime::Tensor> state;
+  for (size_t k = 0; k < n.operands.size(); ++k) {
+    const runtime::Tensor& operand = values[n.operands[k]];
+    state.push_back(static_cast<int64_t>(k) < loop.carried ? operand.Clone() : operand);
+  }
+  std::vector<const runtime::Tensor*> cond_in, body_in;
+  for (int k : loop.cond_operand) cond_in.push_back(&state[k]);
+  for (int k : loop.body_operand) body_in.push_back(&state[k]);
+  CompiledCall cond(*loop.cond), body(*loop.body);
+  for (int64_t trip = 0; trip < loop.max_trips; ++trip) {
+    if (absl::Status s = cond.Run(cond_in, bound); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("while %", loop.node, " cond: ", s.message()));
+    }
+    if (!cond.outputs()[0].data<bool>()[0]) break;
+    if (absl::Status s = body.Run(body_in, bound); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("while %", loop.node, " body: ", s.message()));
+    }
+    // The next carried values become the state; the old state's buffers are where the
+    // body writes the trip after (same shapes: CompiledCall reuses them).
+    body.ExchangeOutputs(absl::MakeSpan(state.data(), loop.carried));
+  }
+  values[loop.node] = state[0];
+  for (const auto& [id, index] : loop.results) values[id] = state[index];
+  return absl::OkStatus();
+}
+
+int ControlFlow::num_loops() const { return static_cast<int>(loops_.size()); }
+
+int ControlFlow::num_compiled() const {
+  int n = 0;
+  auto count = [](const CompiledGraph& g) {
+    return g.control_flow() != nullptr ? g.control_flow()->num_compiled() : 1;
+  };
+  for (const Piece& p : pieces_) n += count(*p.code);
+  for (const Loop& l : loops_) n += count(*l.cond) + count(*l.body);
+  return n;
+}
+
+void ControlFlow::AddTimings(PhaseTimings* timings) const {
+  for (const Piece& p : pieces_) *timings += p.code->timings();
+  for (const Loop& l : loops_) {
+    *timings += l.cond->timings();
+    *timings += l.body->timings();
+  }
+}
+
+}  // namespace graphjit::compiler

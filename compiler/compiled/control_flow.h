@@ -1,0 +1,72 @@
+// ControlFlow: a graph with regions (ir/regions.h: while loops) compiled as control
+// flow over compiled pieces. The graph's straight-line stretches between its loops are
+// pieces, each compiled by CompiledGraph as a graph of its own; each loop's cond and
+// body regions are compiled the same way (a region with loops of its own recursively).
+// Everything compiles at once, in the one CompiledGraph::Compile of the whole graph: one
+// graph, one compile, one cache entry. A run walks the pieces in order and runs each loop
+// natively: the cond's compiled code computes the bool, the body's compiled code writes
+// the next carried values into buffers swapped with the current ones (no copy, no
+// allocation per trip, no return to the caller or graph break per trip).
+//
+// What is not fused: a kernel never spans a piece boundary or a loop boundary (a loop's
+// inputs and results are buffers).
+#ifndef GRAPHJIT_COMPILER_COMPILED_CONTROL_FLOW_H_
+#define GRAPHJIT_COMPILER_COMPILED_CONTROL_FLOW_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/graph.h"
+#include "runtime/interpreter.h"
+
+namespace graphjit::compiler {
+
+class CompiledGraph;         // compiler/compiled/compiled_graph.h
+struct CompileGraphOptions;  // compiler/compiled/compiled_graph.h
+struct PhaseTimings;         // compiler/orc/phase_timings.h
+
+class ControlFlow {
+ public:
+  ~ControlFlow();
+
+  // Compiles every piece and region of `graph` (already through the passes; it must
+  // have regions) with `params` and `options`.
+  static absl::StatusOr<std::unique_ptr<ControlFlow>> Compile(const ir::Graph& graph,
+                                                              const runtime::TensorMap& params,
+                                                              const CompileGraphOptions& options);
+
+  // Runs the graph on `inputs` (checked as CompiledGraph::Run checks them) with
+  // `params` for outputs that are weights themselves.
+  absl::StatusOr<std::vector<runtime::Tensor>> Run(const runtime::TensorMap& inputs,
+                                                   const ir::Bindings& bindings,
+                                                   const runtime::TensorMap& params) const;
+
+  // The compiled graphs: the pieces and every loop's cond and body, recursively.
+  int num_compiled() const;
+  // What compiling them cost, summed.
+  void AddTimings(PhaseTimings* timings) const;
+  // The loops at this level (not counting loops inside regions).
+  int num_loops() const;
+
+ private:
+  struct Piece;
+  struct Loop;
+  // One step of a run, in graph order: piece `index`, or loop `index`.
+  struct Step {
+    bool loop;
+    int index;
+  };
+  ControlFlow() = default;
+  absl::Status RunLoop(const Loop& loop, std::vector<runtime::Tensor>& values,
+                       const ir::Bindings& bound) const;
+
+  ir::Graph graph_;
+  std::vector<Piece> pieces_;
+  std::vector<Loop> loops_;
+  std::vector<Step> steps_;
+};
+
+}  // namespace graphjit::compiler
+
+#endif  // GRAPHJIT_COMPILER_COMPILED_CONTROL_FLOW_H_

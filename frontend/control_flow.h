@@ -1,0 +1,38 @@
+// Structured control flow for model code, in the shapes of jax.lax.while_loop: the whole
+// loop, its condition included, is one op of the graph (ir/regions.h), so a traced and
+// compiled loop runs with no graph break and no return to the caller per trip.
+#ifndef GRAPHJIT_FRONTEND_CONTROL_FLOW_H_
+#define GRAPHJIT_FRONTEND_CONTROL_FLOW_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "frontend/value.h"
+
+namespace graphjit::frontend {
+
+// The condition of a loop: a bool scalar from the carried values and the invariants.
+using WhileCond =
+    std::function<Value(absl::Span<const Value> carried, absl::Span<const Value> invariants)>;
+// One trip: the next carried values (same dtypes and shapes) from the current ones.
+using WhileBody = std::function<std::vector<Value>(absl::Span<const Value> carried,
+                                                   absl::Span<const Value> invariants)>;
+
+// Runs `body` while `cond` holds, from `init`, and returns the final carried values:
+//   carried = init; while (trips < max_trips && cond(carried)) carried = body(carried)
+// `invariants` are values every trip reads and none changes (weights, limits): the
+// functions receive them as arguments and must not use other values of the enclosing
+// code (they are traced into regions of their own; params they read by
+// `ctx.Param(name)` come from the enclosing context's weights). Eager contexts run the
+// loop at once; traced ones record it as one `while` op. Errors (a body that changes a
+// carried shape, a cond that is not a bool scalar, values of another context) are
+// recorded in the context, naming the region, like any op's.
+std::vector<Value> While(const WhileCond& cond, const WhileBody& body, absl::Span<const Value> init,
+                         absl::Span<const Value> invariants = {},
+                         std::optional<int64_t> max_trips = std::nullopt);
+
+}  // namespace graphjit::frontend
+
+#endif  // GRAPHJIT_FRONTEND_CONTROL_FLOW_H_
