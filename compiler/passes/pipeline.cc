@@ -12,6 +12,7 @@
 #include "compiler/passes/flatten_matmul_batch.h"
 #include "compiler/passes/fold_channel_affine.h"
 #include "compiler/passes/fold_norm_weight.h"
+#include "compiler/passes/hoist_loop_invariants.h"
 #include "compiler/passes/orient_products.h"
 #include "compiler/passes/simplify.h"
 #include "compiler/passes/sink_row_scale.h"
@@ -22,6 +23,7 @@ namespace graphjit::compiler {
 
 const std::vector<Pass>& BuiltinPasses() {
   static const auto* passes = new std::vector<Pass>{
+      {"hoist_loop_invariants", [](ir::Graph* g, PassContext*) { return HoistLoopInvariants(g); }},
       {"decompose", [](ir::Graph* g, PassContext*) { return Decompose(g); }},
       {"cse", [](ir::Graph* g, PassContext*) { return Cse(g); }},
       {"constant_fold", ConstantFold},
