@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "absl/algorithm/container.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "frontend/trace_context.h"
@@ -31,10 +32,30 @@ ir::Attrs BindDims(const ir::Attrs& attrs, const ir::Bindings& bindings) {
   return bound;
 }
 
+// `graph` (a loop's region) with every dim bound to `bindings`, its regions' too.
+absl::StatusOr<std::shared_ptr<const ir::Graph>> BindRegion(const ir::Graph& graph,
+                                                            const ir::Bindings& bindings) {
+  ir::GraphBuilder b(graph.name());
+  for (const ir::Node& node : graph.nodes()) {
+    std::vector<std::shared_ptr<const ir::Graph>> regions;
+    for (const auto& region : node.regions) {
+      absl::StatusOr<std::shared_ptr<const ir::Graph>> bound = BindRegion(*region, bindings);
+      if (!bound.ok()) return bound.status();
+      regions.push_back(*std::move(bound));
+    }
+    b.Add(node.op, node.operands, BindDims(node.attrs, bindings), std::move(regions));
+  }
+  for (ir::ValueId id : graph.outputs()) b.Output(id);
+  absl::StatusOr<ir::Graph> g = std::move(b).Build();
+  if (!g.ok()) return g.status();
+  return std::make_shared<const ir::Graph>(*std::move(g));
+}
+
 }  // namespace
 
 std::vector<frontend::Value> ReplayOnnxGraph(const ir::Graph& graph, frontend::Context& ctx) {
   std::vector<frontend::Value> values(graph.num_nodes());
+  absl::flat_hash_map<ir::ValueId, std::vector<frontend::Value>> loop_results;
   // The model's symbols that this trace fixes: the imported input dim is a bare symbol,
   // the traced one a constant.
   ir::Bindings bindings;
@@ -52,10 +73,30 @@ std::vector<frontend::Value> ReplayOnnxGraph(const ir::Graph& graph, frontend::C
       }
     } else if (node.op == ir::OpCode::kParam) {
       values[id] = ctx.Param(node.name());
+    } else if (node.op == ir::OpCode::kLoopResult) {
+      const std::vector<frontend::Value>& results = loop_results[node.operands[0]];
+      const int64_t index = node.attrs.GetInt("index");
+      if (index < static_cast<int64_t>(results.size())) values[id] = results[index];
     } else {
       std::vector<frontend::Value> operands;
       for (ir::ValueId o : node.operands) operands.push_back(values[o]);
-      values[id] = ctx.Emit(node.op, operands, BindDims(node.attrs, bindings));
+      if (node.op != ir::OpCode::kWhile) {
+        values[id] = ctx.Emit(node.op, operands, BindDims(node.attrs, bindings));
+        continue;
+      }
+      // A loop's regions are typed like its operands: bound as they are.
+      std::vector<std::shared_ptr<const ir::Graph>> regions;
+      for (const auto& region : node.regions) {
+        absl::StatusOr<std::shared_ptr<const ir::Graph>> bound = BindRegion(*region, bindings);
+        if (!bound.ok()) {
+          ctx.ReportError(bound.status());
+          return {};
+        }
+        regions.push_back(*std::move(bound));
+      }
+      loop_results[id] =
+          ctx.EmitWhile(operands, BindDims(node.attrs, bindings), std::move(regions));
+      if (!loop_results[id].empty()) values[id] = loop_results[id][0];
     }
   }
   std::vector<frontend::Value> outputs;

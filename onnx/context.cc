@@ -40,6 +40,10 @@ absl::StatusOr<ValueId> Context::Materialize(const std::string& name) {
   GJ_CHECK(it != values_.end()) << "value '" << name << "' was never defined";
   Value& v = it->second;
   if (v.id != ir::kInvalidValue) return v.id;
+  if (v.outer_node) {
+    return Invalid(absl::StrCat("its body reads '", name,
+                                "' of the enclosing graph, which the loop does not bind"));
+  }
   if (v.constant) {
     // A loop body's constant is defined again each iteration: the same tensor under the
     // same name is one param; another tensor under a taken name gets a fresh name.
@@ -49,11 +53,16 @@ absl::StatusOr<ValueId> Context::Materialize(const std::string& name) {
       if (it == params_->end()) break;
       const runtime::Tensor& old = it->second;
       auto id = param_ids_.find(param);
-      if (id != param_ids_.end() && old.dtype() == v.constant->dtype() &&
-          old.shape() == v.constant->shape() &&
+      if (old.dtype() == v.constant->dtype() && old.shape() == v.constant->shape() &&
           std::memcmp(old.raw_data(), v.constant->raw_data(), old.nbytes()) == 0) {
-        v.id = id->second;
-        return v.id;
+        // A region (RegionScope) makes its own param node for the outer graph's.
+        if (id == param_ids_.end() && in_region_) {
+          id = param_ids_.emplace(param, b_->Param(param, old.dtype(), v.shape)).first;
+        }
+        if (id != param_ids_.end()) {
+          v.id = id->second;
+          return v.id;
+        }
       }
       param = absl::StrCat(name, "_", n);
     }
@@ -128,6 +137,30 @@ std::string Context::DataInputBehind(const std::string& name) const {
     }
   }
   return "";
+}
+
+Context::RegionScope::RegionScope(Context& ctx, ir::GraphBuilder* region)
+    : ctx_(ctx),
+      outer_(ctx.b_),
+      values_(ctx.values_),
+      param_ids_(std::move(ctx.param_ids_)),
+      in_region_(ctx.in_region_) {
+  ctx.b_ = region;
+  ctx.param_ids_.clear();
+  ctx.in_region_ = true;
+  // Values known at import are made again in the region; nodes of the outer graph are
+  // not the region's (a body reads them through the inputs its loop binds).
+  for (auto& [name, v] : ctx.values_) {
+    v.outer_node = !v.constant.has_value() && !v.ints.has_value();
+    v.id = ir::kInvalidValue;
+  }
+}
+
+Context::RegionScope::~RegionScope() {
+  ctx_.b_ = outer_;
+  ctx_.values_ = std::move(values_);
+  ctx_.param_ids_ = std::move(param_ids_);
+  ctx_.in_region_ = in_region_;
 }
 
 absl::Status Context::ImportSubgraph(const pb::GraphProto& graph) {

@@ -31,6 +31,9 @@ struct Value {
   // Known integer (or bool) elements, row-major, possibly symbolic; the shape is constant.
   std::optional<std::vector<ir::SymExpr>> ints;
   bool graph_input = false;  // an input of the model (not fixed at import)
+  // A node of the graph enclosing the region being built (Context::RegionScope), which
+  // the region reads only where its loop binds it.
+  bool outer_node = false;
 };
 
 class Context {
@@ -69,6 +72,29 @@ class Context {
   using SubgraphImporter = std::function<absl::Status(const pb::GraphProto&)>;
   void SetSubgraphImporter(SubgraphImporter importer) { import_subgraph_ = std::move(importer); }
   absl::Status ImportSubgraph(const pb::GraphProto& graph);
+
+  // While it lives, the context builds a region (ir/regions.h: a loop body) into
+  // `region`, a graph of its own, instead of the model's graph: a value defined in it is
+  // the region's, an outer value a body reads must be bound first (Bind), and a constant
+  // becomes a param of the region. At its end the context's values, params made and
+  // builder are what they were before it.
+  class RegionScope {
+   public:
+    RegionScope(Context& ctx, ir::GraphBuilder* region);
+    ~RegionScope();
+    RegionScope(const RegionScope&) = delete;
+    RegionScope& operator=(const RegionScope&) = delete;
+
+   private:
+    Context& ctx_;
+    ir::GraphBuilder* outer_;
+    absl::node_hash_map<std::string, Value> values_;
+    absl::flat_hash_map<std::string, ir::ValueId> param_ids_;
+    bool in_region_;
+  };
+
+  // Whether a RegionScope is building a region now.
+  bool in_region() const { return in_region_; }
 
   // Inputs of the node: optional ones may be absent (missing or named "").
   int num_inputs() const { return node_->input_size(); }
@@ -140,6 +166,7 @@ class Context {
   absl::flat_hash_map<std::string, const pb::NodeProto*> producers_;
   SubgraphImporter import_subgraph_;
   absl::flat_hash_map<std::string, ir::ValueId> param_ids_;  // params made by Materialize
+  bool in_region_ = false;                                   // inside a RegionScope
 };
 
 }  // namespace graphjit::onnx

@@ -1,13 +1,17 @@
-// Control flow decided at import: If takes the branch its known condition names; Loop and
-// Scan are unrolled, their bodies imported once per iteration with the carried values
-// bound, when the number of iterations is known at import (a constant trip count and
-// conditions that fold, or a scanned axis of constant length). A decision that needs
-// tensor data names the model input it depends on ("input 'X' must be known at import"),
+// Control flow. If takes the branch its known condition names. Loop and Scan are
+// unrolled, their bodies imported once per iteration with the carried values bound, when
+// the number of iterations is known at import (a constant trip count and conditions that
+// fold, or a scanned axis of constant length). A Loop whose trip count or condition
+// depends on data (iterate until converged), or that runs more trips than are unrolled,
+// becomes one `while` op (ir/regions.h) whose body region is the Loop's body imported
+// once: compiled, its trips run in native code. A decision that needs tensor data
+// elsewhere names the model input it depends on ("input 'X' must be known at import"),
 // so that ImportSpecialized fixes that input and imports again; one on dims undecided for
 // every size is refused without naming an input, so that the model is imported at its
-// call's shapes. graphjit has no branch or loop in its graphs yet: a loop whose condition
-// is computed from data is refused.
+// call's shapes.
 #include <algorithm>
+#include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -61,6 +65,61 @@ absl::StatusOr<std::optional<int64_t>> KnownScalar(const Context& ctx, int i) {
   return (*known)[0].AsConstant();
 }
 
+// Whether model input `name` is small enough for ImportSpecialized to fix.
+bool SmallInput(const Context& ctx, const std::string& name) {
+  const Value* v = ctx.Find(name);
+  if (v == nullptr) return false;
+  int64_t n = 1;
+  for (const SymExpr& d : v->shape) {
+    const std::optional<int64_t> c = d.AsConstant();
+    if (!c) return false;
+    n *= *c;
+  }
+  return n <= 64;
+}
+
+// An If on data: both branches imported, each output where(cond, then, else). ONNX ops
+// have no side effects, so computing the branch not taken changes nothing but time;
+// branches whose outputs differ in dtype or shape are refused.
+absl::Status IfAsSelect(Context& ctx) {
+  GJ_ASSIGN_OR_RETURN(ValueId cond, ctx.InNode(0));
+  if (ctx.type(cond).rank() > 0) cond = Reshape(ctx, cond, {});
+  if (ctx.type(cond).dtype != ir::DType::kBool) {
+    cond = ctx.Op(OpCode::kCast, {cond}, {{"dtype", ir::DType::kBool}});
+  }
+  std::vector<std::vector<std::string>> names(2);
+  int b = 0;
+  for (const char* name : {"then_branch", "else_branch"}) {
+    GJ_ASSIGN_OR_RETURN(const pb::GraphProto* g, GraphAttr(ctx, name));
+    if (g->output_size() != ctx.num_outputs()) {
+      return ctx.Invalid(absl::StrCat("its ", name, " has ", g->output_size(),
+                                      " outputs, the node ", ctx.num_outputs()));
+    }
+    GJ_RETURN_IF_ERROR(ctx.ImportSubgraph(*g));
+    for (int i = 0; i < g->output_size(); ++i) names[b].push_back(g->output(i).name());
+    ++b;
+  }
+  for (int i = 0; i < ctx.num_outputs(); ++i) {
+    if (!ctx.WantsOutput(i)) continue;
+    for (int k = 0; k < 2; ++k) {
+      if (ctx.Find(names[k][i]) == nullptr) {
+        return ctx.Invalid(absl::StrCat("branch output '", names[k][i], "' is not computed"));
+      }
+    }
+    GJ_ASSIGN_OR_RETURN(ValueId then_id, ctx.Materialize(names[0][i]));
+    GJ_ASSIGN_OR_RETURN(ValueId else_id, ctx.Materialize(names[1][i]));
+    if (!(ctx.type(then_id) == ctx.type(else_id))) {
+      return ctx.Unimplemented(absl::StrCat(
+          "its branches give output ", i, " as ", ir::TypeToString(ctx.type(then_id)), " and ",
+          ir::TypeToString(ctx.type(else_id)),
+          " and the condition depends on data (both branches are computed and one selected)"));
+    }
+    const int32_t elem = ctx.Find(names[0][i])->elem_type;
+    GJ_RETURN_IF_ERROR(ctx.SetOut(i, ctx.Op(OpCode::kWhere, {cond, then_id, else_id}), elem));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status If(Context& ctx) {
   GJ_RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
   GJ_ASSIGN_OR_RETURN(const Value* cond, ctx.In(0));
@@ -70,7 +129,17 @@ absl::Status If(Context& ctx) {
         absl::StrCat("the condition has ", known->size(), " elements, expected one"));
   }
   const std::optional<int64_t> taken = known ? (*known)[0].AsConstant() : std::nullopt;
-  if (!taken) return Undecided(ctx, "the condition", ctx.node().input(0));
+  if (!taken) {
+    // A condition on dims, or on a small model input (a sample rate, a flag), is decided
+    // by importing at the call's shapes or fixing that input (ImportSpecialized): one
+    // branch imported. One on data - a large input's, or a loop body's convergence test -
+    // selects between both branches.
+    const std::string input = ctx.DataInputBehind(ctx.node().input(0));
+    if (!ctx.in_region() && (input.empty() || SmallInput(ctx, input))) {
+      return Undecided(ctx, "the condition", ctx.node().input(0));
+    }
+    return IfAsSelect(ctx);
+  }
   const char* const name = *taken != 0 ? "then_branch" : "else_branch";
   GJ_ASSIGN_OR_RETURN(const pb::GraphProto* g, GraphAttr(ctx, name));
   if (g->output_size() != ctx.num_outputs()) {
@@ -213,6 +282,162 @@ absl::Status Scan(Context& ctx) {
   return absl::OkStatus();
 }
 
+// The names `g` reads that it does not define (its enclosing graphs'), in order of first
+// use, its nested graphs' included; `defined` holds the names visible as its own.
+void OuterNames(const pb::GraphProto& g, std::set<std::string> defined,
+                std::vector<std::string>* names) {
+  for (const auto& in : g.input()) defined.insert(in.name());
+  for (const auto& init : g.initializer()) defined.insert(init.name());
+  for (const pb::NodeProto& node : g.node()) {
+    for (const std::string& in : node.input()) {
+      if (!in.empty() && !defined.contains(in) &&
+          std::find(names->begin(), names->end(), in) == names->end()) {
+        names->push_back(in);
+      }
+    }
+    for (const pb::AttributeProto& a : node.attribute()) {
+      if (a.type() == pb::AttributeProto::GRAPH) OuterNames(a.g(), defined, names);
+      for (const pb::GraphProto& sub : a.graphs()) OuterNames(sub, defined, names);
+    }
+    for (const std::string& out : node.output()) defined.insert(out);
+  }
+}
+
+// A bool or integer scalar (or one-element tensor) as bool[].
+ValueId ScalarBool(Context& ctx, ValueId v) {
+  if (ctx.type(v).rank() > 0) v = Reshape(ctx, v, {});
+  if (ctx.type(v).dtype != ir::DType::kBool) {
+    v = ctx.Op(OpCode::kCast, {v}, {{"dtype", ir::DType::kBool}});
+  }
+  return v;
+}
+
+// The Loop as one while op: carried (the iteration number, the condition, the Loop's
+// carried values), invariants (the trip count, the outer values the body reads). The
+// cond region is `cond && i < M`, the body region the Loop's body with `i + 1`.
+absl::Status LoopAsWhile(Context& ctx, const pb::GraphProto& body, int n) {
+  if (body.output_size() > 1 + n) {
+    return ctx.Unimplemented(
+        "a Loop whose trip count or condition depends on data, with scan outputs (their "
+        "length is known only once it has run)");
+  }
+  std::optional<int64_t> known_trips;
+  if (ctx.HasInput(0)) {
+    GJ_ASSIGN_OR_RETURN(known_trips, KnownScalar(ctx, 0));
+  }
+  if (known_trips && *known_trips < 0) {
+    return ctx.Invalid(absl::StrCat("the trip count is ", *known_trips));
+  }
+  // The operands, with the types and ONNX element types the regions' inputs take.
+  std::vector<ValueId> operands;
+  std::vector<int32_t> elems;
+  operands.push_back(ctx.Op(OpCode::kFull, {},
+                            {{"value", 0.0}, {"dtype", ir::DType::kI64}, {"shape", ir::Shape{}}}));
+  elems.push_back(pb::TensorProto::INT64);
+  if (ctx.HasInput(1)) {
+    GJ_ASSIGN_OR_RETURN(ValueId c, ctx.InNode(1));
+    operands.push_back(ScalarBool(ctx, c));
+  } else {
+    operands.push_back(ctx.Op(
+        OpCode::kFull, {}, {{"value", 1.0}, {"dtype", ir::DType::kBool}, {"shape", ir::Shape{}}}));
+  }
+  elems.push_back(pb::TensorProto::BOOL);
+  for (int k = 0; k < n; ++k) {
+    GJ_ASSIGN_OR_RETURN(ValueId v, ctx.InNode(2 + k));
+    GJ_ASSIGN_OR_RETURN(const Value* in, ctx.In(2 + k));
+    operands.push_back(v);
+    elems.push_back(in->elem_type);
+  }
+  const int carried = 2 + n;
+  int trips = -1;  // the operand holding M
+  if (ctx.HasInput(0) && !known_trips) {
+    GJ_ASSIGN_OR_RETURN(ValueId m, ctx.InIndexNode(0));
+    trips = static_cast<int>(operands.size());
+    operands.push_back(ctx.type(m).rank() > 0 ? Reshape(ctx, m, {}) : m);
+    elems.push_back(pb::TensorProto::INT64);
+  }
+  std::vector<std::string> captured;
+  std::vector<std::string> outer;
+  std::set<std::string> defined;
+  OuterNames(body, defined, &outer);
+  for (const std::string& name : outer) {
+    const Value* v = ctx.Find(name);
+    if (v == nullptr) return ctx.Invalid(absl::StrCat("its body reads undefined '", name, "'"));
+    if (v->constant.has_value() || v->ints.has_value()) continue;  // made in the region
+    GJ_ASSIGN_OR_RETURN(ValueId id, ctx.Materialize(name));
+    captured.push_back(name);
+    operands.push_back(id);
+    elems.push_back(v->elem_type);
+  }
+  GJ_RETURN_IF_ERROR(ctx.BuilderStatus());
+  std::vector<ir::ValueType> types;
+  for (ValueId v : operands) types.push_back(ctx.type(v));
+
+  auto inputs = [&](ir::GraphBuilder& b) {
+    std::vector<ValueId> ids;
+    for (size_t k = 0; k < types.size(); ++k) {
+      ids.push_back(b.Input(absl::StrCat("a", k), types[k].dtype, types[k].shape));
+    }
+    return ids;
+  };
+  ir::GraphBuilder cond_b("cond");
+  std::vector<ValueId> c = inputs(cond_b);
+  ValueId go = c[1];
+  if (trips >= 0 || known_trips) {
+    ValueId limit = trips >= 0 ? c[trips] : cond_b.Scalar(double(*known_trips), ir::DType::kI64);
+    go = cond_b.Add(OpCode::kMinimum, {go, cond_b.Add(OpCode::kLt, {c[0], limit})});
+  }
+  cond_b.Output(go);
+  GJ_ASSIGN_OR_RETURN(ir::Graph cond, std::move(cond_b).Build());
+
+  ir::GraphBuilder body_b("body");
+  {
+    Context::RegionScope scope(ctx, &body_b);
+    std::vector<ValueId> a = inputs(body_b);
+    auto bind = [&](const std::string& name, int k) {
+      Value v;
+      v.elem_type = elems[k];
+      v.shape = types[k].shape;
+      v.id = a[k];
+      Bind(ctx, name, std::move(v));
+    };
+    for (int k = 0; k < carried; ++k) bind(body.input(k).name(), k);
+    for (size_t j = 0; j < captured.size(); ++j) {
+      bind(captured[j], static_cast<int>(operands.size() - captured.size() + j));
+    }
+    GJ_RETURN_IF_ERROR(ctx.ImportSubgraph(body));
+    body_b.Output(body_b.Add(OpCode::kAdd, {a[0], body_b.Scalar(1, ir::DType::kI64)}));
+    for (int k = 0; k < 1 + n; ++k) {
+      const std::string& name = body.output(k).name();
+      if (ctx.Find(name) == nullptr) {
+        return ctx.Invalid(absl::StrCat("body output '", name, "' is not computed"));
+      }
+      GJ_ASSIGN_OR_RETURN(ValueId out, ctx.Materialize(name));
+      if (k == 0) out = ScalarBool(ctx, out);
+      if (!(body_b.type(out) == types[1 + k])) {
+        return ctx.Unimplemented(absl::StrCat(
+            "its carried value '", body.input(1 + k).name(), "' is ",
+            ir::TypeToString(types[1 + k]), " in and ", ir::TypeToString(body_b.type(out)),
+            " out of the body: a carried value must keep its shape"));
+      }
+      body_b.Output(out);
+    }
+  }
+  GJ_ASSIGN_OR_RETURN(ir::Graph body_graph, std::move(body_b).Build());
+  ir::Attrs attrs{{"carried", int64_t{carried}}};
+  if (known_trips) attrs.Set("max_trips", *known_trips);
+  const ValueId loop = ctx.b().Add(OpCode::kWhile, operands, std::move(attrs),
+                                   {std::make_shared<const ir::Graph>(std::move(cond)),
+                                    std::make_shared<const ir::Graph>(std::move(body_graph))});
+  for (int k = 0; k < n && k < ctx.num_outputs(); ++k) {
+    if (!ctx.WantsOutput(k)) continue;
+    const ValueId result =
+        ctx.Op(OpCode::kLoopResult, {loop, operands[2 + k]}, {{"index", int64_t{2 + k}}});
+    GJ_RETURN_IF_ERROR(ctx.SetOut(k, result, elems[2 + k]));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Loop(Context& ctx) {
   GJ_ASSIGN_OR_RETURN(const pb::GraphProto* body, GraphAttr(ctx, "body"));
   if (ctx.num_inputs() < 2) return ctx.Invalid("has fewer than 2 inputs (M, cond)");
@@ -225,13 +450,20 @@ absl::Status Loop(Context& ctx) {
   std::optional<int64_t> trips;
   if (ctx.HasInput(0)) {
     GJ_ASSIGN_OR_RETURN(trips, KnownScalar(ctx, 0));
+    if (!trips && k == 0) return LoopAsWhile(ctx, *body, n);
     if (!trips) return Undecided(ctx, "the trip count", ctx.node().input(0));
+    if (*trips < 0) return ctx.Invalid(absl::StrCat("the trip count is ", *trips));
   }
   int64_t cond = 1;
   if (ctx.HasInput(1)) {
     GJ_ASSIGN_OR_RETURN(std::optional<int64_t> c, KnownScalar(ctx, 1));
+    if (!c && k == 0) return LoopAsWhile(ctx, *body, n);
     if (!c) return Undecided(ctx, "the condition", ctx.node().input(1));
     cond = *c;
+  }
+  if (k == 0 && (!trips || *trips > kMaxIterations) && cond != 0) {
+    // Unbounded or long: unrolling would not end or would copy the body too often.
+    return LoopAsWhile(ctx, *body, n);
   }
   std::vector<Value> carried;
   for (int i = 0; i < n; ++i) {
@@ -262,6 +494,9 @@ absl::Status Loop(Context& ctx) {
         const std::optional<std::vector<SymExpr>> known = Context::KnownInts(*v);
         const std::optional<int64_t> c =
             known && known->size() == 1 ? (*known)[0].AsConstant() : std::nullopt;
+        // A condition the body computes from data: the loop runs as a while (the nodes
+        // unrolled so far are unused and dropped by the passes).
+        if (!c && k == 0) return LoopAsWhile(ctx, *body, n);
         if (!c) return Undecided(ctx, "the loop's condition", name);
         cond = *c;
       } else if (i <= n) {

@@ -153,5 +153,41 @@ TEST_P(TorchRecurrent, EveryOutputEqualsTorchAtEverySize) {
 
 INSTANTIATE_TEST_SUITE_P(Exported, TorchRecurrent, ::testing::Values("lstm", "gru", "rnn"));
 
+// The lecture's demo 3 scripted (torch.jit.script) and exported: one ONNX Loop whose
+// condition the body computes from data (and an If inside it). It imports as one while
+// op, compiles once under the symbolic policy for two batch sizes, and gives torch's trip
+// count and, within 1e-12, its y.
+TEST(TorchLoop, TheScriptedConvergenceLoopIsOneWhileMatchingTorch) {
+  SKIP_WITHOUT_TORCH();
+  absl::StatusOr<onnx::ImportedModel> model =
+      onnx::Import(absl::StrCat(ExportDir(), "/converge.onnx"));
+  ASSERT_TRUE(model.ok()) << model.status();
+  int whiles = 0;
+  for (const ir::Node& n : model->graph.nodes()) whiles += n.op == ir::OpCode::kWhile;
+  EXPECT_EQ(whiles, 1);
+  compiler::JitOptions options;
+  options.policy = compiler::entries::ShapePolicy::kSymbolic;
+  options.log = {};
+  options.compile.env = &compiler::CompileEnv::MemoryOnly();
+  absl::StatusOr<std::unique_ptr<compiler::JitFunction>> fn = JitOnnxModel(*model, options);
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  for (const char* size : {"b4", "b7"}) {
+    SCOPED_TRACE(size);
+    const std::string prefix = absl::StrCat(ExportDir(), "/converge.", size);
+    absl::StatusOr<runtime::Tensor> y = runtime::ReadNpy(prefix + ".input0.npy");
+    absl::StatusOr<runtime::Tensor> want_y = runtime::ReadNpy(prefix + ".output0.npy");
+    absl::StatusOr<runtime::Tensor> want_trips = runtime::ReadNpy(prefix + ".output1.npy");
+    ASSERT_TRUE(y.ok() && want_y.ok() && want_trips.ok());
+    absl::StatusOr<std::vector<runtime::Tensor>> got = (*fn)->Run({{model->input_names[0], *y}});
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(got->size(), 2u);
+    EXPECT_EQ(got->at(1).ToDoubles(), want_trips->ToDoubles());
+    EXPECT_GT(want_trips->ToDoubles()[0], 2) << "the loop ran several trips";
+    ASSERT_EQ(got->at(0).shape(), want_y->shape());
+    EXPECT_LE(runtime::MaxAbsDiff(got->at(0), *want_y), 1e-12);
+  }
+  EXPECT_EQ((*fn)->stats().compiles, 1) << "one symbolic entry for both batch sizes";
+}
+
 }  // namespace
 }  // namespace graphjit::models

@@ -112,6 +112,36 @@ TEST(OnnxIf, AConditionOnDimsIsDecidedAtTheCallsShapes) {
   }
 }
 
+TEST(OnnxIf, AConditionOnALargeInputsDataSelectsBetweenBothBranches) {
+  // y = If(sum(x) > 0, -x, x + x) for x of 100 elements (too many to fix at import).
+  ModelBuilder m;
+  m.Input("x", kF32, {int64_t{100}}).Output("y", kF32);
+  m.Initializer(F32Tensor("zero", {}, {0}));
+  m.Node("ReduceSum", {"x"}, {"total"});
+  m.Node("Greater", {"total", "zero"}, {"positive"});
+  AddBranches(m.Node("If", {"positive"}, {"y"}, "on_data"));
+  absl::StatusOr<ImportedModel> model = ImportFromBytes(m.Bytes(), "if.onnx");
+  ASSERT_TRUE(model.ok()) << model.status();
+  for (double sign : {1.0, -1.0}) {
+    std::vector<double> x(100);
+    for (int i = 0; i < 100; ++i) x[i] = sign * (i + 1) * 0.5;
+    absl::StatusOr<std::vector<runtime::Tensor>> y =
+        runtime::Interpret(model->graph, {{"x", F32({100}, x)}}, model->params);
+    ASSERT_TRUE(y.ok()) << y.status();
+    EXPECT_EQ(y->at(0).ToDoubles()[7], sign > 0 ? -x[7] : 2 * x[7]);
+  }
+  // Branches whose outputs differ in shape cannot be selected between.
+  ::onnx::ModelProto proto;
+  ASSERT_TRUE(proto.ParseFromString(m.Bytes()));
+  ::onnx::GraphProto* then_branch =
+      proto.mutable_graph()->mutable_node(2)->mutable_attribute(0)->mutable_g();
+  then_branch->mutable_node(0)->set_op_type("ReduceSum");
+  absl::Status s = ImportFromBytes(proto.SerializeAsString(), "if.onnx").status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("its branches give output 0 as f32[1] and f32[100]"));
+}
+
 TEST(OnnxIf, MalformedIfsAreInvalidArgumentNamingTheNode) {
   auto import_with = [](const std::function<void(ModelBuilder&)>& edit) {
     ModelBuilder m;
@@ -220,6 +250,84 @@ TEST(OnnxLoop, LoopsThatCannotBeUnrolledAreRefusedNamingTheNode) {
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
   EXPECT_THAT(s.message(), HasSubstr("the loop's condition 'cond_out' depends on tensor data"));
   EXPECT_THAT(s.message(), HasSubstr("input 'x' must be known at import"));
+}
+
+// y_{t+1} = y_t + x * 2 while sum(y_{t+1}) < 100 (a condition on data), at most `trips`
+// trips (an initializer, or the graph input "M" when `trips` < 0); no scan outputs, so the
+// Loop imports as one while op.
+ModelBuilder UntilHundred(int64_t trips) {
+  ModelBuilder m;
+  m.Input("x", kF32, {int64_t{2}}).Output("y_final", kF32);
+  if (trips >= 0) {
+    m.Initializer(testing::I64Tensor("M", {}, {trips}));
+  } else {
+    m.Input("M", ::onnx::TensorProto::INT64, {});
+  }
+  m.Initializer(BoolTensor("go", {}, {true})).Initializer(F32Tensor("y0", {2}, {0, 10}));
+  auto* loop = m.Node("Loop", {"M", "go", "y0"}, {"y_final"}, "until");
+  auto* a = loop->add_attribute();
+  a->set_name("body");
+  a->set_type(::onnx::AttributeProto::GRAPH);
+  ::onnx::GraphProto* body = a->mutable_g();
+  for (const char* in : {"i", "cond_in", "y"}) body->add_input()->set_name(in);
+  for (const char* out : {"cond_out", "y_next"}) body->add_output()->set_name(out);
+  testing::SetTensor(AddNode(body, "Constant", {}, {"c"}), "value", F32Tensor("", {}, {2}));
+  AddNode(body, "Mul", {"x", "c"}, {"xc"});
+  AddNode(body, "Add", {"y", "xc"}, {"y_next"});
+  AddNode(body, "ReduceSum", {"y_next"}, {"total"});
+  *body->add_initializer() = F32Tensor("hundred", {}, {100});
+  AddNode(body, "Less", {"total", "hundred"}, {"cond_out"});
+  return m;
+}
+
+// What UntilHundred computes, trip by trip, for at most `trips` trips.
+std::vector<double> UntilHundredReference(std::vector<double> x, int64_t trips) {
+  std::vector<double> y = {0, 10};
+  for (int64_t t = 0; t < trips; ++t) {
+    y = {y[0] + 2 * x[0], y[1] + 2 * x[1]};
+    if (y[0] + y[1] >= 100) break;
+  }
+  return y;
+}
+
+TEST(OnnxLoop, ADataDependentConditionImportsAsOneWhile) {
+  for (int64_t trips : {int64_t{3}, int64_t{10000}, int64_t{-1}}) {
+    SCOPED_TRACE(trips);
+    absl::StatusOr<ImportedModel> model =
+        ImportFromBytes(UntilHundred(trips).Bytes(), "until.onnx");
+    ASSERT_TRUE(model.ok()) << model.status();
+    EXPECT_TRUE(model->graph.HasRegions());
+    int whiles = 0;
+    for (const ir::Node& n : model->graph.nodes()) whiles += n.op == ir::OpCode::kWhile;
+    EXPECT_EQ(whiles, 1) << "one loop, not unrolled";
+    for (const std::vector<double>& x : {std::vector<double>{1, 2}, {0.5, 0.25}}) {
+      const int64_t m = trips >= 0 ? trips : 7;
+      runtime::TensorMap in = {{"x", F32({2}, x)}};
+      if (trips < 0) in["M"] = *runtime::Tensor::FromDoubles(ir::DType::kI64, {}, {double(m)});
+      absl::StatusOr<std::vector<runtime::Tensor>> y =
+          runtime::Interpret(model->graph, in, model->params);
+      ASSERT_TRUE(y.ok()) << y.status();
+      EXPECT_EQ(y->at(0).ToDoubles(), UntilHundredReference(x, m));
+    }
+  }
+}
+
+TEST(OnnxLoop, AWhileLoopsBadTripCountOrChangingShapeIsAnError) {
+  ::onnx::ModelProto proto;
+  ASSERT_TRUE(proto.ParseFromString(UntilHundred(0).Bytes()));
+  *proto.mutable_graph()->mutable_initializer(0) = testing::I64Tensor("M", {}, {-3});
+  absl::Status s = ImportFromBytes(proto.SerializeAsString(), "until.onnx").status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("node 'until' (Loop): the trip count is -3"));
+  // A carried value that grows each trip.
+  ASSERT_TRUE(proto.ParseFromString(UntilHundred(10).Bytes()));
+  ::onnx::GraphProto* body =
+      proto.mutable_graph()->mutable_node(0)->mutable_attribute(0)->mutable_g();
+  body->mutable_node(2)->set_op_type("Concat");  // y_next = concat(y, xc)
+  SetInt(body->mutable_node(2), "axis", 0);
+  s = ImportFromBytes(proto.SerializeAsString(), "until.onnx").status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s.message(), HasSubstr("a carried value must keep its shape"));
 }
 
 // Running sums of the rows of x [T, 2], scanned in `direction`, stacked along axis 1.

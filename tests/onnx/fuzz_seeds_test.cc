@@ -3,7 +3,8 @@
 // dim decided by its range), F.pad's reversed pad list (Slice with step -1, Transpose of
 // known integers), an index grid into ScatterND, a 2x Resize of symbolic dims, the index
 // ops and ReduceProd on known indices, a signal window and a transposed convolution padded
-// SAME. The test checks that each imports; the disabled one rewrites the files:
+// SAME, and a Loop until convergence with an If on data in its body (one while op). The
+// test checks that each imports; the disabled one rewrites the files:
 //   build/bin/onnx_test --gtest_also_run_disabled_tests --gtest_filter='*WriteFuzzSeeds'
 #include <fstream>
 #include <string>
@@ -89,6 +90,25 @@ std::vector<std::pair<std::string, ModelBuilder>> Seeds() {
     SetString(t, "auto_pad", "SAME_LOWER");
     testing::SetInts(t, "strides", {2, 2});
     seeds.emplace_back("signal_window_conv_transpose_same.onnx", std::move(m));
+  }
+  {
+    ModelBuilder m;  // y += x until sum(y) >= 100 or 50 trips (torch.jit.script's while)
+    m.Input("x", kF32, {int64_t{2}}).Output("y", kF32);
+    m.Initializer(F32Tensor("y0", {2}, {0, 1}));
+    m.Initializer(F32Tensor("hundred", {}, {100}));
+    m.Initializer(I64Tensor("fifty", {}, {50}));
+    auto* loop = m.Node("Loop", {"", "", "y0"}, {"y"});
+    ::onnx::GraphProto* body = testing::SetGraph(loop, "body", {"go", "y_next"});
+    for (const char* in : {"i", "cond", "y_in"}) body->add_input()->set_name(in);
+    testing::AddNode(body, "Add", {"y_in", "x"}, {"y_next"});
+    SetInt(testing::AddNode(body, "ReduceSum", {"y_next"}, {"total"}), "keepdims", 0);
+    testing::AddNode(body, "Less", {"total", "hundred"}, {"below"});
+    auto* branch = testing::AddNode(body, "If", {"below"}, {"go"});
+    testing::AddNode(testing::SetGraph(branch, "then_branch", {"more"}), "Less", {"i", "fifty"},
+                     {"more"});
+    testing::AddNode(testing::SetGraph(branch, "else_branch", {"stop"}), "Identity", {"below"},
+                     {"stop"});
+    seeds.emplace_back("control_loop_until_converged.onnx", std::move(m));
   }
   return seeds;
 }
