@@ -10,36 +10,29 @@
 namespace graphjit::frontend {
 namespace {
 
-// Traces `fn` over fresh inputs typed like `operands` (named c0.. for the carried ones,
-// i0.. for the invariants) into a region graph called `name`.
-template <typename Fn>
-absl::StatusOr<std::shared_ptr<const ir::Graph>> TraceRegion(const char* name, const Fn& fn,
-                                                             absl::Span<const Value> init,
-                                                             absl::Span<const Value> invariants,
-                                                             const runtime::TensorMap& params) {
+// Traces `fn` over fresh inputs typed like `values` (named `prefix`0, `prefix`1, ...) into
+// a graph called `name` with `params` in reach.
+absl::StatusOr<ir::Graph> TraceRegion(
+    const std::string& name, absl::Span<const Value> values,
+    const std::function<std::vector<Value>(const std::vector<Value>&)>& fn,
+    const runtime::TensorMap& params) {
   InputTypes types;
-  for (size_t k = 0; k < init.size(); ++k) types.emplace_back(absl::StrCat("c", k), init[k].type());
-  for (size_t k = 0; k < invariants.size(); ++k) {
-    types.emplace_back(absl::StrCat("i", k), invariants[k].type());
-  }
+  for (size_t k = 0; k < values.size(); ++k)
+    types.emplace_back(absl::StrCat("a", k), values[k].type());
   TraceContext ctx(name, types, params);
-  std::vector<Value> carried, fixed;
-  for (size_t k = 0; k < init.size(); ++k) carried.push_back(ctx.Input(absl::StrCat("c", k)));
-  for (size_t k = 0; k < invariants.size(); ++k) {
-    fixed.push_back(ctx.Input(absl::StrCat("i", k)));
-  }
-  std::vector<Value> outputs;
-  if constexpr (std::is_same_v<decltype(fn(carried, fixed)), Value>) {
-    outputs.push_back(fn(carried, fixed));
-  } else {
-    outputs = fn(carried, fixed);
-  }
-  absl::StatusOr<ir::Graph> g = std::move(ctx).Finish(outputs);
+  std::vector<Value> in;
+  for (size_t k = 0; k < values.size(); ++k) in.push_back(ctx.Input(absl::StrCat("a", k)));
+  absl::StatusOr<ir::Graph> g = std::move(ctx).Finish(fn(in));
   if (!g.ok()) {
     return absl::Status(g.status().code(),
-                        absl::StrCat("while: region ", name, ": ", g.status().message()));
+                        absl::StrCat("region ", name, ": ", g.status().message()));
   }
-  return std::make_shared<const ir::Graph>(*std::move(g));
+  return g;
+}
+
+const runtime::TensorMap& ParamsOf(Context& ctx) {
+  static const runtime::TensorMap* const kNone = new runtime::TensorMap();
+  return ctx.params() != nullptr ? *ctx.params() : *kNone;
 }
 
 }  // namespace
@@ -48,21 +41,78 @@ std::vector<Value> While(const WhileCond& cond, const WhileBody& body, absl::Spa
                          absl::Span<const Value> invariants, std::optional<int64_t> max_trips) {
   if (init.empty() || init[0].context() == nullptr) return {};
   Context& ctx = *init[0].context();
-  static const runtime::TensorMap* const kNoParams = new runtime::TensorMap();
-  const runtime::TensorMap& params = ctx.params() != nullptr ? *ctx.params() : *kNoParams;
-  absl::StatusOr<std::shared_ptr<const ir::Graph>> c =
-      TraceRegion("cond", cond, init, invariants, params);
-  absl::StatusOr<std::shared_ptr<const ir::Graph>> b =
-      TraceRegion("body", body, init, invariants, params);
   std::vector<Value> operands(init.begin(), init.end());
   operands.insert(operands.end(), invariants.begin(), invariants.end());
-  ir::Attrs attrs{{"carried", static_cast<int64_t>(init.size())}};
-  if (max_trips.has_value()) attrs.Set("max_trips", *max_trips);
+  const size_t carried = init.size();
+  auto split = [carried](const std::vector<Value>& in) {
+    return std::pair{absl::MakeConstSpan(in).subspan(0, carried),
+                     absl::MakeConstSpan(in).subspan(carried)};
+  };
+  absl::StatusOr<ir::Graph> c = TraceRegion(
+      "cond", operands,
+      [&](const std::vector<Value>& in) {
+        auto [x, inv] = split(in);
+        return std::vector<Value>{cond(x, inv)};
+      },
+      ParamsOf(ctx));
+  absl::StatusOr<ir::Graph> b = TraceRegion(
+      "body", operands,
+      [&](const std::vector<Value>& in) {
+        auto [x, inv] = split(in);
+        return body(x, inv);
+      },
+      ParamsOf(ctx));
   if (!c.ok() || !b.ok()) {
-    ctx.ReportError(!c.ok() ? c.status() : b.status());
+    ctx.ReportError(absl::Status((!c.ok() ? c : b).status().code(),
+                                 absl::StrCat("while: ", (!c.ok() ? c : b).status().message())));
     return {};
   }
-  return ctx.EmitWhile(operands, std::move(attrs), {*std::move(c), *std::move(b)});
+  ir::Attrs attrs{{"carried", static_cast<int64_t>(carried)}};
+  if (max_trips.has_value()) attrs.Set("max_trips", *max_trips);
+  return ctx.EmitWhile(operands, std::move(attrs),
+                       {std::make_shared<const ir::Graph>(*std::move(c)),
+                        std::make_shared<const ir::Graph>(*std::move(b))});
+}
+
+std::vector<Value> Cond(const Value& pred, const CondBranch& then_fn, const CondBranch& else_fn,
+                        absl::Span<const Value> operands) {
+  if (pred.context() == nullptr) return {};
+  Context& ctx = *pred.context();
+  absl::StatusOr<ir::Graph> branches[2] = {TraceRegion("then", operands, then_fn, ParamsOf(ctx)),
+                                           TraceRegion("else", operands, else_fn, ParamsOf(ctx))};
+  for (const absl::StatusOr<ir::Graph>& g : branches) {
+    if (!g.ok()) {
+      ctx.ReportError(
+          absl::Status(g.status().code(), absl::StrCat("cond: ", g.status().message())));
+      return {};
+    }
+  }
+  const ir::Graph& t = *branches[0];
+  const ir::Graph& e = *branches[1];
+  if (t.outputs().size() != e.outputs().size()) {
+    ctx.ReportError(
+        absl::InvalidArgumentError(absl::StrCat("cond: the then branch gives ", t.outputs().size(),
+                                                " values, the else ", e.outputs().size())));
+    return {};
+  }
+  std::vector<Value> operands_with_pred = {pred};
+  operands_with_pred.insert(operands_with_pred.end(), operands.begin(), operands.end());
+  // One if per value: each branch region returns that value (what the others need is
+  // dropped when the region compiles).
+  std::vector<Value> results;
+  for (size_t i = 0; i < t.outputs().size(); ++i) {
+    const ir::ValueType& type = t.type(t.outputs()[i]);
+    std::vector<std::shared_ptr<const ir::Graph>> regions;
+    for (const ir::Graph* g : {&t, &e}) {
+      ir::Graph one = *g;
+      one.set_outputs({g->outputs()[i]});
+      regions.push_back(std::make_shared<const ir::Graph>(std::move(one)));
+    }
+    results.push_back(ctx.EmitIf(operands_with_pred, {{"dtype", type.dtype}, {"shape", type.shape}},
+                                 std::move(regions)));
+    if (!results.back().valid()) return {};
+  }
+  return results;
 }
 
 }  // namespace graphjit::frontend

@@ -1,6 +1,7 @@
-// Structured control flow for model code, in the shapes of jax.lax.while_loop: the whole
-// loop, its condition included, is one op of the graph (ir/regions.h), so a traced and
-// compiled loop runs with no graph break and no return to the caller per trip.
+// Structured control flow for model code, in the shapes of jax.lax.while_loop and
+// jax.lax.cond: the whole loop, its condition included, or the whole branch is one op of
+// the graph (ir/regions.h), so a traced and compiled loop runs with no graph break and no
+// return to the caller per trip, and a compiled branch runs only the code it takes.
 #ifndef GRAPHJIT_FRONTEND_CONTROL_FLOW_H_
 #define GRAPHJIT_FRONTEND_CONTROL_FLOW_H_
 
@@ -32,6 +33,18 @@ using WhileBody = std::function<std::vector<Value>(absl::Span<const Value> carri
 std::vector<Value> While(const WhileCond& cond, const WhileBody& body, absl::Span<const Value> init,
                          absl::Span<const Value> invariants = {},
                          std::optional<int64_t> max_trips = std::nullopt);
+
+// The branches of a Cond: values computed from its operands.
+using CondBranch = std::function<std::vector<Value>(const std::vector<Value>& operands)>;
+
+// The values `then_fn` gives when `pred` (a bool scalar) holds, else `else_fn`'s; both
+// must give as many values, of the same dtypes and shapes (else an InvalidArgument
+// naming the branch, recorded in the context). The functions get the operands as
+// arguments and are traced into regions (the same rule as While's). Eagerly only the
+// taken branch runs; traced, each value is an `if` op whose compiled code runs only the
+// taken branch.
+std::vector<Value> Cond(const Value& pred, const CondBranch& then_fn, const CondBranch& else_fn,
+                        absl::Span<const Value> operands);
 
 }  // namespace graphjit::frontend
 

@@ -78,9 +78,10 @@ absl::StatusOr<std::vector<runtime::Tensor>> EagerContext::Results(
   return out;
 }
 
-std::vector<Value> EagerContext::EmitWhile(absl::Span<const Value> operands, ir::Attrs attrs,
-                                           std::vector<std::shared_ptr<const ir::Graph>> regions) {
-  if (!status().ok() || !CheckOperands(ir::OpCode::kWhile, operands)) return {};
+std::vector<Value> EagerContext::RunRegions(ir::OpCode op, absl::Span<const Value> operands,
+                                            ir::Attrs attrs,
+                                            std::vector<std::shared_ptr<const ir::Graph>> regions) {
+  if (!status().ok() || !CheckOperands(op, operands)) return {};
   std::vector<ir::ValueType> types;
   std::vector<const runtime::Tensor*> args;
   std::vector<ir::ValueId> ids;
@@ -89,19 +90,15 @@ std::vector<Value> EagerContext::EmitWhile(absl::Span<const Value> operands, ir:
     args.push_back(&tensors_[v.id()]);
     ids.push_back(v.id());
   }
-  absl::StatusOr<ir::ValueType> type = ir::InferType(ir::OpCode::kWhile, types, attrs);
+  absl::StatusOr<ir::ValueType> type = ir::InferType(op, types, attrs);
   if (type.ok()) {
-    if (absl::Status s = ir::CheckRegionSignatures(ir::OpCode::kWhile, types, attrs, regions);
-        !s.ok()) {
-      type = s;
-    }
+    if (absl::Status s = ir::CheckRegionSignatures(op, types, attrs, regions); !s.ok()) type = s;
   }
   if (!type.ok()) {
     RecordError(type.status());
     return {};
   }
-  ir::Node node{ir::OpCode::kWhile, std::move(ids), std::move(attrs), *std::move(type),
-                std::move(regions)};
+  ir::Node node{op, std::move(ids), std::move(attrs), *std::move(type), std::move(regions)};
   absl::StatusOr<std::vector<runtime::Tensor>> results =
       runtime::RunRegionOp(node, args, params_, bindings_);
   if (!results.ok()) {
@@ -112,6 +109,18 @@ std::vector<Value> EagerContext::EmitWhile(absl::Span<const Value> operands, ir:
   std::vector<Value> values;
   for (runtime::Tensor& t : *results) values.push_back(Add(std::move(t)));
   return values;
+}
+
+std::vector<Value> EagerContext::EmitWhile(absl::Span<const Value> operands, ir::Attrs attrs,
+                                           std::vector<std::shared_ptr<const ir::Graph>> regions) {
+  return RunRegions(ir::OpCode::kWhile, operands, std::move(attrs), std::move(regions));
+}
+
+Value EagerContext::EmitIf(absl::Span<const Value> operands, ir::Attrs attrs,
+                           std::vector<std::shared_ptr<const ir::Graph>> regions) {
+  std::vector<Value> results =
+      RunRegions(ir::OpCode::kIf, operands, std::move(attrs), std::move(regions));
+  return results.empty() ? Value() : results[0];
 }
 
 }  // namespace graphjit::frontend

@@ -23,6 +23,8 @@ class EagerContext : public Context {
   Value Emit(ir::OpCode op, absl::Span<const Value> operands, ir::Attrs attrs) override;
   std::vector<Value> EmitWhile(absl::Span<const Value> operands, ir::Attrs attrs,
                                std::vector<std::shared_ptr<const ir::Graph>> regions) override;
+  Value EmitIf(absl::Span<const Value> operands, ir::Attrs attrs,
+               std::vector<std::shared_ptr<const ir::Graph>> regions) override;
   const runtime::TensorMap* params() const override { return &params_; }
   const ir::ValueType& TypeOf(ir::ValueId id) const override { return types_[id]; }
 
@@ -35,6 +37,9 @@ class EagerContext : public Context {
 
  private:
   Value Add(runtime::Tensor t);
+  // A control-flow op run at once: its results.
+  std::vector<Value> RunRegions(ir::OpCode op, absl::Span<const Value> operands, ir::Attrs attrs,
+                                std::vector<std::shared_ptr<const ir::Graph>> regions);
 
   const runtime::TensorMap& inputs_;
   const runtime::TensorMap& params_;

@@ -71,6 +71,19 @@ std::vector<Value> TraceContext::EmitWhile(absl::Span<const Value> operands, ir:
   return results;
 }
 
+Value TraceContext::EmitIf(absl::Span<const Value> operands, ir::Attrs attrs,
+                           std::vector<std::shared_ptr<const ir::Graph>> regions) {
+  if (!CheckOperands(ir::OpCode::kIf, operands)) return Value();
+  std::vector<ir::ValueId> ids;
+  for (const Value& v : operands) ids.push_back(v.id());
+  ir::ValueId id = builder_.Add(ir::OpCode::kIf, ids, std::move(attrs), std::move(regions));
+  if (id == ir::kInvalidValue) {
+    RecordError(builder_.status());
+    return Value();
+  }
+  return Value(this, id);
+}
+
 absl::StatusOr<ir::Graph> TraceContext::Finish(absl::Span<const Value> outputs) && {
   if (!status().ok()) return status();
   for (const Value& v : outputs) {

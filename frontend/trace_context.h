@@ -29,6 +29,8 @@ class TraceContext : public Context {
   Value Emit(ir::OpCode op, absl::Span<const Value> operands, ir::Attrs attrs) override;
   std::vector<Value> EmitWhile(absl::Span<const Value> operands, ir::Attrs attrs,
                                std::vector<std::shared_ptr<const ir::Graph>> regions) override;
+  Value EmitIf(absl::Span<const Value> operands, ir::Attrs attrs,
+               std::vector<std::shared_ptr<const ir::Graph>> regions) override;
   const runtime::TensorMap* params() const override { return &params_; }
   const ir::ValueType& TypeOf(ir::ValueId id) const override { return builder_.type(id); }
 

@@ -37,4 +37,11 @@ std::vector<Value> Context::EmitWhile(absl::Span<const Value>, ir::Attrs,
   return {};
 }
 
+Value Context::EmitIf(absl::Span<const Value>, ir::Attrs,
+                      std::vector<std::shared_ptr<const ir::Graph>>) {
+  RecordError(absl::UnimplementedError(
+      "if: this context records no structured branches (trace it, or run it eagerly)"));
+  return Value();
+}
+
 }  // namespace graphjit::frontend

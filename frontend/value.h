@@ -65,6 +65,11 @@ class Context {
   // a context that cannot keep a loop whole (a lazy one) says so.
   virtual std::vector<Value> EmitWhile(absl::Span<const Value> operands, ir::Attrs attrs,
                                        std::vector<std::shared_ptr<const ir::Graph>> regions);
+  // An if (ir/regions.h) on `operands` (the bool[] condition, then the branches'
+  // operands) with its then and else regions: the taken branch's value. The default
+  // records an error, as EmitWhile's does.
+  virtual Value EmitIf(absl::Span<const Value> operands, ir::Attrs attrs,
+                       std::vector<std::shared_ptr<const ir::Graph>> regions);
   // The weights the regions of a loop traced in this context may read (its params), or
   // null if its Param reads none.
   virtual const runtime::TensorMap* params() const { return nullptr; }

@@ -12,21 +12,44 @@ absl::Status RegionError(OpCode op, int i, absl::string_view what) {
       absl::StrCat(OpName(op), ": region ", RegionName(op, i), " ", what));
 }
 
-// Region `i`'s inputs must take `operands` in order.
+// Region `i`'s inputs must take `operands` in order (the op's from `first` on).
 absl::Status CheckInputs(OpCode op, int i, const Graph& region,
-                         absl::Span<const ValueType> operands) {
+                         absl::Span<const ValueType> operands, int first = 0) {
   const std::vector<ValueId> inputs = region.Inputs();
   if (inputs.size() != operands.size()) {
     return RegionError(op, i,
                        absl::StrCat("has ", inputs.size(), " inputs, expected ", operands.size(),
-                                    " (one per operand of the ", OpName(op), ")"));
+                                    " (one per operand of the ", OpName(op),
+                                    first > 0 ? " after its condition)" : ")"));
   }
   for (size_t k = 0; k < inputs.size(); ++k) {
     const Node& in = region.node(inputs[k]);
     if (!(in.type == operands[k])) {
-      return RegionError(op, i,
-                         absl::StrCat("input ", k, " '", in.name(), "' is ", TypeToString(in.type),
-                                      ", but operand ", k, " is ", TypeToString(operands[k])));
+      return RegionError(
+          op, i,
+          absl::StrCat("input ", k, " '", in.name(), "' is ", TypeToString(in.type),
+                       ", but operand ", first + k, " is ", TypeToString(operands[k])));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// An if's branches take its operands after the condition and return its declared type.
+absl::Status CheckBranches(const std::vector<std::shared_ptr<const Graph>>& regions,
+                           absl::Span<const ValueType> operands, const Attrs& attrs) {
+  const ValueType want{attrs.Get<DType>("dtype"), attrs.GetDims("shape")};
+  for (int i = 0; i < 2; ++i) {
+    if (regions[i] == nullptr) return RegionError(OpCode::kIf, i, "is missing");
+    const Graph& branch = *regions[i];
+    if (absl::Status s = CheckInputs(OpCode::kIf, i, branch, operands.subspan(1), 1); !s.ok()) {
+      return s;
+    }
+    if (branch.outputs().size() != 1 || !(branch.type(branch.outputs()[0]) == want)) {
+      const std::string got = branch.outputs().size() == 1
+                                  ? TypeToString(branch.type(branch.outputs()[0]))
+                                  : absl::StrCat(branch.outputs().size(), " values");
+      return RegionError(OpCode::kIf, i,
+                         absl::StrCat("must return one ", TypeToString(want), ", returns ", got));
     }
   }
   return absl::OkStatus();
@@ -34,10 +57,11 @@ absl::Status CheckInputs(OpCode op, int i, const Graph& region,
 
 }  // namespace
 
-int NumRegions(OpCode op) { return op == OpCode::kWhile ? 2 : 0; }
+int NumRegions(OpCode op) { return op == OpCode::kWhile || op == OpCode::kIf ? 2 : 0; }
 
 const char* RegionName(OpCode op, int i) {
   if (op == OpCode::kWhile) return i == 0 ? "cond" : "body";
+  if (op == OpCode::kIf) return i == 0 ? "then" : "else";
   return "?";
 }
 
@@ -49,6 +73,7 @@ absl::Status CheckRegionSignatures(OpCode op, absl::Span<const ValueType> operan
     return absl::InvalidArgumentError(
         absl::StrCat(OpName(op), ": has ", regions.size(), " regions, expected ", want));
   }
+  if (op == OpCode::kIf) return CheckBranches(regions, operands, attrs);
   if (op != OpCode::kWhile) return absl::OkStatus();
   for (int i = 0; i < want; ++i) {
     if (regions[i] == nullptr) return RegionError(op, i, "is missing");

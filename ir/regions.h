@@ -1,9 +1,12 @@
-// Regions: the graphs a control-flow op holds (ir/ops.def's Region ops). A while holds
-// two, `cond` and `body`; each region is a graph of its own whose inputs, in graph order,
-// take the while's operands (the carried values, then the invariants) and whose params
-// name the enclosing graph's weights. `cond` returns one bool scalar, `body` the next
-// carried values with exactly the carried types (symbolic dims included: a carried
-// value keeps its shape from trip to trip).
+// Regions: the graphs a control-flow op holds (ir/ops.def's Region ops). Each region is
+// a graph of its own whose inputs, in graph order, take the op's operands and whose
+// params name the enclosing graph's weights.
+// - A while holds `cond` and `body`, which take all its operands (the carried values,
+//   then the invariants). `cond` returns one bool scalar, `body` the next carried values
+//   with exactly the carried types (symbolic dims included: a carried value keeps its
+//   shape from trip to trip).
+// - An if holds `then` and `else`, which take its operands after the condition; each
+//   returns one value of the if's declared type.
 #ifndef GRAPHJIT_IR_REGIONS_H_
 #define GRAPHJIT_IR_REGIONS_H_
 
@@ -19,9 +22,9 @@ namespace graphjit::ir {
 // recursive parser, decoder, verifier or interpreter.
 inline constexpr int kMaxRegionDepth = 16;
 
-// How many regions `op` holds (2 for while; 0 for every op not of the Region kind).
+// How many regions `op` holds (2 for while and if; 0 for every op not of the Region kind).
 int NumRegions(OpCode op);
-// The name of region `i` of `op` ("cond", "body"), as printed and in errors.
+// The name of region `i` of `op` ("cond", "body", "then", "else"), in errors.
 const char* RegionName(OpCode op, int i);
 
 // Checks that `regions` fit op `op` with operand types `operands` and attributes

@@ -458,4 +458,13 @@ absl::StatusOr<ValueType> LoopResultRule(OpCode op, absl::Span<const ValueType> 
   return in[1];
 }
 
+// The result is declared (a branch's value need not be typed like any operand); the
+// regions must return it (ir/regions.h).
+absl::StatusOr<ValueType> IfRule(OpCode op, absl::Span<const ValueType> in, const Attrs& attrs) {
+  if (!(in[0] == ValueType{DType::kBool, {}})) {
+    return Error(op, absl::StrCat("the condition must be bool[], got ", TypeToString(in[0])));
+  }
+  return SourceRule(op, in, attrs);
+}
+
 }  // namespace graphjit::ir

@@ -38,6 +38,7 @@ GJ_DECLARE_RULE(CausalMaskRule)
 GJ_DECLARE_RULE(KvWriteRule)
 GJ_DECLARE_RULE(WhileRule)
 GJ_DECLARE_RULE(LoopResultRule)
+GJ_DECLARE_RULE(IfRule)
 #undef GJ_DECLARE_RULE
 
 }  // namespace graphjit::ir

@@ -65,6 +65,42 @@ absl::StatusOr<std::optional<int64_t>> KnownScalar(const Context& ctx, int i) {
   return (*known)[0].AsConstant();
 }
 
+// The names `g` reads that it does not define (its enclosing graphs'), in order of first
+// use, its nested graphs' included; `defined` holds the names visible as its own.
+void OuterNames(const pb::GraphProto& g, std::set<std::string> defined,
+                std::vector<std::string>* names) {
+  for (const auto& in : g.input()) defined.insert(in.name());
+  for (const auto& init : g.initializer()) defined.insert(init.name());
+  for (const pb::NodeProto& node : g.node()) {
+    for (const std::string& in : node.input()) {
+      if (!in.empty() && !defined.contains(in) &&
+          std::find(names->begin(), names->end(), in) == names->end()) {
+        names->push_back(in);
+      }
+    }
+    for (const pb::AttributeProto& a : node.attribute()) {
+      if (a.type() == pb::AttributeProto::GRAPH) OuterNames(a.g(), defined, names);
+      for (const pb::GraphProto& sub : a.graphs()) OuterNames(sub, defined, names);
+    }
+    for (const std::string& out : node.output()) defined.insert(out);
+  }
+}
+
+// A bool or integer scalar (or one-element tensor) as bool[].
+ValueId ScalarBool(Context& ctx, ValueId v) {
+  if (ctx.type(v).rank() > 0) v = Reshape(ctx, v, {});
+  if (ctx.type(v).dtype != ir::DType::kBool) {
+    v = ctx.Op(OpCode::kCast, {v}, {{"dtype", ir::DType::kBool}});
+  }
+  return v;
+}
+
+// Binds `value` to a body input (a copy: it is the body's, not a model input).
+void Bind(Context& ctx, const std::string& name, Value value) {
+  value.graph_input = false;
+  ctx.Define(name, std::move(value));
+}
+
 // Whether model input `name` is small enough for ImportSpecialized to fix.
 bool SmallInput(const Context& ctx, const std::string& name) {
   const Value* v = ctx.Find(name);
@@ -120,6 +156,101 @@ absl::Status IfAsSelect(Context& ctx) {
   return absl::OkStatus();
 }
 
+// Whether a branch is cheap enough to compute whether taken or not (a few elementwise or
+// layout nodes): such an If selects; a costlier one branches.
+bool CheapBranch(const pb::GraphProto& g) {
+  if (g.node_size() > 8) return false;
+  for (const pb::NodeProto& n : g.node()) {
+    for (const char* op : {"MatMul", "Gemm", "Conv", "ConvTranspose", "Einsum", "Loop", "Scan",
+                           "If", "LSTM", "GRU", "RNN"}) {
+      if (n.op_type() == op) return false;
+    }
+  }
+  return true;
+}
+
+// An If on data as `if` ops (ir/regions.h): each branch imported once as a region under a
+// RegionScope, the outer values the branches read (nodes of the enclosing graph) as
+// operands; one if per output, whose compiled code runs only the taken branch.
+absl::Status IfAsBranch(Context& ctx) {
+  GJ_ASSIGN_OR_RETURN(ValueId cond, ctx.InNode(0));
+  cond = ScalarBool(ctx, cond);
+  const pb::GraphProto* branches[2];
+  std::vector<std::string> outer;
+  for (int b = 0; b < 2; ++b) {
+    GJ_ASSIGN_OR_RETURN(branches[b], GraphAttr(ctx, b == 0 ? "then_branch" : "else_branch"));
+    if (branches[b]->output_size() != ctx.num_outputs()) {
+      return ctx.Invalid(absl::StrCat("its ", b == 0 ? "then_branch" : "else_branch", " has ",
+                                      branches[b]->output_size(), " outputs, the node ",
+                                      ctx.num_outputs()));
+    }
+    OuterNames(*branches[b], {}, &outer);
+  }
+  std::vector<ValueId> operands = {cond};
+  std::vector<std::string> captured;
+  std::vector<int32_t> elems;
+  for (const std::string& name : outer) {
+    const Value* v = ctx.Find(name);
+    if (v == nullptr) return ctx.Invalid(absl::StrCat("a branch reads undefined '", name, "'"));
+    if (v->constant.has_value() || v->ints.has_value()) continue;  // made in the region
+    GJ_ASSIGN_OR_RETURN(ValueId id, ctx.Materialize(name));
+    captured.push_back(name);
+    operands.push_back(id);
+    elems.push_back(v->elem_type);
+  }
+  GJ_RETURN_IF_ERROR(ctx.BuilderStatus());
+  std::vector<ir::ValueType> types;  // read now: in a RegionScope the graph is the region's
+  for (ValueId v : operands) types.push_back(ctx.type(v));
+  std::vector<ir::Graph> regions;
+  std::vector<int32_t> out_elems(ctx.num_outputs(), 0);
+  for (int b = 0; b < 2; ++b) {
+    ir::GraphBuilder rb(b == 0 ? "then" : "else");
+    {
+      Context::RegionScope scope(ctx, &rb);
+      for (size_t j = 0; j < captured.size(); ++j) {
+        const ir::ValueType& t = types[1 + j];
+        Value v;
+        v.elem_type = elems[j];
+        v.shape = t.shape;
+        v.id = rb.Input(absl::StrCat("a", j), t.dtype, t.shape);
+        Bind(ctx, captured[j], std::move(v));
+      }
+      GJ_RETURN_IF_ERROR(ctx.ImportSubgraph(*branches[b]));
+      for (int i = 0; i < ctx.num_outputs(); ++i) {
+        const std::string& name = branches[b]->output(i).name();
+        if (ctx.Find(name) == nullptr) {
+          return ctx.Invalid(absl::StrCat("branch output '", name, "' is not computed"));
+        }
+        if (b == 0) out_elems[i] = ctx.Find(name)->elem_type;
+        GJ_ASSIGN_OR_RETURN(ValueId out, ctx.Materialize(name));
+        rb.Output(out);
+      }
+    }
+    GJ_ASSIGN_OR_RETURN(ir::Graph g, std::move(rb).Build());
+    regions.push_back(std::move(g));
+  }
+  for (int i = 0; i < ctx.num_outputs(); ++i) {
+    if (!ctx.WantsOutput(i)) continue;
+    const ir::ValueType& t = regions[0].type(regions[0].outputs()[i]);
+    const ir::ValueType& e = regions[1].type(regions[1].outputs()[i]);
+    if (!(t == e)) {
+      return ctx.Unimplemented(absl::StrCat("its branches give output ", i, " as ",
+                                            ir::TypeToString(t), " and ", ir::TypeToString(e),
+                                            " and the condition depends on data"));
+    }
+    std::vector<std::shared_ptr<const ir::Graph>> one;
+    for (const ir::Graph& g : regions) {
+      ir::Graph copy = g;
+      copy.set_outputs({g.outputs()[i]});
+      one.push_back(std::make_shared<const ir::Graph>(std::move(copy)));
+    }
+    const ValueId id = ctx.b().Add(OpCode::kIf, operands, {{"dtype", t.dtype}, {"shape", t.shape}},
+                                   std::move(one));
+    GJ_RETURN_IF_ERROR(ctx.SetOut(i, id, out_elems[i]));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status If(Context& ctx) {
   GJ_RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
   GJ_ASSIGN_OR_RETURN(const Value* cond, ctx.In(0));
@@ -133,12 +264,15 @@ absl::Status If(Context& ctx) {
     // A condition on dims, or on a small model input (a sample rate, a flag), is decided
     // by importing at the call's shapes or fixing that input (ImportSpecialized): one
     // branch imported. One on data - a large input's, or a loop body's convergence test -
-    // selects between both branches.
+    // selects between both branches when they are cheap, and branches otherwise.
     const std::string input = ctx.DataInputBehind(ctx.node().input(0));
     if (!ctx.in_region() && (input.empty() || SmallInput(ctx, input))) {
       return Undecided(ctx, "the condition", ctx.node().input(0));
     }
-    return IfAsSelect(ctx);
+    GJ_ASSIGN_OR_RETURN(const pb::GraphProto* then_branch, GraphAttr(ctx, "then_branch"));
+    GJ_ASSIGN_OR_RETURN(const pb::GraphProto* else_branch, GraphAttr(ctx, "else_branch"));
+    if (CheapBranch(*then_branch) && CheapBranch(*else_branch)) return IfAsSelect(ctx);
+    return IfAsBranch(ctx);
   }
   const char* const name = *taken != 0 ? "then_branch" : "else_branch";
   GJ_ASSIGN_OR_RETURN(const pb::GraphProto* g, GraphAttr(ctx, name));
@@ -171,12 +305,6 @@ absl::StatusOr<ValueId> Stack(Context& ctx, std::vector<ValueId> steps, int64_t 
   }
   if (steps.size() == 1) return steps[0];
   return ctx.Op(OpCode::kConcat, steps, {{"axis", int64_t{at}}});
-}
-
-// Binds `value` to a body input (a copy: it is the body's, not a model input).
-void Bind(Context& ctx, const std::string& name, Value value) {
-  value.graph_input = false;
-  ctx.Define(name, std::move(value));
 }
 
 // A graph node as a Value (for binding a slice to a body input).
@@ -280,36 +408,6 @@ absl::Status Scan(Context& ctx) {
     GJ_RETURN_IF_ERROR(ctx.SetOut(n + i, y, ctx.Find(body->output(n + i).name())->elem_type));
   }
   return absl::OkStatus();
-}
-
-// The names `g` reads that it does not define (its enclosing graphs'), in order of first
-// use, its nested graphs' included; `defined` holds the names visible as its own.
-void OuterNames(const pb::GraphProto& g, std::set<std::string> defined,
-                std::vector<std::string>* names) {
-  for (const auto& in : g.input()) defined.insert(in.name());
-  for (const auto& init : g.initializer()) defined.insert(init.name());
-  for (const pb::NodeProto& node : g.node()) {
-    for (const std::string& in : node.input()) {
-      if (!in.empty() && !defined.contains(in) &&
-          std::find(names->begin(), names->end(), in) == names->end()) {
-        names->push_back(in);
-      }
-    }
-    for (const pb::AttributeProto& a : node.attribute()) {
-      if (a.type() == pb::AttributeProto::GRAPH) OuterNames(a.g(), defined, names);
-      for (const pb::GraphProto& sub : a.graphs()) OuterNames(sub, defined, names);
-    }
-    for (const std::string& out : node.output()) defined.insert(out);
-  }
-}
-
-// A bool or integer scalar (or one-element tensor) as bool[].
-ValueId ScalarBool(Context& ctx, ValueId v) {
-  if (ctx.type(v).rank() > 0) v = Reshape(ctx, v, {});
-  if (ctx.type(v).dtype != ir::DType::kBool) {
-    v = ctx.Op(OpCode::kCast, {v}, {{"dtype", ir::DType::kBool}});
-  }
-  return v;
 }
 
 // The Loop as one while op: carried (the iteration number, the condition, the Loop's

@@ -127,9 +127,31 @@ absl::StatusOr<std::vector<Tensor>> RunRegionOp(const ir::Node& node,
                                                 absl::Span<const Tensor* const> operands,
                                                 const TensorMap& params,
                                                 const ir::Bindings& bindings) {
-  if (node.op != ir::OpCode::kWhile || node.regions.size() != 2) {
+  if ((node.op != ir::OpCode::kWhile && node.op != ir::OpCode::kIf) || node.regions.size() != 2 ||
+      operands.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(ir::OpName(node.op), " is not a control-flow op with its regions"));
+  }
+  if (node.op == ir::OpCode::kIf) {
+    const Tensor& pred = *operands[0];
+    if (pred.dtype() != ir::DType::kBool || pred.numel() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("if: the condition is ", pred.TypeString(), ", expected bool[]"));
+    }
+    const bool taken = pred.data<bool>()[0];
+    const ir::Graph& branch = *node.regions[taken ? 0 : 1];
+    const std::vector<ir::ValueId> inputs = branch.Inputs();
+    if (inputs.size() + 1 != operands.size()) {
+      return absl::InvalidArgumentError("if: its branches do not take its operands");
+    }
+    TensorMap in;
+    for (size_t k = 0; k < inputs.size(); ++k) in[branch.node(inputs[k]).name()] = *operands[k + 1];
+    absl::StatusOr<std::vector<Tensor>> out = Interpret(branch, in, params, bindings);
+    if (!out.ok()) {
+      return absl::Status(out.status().code(), absl::StrCat("if ", taken ? "then" : "else", ": ",
+                                                            out.status().message()));
+    }
+    return out;
   }
   const ir::Graph& cond = *node.regions[0];
   const ir::Graph& body = *node.regions[1];
@@ -238,7 +260,7 @@ absl::StatusOr<Tensor> EvalOrRun(
     const TensorMap& params, const ir::Bindings& bound,
     absl::flat_hash_map<ir::ValueId, std::vector<Tensor>>* loop_results) {
   const ir::Node& node = graph.node(id);
-  if (node.op == ir::OpCode::kWhile) {
+  if (node.op == ir::OpCode::kWhile || node.op == ir::OpCode::kIf) {
     GJ_ASSIGN_OR_RETURN(std::vector<Tensor> results, RunRegionOp(node, args, params, bound));
     Tensor first = results[0];
     (*loop_results)[id] = std::move(results);

@@ -26,10 +26,10 @@ absl::StatusOr<std::vector<Tensor>> Interpret(const ir::Graph& graph, const Tens
                                               const TensorMap& params,
                                               const ir::Bindings& bindings = {});
 
-// Runs control-flow node `node` (a while, ir/regions.h) on `operands`, its regions
-// reading their params from `params` and their symbols from `bindings`: the final
-// carried values, in order. The interpreter runs while nodes with it; so do the eager
-// context and the compiled graph's reference checks.
+// Runs control-flow node `node` (a while or an if, ir/regions.h) on `operands`, its
+// regions reading their params from `params` and their symbols from `bindings`: a
+// while's final carried values, in order, or the taken branch's one value. The interpreter runs
+// while nodes with it; so do the eager context and the compiled graph's reference checks.
 absl::StatusOr<std::vector<Tensor>> RunRegionOp(const ir::Node& node,
                                                 absl::Span<const Tensor* const> operands,
                                                 const TensorMap& params,

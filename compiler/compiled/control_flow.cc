@@ -37,6 +37,14 @@ struct ControlFlow::Loop {
   std::vector<std::pair<ir::ValueId, int64_t>> results;
 };
 
+// An if node and its compiled branches; `operand[i]` is the operand (after the
+// condition) that compiled branch input i takes, per branch.
+struct ControlFlow::Branch {
+  ir::ValueId node = ir::kInvalidValue;
+  std::unique_ptr<CompiledGraph> code[2];
+  std::vector<int> operand[2];
+};
+
 namespace {
 
 std::string PieceInputName(ir::ValueId id) { return absl::StrCat("v", id); }
@@ -120,7 +128,7 @@ absl::StatusOr<std::unique_ptr<ControlFlow>> ControlFlow::Compile(
     stretch.clear();
     if (piece.outputs.empty()) return absl::OkStatus();  // nothing reads it
     GJ_ASSIGN_OR_RETURN(piece.code, CompiledGraph::Compile(g, params, options));
-    cf->steps_.push_back({false, static_cast<int>(cf->pieces_.size())});
+    cf->steps_.push_back({Step::kPiece, static_cast<int>(cf->pieces_.size())});
     cf->pieces_.push_back(std::move(piece));
     return absl::OkStatus();
   };
@@ -137,6 +145,17 @@ absl::StatusOr<std::unique_ptr<ControlFlow>> ControlFlow::Compile(
       cf->loops_[loop_of.at(n.operands[0])].results.emplace_back(id, n.attrs.GetInt("index"));
       continue;
     }
+    if (n.op == ir::OpCode::kIf) {
+      Branch branch;
+      branch.node = id;
+      for (int b = 0; b < 2; ++b) {
+        GJ_ASSIGN_OR_RETURN(branch.code[b], CompiledGraph::Compile(*n.regions[b], params, options));
+        GJ_ASSIGN_OR_RETURN(branch.operand[b], OperandOrder(*n.regions[b], *branch.code[b]));
+      }
+      cf->steps_.push_back({Step::kIf, static_cast<int>(cf->branches_.size())});
+      cf->branches_.push_back(std::move(branch));
+      continue;
+    }
     Loop loop;
     loop.node = id;
     loop.carried = n.attrs.GetInt("carried");
@@ -147,7 +166,7 @@ absl::StatusOr<std::unique_ptr<ControlFlow>> ControlFlow::Compile(
     GJ_ASSIGN_OR_RETURN(loop.cond_operand, OperandOrder(*n.regions[0], *loop.cond));
     GJ_ASSIGN_OR_RETURN(loop.body_operand, OperandOrder(*n.regions[1], *loop.body));
     loop_of[id] = static_cast<int>(cf->loops_.size());
-    cf->steps_.push_back({true, static_cast<int>(cf->loops_.size())});
+    cf->steps_.push_back({Step::kLoop, static_cast<int>(cf->loops_.size())});
     cf->loops_.push_back(std::move(loop));
   }
   GJ_RETURN_IF_ERROR(close_piece());
@@ -176,8 +195,12 @@ absl::StatusOr<std::vector<runtime::Tensor>> ControlFlow::Run(
     }
   }
   for (const Step& step : steps_) {
-    if (step.loop) {
+    if (step.kind == Step::kLoop) {
       GJ_RETURN_IF_ERROR(RunLoop(loops_[step.index], values, bound));
+      continue;
+    }
+    if (step.kind == Step::kIf) {
+      GJ_RETURN_IF_ERROR(RunBranch(branches_[step.index], values, bound));
       continue;
     }
     const Piece& piece = pieces_[step.index];
@@ -223,6 +246,27 @@ absl::Status ControlFlow::RunLoop(const Loop& loop, std::vector<runtime::Tensor>
   return absl::OkStatus();
 }
 
+absl::Status ControlFlow::RunBranch(const Branch& branch, std::vector<runtime::Tensor>& values,
+                                    const ir::Bindings& bound) const {
+  const ir::Node& n = graph_.node(branch.node);
+  const runtime::Tensor& pred = values[n.operands[0]];
+  const int b = pred.data<bool>()[0] ? 0 : 1;
+  const CompiledGraph& code = *branch.code[b];
+  runtime::TensorMap named;
+  const std::vector<ir::ValueId> inputs = code.graph().Inputs();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    named[code.graph().node(inputs[i]).name()] = values[n.operands[1 + branch.operand[b][i]]];
+  }
+  absl::StatusOr<std::vector<runtime::Tensor>> out = code.Run(named, bound);
+  if (!out.ok()) {
+    return absl::Status(out.status().code(),
+                        absl::StrCat("if %", branch.node, " ", b == 0 ? "then" : "else", ": ",
+                                     out.status().message()));
+  }
+  values[branch.node] = std::move((*out)[0]);
+  return absl::OkStatus();
+}
+
 int ControlFlow::num_loops() const { return static_cast<int>(loops_.size()); }
 
 int ControlFlow::num_compiled() const {
@@ -232,6 +276,7 @@ int ControlFlow::num_compiled() const {
   };
   for (const Piece& p : pieces_) n += count(*p.code);
   for (const Loop& l : loops_) n += count(*l.cond) + count(*l.body);
+  for (const Branch& b : branches_) n += count(*b.code[0]) + count(*b.code[1]);
   return n;
 }
 
@@ -240,6 +285,10 @@ void ControlFlow::AddTimings(PhaseTimings* timings) const {
   for (const Loop& l : loops_) {
     *timings += l.cond->timings();
     *timings += l.body->timings();
+  }
+  for (const Branch& b : branches_) {
+    *timings += b.code[0]->timings();
+    *timings += b.code[1]->timings();
   }
 }
 

@@ -1,7 +1,8 @@
-// ControlFlow: a graph with regions (ir/regions.h: while loops) compiled as control
-// flow over compiled pieces. The graph's straight-line stretches between its loops are
-// pieces, each compiled by CompiledGraph as a graph of its own; each loop's cond and
-// body regions are compiled the same way (a region with loops of its own recursively).
+// ControlFlow: a graph with regions (ir/regions.h: while loops, ifs) compiled as control
+// flow over compiled pieces. The graph's straight-line stretches between its loops and
+// ifs are pieces, each compiled by CompiledGraph as a graph of its own; each loop's cond
+// and body and each if's branches are compiled the same way (a region with control flow
+// of its own recursively). An if runs the code of the branch its condition takes.
 // Everything compiles at once, in the one CompiledGraph::Compile of the whole graph: one
 // graph, one compile, one cache entry. A run walks the pieces in order and runs each loop
 // natively: the cond's compiled code computes the bool, the body's compiled code writes
@@ -42,7 +43,8 @@ class ControlFlow {
                                                    const ir::Bindings& bindings,
                                                    const runtime::TensorMap& params) const;
 
-  // The compiled graphs: the pieces and every loop's cond and body, recursively.
+  // The compiled graphs: the pieces, every loop's cond and body and every if's
+  // branches, recursively.
   int num_compiled() const;
   // What compiling them cost, summed.
   void AddTimings(PhaseTimings* timings) const;
@@ -52,18 +54,22 @@ class ControlFlow {
  private:
   struct Piece;
   struct Loop;
-  // One step of a run, in graph order: piece `index`, or loop `index`.
+  struct Branch;
+  // One step of a run, in graph order: piece, loop or if `index`.
   struct Step {
-    bool loop;
+    enum Kind { kPiece, kLoop, kIf } kind;
     int index;
   };
   ControlFlow() = default;
   absl::Status RunLoop(const Loop& loop, std::vector<runtime::Tensor>& values,
                        const ir::Bindings& bound) const;
+  absl::Status RunBranch(const Branch& branch, std::vector<runtime::Tensor>& values,
+                         const ir::Bindings& bound) const;
 
   ir::Graph graph_;
   std::vector<Piece> pieces_;
   std::vector<Loop> loops_;
+  std::vector<Branch> branches_;
   std::vector<Step> steps_;
 };
 

@@ -180,7 +180,7 @@ void Generator::Step() {
       [](Generator* g) { g->CausalMask(); },  [](Generator* g) { g->KvWrite(); },
       [](Generator* g) { g->Scan(); },        [](Generator* g) { g->Window(); },
       [](Generator* g) { g->MathUnary(); },   [](Generator* g) { g->MathUnary(); },
-      [](Generator* g) { g->Loop(); },
+      [](Generator* g) { g->Loop(); },        [](Generator* g) { g->Branch(); },
   };
   kOps[in_.Below(kOps.size())](this);
 }
@@ -529,6 +529,40 @@ void Generator::Loop() {
   }
   pool_.push_back(loop);
   pool_.push_back(b_.Add(OpCode::kLoopResult, {loop, zero}, {{"index", int64_t{1}}}));
+}
+
+void Generator::Branch() {
+  const ValueId x = Any();
+  const ValueType t = T(x);
+  // The condition: sum(a) > 0 over a numeric pool value's elements.
+  const ValueId a = Numeric();
+  std::optional<ValueId> flat =
+      Try(OpCode::kReshape, {a}, {{"shape", Shape{ir::NumElements(T(a).shape)}}});
+  if (!flat) return;
+  std::optional<ValueId> total =
+      Try(OpCode::kReduceSum, {*flat}, {{"axis", int64_t{0}}, {"keepdim", false}});
+  if (!total) return;
+  std::optional<ValueId> pred = Try(OpCode::kGt, {*total, b_.Scalar(0, T(*total).dtype)});
+  if (!pred) return;
+  std::vector<std::shared_ptr<const ir::Graph>> regions;
+  for (bool then : {true, false}) {
+    ir::GraphBuilder b(then ? "then" : "else");
+    const ValueId in = b.Input("x", t.dtype, t.shape);
+    if (t.dtype == DType::kBool) {
+      const ValueId no =
+          b.Add(OpCode::kFull, {}, {{"value", 0.0}, {"dtype", DType::kBool}, {"shape", Shape{}}});
+      b.Output(b.Add(then ? OpCode::kEq : OpCode::kNe, {in, no}));
+    } else {
+      b.Output(then ? b.Add(OpCode::kAdd, {in, in}) : b.Add(OpCode::kNeg, {in}));
+    }
+    absl::StatusOr<ir::Graph> g = std::move(b).Build();
+    if (!g.ok()) Fail("an if's branch failed to build: " + g.status().ToString());
+    regions.push_back(std::make_shared<const ir::Graph>(*std::move(g)));
+  }
+  const ValueId id =
+      b_.Add(OpCode::kIf, {*pred, x}, {{"dtype", t.dtype}, {"shape", t.shape}}, std::move(regions));
+  if (!b_.status().ok()) Fail("builder rejected an if: " + b_.status().ToString());
+  pool_.push_back(id);
 }
 
 }  // namespace graphjit::fuzz

@@ -122,6 +122,9 @@ class Generator {
   // updates the value (x + x, a rounded tanh, a negated flag), the cond stops after 0-3
   // trips, sometimes by max_trips; loop_result gives the counter.
   void Loop();
+  // An if on a comparison of pool values: one branch doubles a pool value, the other
+  // negates it (a bool one: eq / ne with false).
+  void Branch();
 
   ByteReader& in_;
   ir::GraphBuilder b_;

@@ -69,6 +69,14 @@ Graph TanhStep() {
   return *std::move(b).Build();
 }
 
+// A branch of AllOpsGraph's if over (n: i64[]): n < 1 (then) or n == 0 (else).
+Graph Branch(bool then) {
+  GraphBuilder b(then ? "then" : "else");
+  ValueId n = b.Input("n", DType::kI64, {});
+  b.Output(b.Add(then ? OpCode::kLt : OpCode::kEq, {n, b.Scalar(then ? 1 : 0, DType::kI64)}));
+  return *std::move(b).Build();
+}
+
 // A graph that uses every op in ir/ops.def, with symbolic dims (S, S+1, 2*S and odder
 // ones), kv_write at a symbolic position P, constants with non-finite and negative values,
 // a name that needs escapes, and all four dtypes.
@@ -154,6 +162,11 @@ Graph AllOpsGraph() {
       {std::make_shared<const Graph>(CountBelow(3)), std::make_shared<const Graph>(TanhStep())});
   ValueId trips = b.Add(OpCode::kLoopResult, {loop, zero}, {{"index", int64_t{1}}});
   b.Output(trips);
+  // An if on that count.
+  ValueId small = b.Add(OpCode::kLt, {trips, b.Scalar(2, DType::kI64)});
+  b.Output(b.Add(
+      OpCode::kIf, {small, trips}, {{"dtype", DType::kBool}, {"shape", Shape{}}},
+      {std::make_shared<const Graph>(Branch(true)), std::make_shared<const Graph>(Branch(false))}));
   b.Output(normed);
   b.Output(loss);
   b.Output(updated);

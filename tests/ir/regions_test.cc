@@ -108,6 +108,41 @@ TEST(RegionsTest, AWhileWithoutRegionsIsRefused) {
   EXPECT_THAT(s.message(), HasSubstr("while: has 0 regions, expected 2"));
 }
 
+constexpr absl::string_view kIf = R"(graph branch {
+  %0 = input {name="x"} : f32[N]
+  %1 = input {name="p"} : bool[]
+  %2 = if(%1, %0) {dtype=f32, shape=[N]} : f32[N]
+    region graph then {
+      %0 = input {name="x"} : f32[N]
+      %1 = exp(%0) : f32[N]
+      return %1
+    }
+    region graph else {
+      %0 = input {name="x"} : f32[N]
+      return %0
+    }
+  return %2
+}
+)";
+
+TEST(RegionsTest, AnIfPrintsAsItParsesAndChecksItsBranches) {
+  absl::StatusOr<Graph> g = ParseGraph(kIf);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(PrintGraph(*g), kIf);
+  absl::Status s = ParseError(Replace(std::string(kIf), "      return %0\n    }\n  return",
+                                      "      %1 = reduce_sum(%0) {axis=0, keepdim=true} : f32[1]\n "
+                                      "     return %1\n    }\n  return"));
+  EXPECT_THAT(s.message(), HasSubstr("if: region else must return one f32[N], returns f32[1]"));
+  s = ParseError(Replace(std::string(kIf), "if(%1, %0)", "if(%0, %0)"));
+  EXPECT_THAT(s.message(), HasSubstr("the condition must be bool[], got f32[N]"));
+  s = ParseError(Replace(
+      std::string(kIf),
+      "region graph then {\n      %0 = input {name=\"x\"} : f32[N]\n      %1 = exp(%0) : f32[N]",
+      "region graph then {\n      %0 = input {name=\"x\"} : f64[N]\n      %1 = exp(%0) : f64[N]"));
+  EXPECT_THAT(s.message(),
+              HasSubstr("if: region then input 0 'x' is f64[N], but operand 1 is f32[N]"));
+}
+
 // A while whose body is a while whose body ... `depth` deep.
 std::string Nested(int depth) {
   std::string inner = "%0 = input {name=\"x\"} : f32[4]\n return %0";

@@ -129,6 +129,11 @@ std::vector<ValidCase> ValidCases() {
        Attrs{{"carried", int64_t{2}}},
        F64({S, 4})},
       {OpCode::kLoopResult, {F64({S, 4}), I64({})}, Attrs{{"index", int64_t{1}}}, I64({})},
+      // An if is typed as it declares (its branches must return that type).
+      {OpCode::kIf,
+       {Bool({}), F32({S})},
+       Attrs{{"dtype", DType::kF64}, {"shape", Shape{2, S}}},
+       F64({2, S})},
   };
   // Elementwise binary ops: `[2, 1, S]` with `[3, 1]` broadcasts to `[2, 3, S]`.
   for (OpCode op : {OpCode::kAdd, OpCode::kSub, OpCode::kMul, OpCode::kDiv, OpCode::kMaximum,

@@ -142,6 +142,39 @@ TEST(OnnxIf, AConditionOnALargeInputsDataSelectsBetweenBothBranches) {
               HasSubstr("its branches give output 0 as f32[1] and f32[100]"));
 }
 
+TEST(OnnxIf, CostlyBranchesOnDataBecomeAnIfOp) {
+  // y = If(sum(x) > 0, x @ a, x @ b) for x [1, 100]: products are too costly to compute
+  // both, so the If is an if op whose branches read x (an operand) and a, b (weights).
+  ModelBuilder m;
+  m.Input("x", kF32, {int64_t{1}, int64_t{100}}).Output("y", kF32);
+  m.Initializer(F32Tensor("zero", {}, {0}));
+  std::vector<float> a(200), b(200);
+  for (int i = 0; i < 200; ++i) {
+    a[i] = 0.01f * (i % 7);
+    b[i] = -0.02f * (i % 5);
+  }
+  m.Initializer(F32Tensor("a", {100, 2}, a)).Initializer(F32Tensor("b", {100, 2}, b));
+  m.Node("ReduceSum", {"x"}, {"total"});
+  m.Node("Greater", {"total", "zero"}, {"positive"});
+  auto* n = m.Node("If", {"positive"}, {"y"}, "costly");
+  AddNode(SetGraph(n, "then_branch", {"ya"}), "MatMul", {"x", "a"}, {"ya"});
+  AddNode(SetGraph(n, "else_branch", {"yb"}), "MatMul", {"x", "b"}, {"yb"});
+  absl::StatusOr<ImportedModel> model = ImportFromBytes(m.Bytes(), "if.onnx");
+  ASSERT_TRUE(model.ok()) << model.status();
+  int ifs = 0;
+  for (const ir::Node& node : model->graph.nodes()) ifs += node.op == ir::OpCode::kIf;
+  EXPECT_EQ(ifs, 1);
+  for (double sign : {1.0, -1.0}) {
+    std::vector<double> x(100, sign);
+    absl::StatusOr<std::vector<runtime::Tensor>> y =
+        runtime::Interpret(model->graph, {{"x", F32({1, 100}, x)}}, model->params);
+    ASSERT_TRUE(y.ok()) << y.status();
+    double want = 0;
+    for (int k = 0; k < 100; ++k) want += sign * (sign > 0 ? a[2 * k] : b[2 * k]);
+    EXPECT_NEAR(y->at(0).ToDoubles()[0], want, 1e-4);
+  }
+}
+
 TEST(OnnxIf, MalformedIfsAreInvalidArgumentNamingTheNode) {
   auto import_with = [](const std::function<void(ModelBuilder&)>& edit) {
     ModelBuilder m;

@@ -1,6 +1,8 @@
 // The interpreter's while (ir/regions.h): trips until the cond region says stop, the
 // trip limit, invariants and weights read inside the regions, symbolic carried shapes,
 // and errors inside a region named as such.
+#include <cmath>
+
 #include "gmock/gmock.h"
 #include "ir/parser.h"
 #include "runtime/interpreter.h"
@@ -11,7 +13,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-COVERS_OPS(OpCode::kWhile, OpCode::kLoopResult);
+COVERS_OPS(OpCode::kWhile, OpCode::kLoopResult, OpCode::kIf);
 
 // Doubles x (f64[S]) and adds the weight b while n < limit; returns x and n.
 constexpr absl::string_view kDoubling = R"(graph doubling {
@@ -86,6 +88,50 @@ TEST(ControlFlowTest, AnErrorInsideARegionNamesTheRegion) {
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(out.status().message(), HasSubstr("while body"));
   EXPECT_THAT(out.status().message(), HasSubstr("missing parameter 'b'"));
+}
+
+// exp(x) if p else x + w (a param read in the branch).
+constexpr absl::string_view kBranch = R"(graph branch {
+  %0 = input {name="x"} : f64[S]
+  %1 = input {name="p"} : bool[]
+  %2 = if(%1, %0) {dtype=f64, shape=[S]} : f64[S]
+    region graph then {
+      %0 = input {name="x"} : f64[S]
+      %1 = exp(%0) : f64[S]
+      return %1
+    }
+    region graph else {
+      %0 = input {name="x"} : f64[S]
+      %1 = param {name="w"} : f64[]
+      %2 = add(%0, %1) : f64[S]
+      return %2
+    }
+  return %2
+}
+)";
+
+TEST(ControlFlowTest, AnIfRunsTheBranchItsConditionTakes) {
+  const ir::Graph g = Parse(kBranch);
+  const TensorMap params = {{"w", FromValues(DType::kF64, {}, {10})}};
+  for (bool p : {true, false}) {
+    absl::StatusOr<std::vector<Tensor>> out =
+        Interpret(g,
+                  {{"x", FromValues(DType::kF64, {2}, {0, 1})},
+                   {"p", FromValues(DType::kBool, {}, {p ? 1.0 : 0.0})}},
+                  params);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[0].data<double>()[1], p ? std::exp(1.0) : 11.0);
+  }
+  // The untaken branch's missing weight is no error; the taken one's is, named.
+  absl::StatusOr<std::vector<Tensor>> out = Interpret(
+      g, {{"x", FromValues(DType::kF64, {2}, {0, 1})}, {"p", FromValues(DType::kBool, {}, {1})}},
+      {});
+  EXPECT_TRUE(out.ok()) << out.status();
+  out = Interpret(
+      g, {{"x", FromValues(DType::kF64, {2}, {0, 1})}, {"p", FromValues(DType::kBool, {}, {0})}},
+      {});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("if else: missing parameter 'w'"));
 }
 
 TEST(ControlFlowTest, ALoopResultWithoutItsWhileIsAnError) {

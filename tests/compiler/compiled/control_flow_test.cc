@@ -255,6 +255,94 @@ TEST(ControlFlowCompiled, HoistedInvariantsGiveTheSameResults) {
   }
 }
 
+// A branch on data: y = x * 2 if sum(x) > 0 else exp(-x), then y + 1.
+constexpr const char* kBranch = R"(graph branch {
+  %0 = input {name="x"} : f32[S, 3]
+  %1 = reduce_sum(%0) {axis=1, keepdim=false} : f32[S]
+  %2 = reduce_sum(%1) {axis=0, keepdim=false} : f32[]
+  %3 = full {value=0.0} : f32[]
+  %4 = gt(%2, %3) : bool[]
+  %5 = if(%4, %0) {dtype=f32, shape=[S, 3]} : f32[S, 3]
+    region graph then {
+      %0 = input {name="x"} : f32[S, 3]
+      %1 = add(%0, %0) : f32[S, 3]
+      return %1
+    }
+    region graph else {
+      %0 = input {name="x"} : f32[S, 3]
+      %1 = neg(%0) : f32[S, 3]
+      %2 = exp(%1) : f32[S, 3]
+      return %2
+    }
+  %6 = full {value=1.0} : f32[]
+  %7 = add(%5, %6) : f32[S, 3]
+  return %7
+})";
+
+TEST(ControlFlowCompiled, AnIfRunsTheTakenBranchsCode) {
+  const ir::Graph g = *ir::ParseGraph(kBranch);
+  std::unique_ptr<CompiledGraph> cg = Compile(g, {});
+  ASSERT_NE(cg, nullptr);
+  EXPECT_EQ(cg->control_flow()->num_compiled(), 4);  // before, then, else, after
+  for (double phase : {0.3, 3.5}) {
+    for (int64_t s : {1, 4}) {
+      const TensorMap in = {{"x", Wave(ir::DType::kF32, {s, 3}, phase)}};
+      ExpectSameAsInterpreter(*cg, g, in, {});
+    }
+  }
+}
+
+// frontend::Cond, eager and traced: x @ w if its sum is positive, else tanh(x) and x.
+std::vector<frontend::Value> Branchy(frontend::Context& ctx) {
+  frontend::Value x = ctx.Input("x");
+  frontend::Value w = ctx.Param("w");
+  frontend::Value total = frontend::ReduceSum(frontend::ReduceSum(x, -1), -1);
+  return frontend::Cond(
+      frontend::Compare(ir::OpCode::kGt, total, frontend::Scalar(total, 0)),
+      [](const std::vector<frontend::Value>& in) {
+        return std::vector<frontend::Value>{frontend::Matmul(in[0], in[1]), in[0] * 2.0};
+      },
+      [](const std::vector<frontend::Value>& in) {
+        return std::vector<frontend::Value>{frontend::Tanh(in[0]), in[0]};
+      },
+      {x, w});
+}
+
+TEST(ControlFlowCompiled, TheFrontendsCondTracedAndEager) {
+  const TensorMap params = {{"w", Wave(ir::DType::kF64, {4, 4}, 0.9)}};
+  for (double phase : {0.0, 2.0}) {
+    const TensorMap in = {{"x", Wave(ir::DType::kF64, {3, 4}, phase)}};
+    frontend::EagerContext eager(in, params);
+    absl::StatusOr<std::vector<Tensor>> want = eager.Results(Branchy(eager));
+    ASSERT_TRUE(want.ok()) << want.status();
+    frontend::TraceContext trace("branchy", {{"x", {ir::DType::kF64, {3, 4}}}}, params);
+    std::vector<frontend::Value> t = Branchy(trace);
+    absl::StatusOr<ir::Graph> g = std::move(trace).Finish(t);
+    ASSERT_TRUE(g.ok()) << g.status();
+    std::unique_ptr<CompiledGraph> cg = Compile(*g, params);
+    ASSERT_NE(cg, nullptr);
+    absl::StatusOr<std::vector<Tensor>> got = cg->Run(in);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(got->size(), 2u);
+    for (size_t k = 0; k < 2; ++k) {
+      EXPECT_LE(runtime::MaxAbsDiff((*got)[k], (*want)[k]), 1e-12) << "output " << k;
+    }
+  }
+  // Branches that give different shapes are an error naming the branch.
+  frontend::TraceContext bad("bad", {{"x", {ir::DType::kF64, {3, 4}}}}, {});
+  frontend::Value x = bad.Input("x");
+  std::vector<frontend::Value> out = frontend::Cond(
+      frontend::Compare(ir::OpCode::kGt, frontend::ReduceSum(frontend::ReduceSum(x, -1), -1),
+                        frontend::Scalar(x, 0)),
+      [](const std::vector<frontend::Value>& in) { return std::vector<frontend::Value>{in[0]}; },
+      [](const std::vector<frontend::Value>& in) {
+        return std::vector<frontend::Value>{frontend::ReduceSum(in[0], -1)};
+      },
+      {x});
+  EXPECT_TRUE(out.empty());
+  EXPECT_THAT(bad.status().message(), HasSubstr("if: region else must return one f64[3, 4]"));
+}
+
 TEST(ControlFlowCompiled, BadInputsAreNamed) {
   std::unique_ptr<CompiledGraph> cg = Compile(*ir::ParseGraph(kLoop), Weights());
   ASSERT_NE(cg, nullptr);
