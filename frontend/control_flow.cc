@@ -10,8 +10,8 @@
 namespace graphjit::frontend {
 namespace {
 
-// Traces `fn` over fresh inputs typed like `values` (named `prefix`0, `prefix`1, ...) into
-// a graph called `name` with `params` in reach.
+// Traces `fn` over fresh inputs typed like `values` (named a0, a1, ...) into a graph
+// called `name` with `params` in reach.
 absl::StatusOr<ir::Graph> TraceRegion(
     const std::string& name, absl::Span<const Value> values,
     const std::function<std::vector<Value>(const std::vector<Value>&)>& fn,
@@ -72,6 +72,44 @@ std::vector<Value> While(const WhileCond& cond, const WhileBody& body, absl::Spa
   return ctx.EmitWhile(operands, std::move(attrs),
                        {std::make_shared<const ir::Graph>(*std::move(c)),
                         std::make_shared<const ir::Graph>(*std::move(b))});
+}
+
+std::vector<Value> Scan(const ScanStep& step, absl::Span<const Value> init,
+                        absl::Span<const Value> xs, absl::Span<const Value> invariants) {
+  if (init.empty() || xs.empty() || init[0].context() == nullptr) return {};
+  Context& ctx = *init[0].context();
+  // The body takes a row of each scanned input: traced over values typed like one.
+  std::vector<Value> operands(init.begin(), init.end());
+  operands.insert(operands.end(), xs.begin(), xs.end());
+  operands.insert(operands.end(), invariants.begin(), invariants.end());
+  std::vector<ir::ValueType> types;
+  for (const Value& v : operands) types.push_back(v.type());
+  for (size_t k = init.size(); k < init.size() + xs.size(); ++k) {
+    if (types[k].rank() == 0) {
+      ctx.ReportError(absl::InvalidArgumentError(
+          absl::StrCat("scan: scanned input ", k - init.size(), " is a scalar (no rows)")));
+      return {};
+    }
+    types[k].shape.erase(types[k].shape.begin());
+  }
+  InputTypes named;
+  for (size_t k = 0; k < types.size(); ++k) named.emplace_back(absl::StrCat("a", k), types[k]);
+  TraceContext trace("body", named, ParamsOf(ctx));
+  std::vector<Value> in;
+  for (size_t k = 0; k < types.size(); ++k) in.push_back(trace.Input(absl::StrCat("a", k)));
+  const absl::Span<const Value> all(in);
+  absl::StatusOr<ir::Graph> body =
+      std::move(trace).Finish(step(all.subspan(0, init.size()), all.subspan(init.size(), xs.size()),
+                                   all.subspan(init.size() + xs.size())));
+  if (!body.ok()) {
+    ctx.ReportError(absl::Status(body.status().code(),
+                                 absl::StrCat("scan: region body: ", body.status().message())));
+    return {};
+  }
+  return ctx.EmitScan(operands,
+                      {{"carried", static_cast<int64_t>(init.size())},
+                       {"scanned", static_cast<int64_t>(xs.size())}},
+                      {std::make_shared<const ir::Graph>(*std::move(body))});
 }
 
 std::vector<Value> Cond(const Value& pred, const CondBranch& then_fn, const CondBranch& else_fn,

@@ -34,6 +34,19 @@ std::vector<Value> While(const WhileCond& cond, const WhileBody& body, absl::Spa
                          absl::Span<const Value> invariants = {},
                          std::optional<int64_t> max_trips = std::nullopt);
 
+// One row of a Scan: the next carried values, then the row's outputs, from the carried
+// values, one row of each scanned input and the invariants.
+using ScanStep =
+    std::function<std::vector<Value>(absl::Span<const Value> carried, absl::Span<const Value> rows,
+                                     absl::Span<const Value> invariants)>;
+
+// jax.lax.scan over dim 0 of `xs` (every one the same length T): runs `step` once per row
+// t in order, carrying `init`, and returns the final carried values followed by each row
+// output stacked into [T, ..]. Traced, it is one `scan` op whose compiled body runs once
+// per row in native code; T may be symbolic. The same rules as While's.
+std::vector<Value> Scan(const ScanStep& step, absl::Span<const Value> init,
+                        absl::Span<const Value> xs, absl::Span<const Value> invariants = {});
+
 // The branches of a Cond: values computed from its operands.
 using CondBranch = std::function<std::vector<Value>(const std::vector<Value>& operands)>;
 

@@ -116,6 +116,11 @@ std::vector<Value> EagerContext::EmitWhile(absl::Span<const Value> operands, ir:
   return RunRegions(ir::OpCode::kWhile, operands, std::move(attrs), std::move(regions));
 }
 
+std::vector<Value> EagerContext::EmitScan(absl::Span<const Value> operands, ir::Attrs attrs,
+                                          std::vector<std::shared_ptr<const ir::Graph>> regions) {
+  return RunRegions(ir::OpCode::kScan, operands, std::move(attrs), std::move(regions));
+}
+
 Value EagerContext::EmitIf(absl::Span<const Value> operands, ir::Attrs attrs,
                            std::vector<std::shared_ptr<const ir::Graph>> regions) {
   std::vector<Value> results =

@@ -71,6 +71,40 @@ std::vector<Value> TraceContext::EmitWhile(absl::Span<const Value> operands, ir:
   return results;
 }
 
+std::vector<Value> TraceContext::EmitScan(absl::Span<const Value> operands, ir::Attrs attrs,
+                                          std::vector<std::shared_ptr<const ir::Graph>> regions) {
+  if (!CheckOperands(ir::OpCode::kScan, operands)) return {};
+  std::vector<ir::ValueId> ids;
+  for (const Value& v : operands) ids.push_back(v.id());
+  const int64_t carried = attrs.Has("carried") ? attrs.GetInt("carried") : 0;
+  std::vector<ir::ValueType> rows;  // the per-row values' types, stacked below
+  if (regions.size() == 1 && carried >= 1 && carried < static_cast<int64_t>(ids.size())) {
+    const ir::Graph& body = *regions[0];
+    for (size_t k = carried; k < body.outputs().size(); ++k) {
+      ir::ValueType t = body.type(body.outputs()[k]);
+      t.shape.insert(t.shape.begin(), builder_.type(ids[carried]).shape[0]);
+      rows.push_back(std::move(t));
+    }
+  }
+  ir::ValueId scan = builder_.Add(ir::OpCode::kScan, ids, std::move(attrs), std::move(regions));
+  if (scan == ir::kInvalidValue) {
+    RecordError(builder_.status());
+    return {};
+  }
+  std::vector<Value> results = {Value(this, scan)};
+  for (int64_t k = 1; k < carried; ++k) {
+    results.emplace_back(
+        this, builder_.Add(ir::OpCode::kLoopResult, {scan, ids[k]}, ir::Attrs{{"index", k}}));
+  }
+  for (size_t j = 0; j < rows.size(); ++j) {
+    results.emplace_back(this, builder_.Add(ir::OpCode::kScanOutput, {scan},
+                                            ir::Attrs{{"index", static_cast<int64_t>(j)},
+                                                      {"dtype", rows[j].dtype},
+                                                      {"shape", rows[j].shape}}));
+  }
+  return results;
+}
+
 Value TraceContext::EmitIf(absl::Span<const Value> operands, ir::Attrs attrs,
                            std::vector<std::shared_ptr<const ir::Graph>> regions) {
   if (!CheckOperands(ir::OpCode::kIf, operands)) return Value();

@@ -31,6 +31,8 @@ class TraceContext : public Context {
                                std::vector<std::shared_ptr<const ir::Graph>> regions) override;
   Value EmitIf(absl::Span<const Value> operands, ir::Attrs attrs,
                std::vector<std::shared_ptr<const ir::Graph>> regions) override;
+  std::vector<Value> EmitScan(absl::Span<const Value> operands, ir::Attrs attrs,
+                              std::vector<std::shared_ptr<const ir::Graph>> regions) override;
   const runtime::TensorMap* params() const override { return &params_; }
   const ir::ValueType& TypeOf(ir::ValueId id) const override { return builder_.type(id); }
 

@@ -37,6 +37,13 @@ std::vector<Value> Context::EmitWhile(absl::Span<const Value>, ir::Attrs,
   return {};
 }
 
+std::vector<Value> Context::EmitScan(absl::Span<const Value>, ir::Attrs,
+                                     std::vector<std::shared_ptr<const ir::Graph>>) {
+  RecordError(absl::UnimplementedError(
+      "scan: this context records no structured loops (trace it, or run it eagerly)"));
+  return {};
+}
+
 Value Context::EmitIf(absl::Span<const Value>, ir::Attrs,
                       std::vector<std::shared_ptr<const ir::Graph>>) {
   RecordError(absl::UnimplementedError(

@@ -65,6 +65,11 @@ class Context {
   // a context that cannot keep a loop whole (a lazy one) says so.
   virtual std::vector<Value> EmitWhile(absl::Span<const Value> operands, ir::Attrs attrs,
                                        std::vector<std::shared_ptr<const ir::Graph>> regions);
+  // A scan (ir/regions.h) on `operands` (carried values, scanned inputs, invariants) with
+  // its body region: the final carried values, then each per-row value stacked. The
+  // default records an error, as EmitWhile's does.
+  virtual std::vector<Value> EmitScan(absl::Span<const Value> operands, ir::Attrs attrs,
+                                      std::vector<std::shared_ptr<const ir::Graph>> regions);
   // An if (ir/regions.h) on `operands` (the bool[] condition, then the branches'
   // operands) with its then and else regions: the taken branch's value. The default
   // records an error, as EmitWhile's does.

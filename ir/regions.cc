@@ -55,13 +55,51 @@ absl::Status CheckBranches(const std::vector<std::shared_ptr<const Graph>>& regi
   return absl::OkStatus();
 }
 
+// A scan's body takes (carried, a row of each scanned input, invariants) and returns the
+// carried types first.
+absl::Status CheckScanBody(const std::vector<std::shared_ptr<const Graph>>& regions,
+                           absl::Span<const ValueType> operands, const Attrs& attrs) {
+  if (regions[0] == nullptr) return RegionError(OpCode::kScan, 0, "is missing");
+  const Graph& body = *regions[0];
+  const int64_t carried = attrs.GetInt("carried"), scanned = attrs.GetInt("scanned");
+  std::vector<ValueType> takes(operands.begin(), operands.end());
+  for (int64_t k = carried; k < carried + scanned; ++k) {
+    takes[k].shape.erase(takes[k].shape.begin());
+  }
+  if (absl::Status s = CheckInputs(OpCode::kScan, 0, body, takes); !s.ok()) return s;
+  if (static_cast<int64_t>(body.outputs().size()) < carried) {
+    return RegionError(OpCode::kScan, 0,
+                       absl::StrCat("returns ", body.outputs().size(), " values, expected ",
+                                    carried, " carried ones and then the per-row ones"));
+  }
+  for (int64_t k = 0; k < carried; ++k) {
+    const ValueType& next = body.type(body.outputs()[k]);
+    if (!(next == operands[k])) {
+      return RegionError(
+          OpCode::kScan, 0,
+          absl::StrCat("returns ", TypeToString(next), " for carried value ", k, ", which is ",
+                       TypeToString(operands[k]), ": a carried value keeps its dtype and shape"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-int NumRegions(OpCode op) { return op == OpCode::kWhile || op == OpCode::kIf ? 2 : 0; }
+int NumRegions(OpCode op) {
+  if (op == OpCode::kScan) return 1;
+  return op == OpCode::kWhile || op == OpCode::kIf ? 2 : 0;
+}
+
+int NumScanOutputs(const Node& n) {
+  if (n.op != OpCode::kScan || n.regions.size() != 1) return 0;
+  return static_cast<int>(n.regions[0]->outputs().size() - n.attrs.GetInt("carried"));
+}
 
 const char* RegionName(OpCode op, int i) {
   if (op == OpCode::kWhile) return i == 0 ? "cond" : "body";
   if (op == OpCode::kIf) return i == 0 ? "then" : "else";
+  if (op == OpCode::kScan) return "body";
   return "?";
 }
 
@@ -74,6 +112,7 @@ absl::Status CheckRegionSignatures(OpCode op, absl::Span<const ValueType> operan
         absl::StrCat(OpName(op), ": has ", regions.size(), " regions, expected ", want));
   }
   if (op == OpCode::kIf) return CheckBranches(regions, operands, attrs);
+  if (op == OpCode::kScan) return CheckScanBody(regions, operands, attrs);
   if (op != OpCode::kWhile) return absl::OkStatus();
   for (int i = 0; i < want; ++i) {
     if (regions[i] == nullptr) return RegionError(op, i, "is missing");

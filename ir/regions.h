@@ -5,6 +5,9 @@
 //   then the invariants). `cond` returns one bool scalar, `body` the next carried values
 //   with exactly the carried types (symbolic dims included: a carried value keeps its
 //   shape from trip to trip).
+// - A scan holds `body`, which takes its carried values, one row of each scanned input
+//   (its type without dim 0), then the invariants, and returns the next carried values
+//   (their exact types) and then any per-row values.
 // - An if holds `then` and `else`, which take its operands after the condition; each
 //   returns one value of the if's declared type.
 #ifndef GRAPHJIT_IR_REGIONS_H_
@@ -22,9 +25,11 @@ namespace graphjit::ir {
 // recursive parser, decoder, verifier or interpreter.
 inline constexpr int kMaxRegionDepth = 16;
 
-// How many regions `op` holds (2 for while and if; 0 for every op not of the Region kind).
+// How many regions `op` holds (2 for while and if, 1 for scan; 0 for the other ops).
 int NumRegions(OpCode op);
 // The name of region `i` of `op` ("cond", "body", "then", "else"), in errors.
+// The per-row values of scan `n`'s body: the region's outputs after the carried ones.
+int NumScanOutputs(const Node& n);
 const char* RegionName(OpCode op, int i);
 
 // Checks that `regions` fit op `op` with operand types `operands` and attributes

@@ -467,4 +467,34 @@ absl::StatusOr<ValueType> IfRule(OpCode op, absl::Span<const ValueType> in, cons
   return SourceRule(op, in, attrs);
 }
 
+absl::StatusOr<ValueType> ScanLoopRule(OpCode op, absl::Span<const ValueType> in,
+                                       const Attrs& attrs) {
+  const int64_t carried = attrs.GetInt("carried"), scanned = attrs.GetInt("scanned");
+  const int64_t n = static_cast<int64_t>(in.size());
+  if (carried < 1 || scanned < 1 || carried + scanned > n) {
+    return Error(op, absl::StrCat("carried=", carried, " and scanned=", scanned,
+                                  " must be >= 1 each and together at most the ", n,
+                                  " operands (carried values, scanned inputs, invariants)"));
+  }
+  const ValueType& first = in[carried];
+  for (int64_t k = carried; k < carried + scanned; ++k) {
+    if (in[k].rank() < 1 || in[k].shape[0] != first.shape[0]) {
+      return Error(op, absl::StrCat("scanned input ", k - carried, " is ", TypeToString(in[k]),
+                                    ": every scanned input has rank >= 1 and the length ",
+                                    first.rank() > 0 ? first.shape[0].ToString() : "of the first",
+                                    " in dim 0"));
+    }
+  }
+  return in[0];
+}
+
+// The stacked type is declared (the region gives it); ir/regions.h checks it.
+absl::StatusOr<ValueType> ScanOutputRule(OpCode op, absl::Span<const ValueType> in,
+                                         const Attrs& attrs) {
+  if (attrs.GetInt("index") < 0) {
+    return Error(op, absl::StrCat("index=", attrs.GetInt("index"), " is negative"));
+  }
+  return SourceRule(op, in, attrs);
+}
+
 }  // namespace graphjit::ir

@@ -39,6 +39,8 @@ GJ_DECLARE_RULE(KvWriteRule)
 GJ_DECLARE_RULE(WhileRule)
 GJ_DECLARE_RULE(LoopResultRule)
 GJ_DECLARE_RULE(IfRule)
+GJ_DECLARE_RULE(ScanLoopRule)
+GJ_DECLARE_RULE(ScanOutputRule)
 #undef GJ_DECLARE_RULE
 
 }  // namespace graphjit::ir

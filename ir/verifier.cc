@@ -12,19 +12,45 @@ absl::Status NodeError(ValueId id, const Node& n, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("%", id, " (", OpName(n.op), "): ", what));
 }
 
-// A loop_result names a while among its operands and that while's carried operand.
+// A loop_result names a while (or a scan) among its operands and its carried operand.
 absl::Status CheckLoopResult(const Graph& graph, ValueId id, const Node& n) {
   const Node& loop = graph.node(n.operands[0]);
   const int64_t index = n.attrs.GetInt("index");
-  if (loop.op != OpCode::kWhile) {
-    return NodeError(
-        id, n,
-        absl::StrCat("operand %", n.operands[0], " is a ", OpName(loop.op), ", expected a while"));
+  if (loop.op != OpCode::kWhile && loop.op != OpCode::kScan) {
+    return NodeError(id, n,
+                     absl::StrCat("operand %", n.operands[0], " is a ", OpName(loop.op),
+                                  ", expected a while or a scan"));
   }
   if (index >= loop.attrs.GetInt("carried") || loop.operands[index] != n.operands[1]) {
     return NodeError(id, n,
                      absl::StrCat("index=", index, " with operand %", n.operands[1],
                                   " does not name a carried value of while %", n.operands[0]));
+  }
+  return absl::OkStatus();
+}
+
+// A scan_output names a scan and one of its per-row values, stacked: [length, ..].
+absl::Status CheckScanOutput(const Graph& graph, ValueId id, const Node& n) {
+  const Node& scan = graph.node(n.operands[0]);
+  if (scan.op != OpCode::kScan || scan.regions.size() != 1) {
+    return NodeError(
+        id, n,
+        absl::StrCat("operand %", n.operands[0], " is a ", OpName(scan.op), ", expected a scan"));
+  }
+  const int64_t index = n.attrs.GetInt("index");
+  if (index >= NumScanOutputs(scan)) {
+    return NodeError(id, n,
+                     absl::StrCat("index=", index, ", but scan %", n.operands[0], " has ",
+                                  NumScanOutputs(scan), " per-row values"));
+  }
+  const Graph& body = *scan.regions[0];
+  ValueType want = body.type(body.outputs()[scan.attrs.GetInt("carried") + index]);
+  want.shape.insert(want.shape.begin(),
+                    graph.type(scan.operands[scan.attrs.GetInt("carried")]).shape[0]);
+  if (!(want == n.type)) {
+    return NodeError(id, n,
+                     absl::StrCat("declares ", TypeToString(n.type), ", but the stacked ",
+                                  "value is ", TypeToString(want)));
   }
   return absl::OkStatus();
 }
@@ -75,6 +101,9 @@ absl::Status VerifyAtDepth(const Graph& graph, int depth) {
     if (absl::Status s = VerifyRegions(graph, id, n, depth); !s.ok()) return s;
     if (n.op == OpCode::kLoopResult) {
       if (absl::Status s = CheckLoopResult(graph, id, n); !s.ok()) return s;
+    }
+    if (n.op == OpCode::kScanOutput) {
+      if (absl::Status s = CheckScanOutput(graph, id, n); !s.ok()) return s;
     }
     if (n.op == OpCode::kInput || n.op == OpCode::kParam) {
       auto& names = n.op == OpCode::kInput ? input_names : param_names;

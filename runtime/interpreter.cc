@@ -3,12 +3,14 @@
 // frees each intermediate after its last use.
 #include "runtime/interpreter.h"
 
+#include <cstring>
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/regions.h"
 #include "ir/status_macros.h"
 #include "runtime/eager.h"
 
@@ -123,10 +125,77 @@ absl::StatusOr<ir::Bindings> BindInputs(const ir::Graph& graph, const TensorMap&
   return bound;
 }
 
+namespace {
+
+absl::StatusOr<std::vector<Tensor>> RunScan(const ir::Node& node,
+                                            absl::Span<const Tensor* const> operands,
+                                            const TensorMap& params, const ir::Bindings& bindings) {
+  if (node.regions.size() != 1) {
+    return absl::InvalidArgumentError("scan is not a control-flow op with its region");
+  }
+  const ir::Graph& body = *node.regions[0];
+  const int64_t carried = node.attrs.GetInt("carried"), scanned = node.attrs.GetInt("scanned");
+  const std::vector<ir::ValueId> names = body.Inputs();
+  if (names.size() != operands.size()) {
+    return absl::InvalidArgumentError("scan: its body does not take its operands");
+  }
+  const int64_t length = operands[carried]->dim(0);
+  std::vector<Tensor> state;
+  for (int64_t k = 0; k < carried; ++k) state.push_back(*operands[k]);
+  std::vector<Tensor> stacked;  // made at the first row (their row shapes come from it)
+  const int num_outputs = ir::NumScanOutputs(node);
+  TensorMap in;
+  for (size_t k = carried + scanned; k < operands.size(); ++k) {
+    in[body.node(names[k]).name()] = *operands[k];
+  }
+  for (int64_t t = 0; t < length; ++t) {
+    for (int64_t k = 0; k < carried; ++k) in[body.node(names[k]).name()] = state[k];
+    for (int64_t k = carried; k < carried + scanned; ++k) {
+      const Tensor& xs = *operands[k];
+      std::vector<int64_t> row(xs.shape().begin() + 1, xs.shape().end());
+      GJ_ASSIGN_OR_RETURN(Tensor x, Tensor::Zeros(xs.dtype(), row));
+      std::memcpy(x.raw_data(), static_cast<const char*>(xs.raw_data()) + t * x.nbytes(),
+                  x.nbytes());
+      in[body.node(names[k]).name()] = std::move(x);
+    }
+    absl::StatusOr<std::vector<Tensor>> out = Interpret(body, in, params, bindings);
+    if (!out.ok()) {
+      return absl::Status(out.status().code(),
+                          absl::StrCat("scan body, row ", t, ": ", out.status().message()));
+    }
+    for (int64_t k = 0; k < carried; ++k) state[k] = std::move((*out)[k]);
+    for (int j = 0; j < num_outputs; ++j) {
+      const Tensor& y = (*out)[carried + j];
+      if (t == 0) {
+        std::vector<int64_t> shape = y.shape();
+        shape.insert(shape.begin(), length);
+        GJ_ASSIGN_OR_RETURN(Tensor all, Tensor::Zeros(y.dtype(), shape));
+        stacked.push_back(std::move(all));
+      }
+      std::memcpy(static_cast<char*>(stacked[j].raw_data()) + t * y.nbytes(), y.raw_data(),
+                  y.nbytes());
+    }
+  }
+  if (length == 0) {  // no row ran: the stacked values are empty, shaped as declared
+    for (int j = 0; j < num_outputs; ++j) {
+      const ir::ValueType& t = body.type(body.outputs()[carried + j]);
+      GJ_ASSIGN_OR_RETURN(std::vector<int64_t> row, ir::EvaluateShape(t.shape, bindings));
+      row.insert(row.begin(), 0);
+      GJ_ASSIGN_OR_RETURN(Tensor none, Tensor::Zeros(t.dtype, row));
+      stacked.push_back(std::move(none));
+    }
+  }
+  for (Tensor& y : stacked) state.push_back(std::move(y));
+  return state;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<Tensor>> RunRegionOp(const ir::Node& node,
                                                 absl::Span<const Tensor* const> operands,
                                                 const TensorMap& params,
                                                 const ir::Bindings& bindings) {
+  if (node.op == ir::OpCode::kScan) return RunScan(node, operands, params, bindings);
   if ((node.op != ir::OpCode::kWhile && node.op != ir::OpCode::kIf) || node.regions.size() != 2 ||
       operands.empty()) {
     return absl::InvalidArgumentError(
@@ -260,15 +329,18 @@ absl::StatusOr<Tensor> EvalOrRun(
     const TensorMap& params, const ir::Bindings& bound,
     absl::flat_hash_map<ir::ValueId, std::vector<Tensor>>* loop_results) {
   const ir::Node& node = graph.node(id);
-  if (node.op == ir::OpCode::kWhile || node.op == ir::OpCode::kIf) {
+  if (node.op == ir::OpCode::kWhile || node.op == ir::OpCode::kIf || node.op == ir::OpCode::kScan) {
     GJ_ASSIGN_OR_RETURN(std::vector<Tensor> results, RunRegionOp(node, args, params, bound));
     Tensor first = results[0];
     (*loop_results)[id] = std::move(results);
     return first;
   }
-  if (node.op == ir::OpCode::kLoopResult) {
+  if (node.op == ir::OpCode::kLoopResult || node.op == ir::OpCode::kScanOutput) {
     auto it = loop_results->find(node.operands[0]);
-    const int64_t index = node.attrs.GetInt("index");
+    int64_t index = node.attrs.GetInt("index");
+    if (node.op == ir::OpCode::kScanOutput) {
+      index += graph.node(node.operands[0]).attrs.GetInt("carried");
+    }
     if (it == loop_results->end() || index >= static_cast<int64_t>(it->second.size())) {
       return absl::InvalidArgumentError(absl::StrCat("loop_result: operand %", node.operands[0],
                                                      " is not a while with a result ", index));

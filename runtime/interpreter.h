@@ -26,9 +26,10 @@ absl::StatusOr<std::vector<Tensor>> Interpret(const ir::Graph& graph, const Tens
                                               const TensorMap& params,
                                               const ir::Bindings& bindings = {});
 
-// Runs control-flow node `node` (a while or an if, ir/regions.h) on `operands`, its
-// regions reading their params from `params` and their symbols from `bindings`: a
-// while's final carried values, in order, or the taken branch's one value. The interpreter runs
+// Runs control-flow node `node` (a while, a scan or an if, ir/regions.h) on `operands`,
+// its regions reading their params from `params` and their symbols from `bindings`: a
+// while's final carried values, in order; a scan's, then its per-row values stacked; or
+// the taken branch's one value. The interpreter runs
 // while nodes with it; so do the eager context and the compiled graph's reference checks.
 absl::StatusOr<std::vector<Tensor>> RunRegionOp(const ir::Node& node,
                                                 absl::Span<const Tensor* const> operands,

@@ -21,6 +21,19 @@ absl::StatusOr<Tensor> EvalIf(const ir::Node& node, absl::Span<const Tensor* con
   return (*results)[0];
 }
 
+absl::StatusOr<Tensor> EvalScan(const ir::Node& node, absl::Span<const Tensor* const> operands,
+                                const ir::Bindings& bindings) {
+  absl::StatusOr<std::vector<Tensor>> results = RunRegionOp(node, operands, {}, bindings);
+  if (!results.ok()) return results.status();
+  return (*results)[0];
+}
+
+absl::StatusOr<Tensor> EvalScanOutput(const ir::Node&, absl::Span<const Tensor* const>,
+                                      const ir::Bindings&) {
+  return absl::InvalidArgumentError(
+      "scan_output reads the results of its scan: run the graph with the interpreter");
+}
+
 absl::StatusOr<Tensor> EvalLoopResult(const ir::Node&, absl::Span<const Tensor* const>,
                                       const ir::Bindings&) {
   return absl::InvalidArgumentError(

@@ -1,6 +1,7 @@
 #include "compiler/compiled/control_flow.h"
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <utility>
@@ -43,6 +44,16 @@ struct ControlFlow::Branch {
   ir::ValueId node = ir::kInvalidValue;
   std::unique_ptr<CompiledGraph> code[2];
   std::vector<int> operand[2];
+};
+
+// A scan node and its compiled body; the loop_result and scan_output nodes reading it.
+struct ControlFlow::ScanLoop {
+  ir::ValueId node = ir::kInvalidValue;
+  int64_t carried = 0, scanned = 0;
+  std::unique_ptr<CompiledGraph> body;
+  std::vector<int> body_operand;
+  std::vector<std::pair<ir::ValueId, int64_t>> results;  // (node, carried index)
+  std::vector<std::pair<ir::ValueId, int64_t>> outputs;  // (node, per-row index)
 };
 
 namespace {
@@ -118,7 +129,7 @@ absl::StatusOr<std::unique_ptr<ControlFlow>> ControlFlow::Compile(
   const std::vector<std::vector<ir::ValueId>> users = graph.Users();
   std::vector<bool> in_piece(graph.num_nodes(), false);
   std::vector<ir::ValueId> stretch;
-  absl::flat_hash_map<ir::ValueId, int> loop_of;
+  absl::flat_hash_map<ir::ValueId, int> loop_of, scan_of;
   auto close_piece = [&]() -> absl::Status {
     if (stretch.empty()) return absl::OkStatus();
     Piece piece;
@@ -141,8 +152,27 @@ absl::StatusOr<std::unique_ptr<ControlFlow>> ControlFlow::Compile(
       continue;
     }
     GJ_RETURN_IF_ERROR(close_piece());
-    if (n.op == ir::OpCode::kLoopResult) {
-      cf->loops_[loop_of.at(n.operands[0])].results.emplace_back(id, n.attrs.GetInt("index"));
+    if (n.op == ir::OpCode::kLoopResult || n.op == ir::OpCode::kScanOutput) {
+      const int64_t index = n.attrs.GetInt("index");
+      if (auto it = scan_of.find(n.operands[0]); it != scan_of.end()) {
+        auto& list = n.op == ir::OpCode::kLoopResult ? cf->scans_[it->second].results
+                                                     : cf->scans_[it->second].outputs;
+        list.emplace_back(id, index);
+      } else {
+        cf->loops_[loop_of.at(n.operands[0])].results.emplace_back(id, index);
+      }
+      continue;
+    }
+    if (n.op == ir::OpCode::kScan) {
+      ScanLoop scan;
+      scan.node = id;
+      scan.carried = n.attrs.GetInt("carried");
+      scan.scanned = n.attrs.GetInt("scanned");
+      GJ_ASSIGN_OR_RETURN(scan.body, CompiledGraph::Compile(*n.regions[0], params, options));
+      GJ_ASSIGN_OR_RETURN(scan.body_operand, OperandOrder(*n.regions[0], *scan.body));
+      scan_of[id] = static_cast<int>(cf->scans_.size());
+      cf->steps_.push_back({Step::kScan, static_cast<int>(cf->scans_.size())});
+      cf->scans_.push_back(std::move(scan));
       continue;
     }
     if (n.op == ir::OpCode::kIf) {
@@ -201,6 +231,10 @@ absl::StatusOr<std::vector<runtime::Tensor>> ControlFlow::Run(
     }
     if (step.kind == Step::kIf) {
       GJ_RETURN_IF_ERROR(RunBranch(branches_[step.index], values, bound));
+      continue;
+    }
+    if (step.kind == Step::kScan) {
+      GJ_RETURN_IF_ERROR(RunScan(scans_[step.index], values, bound));
       continue;
     }
     const Piece& piece = pieces_[step.index];
@@ -267,6 +301,58 @@ absl::Status ControlFlow::RunBranch(const Branch& branch, std::vector<runtime::T
   return absl::OkStatus();
 }
 
+absl::Status ControlFlow::RunScan(const ScanLoop& scan, std::vector<runtime::Tensor>& values,
+                                  const ir::Bindings& bound) const {
+  const ir::Node& n = graph_.node(scan.node);
+  const int64_t length = values[n.operands[scan.carried]].dim(0);
+  // The operands the body takes: the carried values (this scan's own buffers), a row of
+  // each scanned input (copied into a buffer per input), the invariants where they are.
+  std::vector<runtime::Tensor> state(n.operands.size());
+  for (size_t k = 0; k < n.operands.size(); ++k) {
+    const runtime::Tensor& operand = values[n.operands[k]];
+    if (static_cast<int64_t>(k) < scan.carried) {
+      state[k] = operand.Clone();
+    } else if (static_cast<int64_t>(k) < scan.carried + scan.scanned) {
+      std::vector<int64_t> row(operand.shape().begin() + 1, operand.shape().end());
+      GJ_ASSIGN_OR_RETURN(state[k], runtime::Tensor::Zeros(operand.dtype(), row));
+    } else {
+      state[k] = operand;
+    }
+  }
+  std::vector<runtime::Tensor> stacked;
+  for (const auto& [id, index] : scan.outputs) {
+    const ir::ValueType& t = graph_.type(id);
+    GJ_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ir::EvaluateShape(t.shape, bound));
+    GJ_ASSIGN_OR_RETURN(runtime::Tensor all, runtime::Tensor::Zeros(t.dtype, shape));
+    stacked.push_back(std::move(all));
+  }
+  std::vector<const runtime::Tensor*> in;
+  for (int k : scan.body_operand) in.push_back(&state[k]);
+  CompiledCall body(*scan.body);
+  for (int64_t t = 0; t < length; ++t) {
+    for (int64_t k = scan.carried; k < scan.carried + scan.scanned; ++k) {
+      const runtime::Tensor& xs = values[n.operands[k]];
+      std::memcpy(state[k].raw_data(),
+                  static_cast<const char*>(xs.raw_data()) + t * state[k].nbytes(),
+                  state[k].nbytes());
+    }
+    if (absl::Status s = body.Run(in, bound); !s.ok()) {
+      return absl::Status(s.code(),
+                          absl::StrCat("scan %", scan.node, " body, row ", t, ": ", s.message()));
+    }
+    for (size_t j = 0; j < scan.outputs.size(); ++j) {
+      const runtime::Tensor& y = body.outputs()[scan.carried + scan.outputs[j].second];
+      std::memcpy(static_cast<char*>(stacked[j].raw_data()) + t * y.nbytes(), y.raw_data(),
+                  y.nbytes());
+    }
+    body.ExchangeOutputs(absl::MakeSpan(state.data(), scan.carried));
+  }
+  values[scan.node] = state[0];
+  for (const auto& [id, index] : scan.results) values[id] = state[index];
+  for (size_t j = 0; j < scan.outputs.size(); ++j) values[scan.outputs[j].first] = stacked[j];
+  return absl::OkStatus();
+}
+
 int ControlFlow::num_loops() const { return static_cast<int>(loops_.size()); }
 
 int ControlFlow::num_compiled() const {
@@ -277,6 +363,7 @@ int ControlFlow::num_compiled() const {
   for (const Piece& p : pieces_) n += count(*p.code);
   for (const Loop& l : loops_) n += count(*l.cond) + count(*l.body);
   for (const Branch& b : branches_) n += count(*b.code[0]) + count(*b.code[1]);
+  for (const ScanLoop& s : scans_) n += count(*s.body);
   return n;
 }
 
@@ -290,6 +377,7 @@ void ControlFlow::AddTimings(PhaseTimings* timings) const {
     *timings += b.code[0]->timings();
     *timings += b.code[1]->timings();
   }
+  for (const ScanLoop& s : scans_) *timings += s.body->timings();
 }
 
 }  // namespace graphjit::compiler

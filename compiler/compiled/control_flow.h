@@ -2,7 +2,9 @@
 // flow over compiled pieces. The graph's straight-line stretches between its loops and
 // ifs are pieces, each compiled by CompiledGraph as a graph of its own; each loop's cond
 // and body and each if's branches are compiled the same way (a region with control flow
-// of its own recursively). An if runs the code of the branch its condition takes.
+// of its own recursively). An if runs the code of the branch its condition takes; a scan
+// runs its body's code once per row, the row copied into a buffer of its own and each
+// per-row value into its row of the stacked result.
 // Everything compiles at once, in the one CompiledGraph::Compile of the whole graph: one
 // graph, one compile, one cache entry. A run walks the pieces in order and runs each loop
 // natively: the cond's compiled code computes the bool, the body's compiled code writes
@@ -55,9 +57,10 @@ class ControlFlow {
   struct Piece;
   struct Loop;
   struct Branch;
-  // One step of a run, in graph order: piece, loop or if `index`.
+  struct ScanLoop;
+  // One step of a run, in graph order: piece, loop, if or scan `index`.
   struct Step {
-    enum Kind { kPiece, kLoop, kIf } kind;
+    enum Kind { kPiece, kLoop, kIf, kScan } kind;
     int index;
   };
   ControlFlow() = default;
@@ -65,11 +68,14 @@ class ControlFlow {
                        const ir::Bindings& bound) const;
   absl::Status RunBranch(const Branch& branch, std::vector<runtime::Tensor>& values,
                          const ir::Bindings& bound) const;
+  absl::Status RunScan(const ScanLoop& scan, std::vector<runtime::Tensor>& values,
+                       const ir::Bindings& bound) const;
 
   ir::Graph graph_;
   std::vector<Piece> pieces_;
   std::vector<Loop> loops_;
   std::vector<Branch> branches_;
+  std::vector<ScanLoop> scans_;
   std::vector<Step> steps_;
 };
 

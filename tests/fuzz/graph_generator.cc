@@ -181,6 +181,7 @@ void Generator::Step() {
       [](Generator* g) { g->Scan(); },        [](Generator* g) { g->Window(); },
       [](Generator* g) { g->MathUnary(); },   [](Generator* g) { g->MathUnary(); },
       [](Generator* g) { g->Loop(); },        [](Generator* g) { g->Branch(); },
+      [](Generator* g) { g->RowScan(); },
   };
   kOps[in_.Below(kOps.size())](this);
 }
@@ -563,6 +564,35 @@ void Generator::Branch() {
       b_.Add(OpCode::kIf, {*pred, x}, {{"dtype", t.dtype}, {"shape", t.shape}}, std::move(regions));
   if (!b_.status().ok()) Fail("builder rejected an if: " + b_.status().ToString());
   pool_.push_back(id);
+}
+
+void Generator::RowScan() {
+  const ValueId xs = Any();
+  const ValueType t = T(xs);
+  if (t.rank() == 0) return;
+  const Shape row(t.shape.begin() + 1, t.shape.end());
+  const ValueId init = Like(row, t.dtype);
+  ir::GraphBuilder b("body");
+  const ValueId acc = b.Input("acc", t.dtype, row);
+  const ValueId x = b.Input("x", t.dtype, row);
+  const bool is_bool = t.dtype == DType::kBool;
+  b.Output(b.Add(is_bool ? OpCode::kMaximum : OpCode::kAdd, {acc, x}));
+  if (is_bool) {
+    const ValueId no =
+        b.Add(OpCode::kFull, {}, {{"value", 0.0}, {"dtype", DType::kBool}, {"shape", Shape{}}});
+    b.Output(b.Add(OpCode::kEq, {x, no}));
+  } else {
+    b.Output(b.Add(OpCode::kAdd, {x, x}));
+  }
+  absl::StatusOr<ir::Graph> body = std::move(b).Build();
+  if (!body.ok()) Fail("a scan's body failed to build: " + body.status().ToString());
+  const ValueId scan =
+      b_.Add(OpCode::kScan, {init, xs}, {{"carried", int64_t{1}}, {"scanned", int64_t{1}}},
+             {std::make_shared<const ir::Graph>(*std::move(body))});
+  if (!b_.status().ok()) Fail("builder rejected a scan: " + b_.status().ToString());
+  pool_.push_back(scan);
+  pool_.push_back(b_.Add(OpCode::kScanOutput, {scan},
+                         {{"index", int64_t{0}}, {"dtype", t.dtype}, {"shape", t.shape}}));
 }
 
 }  // namespace graphjit::fuzz

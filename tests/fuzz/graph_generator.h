@@ -125,6 +125,10 @@ class Generator {
   // An if on a comparison of pool values: one branch doubles a pool value, the other
   // negates it (a bool one: eq / ne with false).
   void Branch();
+  // A scan over the rows of a pool value of rank >= 1: carries a row-shaped sum (the
+  // row's dtype: add, or for bool maximum) and stacks each row's doubled (or negated)
+  // value.
+  void RowScan();
 
   ByteReader& in_;
   ir::GraphBuilder b_;

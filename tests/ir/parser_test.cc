@@ -69,6 +69,20 @@ Graph TanhStep() {
   return *std::move(b).Build();
 }
 
+// The body of AllOpsGraph's scan over (acc: f64[16], row: f64[S, 16]): acc + the row's
+// column sums, twice (the next acc and the row's output).
+Graph RowSum() {
+  GraphBuilder b("body");
+  ValueId acc = b.Input("acc", DType::kF64, {16});
+  ValueId row = b.Input("row", DType::kF64, {S, 16});
+  ValueId next =
+      b.Add(OpCode::kAdd,
+            {acc, b.Add(OpCode::kReduceSum, {row}, {{"axis", int64_t{0}}, {"keepdim", false}})});
+  b.Output(next);
+  b.Output(next);
+  return *std::move(b).Build();
+}
+
 // A branch of AllOpsGraph's if over (n: i64[]): n < 1 (then) or n == 0 (else).
 Graph Branch(bool then) {
   GraphBuilder b(then ? "then" : "else");
@@ -162,6 +176,11 @@ Graph AllOpsGraph() {
       {std::make_shared<const Graph>(CountBelow(3)), std::make_shared<const Graph>(TanhStep())});
   ValueId trips = b.Add(OpCode::kLoopResult, {loop, zero}, {{"index", int64_t{1}}});
   b.Output(trips);
+  // A running sum over the rows of x ([2, S, 16]: two rows), stacked.
+  ValueId sums = b.Add(OpCode::kScan, {w, x}, {{"carried", int64_t{1}}, {"scanned", int64_t{1}}},
+                       {std::make_shared<const Graph>(RowSum())});
+  b.Output(b.Add(OpCode::kScanOutput, {sums},
+                 {{"index", int64_t{0}}, {"dtype", DType::kF64}, {"shape", Shape{2, 16}}}));
   // An if on that count.
   ValueId small = b.Add(OpCode::kLt, {trips, b.Scalar(2, DType::kI64)});
   b.Output(b.Add(

@@ -143,6 +143,36 @@ TEST(RegionsTest, AnIfPrintsAsItParsesAndChecksItsBranches) {
               HasSubstr("if: region then input 0 'x' is f64[N], but operand 1 is f32[N]"));
 }
 
+constexpr absl::string_view kScan = R"(graph sums {
+  %0 = input {name="xs"} : f32[T, 3]
+  %1 = full {value=0.0} : f32[3]
+  %2 = scan(%1, %0) {carried=1, scanned=1} : f32[3]
+    region graph body {
+      %0 = input {name="acc"} : f32[3]
+      %1 = input {name="x"} : f32[3]
+      %2 = add(%0, %1) : f32[3]
+      %3 = mul(%2, %2) : f32[3]
+      return %2, %3
+    }
+  %3 = scan_output(%2) {dtype=f32, index=0, shape=[T, 3]} : f32[T, 3]
+  return %2, %3
+}
+)";
+
+TEST(RegionsTest, AScanPrintsAsItParsesAndChecksItsRows) {
+  absl::StatusOr<Graph> g = ParseGraph(kScan);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(PrintGraph(*g), kScan);
+  absl::Status s =
+      ParseError(Replace(std::string(kScan), "shape=[T, 3]} : f32[T, 3]", "shape=[3]} : f32[3]"));
+  EXPECT_THAT(s.message(), HasSubstr("declares f32[3], but the stacked value is f32[T, 3]"));
+  s = ParseError(Replace(std::string(kScan), "{dtype=f32, index=0,", "{dtype=f32, index=1,"));
+  EXPECT_THAT(s.message(), HasSubstr("index=1, but scan %2 has 1 per-row values"));
+  s = ParseError(Replace(std::string(kScan), "%0 = input {name=\"xs\"} : f32[T, 3]",
+                         "%0 = input {name=\"xs\"} : f32[T, 4]"));
+  EXPECT_THAT(s.message(), HasSubstr("region body input 1 'x' is f32[3], but operand 1 is f32[4]"));
+}
+
 // A while whose body is a while whose body ... `depth` deep.
 std::string Nested(int depth) {
   std::string inner = "%0 = input {name=\"x\"} : f32[4]\n return %0";

@@ -129,6 +129,15 @@ std::vector<ValidCase> ValidCases() {
        Attrs{{"carried", int64_t{2}}},
        F64({S, 4})},
       {OpCode::kLoopResult, {F64({S, 4}), I64({})}, Attrs{{"index", int64_t{1}}}, I64({})},
+      // A scan is typed like its first carried value; scan_output as it declares.
+      {OpCode::kScan,
+       {F64({4}), F32({S, 3}), F32({3})},
+       Attrs{{"carried", int64_t{1}}, {"scanned", int64_t{1}}},
+       F64({4})},
+      {OpCode::kScanOutput,
+       {F64({4})},
+       Attrs{{"index", int64_t{0}}, {"dtype", DType::kF32}, {"shape", Shape{S, 3}}},
+       F32({S, 3})},
       // An if is typed as it declares (its branches must return that type).
       {OpCode::kIf,
        {Bool({}), F32({S})},

@@ -13,7 +13,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-COVERS_OPS(OpCode::kWhile, OpCode::kLoopResult, OpCode::kIf);
+COVERS_OPS(OpCode::kWhile, OpCode::kLoopResult, OpCode::kIf, OpCode::kScan, OpCode::kScanOutput);
 
 // Doubles x (f64[S]) and adds the weight b while n < limit; returns x and n.
 constexpr absl::string_view kDoubling = R"(graph doubling {
@@ -132,6 +132,47 @@ TEST(ControlFlowTest, AnIfRunsTheBranchItsConditionTakes) {
       {});
   ASSERT_FALSE(out.ok());
   EXPECT_THAT(out.status().message(), HasSubstr("if else: missing parameter 'w'"));
+}
+
+// Running sums of the rows of xs [T, 2] with their squares stacked, and the row count.
+constexpr absl::string_view kRunningSums = R"(graph sums {
+  %0 = input {name="xs"} : f64[T, 2]
+  %1 = full {value=0.0} : f64[2]
+  %2 = full {value=0.0} : i64[]
+  %3 = scan(%1, %2, %0) {carried=2, scanned=1} : f64[2]
+    region graph body {
+      %0 = input {name="acc"} : f64[2]
+      %1 = input {name="n"} : i64[]
+      %2 = input {name="x"} : f64[2]
+      %3 = add(%0, %2) : f64[2]
+      %4 = mul(%3, %3) : f64[2]
+      %5 = constant {value=[1.0]} : i64[]
+      %6 = add(%1, %5) : i64[]
+      return %3, %6, %4
+    }
+  %4 = loop_result(%3, %2) {index=1} : i64[]
+  %5 = scan_output(%3) {dtype=f64, index=0, shape=[T, 2]} : f64[T, 2]
+  return %3, %4, %5
+}
+)";
+
+TEST(ControlFlowTest, AScanRunsItsBodyOncePerRowAndStacks) {
+  const ir::Graph g = Parse(kRunningSums);
+  for (int64_t t : {0, 1, 3}) {
+    std::vector<double> xs;
+    for (int64_t i = 0; i < 2 * t; ++i) xs.push_back(i + 1);
+    absl::StatusOr<std::vector<Tensor>> out =
+        Interpret(g, {{"xs", FromValues(DType::kF64, {t, 2}, xs)}}, {});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[1].data<int64_t>()[0], t);
+    EXPECT_EQ((*out)[2].shape(), (std::vector<int64_t>{t, 2}));
+    double acc = 0;
+    for (int64_t i = 0; i < t; ++i) {
+      acc += xs[2 * i];
+      EXPECT_EQ((*out)[2].data<double>()[2 * i], acc * acc);
+    }
+    EXPECT_EQ((*out)[0].data<double>()[0], acc);
+  }
 }
 
 TEST(ControlFlowTest, ALoopResultWithoutItsWhileIsAnError) {

@@ -343,6 +343,49 @@ TEST(ControlFlowCompiled, TheFrontendsCondTracedAndEager) {
   EXPECT_THAT(bad.status().message(), HasSubstr("if: region else must return one f64[3, 4]"));
 }
 
+// h_t = tanh(h_{t-1} @ w + x_t) over the rows of xs [T, 1, 4] (an RNN cell), every
+// 2 h_t stacked, with T symbolic: one compile for every length.
+std::vector<frontend::Value> Rnn(frontend::Context& ctx) {
+  frontend::Value xs = ctx.Input("xs");
+  frontend::Value h0 = ctx.Input("h0");
+  return frontend::Scan(
+      [](absl::Span<const frontend::Value> c, absl::Span<const frontend::Value> rows,
+         absl::Span<const frontend::Value> inv) {
+        frontend::Value h = frontend::Tanh(frontend::Matmul(c[0], inv[0]) + rows[0]);
+        return std::vector<frontend::Value>{h, h * 2.0};
+      },
+      {h0}, {xs}, {ctx.Param("w")});
+}
+
+TEST(ControlFlowCompiled, TheFrontendsScanTracedEagerAndCompiledOnceForEveryLength) {
+  const TensorMap params = {{"w", Wave(ir::DType::kF64, {4, 4}, 0.1)}};
+  frontend::TraceContext trace("rnn",
+                               {{"xs", {ir::DType::kF64, {ir::SymExpr::Symbol("T"), 1, 4}}},
+                                {"h0", {ir::DType::kF64, {1, 4}}}},
+                               params);
+  std::vector<frontend::Value> t = Rnn(trace);
+  absl::StatusOr<ir::Graph> g = std::move(trace).Finish(t);
+  ASSERT_TRUE(g.ok()) << g.status();
+  std::unique_ptr<CompiledGraph> cg = Compile(*g, params);
+  ASSERT_NE(cg, nullptr);
+  for (int64_t length : {0, 1, 5}) {
+    SCOPED_TRACE(length);
+    const TensorMap in = {{"xs", Wave(ir::DType::kF64, {length, 1, 4}, 0.6)},
+                          {"h0", Wave(ir::DType::kF64, {1, 4}, 2.0)}};
+    frontend::EagerContext eager(in, params);
+    absl::StatusOr<std::vector<Tensor>> want = eager.Results(Rnn(eager));
+    ASSERT_TRUE(want.ok()) << want.status();
+    absl::StatusOr<std::vector<Tensor>> got = cg->Run(in);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(got->size(), 2u);
+    EXPECT_EQ((*got)[1].shape(), (std::vector<int64_t>{length, 1, 4}));
+    for (size_t k = 0; k < 2; ++k) {
+      EXPECT_LE(runtime::MaxAbsDiff((*got)[k], (*want)[k]), 1e-12) << "output " << k;
+    }
+    ExpectSameAsInterpreter(*cg, *g, in, params);
+  }
+}
+
 TEST(ControlFlowCompiled, BadInputsAreNamed) {
   std::unique_ptr<CompiledGraph> cg = Compile(*ir::ParseGraph(kLoop), Weights());
   ASSERT_NE(cg, nullptr);
