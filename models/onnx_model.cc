@@ -73,18 +73,23 @@ std::vector<frontend::Value> ReplayOnnxGraph(const ir::Graph& graph, frontend::C
       }
     } else if (node.op == ir::OpCode::kParam) {
       values[id] = ctx.Param(node.name());
-    } else if (node.op == ir::OpCode::kLoopResult) {
+    } else if (node.op == ir::OpCode::kLoopResult || node.op == ir::OpCode::kScanOutput) {
+      // A loop's other results, as its Emit returned them (a scan's stacked values after
+      // its carried ones).
       const std::vector<frontend::Value>& results = loop_results[node.operands[0]];
-      const int64_t index = node.attrs.GetInt("index");
+      int64_t index = node.attrs.GetInt("index");
+      if (node.op == ir::OpCode::kScanOutput) {
+        index += graph.node(node.operands[0]).attrs.GetInt("carried");
+      }
       if (index < static_cast<int64_t>(results.size())) values[id] = results[index];
     } else {
       std::vector<frontend::Value> operands;
       for (ir::ValueId o : node.operands) operands.push_back(values[o]);
-      if (node.op != ir::OpCode::kWhile) {
+      if (node.regions.empty()) {
         values[id] = ctx.Emit(node.op, operands, BindDims(node.attrs, bindings));
         continue;
       }
-      // A loop's regions are typed like its operands: bound as they are.
+      // A control-flow op's regions are typed like its operands: bound as they are.
       std::vector<std::shared_ptr<const ir::Graph>> regions;
       for (const auto& region : node.regions) {
         absl::StatusOr<std::shared_ptr<const ir::Graph>> bound = BindRegion(*region, bindings);
@@ -94,8 +99,14 @@ std::vector<frontend::Value> ReplayOnnxGraph(const ir::Graph& graph, frontend::C
         }
         regions.push_back(*std::move(bound));
       }
-      loop_results[id] =
-          ctx.EmitWhile(operands, BindDims(node.attrs, bindings), std::move(regions));
+      ir::Attrs attrs = BindDims(node.attrs, bindings);
+      if (node.op == ir::OpCode::kIf) {
+        values[id] = ctx.EmitIf(operands, std::move(attrs), std::move(regions));
+        continue;
+      }
+      loop_results[id] = node.op == ir::OpCode::kScan
+                             ? ctx.EmitScan(operands, std::move(attrs), std::move(regions))
+                             : ctx.EmitWhile(operands, std::move(attrs), std::move(regions));
       if (!loop_results[id].empty()) values[id] = loop_results[id][0];
     }
   }

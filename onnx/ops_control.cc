@@ -316,6 +316,143 @@ Value NodeValue(Context& ctx, ValueId id, int32_t elem_type) {
   return v;
 }
 
+// `x` reversed along dim 0 (length `length`, possibly symbolic): gathered at
+// length - 1 - iota, the length made a value as a sum of that many ones.
+ValueId ReverseRows(Context& ctx, ValueId x) {
+  const SymExpr length = ctx.type(x).shape[0];
+  const ValueId ones = ctx.Op(
+      OpCode::kFull, {}, {{"value", 1.0}, {"dtype", ir::DType::kI64}, {"shape", Shape{length}}});
+  const ValueId n = ctx.Op(OpCode::kReduceSum, {ones}, {{"axis", int64_t{0}}, {"keepdim", false}});
+  const ValueId iota =
+      ctx.Op(OpCode::kIota, {},
+             {{"axis", int64_t{0}}, {"dtype", ir::DType::kI64}, {"shape", Shape{length}}});
+  const ValueId last = ctx.Op(OpCode::kSub, {n, ctx.ScalarLike(1, n)});
+  return ctx.Op(OpCode::kGather, {x, ctx.Op(OpCode::kSub, {last, iota})});
+}
+
+// `x` with dim `from` moved to `to` (the others in order).
+ValueId MoveAxis(Context& ctx, ValueId x, int from, int to) {
+  if (from == to) return x;
+  std::vector<int64_t> perm;
+  for (int d = 0; d < ctx.type(x).rank(); ++d) {
+    if (d != from) perm.push_back(d);
+  }
+  perm.insert(perm.begin() + to, from);
+  return ctx.Op(OpCode::kTranspose, {x}, {{"perm", perm}});
+}
+
+// A Scan whose scanned length is symbolic (or long) as one scan op (ir/regions.h): the
+// scanned inputs moved to dim 0 (and reversed where scanned backwards), the body imported
+// once as the region under a RegionScope (outer values it reads as invariants), the
+// stacked outputs moved to their axes (and reversed).
+absl::Status ScanAsLoop(Context& ctx, const pb::GraphProto& body, int n, int m, int k,
+                        const std::vector<int64_t>& in_axes, const std::vector<int64_t>& in_dirs,
+                        const std::vector<int64_t>& out_axes,
+                        const std::vector<int64_t>& out_dirs) {
+  std::vector<ValueId> operands;
+  std::vector<int32_t> elems;
+  for (int i = 0; i < n; ++i) {
+    GJ_ASSIGN_OR_RETURN(ValueId v, ctx.InNode(i));
+    GJ_ASSIGN_OR_RETURN(const Value* in, ctx.In(i));
+    operands.push_back(v);
+    elems.push_back(in->elem_type);
+  }
+  const bool counter = n == 0;  // a scan carries at least one value: a dummy count
+  if (counter) {
+    operands.push_back(ctx.Op(OpCode::kFull, {},
+                              {{"value", 0.0}, {"dtype", ir::DType::kI64}, {"shape", Shape{}}}));
+    elems.push_back(pb::TensorProto::INT64);
+  }
+  const int carried = static_cast<int>(operands.size());
+  for (int j = 0; j < m; ++j) {
+    GJ_ASSIGN_OR_RETURN(ValueId x, ctx.InNode(n + j));
+    GJ_ASSIGN_OR_RETURN(const Value* in, ctx.In(n + j));
+    GJ_ASSIGN_OR_RETURN(int axis, NormAxis(ctx, in_axes[j], ctx.type(x).rank()));
+    x = MoveAxis(ctx, x, axis, 0);
+    if (in_dirs[j] != 0) x = ReverseRows(ctx, x);
+    operands.push_back(x);
+    elems.push_back(in->elem_type);
+  }
+  std::vector<std::string> outer, captured;
+  OuterNames(body, {}, &outer);
+  for (const std::string& name : outer) {
+    const Value* v = ctx.Find(name);
+    if (v == nullptr) return ctx.Invalid(absl::StrCat("its body reads undefined '", name, "'"));
+    if (v->constant.has_value() || v->ints.has_value()) continue;
+    GJ_ASSIGN_OR_RETURN(ValueId id, ctx.Materialize(name));
+    captured.push_back(name);
+    operands.push_back(id);
+    elems.push_back(v->elem_type);
+  }
+  GJ_RETURN_IF_ERROR(ctx.BuilderStatus());
+  std::vector<ir::ValueType> types;  // what the body takes: a row of each scanned input
+  for (ValueId v : operands) types.push_back(ctx.type(v));
+  for (int j = 0; j < m; ++j) types[carried + j].shape.erase(types[carried + j].shape.begin());
+  ir::GraphBuilder rb("body");
+  std::vector<ir::ValueType> rows;  // the per-row outputs' types and element types
+  std::vector<int32_t> row_elems;
+  {
+    Context::RegionScope scope(ctx, &rb);
+    std::vector<ValueId> a;
+    for (size_t i = 0; i < types.size(); ++i) {
+      a.push_back(rb.Input(absl::StrCat("a", i), types[i].dtype, types[i].shape));
+    }
+    auto bind = [&](const std::string& name, size_t i) {
+      Value v;
+      v.elem_type = elems[i];
+      v.shape = types[i].shape;
+      v.id = a[i];
+      Bind(ctx, name, std::move(v));
+    };
+    for (int i = 0; i < n; ++i) bind(body.input(i).name(), i);
+    for (int j = 0; j < m; ++j) bind(body.input(n + j).name(), carried + j);
+    for (size_t c = 0; c < captured.size(); ++c) bind(captured[c], carried + m + c);
+    GJ_RETURN_IF_ERROR(ctx.ImportSubgraph(body));
+    if (counter) rb.Output(rb.Add(OpCode::kAdd, {a[0], rb.Scalar(1, ir::DType::kI64)}));
+    for (int i = 0; i < n + k; ++i) {
+      const std::string& name = body.output(i).name();
+      if (ctx.Find(name) == nullptr) {
+        return ctx.Invalid(absl::StrCat("body output '", name, "' is not computed"));
+      }
+      GJ_ASSIGN_OR_RETURN(ValueId out, ctx.Materialize(name));
+      if (i < n && !(rb.type(out) == types[i])) {
+        return ctx.Unimplemented(
+            absl::StrCat("its state '", body.input(i).name(), "' is ", ir::TypeToString(types[i]),
+                         " in and ", ir::TypeToString(rb.type(out)),
+                         " out of the body: a carried value must keep its shape"));
+      }
+      if (i >= n) {
+        rows.push_back(rb.type(out));
+        row_elems.push_back(ctx.Find(name)->elem_type);
+      }
+      rb.Output(out);
+    }
+  }
+  GJ_ASSIGN_OR_RETURN(ir::Graph region, std::move(rb).Build());
+  const ValueId scan =
+      ctx.b().Add(OpCode::kScan, operands, {{"carried", int64_t{carried}}, {"scanned", int64_t{m}}},
+                  {std::make_shared<const ir::Graph>(std::move(region))});
+  for (int i = 0; i < n && i < ctx.num_outputs(); ++i) {
+    if (!ctx.WantsOutput(i)) continue;
+    const ValueId v =
+        i == 0 ? scan : ctx.Op(OpCode::kLoopResult, {scan, operands[i]}, {{"index", int64_t{i}}});
+    GJ_RETURN_IF_ERROR(ctx.SetOut(i, v, elems[i]));
+  }
+  const SymExpr length = ctx.type(operands[carried]).shape[0];
+  for (int j = 0; j < k && n + j < ctx.num_outputs(); ++j) {
+    if (!ctx.WantsOutput(n + j)) continue;
+    Shape shape = rows[j].shape;
+    shape.insert(shape.begin(), length);
+    ValueId y = ctx.Op(OpCode::kScanOutput, {scan},
+                       {{"index", int64_t{j}}, {"dtype", rows[j].dtype}, {"shape", shape}});
+    if (out_dirs[j] != 0) y = ReverseRows(ctx, y);
+    GJ_ASSIGN_OR_RETURN(int axis, NormAxis(ctx, out_axes[j], static_cast<int>(shape.size())));
+    y = MoveAxis(ctx, y, 0, axis);
+    GJ_RETURN_IF_ERROR(ctx.SetOut(n + j, y, row_elems[j]));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Scan(Context& ctx) {
   if (ctx.opset() < 9) return ctx.Unimplemented("Scan before opset 9 (with a batch axis)");
   GJ_ASSIGN_OR_RETURN(const pb::GraphProto* body, GraphAttr(ctx, "body"));
@@ -355,10 +492,8 @@ absl::Status Scan(Context& ctx) {
     GJ_ASSIGN_OR_RETURN(ValueId x, ctx.InNode(n + j));
     GJ_ASSIGN_OR_RETURN(int axis, NormAxis(ctx, in_axes[j], ctx.type(x).rank()));
     const std::optional<int64_t> length = ctx.type(x).shape[axis].AsConstant();
-    if (!length) {
-      return ctx.Unimplemented(
-          absl::StrCat("the scanned axis of '", ctx.node().input(n + j), "' has symbolic length ",
-                       ctx.type(x).shape[axis].ToString(), " (iterations are unrolled at import)"));
+    if (!length || *length > kMaxIterations) {
+      return ScanAsLoop(ctx, *body, n, m, k, in_axes, in_dirs, out_axes, out_dirs);
     }
     if (steps >= 0 && *length != steps) {
       return ctx.Invalid(absl::StrCat("scanned inputs of lengths ", steps, " and ", *length));
@@ -369,10 +504,7 @@ absl::Status Scan(Context& ctx) {
     GJ_ASSIGN_OR_RETURN(const Value* v, ctx.In(n + j));
     elems.push_back(v->elem_type);
   }
-  if (steps > kMaxIterations) {
-    return ctx.Unimplemented(
-        absl::StrCat(steps, " iterations (graphjit unrolls up to ", kMaxIterations, ")"));
-  }
+
   std::vector<std::vector<ValueId>> outs(k);
   for (int64_t t = 0; t < steps; ++t) {
     for (int i = 0; i < n; ++i) Bind(ctx, body->input(i).name(), states[i]);

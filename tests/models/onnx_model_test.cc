@@ -68,6 +68,65 @@ TEST(OnnxModel, EveryPolicyEqualsTheInterpreterOverAGrowingBatch) {
   EXPECT_EQ(symbolic_compiles, 1);  // B >= 2 in one entry
 }
 
+// A Scan over x [T, 2] (T symbolic: one scan op) whose body branches on data: each row
+// is added to the sum when the row's first element is positive (an If with a product in
+// a branch: an if op), every sum stacked. Under every policy, against the interpreter.
+onnx::ImportedModel ScanWithBranch() {
+  ModelBuilder m;
+  m.Input("x", kF32, {std::string("T"), int64_t{2}}).Output("sum", kF32).Output("sums", kF32);
+  m.Initializer(F32Tensor("zero", {2}, {0, 0}));
+  m.Initializer(F32Tensor("origin", {}, {0}));
+  m.Initializer(F32Tensor("eye", {2, 2}, {1, 0, 0, 1}));
+  m.Initializer(I64Tensor("first", {1}, {0}));
+  auto* scan = m.Node("Scan", {"zero", "x"}, {"sum", "sums"});
+  onnx::testing::SetInt(scan, "num_scan_inputs", 1);
+  ::onnx::GraphProto* body = onnx::testing::SetGraph(scan, "body", {"next", "out"});
+  for (const char* in : {"acc", "row"}) body->add_input()->set_name(in);
+  onnx::testing::AddNode(body, "Gather", {"row", "first"}, {"head"});
+  onnx::testing::AddNode(body, "Squeeze", {"head", "first"}, {"head0"});
+  onnx::testing::AddNode(body, "Greater", {"head0", "origin"}, {"positive"});
+  auto* branch = onnx::testing::AddNode(body, "If", {"positive"}, {"next"});
+  ::onnx::GraphProto* then_branch = onnx::testing::SetGraph(branch, "then_branch", {"added"});
+  onnx::testing::AddNode(then_branch, "MatMul", {"row", "eye"}, {"turned"});
+  onnx::testing::AddNode(then_branch, "Add", {"acc", "turned"}, {"added"});
+  onnx::testing::AddNode(onnx::testing::SetGraph(branch, "else_branch", {"kept"}), "Identity",
+                         {"acc"}, {"kept"});
+  onnx::testing::AddNode(body, "Identity", {"next"}, {"out"});
+  absl::StatusOr<onnx::ImportedModel> model = onnx::ImportFromBytes(m.Bytes(), "scan model");
+  EXPECT_TRUE(model.ok()) << model.status();
+  return *std::move(model);
+}
+
+TEST(OnnxModel, AScanWithABranchCompilesUnderEveryPolicy) {
+  const onnx::ImportedModel model = ScanWithBranch();
+  for (compiler::entries::ShapePolicy policy :
+       {compiler::entries::ShapePolicy::kExact, compiler::entries::ShapePolicy::kSymbolic}) {
+    compiler::JitOptions options;
+    options.policy = policy;
+    options.log = {};
+    options.compile.env = &compiler::CompileEnv::MemoryOnly();
+    absl::StatusOr<std::unique_ptr<compiler::JitFunction>> fn = JitOnnxModel(model, options);
+    ASSERT_TRUE(fn.ok()) << fn.status();
+    for (int64_t t : {3, 5}) {
+      std::vector<double> x;
+      for (int64_t i = 0; i < 2 * t; ++i) x.push_back((i % 3) - 0.5 * (i % 4));
+      runtime::TensorMap in = {{"x", *runtime::Tensor::FromDoubles(ir::DType::kF32, {t, 2}, x)}};
+      absl::StatusOr<std::vector<runtime::Tensor>> got = (*fn)->Run(in);
+      ASSERT_TRUE(got.ok()) << got.status();
+      absl::StatusOr<std::vector<runtime::Tensor>> want =
+          runtime::Interpret(model.graph, in, model.params);
+      ASSERT_TRUE(want.ok()) << want.status();
+      for (size_t k = 0; k < 2; ++k) {
+        ASSERT_EQ((*got)[k].shape(), (*want)[k].shape());
+        EXPECT_EQ(runtime::MaxAbsDiff((*got)[k], (*want)[k]), 0.0) << k;
+      }
+    }
+    if (policy == compiler::entries::ShapePolicy::kSymbolic) {
+      EXPECT_EQ((*fn)->stats().compiles, 1) << "one entry for every length";
+    }
+  }
+}
+
 TEST(OnnxModel, AWrongInputIsRefusedNamingIt) {
   absl::StatusOr<std::unique_ptr<compiler::JitFunction>> fn = JitOnnxModel(BatchModel());
   ASSERT_TRUE(fn.ok()) << fn.status();

@@ -398,9 +398,37 @@ TEST(OnnxScan, AScannedAxisOfKnownLengthIsUnrolledInEitherDirection) {
                                                     : std::vector<double>{5, 8, 9, 6, 10, 12};
     EXPECT_EQ(y->at(1).ToDoubles(), want);
   }
-  absl::Status s = ImportFromBytes(RowSums(std::string("T"), 0).Bytes(), "scan.onnx").status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
-  EXPECT_THAT(s.message(), HasSubstr("has symbolic length T"));
+}
+
+TEST(OnnxScan, ASymbolicLengthIsOneScanOpInEitherDirection) {
+  for (const int64_t direction : {0, 1}) {
+    SCOPED_TRACE(direction);
+    absl::StatusOr<ImportedModel> model =
+        ImportFromBytes(RowSums(std::string("T"), direction).Bytes(), "scan.onnx");
+    ASSERT_TRUE(model.ok()) << model.status();
+    int scans = 0;
+    for (const ir::Node& n : model->graph.nodes()) scans += n.op == ir::OpCode::kScan;
+    EXPECT_EQ(scans, 1);
+    for (int64_t t : {0, 1, 3}) {
+      std::vector<double> x;
+      for (int64_t i = 0; i < 2 * t; ++i) x.push_back(i + 1);
+      absl::StatusOr<std::vector<runtime::Tensor>> y =
+          runtime::Interpret(model->graph, {{"x", F32({t, 2}, x)}}, model->params);
+      ASSERT_TRUE(y.ok()) << y.status();
+      // The running sums of each column in scan order, stacked on axis 1: [2, T].
+      std::vector<double> sums(2 * t), total = {0, 0};
+      for (int64_t step = 0; step < t; ++step) {
+        const int64_t row = direction == 0 ? step : t - 1 - step;
+        for (int c = 0; c < 2; ++c) {
+          total[c] += x[2 * row + c];
+          sums[c * t + step] = total[c];
+        }
+      }
+      EXPECT_EQ(y->at(0).ToDoubles(), total);
+      EXPECT_EQ(y->at(1).shape(), (std::vector<int64_t>{2, t}));
+      EXPECT_EQ(y->at(1).ToDoubles(), sums);
+    }
+  }
 }
 
 // Weights of a recurrent layer: small values that vary, so every gate matters.
