@@ -234,4 +234,18 @@ ir::ValueId PadWithConstant(Context& ctx, ir::ValueId x, int axis, int64_t befor
   return ctx.Op(ir::OpCode::kConcat, parts, {{"axis", int64_t{axis}}});
 }
 
+ir::ValueId ReverseRows(Context& ctx, ir::ValueId x) {
+  const ir::SymExpr length = ctx.type(x).shape[0];
+  const ir::ValueId ones =
+      ctx.Op(ir::OpCode::kFull, {},
+             {{"value", 1.0}, {"dtype", ir::DType::kI64}, {"shape", ir::Shape{length}}});
+  const ir::ValueId n =
+      ctx.Op(ir::OpCode::kReduceSum, {ones}, {{"axis", int64_t{0}}, {"keepdim", false}});
+  const ir::ValueId iota =
+      ctx.Op(ir::OpCode::kIota, {},
+             {{"axis", int64_t{0}}, {"dtype", ir::DType::kI64}, {"shape", ir::Shape{length}}});
+  const ir::ValueId last = ctx.Op(ir::OpCode::kSub, {n, ctx.ScalarLike(1, n)});
+  return ctx.Op(ir::OpCode::kGather, {x, ctx.Op(ir::OpCode::kSub, {last, iota})});
+}
+
 }  // namespace graphjit::onnx

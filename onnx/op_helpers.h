@@ -36,6 +36,8 @@ absl::StatusOr<std::vector<int>> NormAxes(const Context& ctx, const std::vector<
 
 ir::ValueId Reshape(Context& ctx, ir::ValueId x, ir::Shape shape);
 ir::ValueId Transpose(Context& ctx, ir::ValueId x, std::vector<int64_t> perm);
+// `x` reversed along dim 0, whose length may be symbolic (a gather at length - 1 - iota).
+ir::ValueId ReverseRows(Context& ctx, ir::ValueId x);
 // x with `before` and `after` elements of `value` around dim `axis` (a concat with fills).
 ir::ValueId PadWithConstant(Context& ctx, ir::ValueId x, int axis, int64_t before, int64_t after,
                             double value);

@@ -316,20 +316,6 @@ Value NodeValue(Context& ctx, ValueId id, int32_t elem_type) {
   return v;
 }
 
-// `x` reversed along dim 0 (length `length`, possibly symbolic): gathered at
-// length - 1 - iota, the length made a value as a sum of that many ones.
-ValueId ReverseRows(Context& ctx, ValueId x) {
-  const SymExpr length = ctx.type(x).shape[0];
-  const ValueId ones = ctx.Op(
-      OpCode::kFull, {}, {{"value", 1.0}, {"dtype", ir::DType::kI64}, {"shape", Shape{length}}});
-  const ValueId n = ctx.Op(OpCode::kReduceSum, {ones}, {{"axis", int64_t{0}}, {"keepdim", false}});
-  const ValueId iota =
-      ctx.Op(OpCode::kIota, {},
-             {{"axis", int64_t{0}}, {"dtype", ir::DType::kI64}, {"shape", Shape{length}}});
-  const ValueId last = ctx.Op(OpCode::kSub, {n, ctx.ScalarLike(1, n)});
-  return ctx.Op(OpCode::kGather, {x, ctx.Op(OpCode::kSub, {last, iota})});
-}
-
 // `x` with dim `from` moved to `to` (the others in order).
 ValueId MoveAxis(Context& ctx, ValueId x, int from, int to) {
   if (from == to) return x;

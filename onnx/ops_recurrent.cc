@@ -1,12 +1,14 @@
 // Recurrent layers: LSTM, GRU and RNN (opset 7 to 14: directions, activations with their
 // alpha and beta, clip, sequence_lens, layout, peepholes, input_forget, linear_before_reset,
-// initial states). The input projections of every step are one product before the steps;
-// the steps are unrolled over the sequence length, which must be known at import (a model
-// with a symbolic one is imported at its call's shapes, onnx/specialize.h), each step a
-// product with the recurrent weights and a cell of pointwise ops that fusion makes one
-// kernel. Steps past a batch entry's sequence_lens keep its state and write zeros to Y, as
-// the ONNX reference does.
+// initial states). The input projections of every step are one product before the steps.
+// The steps are unrolled over a sequence length known at import, each a product with the
+// recurrent weights and a cell of pointwise ops that fusion makes one kernel; over a
+// symbolic (or long) one they are a scan op (ir/regions.h) whose body is that cell, so
+// one compile serves every length. Steps past a batch entry's sequence_lens keep its state
+// and write zeros to Y, as the ONNX reference does (a reverse direction with
+// sequence_lens needs a length known at import).
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,7 +28,7 @@ using ir::Shape;
 using ir::SymExpr;
 using ir::ValueId;
 
-// Steps beyond this are refused rather than unrolled: each is a few kernels of the graph.
+// Steps beyond this run as a scan rather than unrolled: each is a few kernels of the graph.
 constexpr int64_t kMaxSteps = 4096;
 
 enum class Kind { kLstm, kGru, kRnn };
@@ -142,7 +144,8 @@ ValueId Row(Context& ctx, ValueId x, int64_t d) {
 // The layer's inputs, normalized to layout 0: X [T, B, I], states [D, B, H].
 struct Layer {
   Kind kind;
-  int64_t hidden = 0, steps = 0, directions = 1;
+  int64_t hidden = 0, directions = 1;
+  int64_t steps = 0;  // known and unrolled, or -1: symbolic (or long), a scan op
   SymExpr batch;
   ValueId x, w, r;
   ValueId bias = ir::kInvalidValue;  // [D, 2 * G * H]
@@ -176,15 +179,10 @@ absl::StatusOr<Layer> ReadLayer(Context& ctx, Kind kind) {
   if (layout == 1) l.x = Transpose(ctx, l.x, {1, 0, 2});
   const Shape xs = ctx.type(l.x).shape;
   const std::optional<int64_t> steps = xs[0].AsConstant();
-  if (!steps) {
-    return ctx.Unimplemented(absl::StrCat("the sequence length ", xs[0].ToString(),
-                                          " is symbolic (steps are unrolled at import)"));
+  if (steps && *steps < 1) {
+    return ctx.Unimplemented(absl::StrCat("sequence length ", *steps));
   }
-  if (*steps < 1 || *steps > kMaxSteps) {
-    return ctx.Unimplemented(
-        absl::StrCat("sequence length ", *steps, " (graphjit unrolls 1 to ", kMaxSteps, ")"));
-  }
-  l.steps = *steps;
+  l.steps = steps && *steps <= kMaxSteps ? *steps : -1;  // -1: a scan over the steps
   l.batch = xs[1];
   const int gates = NumGates(kind);
   const int64_t hidden = ctx.AttrInt("hidden_size", 0);
@@ -252,17 +250,35 @@ absl::StatusOr<Layer> ReadLayer(Context& ctx, Kind kind) {
   return l;
 }
 
-// What one direction's steps produce: h at every step (time order) and the last states.
+// What one direction's steps produce: h at every step stacked in time order [T, B, H]
+// (zero past a sequence's length) and the last states.
 struct DirectionOut {
-  std::vector<ValueId> ys;  // [B, H] per step, zero past a sequence's length
+  ValueId ys;
   ValueId h, c = ir::kInvalidValue;
 };
 
-DirectionOut RunDirection(Context& ctx, const Layer& l, int64_t d, bool reverse) {
-  const int gates = NumGates(l.kind);
+// What a step reads besides its input row and states: values of the graph being built
+// (the enclosing graph's when unrolled, the scan body's inputs in a scan).
+struct StepWeights {
+  ValueId r_t = ir::kInvalidValue;   // [H, G * H]
+  ValueId r_zr = ir::kInvalidValue;  // GRU: z and r's part of r_t
+  ValueId r_h = ir::kInvalidValue;   // GRU: h's part
+  ValueId rb_h = ir::kInvalidValue;  // GRU with linear_before_reset: Rbh
+  ValueId pi = ir::kInvalidValue, po = ir::kInvalidValue, pf = ir::kInvalidValue;
+  ValueId zeros = ir::kInvalidValue;  // [B, H]
+  ValueId lens = ir::kInvalidValue;   // [B] i64
+};
+
+struct StepOut {
+  ValueId h, c, y;
+};
+
+// One step: input row x [B, G * H] (projected), states h and c, at time `t` (an i64 scalar
+// value, read only with sequence_lens).
+StepOut Step(Context& ctx, const Layer& l, const Activation* act, const StepWeights& w, ValueId x,
+             ValueId h, ValueId c, ValueId t) {
   const int64_t H = l.hidden;
-  const SymExpr T(l.steps), B = l.batch, I = ctx.type(l.x).shape[2];
-  const Activation* act = &l.activations[d * NumActivations(l.kind)];
+  const SymExpr B = l.batch;
   auto op = [&](OpCode code, std::initializer_list<ValueId> args) { return ctx.Op(code, args); };
   auto s = [&](double v, ValueId like) { return ctx.ScalarLike(v, like); };
   auto gate = [&](ValueId v, int k) { return SliceAxis(ctx, v, 1, k * H, (k + 1) * H); };
@@ -270,18 +286,124 @@ DirectionOut RunDirection(Context& ctx, const Layer& l, int64_t d, bool reverse)
     if (l.clip == 0) return v;
     return op(OpCode::kMinimum, {op(OpCode::kMaximum, {v, s(-l.clip, v)}), s(l.clip, v)});
   };
+  ValueId h_new, c_new = ir::kInvalidValue;
+  if (l.kind == Kind::kLstm) {
+    ValueId g = op(OpCode::kAdd, {x, op(OpCode::kMatmul, {h, w.r_t})});
+    ValueId gi = gate(g, 0), go = gate(g, 1), gf = gate(g, 2), gc = gate(g, 3);
+    if (w.pi != ir::kInvalidValue) {
+      gi = op(OpCode::kAdd, {gi, op(OpCode::kMul, {w.pi, c})});
+      gf = op(OpCode::kAdd, {gf, op(OpCode::kMul, {w.pf, c})});
+    }
+    ValueId i = Apply(ctx, act[0], clip(gi));
+    ValueId f = l.input_forget ? op(OpCode::kSub, {s(1, i), i}) : Apply(ctx, act[0], clip(gf));
+    ValueId cc = Apply(ctx, act[1], clip(gc));
+    c_new = op(OpCode::kAdd, {op(OpCode::kMul, {f, c}), op(OpCode::kMul, {i, cc})});
+    if (w.po != ir::kInvalidValue) go = op(OpCode::kAdd, {go, op(OpCode::kMul, {w.po, c_new})});
+    ValueId o = Apply(ctx, act[0], clip(go));
+    h_new = op(OpCode::kMul, {o, Apply(ctx, act[2], c_new)});
+  } else if (l.kind == Kind::kGru) {
+    ValueId zr =
+        op(OpCode::kAdd, {SliceAxis(ctx, x, 1, 0, 2 * H), op(OpCode::kMatmul, {h, w.r_zr})});
+    ValueId z = Apply(ctx, act[0], clip(gate(zr, 0)));
+    ValueId r = Apply(ctx, act[0], clip(gate(zr, 1)));
+    ValueId rec;
+    if (l.linear_before_reset) {
+      rec = op(OpCode::kMatmul, {h, w.r_h});
+      if (w.rb_h != ir::kInvalidValue) rec = op(OpCode::kAdd, {rec, w.rb_h});
+      rec = op(OpCode::kMul, {r, rec});
+    } else {
+      rec = op(OpCode::kMatmul, {op(OpCode::kMul, {r, h}), w.r_h});
+    }
+    ValueId hh = Apply(ctx, act[1], clip(op(OpCode::kAdd, {gate(x, 2), rec})));
+    h_new = op(OpCode::kAdd,
+               {op(OpCode::kMul, {op(OpCode::kSub, {s(1, z), z}), hh}), op(OpCode::kMul, {z, h})});
+  } else {
+    h_new = Apply(ctx, act[0], clip(op(OpCode::kAdd, {x, op(OpCode::kMatmul, {h, w.r_t})})));
+  }
+  if (c_new == ir::kInvalidValue) c_new = c;
+  if (w.lens == ir::kInvalidValue) return {h_new, c_new, h_new};
+  // Entries whose sequence ended keep their state and output zeros.
+  ValueId live = Reshape(ctx, op(OpCode::kLt, {t, w.lens}), {B, 1});
+  return {op(OpCode::kWhere, {live, h_new, h}), op(OpCode::kWhere, {live, c_new, c}),
+          op(OpCode::kWhere, {live, h_new, w.zeros})};
+}
+
+// The steps as a scan op over the rows of xw [T, B, G * H] (reversed for a reverse
+// direction), carrying h, c and the step number; the weights are its invariants.
+absl::StatusOr<DirectionOut> ScanDirection(Context& ctx, const Layer& l, const Activation* act,
+                                           const StepWeights& outer, ValueId xw, ValueId h0,
+                                           ValueId c0, bool reverse) {
+  if (reverse && l.lens != ir::kInvalidValue) {
+    return ctx.Unimplemented(
+        "a reverse direction with sequence_lens over a symbolic (or long) sequence length");
+  }
+  if (reverse) xw = ReverseRows(ctx, xw);
+  std::vector<ValueId> operands = {
+      h0, c0,
+      ctx.Op(OpCode::kFull, {}, {{"value", 0.0}, {"dtype", DType::kI64}, {"shape", Shape{}}}), xw};
+  // The invariants: every weight the step reads, in StepWeights' order.
+  std::vector<ValueId StepWeights::*> fields = {
+      &StepWeights::r_t,  &StepWeights::r_zr,  &StepWeights::r_h,
+      &StepWeights::rb_h, &StepWeights::pi,    &StepWeights::po,
+      &StepWeights::pf,   &StepWeights::zeros, &StepWeights::lens};
+  for (auto field : fields) {
+    if (outer.*field != ir::kInvalidValue) operands.push_back(outer.*field);
+  }
+  std::vector<ir::ValueType> types;
+  for (ValueId v : operands) types.push_back(ctx.type(v));
+  types[3].shape.erase(types[3].shape.begin());  // the body takes a row
+  ir::GraphBuilder rb("body");
+  {
+    Context::RegionScope scope(ctx, &rb);
+    std::vector<ValueId> a;
+    for (size_t i = 0; i < types.size(); ++i) {
+      a.push_back(rb.Input(absl::StrCat("a", i), types[i].dtype, types[i].shape));
+    }
+    StepWeights w;
+    size_t next = 4;
+    for (auto field : fields) {
+      if (outer.*field != ir::kInvalidValue) w.*field = a[next++];
+    }
+    const StepOut out = Step(ctx, l, act, w, a[3], a[0], a[1], a[2]);
+    rb.Output(out.h);
+    rb.Output(out.c);
+    rb.Output(rb.Add(OpCode::kAdd, {a[2], rb.Scalar(1, DType::kI64)}));
+    rb.Output(out.y);
+  }
+  GJ_ASSIGN_OR_RETURN(ir::Graph body, std::move(rb).Build());
+  const ir::ValueType y_row = body.type(body.outputs()[3]);
+  const ValueId scan =
+      ctx.b().Add(OpCode::kScan, operands, {{"carried", int64_t{3}}, {"scanned", int64_t{1}}},
+                  {std::make_shared<const ir::Graph>(std::move(body))});
+  DirectionOut out;
+  out.h = scan;
+  out.c = ctx.Op(OpCode::kLoopResult, {scan, c0}, {{"index", int64_t{1}}});
+  Shape stacked = y_row.shape;
+  stacked.insert(stacked.begin(), ctx.type(xw).shape[0]);
+  out.ys = ctx.Op(OpCode::kScanOutput, {scan},
+                  {{"index", int64_t{0}}, {"dtype", y_row.dtype}, {"shape", stacked}});
+  if (reverse) out.ys = ReverseRows(ctx, out.ys);
+  return out;
+}
+
+absl::StatusOr<DirectionOut> RunDirection(Context& ctx, const Layer& l, int64_t d, bool reverse) {
+  const int gates = NumGates(l.kind);
+  const int64_t H = l.hidden;
+  const SymExpr T = ctx.type(l.x).shape[0], B = l.batch, I = ctx.type(l.x).shape[2];
+  const Activation* act = &l.activations[d * NumActivations(l.kind)];
+  auto op = [&](OpCode code, std::initializer_list<ValueId> args) { return ctx.Op(code, args); };
 
   // Every step's input projection in one product: [T * B, I] @ W^T + Wb (+ Rb).
+  StepWeights w;
   ValueId w_t = Transpose(ctx, Row(ctx, l.w, d), {1, 0});  // [I, G * H]
-  ValueId r_t = Transpose(ctx, Row(ctx, l.r, d), {1, 0});  // [H, G * H]
+  w.r_t = Transpose(ctx, Row(ctx, l.r, d), {1, 0});        // [H, G * H]
   ValueId xw = op(OpCode::kMatmul, {Reshape(ctx, l.x, {T * B, I}), w_t});
-  ValueId rb_h = ir::kInvalidValue;  // GRU's Rbh, applied inside the reset with lbr
   if (l.bias != ir::kInvalidValue) {
     ValueId b = Row(ctx, l.bias, d);  // [2 * G * H]
     ValueId wb = SliceAxis(ctx, b, 0, 0, gates * H),
             rb = SliceAxis(ctx, b, 0, gates * H, 2 * gates * H);
     if (l.kind == Kind::kGru && l.linear_before_reset) {
-      rb_h = SliceAxis(ctx, rb, 0, 2 * H, 3 * H);
+      w.rb_h = SliceAxis(ctx, rb, 0, 2 * H, 3 * H);  // applied inside the reset
       rb = ctx.Op(OpCode::kConcat,
                   {SliceAxis(ctx, rb, 0, 0, 2 * H),
                    ctx.Op(OpCode::kFull, {},
@@ -293,77 +415,39 @@ DirectionOut RunDirection(Context& ctx, const Layer& l, int64_t d, bool reverse)
   xw = Reshape(ctx, xw, {T, B, gates * H});
 
   const ir::DType dtype = ctx.type(l.x).dtype;
-  ValueId zeros =
-      ctx.Op(OpCode::kFull, {}, {{"value", 0.0}, {"dtype", dtype}, {"shape", Shape{B, H}}});
-  DirectionOut out;
-  out.h = l.h0 != ir::kInvalidValue ? Row(ctx, l.h0, d) : zeros;
-  ValueId c = l.c0 != ir::kInvalidValue ? Row(ctx, l.c0, d) : zeros;
-  ValueId pi = ir::kInvalidValue, po = ir::kInvalidValue, pf = ir::kInvalidValue;
+  w.zeros = ctx.Op(OpCode::kFull, {}, {{"value", 0.0}, {"dtype", dtype}, {"shape", Shape{B, H}}});
+  ValueId h = l.h0 != ir::kInvalidValue ? Row(ctx, l.h0, d) : w.zeros;
+  ValueId c = l.c0 != ir::kInvalidValue ? Row(ctx, l.c0, d) : w.zeros;
   if (l.peep != ir::kInvalidValue) {
     ValueId p = Row(ctx, l.peep, d);  // [3 * H]: i o f
-    pi = SliceAxis(ctx, p, 0, 0, H);
-    po = SliceAxis(ctx, p, 0, H, 2 * H);
-    pf = SliceAxis(ctx, p, 0, 2 * H, 3 * H);
+    w.pi = SliceAxis(ctx, p, 0, 0, H);
+    w.po = SliceAxis(ctx, p, 0, H, 2 * H);
+    w.pf = SliceAxis(ctx, p, 0, 2 * H, 3 * H);
   }
   // GRU's recurrent weights of z and r, and of h apart (reset before or after its product).
-  ValueId r_zr = ir::kInvalidValue, r_h = ir::kInvalidValue;
   if (l.kind == Kind::kGru) {
-    r_zr = SliceAxis(ctx, r_t, 1, 0, 2 * H);
-    r_h = SliceAxis(ctx, r_t, 1, 2 * H, 3 * H);
+    w.r_zr = SliceAxis(ctx, w.r_t, 1, 0, 2 * H);
+    w.r_h = SliceAxis(ctx, w.r_t, 1, 2 * H, 3 * H);
   }
-  out.ys.assign(l.steps, ir::kInvalidValue);
+  w.lens = l.lens;
+  if (l.steps < 0) return ScanDirection(ctx, l, act, w, xw, h, c, reverse);
+
+  std::vector<ValueId> ys(l.steps, ir::kInvalidValue);
   for (int64_t n = 0; n < l.steps; ++n) {
     const int64_t t = reverse ? l.steps - 1 - n : n;
     ValueId x = Reshape(ctx, SliceAxis(ctx, xw, 0, t, t + 1), {B, gates * H});
-    ValueId h_new, c_new = ir::kInvalidValue;
-    if (l.kind == Kind::kLstm) {
-      ValueId g = op(OpCode::kAdd, {x, op(OpCode::kMatmul, {out.h, r_t})});
-      ValueId gi = gate(g, 0), go = gate(g, 1), gf = gate(g, 2), gc = gate(g, 3);
-      if (pi != ir::kInvalidValue) {
-        gi = op(OpCode::kAdd, {gi, op(OpCode::kMul, {pi, c})});
-        gf = op(OpCode::kAdd, {gf, op(OpCode::kMul, {pf, c})});
-      }
-      ValueId i = Apply(ctx, act[0], clip(gi));
-      ValueId f = l.input_forget ? op(OpCode::kSub, {s(1, i), i}) : Apply(ctx, act[0], clip(gf));
-      ValueId cc = Apply(ctx, act[1], clip(gc));
-      c_new = op(OpCode::kAdd, {op(OpCode::kMul, {f, c}), op(OpCode::kMul, {i, cc})});
-      if (po != ir::kInvalidValue) go = op(OpCode::kAdd, {go, op(OpCode::kMul, {po, c_new})});
-      ValueId o = Apply(ctx, act[0], clip(go));
-      h_new = op(OpCode::kMul, {o, Apply(ctx, act[2], c_new)});
-    } else if (l.kind == Kind::kGru) {
-      ValueId zr =
-          op(OpCode::kAdd, {SliceAxis(ctx, x, 1, 0, 2 * H), op(OpCode::kMatmul, {out.h, r_zr})});
-      ValueId z = Apply(ctx, act[0], clip(gate(zr, 0)));
-      ValueId r = Apply(ctx, act[0], clip(gate(zr, 1)));
-      ValueId rec;
-      if (l.linear_before_reset) {
-        rec = op(OpCode::kMatmul, {out.h, r_h});
-        if (rb_h != ir::kInvalidValue) rec = op(OpCode::kAdd, {rec, rb_h});
-        rec = op(OpCode::kMul, {r, rec});
-      } else {
-        rec = op(OpCode::kMatmul, {op(OpCode::kMul, {r, out.h}), r_h});
-      }
-      ValueId hh = Apply(ctx, act[1], clip(op(OpCode::kAdd, {gate(x, 2), rec})));
-      h_new = op(OpCode::kAdd, {op(OpCode::kMul, {op(OpCode::kSub, {s(1, z), z}), hh}),
-                                op(OpCode::kMul, {z, out.h})});
-    } else {
-      h_new = Apply(ctx, act[0], clip(op(OpCode::kAdd, {x, op(OpCode::kMatmul, {out.h, r_t})})));
-    }
-    if (l.lens != ir::kInvalidValue) {
-      // Entries whose sequence ended keep their state and output zeros.
-      ValueId live = Reshape(
-          ctx, op(OpCode::kLt, {ctx.b().Scalar(static_cast<double>(t), ir::DType::kI64), l.lens}),
-          {B, 1});
-      out.ys[t] = op(OpCode::kWhere, {live, h_new, zeros});
-      out.h = op(OpCode::kWhere, {live, h_new, out.h});
-      if (c_new != ir::kInvalidValue) c = op(OpCode::kWhere, {live, c_new, c});
-    } else {
-      out.ys[t] = h_new;
-      out.h = h_new;
-      if (c_new != ir::kInvalidValue) c = c_new;
-    }
+    const ValueId time = l.lens != ir::kInvalidValue
+                             ? ctx.b().Scalar(static_cast<double>(t), DType::kI64)
+                             : ir::kInvalidValue;
+    const StepOut out = Step(ctx, l, act, w, x, h, c, time);
+    h = out.h;
+    c = out.c;
+    ys[t] = Reshape(ctx, out.y, {1, B, H});
   }
+  DirectionOut out;
+  out.h = h;
   out.c = c;
+  out.ys = ys.size() == 1 ? ys[0] : ctx.Op(OpCode::kConcat, ys, {{"axis", int64_t{0}}});
   return out;
 }
 
@@ -373,12 +457,10 @@ absl::Status Recurrent(Context& ctx) {
   const bool reverse = ctx.AttrString("direction", "forward") == "reverse";
   const SymExpr B = l.batch, H(l.hidden);
   std::vector<ValueId> ys, hs, cs;
+  const SymExpr T = ctx.type(l.x).shape[0];
   for (int64_t d = 0; d < l.directions; ++d) {
-    DirectionOut o = RunDirection(ctx, l, d, reverse || d == 1);
-    std::vector<ValueId> steps;
-    for (ValueId y : o.ys) steps.push_back(Reshape(ctx, y, {1, 1, B, H}));
-    ys.push_back(steps.size() == 1 ? steps[0]
-                                   : ctx.Op(OpCode::kConcat, steps, {{"axis", int64_t{0}}}));
+    GJ_ASSIGN_OR_RETURN(DirectionOut o, RunDirection(ctx, l, d, reverse || d == 1));
+    ys.push_back(Reshape(ctx, o.ys, {T, 1, B, H}));
     hs.push_back(Reshape(ctx, o.h, {1, B, H}));
     cs.push_back(Reshape(ctx, o.c, {1, B, H}));
   }
