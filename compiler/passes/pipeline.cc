@@ -16,6 +16,7 @@
 #include "compiler/passes/orient_products.h"
 #include "compiler/passes/simplify.h"
 #include "compiler/passes/sink_row_scale.h"
+#include "compiler/passes/unroll_scans.h"
 #include "ir/status_macros.h"
 #include "ir/verifier.h"
 
@@ -23,6 +24,7 @@ namespace graphjit::compiler {
 
 const std::vector<Pass>& BuiltinPasses() {
   static const auto* passes = new std::vector<Pass>{
+      {"unroll_scans", [](ir::Graph* g, PassContext*) { return UnrollScans(g); }},
       {"hoist_loop_invariants", [](ir::Graph* g, PassContext*) { return HoistLoopInvariants(g); }},
       {"decompose", [](ir::Graph* g, PassContext*) { return Decompose(g); }},
       {"cse", [](ir::Graph* g, PassContext*) { return Cse(g); }},

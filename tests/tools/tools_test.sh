@@ -85,7 +85,7 @@ printf 'graph g {\n  %%0 = input {name="x"} : f64[2, S+]\n' > "$work/bad.gir"
 expect_error "dump malformed IR" "bad.gir:2:" "$bin/graphjit-dump" "$work/bad.gir"
 expect_error "dump unknown flag" "Unknown command line flag 'bogus'" "$bin/graphjit-dump" decode --bogus
 expect_error "dump unknown pass" "no pass 'nope'" "$bin/graphjit-dump" decode --print-after=nope
-expect_error "dump --passes unknown pass" "unknown pass 'nope'; passes: hoist_loop_invariants, decompose" \
+expect_error "dump --passes unknown pass" "unknown pass 'nope'; passes: unroll_scans, hoist_loop_invariants, decompose" \
   "$bin/graphjit-dump" decode --passes=cse,nope
 # --passes replaces the pipeline: without decompose the composite ops stay in the graph.
 "$bin/graphjit-dump" decode --passes=cse,dce | grep -q "rmsnorm(" &&
