@@ -35,29 +35,8 @@ Value EagerContext::Param(absl::string_view name) {
 }
 
 Value EagerContext::Emit(ir::OpCode op, absl::Span<const Value> operands, ir::Attrs attrs) {
-  if (!status().ok() || !CheckOperands(op, operands)) return Value();
-  std::vector<ir::ValueType> types;
-  std::vector<const runtime::Tensor*> args;
-  std::vector<ir::ValueId> ids;
-  for (const Value& v : operands) {
-    types.push_back(types_[v.id()]);
-    args.push_back(&tensors_[v.id()]);
-    ids.push_back(v.id());
-  }
-  // The shape rule first: it gives the same message a trace of this op would.
-  absl::StatusOr<ir::ValueType> type = ir::InferType(op, types, attrs);
-  if (!type.ok()) {
-    RecordError(type.status());
-    return Value();
-  }
-  ir::Node node{op, std::move(ids), std::move(attrs), *std::move(type)};
-  absl::StatusOr<runtime::Tensor> result = runtime::EvalNode(node, args, bindings_);
-  if (!result.ok()) {
-    RecordError(result.status());
-    return Value();
-  }
-  ++num_ops_;
-  return Add(*std::move(result));
+  std::vector<Value> results = Compute(op, operands, std::move(attrs), {});
+  return results.empty() ? Value() : results[0];
 }
 
 const runtime::Tensor& EagerContext::tensor(const Value& v) const {
@@ -78,9 +57,9 @@ absl::StatusOr<std::vector<runtime::Tensor>> EagerContext::Results(
   return out;
 }
 
-std::vector<Value> EagerContext::RunRegions(ir::OpCode op, absl::Span<const Value> operands,
-                                            ir::Attrs attrs,
-                                            std::vector<std::shared_ptr<const ir::Graph>> regions) {
+std::vector<Value> EagerContext::Compute(ir::OpCode op, absl::Span<const Value> operands,
+                                         ir::Attrs attrs,
+                                         std::vector<std::shared_ptr<const ir::Graph>> regions) {
   if (!status().ok() || !CheckOperands(op, operands)) return {};
   std::vector<ir::ValueType> types;
   std::vector<const runtime::Tensor*> args;
@@ -90,8 +69,9 @@ std::vector<Value> EagerContext::RunRegions(ir::OpCode op, absl::Span<const Valu
     args.push_back(&tensors_[v.id()]);
     ids.push_back(v.id());
   }
+  // The shape rule first: it gives the same message a trace of this op would.
   absl::StatusOr<ir::ValueType> type = ir::InferType(op, types, attrs);
-  if (type.ok()) {
+  if (type.ok() && (!regions.empty() || ir::NumRegions(op) > 0)) {
     if (absl::Status s = ir::CheckRegionSignatures(op, types, attrs, regions); !s.ok()) type = s;
   }
   if (!type.ok()) {
@@ -99,8 +79,18 @@ std::vector<Value> EagerContext::RunRegions(ir::OpCode op, absl::Span<const Valu
     return {};
   }
   ir::Node node{op, std::move(ids), std::move(attrs), *std::move(type), std::move(regions)};
-  absl::StatusOr<std::vector<runtime::Tensor>> results =
-      runtime::RunRegionOp(node, args, params_, bindings_);
+  absl::StatusOr<std::vector<runtime::Tensor>> results;
+  if (node.regions.empty()) {
+    absl::StatusOr<runtime::Tensor> one = runtime::EvalNode(node, args, bindings_);
+    if (one.ok()) {
+      results.emplace();
+      results->push_back(*std::move(one));
+    } else {
+      results = one.status();
+    }
+  } else {
+    results = runtime::RunRegionOp(node, args, params_, bindings_);
+  }
   if (!results.ok()) {
     RecordError(results.status());
     return {};
@@ -113,18 +103,18 @@ std::vector<Value> EagerContext::RunRegions(ir::OpCode op, absl::Span<const Valu
 
 std::vector<Value> EagerContext::EmitWhile(absl::Span<const Value> operands, ir::Attrs attrs,
                                            std::vector<std::shared_ptr<const ir::Graph>> regions) {
-  return RunRegions(ir::OpCode::kWhile, operands, std::move(attrs), std::move(regions));
+  return Compute(ir::OpCode::kWhile, operands, std::move(attrs), std::move(regions));
 }
 
 std::vector<Value> EagerContext::EmitScan(absl::Span<const Value> operands, ir::Attrs attrs,
                                           std::vector<std::shared_ptr<const ir::Graph>> regions) {
-  return RunRegions(ir::OpCode::kScan, operands, std::move(attrs), std::move(regions));
+  return Compute(ir::OpCode::kScan, operands, std::move(attrs), std::move(regions));
 }
 
 Value EagerContext::EmitIf(absl::Span<const Value> operands, ir::Attrs attrs,
                            std::vector<std::shared_ptr<const ir::Graph>> regions) {
   std::vector<Value> results =
-      RunRegions(ir::OpCode::kIf, operands, std::move(attrs), std::move(regions));
+      Compute(ir::OpCode::kIf, operands, std::move(attrs), std::move(regions));
   return results.empty() ? Value() : results[0];
 }
 

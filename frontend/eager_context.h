@@ -39,9 +39,9 @@ class EagerContext : public Context {
 
  private:
   Value Add(runtime::Tensor t);
-  // A control-flow op run at once: its results.
-  std::vector<Value> RunRegions(ir::OpCode op, absl::Span<const Value> operands, ir::Attrs attrs,
-                                std::vector<std::shared_ptr<const ir::Graph>> regions);
+  // An op (a control-flow op with its regions) computed at once: its results.
+  std::vector<Value> Compute(ir::OpCode op, absl::Span<const Value> operands, ir::Attrs attrs,
+                             std::vector<std::shared_ptr<const ir::Graph>> regions);
 
   const runtime::TensorMap& inputs_;
   const runtime::TensorMap& params_;

@@ -54,31 +54,24 @@ Value TraceContext::Emit(ir::OpCode op, absl::Span<const Value> operands, ir::At
 
 std::vector<Value> TraceContext::EmitWhile(absl::Span<const Value> operands, ir::Attrs attrs,
                                            std::vector<std::shared_ptr<const ir::Graph>> regions) {
-  if (!CheckOperands(ir::OpCode::kWhile, operands)) return {};
-  std::vector<ir::ValueId> ids;
-  for (const Value& v : operands) ids.push_back(v.id());
-  const int64_t carried = attrs.Has("carried") ? attrs.GetInt("carried") : 0;
-  ir::ValueId loop = builder_.Add(ir::OpCode::kWhile, ids, std::move(attrs), std::move(regions));
-  if (loop == ir::kInvalidValue) {
-    RecordError(builder_.status());
-    return {};
-  }
-  std::vector<Value> results = {Value(this, loop)};
-  for (int64_t k = 1; k < carried; ++k) {
-    results.emplace_back(
-        this, builder_.Add(ir::OpCode::kLoopResult, {loop, ids[k]}, ir::Attrs{{"index", k}}));
-  }
-  return results;
+  return EmitLoop(ir::OpCode::kWhile, operands, std::move(attrs), std::move(regions));
 }
 
 std::vector<Value> TraceContext::EmitScan(absl::Span<const Value> operands, ir::Attrs attrs,
                                           std::vector<std::shared_ptr<const ir::Graph>> regions) {
-  if (!CheckOperands(ir::OpCode::kScan, operands)) return {};
+  return EmitLoop(ir::OpCode::kScan, operands, std::move(attrs), std::move(regions));
+}
+
+std::vector<Value> TraceContext::EmitLoop(ir::OpCode op, absl::Span<const Value> operands,
+                                          ir::Attrs attrs,
+                                          std::vector<std::shared_ptr<const ir::Graph>> regions) {
+  if (!CheckOperands(op, operands)) return {};
   std::vector<ir::ValueId> ids;
   for (const Value& v : operands) ids.push_back(v.id());
   const int64_t carried = attrs.Has("carried") ? attrs.GetInt("carried") : 0;
   std::vector<ir::ValueType> rows;  // the per-row values' types, stacked below
-  if (regions.size() == 1 && carried >= 1 && carried < static_cast<int64_t>(ids.size())) {
+  if (op == ir::OpCode::kScan && regions.size() == 1 && carried >= 1 &&
+      carried < static_cast<int64_t>(ids.size())) {
     const ir::Graph& body = *regions[0];
     for (size_t k = carried; k < body.outputs().size(); ++k) {
       ir::ValueType t = body.type(body.outputs()[k]);
@@ -86,7 +79,7 @@ std::vector<Value> TraceContext::EmitScan(absl::Span<const Value> operands, ir::
       rows.push_back(std::move(t));
     }
   }
-  ir::ValueId scan = builder_.Add(ir::OpCode::kScan, ids, std::move(attrs), std::move(regions));
+  ir::ValueId scan = builder_.Add(op, ids, std::move(attrs), std::move(regions));
   if (scan == ir::kInvalidValue) {
     RecordError(builder_.status());
     return {};

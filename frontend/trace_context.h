@@ -40,6 +40,10 @@ class TraceContext : public Context {
   absl::StatusOr<ir::Graph> Finish(absl::Span<const Value> outputs) &&;
 
  private:
+  // A while or a scan and its other results (loop_result, then a scan's scan_output).
+  std::vector<Value> EmitLoop(ir::OpCode op, absl::Span<const Value> operands, ir::Attrs attrs,
+                              std::vector<std::shared_ptr<const ir::Graph>> regions);
+
   ir::GraphBuilder builder_;
   const runtime::TensorMap& params_;
   absl::flat_hash_map<std::string, ir::ValueId> inputs_;

@@ -55,6 +55,21 @@ absl::Status CheckBranches(const std::vector<std::shared_ptr<const Graph>>& regi
   return absl::OkStatus();
 }
 
+// Region `i` (a loop body) returns the carried values' exact types first.
+absl::Status CheckCarried(OpCode op, int i, const Graph& body, absl::Span<const ValueType> operands,
+                          int64_t carried) {
+  for (int64_t k = 0; k < carried; ++k) {
+    const ValueType& next = body.type(body.outputs()[k]);
+    if (!(next == operands[k])) {
+      return RegionError(
+          op, i,
+          absl::StrCat("returns ", TypeToString(next), " for carried value ", k, ", which is ",
+                       TypeToString(operands[k]), ": a carried value keeps its dtype and shape"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // A scan's body takes (carried, a row of each scanned input, invariants) and returns the
 // carried types first.
 absl::Status CheckScanBody(const std::vector<std::shared_ptr<const Graph>>& regions,
@@ -72,16 +87,7 @@ absl::Status CheckScanBody(const std::vector<std::shared_ptr<const Graph>>& regi
                        absl::StrCat("returns ", body.outputs().size(), " values, expected ",
                                     carried, " carried ones and then the per-row ones"));
   }
-  for (int64_t k = 0; k < carried; ++k) {
-    const ValueType& next = body.type(body.outputs()[k]);
-    if (!(next == operands[k])) {
-      return RegionError(
-          OpCode::kScan, 0,
-          absl::StrCat("returns ", TypeToString(next), " for carried value ", k, ", which is ",
-                       TypeToString(operands[k]), ": a carried value keeps its dtype and shape"));
-    }
-  }
-  return absl::OkStatus();
+  return CheckCarried(OpCode::kScan, 0, body, operands, carried);
 }
 
 }  // namespace
@@ -132,16 +138,7 @@ absl::Status CheckRegionSignatures(OpCode op, absl::Span<const ValueType> operan
                        absl::StrCat("returns ", body.outputs().size(), " values, expected ",
                                     carried, " (one per carried value)"));
   }
-  for (int64_t k = 0; k < carried; ++k) {
-    const ValueType& next = body.type(body.outputs()[k]);
-    if (!(next == operands[k])) {
-      return RegionError(
-          op, 1,
-          absl::StrCat("returns ", TypeToString(next), " for carried value ", k, ", which is ",
-                       TypeToString(operands[k]), ": a carried value keeps its dtype and shape"));
-    }
-  }
-  return absl::OkStatus();
+  return CheckCarried(op, 1, body, operands, carried);
 }
 
 }  // namespace graphjit::ir

@@ -86,6 +86,27 @@ void OuterNames(const pb::GraphProto& g, std::set<std::string> defined,
   }
 }
 
+// The outer values a region (a loop body, a branch) reads that are nodes of the enclosing
+// graph, appended to `operands` (and their names to `captured`, their element types to
+// `elems`): the region takes them as inputs. Known values (constants, folded integers)
+// are made again inside the region instead.
+absl::Status CaptureOuterValues(Context& ctx, const std::vector<std::string>& outer,
+                                std::vector<std::string>* captured, std::vector<ValueId>* operands,
+                                std::vector<int32_t>* elems) {
+  for (const std::string& name : outer) {
+    const Value* v = ctx.Find(name);
+    if (v == nullptr) {
+      return ctx.Invalid(absl::StrCat("a subgraph reads undefined '", name, "'"));
+    }
+    if (v->constant.has_value() || v->ints.has_value()) continue;
+    GJ_ASSIGN_OR_RETURN(ValueId id, ctx.Materialize(name));
+    captured->push_back(name);
+    operands->push_back(id);
+    elems->push_back(v->elem_type);
+  }
+  return ctx.BuilderStatus();
+}
+
 // A bool or integer scalar (or one-element tensor) as bool[].
 ValueId ScalarBool(Context& ctx, ValueId v) {
   if (ctx.type(v).rank() > 0) v = Reshape(ctx, v, {});
@@ -189,16 +210,7 @@ absl::Status IfAsBranch(Context& ctx) {
   std::vector<ValueId> operands = {cond};
   std::vector<std::string> captured;
   std::vector<int32_t> elems;
-  for (const std::string& name : outer) {
-    const Value* v = ctx.Find(name);
-    if (v == nullptr) return ctx.Invalid(absl::StrCat("a branch reads undefined '", name, "'"));
-    if (v->constant.has_value() || v->ints.has_value()) continue;  // made in the region
-    GJ_ASSIGN_OR_RETURN(ValueId id, ctx.Materialize(name));
-    captured.push_back(name);
-    operands.push_back(id);
-    elems.push_back(v->elem_type);
-  }
-  GJ_RETURN_IF_ERROR(ctx.BuilderStatus());
+  GJ_RETURN_IF_ERROR(CaptureOuterValues(ctx, outer, &captured, &operands, &elems));
   std::vector<ir::ValueType> types;  // read now: in a RegionScope the graph is the region's
   for (ValueId v : operands) types.push_back(ctx.type(v));
   std::vector<ir::Graph> regions;
@@ -361,16 +373,7 @@ absl::Status ScanAsLoop(Context& ctx, const pb::GraphProto& body, int n, int m, 
   }
   std::vector<std::string> outer, captured;
   OuterNames(body, {}, &outer);
-  for (const std::string& name : outer) {
-    const Value* v = ctx.Find(name);
-    if (v == nullptr) return ctx.Invalid(absl::StrCat("its body reads undefined '", name, "'"));
-    if (v->constant.has_value() || v->ints.has_value()) continue;
-    GJ_ASSIGN_OR_RETURN(ValueId id, ctx.Materialize(name));
-    captured.push_back(name);
-    operands.push_back(id);
-    elems.push_back(v->elem_type);
-  }
-  GJ_RETURN_IF_ERROR(ctx.BuilderStatus());
+  GJ_RETURN_IF_ERROR(CaptureOuterValues(ctx, outer, &captured, &operands, &elems));
   std::vector<ir::ValueType> types;  // what the body takes: a row of each scanned input
   for (ValueId v : operands) types.push_back(ctx.type(v));
   for (int j = 0; j < m; ++j) types[carried + j].shape.erase(types[carried + j].shape.begin());
@@ -576,16 +579,7 @@ absl::Status LoopAsWhile(Context& ctx, const pb::GraphProto& body, int n) {
   std::vector<std::string> outer;
   std::set<std::string> defined;
   OuterNames(body, defined, &outer);
-  for (const std::string& name : outer) {
-    const Value* v = ctx.Find(name);
-    if (v == nullptr) return ctx.Invalid(absl::StrCat("its body reads undefined '", name, "'"));
-    if (v->constant.has_value() || v->ints.has_value()) continue;  // made in the region
-    GJ_ASSIGN_OR_RETURN(ValueId id, ctx.Materialize(name));
-    captured.push_back(name);
-    operands.push_back(id);
-    elems.push_back(v->elem_type);
-  }
-  GJ_RETURN_IF_ERROR(ctx.BuilderStatus());
+  GJ_RETURN_IF_ERROR(CaptureOuterValues(ctx, outer, &captured, &operands, &elems));
   std::vector<ir::ValueType> types;
   for (ValueId v : operands) types.push_back(ctx.type(v));
 

@@ -158,12 +158,11 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
   return cg;
 }
 
-absl::Status CompiledGraph::OptimizeAndLower(const ir::Graph& graph,
-                                             const runtime::TensorMap& params,
-                                             const CompileGraphOptions& options) {
+absl::Status CompiledGraph::Optimize(const ir::Graph& graph, const runtime::TensorMap& params,
+                                     const CompileGraphOptions& options) {
   graph_ = graph;
   PassContext ctx = PassContextFor(params, options);
-  auto start = ir::Clock::now();
+  const auto start = ir::Clock::now();
   if (options.optimize) {
     Pipeline pipeline = Pipeline::Default();
     GJ_RETURN_IF_ERROR(pipeline.Run(&graph_, &ctx));
@@ -171,8 +170,14 @@ absl::Status CompiledGraph::OptimizeAndLower(const ir::Graph& graph,
   }
   params_ = std::move(ctx.params);
   timings_.passes = ir::SecondsSince(start);
+  return absl::OkStatus();
+}
 
-  start = ir::Clock::now();
+absl::Status CompiledGraph::OptimizeAndLower(const ir::Graph& graph,
+                                             const runtime::TensorMap& params,
+                                             const CompileGraphOptions& options) {
+  GJ_RETURN_IF_ERROR(Optimize(graph, params, options));
+  const auto start = ir::Clock::now();
   LowerOptions lower_options;
   lower_options.fuse_attention = options.fuse_attention;
   lower_options.fuse_epilogues = options.fuse_epilogues;
@@ -186,16 +191,7 @@ absl::Status CompiledGraph::OptimizeAndLower(const ir::Graph& graph,
 absl::Status CompiledGraph::OptimizeAndCompileControl(const ir::Graph& graph,
                                                       const runtime::TensorMap& params,
                                                       const CompileGraphOptions& options) {
-  graph_ = graph;
-  PassContext ctx = PassContextFor(params, options);
-  const auto start = ir::Clock::now();
-  if (options.optimize) {
-    Pipeline pipeline = Pipeline::Default();
-    GJ_RETURN_IF_ERROR(pipeline.Run(&graph_, &ctx));
-    pass_stats_ = pipeline.stats();
-  }
-  params_ = std::move(ctx.params);
-  timings_.passes = ir::SecondsSince(start);
+  GJ_RETURN_IF_ERROR(Optimize(graph, params, options));
   lowered_.program.name = graph_.name();
   GJ_ASSIGN_OR_RETURN(kernels_, KernelSet::Compile(lowered_.program, {}));
   GJ_ASSIGN_OR_RETURN(control_, ControlFlow::Compile(graph_, params_, options));

@@ -120,7 +120,10 @@ class CompiledGraph {
                                                                 const CompileGraphOptions& options,
                                                                 bool read_record);
   explicit CompiledGraph(bool profile);
-  // The pass pipeline (when options.optimize) and lowering: graph_, params_, lowered_.
+  // The pass pipeline (when options.optimize): graph_, params_.
+  absl::Status Optimize(const ir::Graph& graph, const runtime::TensorMap& params,
+                        const CompileGraphOptions& options);
+  // Optimize and lowering: graph_, params_, lowered_.
   absl::Status OptimizeAndLower(const ir::Graph& graph, const runtime::TensorMap& params,
                                 const CompileGraphOptions& options);
   // The passes, then ControlFlow::Compile (a graph with regions).
