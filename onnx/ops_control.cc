@@ -593,9 +593,10 @@ absl::Status LoopAsWhile(Context& ctx, const pb::GraphProto& body, int n) {
   ir::GraphBuilder cond_b("cond");
   std::vector<ValueId> c = inputs(cond_b);
   ValueId go = c[1];
-  if (trips >= 0 || known_trips) {
-    ValueId limit = trips >= 0 ? c[trips] : cond_b.Scalar(double(*known_trips), ir::DType::kI64);
-    go = cond_b.Add(OpCode::kMinimum, {go, cond_b.Add(OpCode::kLt, {c[0], limit})});
+  // A known trip count is the while's max_trips (exact: torch writes INT64_MAX for "no
+  // limit", which a float constant would round); one computed from data is compared here.
+  if (trips >= 0) {
+    go = cond_b.Add(OpCode::kMinimum, {go, cond_b.Add(OpCode::kLt, {c[0], c[trips]})});
   }
   cond_b.Output(go);
   GJ_ASSIGN_OR_RETURN(ir::Graph cond, std::move(cond_b).Build());

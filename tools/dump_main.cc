@@ -298,6 +298,24 @@ void PrintStats(const ir::Graph& traced, const compiler::Pipeline* pipeline) {
   }
 }
 
+// `stage` (kernels, llvm, llvm-opt, asm) of a compiled graph; of a graph with regions,
+// of each of its compiled pieces in turn, each under a `# PATH` line.
+void PrintCompiledStage(const compiler::CompiledGraph& compiled, const std::string& stage,
+                        const std::string& path) {
+  if (const compiler::ControlFlow* control = compiled.control_flow()) {
+    for (const auto& [label, piece] : control->Compiled()) {
+      const std::string at = path.empty() ? label : absl::StrCat(path, " / ", label);
+      std::printf("# %s\n", at.c_str());
+      PrintCompiledStage(*piece, stage, at);
+    }
+    return;
+  }
+  if (stage == "kernels") std::fputs(compiler::ProgramToString(compiled.program()).c_str(), stdout);
+  if (stage == "llvm") std::fputs(compiled.kernels().llvm_ir().c_str(), stdout);
+  if (stage == "llvm-opt") std::fputs(compiled.kernels().optimized_ir().c_str(), stdout);
+  if (stage == "asm") std::fputs(compiled.kernels().assembly().c_str(), stdout);
+}
+
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(absl::StrCat(
       "Prints graphjit IR.\nUsage: graphjit-dump MODEL_SPEC|FILE.gir|FILE.onnx [flags]\nModels: ",
@@ -444,6 +462,12 @@ int Main(int argc, char** argv) {
     std::fputs(report->c_str(), stdout);
     return 0;
   }
+  if (profile && compiled->control_flow() != nullptr) {
+    std::fprintf(stderr,
+                 "graphjit-dump: --profile: the graph has loops or branches (regions), compiled as "
+                 "pieces that are not profiled kernel by kernel; --stage=kernels lists them\n");
+    return 1;
+  }
   if (profile) {
     ir::Bindings values = *dims;
     for (const auto& [k, v] : *bind) values[k] = v;
@@ -467,11 +491,7 @@ int Main(int argc, char** argv) {
   if (print_after.empty()) {
     if (stage == "traced") std::fputs(ir::PrintGraph(loaded->graph).c_str(), stdout);
     if (stage == "optimized") std::fputs(ir::PrintGraph(graph).c_str(), stdout);
-    if (stage == "kernels")
-      std::fputs(compiler::ProgramToString(compiled->program()).c_str(), stdout);
-    if (stage == "llvm") std::fputs(compiled->kernels().llvm_ir().c_str(), stdout);
-    if (stage == "llvm-opt") std::fputs(compiled->kernels().optimized_ir().c_str(), stdout);
-    if (stage == "asm") std::fputs(compiled->kernels().assembly().c_str(), stdout);
+    if (stage != "traced" && stage != "optimized") PrintCompiledStage(*compiled, stage, "");
   }
   if (absl::GetFlag(FLAGS_stats)) {
     PrintStats(loaded->graph, optimize ? &pipeline : nullptr);

@@ -353,6 +353,27 @@ absl::Status ControlFlow::RunScan(const ScanLoop& scan, std::vector<runtime::Ten
   return absl::OkStatus();
 }
 
+std::vector<std::pair<std::string, const CompiledGraph*>> ControlFlow::Compiled() const {
+  std::vector<std::pair<std::string, const CompiledGraph*>> out;
+  for (const Step& step : steps_) {
+    if (step.kind == Step::kPiece) {
+      out.emplace_back(absl::StrCat("piece ", step.index), pieces_[step.index].code.get());
+    } else if (step.kind == Step::kLoop) {
+      const Loop& l = loops_[step.index];
+      out.emplace_back(absl::StrCat("while %", l.node, " cond"), l.cond.get());
+      out.emplace_back(absl::StrCat("while %", l.node, " body"), l.body.get());
+    } else if (step.kind == Step::kIf) {
+      const Branch& b = branches_[step.index];
+      out.emplace_back(absl::StrCat("if %", b.node, " then"), b.code[0].get());
+      out.emplace_back(absl::StrCat("if %", b.node, " else"), b.code[1].get());
+    } else {
+      const ScanLoop& s = scans_[step.index];
+      out.emplace_back(absl::StrCat("scan %", s.node, " body"), s.body.get());
+    }
+  }
+  return out;
+}
+
 int ControlFlow::num_loops() const { return static_cast<int>(loops_.size()); }
 
 int ControlFlow::num_compiled() const {

@@ -17,6 +17,8 @@
 #define GRAPHJIT_COMPILER_COMPILED_CONTROL_FLOW_H_
 
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -48,6 +50,9 @@ class ControlFlow {
   // The compiled graphs: the pieces, every loop's cond and body and every if's
   // branches, recursively.
   int num_compiled() const;
+  // The compiled graphs at this level, in graph order, each with a label ("piece 0",
+  // "while %4 body", "if %7 then", "scan %3 body"), for dumps.
+  std::vector<std::pair<std::string, const CompiledGraph*>> Compiled() const;
   // What compiling them cost, summed.
   void AddTimings(PhaseTimings* timings) const;
   // The loops at this level (not counting loops inside regions).

@@ -33,6 +33,32 @@ for stage in traced optimized; do
 done
 "$bin/graphjit-dump" decode --stage=kernels | grep -q "matmul(axpy)" && pass "dump kernels" ||
   fail "dump kernels"
+
+# A graph with a loop round-trips as text and dumps each compiled piece's kernels; it is not
+# profiled kernel by kernel (one line saying so).
+cat > "$work/loop.gir" <<'EOF_LOOP'
+graph loop {
+  %0 = input {name="x"} : f32[4]
+  %1 = while(%0) {carried=1, max_trips=3} : f32[4]
+    region graph cond {
+      %0 = input {name="x"} : f32[4]
+      %1 = full {value=1.0} : bool[]
+      return %1
+    }
+    region graph body {
+      %0 = input {name="x"} : f32[4]
+      %1 = tanh(%0) : f32[4]
+      return %1
+    }
+  return %1
+}
+EOF_LOOP
+"$bin/graphjit-dump" "$work/loop.gir" --stage=traced | cmp -s - "$work/loop.gir" &&
+  pass "dump a loop round trip" || fail "dump a loop round trip"
+"$bin/graphjit-dump" "$work/loop.gir" --stage=kernels | grep -q "^# while %1 body" &&
+  pass "dump a loop's kernels" || fail "dump a loop's kernels"
+expect_error "dump --profile of a loop" "compiled as pieces that are not profiled" \
+  "$bin/graphjit-dump" "$work/loop.gir" --profile
 "$bin/graphjit-dump" decode --dim S=64 --stage=llvm-opt | grep -qE "<(4|8) x double>" &&
   pass "dump llvm-opt is vectorized" || fail "dump llvm-opt is vectorized"
 
