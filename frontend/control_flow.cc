@@ -10,24 +10,29 @@
 namespace graphjit::frontend {
 namespace {
 
-// Traces `fn` over fresh inputs typed like `values` (named a0, a1, ...) into a graph
-// called `name` with `params` in reach.
+// Traces `fn` over fresh inputs of `types` (named a0, a1, ...) into a graph called
+// `name` with `params` in reach.
 absl::StatusOr<ir::Graph> TraceRegion(
-    const std::string& name, absl::Span<const Value> values,
+    const std::string& name, const std::vector<ir::ValueType>& types,
     const std::function<std::vector<Value>(const std::vector<Value>&)>& fn,
     const runtime::TensorMap& params) {
-  InputTypes types;
-  for (size_t k = 0; k < values.size(); ++k)
-    types.emplace_back(absl::StrCat("a", k), values[k].type());
-  TraceContext ctx(name, types, params);
+  InputTypes named;
+  for (size_t k = 0; k < types.size(); ++k) named.emplace_back(absl::StrCat("a", k), types[k]);
+  TraceContext ctx(name, named, params);
   std::vector<Value> in;
-  for (size_t k = 0; k < values.size(); ++k) in.push_back(ctx.Input(absl::StrCat("a", k)));
+  for (size_t k = 0; k < types.size(); ++k) in.push_back(ctx.Input(absl::StrCat("a", k)));
   absl::StatusOr<ir::Graph> g = std::move(ctx).Finish(fn(in));
   if (!g.ok()) {
     return absl::Status(g.status().code(),
                         absl::StrCat("region ", name, ": ", g.status().message()));
   }
   return g;
+}
+
+std::vector<ir::ValueType> TypesOf(absl::Span<const Value> values) {
+  std::vector<ir::ValueType> types;
+  for (const Value& v : values) types.push_back(v.type());
+  return types;
 }
 
 const runtime::TensorMap& ParamsOf(Context& ctx) {
@@ -48,15 +53,16 @@ std::vector<Value> While(const WhileCond& cond, const WhileBody& body, absl::Spa
     return std::pair{absl::MakeConstSpan(in).subspan(0, carried),
                      absl::MakeConstSpan(in).subspan(carried)};
   };
+  const std::vector<ir::ValueType> types = TypesOf(operands);
   absl::StatusOr<ir::Graph> c = TraceRegion(
-      "cond", operands,
+      "cond", types,
       [&](const std::vector<Value>& in) {
         auto [x, inv] = split(in);
         return std::vector<Value>{cond(x, inv)};
       },
       ParamsOf(ctx));
   absl::StatusOr<ir::Graph> b = TraceRegion(
-      "body", operands,
+      "body", types,
       [&](const std::vector<Value>& in) {
         auto [x, inv] = split(in);
         return body(x, inv);
@@ -82,8 +88,7 @@ std::vector<Value> Scan(const ScanStep& step, absl::Span<const Value> init,
   std::vector<Value> operands(init.begin(), init.end());
   operands.insert(operands.end(), xs.begin(), xs.end());
   operands.insert(operands.end(), invariants.begin(), invariants.end());
-  std::vector<ir::ValueType> types;
-  for (const Value& v : operands) types.push_back(v.type());
+  std::vector<ir::ValueType> types = TypesOf(operands);
   for (size_t k = init.size(); k < init.size() + xs.size(); ++k) {
     if (types[k].rank() == 0) {
       ctx.ReportError(absl::InvalidArgumentError(
@@ -92,18 +97,17 @@ std::vector<Value> Scan(const ScanStep& step, absl::Span<const Value> init,
     }
     types[k].shape.erase(types[k].shape.begin());
   }
-  InputTypes named;
-  for (size_t k = 0; k < types.size(); ++k) named.emplace_back(absl::StrCat("a", k), types[k]);
-  TraceContext trace("body", named, ParamsOf(ctx));
-  std::vector<Value> in;
-  for (size_t k = 0; k < types.size(); ++k) in.push_back(trace.Input(absl::StrCat("a", k)));
-  const absl::Span<const Value> all(in);
-  absl::StatusOr<ir::Graph> body =
-      std::move(trace).Finish(step(all.subspan(0, init.size()), all.subspan(init.size(), xs.size()),
-                                   all.subspan(init.size() + xs.size())));
+  const size_t c = init.size(), r = xs.size();
+  absl::StatusOr<ir::Graph> body = TraceRegion(
+      "body", types,
+      [&](const std::vector<Value>& in) {
+        const absl::Span<const Value> all(in);
+        return step(all.subspan(0, c), all.subspan(c, r), all.subspan(c + r));
+      },
+      ParamsOf(ctx));
   if (!body.ok()) {
-    ctx.ReportError(absl::Status(body.status().code(),
-                                 absl::StrCat("scan: region body: ", body.status().message())));
+    ctx.ReportError(
+        absl::Status(body.status().code(), absl::StrCat("scan: ", body.status().message())));
     return {};
   }
   return ctx.EmitScan(operands,
@@ -116,8 +120,9 @@ std::vector<Value> Cond(const Value& pred, const CondBranch& then_fn, const Cond
                         absl::Span<const Value> operands) {
   if (pred.context() == nullptr) return {};
   Context& ctx = *pred.context();
-  absl::StatusOr<ir::Graph> branches[2] = {TraceRegion("then", operands, then_fn, ParamsOf(ctx)),
-                                           TraceRegion("else", operands, else_fn, ParamsOf(ctx))};
+  const std::vector<ir::ValueType> types = TypesOf(operands);
+  absl::StatusOr<ir::Graph> branches[2] = {TraceRegion("then", types, then_fn, ParamsOf(ctx)),
+                                           TraceRegion("else", types, else_fn, ParamsOf(ctx))};
   for (const absl::StatusOr<ir::Graph>& g : branches) {
     if (!g.ok()) {
       ctx.ReportError(

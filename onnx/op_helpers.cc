@@ -234,6 +234,15 @@ ir::ValueId PadWithConstant(Context& ctx, ir::ValueId x, int axis, int64_t befor
   return ctx.Op(ir::OpCode::kConcat, parts, {{"axis", int64_t{axis}}});
 }
 
+std::vector<ir::ValueId> RegionInputs(ir::GraphBuilder& b,
+                                      const std::vector<ir::ValueType>& types) {
+  std::vector<ir::ValueId> ids;
+  for (size_t k = 0; k < types.size(); ++k) {
+    ids.push_back(b.Input(absl::StrCat("a", k), types[k].dtype, types[k].shape));
+  }
+  return ids;
+}
+
 ir::ValueId ReverseRows(Context& ctx, ir::ValueId x) {
   const ir::SymExpr length = ctx.type(x).shape[0];
   const ir::ValueId ones =

@@ -36,6 +36,9 @@ absl::StatusOr<std::vector<int>> NormAxes(const Context& ctx, const std::vector<
 
 ir::ValueId Reshape(Context& ctx, ir::ValueId x, ir::Shape shape);
 ir::ValueId Transpose(Context& ctx, ir::ValueId x, std::vector<int64_t> perm);
+// One input of region builder `b` per type (named a0, a1, ...): what a region
+// (ir/regions.h) takes, in order.
+std::vector<ir::ValueId> RegionInputs(ir::GraphBuilder& b, const std::vector<ir::ValueType>& types);
 // `x` reversed along dim 0, whose length may be symbolic (a gather at length - 1 - iota).
 ir::ValueId ReverseRows(Context& ctx, ir::ValueId x);
 // x with `before` and `after` elements of `value` around dim `axis` (a concat with fills).

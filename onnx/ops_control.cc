@@ -116,6 +116,15 @@ ValueId ScalarBool(Context& ctx, ValueId v) {
   return v;
 }
 
+// A graph node as a Value (for binding a slice to a body input).
+Value NodeValue(Context& ctx, ValueId id, int32_t elem_type) {
+  Value v;
+  v.elem_type = elem_type;
+  v.shape = ctx.type(id).shape;
+  v.id = id;
+  return v;
+}
+
 // Binds `value` to a body input (a copy: it is the body's, not a model input).
 void Bind(Context& ctx, const std::string& name, Value value) {
   value.graph_input = false;
@@ -219,13 +228,9 @@ absl::Status IfAsBranch(Context& ctx) {
     ir::GraphBuilder rb(b == 0 ? "then" : "else");
     {
       Context::RegionScope scope(ctx, &rb);
+      const std::vector<ValueId> a = RegionInputs(rb, {types.begin() + 1, types.end()});
       for (size_t j = 0; j < captured.size(); ++j) {
-        const ir::ValueType& t = types[1 + j];
-        Value v;
-        v.elem_type = elems[j];
-        v.shape = t.shape;
-        v.id = rb.Input(absl::StrCat("a", j), t.dtype, t.shape);
-        Bind(ctx, captured[j], std::move(v));
+        Bind(ctx, captured[j], NodeValue(ctx, a[j], elems[j]));
       }
       GJ_RETURN_IF_ERROR(ctx.ImportSubgraph(*branches[b]));
       for (int i = 0; i < ctx.num_outputs(); ++i) {
@@ -319,15 +324,6 @@ absl::StatusOr<ValueId> Stack(Context& ctx, std::vector<ValueId> steps, int64_t 
   return ctx.Op(OpCode::kConcat, steps, {{"axis", int64_t{at}}});
 }
 
-// A graph node as a Value (for binding a slice to a body input).
-Value NodeValue(Context& ctx, ValueId id, int32_t elem_type) {
-  Value v;
-  v.elem_type = elem_type;
-  v.shape = ctx.type(id).shape;
-  v.id = id;
-  return v;
-}
-
 // `x` with dim `from` moved to `to` (the others in order).
 ValueId MoveAxis(Context& ctx, ValueId x, int from, int to) {
   if (from == to) return x;
@@ -382,16 +378,9 @@ absl::Status ScanAsLoop(Context& ctx, const pb::GraphProto& body, int n, int m, 
   std::vector<int32_t> row_elems;
   {
     Context::RegionScope scope(ctx, &rb);
-    std::vector<ValueId> a;
-    for (size_t i = 0; i < types.size(); ++i) {
-      a.push_back(rb.Input(absl::StrCat("a", i), types[i].dtype, types[i].shape));
-    }
+    const std::vector<ValueId> a = RegionInputs(rb, types);
     auto bind = [&](const std::string& name, size_t i) {
-      Value v;
-      v.elem_type = elems[i];
-      v.shape = types[i].shape;
-      v.id = a[i];
-      Bind(ctx, name, std::move(v));
+      Bind(ctx, name, NodeValue(ctx, a[i], elems[i]));
     };
     for (int i = 0; i < n; ++i) bind(body.input(i).name(), i);
     for (int j = 0; j < m; ++j) bind(body.input(n + j).name(), carried + j);
@@ -583,15 +572,8 @@ absl::Status LoopAsWhile(Context& ctx, const pb::GraphProto& body, int n) {
   std::vector<ir::ValueType> types;
   for (ValueId v : operands) types.push_back(ctx.type(v));
 
-  auto inputs = [&](ir::GraphBuilder& b) {
-    std::vector<ValueId> ids;
-    for (size_t k = 0; k < types.size(); ++k) {
-      ids.push_back(b.Input(absl::StrCat("a", k), types[k].dtype, types[k].shape));
-    }
-    return ids;
-  };
   ir::GraphBuilder cond_b("cond");
-  std::vector<ValueId> c = inputs(cond_b);
+  const std::vector<ValueId> c = RegionInputs(cond_b, types);
   ValueId go = c[1];
   // A known trip count is the while's max_trips (exact: torch writes INT64_MAX for "no
   // limit", which a float constant would round); one computed from data is compared here.
@@ -604,13 +586,9 @@ absl::Status LoopAsWhile(Context& ctx, const pb::GraphProto& body, int n) {
   ir::GraphBuilder body_b("body");
   {
     Context::RegionScope scope(ctx, &body_b);
-    std::vector<ValueId> a = inputs(body_b);
+    const std::vector<ValueId> a = RegionInputs(body_b, types);
     auto bind = [&](const std::string& name, int k) {
-      Value v;
-      v.elem_type = elems[k];
-      v.shape = types[k].shape;
-      v.id = a[k];
-      Bind(ctx, name, std::move(v));
+      Bind(ctx, name, NodeValue(ctx, a[k], elems[k]));
     };
     for (int k = 0; k < carried; ++k) bind(body.input(k).name(), k);
     for (size_t j = 0; j < captured.size(); ++j) {

@@ -355,10 +355,7 @@ absl::StatusOr<DirectionOut> ScanDirection(Context& ctx, const Layer& l, const A
   ir::GraphBuilder rb("body");
   {
     Context::RegionScope scope(ctx, &rb);
-    std::vector<ValueId> a;
-    for (size_t i = 0; i < types.size(); ++i) {
-      a.push_back(rb.Input(absl::StrCat("a", i), types[i].dtype, types[i].shape));
-    }
+    const std::vector<ValueId> a = RegionInputs(rb, types);
     StepWeights w;
     size_t next = 4;
     for (auto field : fields) {

@@ -200,6 +200,15 @@ absl::StatusOr<std::unique_ptr<ControlFlow>> ControlFlow::Compile(
     cf->loops_.push_back(std::move(loop));
   }
   GJ_RETURN_IF_ERROR(close_piece());
+  for (ir::ValueId id = 0; id < graph.num_nodes(); ++id) {
+    const ir::OpCode op = graph.node(id).op;
+    if (!ir::IsSourceOp(op) || op == ir::OpCode::kInput) continue;
+    bool outside = false;
+    for (ir::ValueId u : users[id]) {
+      outside |= u >= graph.num_nodes() || IsRegionOp(graph.node(u).op);
+    }
+    if (outside) cf->outer_sources_.push_back(id);
+  }
   return cf;
 }
 
@@ -208,19 +217,18 @@ absl::StatusOr<std::vector<runtime::Tensor>> ControlFlow::Run(
     const runtime::TensorMap& params) const {
   GJ_ASSIGN_OR_RETURN(ir::Bindings bound, runtime::BindInputs(graph_, inputs, bindings));
   std::vector<runtime::Tensor> values(graph_.num_nodes());
-  // Sources read outside the pieces (by a loop, or as outputs): inputs as given, params
-  // by name, constants made now (their shapes may be symbolic).
-  for (ir::ValueId id = 0; id < graph_.num_nodes(); ++id) {
+  // The inputs as given; the params and constants read outside the pieces (by a loop or
+  // a branch, or as outputs: the pieces hold their own), made now (symbolic shapes).
+  for (ir::ValueId id : graph_.Inputs()) values[id] = inputs.at(graph_.node(id).name());
+  for (ir::ValueId id : outer_sources_) {
     const ir::Node& n = graph_.node(id);
-    if (n.op == ir::OpCode::kInput) {
-      values[id] = inputs.at(n.name());
-    } else if (n.op == ir::OpCode::kParam) {
+    if (n.op == ir::OpCode::kParam) {
       auto it = params.find(n.name());
       if (it == params.end()) {
         return absl::InvalidArgumentError(absl::StrCat("missing parameter '", n.name(), "'"));
       }
       values[id] = it->second;
-    } else if (ir::IsSourceOp(n.op)) {
+    } else {
       GJ_ASSIGN_OR_RETURN(values[id], runtime::EvalNode(n, {}, bound));
     }
   }

@@ -82,6 +82,8 @@ class ControlFlow {
   std::vector<Branch> branches_;
   std::vector<ScanLoop> scans_;
   std::vector<Step> steps_;
+  // The params and constants a loop, a branch or the outputs read (the pieces make theirs).
+  std::vector<ir::ValueId> outer_sources_;
 };
 
 }  // namespace graphjit::compiler

@@ -74,17 +74,6 @@ TensorMap Weights() {
 
 Tensor Count(int64_t v) { return *Tensor::FromDoubles(ir::DType::kI64, {}, {double(v)}); }
 
-std::unique_ptr<CompiledGraph> Compile(const ir::Graph& g, const TensorMap& params,
-                                       int threads = 1) {
-  CompileGraphOptions options;
-  options.threads = threads;
-  options.min_parallel_work = 0;
-  options.env = &CompileEnv::MemoryOnly();
-  auto cg = CompiledGraph::Compile(g, params, options);
-  EXPECT_TRUE(cg.ok()) << cg.status();
-  return cg.ok() ? *std::move(cg) : nullptr;
-}
-
 void ExpectSameAsInterpreter(const CompiledGraph& cg, const ir::Graph& g, const TensorMap& in,
                              const TensorMap& params) {
   absl::StatusOr<std::vector<Tensor>> want = runtime::Interpret(g, in, params);
@@ -102,7 +91,7 @@ void ExpectSameAsInterpreter(const CompiledGraph& cg, const ir::Graph& g, const 
 TEST(ControlFlowCompiled, LoopsMatchTheInterpreter) {
   const ir::Graph g = *ir::ParseGraph(kLoop);
   const TensorMap params = Weights();
-  std::unique_ptr<CompiledGraph> cg = Compile(g, params);
+  std::unique_ptr<CompiledGraph> cg = CompileOnThreads(g, params);
   ASSERT_NE(cg, nullptr);
   ASSERT_NE(cg->control_flow(), nullptr);
   EXPECT_EQ(cg->control_flow()->num_loops(), 1);
@@ -123,7 +112,7 @@ TEST(ControlFlowCompiled, LoopsMatchTheInterpreter) {
 
 TEST(ControlFlowCompiled, TheCallersInputsAreNotWritten) {
   const ir::Graph g = *ir::ParseGraph(kLoop);
-  std::unique_ptr<CompiledGraph> cg = Compile(g, Weights());
+  std::unique_ptr<CompiledGraph> cg = CompileOnThreads(g, Weights());
   ASSERT_NE(cg, nullptr);
   const Tensor x = Wave(ir::DType::kF32, {3, 8}, 0.5);
   const Tensor before = x.Clone();
@@ -134,7 +123,8 @@ TEST(ControlFlowCompiled, TheCallersInputsAreNotWritten) {
 TEST(ControlFlowCompiled, ThreadsAndCallsGiveTheSameBits) {
   const ir::Graph g = *ir::ParseGraph(kLoop);
   const TensorMap params = Weights();
-  std::unique_ptr<CompiledGraph> one = Compile(g, params, 1), three = Compile(g, params, 3);
+  std::unique_ptr<CompiledGraph> one = CompileOnThreads(g, params, 1),
+                                 three = CompileOnThreads(g, params, 3);
   ASSERT_NE(one, nullptr);
   ASSERT_NE(three, nullptr);
   CompiledCall call(*one);
@@ -198,7 +188,7 @@ constexpr const char* kNested = R"(graph nested {
 
 TEST(ControlFlowCompiled, ALoopInALoopsBody) {
   const ir::Graph g = *ir::ParseGraph(kNested);
-  std::unique_ptr<CompiledGraph> cg = Compile(g, {});
+  std::unique_ptr<CompiledGraph> cg = CompileOnThreads(g, {});
   ASSERT_NE(cg, nullptr);
   EXPECT_EQ(cg->control_flow()->num_compiled(), 4);  // cond, body's piece, inner cond + body
   for (int64_t outer : {0, 1, 2}) {
@@ -243,7 +233,7 @@ constexpr const char* kInvariantBody = R"(graph invariant {
 
 TEST(ControlFlowCompiled, HoistedInvariantsGiveTheSameResults) {
   const ir::Graph g = *ir::ParseGraph(kInvariantBody);
-  std::unique_ptr<CompiledGraph> cg = Compile(g, {});
+  std::unique_ptr<CompiledGraph> cg = CompileOnThreads(g, {});
   ASSERT_NE(cg, nullptr);
   int tanh_outside = 0;
   for (const ir::Node& n : cg->graph().nodes()) tanh_outside += n.op == ir::OpCode::kTanh;
@@ -281,7 +271,7 @@ constexpr const char* kBranch = R"(graph branch {
 
 TEST(ControlFlowCompiled, AnIfRunsTheTakenBranchsCode) {
   const ir::Graph g = *ir::ParseGraph(kBranch);
-  std::unique_ptr<CompiledGraph> cg = Compile(g, {});
+  std::unique_ptr<CompiledGraph> cg = CompileOnThreads(g, {});
   ASSERT_NE(cg, nullptr);
   EXPECT_EQ(cg->control_flow()->num_compiled(), 4);  // before, then, else, after
   for (double phase : {0.3, 3.5}) {
@@ -319,7 +309,7 @@ TEST(ControlFlowCompiled, TheFrontendsCondTracedAndEager) {
     std::vector<frontend::Value> t = Branchy(trace);
     absl::StatusOr<ir::Graph> g = std::move(trace).Finish(t);
     ASSERT_TRUE(g.ok()) << g.status();
-    std::unique_ptr<CompiledGraph> cg = Compile(*g, params);
+    std::unique_ptr<CompiledGraph> cg = CompileOnThreads(*g, params);
     ASSERT_NE(cg, nullptr);
     absl::StatusOr<std::vector<Tensor>> got = cg->Run(in);
     ASSERT_TRUE(got.ok()) << got.status();
@@ -366,7 +356,7 @@ TEST(ControlFlowCompiled, TheFrontendsScanTracedEagerAndCompiledOnceForEveryLeng
   std::vector<frontend::Value> t = Rnn(trace);
   absl::StatusOr<ir::Graph> g = std::move(trace).Finish(t);
   ASSERT_TRUE(g.ok()) << g.status();
-  std::unique_ptr<CompiledGraph> cg = Compile(*g, params);
+  std::unique_ptr<CompiledGraph> cg = CompileOnThreads(*g, params);
   ASSERT_NE(cg, nullptr);
   for (int64_t length : {0, 1, 5}) {
     SCOPED_TRACE(length);
@@ -387,7 +377,7 @@ TEST(ControlFlowCompiled, TheFrontendsScanTracedEagerAndCompiledOnceForEveryLeng
 }
 
 TEST(ControlFlowCompiled, BadInputsAreNamed) {
-  std::unique_ptr<CompiledGraph> cg = Compile(*ir::ParseGraph(kLoop), Weights());
+  std::unique_ptr<CompiledGraph> cg = CompileOnThreads(*ir::ParseGraph(kLoop), Weights());
   ASSERT_NE(cg, nullptr);
   absl::StatusOr<std::vector<Tensor>> out =
       cg->Run({{"x", Wave(ir::DType::kF32, {3, 7}, 0)}, {"limit", Count(1)}});
@@ -435,7 +425,7 @@ TEST(ControlFlowCompiled, TheFrontendsWhileTracedAndEager) {
   ASSERT_TRUE(g.ok()) << g.status();
   // y, w, the first change, the while and its second result: the trips are not unrolled.
   EXPECT_EQ(g->num_nodes(), 5);
-  std::unique_ptr<CompiledGraph> cg = Compile(*g, scaled);
+  std::unique_ptr<CompiledGraph> cg = CompileOnThreads(*g, scaled);
   ASSERT_NE(cg, nullptr);
   absl::StatusOr<std::vector<Tensor>> got = cg->Run(in);
   ASSERT_TRUE(got.ok()) << got.status();

@@ -50,16 +50,6 @@ constexpr const char* kScribble = R"(graph scribble {
   return %3
 })";
 
-std::unique_ptr<CompiledGraph> Compile(const ir::Graph& g, const TensorMap& params, int threads) {
-  CompileGraphOptions options;
-  options.threads = threads;
-  options.min_parallel_work = 0;
-  options.env = &CompileEnv::MemoryOnly();
-  auto cg = CompiledGraph::Compile(g, params, options);
-  EXPECT_TRUE(cg.ok()) << cg.status();
-  return cg.ok() ? *std::move(cg) : nullptr;
-}
-
 TEST(FillsOnce, PaddedConvolutionMatchesTheInterpreterAcrossCallsAndOtherGraphs) {
   absl::StatusOr<ir::Graph> conv = ir::ParseGraph(kPaddedConv);
   absl::StatusOr<ir::Graph> scribble = ir::ParseGraph(kScribble);
@@ -69,8 +59,8 @@ TEST(FillsOnce, PaddedConvolutionMatchesTheInterpreterAcrossCallsAndOtherGraphs)
   const TensorMap noise = {{"y", Wave(ir::DType::kF32, {64, 64}, 0.9)}};
   for (int threads : {1, 3}) {
     SCOPED_TRACE(absl::StrCat(threads, " threads"));
-    std::unique_ptr<CompiledGraph> cg = Compile(*conv, params, threads);
-    std::unique_ptr<CompiledGraph> other = Compile(*scribble, {}, threads);
+    std::unique_ptr<CompiledGraph> cg = CompileOnThreads(*conv, params, threads);
+    std::unique_ptr<CompiledGraph> other = CompileOnThreads(*scribble, {}, threads);
     ASSERT_NE(cg, nullptr);
     ASSERT_NE(other, nullptr);
     EXPECT_TRUE(absl::StrContains(ProgramToString(cg->program()), "(once)"))
@@ -100,7 +90,7 @@ TEST(FillsOnce, ACompiledCallsOwnWorkspaceKeepsItsConstants) {
   absl::StatusOr<ir::Graph> conv = ir::ParseGraph(kPaddedConv);
   ASSERT_TRUE(conv.ok()) << conv.status();
   const TensorMap params = {{"w", Wave(ir::DType::kF32, {8, 27}, 0.4)}};
-  std::unique_ptr<CompiledGraph> cg = Compile(*conv, params, 1);
+  std::unique_ptr<CompiledGraph> cg = CompileOnThreads(*conv, params, 1);
   ASSERT_NE(cg, nullptr);
   CompiledCall call(*cg);
   for (int64_t h : {9, 9, 4, 9}) {

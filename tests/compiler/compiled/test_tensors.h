@@ -1,11 +1,14 @@
-// Inputs and bit-for-bit comparisons the compiled-code tests share.
+// Inputs, compiles and bit-for-bit comparisons the compiled-code tests share.
 #ifndef GRAPHJIT_TESTS_COMPILER_COMPILED_TEST_TENSORS_H_
 #define GRAPHJIT_TESTS_COMPILER_COMPILED_TEST_TENSORS_H_
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <vector>
 
+#include "compiler/compiled/compiled_graph.h"
+#include "gtest/gtest.h"
 #include "runtime/tensor.h"
 
 namespace graphjit::compiler {
@@ -24,6 +27,20 @@ inline runtime::Tensor Wave(ir::DType dtype, std::vector<int64_t> shape, double 
 inline bool SameBits(const runtime::Tensor& a, const runtime::Tensor& b) {
   return a.dtype() == b.dtype() && a.nbytes() == b.nbytes() &&
          std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
+}
+
+// `g` compiled in memory only on `threads` threads, every parallel loop split however
+// small (uneven splits on tiny shapes); null, with a test failure, if it does not compile.
+inline std::unique_ptr<CompiledGraph> CompileOnThreads(const ir::Graph& g,
+                                                       const runtime::TensorMap& params,
+                                                       int threads = 1) {
+  CompileGraphOptions options;
+  options.threads = threads;
+  options.min_parallel_work = 0;
+  options.env = &CompileEnv::MemoryOnly();
+  absl::StatusOr<std::unique_ptr<CompiledGraph>> cg = CompiledGraph::Compile(g, params, options);
+  EXPECT_TRUE(cg.ok()) << cg.status();
+  return cg.ok() ? *std::move(cg) : nullptr;
 }
 
 }  // namespace graphjit::compiler
