@@ -17,6 +17,7 @@
 #include "compiler/passes/simplify.h"
 #include "compiler/passes/sink_row_scale.h"
 #include "compiler/passes/unroll_scans.h"
+#include "compiler/passes/winograd_convolutions.h"
 #include "ir/status_macros.h"
 #include "ir/verifier.h"
 
@@ -34,6 +35,7 @@ const std::vector<Pass>& BuiltinPasses() {
       {"fold_norm_weight", FoldNormWeight},
       {"sink_row_scale", [](ir::Graph* g, PassContext*) { return SinkRowScale(g); }},
       {"flatten_matmul_batch", [](ir::Graph* g, PassContext*) { return FlattenMatmulBatch(g); }},
+      {"winograd_convolutions", WinogradConvolutions},
       {"orient_products", OrientProducts},
       // Opt-in: see concat_weights.h for what it was measured to cost and save.
       {"concat_weights", ConcatWeights, /*in_default=*/false},
