@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -376,30 +377,18 @@ TEST_F(GraphRecordTest, ArgsMustNameTheGraphsNodes) {
   EXPECT_THAT(renamed.status().message(), HasSubstr("'renamed' does not match"));
 }
 
-// A convolution's weights packed into the tiles' panels at compile time (orient_products)
-// live in the record's weight pack: a warm start reads them from it; every file truncated
-// to half is refused, everything is built again with the same bits, and the cache heals.
-TEST(GraphRecordPackedWeights, TruncatedFilesAreRefusedAndRebuilt) {
+// Weights a pass made at compile time (`made`: one of these names) live in the record's
+// weight pack: a warm start reads them from it; every file truncated to half is refused,
+// everything is built again with the same bits, and the cache heals.
+void ExpectMadeWeightsSurviveTruncation(const std::string& text, const runtime::TensorMap& params,
+                                        const runtime::TensorMap& in,
+                                        const std::vector<std::string>& made) {
   const std::string dir =
       (fs::temp_directory_path() / absl::StrCat("gj_graph_record_packed_", ::getpid())).string();
   fs::remove_all(dir);
   std::unique_ptr<DiskCache> disk =
       *DiskCache::Open(dir, int64_t{1} << 30, *CacheSecret::FromBytes("graph record test key"));
-  ir::Graph graph = *ir::ParseGraph(R"(graph g {
-  %0 = input {name="x"} : f32[1, 40, 1, 7]
-  %1 = window(%0) {dilations=[1, 1], kernel=[1, 3], strides=[1, 1]} : f32[1, 40, 1, 3, 1, 5]
-  %2 = reshape(%1) {shape=[120, 5]} : f32[120, 5]
-  %3 = param {name="w"} : f32[70, 120]
-  %4 = matmul(%3, %2) : f32[70, 5]
-  return %4
-})");
-  std::vector<double> ws(70 * 120), xs(40 * 7);
-  for (size_t i = 0; i < ws.size(); ++i) ws[i] = 0.01 * static_cast<double>(i % 89) - 0.4;
-  for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.02 * static_cast<double>(i % 31) - 0.3;
-  const runtime::TensorMap params = {
-      {"w", *runtime::Tensor::FromDoubles(ir::DType::kF32, {70, 120}, ws)}};
-  const runtime::TensorMap in = {
-      {"x", *runtime::Tensor::FromDoubles(ir::DType::kF32, {1, 40, 1, 7}, xs)}};
+  ir::Graph graph = *ir::ParseGraph(text);
   std::vector<std::unique_ptr<KernelStore>> stores;
   std::vector<std::unique_ptr<CompileEnv>> envs;
   auto compile = [&] {
@@ -424,8 +413,9 @@ TEST(GraphRecordPackedWeights, TruncatedFilesAreRefusedAndRebuilt) {
   auto warm = compile();
   ASSERT_TRUE(warm.ok()) << warm.status();
   EXPECT_TRUE((*warm)->from_record());
-  EXPECT_TRUE(MadeParams(params, (*warm)->params()).contains("panels32(w)") ||
-              MadeParams(params, (*warm)->params()).contains("panels16(w)"));
+  const runtime::TensorMap warm_made = MadeParams(params, (*warm)->params());
+  EXPECT_TRUE(std::any_of(made.begin(), made.end(),
+                          [&](const std::string& name) { return warm_made.contains(name); }));
   ExpectSameBits(run(**warm), expected);
   warm->reset();
   int files = 0;
@@ -450,6 +440,45 @@ TEST(GraphRecordPackedWeights, TruncatedFilesAreRefusedAndRebuilt) {
   }
   EXPECT_TRUE(healed);
   fs::remove_all(dir);
+}
+
+// `shape` filled with values in [offset, offset + step * period).
+runtime::Tensor Ramp(std::vector<int64_t> shape, double step, int period, double offset) {
+  int64_t count = 1;
+  for (int64_t d : shape) count *= d;
+  std::vector<double> v(count);
+  for (int64_t i = 0; i < count; ++i) v[i] = step * static_cast<double>(i % period) + offset;
+  return *runtime::Tensor::FromDoubles(ir::DType::kF32, shape, v);
+}
+
+// A convolution's weights packed into the tiles' panels (orient_products).
+TEST(GraphRecordPackedWeights, TruncatedFilesAreRefusedAndRebuilt) {
+  ExpectMadeWeightsSurviveTruncation(R"(graph g {
+  %0 = input {name="x"} : f32[1, 40, 1, 7]
+  %1 = window(%0) {dilations=[1, 1], kernel=[1, 3], strides=[1, 1]} : f32[1, 40, 1, 3, 1, 5]
+  %2 = reshape(%1) {shape=[120, 5]} : f32[120, 5]
+  %3 = param {name="w"} : f32[70, 120]
+  %4 = matmul(%3, %2) : f32[70, 5]
+  return %4
+})",
+                                     {{"w", Ramp({70, 120}, 0.01, 89, -0.4)}},
+                                     {{"x", Ramp({1, 40, 1, 7}, 0.02, 31, -0.3)}},
+                                     {"panels32(w)", "panels16(w)"});
+}
+
+// A 3 x 3 convolution's Winograd-transformed weights (winograd_convolutions).
+TEST(GraphRecordPackedWeights, WinogradWeightsAreKeptAndRebuilt) {
+  ExpectMadeWeightsSurviveTruncation(R"(graph g {
+  %0 = input {name="x"} : f32[1, 16, 10, 66]
+  %1 = window(%0) {dilations=[1, 1], kernel=[3, 3], strides=[1, 1]} : f32[1, 16, 3, 3, 8, 64]
+  %2 = reshape(%1) {shape=[1, 144, 512]} : f32[1, 144, 512]
+  %3 = param {name="w"} : f32[20, 144]
+  %4 = matmul(%3, %2) : f32[1, 20, 512]
+  return %4
+})",
+                                     {{"w", Ramp({20, 144}, 0.01, 89, -0.4)}},
+                                     {{"x", Ramp({1, 16, 10, 66}, 0.02, 31, -0.3)}},
+                                     {"winograd(w)"});
 }
 
 }  // namespace

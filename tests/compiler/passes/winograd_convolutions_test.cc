@@ -19,7 +19,7 @@ using testing::RunPassOnText;
 // An imported 3 x 3 convolution as the importer writes it: the input padded by one on each
 // side (zeros concatenated), its windows, the weights' product and the image reshape.
 struct ConvSpec {
-  int64_t n = 1, c = 16, k = 16, h = 9, w = 8;
+  int64_t n = 1, c = 16, k = 16, h = 9, w = 44;
   std::string dtype = "f32";
   int64_t stride = 1, dilation = 1;
 };
@@ -80,7 +80,7 @@ double RelativeDifference(const ConvSpec& s, const std::string& before, const st
   return runtime::MaxAbsDiff((*want)[0], (*got)[0]) / scale;
 }
 
-// Rows 9 (not a multiple of 4: three zero rows below, sliced off after) and columns 8;
+// Rows 9 (not a multiple of 4: three zero rows below, sliced off after) and columns 44;
 // the transformed weights are G g per kernel column: row 0 is g's first row / 4 and row 5
 // its last, exactly.
 TEST(WinogradConvolutions, ThreeByThreeConvolutionComputesRowsInTilesOfFour) {
@@ -92,7 +92,7 @@ TEST(WinogradConvolutions, ThreeByThreeConvolutionComputesRowsInTilesOfFour) {
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_TRUE(changed);
   EXPECT_TRUE(absl::StrContains(*out, "kernel=[6, 1], strides=[4, 1]")) << *out;
-  EXPECT_TRUE(absl::StrContains(*out, "full {value=0.0} : f32[1, 16, 3, 10]")) << *out;
+  EXPECT_TRUE(absl::StrContains(*out, "full {value=0.0} : f32[1, 16, 3, 46]")) << *out;
   EXPECT_TRUE(absl::StrContains(*out, "param {name=\"winograd(w)\"} : f32[6, 1, 16, 48]")) << *out;
   ASSERT_TRUE(ctx.params.contains("winograd(w)"));
   const std::vector<double> w = ctx.params.at("w").ToDoubles();
@@ -112,8 +112,8 @@ TEST(WinogradConvolutions, ThreeByThreeConvolutionComputesRowsInTilesOfFour) {
 
 // Images in a batch, a side that is a multiple of 4, and f64 (whose sums agree to ~1e-15).
 TEST(WinogradConvolutions, BatchesAndDoublesAgreeWithTheDirectProduct) {
-  for (const ConvSpec& s : {ConvSpec{.n = 3, .h = 8, .w = 11},
-                            ConvSpec{.c = 17, .k = 33, .h = 13, .w = 9, .dtype = "f64"}}) {
+  for (const ConvSpec& s : {ConvSpec{.n = 3, .h = 8, .w = 24},
+                            ConvSpec{.c = 17, .k = 33, .h = 13, .w = 33, .dtype = "f64"}}) {
     SCOPED_TRACE(ConvText(s));
     PassContext ctx = ContextFor(s);
     bool changed = false;
@@ -125,7 +125,8 @@ TEST(WinogradConvolutions, BatchesAndDoublesAgreeWithTheDirectProduct) {
   }
 }
 
-// Must not fire: strides or dilations other than 1, too few channels or rows, weights not
+// Must not fire: strides or dilations other than 1, too few channels, rows, columns or
+// columns per transformed weight, weights not
 // known now, weights that change (training), products that do not run as tiles.
 TEST(WinogradConvolutions, LeavesOtherConvolutionsAlone) {
   struct Case {
@@ -137,8 +138,9 @@ TEST(WinogradConvolutions, LeavesOtherConvolutionsAlone) {
       {"dilation 2", ConvSpec{.h = 11, .w = 11, .dilation = 2}},
       {"8 input channels", ConvSpec{.c = 8}},
       {"8 output channels", ConvSpec{.k = 8}},
-      {"7 rows", ConvSpec{.h = 7}},
-      {"7 columns", ConvSpec{.w = 7}},
+      {"7 rows", ConvSpec{.h = 7, .w = 100}},
+      {"7 columns", ConvSpec{.h = 80, .w = 7}},
+      {"2 tile rows of 15 columns", ConvSpec{.h = 8, .w = 15}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.why);
