@@ -1,0 +1,191 @@
+// An ONNX model file under value guards (models/onnx_function.h): inputs the importer needs
+// as values are specialized on each call's values, a new value compiles another entry and
+// says so, the entries stop at their limit (then the interpreter runs), and every call
+// equals the interpreter on the model imported with that call's values.
+#include "models/onnx_function.h"
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "onnx/specialize.h"
+#include "tests/onnx/model_builder.h"
+
+namespace graphjit::models {
+namespace {
+
+using onnx::testing::ModelBuilder;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr int32_t kF32 = ::onnx::TensorProto::FLOAT;
+constexpr int32_t kI64 = ::onnx::TensorProto::INT64;
+
+std::string Write(const ModelBuilder& m, const std::string& name) {
+  const std::string path = ::testing::TempDir() + "/" + name + ".onnx";
+  std::ofstream(path, std::ios::binary) << m.Bytes();
+  return path;
+}
+
+runtime::Tensor I64(std::vector<int64_t> values) {
+  std::vector<double> v(values.begin(), values.end());
+  return *runtime::Tensor::FromDoubles(ir::DType::kI64, {static_cast<int64_t>(values.size())}, v);
+}
+
+runtime::Tensor F32(std::vector<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<double> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = 0.25 * static_cast<double>(i % 11) - 1;
+  return *runtime::Tensor::FromDoubles(ir::DType::kF32, shape, v);
+}
+
+// y = tile(unsqueeze(x, axes), repeats): both axes and repeats are needed as values.
+std::string TileModel() {
+  ModelBuilder m;
+  m.Input("x", kF32, {int64_t{3}, int64_t{4}})
+      .Input("axes", kI64, {int64_t{1}})
+      .Input("repeats", kI64, {int64_t{3}})
+      .Output("y", kF32);
+  m.Node("Unsqueeze", {"x", "axes"}, {"u"});
+  m.Node("Tile", {"u", "repeats"}, {"y"});
+  return Write(m, "onnx_function_tile");
+}
+
+// What the interpreter computes for `inputs` on the model imported with their values.
+runtime::Tensor Expected(const std::string& path, const runtime::TensorMap& inputs) {
+  absl::StatusOr<onnx::SpecializedImport> imported = onnx::ImportSpecialized(path, inputs);
+  EXPECT_TRUE(imported.ok()) << imported.status();
+  runtime::TensorMap rest = inputs;
+  for (const std::string& name : imported->specialized) rest.erase(name);
+  auto out = runtime::Interpret(imported->model.graph, rest, imported->model.params);
+  EXPECT_TRUE(out.ok()) << out.status();
+  return (*out)[0];
+}
+
+void ExpectRunEquals(OnnxFunction& fn, const std::string& path, const runtime::TensorMap& inputs) {
+  absl::StatusOr<std::vector<runtime::Tensor>> got = fn.Run(inputs);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const runtime::Tensor want = Expected(path, inputs);
+  ASSERT_EQ(got->at(0).shape(), want.shape());
+  EXPECT_EQ(runtime::MaxAbsDiff(got->at(0), want), 0);
+}
+
+TEST(OnnxFunction, EachNewValueIsAGuardMissThatCompilesAnotherEntry) {
+  const std::string path = TileModel();
+  compiler::JitOptions options;
+  options.log.recompiles = true;
+  absl::StatusOr<std::unique_ptr<OnnxFunction>> fn = OnnxFunction::Open(path, options);
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  const runtime::TensorMap first = {
+      {"x", F32({3, 4})}, {"axes", I64({0})}, {"repeats", I64({2, 1, 3})}};
+  const runtime::TensorMap second = {
+      {"x", F32({3, 4})}, {"axes", I64({0})}, {"repeats", I64({1, 2, 1})}};
+  ::testing::internal::CaptureStderr();
+  ExpectRunEquals(**fn, path, first);
+  ExpectRunEquals(**fn, path, first);
+  EXPECT_EQ((*fn)->specializations(), 1);
+  ExpectRunEquals(**fn, path, second);
+  ExpectRunEquals(**fn, path, first);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ((*fn)->specializations(), 2);
+  EXPECT_THAT((*fn)->specialized_inputs(), ::testing::ElementsAre("axes", "repeats"));
+  EXPECT_EQ((*fn)->interpreted_calls(), 0);
+  EXPECT_THAT(log, HasSubstr("specialized on axes = [0], repeats = [2, 1, 3]"));
+  EXPECT_THAT(log, HasSubstr("guard miss: axes = [0], repeats = [1, 2, 1] (the last entry's: "
+                             "axes = [0], repeats = [2, 1, 3]); specialization #2"));
+  // Asked for the values it specializes on, each call's shape is its own: [2, 3, 12].
+  EXPECT_EQ((*(*fn)->Run(first))[0].shape(), (std::vector<int64_t>{2, 3, 12}));
+}
+
+// A value that changes on every call stops compiling at the limit: the interpreter runs the
+// rest (said once), with the same results.
+TEST(OnnxFunction, PastTheLimitNewValuesRunInTheInterpreter) {
+  const std::string path = TileModel();
+  compiler::JitOptions options;
+  options.log.recompiles = true;
+  absl::StatusOr<std::unique_ptr<OnnxFunction>> fn =
+      OnnxFunction::Open(path, options, /*max_specializations=*/2);
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  ::testing::internal::CaptureStderr();
+  for (int64_t r = 1; r <= 5; ++r) {
+    ExpectRunEquals(**fn, path,
+                    {{"x", F32({3, 4})}, {"axes", I64({2})}, {"repeats", I64({r, 1, 1})}});
+  }
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ((*fn)->specializations(), 2);
+  EXPECT_EQ((*fn)->interpreted_calls(), 3);
+  EXPECT_THAT(log, HasSubstr("2 specializations compiled; calls with other values (axes = [2], "
+                             "repeats = [3, 1, 1]) run in the interpreter"));
+  EXPECT_THAT(log, Not(HasSubstr("repeats = [4, 1, 1]) run")));  // reported once
+}
+
+// x[: 2 * (H / 2)] + x imports only at an even H: each shape is a specialization of its own,
+// an odd one the importer's error.
+TEST(OnnxFunction, AModelThatImportsOnlyAtFixedShapesIsSpecializedOnThem) {
+  ModelBuilder m;
+  m.Input("x", kF32, {std::string("H")}).Output("y", kF32);
+  m.Initializer(onnx::testing::I64Tensor("zero", {1}, {0}));
+  m.Initializer(onnx::testing::I64Tensor("two", {1}, {2}));
+  m.Node("Shape", {"x"}, {"h"});
+  m.Node("Div", {"h", "two"}, {"half"});
+  m.Node("Mul", {"half", "two"}, {"even"});
+  m.Node("Slice", {"x", "zero", "even"}, {"head"});
+  m.Node("Add", {"head", "x"}, {"y"});
+  const std::string path = Write(m, "onnx_function_shapes");
+  absl::StatusOr<std::unique_ptr<OnnxFunction>> fn = OnnxFunction::Open(path);
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  ExpectRunEquals(**fn, path, {{"x", F32({6})}});
+  ExpectRunEquals(**fn, path, {{"x", F32({4})}});
+  ExpectRunEquals(**fn, path, {{"x", F32({6})}});
+  EXPECT_EQ((*fn)->specializations(), 2);
+  EXPECT_FALSE((*fn)->Run({{"x", F32({5})}}).ok());
+}
+
+TEST(OnnxFunction, AModelThatNeedsNoValuesIsOneJitFunction) {
+  ModelBuilder m;
+  m.Input("x", kF32, {std::string("N"), int64_t{4}}).Output("y", kF32);
+  m.Node("Relu", {"x"}, {"y"});
+  const std::string path = Write(m, "onnx_function_plain");
+  absl::StatusOr<std::unique_ptr<OnnxFunction>> fn = OnnxFunction::Open(path);
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  ExpectRunEquals(**fn, path, {{"x", F32({2, 4})}});
+  ExpectRunEquals(**fn, path, {{"x", F32({5, 4})}});
+  EXPECT_EQ((*fn)->specializations(), 0);
+  EXPECT_TRUE((*fn)->specialized_inputs().empty());
+}
+
+TEST(OnnxFunction, BadInputsAreErrorsNamingWhatIsWrong) {
+  EXPECT_EQ(OnnxFunction::Open(::testing::TempDir() + "/no_such_model.onnx").status().code(),
+            absl::StatusCode::kNotFound);
+  const std::string path = TileModel();
+  absl::StatusOr<std::unique_ptr<OnnxFunction>> zero = OnnxFunction::Open(path, {}, 0);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_THAT(zero.status().message(), HasSubstr("max_specializations 0"));
+  absl::StatusOr<std::unique_ptr<OnnxFunction>> fn = OnnxFunction::Open(path);
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  // A value input not given: the importer's error, naming it.
+  absl::StatusOr<std::vector<runtime::Tensor>> missing =
+      (*fn)->Run({{"x", F32({3, 4})}, {"axes", I64({0})}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("input 'repeats' must be known at import"));
+  // Too large to specialize on: the input, its size, the limit and the node that needs it.
+  ModelBuilder m;
+  m.Input("x", kF32, {int64_t{65}}).Input("shape", kI64, {int64_t{65}}).Output("y", kF32);
+  m.Node("Reshape", {"x", "shape"}, {"y"}, "reshape_big");
+  const std::string big = Write(m, "onnx_function_big");
+  absl::StatusOr<std::unique_ptr<OnnxFunction>> big_fn = OnnxFunction::Open(big);
+  ASSERT_TRUE(big_fn.ok()) << big_fn.status();
+  absl::StatusOr<std::vector<runtime::Tensor>> too_big =
+      (*big_fn)->Run({{"x", F32({65})}, {"shape", I64(std::vector<int64_t>(65, 1))}});
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_EQ(too_big.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(too_big.status().message(), HasSubstr("input 'shape' has 65 elements"));
+  EXPECT_THAT(too_big.status().message(), HasSubstr("reshape_big"));
+  EXPECT_EQ((*big_fn)->specializations(), 0);
+}
+
+}  // namespace
+}  // namespace graphjit::models
