@@ -42,11 +42,13 @@
 #include "models/model.h"
 #include "models/onnx_model.h"
 #include "onnx/import.h"
+#include "onnx/specialize.h"
 #include "runtime/jit_helpers.h"
 #include "runtime/seeded_inputs.h"
 #include "studies/six_nd.h"
 #include "tools/compile_steps_report.h"
 #include "tools/flag_util.h"
+#include "tools/input_flag.h"
 #include "tools/weights_flag.h"
 
 ABSL_FLAG(std::string, stage, "optimized",
@@ -65,6 +67,10 @@ ABSL_FLAG(bool, print_after_all, false,
 ABSL_FLAG(std::vector<std::string>, dim, {},
           "fix dynamic dims to constants, e.g. --dim S=128 (comma-separated for several)");
 ABSL_FLAG(bool, padded, false, "trace with the optional inputs of padded shapes (kmask)");
+ABSL_FLAG(std::vector<std::string>, input, {},
+          "for an ONNX file: NAME=@FILE.npy (or .pb) of an input whose values the model needs "
+          "when it is built (axes, scales, pads, a k): the model is specialized on them, and "
+          "on the given inputs' shapes if its symbolic import fails, as graphjit-run does");
 ABSL_FLAG(std::string, policy, "",
           "show the graph a compile-cache policy compiles for --dim S=N: exact, pow2, mult128 "
           "(padded to the bucket, with kmask), symbolic (S left symbolic for N >= 2), auto "
@@ -166,6 +172,9 @@ struct Loaded {
 };
 
 absl::StatusOr<Loaded> LoadGraph(const std::string& what, const ir::Bindings& dims) {
+  if (!absl::GetFlag(FLAGS_input).empty() && !absl::EndsWith(what, ".onnx")) {
+    return absl::InvalidArgumentError("--input applies to ONNX files, not " + what);
+  }
   if (absl::EndsWith(what, ".gir")) {
     if (!absl::GetFlag(FLAGS_policy).empty() || !absl::GetFlag(FLAGS_dtype).empty()) {
       return absl::InvalidArgumentError("--policy and --dtype apply to model specs, not IR files");
@@ -187,7 +196,22 @@ absl::StatusOr<Loaded> LoadGraph(const std::string& what, const ir::Bindings& di
       return absl::InvalidArgumentError(
           "--weights: an ONNX model carries its own weights (initializers and Constants)");
     }
-    GJ_ASSIGN_OR_RETURN(onnx::ImportedModel imported, onnx::Import(what));
+    runtime::TensorMap inputs;
+    GJ_RETURN_IF_ERROR(tools::ReadInputsFlag(absl::GetFlag(FLAGS_input), &inputs));
+    onnx::ImportedModel imported;
+    if (inputs.empty()) {
+      absl::StatusOr<onnx::ImportedModel> model = onnx::Import(what);
+      if (const std::string needed = onnx::InputNeededAtImport(model.status()); !needed.empty()) {
+        return absl::Status(model.status().code(),
+                            absl::StrCat(model.status().message(),
+                                         " (give its values with --input ", needed, "=@FILE.npy)"));
+      }
+      GJ_ASSIGN_OR_RETURN(imported, std::move(model));
+    } else {
+      GJ_ASSIGN_OR_RETURN(onnx::SpecializedImport specialized,
+                          onnx::ImportSpecialized(what, inputs));
+      imported = std::move(specialized.model);
+    }
     Loaded loaded;
     // --dim fixes the model's dynamic dims: the graph replayed with constant input shapes,
     // as the exact policy compiles it.

@@ -35,6 +35,7 @@
 #include "runtime/npy.h"
 #include "runtime/weights.h"
 #include "tools/flag_util.h"
+#include "tools/input_flag.h"
 #include "tools/weights_flag.h"
 
 ABSL_FLAG(std::vector<std::string>, input, {},
@@ -69,23 +70,6 @@ namespace {
 using runtime::Tensor;
 using runtime::TensorMap;
 
-absl::Status ReadInputs(const std::vector<std::string>& items, TensorMap* inputs) {
-  for (const std::string& item : items) {
-    std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
-    if (kv.size() != 2 || kv[0].empty() || !absl::StartsWith(kv[1], "@")) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--input: expected NAME=@FILE.npy or NAME=@FILE.pb, got '", item, "'"));
-    }
-    const std::string path = kv[1].substr(1);
-    if (absl::EndsWith(path, ".pb")) {
-      GJ_ASSIGN_OR_RETURN((*inputs)[kv[0]], onnx::ReadTensorProto(path));
-    } else {
-      GJ_ASSIGN_OR_RETURN((*inputs)[kv[0]], runtime::ReadNpy(path));
-    }
-  }
-  return absl::OkStatus();
-}
-
 // The path of --weights or of its alias --param-dir; "" when neither is given.
 absl::StatusOr<std::string> WeightsPath() {
   const std::string weights = absl::GetFlag(FLAGS_weights);
@@ -108,7 +92,7 @@ absl::StatusOr<std::vector<Tensor>> Run(const std::string& what) {
   GJ_ASSIGN_OR_RETURN(ir::Bindings dims, tools::ParseBindingsFlag(absl::GetFlag(FLAGS_dim), "dim"));
   GJ_ASSIGN_OR_RETURN(std::string weights, WeightsPath());
   TensorMap inputs, params;
-  GJ_RETURN_IF_ERROR(ReadInputs(absl::GetFlag(FLAGS_input), &inputs));
+  GJ_RETURN_IF_ERROR(tools::ReadInputsFlag(absl::GetFlag(FLAGS_input), &inputs));
 
   std::unique_ptr<models::Model> model;
   std::unique_ptr<onnx::ImportedModel> onnx_model;  // for --policy on an ONNX file

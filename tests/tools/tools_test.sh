@@ -492,6 +492,15 @@ if [[ -d $onnx_case ]]; then
     "$bin/graphjit-dump" "$onnx_case/model.onnx" --weights "$work/w3"
   expect_error "dump onnx --dim of no dynamic dim" "--dim W: the model's dynamic dims are none" \
     "$bin/graphjit-dump" "$onnx_case/model.onnx" --dim W=3
+  # test_tile's repeats are an input whose values the importer needs: named until given.
+  tile=/usr/share/libonnx-testdata/data/node/test_tile
+  expect_error "dump onnx needing values" "(give its values with --input y=@FILE.npy)" \
+    "$bin/graphjit-dump" "$tile/model.onnx"
+  "$bin/graphjit-dump" "$tile/model.onnx" --input "y=@$tile/test_data_set_0/input_1.pb" \
+    --stage=traced 2>&1 | grep -q "expand(" &&
+    pass "dump model.onnx --input (specialized on y, the repeats)" || fail "dump model.onnx --input"
+  expect_error "dump --input of a model spec" "--input applies to ONNX files, not decode" \
+    "$bin/graphjit-dump" decode --input "y=@$tile/test_data_set_0/input_1.pb"
   printf 'not a model' >"$work/bad.onnx"
   expect_error "run onnx corrupt file" "$work/bad.onnx" "$bin/graphjit-run" "$work/bad.onnx"
 else
