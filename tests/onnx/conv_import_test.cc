@@ -5,8 +5,10 @@
 #include <limits>
 #include <random>
 
+#include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ir/printer.h"
 #include "onnx/import.h"
 #include "runtime/interpreter.h"
 #include "tests/onnx/model_builder.h"
@@ -103,6 +105,67 @@ TEST_P(GroupedConv, StridedDilatedPaddedConvMatchesLoops) {
         }
       }
     }
+  }
+}
+
+// ConvTranspose against its definition (each input pixel adds w[c, m] times itself to the
+// block at its position times the stride, the pads cropped from the full output): strides
+// equal to the kernel (no overlap: imported as a product rearranged block by block), with
+// pads and output_padding and a symbolic width, and an overlapping one (the spread
+// convolution) for comparison.
+TEST(OnnxConv, ConvTransposeMatchesLoops) {
+  struct Case {
+    int64_t kh, kw, sh, sw, pt, pl, pb, pr, oph, opw;
+  };
+  for (const Case& t : {Case{2, 2, 2, 2, 0, 0, 0, 0, 0, 0}, Case{2, 3, 2, 3, 1, 0, 0, 2, 1, 0},
+                        Case{3, 3, 2, 2, 1, 1, 1, 1, 1, 1}}) {
+    SCOPED_TRACE(::testing::Message()
+                 << "kernel " << t.kh << "x" << t.kw << " strides " << t.sh << "x" << t.sw);
+    std::mt19937_64 rng(11);
+    const int64_t c = 3, m_out = 5;
+    Image x{2, c, 4, 5, {}};
+    x.v = RandomFloats(x.n * c * x.h * x.w, rng);
+    std::vector<float> wt = RandomFloats(c * m_out * t.kh * t.kw, rng);
+    std::vector<float> bias = RandomFloats(m_out, rng);
+    ModelBuilder m;
+    m.Input("x", kF32, {int64_t{2}, c, int64_t{4}, std::string("W")}).Output("y", kF32);
+    m.Initializer(F32Tensor("w", {c, m_out, t.kh, t.kw}, wt));
+    m.Initializer(F32Tensor("b", {m_out}, bias));
+    ::onnx::NodeProto* node = m.Node("ConvTranspose", {"x", "w", "b"}, {"y"}, "up");
+    SetInts(node, "strides", {t.sh, t.sw});
+    SetInts(node, "pads", {t.pt, t.pl, t.pb, t.pr});
+    SetInts(node, "output_padding", {t.oph, t.opw});
+    const int64_t full_h = (x.h - 1) * t.sh + t.kh + t.oph,
+                  full_w = (x.w - 1) * t.sw + t.kw + t.opw;
+    const int64_t oh = full_h - t.pt - t.pb, ow = full_w - t.pl - t.pr;
+    std::vector<double> want(x.n * m_out * oh * ow);
+    for (int64_t n = 0; n < x.n; ++n) {
+      for (int64_t o = 0; o < m_out; ++o) {
+        for (int64_t i = 0; i < oh * ow; ++i) want[(n * m_out + o) * oh * ow + i] = bias[o];
+        for (int64_t ch = 0; ch < c; ++ch) {
+          for (int64_t i = 0; i < x.h; ++i) {
+            for (int64_t j = 0; j < x.w; ++j) {
+              for (int64_t a = 0; a < t.kh; ++a) {
+                for (int64_t b = 0; b < t.kw; ++b) {
+                  const int64_t yy = i * t.sh + a - t.pt, xx = j * t.sw + b - t.pl;
+                  if (yy < 0 || yy >= oh || xx < 0 || xx >= ow) continue;
+                  want[((n * m_out + o) * oh + yy) * ow + xx] +=
+                      double{x.at(n, ch, i, j)} * wt[((ch * m_out + o) * t.kh + a) * t.kw + b];
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    const std::vector<double> got = RunModel(m, x);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << i;
+    // No overlap: a product, no spread input and no windows.
+    absl::StatusOr<ImportedModel> model = ImportFromBytes(m.Bytes(), "conv.onnx");
+    ASSERT_TRUE(model.ok()) << model.status();
+    const bool disjoint = t.kh == t.sh && t.kw == t.sw;
+    EXPECT_EQ(absl::StrContains(ir::PrintGraph(model->graph), "window("), !disjoint);
   }
 }
 
