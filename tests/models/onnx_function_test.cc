@@ -4,7 +4,6 @@
 // equals the interpreter on the model imported with that call's values.
 #include "models/onnx_function.h"
 
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -12,27 +11,19 @@
 #include "gtest/gtest.h"
 #include "onnx/specialize.h"
 #include "tests/onnx/model_builder.h"
+#include "tests/onnx/model_files.h"
 
 namespace graphjit::models {
 namespace {
 
+using onnx::testing::I64Values;
 using onnx::testing::ModelBuilder;
+using onnx::testing::WriteModel;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
 constexpr int32_t kF32 = ::onnx::TensorProto::FLOAT;
 constexpr int32_t kI64 = ::onnx::TensorProto::INT64;
-
-std::string Write(const ModelBuilder& m, const std::string& name) {
-  const std::string path = ::testing::TempDir() + "/" + name + ".onnx";
-  std::ofstream(path, std::ios::binary) << m.Bytes();
-  return path;
-}
-
-runtime::Tensor I64(std::vector<int64_t> values) {
-  std::vector<double> v(values.begin(), values.end());
-  return *runtime::Tensor::FromDoubles(ir::DType::kI64, {static_cast<int64_t>(values.size())}, v);
-}
 
 runtime::Tensor F32(std::vector<int64_t> shape) {
   int64_t n = 1;
@@ -51,7 +42,7 @@ std::string TileModel() {
       .Output("y", kF32);
   m.Node("Unsqueeze", {"x", "axes"}, {"u"});
   m.Node("Tile", {"u", "repeats"}, {"y"});
-  return Write(m, "onnx_function_tile");
+  return WriteModel(m, "onnx_function_tile");
 }
 
 // What the interpreter computes for `inputs` on the model imported with their values.
@@ -80,9 +71,9 @@ TEST(OnnxFunction, EachNewValueIsAGuardMissThatCompilesAnotherEntry) {
   absl::StatusOr<std::unique_ptr<OnnxFunction>> fn = OnnxFunction::Open(path, options);
   ASSERT_TRUE(fn.ok()) << fn.status();
   const runtime::TensorMap first = {
-      {"x", F32({3, 4})}, {"axes", I64({0})}, {"repeats", I64({2, 1, 3})}};
+      {"x", F32({3, 4})}, {"axes", I64Values({0})}, {"repeats", I64Values({2, 1, 3})}};
   const runtime::TensorMap second = {
-      {"x", F32({3, 4})}, {"axes", I64({0})}, {"repeats", I64({1, 2, 1})}};
+      {"x", F32({3, 4})}, {"axes", I64Values({0})}, {"repeats", I64Values({1, 2, 1})}};
   ::testing::internal::CaptureStderr();
   ExpectRunEquals(**fn, path, first);
   ExpectRunEquals(**fn, path, first);
@@ -111,8 +102,9 @@ TEST(OnnxFunction, PastTheLimitNewValuesRunInTheInterpreter) {
   ASSERT_TRUE(fn.ok()) << fn.status();
   ::testing::internal::CaptureStderr();
   for (int64_t r = 1; r <= 5; ++r) {
-    ExpectRunEquals(**fn, path,
-                    {{"x", F32({3, 4})}, {"axes", I64({2})}, {"repeats", I64({r, 1, 1})}});
+    ExpectRunEquals(
+        **fn, path,
+        {{"x", F32({3, 4})}, {"axes", I64Values({2})}, {"repeats", I64Values({r, 1, 1})}});
   }
   const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ((*fn)->specializations(), 2);
@@ -134,7 +126,7 @@ TEST(OnnxFunction, AModelThatImportsOnlyAtFixedShapesIsSpecializedOnThem) {
   m.Node("Mul", {"half", "two"}, {"even"});
   m.Node("Slice", {"x", "zero", "even"}, {"head"});
   m.Node("Add", {"head", "x"}, {"y"});
-  const std::string path = Write(m, "onnx_function_shapes");
+  const std::string path = WriteModel(m, "onnx_function_shapes");
   absl::StatusOr<std::unique_ptr<OnnxFunction>> fn = OnnxFunction::Open(path);
   ASSERT_TRUE(fn.ok()) << fn.status();
   ExpectRunEquals(**fn, path, {{"x", F32({6})}});
@@ -148,7 +140,7 @@ TEST(OnnxFunction, AModelThatNeedsNoValuesIsOneJitFunction) {
   ModelBuilder m;
   m.Input("x", kF32, {std::string("N"), int64_t{4}}).Output("y", kF32);
   m.Node("Relu", {"x"}, {"y"});
-  const std::string path = Write(m, "onnx_function_plain");
+  const std::string path = WriteModel(m, "onnx_function_plain");
   absl::StatusOr<std::unique_ptr<OnnxFunction>> fn = OnnxFunction::Open(path);
   ASSERT_TRUE(fn.ok()) << fn.status();
   ExpectRunEquals(**fn, path, {{"x", F32({2, 4})}});
@@ -168,18 +160,18 @@ TEST(OnnxFunction, BadInputsAreErrorsNamingWhatIsWrong) {
   ASSERT_TRUE(fn.ok()) << fn.status();
   // A value input not given: the importer's error, naming it.
   absl::StatusOr<std::vector<runtime::Tensor>> missing =
-      (*fn)->Run({{"x", F32({3, 4})}, {"axes", I64({0})}});
+      (*fn)->Run({{"x", F32({3, 4})}, {"axes", I64Values({0})}});
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.status().message(), HasSubstr("input 'repeats' must be known at import"));
   // Too large to specialize on: the input, its size, the limit and the node that needs it.
   ModelBuilder m;
   m.Input("x", kF32, {int64_t{65}}).Input("shape", kI64, {int64_t{65}}).Output("y", kF32);
   m.Node("Reshape", {"x", "shape"}, {"y"}, "reshape_big");
-  const std::string big = Write(m, "onnx_function_big");
+  const std::string big = WriteModel(m, "onnx_function_big");
   absl::StatusOr<std::unique_ptr<OnnxFunction>> big_fn = OnnxFunction::Open(big);
   ASSERT_TRUE(big_fn.ok()) << big_fn.status();
   absl::StatusOr<std::vector<runtime::Tensor>> too_big =
-      (*big_fn)->Run({{"x", F32({65})}, {"shape", I64(std::vector<int64_t>(65, 1))}});
+      (*big_fn)->Run({{"x", F32({65})}, {"shape", I64Values(std::vector<int64_t>(65, 1))}});
   ASSERT_FALSE(too_big.ok());
   EXPECT_EQ(too_big.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(too_big.status().message(), HasSubstr("input 'shape' has 65 elements"));

@@ -4,33 +4,24 @@
 #include "onnx/specialize.h"
 
 #include <cstdio>
-#include <fstream>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/printer.h"
 #include "tests/onnx/model_builder.h"
+#include "tests/onnx/model_files.h"
 
 namespace graphjit::onnx {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using testing::I64Values;
 using testing::ModelBuilder;
+using testing::WriteModel;
 
 constexpr int32_t kF32 = ::onnx::TensorProto::FLOAT;
 constexpr int32_t kI64 = ::onnx::TensorProto::INT64;
-
-std::string Write(const ModelBuilder& m, const std::string& name) {
-  const std::string path = ::testing::TempDir() + "/" + name + ".onnx";
-  std::ofstream(path, std::ios::binary) << m.Bytes();
-  return path;
-}
-
-runtime::Tensor I64(std::vector<int64_t> values) {
-  std::vector<double> v(values.begin(), values.end());
-  return *runtime::Tensor::FromDoubles(ir::DType::kI64, {static_cast<int64_t>(values.size())}, v);
-}
 
 TEST(ImportSpecialized, FixesTheInputsTheImporterNeedsAsValues) {
   ModelBuilder m;
@@ -40,8 +31,8 @@ TEST(ImportSpecialized, FixesTheInputsTheImporterNeedsAsValues) {
       .Output("y", kF32);
   m.Node("Unsqueeze", {"x", "axes"}, {"u"});
   m.Node("Tile", {"u", "repeats"}, {"y"});
-  const std::string path = Write(m, "specialize");
-  runtime::TensorMap inputs = {{"axes", I64({0})}, {"repeats", I64({2, 1, 3})}};
+  const std::string path = WriteModel(m, "specialize");
+  runtime::TensorMap inputs = {{"axes", I64Values({0})}, {"repeats", I64Values({2, 1, 3})}};
   absl::StatusOr<SpecializedImport> got = ImportSpecialized(path, inputs);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_THAT(got->specialized, ElementsAre("axes", "repeats"));
@@ -50,7 +41,7 @@ TEST(ImportSpecialized, FixesTheInputsTheImporterNeedsAsValues) {
             "f32[2, 3, 12]");
 
   // Without the value: the importer's error, naming the input.
-  absl::StatusOr<SpecializedImport> missing = ImportSpecialized(path, {{"axes", I64({0})}});
+  absl::StatusOr<SpecializedImport> missing = ImportSpecialized(path, {{"axes", I64Values({0})}});
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.status().message(), HasSubstr("input 'repeats' must be known at import"));
   EXPECT_EQ(InputNeededAtImport(missing.status()), "repeats");
@@ -61,9 +52,9 @@ TEST(ImportSpecialized, AnInputTooBigToSpecializeOnIsAnErrorNamingIt) {
   ModelBuilder m;
   m.Input("x", kF32, {int64_t{65}}).Input("shape", kI64, {int64_t{65}}).Output("y", kF32);
   m.Node("Reshape", {"x", "shape"}, {"y"});
-  const std::string path = Write(m, "specialize_big");
+  const std::string path = WriteModel(m, "specialize_big");
   std::vector<int64_t> ones(65, 1);
-  absl::StatusOr<SpecializedImport> got = ImportSpecialized(path, {{"shape", I64(ones)}});
+  absl::StatusOr<SpecializedImport> got = ImportSpecialized(path, {{"shape", I64Values(ones)}});
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(got.status().message(), HasSubstr("input 'shape' has 65 elements"));
@@ -82,7 +73,7 @@ TEST(ImportSpecialized, ImportsAtTheInputsShapesWhenTheSymbolicImportFails) {
   m.Node("Mul", {"half", "two"}, {"even"});
   m.Node("Slice", {"x", "zero", "even"}, {"head"});
   m.Node("Add", {"head", "x"}, {"y"});
-  const std::string path = Write(m, "specialize_shapes");
+  const std::string path = WriteModel(m, "specialize_shapes");
   ASSERT_FALSE(Import(path).ok());
   auto f32 = [](int64_t n) {
     return *runtime::Tensor::FromDoubles(ir::DType::kF32, {n}, std::vector<double>(n, 1.0));

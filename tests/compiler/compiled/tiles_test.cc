@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/types/span.h"
 #include "compiler/compiled/compiled_graph.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
@@ -246,27 +248,16 @@ struct Conv {
   }
 };
 
-// The tiles read a convolution's windows in place, gathering them (or loading them where
-// a vector's elements are consecutive) as they pack: no im2col kernel, the interpreter's
-// sums, the same bits on 1-3 threads, at the host's vectors and AVX2's, f32 and f64. Wide
-// outputs run as written (the windows are B); narrow ones with many channels are turned
-// round by orient_products (the windows are A, gathered a tile's rows at a time).
-TEST(TilesTest, ConvolutionWindowsAreReadInPlace) {
-  const Conv kConvs[] = {
-      {1, 3, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1},    // rows of 7: every panel crosses one
-      {5, 17, 11, 13, 9, 5, 5, 2, 1, 1, 2, 0, 1},  // stride 2, asymmetric pads, N = 5
-      {1, 5, 9, 9, 7, 3, 3, 1, 2, 2, 2, 2, 2},     // dilation 2
-      {1, 64, 8, 8, 13, 3, 3, 1, 1, 1, 1, 1, 1},   // K = 576: several blocks of k
-      {2, 2, 2, 47, 33, 1, 1, 1, 1, 0, 0, 0, 0},   // 1 x 1, rows of 47: consecutive panels
-      {1, 40, 1, 13, 67, 1, 3, 1, 1, 0, 0, 1, 1},  // turned: 13 columns in one row
-      {1, 37, 5, 5, 131, 3, 3, 2, 1, 1, 1, 1, 1},  // turned: 3 x 3 outputs, stride 2
-      {1, 29, 7, 7, 70, 7, 7, 1, 1, 3, 3, 3, 3},   // turned: 7 x 7 windows
-      {1, 4, 20, 20, 16, 3, 3, 1, 1, 1, 1, 1, 1},  // 400 columns: threads split them
-      {1, 8, 3, 3, 400, 3, 3, 1, 1, 1, 1, 1, 1},   // turned: threads split 400 channels
-  };
+// Each of `convs` in f32 and f64, compiled as tiles at the host's vectors and AVX2's on 1,
+// 2 and 3 threads: `check` on each compiled graph, outputs within `bound(conv, dtype,
+// interpreter's output)` of the interpreter's and the same bits on every thread count.
+void ExpectConvsMatchOnAnyThreads(
+    absl::Span<const Conv> convs,
+    const std::function<void(const Conv&, const CompiledGraph&)>& check,
+    const std::function<double(const Conv&, ir::DType, const Tensor&)>& bound) {
   for (const char* dtype : {"f32", "f64"}) {
     const ir::DType dt = std::string(dtype) == "f64" ? ir::DType::kF64 : ir::DType::kF32;
-    for (const Conv& c : kConvs) {
+    for (const Conv& c : convs) {
       SCOPED_TRACE(c.Text(dtype));
       absl::StatusOr<ir::Graph> g = ir::ParseGraph(c.Text(dtype));
       ASSERT_TRUE(g.ok()) << g.status();
@@ -286,19 +277,10 @@ TEST(TilesTest, ConvolutionWindowsAreReadInPlace) {
           options.env = &CompileEnv::MemoryOnly();
           auto cg = CompiledGraph::Compile(*g, params, options);
           ASSERT_TRUE(cg.ok()) << cg.status();
-          const std::string program = ProgramToString((*cg)->program());
-          EXPECT_TRUE(UsesTiles(**cg)) << program;
-          EXPECT_FALSE(absl::StrContains(program, "_reshape")) << program;
-          // Turned round (packed weights), the windows are A, gathered a tile at a time;
-          // else B, gathered a panel at a time.
-          const bool turned = absl::StrContains(program, "panels");
-          EXPECT_EQ(turned, c.m > c.oh() * c.ow()) << program;
-          EXPECT_TRUE(
-              absl::StrContains((*cg)->kernels().llvm_ir(), turned ? "pack_ag" : "pack_kg"));
+          check(c, **cg);
           auto out = (*cg)->Run(in);
           ASSERT_TRUE(out.ok()) << out.status();
-          EXPECT_LT(runtime::MaxAbsDiff((*want)[0], (*out)[0]),
-                    (dt == ir::DType::kF64 ? 1e-13 : 1e-6) * (c.k() + 1));
+          EXPECT_LT(runtime::MaxAbsDiff((*want)[0], (*out)[0]), bound(c, dt, (*want)[0]));
           outs.push_back((*out)[0]);
         }
         EXPECT_TRUE(SameBits(outs[0], outs[1]));
@@ -306,6 +288,41 @@ TEST(TilesTest, ConvolutionWindowsAreReadInPlace) {
       }
     }
   }
+}
+
+// The tiles read a convolution's windows in place, gathering them (or loading them where
+// a vector's elements are consecutive) as they pack: no im2col kernel, the interpreter's
+// sums, the same bits on 1-3 threads, at the host's vectors and AVX2's, f32 and f64. Wide
+// outputs run as written (the windows are B); narrow ones with many channels are turned
+// round by orient_products (the windows are A, gathered a tile's rows at a time).
+TEST(TilesTest, ConvolutionWindowsAreReadInPlace) {
+  const Conv kConvs[] = {
+      {1, 3, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1},    // rows of 7: every panel crosses one
+      {5, 17, 11, 13, 9, 5, 5, 2, 1, 1, 2, 0, 1},  // stride 2, asymmetric pads, N = 5
+      {1, 5, 9, 9, 7, 3, 3, 1, 2, 2, 2, 2, 2},     // dilation 2
+      {1, 64, 8, 8, 13, 3, 3, 1, 1, 1, 1, 1, 1},   // K = 576: several blocks of k
+      {2, 2, 2, 47, 33, 1, 1, 1, 1, 0, 0, 0, 0},   // 1 x 1, rows of 47: consecutive panels
+      {1, 40, 1, 13, 67, 1, 3, 1, 1, 0, 0, 1, 1},  // turned: 13 columns in one row
+      {1, 37, 5, 5, 131, 3, 3, 2, 1, 1, 1, 1, 1},  // turned: 3 x 3 outputs, stride 2
+      {1, 29, 7, 7, 70, 7, 7, 1, 1, 3, 3, 3, 3},   // turned: 7 x 7 windows
+      {1, 4, 20, 20, 16, 3, 3, 1, 1, 1, 1, 1, 1},  // 400 columns: threads split them
+      {1, 8, 3, 3, 400, 3, 3, 1, 1, 1, 1, 1, 1},   // turned: threads split 400 channels
+  };
+  ExpectConvsMatchOnAnyThreads(
+      kConvs,
+      [](const Conv& c, const CompiledGraph& cg) {
+        const std::string program = ProgramToString(cg.program());
+        EXPECT_TRUE(UsesTiles(cg)) << program;
+        EXPECT_FALSE(absl::StrContains(program, "_reshape")) << program;
+        // Turned round (packed weights), the windows are A, gathered a tile at a time;
+        // else B, gathered a panel at a time.
+        const bool turned = absl::StrContains(program, "panels");
+        EXPECT_EQ(turned, c.m > c.oh() * c.ow()) << program;
+        EXPECT_TRUE(absl::StrContains(cg.kernels().llvm_ir(), turned ? "pack_ag" : "pack_kg"));
+      },
+      [](const Conv& c, ir::DType dt, const Tensor&) {
+        return (dt == ir::DType::kF64 ? 1e-13 : 1e-6) * static_cast<double>(c.k() + 1);
+      });
 }
 
 // 3 x 3 stride-1 convolutions with 16 or more channels each way, sides of 8 or more and 32
@@ -320,42 +337,17 @@ TEST(TilesTest, WinogradConvolutionsMatchTheInterpreterOnAnyThreads) {
       {1, 17, 8, 70, 40, 3, 3, 1, 1, 0, 2, 2, 0},   // asymmetric pads
       {1, 20, 10, 66, 19, 3, 3, 1, 1, 0, 0, 0, 0},  // no pads: x's own windows
   };
-  for (const char* dtype : {"f32", "f64"}) {
-    const ir::DType dt = std::string(dtype) == "f64" ? ir::DType::kF64 : ir::DType::kF32;
-    for (const Conv& c : kConvs) {
-      SCOPED_TRACE(c.Text(dtype));
-      absl::StatusOr<ir::Graph> g = ir::ParseGraph(c.Text(dtype));
-      ASSERT_TRUE(g.ok()) << g.status();
-      TensorMap in = {{"x", Wave(dt, {c.n, c.c, c.h, c.w}, 0.3)}};
-      TensorMap params = {{"w", Wave(dt, {c.m, c.k()}, 0.8)}};
-      auto want = runtime::Interpret(*g, in, params);
-      ASSERT_TRUE(want.ok()) << want.status();
-      double scale = 0;
-      for (double v : (*want)[0].ToDoubles()) scale = std::max(scale, std::abs(v));
-      for (int vector_bytes : {0, 32}) {
-        std::vector<Tensor> outs;
-        for (int threads : {1, 2, 3}) {
-          CompileGraphOptions options;
-          options.products = ProductKernels::kTiles;
-          options.codegen.max_vector_bytes = vector_bytes;
-          options.threads = threads;
-          options.min_parallel_work = 0;
-          options.env = &CompileEnv::MemoryOnly();
-          auto cg = CompiledGraph::Compile(*g, params, options);
-          ASSERT_TRUE(cg.ok()) << cg.status();
-          EXPECT_TRUE(absl::StrContains(ir::PrintGraph((*cg)->graph()), "winograd(w)"));
-          EXPECT_TRUE(UsesTiles(**cg));
-          auto out = (*cg)->Run(in);
-          ASSERT_TRUE(out.ok()) << out.status();
-          EXPECT_LT(runtime::MaxAbsDiff((*want)[0], (*out)[0]),
-                    (dt == ir::DType::kF64 ? 1e-13 : 1e-5) * scale);
-          outs.push_back((*out)[0]);
-        }
-        EXPECT_TRUE(SameBits(outs[0], outs[1]));
-        EXPECT_TRUE(SameBits(outs[0], outs[2]));
-      }
-    }
-  }
+  ExpectConvsMatchOnAnyThreads(
+      kConvs,
+      [](const Conv&, const CompiledGraph& cg) {
+        EXPECT_TRUE(absl::StrContains(ir::PrintGraph(cg.graph()), "winograd(w)"));
+        EXPECT_TRUE(UsesTiles(cg));
+      },
+      [](const Conv&, ir::DType dt, const Tensor& want) {
+        double scale = 0;
+        for (double v : want.ToDoubles()) scale = std::max(scale, std::abs(v));
+        return (dt == ir::DType::kF64 ? 1e-13 : 1e-5) * scale;
+      });
 }
 
 // A computed lhs (neg of an input) is packed a scalar at a time; a plain one a vector of

@@ -80,6 +80,14 @@ double RelativeDifference(const ConvSpec& s, const std::string& before, const st
   return runtime::MaxAbsDiff((*want)[0], (*got)[0]) / scale;
 }
 
+// The pass on `s`'s convolution with `ctx`: the result's text, and whether it changed.
+std::string Rewrite(const ConvSpec& s, PassContext* ctx, bool* changed) {
+  absl::StatusOr<std::string> out =
+      RunPassOnText("winograd_convolutions", ConvText(s), ctx, changed);
+  EXPECT_TRUE(out.ok()) << out.status() << "\n" << ConvText(s);
+  return out.ok() ? *out : "";
+}
+
 // Rows 9 (not a multiple of 4: three zero rows below, sliced off after) and columns 44;
 // the transformed weights are G g per kernel column: row 0 is g's first row / 4 and row 5
 // its last, exactly.
@@ -87,13 +95,11 @@ TEST(WinogradConvolutions, ThreeByThreeConvolutionComputesRowsInTilesOfFour) {
   const ConvSpec s;
   PassContext ctx = ContextFor(s);
   bool changed = false;
-  const std::string text = ConvText(s);
-  absl::StatusOr<std::string> out = RunPassOnText("winograd_convolutions", text, &ctx, &changed);
-  ASSERT_TRUE(out.ok()) << out.status();
+  const std::string out = Rewrite(s, &ctx, &changed);
   EXPECT_TRUE(changed);
-  EXPECT_TRUE(absl::StrContains(*out, "kernel=[6, 1], strides=[4, 1]")) << *out;
-  EXPECT_TRUE(absl::StrContains(*out, "full {value=0.0} : f32[1, 16, 3, 46]")) << *out;
-  EXPECT_TRUE(absl::StrContains(*out, "param {name=\"winograd(w)\"} : f32[6, 1, 16, 48]")) << *out;
+  EXPECT_TRUE(absl::StrContains(out, "kernel=[6, 1], strides=[4, 1]")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "full {value=0.0} : f32[1, 16, 3, 46]")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "param {name=\"winograd(w)\"} : f32[6, 1, 16, 48]")) << out;
   ASSERT_TRUE(ctx.params.contains("winograd(w)"));
   const std::vector<double> w = ctx.params.at("w").ToDoubles();
   const std::vector<double> u = ctx.params.at("winograd(w)").ToDoubles();
@@ -107,7 +113,7 @@ TEST(WinogradConvolutions, ThreeByThreeConvolutionComputesRowsInTilesOfFour) {
       }
     }
   }
-  EXPECT_LT(RelativeDifference(s, text, *out, ctx), 1e-5);
+  EXPECT_LT(RelativeDifference(s, ConvText(s), out, ctx), 1e-5);
 }
 
 // Images in a batch, a side that is a multiple of 4, and f64 (whose sums agree to ~1e-15).
@@ -117,17 +123,15 @@ TEST(WinogradConvolutions, BatchesAndDoublesAgreeWithTheDirectProduct) {
     SCOPED_TRACE(ConvText(s));
     PassContext ctx = ContextFor(s);
     bool changed = false;
-    const std::string text = ConvText(s);
-    absl::StatusOr<std::string> out = RunPassOnText("winograd_convolutions", text, &ctx, &changed);
-    ASSERT_TRUE(out.ok()) << out.status();
+    const std::string out = Rewrite(s, &ctx, &changed);
     EXPECT_TRUE(changed);
-    EXPECT_LT(RelativeDifference(s, text, *out, ctx), s.dtype == "f64" ? 1e-13 : 1e-5);
+    EXPECT_LT(RelativeDifference(s, ConvText(s), out, ctx), s.dtype == "f64" ? 1e-13 : 1e-5);
   }
 }
 
 // Must not fire: strides or dilations other than 1, too few channels, rows, columns or
-// columns per transformed weight, weights not
-// known now, weights that change (training), products that do not run as tiles.
+// columns per transformed weight, weights not known now, weights that change (training),
+// products that do not run as tiles.
 TEST(WinogradConvolutions, LeavesOtherConvolutionsAlone) {
   struct Case {
     const char* why;
@@ -144,15 +148,12 @@ TEST(WinogradConvolutions, LeavesOtherConvolutionsAlone) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.why);
-    const std::string text = ConvText(c.spec);
     PassContext ctx = ContextFor(c.spec);
     bool changed = true;
-    absl::StatusOr<std::string> out = RunPassOnText("winograd_convolutions", text, &ctx, &changed);
-    ASSERT_TRUE(out.ok()) << out.status() << "\n" << text;
+    Rewrite(c.spec, &ctx, &changed);
     EXPECT_FALSE(changed);
   }
   const ConvSpec s;
-  const std::string text = ConvText(s);
   PassContext unknown = ContextFor(s);
   unknown.params.clear();
   PassContext training = ContextFor(s);
@@ -161,8 +162,7 @@ TEST(WinogradConvolutions, LeavesOtherConvolutionsAlone) {
   blas.tile_vector_bytes = 0;
   for (PassContext* ctx : {&unknown, &training, &blas}) {
     bool changed = true;
-    absl::StatusOr<std::string> out = RunPassOnText("winograd_convolutions", text, ctx, &changed);
-    ASSERT_TRUE(out.ok()) << out.status();
+    Rewrite(s, ctx, &changed);
     EXPECT_FALSE(changed);
     EXPECT_FALSE(ctx->params.contains("winograd(w)"));
   }
