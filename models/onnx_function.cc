@@ -39,9 +39,10 @@ absl::StatusOr<std::unique_ptr<OnnxFunction>> OnnxFunction::Open(std::string pat
                                                    ": expected at least 1 compiled entry"));
   }
   // A file that cannot be read or parsed is an error now, not at the first call.
-  GJ_RETURN_IF_ERROR(onnx::ModelInputNames(path).status());
+  GJ_ASSIGN_OR_RETURN(std::vector<std::string> inputs, onnx::ModelInputNames(path));
   std::unique_ptr<OnnxFunction> fn(
       new OnnxFunction(std::move(path), std::move(options), max_specializations));
+  fn->input_names_ = std::move(inputs);
   absl::StatusOr<onnx::ImportedModel> model = onnx::Import(fn->path_);
   if (model.ok()) {
     GJ_ASSIGN_OR_RETURN(fn->unspecialized_, JitOnnxModel(*model, fn->options_));

@@ -44,6 +44,8 @@ class OnnxFunction {
   // onnx::kMaxSpecializedElements elements.
   absl::StatusOr<std::vector<runtime::Tensor>> Run(const runtime::TensorMap& inputs);
 
+  // The model's inputs, in its order (specialized ones included).
+  const std::vector<std::string>& input_names() const { return input_names_; }
   // The inputs specialized on so far, in the order the importer asked for them.
   std::vector<std::string> specialized_inputs() const;
   // Compiled specializations (0 for a model that needs no values: one Jit function).
@@ -66,6 +68,7 @@ class OnnxFunction {
   const std::string path_;
   const compiler::JitOptions options_;
   const int max_specializations_;
+  std::vector<std::string> input_names_;
   std::unique_ptr<compiler::JitFunction> unspecialized_;  // a model that needs no values
   mutable std::mutex mu_;
   std::vector<std::string> specialized_;  // guarded by mu_

@@ -31,6 +31,15 @@ else
     exit 1
   fi
   echo "ocr: read '$got'"
+  # A page of two lines: the detector, the angle classifier and the recognizer.
+  /usr/bin/python3 "$repo_dir/scripts/render_text_line.py" --page "30,20,32,$text" \
+    --page "60,90,24,reads a whole page" --page-size 400,160 "$work/page.ppm"
+  page="$("$work/consumer/ocr" --page "$work/page.ppm" "$fetch_dir" | cut -d' ' -f5-)"
+  if [[ $page != "$text"$'\n'"reads a whole page" ]]; then
+    echo "ocr --page: read '$page'" >&2
+    exit 1
+  fi
+  echo "ocr --page: read $(echo "$page" | wc -l) lines"
 fi
 
 # The VAD example finds a sentence spoken by espeak-ng between two silences (sox pads it,

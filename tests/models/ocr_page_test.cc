@@ -1,0 +1,130 @@
+// A whole OCR page (models/ocr_page.h): the pieces around the models against hand-made
+// maps and images, and the three PP-OCRv4 models compiled by graphjit reading a rendered
+// page of six lines at three sizes exactly, in reading order, one of them upside down.
+// The page test skips with a message when scripts/fetch_models.sh has not fetched the
+// models or PIL cannot render the page.
+#include "models/ocr_page.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace graphjit::models {
+namespace {
+
+using ::testing::HasSubstr;
+
+runtime::Tensor Map(int64_t h, int64_t w, const std::vector<std::vector<int64_t>>& blobs,
+                    float value) {
+  runtime::Tensor t = *runtime::Tensor::Zeros(ir::DType::kF32, {1, 1, h, w});
+  float* p = t.data<float>();
+  for (const std::vector<int64_t>& b : blobs) {  // x0, y0, x1, y1 inclusive
+    for (int64_t y = b[1]; y <= b[3]; ++y) {
+      for (int64_t x = b[0]; x <= b[2]; ++x) p[y * w + x] = value;
+    }
+  }
+  return t;
+}
+
+// Two regions become two boxes, each expanded by area * 1.5 / perimeter and scaled to the
+// page; a faint region (below the box threshold) and a thin one (a side under 3) are not
+// lines.
+TEST(OcrDetect, RegionsOfTheProbabilityMapBecomeUnclippedBoxes) {
+  runtime::Tensor map = Map(64, 128, {{10, 10, 50, 20}, {60, 40, 100, 50}, {5, 60, 120, 61}}, 0.9f);
+  float* p = map.data<float>();
+  for (int64_t y = 30; y <= 35; ++y) {
+    for (int64_t x = 10; x <= 30; ++x) p[y * 128 + x] = 0.5f;  // over 0.3, under 0.6
+  }
+  absl::StatusOr<std::vector<OcrBox>> boxes = DetectOcrBoxes(map, 256, 128);
+  ASSERT_TRUE(boxes.ok()) << boxes.status();
+  ASSERT_EQ(boxes->size(), 2u);
+  // 40 x 10 between pixel centres: d = 400 * 1.5 / 100 = 6; then twice as large.
+  const OcrBox& a = (*boxes)[0];
+  EXPECT_EQ(a.x0, 8);
+  EXPECT_EQ(a.x1, 112);
+  EXPECT_EQ(a.y0, 8);
+  EXPECT_EQ(a.y1, 52);
+  EXPECT_FLOAT_EQ(a.score, 0.9f);
+  EXPECT_EQ((*boxes)[1].x0, 108);
+  absl::StatusOr<std::vector<OcrBox>> bad =
+      DetectOcrBoxes(*runtime::Tensor::Zeros(ir::DType::kF32, {1, 2, 4, 4}), 4, 4);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("f32[1, 1, H, W]"));
+}
+
+TEST(OcrDetect, PagesAreResizedToMultiplesOf32AndBoxesSortedAsPaddleOcrReads) {
+  RgbImage page{800, 600, std::vector<float>(800 * 600 * 3, 255.0f)};
+  absl::StatusOr<runtime::Tensor> x = PreprocessOcrPage(page);
+  ASSERT_TRUE(x.ok()) << x.status();
+  EXPECT_EQ(x->shape(), (std::vector<int64_t>{1, 3, 608, 800}));
+  // White: (1 - mean) / std per channel.
+  EXPECT_NEAR(x->data<float>()[0], (1 - 0.485f) / 0.229f, 1e-5);
+  RgbImage wide{2000, 1000, std::vector<float>(2000 * 1000 * 3, 0.0f)};
+  EXPECT_EQ(PreprocessOcrPage(wide)->shape(), (std::vector<int64_t>{1, 3, 480, 960}));
+  EXPECT_FALSE(PreprocessOcrPage(RgbImage{}).ok());
+
+  std::vector<OcrBox> boxes = {{300, 100, 400, 120}, {10, 104, 200, 124}, {10, 10, 90, 30}};
+  SortOcrBoxes(&boxes);
+  EXPECT_EQ(boxes[0].y0, 10);
+  EXPECT_EQ(boxes[1].x0, 10);  // 4 pixels lower but left: the same line, read first
+  EXPECT_EQ(boxes[2].x0, 300);
+
+  RgbImage tiny{2, 1, {1, 2, 3, 4, 5, 6}};
+  EXPECT_EQ(RotateHalfTurn(tiny).rgb, (std::vector<float>{4, 5, 6, 1, 2, 3}));
+  EXPECT_EQ(CropOcrBox(tiny, {1, 0, 5, 1}).rgb, (std::vector<float>{4, 5, 6}));
+  absl::StatusOr<runtime::Tensor> angle = PreprocessOcrAngle(page);
+  ASSERT_TRUE(angle.ok()) << angle.status();
+  EXPECT_EQ(angle->shape(), (std::vector<int64_t>{1, 3, 48, 192}));
+}
+
+// Six lines at 24, 32 and 40 pixels, one drawn upside down, read back exactly in reading
+// order by the three models under graphjit.
+TEST(OcrPage, ReadsEveryLineOfARenderedPage) {
+  const std::string fetch = OcrFetchDir(GRAPHJIT_SOURCE_DIR);
+  const OcrPageFiles files = OcrPageFilesIn(fetch);
+  for (const std::string& f : {files.detector, files.classifier, files.recognizer.model}) {
+    if (!std::filesystem::exists(f)) {
+      GTEST_SKIP() << "run scripts/fetch_models.sh to fetch the PP-OCRv4 models (no " << f << ")";
+    }
+  }
+  const std::vector<std::string> lines = {"The quick brown fox",  "jumps over the lazy dog",
+                                          "graphjit reads pages", "one line at a time",
+                                          "then the next",        "compiled kernels"};
+  const std::string path = absl::StrCat(::testing::TempDir(), "/ocr_page.", getpid(), ".ppm");
+  const std::string command = absl::StrCat(
+      "/usr/bin/python3 ", GRAPHJIT_SOURCE_DIR, "/scripts/render_text_line.py",
+      " --page '40,30,32,", lines[0], "' --page '40,100,24,", lines[1], "' --page '300,180,40,",
+      lines[2], "' --page '40,260,24,", lines[3], "' --page '420,330,32,", lines[4],
+      "' --page '40,420,40,", lines[5], "' --turn 4 ", path);
+  if (std::system(command.c_str()) != 0) {
+    GTEST_SKIP()
+        << "scripts/render_text_line.py failed: install python3-pil (scripts/bootstrap.sh)";
+  }
+  absl::StatusOr<RgbImage> page = ReadPpm(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(page.ok()) << page.status();
+  absl::StatusOr<std::unique_ptr<OcrPageReader>> reader = OcrPageReader::Create(files);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  absl::StatusOr<std::vector<OcrLine>> read = (*reader)->Read(*page);
+  ASSERT_TRUE(read.ok()) << read.status();
+  std::vector<std::string> texts;
+  for (const OcrLine& l : *read) texts.push_back(l.text);
+  EXPECT_EQ(texts, lines);
+  ASSERT_EQ(read->size(), lines.size());
+  for (size_t i = 0; i < read->size(); ++i) EXPECT_EQ((*read)[i].turned, i == 4) << i;
+  // The boxes hold the lines drawn at (40, 30) and (300, 180).
+  EXPECT_NEAR((*read)[0].box.x0, 40, 8);
+  EXPECT_NEAR((*read)[0].box.y0, 30, 8);
+  EXPECT_NEAR((*read)[2].box.x0, 300, 8);
+  EXPECT_NEAR((*read)[2].box.y0, 180, 8);
+}
+
+}  // namespace
+}  // namespace graphjit::models
