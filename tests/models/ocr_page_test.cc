@@ -1,8 +1,9 @@
 // A whole OCR page (models/ocr_page.h): the pieces around the models against hand-made
-// maps and images, and the three PP-OCRv4 models compiled by graphjit reading a rendered
-// page of six lines at three sizes exactly, in reading order, one of them upside down.
-// The page test skips with a message when scripts/fetch_models.sh has not fetched the
-// models or PIL cannot render the page.
+// maps and images; the three PP-OCRv4 models compiled by graphjit reading a rendered page
+// of six lines at three sizes exactly, in reading order, one of them upside down; and
+// ONNX Runtime behind the same pre- and post-processing reading the same. The page tests
+// skip with a message when scripts/fetch_models.sh has not fetched the models (or ONNX
+// Runtime) or PIL cannot render the page.
 #include "models/ocr_page.h"
 
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/npy.h"
 
 namespace graphjit::models {
 namespace {
@@ -84,46 +86,133 @@ TEST(OcrDetect, PagesAreResizedToMultiplesOf32AndBoxesSortedAsPaddleOcrReads) {
   EXPECT_EQ(angle->shape(), (std::vector<int64_t>{1, 3, 48, 192}));
 }
 
-// Six lines at 24, 32 and 40 pixels, one drawn upside down, read back exactly in reading
-// order by the three models under graphjit.
-TEST(OcrPage, ReadsEveryLineOfARenderedPage) {
-  const std::string fetch = OcrFetchDir(GRAPHJIT_SOURCE_DIR);
-  const OcrPageFiles files = OcrPageFilesIn(fetch);
-  for (const std::string& f : {files.detector, files.classifier, files.recognizer.model}) {
-    if (!std::filesystem::exists(f)) {
-      GTEST_SKIP() << "run scripts/fetch_models.sh to fetch the PP-OCRv4 models (no " << f << ")";
-    }
-  }
-  const std::vector<std::string> lines = {"The quick brown fox",  "jumps over the lazy dog",
-                                          "graphjit reads pages", "one line at a time",
-                                          "then the next",        "compiled kernels"};
-  const std::string path = absl::StrCat(::testing::TempDir(), "/ocr_page.", getpid(), ".ppm");
+const std::vector<std::string>& PageLines() {
+  static const auto* lines = new std::vector<std::string>{
+      "The quick brown fox", "jumps over the lazy dog", "graphjit reads pages",
+      "one line at a time",  "then the next",           "compiled kernels"};
+  return *lines;
+}
+
+// A file in this process's temporary dir.
+std::string Scratch(const std::string& name) {
+  return absl::StrCat(::testing::TempDir(), "/ocr_page.", getpid(), ".", name);
+}
+
+// PageLines() drawn at 24, 32 and 40 pixels on an 800 x 600 page, line 4 upside down; an
+// error status if scripts/render_text_line.py fails (no PIL).
+absl::StatusOr<RgbImage> RenderPage() {
+  const std::vector<std::string>& l = PageLines();
+  const std::string path = Scratch("page.ppm");
   const std::string command = absl::StrCat(
       "/usr/bin/python3 ", GRAPHJIT_SOURCE_DIR, "/scripts/render_text_line.py",
-      " --page '40,30,32,", lines[0], "' --page '40,100,24,", lines[1], "' --page '300,180,40,",
-      lines[2], "' --page '40,260,24,", lines[3], "' --page '420,330,32,", lines[4],
-      "' --page '40,420,40,", lines[5], "' --turn 4 ", path);
+      " --page '40,30,32,", l[0], "' --page '40,100,24,", l[1], "' --page '300,180,40,", l[2],
+      "' --page '40,260,24,", l[3], "' --page '420,330,32,", l[4], "' --page '40,420,40,", l[5],
+      "' --turn 4 ", path);
   if (std::system(command.c_str()) != 0) {
-    GTEST_SKIP()
-        << "scripts/render_text_line.py failed: install python3-pil (scripts/bootstrap.sh)";
+    return absl::UnavailableError(
+        "scripts/render_text_line.py failed: install python3-pil (scripts/bootstrap.sh)");
   }
   absl::StatusOr<RgbImage> page = ReadPpm(path);
   std::filesystem::remove(path);
-  ASSERT_TRUE(page.ok()) << page.status();
-  absl::StatusOr<std::unique_ptr<OcrPageReader>> reader = OcrPageReader::Create(files);
+  return page;
+}
+
+// What a skipped test says is missing: the models (or ONNX Runtime, with `ort`).
+std::string Missing(bool ort) {
+  const OcrPageFiles files = OcrPageFilesIn(OcrFetchDir(GRAPHJIT_SOURCE_DIR));
+  for (const std::string& f : {files.detector, files.classifier, files.recognizer.model}) {
+    if (!std::filesystem::exists(f)) {
+      return absl::StrCat("run scripts/fetch_models.sh to fetch the PP-OCRv4 models (no ", f, ")");
+    }
+  }
+  const std::string node_modules =
+      OcrFetchDir(GRAPHJIT_SOURCE_DIR) + "/onnxruntime-node/node_modules/onnxruntime-node";
+  if (ort && (!std::filesystem::exists(node_modules) ||
+              std::system("node --version > /dev/null 2>&1") != 0)) {
+    return "run scripts/fetch_models.sh to install onnxruntime-node (and apt-get install nodejs)";
+  }
+  return "";
+}
+
+#define SKIP_IF(missing_or_page)                                 \
+  if (const std::string why = (missing_or_page); !why.empty()) { \
+    GTEST_SKIP() << why;                                         \
+  }
+
+std::string PageOrWhy(const absl::StatusOr<RgbImage>& page) {
+  return page.ok() ? "" : std::string(page.status().message());
+}
+
+// Six lines at 24, 32 and 40 pixels, one drawn upside down, read back exactly in reading
+// order by the three models under graphjit.
+TEST(OcrPage, ReadsEveryLineOfARenderedPage) {
+  SKIP_IF(Missing(/*ort=*/false));
+  const absl::StatusOr<RgbImage> page = RenderPage();
+  SKIP_IF(PageOrWhy(page));
+  absl::StatusOr<std::unique_ptr<OcrPageReader>> reader =
+      OcrPageReader::Create(OcrPageFilesIn(OcrFetchDir(GRAPHJIT_SOURCE_DIR)));
   ASSERT_TRUE(reader.ok()) << reader.status();
   absl::StatusOr<std::vector<OcrLine>> read = (*reader)->Read(*page);
   ASSERT_TRUE(read.ok()) << read.status();
   std::vector<std::string> texts;
   for (const OcrLine& l : *read) texts.push_back(l.text);
-  EXPECT_EQ(texts, lines);
-  ASSERT_EQ(read->size(), lines.size());
+  EXPECT_EQ(texts, PageLines());
+  ASSERT_EQ(read->size(), PageLines().size());
   for (size_t i = 0; i < read->size(); ++i) EXPECT_EQ((*read)[i].turned, i == 4) << i;
   // The boxes hold the lines drawn at (40, 30) and (300, 180).
   EXPECT_NEAR((*read)[0].box.x0, 40, 8);
   EXPECT_NEAR((*read)[0].box.y0, 30, 8);
   EXPECT_NEAR((*read)[2].box.x0, 300, 8);
   EXPECT_NEAR((*read)[2].box.y0, 180, 8);
+}
+
+// ONNX Runtime running the same three models behind the same pre- and post-processing
+// (benchmarks/ort_compare/ort_run.js, one process per call) reads the same lines in the
+// same boxes.
+TEST(OcrPage, OnnxRuntimeReadsTheSameLinesInTheSameBoxes) {
+  SKIP_IF(Missing(/*ort=*/true));
+  const absl::StatusOr<RgbImage> page = RenderPage();
+  SKIP_IF(PageOrWhy(page));
+  const OcrPageFiles files = OcrPageFilesIn(OcrFetchDir(GRAPHJIT_SOURCE_DIR));
+  int calls = 0;
+  auto ort = [&calls](std::string model) {
+    return [&calls, model](const runtime::Tensor& x) -> absl::StatusOr<runtime::Tensor> {
+      const std::string in = Scratch(absl::StrCat("x", calls, ".npy"));
+      const std::string out = Scratch(absl::StrCat("out", calls++));
+      if (absl::Status s = runtime::WriteNpy(in, x); !s.ok()) return s;
+      const std::string command =
+          absl::StrCat("node ", GRAPHJIT_SOURCE_DIR, "/benchmarks/ort_compare/ort_run.js '", model,
+                       "' --input x=@", in, " --output-dir ", out, " > /dev/null");
+      if (std::system(command.c_str()) != 0) {
+        return absl::InternalError(absl::StrCat("ort_run.js failed: ", command));
+      }
+      absl::StatusOr<runtime::Tensor> y = runtime::ReadNpy(out + "/output0.npy");
+      std::filesystem::remove(in);
+      std::filesystem::remove_all(out);
+      return y;
+    };
+  };
+  absl::StatusOr<OcrAlphabet> alphabet = ReadOcrKeys(files.recognizer.keys);
+  ASSERT_TRUE(alphabet.ok()) << alphabet.status();
+  std::unique_ptr<OcrPageReader> with_ort = OcrPageReader::WithModels(
+      {ort(files.detector), ort(files.classifier), ort(files.recognizer.model)}, *alphabet);
+  absl::StatusOr<std::unique_ptr<OcrPageReader>> with_graphjit = OcrPageReader::Create(files);
+  ASSERT_TRUE(with_graphjit.ok()) << with_graphjit.status();
+  absl::StatusOr<std::vector<OcrLine>> want = with_ort->Read(*page);
+  absl::StatusOr<std::vector<OcrLine>> got = (*with_graphjit)->Read(*page);
+  ASSERT_TRUE(want.ok()) << want.status();
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), want->size());
+  for (size_t i = 0; i < got->size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ((*got)[i].text, (*want)[i].text);
+    EXPECT_EQ((*got)[i].turned, (*want)[i].turned);
+    // A pixel of the probability map right at the threshold may fall either way.
+    EXPECT_NEAR((*got)[i].box.x0, (*want)[i].box.x0, 2);
+    EXPECT_NEAR((*got)[i].box.y0, (*want)[i].box.y0, 2);
+    EXPECT_NEAR((*got)[i].box.x1, (*want)[i].box.x1, 2);
+    EXPECT_NEAR((*got)[i].box.y1, (*want)[i].box.y1, 2);
+  }
 }
 
 }  // namespace
