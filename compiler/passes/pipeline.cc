@@ -15,6 +15,7 @@
 #include "compiler/passes/hoist_loop_invariants.h"
 #include "compiler/passes/orient_products.h"
 #include "compiler/passes/simplify.h"
+#include "compiler/passes/sink_channel_scale.h"
 #include "compiler/passes/sink_row_scale.h"
 #include "compiler/passes/unroll_scans.h"
 #include "compiler/passes/winograd_convolutions.h"
@@ -34,6 +35,7 @@ const std::vector<Pass>& BuiltinPasses() {
       {"fold_channel_affine", FoldChannelAffine},
       {"fold_norm_weight", FoldNormWeight},
       {"sink_row_scale", [](ir::Graph* g, PassContext*) { return SinkRowScale(g); }},
+      {"sink_channel_scale", [](ir::Graph* g, PassContext*) { return SinkChannelScale(g); }},
       {"flatten_matmul_batch", [](ir::Graph* g, PassContext*) { return FlattenMatmulBatch(g); }},
       {"winograd_convolutions", WinogradConvolutions},
       {"orient_products", OrientProducts},
