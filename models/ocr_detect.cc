@@ -155,9 +155,10 @@ RgbImage CropOcrBox(const RgbImage& page, const OcrBox& box) {
   RgbImage crop;
   crop.width = x1 - x0;
   crop.height = y1 - y0;
+  if (crop.width == 0 || crop.height == 0) return crop;
   crop.rgb.reserve(crop.width * crop.height * 3);
   for (int64_t y = y0; y < y1; ++y) {
-    const float* row = &page.rgb[(y * page.width + x0) * 3];
+    const float* row = page.rgb.data() + (y * page.width + x0) * 3;
     crop.rgb.insert(crop.rgb.end(), row, row + crop.width * 3);
   }
   return crop;

@@ -20,7 +20,9 @@ inline constexpr int64_t kOcrPageLongSide = 960;
 
 // The detector's input for `page`: resized so each side is a multiple of 32 (at least 32)
 // with the long side at most 960, then x / 255 normalized by ImageNet's mean and std, as
-// f32[1, 3, H, W]. InvalidArgument for an empty image.
+// f32[1, 3, H, W]. InvalidArgument for an empty image. Channels in RGB order, as the
+// recognizer's (models/ocr_image.h): PaddleOCR feeds OpenCV's BGR with the same means,
+// which differs only for coloured text.
 absl::StatusOr<runtime::Tensor> PreprocessOcrPage(const RgbImage& page);
 
 // A text line's box on the page, in the page's pixels: [x0, x1) x [y0, y1).

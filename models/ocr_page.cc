@@ -26,7 +26,8 @@ absl::Status NeedFile(const std::string& path, absl::string_view what) {
 absl::StatusOr<runtime::Tensor> RunOne(compiler::JitFunction& fn, const std::string& name,
                                        const runtime::Tensor& x) {
   GJ_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> out, fn.Run({{name, x}}));
-  return std::move(out.at(0));
+  if (out.empty()) return absl::InternalError(absl::StrCat("input '", name, "': no output"));
+  return std::move(out[0]);
 }
 
 }  // namespace
@@ -65,7 +66,8 @@ absl::StatusOr<std::unique_ptr<OcrPageReader>> OcrPageReader::Create(const OcrPa
   reader->models_.detect =
       [det, name = det_inputs[0]](const runtime::Tensor& x) -> absl::StatusOr<runtime::Tensor> {
     GJ_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> out, det->Run({{name, x}}));
-    return std::move(out.at(0));
+    if (out.empty()) return absl::InternalError("the OCR text detector gave no output");
+    return std::move(out[0]);
   };
   reader->models_.classify = [clf, cls_input](const runtime::Tensor& x) {
     return RunOne(*clf, cls_input, x);
@@ -112,7 +114,11 @@ absl::StatusOr<std::vector<OcrLine>> OcrPageReader::Read(const RgbImage& page) {
     GJ_ASSIGN_OR_RETURN(runtime::Tensor line_x, PreprocessOcrLine(crop));
     GJ_ASSIGN_OR_RETURN(runtime::Tensor scores, models_.recognize(line_x));
     GJ_ASSIGN_OR_RETURN(std::vector<std::string> text, CtcGreedyDecode(scores, alphabet_));
-    line.text = text.at(0);
+    if (text.size() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("OCR recognizer: expected scores for one line, got ", scores.TypeString()));
+    }
+    line.text = std::move(text[0]);
     lines.push_back(std::move(line));
   }
   return lines;

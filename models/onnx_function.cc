@@ -85,44 +85,69 @@ std::string OnnxFunction::Describe(const runtime::TensorMap& inputs) const {
 
 absl::StatusOr<std::vector<runtime::Tensor>> OnnxFunction::Run(const runtime::TensorMap& inputs) {
   if (unspecialized_ != nullptr) return unspecialized_->Run(inputs);
-  compiler::JitFunction* fn = nullptr;
-  std::vector<std::string> drop;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     auto it = entries_.find(Key(inputs));
-    if (it == entries_.end()) {
-      GJ_ASSIGN_OR_RETURN(onnx::SpecializedImport imported, onnx::ImportSpecialized(path_, inputs));
-      for (const std::string& name : imported.specialized) {
-        if (absl::c_find(specialized_, name) == specialized_.end()) specialized_.push_back(name);
-      }
-      shapes_fixed_ = shapes_fixed_ || imported.shapes_fixed;
-      const std::string now = Describe(inputs);
-      if (static_cast<int>(entries_.size()) >= max_specializations_) {
-        if (interpreted_++ == 0 && options_.log.recompiles) {
-          compiler::LogLine("recompiles",
-                            absl::StrCat(path_, ": ", max_specializations_,
-                                         " specializations compiled; calls with other values (",
-                                         now, ") run in the interpreter"));
-        }
-        return runtime::Interpret(imported.model.graph, Without(inputs, imported.specialized),
-                                  imported.model.params);
-      }
-      GJ_ASSIGN_OR_RETURN(std::unique_ptr<compiler::JitFunction> jit,
-                          JitOnnxModel(imported.model, options_));
-      if (options_.log.recompiles) {
-        compiler::LogLine("recompiles",
-                          entries_.empty()
-                              ? absl::StrCat(path_, ": specialized on ", now)
-                              : absl::StrCat(path_, ": guard miss: ", now, " (the last entry's: ",
-                                             last_, "); specialization #", entries_.size() + 1));
-      }
-      last_ = now;
-      it = entries_.emplace(Key(inputs), Entry{std::move(jit), imported.specialized}).first;
+    if (it != entries_.end()) {
+      compiler::JitFunction* fn = it->second.fn.get();
+      const std::vector<std::string> drop = it->second.specialized;
+      lock.unlock();
+      return fn->Run(Without(inputs, drop));
     }
-    fn = it->second.fn.get();
-    drop = it->second.specialized;
   }
-  return fn->Run(Without(inputs, drop));
+  // A miss: import (and compile) outside the lock, so calls that hit run meanwhile.
+  GJ_ASSIGN_OR_RETURN(onnx::SpecializedImport imported, onnx::ImportSpecialized(path_, inputs));
+  std::unique_lock<std::mutex> lock(mu_);
+  bool rekeyed = imported.shapes_fixed && !shapes_fixed_;
+  for (const std::string& name : imported.specialized) {
+    if (absl::c_find(specialized_, name) == specialized_.end()) {
+      specialized_.push_back(name);
+      rekeyed = true;
+    }
+  }
+  shapes_fixed_ = shapes_fixed_ || imported.shapes_fixed;
+  if (rekeyed && !entries_.empty()) {
+    // The guard now reads more inputs: no earlier entry's key can match again. Their code
+    // stays alive (a call may be running it) but no longer counts toward the limit.
+    for (auto& [key, entry] : entries_) retired_.push_back(std::move(entry.fn));
+    entries_.clear();
+  }
+  const std::string key = Key(inputs), now = Describe(inputs);
+  if (auto it = entries_.find(key); it != entries_.end()) {  // another thread compiled it
+    compiler::JitFunction* fn = it->second.fn.get();
+    lock.unlock();
+    return fn->Run(Without(inputs, imported.specialized));
+  }
+  if (static_cast<int>(entries_.size()) >= max_specializations_) {
+    if (interpreted_++ == 0 && options_.log.recompiles) {
+      compiler::LogLine("recompiles", absl::StrCat(path_, ": ", max_specializations_,
+                                                   " specializations compiled; calls with other "
+                                                   "values (",
+                                                   now, ") run in the interpreter"));
+    }
+    lock.unlock();
+    return runtime::Interpret(imported.model.graph, Without(inputs, imported.specialized),
+                              imported.model.params);
+  }
+  const std::string last = last_;
+  const size_t number = entries_.size() + 1;
+  lock.unlock();
+  GJ_ASSIGN_OR_RETURN(std::unique_ptr<compiler::JitFunction> jit,
+                      JitOnnxModel(imported.model, options_));
+  lock.lock();
+  auto [it, inserted] = entries_.emplace(key, Entry{std::move(jit), imported.specialized});
+  if (inserted) {
+    if (options_.log.recompiles) {
+      compiler::LogLine("recompiles", number == 1 ? absl::StrCat(path_, ": specialized on ", now)
+                                                  : absl::StrCat(path_, ": guard miss: ", now,
+                                                                 " (the last entry's: ", last,
+                                                                 "); specialization #", number));
+    }
+    last_ = now;
+  }
+  compiler::JitFunction* fn = it->second.fn.get();
+  lock.unlock();
+  return fn->Run(Without(inputs, imported.specialized));
 }
 
 std::vector<std::string> OnnxFunction::specialized_inputs() const {

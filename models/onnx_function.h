@@ -78,8 +78,11 @@ class OnnxFunction {
     std::vector<std::string> specialized;  // the inputs this entry's graph does not take
   };
   std::map<std::string, Entry> entries_;  // guarded by mu_
-  std::string last_;                      // guarded by mu_: Describe() of the last compile
-  int64_t interpreted_ = 0;               // guarded by mu_
+  // Entries whose keys were made before the guard read more inputs: never matched again,
+  // kept alive for calls that may still run them. Guarded by mu_.
+  std::vector<std::unique_ptr<compiler::JitFunction>> retired_;
+  std::string last_;         // guarded by mu_: Describe() of the last compile
+  int64_t interpreted_ = 0;  // guarded by mu_
 };
 
 }  // namespace graphjit::models

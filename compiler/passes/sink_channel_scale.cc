@@ -42,9 +42,10 @@ std::optional<ChannelScale> Match(const ir::Graph& g, ValueId id,
     std::vector<int64_t> xd, sd;
     for (int i = 0; i < xt.rank(); ++i) {
       std::optional<int64_t> a = Constant(xt.shape[i]), b = Constant(st.shape[i]);
-      if (!a || !b) return std::nullopt;
+      if (!a || !b) break;
       xd.push_back(*a), sd.push_back(*b);
     }
+    if (static_cast<int>(xd.size()) != xt.rank()) continue;  // a symbolic dim
     bool per_channel = sd[1] == xd[1] && (sd[0] == 1 || sd[0] == xd[0]);
     int64_t pixels = 1;
     for (int i = 2; i < xt.rank(); ++i) per_channel = per_channel && sd[i] == 1, pixels *= xd[i];

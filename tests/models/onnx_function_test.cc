@@ -4,7 +4,9 @@
 // equals the interpreter on the model imported with that call's values.
 #include "models/onnx_function.h"
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -112,6 +114,36 @@ TEST(OnnxFunction, PastTheLimitNewValuesRunInTheInterpreter) {
   EXPECT_THAT(log, HasSubstr("2 specializations compiled; calls with other values (axes = [2], "
                              "repeats = [3, 1, 1]) run in the interpreter"));
   EXPECT_THAT(log, Not(HasSubstr("repeats = [4, 1, 1]) run")));  // reported once
+}
+
+// Calls from several threads with two values: each result the interpreter's, one
+// specialization per value however the misses race.
+TEST(OnnxFunction, ConcurrentCallsShareTheSpecializations) {
+  const std::string path = TileModel();
+  absl::StatusOr<std::unique_ptr<OnnxFunction>> fn = OnnxFunction::Open(path);
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  const std::vector<runtime::TensorMap> calls = {
+      {{"x", F32({3, 4})}, {"axes", I64Values({0})}, {"repeats", I64Values({2, 1, 3})}},
+      {{"x", F32({3, 4})}, {"axes", I64Values({1})}, {"repeats", I64Values({1, 2, 2})}}};
+  std::vector<runtime::Tensor> want;
+  for (const runtime::TensorMap& call : calls) want.push_back(Expected(path, call));
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 6; ++i) {
+        const size_t c = static_cast<size_t>((t + i) % 2);
+        absl::StatusOr<std::vector<runtime::Tensor>> got = (*fn)->Run(calls[c]);
+        if (!got.ok() || got->at(0).shape() != want[c].shape() ||
+            runtime::MaxAbsDiff(got->at(0), want[c]) != 0) {
+          ++wrong;
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ((*fn)->specializations(), 2);
 }
 
 // x[: 2 * (H / 2)] + x imports only at an even H: each shape is a specialization of its own,
