@@ -16,6 +16,7 @@
 #include "compiler/orc/code_tier.h"
 #include "compiler/passes/pipeline.h"
 #include "ir/printer.h"
+#include "models/onnx_function.h"
 #include "models/onnx_model.h"
 #include "onnx/import.h"
 #include "onnx/specialize.h"
@@ -27,9 +28,13 @@ namespace {
 
 using runtime::Tensor;
 
-// An imported model under Jit.
+// An imported model under Jit, or (`guarded`) a model file that needs some inputs' values
+// when it is built, specialized on each call's under a guard (models/onnx_function.h).
 class Model {
  public:
+  explicit Model(std::unique_ptr<models::OnnxFunction> guarded) : guarded_(std::move(guarded)) {
+    model_.input_names = guarded_->input_names();
+  }
   Model(onnx::ImportedModel model, std::unique_ptr<compiler::JitFunction> fn)
       : model_(std::move(model)), fn_(std::move(fn)) {
     for (ir::ValueId id = 0; id < model_.graph.num_nodes(); ++id) {
@@ -43,6 +48,7 @@ class Model {
   std::vector<std::string> output_names() const { return model_.output_names; }
 
   py::tuple Run(const py::dict& inputs) {
+    if (guarded_ != nullptr) return RunGuarded(inputs);
     runtime::TensorMap tensors;
     for (const auto& [name, dtype] : input_dtypes_) {
       if (!inputs.contains(name)) {
@@ -69,11 +75,19 @@ class Model {
     return result;
   }
 
-  py::dict Stats() const { return StatsOf(*fn_); }
+  py::dict Stats() const {
+    if (guarded_ == nullptr) return StatsOf(*fn_);
+    py::dict d;
+    d["specializations"] = guarded_->specializations();
+    d["interpreted_calls"] = guarded_->interpreted_calls();
+    d["specialized_inputs"] = guarded_->specialized_inputs();
+    return d;
+  }
 
   // The IR at `stage` (as graphjit-dump prints it) with the model's dynamic dims fixed to
   // `dims` (none: symbolic, where the stage allows).
   std::string Dump(const std::string& stage, const py::kwargs& dims) const {
+    RefuseGuarded("dump");
     static const std::vector<std::string> kStages = {"traced", "optimized", "kernels",
                                                      "llvm",   "llvm-opt",  "asm"};
     if (std::find(kStages.begin(), kStages.end(), stage) == kStages.end()) {
@@ -104,6 +118,7 @@ class Model {
   }
 
   std::string Explain(const py::dict& inputs) const {
+    RefuseGuarded("explain");
     runtime::TensorMap tensors;
     for (const auto& [name, dtype] : input_dtypes_) {
       if (inputs.contains(name)) tensors[name] = ToTensor(name, inputs[py::str(name)], dtype);
@@ -112,6 +127,40 @@ class Model {
   }
 
  private:
+  // Every input by its own dtype: the guard and the import decide what they must be.
+  py::tuple RunGuarded(const py::dict& inputs) {
+    runtime::TensorMap tensors;
+    for (const std::string& name : model_.input_names) {
+      if (!inputs.contains(name)) {
+        throw py::key_error(absl::StrCat("missing input '", name,
+                                         "' (the model's inputs: ", Join(model_.input_names), ")"));
+      }
+      tensors[name] = ToTensorOfItsDtype("input", name, inputs[py::str(name)]);
+    }
+    for (const auto& [key, value] : inputs) {
+      if (tensors.count(std::string(py::str(key))) == 0) {
+        throw py::key_error(absl::StrCat("unknown input '", std::string(py::str(key)),
+                                         "' (the model's inputs: ", Join(model_.input_names), ")"));
+      }
+    }
+    absl::StatusOr<std::vector<Tensor>> outputs;
+    {
+      py::gil_scoped_release release;
+      outputs = guarded_->Run(tensors);
+    }
+    std::vector<Tensor> out = ValueOrRaise(std::move(outputs));
+    py::tuple result(out.size());
+    for (size_t i = 0; i < out.size(); ++i) result[i] = ToNumpy(std::move(out[i]));
+    return result;
+  }
+
+  void RefuseGuarded(const char* what) const {
+    if (guarded_ == nullptr) return;
+    throw py::type_error(absl::StrCat(
+        what, ": this model is specialized per call on the values of ",
+        "inputs it needs when it is built; load it with example_inputs= for one specialization"));
+  }
+
   static std::string Join(const std::vector<std::string>& names) {
     std::string s;
     for (const std::string& n : names) absl::StrAppend(&s, s.empty() ? "" : ", ", n);
@@ -120,6 +169,7 @@ class Model {
 
   onnx::ImportedModel model_;
   std::unique_ptr<compiler::JitFunction> fn_;
+  std::unique_ptr<models::OnnxFunction> guarded_;
   std::vector<std::pair<std::string, ir::DType>> input_dtypes_;
 };
 
@@ -172,6 +222,13 @@ std::unique_ptr<Model> LoadOnnx(const py::object& source, const std::string& pol
     from_file = true;
     py::gil_scoped_release release;
     model = onnx::Import(path, import_options);
+    if (import_options.known_inputs.empty() && !onnx::InputNeededAtImport(model.status()).empty()) {
+      // It needs an input's values when it is built: specialized on each call's, under a
+      // guard (a new value compiles another specialization).
+      std::unique_ptr<models::OnnxFunction> guarded =
+          ValueOrRaise(models::OnnxFunction::Open(path, std::move(options)), true);
+      return std::make_unique<Model>(std::move(guarded));
+    }
   }
   onnx::ImportedModel imported = ValueOrRaise(std::move(model), from_file);
   std::unique_ptr<compiler::JitFunction> fn =

@@ -13,9 +13,11 @@ def load(path_or_bytes, policy="auto", tier="o2", threads=None, known_inputs=Non
     threads: threads running one call's kernels (None: GRAPHJIT_NUM_THREADS, else the
       CPUs the process may use).
     known_inputs: {"axes": array}: inputs whose values are fixed at import (they become
-      constants and are no longer passed): for models that take as inputs what graphjit
-      needs when it builds the graph (axes, repeats, scales, pads), which load otherwise
-      refuses with NotImplementedError naming the input.
+      constants and are no longer passed). Without it, a model loaded by path that takes
+      as inputs what graphjit needs when it builds the graph (axes, repeats, scales,
+      pads) is specialized on each call's values of them under a guard (a new value
+      compiles another specialization; model.stats() counts them); by bytes it is
+      refused with NotImplementedError naming the input.
     example_inputs: {"input": array, "sr": array, ...}: a call's inputs (a path only): the
       model is imported specialized on what it needs of them: the values of the inputs it
       needs at import (an If on a sample rate, a Loop's trip count) and, when its dims must
