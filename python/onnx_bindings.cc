@@ -48,14 +48,22 @@ class Model {
   std::vector<std::string> output_names() const { return model_.output_names; }
 
   py::tuple Run(const py::dict& inputs) {
-    if (guarded_ != nullptr) return RunGuarded(inputs);
     runtime::TensorMap tensors;
-    for (const auto& [name, dtype] : input_dtypes_) {
+    auto need = [&](const std::string& name) {
       if (!inputs.contains(name)) {
         throw py::key_error(absl::StrCat("missing input '", name,
                                          "' (the model's inputs: ", Join(model_.input_names), ")"));
       }
-      tensors[name] = ToTensor(name, inputs[py::str(name)], dtype);
+      return inputs[py::str(name)];
+    };
+    if (guarded_ != nullptr) {
+      // Every input by its own dtype: the guard and the import decide what they must be.
+      for (const std::string& name : model_.input_names) {
+        tensors[name] = ToTensorOfItsDtype("input", name, need(name));
+      }
+    } else {
+      for (const auto& [name, dtype] : input_dtypes_)
+        tensors[name] = ToTensor(name, need(name), dtype);
     }
     for (const auto& [key, value] : inputs) {
       const std::string name = py::str(key);
@@ -67,7 +75,7 @@ class Model {
     absl::StatusOr<std::vector<Tensor>> outputs;
     {
       py::gil_scoped_release release;
-      outputs = fn_->Run(tensors);
+      outputs = guarded_ != nullptr ? guarded_->Run(tensors) : fn_->Run(tensors);
     }
     std::vector<Tensor> out = ValueOrRaise(std::move(outputs));
     py::tuple result(out.size());
@@ -127,33 +135,6 @@ class Model {
   }
 
  private:
-  // Every input by its own dtype: the guard and the import decide what they must be.
-  py::tuple RunGuarded(const py::dict& inputs) {
-    runtime::TensorMap tensors;
-    for (const std::string& name : model_.input_names) {
-      if (!inputs.contains(name)) {
-        throw py::key_error(absl::StrCat("missing input '", name,
-                                         "' (the model's inputs: ", Join(model_.input_names), ")"));
-      }
-      tensors[name] = ToTensorOfItsDtype("input", name, inputs[py::str(name)]);
-    }
-    for (const auto& [key, value] : inputs) {
-      if (tensors.count(std::string(py::str(key))) == 0) {
-        throw py::key_error(absl::StrCat("unknown input '", std::string(py::str(key)),
-                                         "' (the model's inputs: ", Join(model_.input_names), ")"));
-      }
-    }
-    absl::StatusOr<std::vector<Tensor>> outputs;
-    {
-      py::gil_scoped_release release;
-      outputs = guarded_->Run(tensors);
-    }
-    std::vector<Tensor> out = ValueOrRaise(std::move(outputs));
-    py::tuple result(out.size());
-    for (size_t i = 0; i < out.size(); ++i) result[i] = ToNumpy(std::move(out[i]));
-    return result;
-  }
-
   void RefuseGuarded(const char* what) const {
     if (guarded_ == nullptr) return;
     throw py::type_error(absl::StrCat(

@@ -35,17 +35,7 @@ runtime::Tensor F32(std::vector<int64_t> shape) {
   return *runtime::Tensor::FromDoubles(ir::DType::kF32, shape, v);
 }
 
-// y = tile(unsqueeze(x, axes), repeats): both axes and repeats are needed as values.
-std::string TileModel() {
-  ModelBuilder m;
-  m.Input("x", kF32, {int64_t{3}, int64_t{4}})
-      .Input("axes", kI64, {int64_t{1}})
-      .Input("repeats", kI64, {int64_t{3}})
-      .Output("y", kF32);
-  m.Node("Unsqueeze", {"x", "axes"}, {"u"});
-  m.Node("Tile", {"u", "repeats"}, {"y"});
-  return WriteModel(m, "onnx_function_tile");
-}
+std::string TileModel() { return onnx::testing::WriteTileModel("onnx_function_tile"); }
 
 // What the interpreter computes for `inputs` on the model imported with their values.
 runtime::Tensor Expected(const std::string& path, const runtime::TensorMap& inputs) {

@@ -21,6 +21,20 @@ inline std::string WriteModel(const ModelBuilder& m, const std::string& name) {
   return path;
 }
 
+// y = tile(unsqueeze(x, axes), repeats), x f32[3, 4]: axes and repeats are inputs the
+// importer needs as values. Written as NAME.onnx; its path.
+inline std::string WriteTileModel(const std::string& name) {
+  constexpr int32_t kF32 = ::onnx::TensorProto::FLOAT, kI64 = ::onnx::TensorProto::INT64;
+  ModelBuilder m;
+  m.Input("x", kF32, {int64_t{3}, int64_t{4}})
+      .Input("axes", kI64, {int64_t{1}})
+      .Input("repeats", kI64, {int64_t{3}})
+      .Output("y", kF32);
+  m.Node("Unsqueeze", {"x", "axes"}, {"u"});
+  m.Node("Tile", {"u", "repeats"}, {"y"});
+  return WriteModel(m, name);
+}
+
 // An i64 vector input holding `values`.
 inline runtime::Tensor I64Values(std::vector<int64_t> values) {
   std::vector<double> v(values.begin(), values.end());

@@ -24,14 +24,7 @@ constexpr int32_t kF32 = ::onnx::TensorProto::FLOAT;
 constexpr int32_t kI64 = ::onnx::TensorProto::INT64;
 
 TEST(ImportSpecialized, FixesTheInputsTheImporterNeedsAsValues) {
-  ModelBuilder m;
-  m.Input("x", kF32, {int64_t{3}, int64_t{4}})
-      .Input("axes", kI64, {int64_t{1}})
-      .Input("repeats", kI64, {int64_t{3}})
-      .Output("y", kF32);
-  m.Node("Unsqueeze", {"x", "axes"}, {"u"});
-  m.Node("Tile", {"u", "repeats"}, {"y"});
-  const std::string path = WriteModel(m, "specialize");
+  const std::string path = testing::WriteTileModel("specialize");
   runtime::TensorMap inputs = {{"axes", I64Values({0})}, {"repeats", I64Values({2, 1, 3})}};
   absl::StatusOr<SpecializedImport> got = ImportSpecialized(path, inputs);
   ASSERT_TRUE(got.ok()) << got.status();
