@@ -3,7 +3,8 @@
 // dim decided by its range), F.pad's reversed pad list (Slice with step -1, Transpose of
 // known integers), an index grid into ScatterND, a 2x Resize of symbolic dims, the index
 // ops and ReduceProd on known indices, a signal window and a transposed convolution padded
-// SAME, and a Loop until convergence with an If on data in its body (one while op). The
+// SAME, a 2 x 2 / 2 transposed convolution without overlap (a product and a depth to
+// space), and a Loop until convergence with an If on data in its body (one while op). The
 // test checks that each imports; the disabled one rewrites the files:
 //   build/bin/onnx_test --gtest_also_run_disabled_tests --gtest_filter='*WriteFuzzSeeds'
 #include <fstream>
@@ -90,6 +91,17 @@ std::vector<std::pair<std::string, ModelBuilder>> Seeds() {
     SetString(t, "auto_pad", "SAME_LOWER");
     testing::SetInts(t, "strides", {2, 2});
     seeds.emplace_back("signal_window_conv_transpose_same.onnx", std::move(m));
+  }
+  {
+    ModelBuilder m;  // a decoder's 2 x 2 / 2 upsampling (no overlap: a product), cropped
+    m.Input("x", kF32, {int64_t{1}, int64_t{3}, int64_t{4}, std::string("W")}).Output("y", kF32);
+    m.Initializer(F32Tensor("k", {3, 2, 2, 2}, std::vector<float>(24, 0.25f)));
+    m.Initializer(F32Tensor("b", {2}, {0.5f, -0.5f}));
+    auto* t = m.Node("ConvTranspose", {"x", "k", "b"}, {"y"});
+    testing::SetInts(t, "strides", {2, 2});
+    testing::SetInts(t, "pads", {0, 1, 1, 0});
+    testing::SetInts(t, "output_padding", {1, 0});
+    seeds.emplace_back("conv_transpose_disjoint.onnx", std::move(m));
   }
   {
     ModelBuilder m;  // y += x until sum(y) >= 100 or 50 trips (torch.jit.script's while)
