@@ -10,6 +10,10 @@ namespace {
 using ir::OpCode;
 using ir::ValueId;
 
+// See Decide: the arithmetic per element past which a producer is not inlined into a
+// transpose that moves its last axis (a 7 x 7 depthwise convolution is ~100).
+constexpr int kTransposedInlineCost = 16;
+
 bool IsLayout(OpCode op) {
   return op == OpCode::kTranspose || op == OpCode::kReshape || op == OpCode::kExpand ||
          op == OpCode::kSlice || op == OpCode::kConcat || op == OpCode::kWindow;
@@ -68,6 +72,17 @@ bool FusionPolicy::Decide(ValueId id, const std::vector<int>& buffer_of) {
   if (cost_[id] <= 1) return false;
   // Not an output (returned above), so every user is a node.
   if (users_[id].size() > 1) return true;
+  // Costly arithmetic whose one user moves its last axis (NCHW to NHWC): inlined, the
+  // kernel would run along the transposed order, scattering each vector's stores (or
+  // gathering every operand); materialized, it runs along its own rows and the transpose
+  // is a copy.
+  if (cost_[id] >= kTransposedInlineCost) {
+    const ir::Node& u = g_.node(users_[id][0]);
+    if (u.op == OpCode::kTranspose) {
+      const std::vector<int64_t> perm = u.attrs.Get<std::vector<int64_t>>("perm");
+      if (!perm.empty() && perm.back() != static_cast<int64_t>(perm.size()) - 1) return true;
+    }
+  }
   for (ValueId u : users_[id]) {
     if (g_.node(u).op != OpCode::kMatmul) continue;
     const bool is_lhs = g_.node(u).operands[0] == id;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "absl/strings/str_cat.h"
 #include "compiler/compiled/call_frame.h"
 #include "compiler/lower/program_eval.h"
 #include "compiler/passes/pipeline.h"
@@ -187,6 +188,62 @@ TEST(Lower, LayoutAndElementwiseChains) {
       EXPECT_LT(MaxRelDiff((*want)[i], (*got)[i]), 1e-15) << "output " << i << " S=" << S;
     }
     EXPECT_FALSE((*got)[4].SharesBufferWith(in.at("x")));  // an input returned is copied
+  }
+}
+
+// A costly map (a product of three tanh of a sliding window; with neg instead, cheap) whose
+// one user moves its last axis (NCHW -> NHWC, as ConvNeXt's depthwise convolution before
+// its LayerNorm) gets a buffer of its own, written along its rows; a cheap map, or a
+// transpose that keeps the last axis, stays inlined. Either way the interpreter's results.
+TEST(Lower, CostlyMapsAreNotInlinedIntoATransposeOfTheirRows) {
+  auto text = [](bool costly, const char* perm, const char* out) {
+    std::string sum =
+        "  %2 = window(%0) {dilations=[1, 1], kernel=[1, 3], strides=[1, 1]} : "
+        "f64[2, 3, 1, 3, 4, 6]\n";
+    std::string body;
+    int next = 3, acc = -1;
+    for (int tap = 0; tap < 3; ++tap) {
+      absl::StrAppend(&body, "  %", next, " = slice(%2) {axis=3, end=", tap + 1, ", start=", tap,
+                      "} : f64[2, 3, 1, 1, 4, 6]\n  %", next + 1, " = reshape(%", next,
+                      ") {shape=[2, 3, 4, 6]} : f64[2, 3, 4, 6]\n  %", next + 2, " = ",
+                      costly ? "tanh" : "neg", "(%", next + 1, ") : f64[2, 3, 4, 6]\n");
+      const int term = next + 2;
+      next += 3;
+      if (acc < 0) {
+        acc = term;
+      } else {
+        absl::StrAppend(&body, "  %", next, " = mul(%", acc, ", %", term, ") : f64[2, 3, 4, 6]\n");
+        acc = next++;
+      }
+    }
+    return absl::StrCat("graph g {\n  %0 = input {name=\"x\"} : f64[2, 3, 4, 8]\n", sum, body,
+                        "  %", next, " = transpose(%", acc, ") {perm=", perm, "} : f64", out,
+                        "\n  %", next + 1, " = exp(%", next, ") : f64", out, "\n  return %",
+                        next + 1, "\n}\n");
+  };
+  struct Case {
+    bool costly;
+    const char* perm;
+    const char* out;
+    int kernels;
+  };
+  for (const Case& c : {Case{true, "[0, 2, 3, 1]", "[2, 4, 6, 3]", 2},
+                        Case{false, "[0, 2, 3, 1]", "[2, 4, 6, 3]", 1},
+                        Case{true, "[1, 0, 2, 3]", "[3, 2, 4, 6]", 1}}) {
+    const std::string graph_text = text(c.costly, c.perm, c.out);
+    SCOPED_TRACE(graph_text);
+    absl::StatusOr<ir::Graph> g = ir::ParseGraph(graph_text);
+    ASSERT_TRUE(g.ok()) << g.status();
+    std::vector<double> x(2 * 3 * 4 * 8);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.3 * static_cast<double>(i));
+    TensorMap in = {{"x", *Tensor::FromDoubles(ir::DType::kF64, {2, 3, 4, 8}, x)}};
+    LoweredGraph lowered;
+    auto want = runtime::Interpret(*g, in, {});
+    auto got = RunLowered(*g, in, {}, {}, &lowered);
+    ASSERT_TRUE(want.ok() && got.ok()) << want.status() << got.status();
+    EXPECT_LT(MaxRelDiff((*want)[0], (*got)[0]), 1e-15);
+    EXPECT_EQ(static_cast<int>(lowered.program.kernels.size()), c.kernels)
+        << ProgramToString(lowered.program);
   }
 }
 
