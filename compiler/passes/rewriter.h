@@ -60,6 +60,12 @@ std::optional<double> ScalarConstantValue(const ir::Graph& graph, ValueId id);
 std::optional<std::pair<std::string, runtime::Tensor>> KnownTensor(const ir::Graph& graph,
                                                                    ValueId id,
                                                                    const PassContext& ctx);
+// The dims of `shape` when every one is a constant.
+std::optional<std::vector<int64_t>> ConstantDims(const ir::Shape& shape);
+// The dims of parameter `id` when they are constants and ctx.params holds a value of its
+// declared dtype and dims (so a pass may read and transform it); nullopt otherwise.
+std::optional<std::vector<int64_t>> KnownParamDims(const ir::Graph& graph, ValueId id,
+                                                   const PassContext& ctx);
 // Whether KnownTensor finds `id`, without reading its values (weights are large).
 bool IsKnownTensor(const ir::Graph& graph, ValueId id, const PassContext& ctx);
 

@@ -17,8 +17,6 @@ struct ChannelScale {
   ir::Shape scale_shape;  // s' for the lhs: [batch.., 1, C]
 };
 
-std::optional<int64_t> Constant(const ir::SymExpr& d) { return d.AsConstant(); }
-
 std::optional<ChannelScale> Match(const ir::Graph& g, ValueId id,
                                   const std::vector<std::vector<ValueId>>& users) {
   const ir::Node& m = g.node(id);
@@ -39,27 +37,22 @@ std::optional<ChannelScale> Match(const ir::Graph& g, ValueId id,
     const ir::ValueType& st = g.type(s);
     if (xt != mn.type || st.rank() != xt.rank() || xt.rank() < 3) continue;
     // s: [1 or n, C, 1..]; x: [n, C, spatial..] with constant dims.
-    std::vector<int64_t> xd, sd;
-    for (int i = 0; i < xt.rank(); ++i) {
-      std::optional<int64_t> a = Constant(xt.shape[i]), b = Constant(st.shape[i]);
-      if (!a || !b) break;
-      xd.push_back(*a), sd.push_back(*b);
-    }
-    if (static_cast<int>(xd.size()) != xt.rank()) continue;  // a symbolic dim
+    const std::optional<std::vector<int64_t>> xdims = ConstantDims(xt.shape);
+    const std::optional<std::vector<int64_t>> sdims = ConstantDims(st.shape);
+    if (!xdims || !sdims) continue;  // a symbolic dim
+    const std::vector<int64_t>& xd = *xdims;
+    const std::vector<int64_t>& sd = *sdims;
     bool per_channel = sd[1] == xd[1] && (sd[0] == 1 || sd[0] == xd[0]);
     int64_t pixels = 1;
     for (int i = 2; i < xt.rank(); ++i) per_channel = per_channel && sd[i] == 1, pixels *= xd[i];
     if (!per_channel) continue;
     // The rhs is [n.., C, P] (its batch dims hold the n images) and the lhs's columns are C.
-    std::vector<int64_t> rd;
-    for (const ir::SymExpr& d : rs) {
-      std::optional<int64_t> c = Constant(d);
-      if (!c) return std::nullopt;
-      rd.push_back(*c);
-    }
+    const std::optional<std::vector<int64_t>> rdims = ConstantDims(rs);
+    if (!rdims) return std::nullopt;
+    const std::vector<int64_t>& rd = *rdims;
     int64_t images = 1;
     for (size_t i = 0; i + 2 < rd.size(); ++i) images *= rd[i];
-    std::optional<int64_t> k = Constant(as.back()), rows = Constant(as[as.size() - 2]);
+    std::optional<int64_t> k = as.back().AsConstant(), rows = as[as.size() - 2].AsConstant();
     if (rd[rd.size() - 2] != xd[1] || rd.back() != pixels || images != xd[0] || !k || *k != xd[1] ||
         !rows) {
       return std::nullopt;

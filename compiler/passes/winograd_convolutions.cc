@@ -54,16 +54,6 @@ struct Conv {
   int64_t n, c, k, oh, ow;
 };
 
-std::optional<std::vector<int64_t>> ConstantShape(const ir::Shape& shape) {
-  std::vector<int64_t> out;
-  for (const ir::SymExpr& d : shape) {
-    std::optional<int64_t> v = d.AsConstant();
-    if (!v) return std::nullopt;
-    out.push_back(*v);
-  }
-  return out;
-}
-
 bool AllOnes(const std::vector<int64_t>& dims) {
   for (int64_t d : dims) {
     if (d != 1) return false;
@@ -75,17 +65,11 @@ std::optional<Conv> Match(const ir::Graph& g, ValueId id, const PassContext& ctx
   const ir::Node& m = g.node(id);
   if (m.op != OpCode::kMatmul) return std::nullopt;
   if (m.type.dtype != ir::DType::kF32 && m.type.dtype != ir::DType::kF64) return std::nullopt;
-  const ir::Node& w = g.node(m.operands[0]);
-  if (w.op != OpCode::kParam || w.type.dtype != m.type.dtype) return std::nullopt;
-  std::optional<std::vector<int64_t>> ws = ConstantShape(w.type.shape);
+  if (g.node(m.operands[0]).type.dtype != m.type.dtype) return std::nullopt;
+  const std::optional<std::vector<int64_t>> ws = KnownParamDims(g, m.operands[0], ctx);
   if (!ws || ws->size() < 2) return std::nullopt;
-  auto known = ctx.params.find(w.name());
-  if (known == ctx.params.end() || known->second.dtype() != w.type.dtype ||
-      known->second.shape() != *ws) {
-    return std::nullopt;
-  }
   ValueId rhs = m.operands[1];
-  const std::optional<std::vector<int64_t>> rs = ConstantShape(g.type(rhs).shape);
+  const std::optional<std::vector<int64_t>> rs = ConstantDims(g.type(rhs).shape);
   while (g.node(rhs).op == OpCode::kReshape) rhs = g.node(rhs).operands[0];
   const ir::Node& win = g.node(rhs);
   if (win.op != OpCode::kWindow || !rs || rs->size() < 2) return std::nullopt;
@@ -95,7 +79,7 @@ std::optional<Conv> Match(const ir::Graph& g, ValueId id, const PassContext& ctx
     return std::nullopt;
   }
   const ValueId p = win.operands[0];
-  std::optional<std::vector<int64_t>> ps = ConstantShape(g.type(p).shape);
+  std::optional<std::vector<int64_t>> ps = ConstantDims(g.type(p).shape);
   if (!ps || ps->size() != 4) return std::nullopt;
   Conv conv{.w = m.operands[0],
             .p = p,

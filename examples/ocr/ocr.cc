@@ -21,23 +21,20 @@
 
 namespace {
 
+// Says why on stderr; the exit status 1.
+int Fail(const absl::Status& status) {
+  std::fprintf(stderr, "ocr: %s\n", status.ToString().c_str());
+  return 1;
+}
+
 int ReadPage(const std::string& path, const std::string& fetch_dir) {
   namespace gj = graphjit;
   auto page = gj::models::ReadPpm(path);
-  if (!page.ok()) {
-    std::fprintf(stderr, "ocr: %s\n", page.status().ToString().c_str());
-    return 1;
-  }
+  if (!page.ok()) return Fail(page.status());
   auto reader = gj::models::OcrPageReader::Create(gj::models::OcrPageFilesIn(fetch_dir));
-  if (!reader.ok()) {
-    std::fprintf(stderr, "ocr: %s\n", reader.status().ToString().c_str());
-    return 1;
-  }
+  if (!reader.ok()) return Fail(reader.status());
   auto lines = (*reader)->Read(*page);
-  if (!lines.ok()) {
-    std::fprintf(stderr, "ocr: %s\n", lines.status().ToString().c_str());
-    return 1;
-  }
+  if (!lines.ok()) return Fail(lines.status());
   for (const gj::models::OcrLine& l : *lines) {
     std::printf("%lld %lld %lld %lld%s %s\n", static_cast<long long>(l.box.x0),
                 static_cast<long long>(l.box.y0), static_cast<long long>(l.box.x1),
@@ -60,20 +57,11 @@ int main(int argc, char** argv) {
   }
   const std::string fetch_dir = argc == 3 ? argv[2] : gj::models::OcrFetchDir(".");
   auto image = gj::models::ReadPpm(argv[1]);
-  if (!image.ok()) {
-    std::fprintf(stderr, "ocr: %s\n", image.status().ToString().c_str());
-    return 1;
-  }
+  if (!image.ok()) return Fail(image.status());
   auto recognizer = gj::models::OcrRecognizer::Create(gj::models::OcrFilesIn(fetch_dir));
-  if (!recognizer.ok()) {
-    std::fprintf(stderr, "ocr: %s\n", recognizer.status().ToString().c_str());
-    return 1;
-  }
+  if (!recognizer.ok()) return Fail(recognizer.status());
   auto text = (*recognizer)->Recognize(*image);
-  if (!text.ok()) {
-    std::fprintf(stderr, "ocr: %s\n", text.status().ToString().c_str());
-    return 1;
-  }
+  if (!text.ok()) return Fail(text.status());
   std::printf("%s\n", text->c_str());
   return 0;
 }
