@@ -66,19 +66,37 @@ ValueId Graph::FindParam(absl::string_view name) const {
   return kInvalidValue;
 }
 
+void CollectNodeSymbols(const Node& n, std::set<std::string>* symbols) {
+  for (const SymExpr& d : n.type.shape) d.CollectSymbols(symbols);
+  for (const auto& [name, value] : n.attrs.items()) {
+    if (const auto* dim = std::get_if<SymExpr>(&value)) dim->CollectSymbols(symbols);
+    if (const auto* dims = std::get_if<std::vector<SymExpr>>(&value)) {
+      for (const SymExpr& d : *dims) d.CollectSymbols(symbols);
+    }
+  }
+  for (const auto& region : n.regions) symbols->merge(region->Symbols());
+}
+
 std::set<std::string> Graph::Symbols() const {
   std::set<std::string> symbols;
+  for (const Node& n : nodes_) CollectNodeSymbols(n, &symbols);
+  return symbols;
+}
+
+std::set<std::string> Graph::DefinedSymbols() const {
+  std::set<std::string> symbols;
   for (const Node& n : nodes_) {
-    for (const SymExpr& d : n.type.shape) d.CollectSymbols(&symbols);
-    for (const auto& [name, value] : n.attrs.items()) {
-      if (const auto* dim = std::get_if<SymExpr>(&value)) dim->CollectSymbols(&symbols);
-      if (const auto* dims = std::get_if<std::vector<SymExpr>>(&value)) {
-        for (const SymExpr& d : *dims) d.CollectSymbols(&symbols);
-      }
-    }
-    for (const auto& region : n.regions) symbols.merge(region->Symbols());
+    if (IsDataDependentOp(n.op)) symbols.insert(n.attrs.Get<std::string>("symbol"));
+    for (const auto& region : n.regions) symbols.merge(region->DefinedSymbols());
   }
   return symbols;
+}
+
+bool Graph::HasDataDependentOps() const {
+  for (const Node& n : nodes_) {
+    if (IsDataDependentOp(n.op)) return true;
+  }
+  return false;
 }
 
 std::vector<std::vector<ValueId>> Graph::Users() const {

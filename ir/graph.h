@@ -33,6 +33,9 @@ struct Node {
   const std::string& name() const;
 };
 
+// Adds the symbols `n` mentions (its type, its dim attributes, its regions') to `symbols`.
+void CollectNodeSymbols(const Node& n, std::set<std::string>* symbols);
+
 // Inputs (run-time tensors), named parameters (weights) and constants are nodes; a graph
 // may have several outputs. Graphs are plain values: copy one to transform it.
 class Graph {
@@ -63,11 +66,17 @@ class Graph {
   ValueId FindParam(absl::string_view name) const;
   // Every symbol mentioned by a type or a dim attribute (e.g. {"P", "S"}), regions included.
   std::set<std::string> Symbols() const;
+  // The unbacked symbols: those data-dependent nodes define (ir/ops.def's `symbol`
+  // attribute), bound by running them rather than by the inputs. Regions included.
+  std::set<std::string> DefinedSymbols() const;
   // Number of nodes that compute something (not inputs, params or constants).
   int NumComputeNodes() const;
   // Whether some node holds regions (a while): such a graph is run by the interpreter or,
   // compiled, by compiler/compiled/control_flow.h, never lowered as one program.
   bool HasRegions() const;
+  // Whether some node is data-dependent (ir::IsDataDependentOp): compiled, such a graph is
+  // run by compiler/compiled/control_flow.h too.
+  bool HasDataDependentOps() const;
   // For each value, the ids of the nodes that use it, in graph order; an output counts
   // as a use by the pseudo-node num_nodes(). The one users map of the passes and lowering.
   std::vector<std::vector<ValueId>> Users() const;

@@ -35,7 +35,8 @@ enum class OpLowering : uint8_t {
   kKernel,
   kComposite,
   kIndexComposite,
-  kRegion
+  kRegion,
+  kDataDependent
 };
 enum class FlopClass : uint8_t { kFree, kMatmul };
 
@@ -68,6 +69,8 @@ constexpr bool HasGradient(OpCode op) {
 }
 // Ops without operands: input, param, constant, full, iota.
 constexpr bool IsSourceOp(OpCode op) { return LoweringOf(op) == OpLowering::kSource; }
+// Ops with a result dim known only when they have run (ops.def: nonzero, compress, ...).
+constexpr bool IsDataDependentOp(OpCode op) { return LoweringOf(op) == OpLowering::kDataDependent; }
 
 // The dtype and shape of a value.
 struct ValueType {

@@ -41,6 +41,9 @@ GJ_DECLARE_RULE(LoopResultRule)
 GJ_DECLARE_RULE(IfRule)
 GJ_DECLARE_RULE(ScanLoopRule)
 GJ_DECLARE_RULE(ScanOutputRule)
+GJ_DECLARE_RULE(NonZeroRule)
+GJ_DECLARE_RULE(CompressRule)
+GJ_DECLARE_RULE(NonMaxSuppressionRule)
 #undef GJ_DECLARE_RULE
 
 }  // namespace graphjit::ir

@@ -1,5 +1,8 @@
 #include "ir/verifier.h"
 
+#include <set>
+
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -80,8 +83,34 @@ absl::Status VerifyRegions(const Graph& graph, ValueId id, const Node& n, int de
 
 absl::Status VerifyAtDepth(const Graph& graph, int depth) {
   absl::flat_hash_set<std::string> input_names, param_names;
+  // The symbols of the nodes so far: a data-dependent node's symbol must be new, so that it
+  // is bound by that node's run alone (not by an input, not twice).
+  std::set<std::string> seen;
+  absl::flat_hash_map<std::string, ValueId> defined;  // unbacked symbol -> its node
   for (ValueId id = 0; id < graph.num_nodes(); ++id) {
     const Node& n = graph.node(id);
+    if (IsDataDependentOp(n.op) && n.attrs.Has("symbol") &&
+        seen.contains(n.attrs.Get<std::string>("symbol"))) {
+      return NodeError(id, n,
+                       absl::StrCat("symbol '", n.attrs.Get<std::string>("symbol"),
+                                    "' is used before this node, which defines it: an unbacked ",
+                                    "symbol needs a name of its own"));
+    }
+    if (IsDataDependentOp(n.op) && n.attrs.Has("symbol")) {
+      defined.emplace(n.attrs.Get<std::string>("symbol"), id);
+    }
+    if ((n.op == OpCode::kInput || n.op == OpCode::kParam) && !defined.empty()) {
+      std::set<std::string> mentioned;
+      CollectNodeSymbols(n, &mentioned);
+      for (const std::string& s : mentioned) {
+        if (auto it = defined.find(s); it != defined.end()) {
+          return NodeError(id, n,
+                           absl::StrCat("its shape mentions '", s, "', the count that %",
+                                        it->second, " defines: the caller binds an input's dims"));
+        }
+      }
+    }
+    CollectNodeSymbols(n, &seen);
     for (ValueId v : n.operands) {
       if (v < 0 || v >= id) {
         return NodeError(id, n, absl::StrCat("operand %", v, " is not defined before use"));

@@ -107,9 +107,7 @@ absl::StatusOr<ValueId> Context::Materialize(const std::string& name) {
                           {"shape", ir::Shape{1}}}));
       continue;
     }
-    ValueId ones = Op(OpCode::kFull, {},
-                      {{"value", 1.0}, {"dtype", ir::DType::kI64}, {"shape", ir::Shape{e}}});
-    parts.push_back(Op(OpCode::kReduceSum, {ones}, {{"axis", int64_t{0}}, {"keepdim", true}}));
+    parts.push_back(DimValue(e));
   }
   if (parts.empty()) {
     return Unimplemented(absl::StrCat("value '", name, "' is an empty symbolic vector"));
@@ -119,6 +117,13 @@ absl::StatusOr<ValueId> Context::Materialize(const std::string& name) {
   v.id = Op(OpCode::kReshape, {joined}, {{"shape", v.shape}});
   GJ_RETURN_IF_ERROR(BuilderStatus());
   return v.id;
+}
+
+ValueId Context::DimValue(const SymExpr& dim) {
+  // The sum of that many ones: exact, and it stays symbolic in the dim.
+  ValueId ones = Op(OpCode::kFull, {},
+                    {{"value", 1.0}, {"dtype", ir::DType::kI64}, {"shape", ir::Shape{dim}}});
+  return Op(OpCode::kReduceSum, {ones}, {{"axis", int64_t{0}}, {"keepdim", true}});
 }
 
 std::string Context::DataInputBehind(const std::string& name) const {

@@ -145,6 +145,8 @@ class Context {
   }
   // A scalar constant of the dtype of `like`.
   ir::ValueId ScalarLike(double value, ir::ValueId like);
+  // An i64 [1] node holding the value of `dim` (a symbolic one as the sum of that many ones).
+  ir::ValueId DimValue(const ir::SymExpr& dim);
   // The type of a value; after a failed op (kInvalidValue) an empty f32 scalar, so a
   // handler runs on harmlessly until SetOut reports the builder's error.
   const ir::ValueType& type(ir::ValueId id) const;

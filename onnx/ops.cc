@@ -19,6 +19,7 @@ const OpTable& Ops() {
     AddRecurrentOps(t);
     AddControlOps(t);
     AddSignalOps(t);
+    AddDataDependentOps(t);
     return t;
   }();
   return *table;

@@ -1,8 +1,8 @@
 // The ONNX ops the importer knows, one handler each, registered by op family (one file
 // per family: ops_elementwise, ops_activation, ops_shape, ops_layout, ops_index,
 // ops_reduce, ops_nn, ops_conv, ops_resize, ops_loss, ops_einsum, ops_recurrent,
-// ops_control). A handler reads the node through the Context and defines its outputs; an op
-// missing here is refused.
+// ops_control, ops_signal, ops_data_dependent). A handler reads the node through the Context and
+// defines its outputs; an op missing here is refused.
 #ifndef GRAPHJIT_ONNX_OPS_H_
 #define GRAPHJIT_ONNX_OPS_H_
 
@@ -31,6 +31,7 @@ void AddEinsumOps(OpTable* table);
 void AddRecurrentOps(OpTable* table);
 void AddControlOps(OpTable* table);
 void AddSignalOps(OpTable* table);
+void AddDataDependentOps(OpTable* table);
 
 // Every op above, built once.
 const OpTable& Ops();

@@ -297,13 +297,12 @@ absl::Status Gather(Context& ctx) {
                      {{"value", std::move(v)}, {"dtype", DType::kI64}, {"shape", idx->shape}});
   } else {
     GJ_ASSIGN_OR_RETURN(indices, ctx.InIndexNode(1));
-    if (!dim.IsConstant()) {
-      return ctx.Unimplemented("data-dependent indices into a symbolic dim (negative indices)");
-    }
-    // Negative indices count from the end.
+    // Negative indices count from the end (a symbolic dim's length read as a value).
     ValueId zero = ctx.b().Scalar(0, DType::kI64);
-    ValueId wrapped =
-        ctx.Op(OpCode::kAdd, {indices, ctx.b().Scalar(*dim.AsConstant(), DType::kI64)});
+    ValueId length = dim.IsConstant()
+                         ? ctx.b().Scalar(*dim.AsConstant(), DType::kI64)
+                         : ctx.Op(OpCode::kReshape, {ctx.DimValue(dim)}, {{"shape", Shape{}}});
+    ValueId wrapped = ctx.Op(OpCode::kAdd, {indices, length});
     indices = ctx.Op(OpCode::kWhere, {ctx.Op(OpCode::kLt, {indices, zero}), wrapped, indices});
   }
   std::vector<int64_t> to_front = {axis};

@@ -108,6 +108,17 @@ absl::StatusOr<Tensor> EvalOrRun(
 
 }  // namespace
 
+void BindDefinedSymbol(const ir::Node& n, const Tensor& result, ir::Bindings* bindings) {
+  const std::string& symbol = n.attrs.Get<std::string>("symbol");
+  std::string name;
+  for (int i = 0; i < n.type.rank() && i < result.rank(); ++i) {
+    if (n.type.shape[i].IsSymbol(&name) && name == symbol) {
+      (*bindings)[symbol] = result.dim(i);
+      return;
+    }
+  }
+}
+
 absl::StatusOr<ir::Bindings> BindInputs(const ir::Graph& graph, const TensorMap& inputs,
                                         const ir::Bindings& bindings) {
   ir::Bindings bound = bindings;
@@ -262,8 +273,9 @@ absl::StatusOr<std::vector<Tensor>> Interpret(const ir::Graph& graph, const Tens
   GJ_RETURN_IF_ERROR(CheckStructure(graph));
   GJ_ASSIGN_OR_RETURN(ir::Bindings bound, BindInputs(graph, inputs, bindings));
   std::set<std::string> symbols = graph.Symbols();
+  const std::set<std::string> defined = graph.DefinedSymbols();  // bound as the nodes run
   for (const std::string& s : symbols) {
-    if (!bound.contains(s)) {
+    if (!bound.contains(s) && !defined.contains(s)) {
       return absl::InvalidArgumentError(
           absl::StrCat("symbol '", s, "' is not bound: it is not a bare dim of any input, so ",
                        "pass it in bindings (graph symbols: ", absl::StrJoin(symbols, ", "), ")"));
@@ -300,6 +312,7 @@ absl::StatusOr<std::vector<Tensor>> Interpret(const ir::Graph& graph, const Tens
         return absl::Status(result.status().code(),
                             absl::StrCat("%", id, ": ", result.status().message()));
       }
+      if (ir::IsDataDependentOp(node.op)) BindDefinedSymbol(node, *result, &bound);
       // A kernel result that disagrees with the declared type is a bug (or an unverified
       // graph), caught here before it spreads.
       absl::StatusOr<std::vector<int64_t>> declared = ir::EvaluateShape(node.type.shape, bound);

@@ -62,6 +62,9 @@ std::string PieceInputName(ir::ValueId id) { return absl::StrCat("v", id); }
 
 bool IsRegionOp(ir::OpCode op) { return ir::LoweringOf(op) == ir::OpLowering::kRegion; }
 
+// A node that ends a piece: control flow, or a data-dependent op.
+bool IsStepOp(ir::OpCode op) { return IsRegionOp(op) || ir::IsDataDependentOp(op); }
+
 // For each input of compiled region `code` (in its call order), the operand it takes: the
 // region's inputs take the operands in graph order, matched by name.
 absl::StatusOr<std::vector<int>> OperandOrder(const ir::Graph& region, const CompiledGraph& code) {
@@ -146,12 +149,16 @@ absl::StatusOr<std::unique_ptr<ControlFlow>> ControlFlow::Compile(
   for (ir::ValueId id = 0; id < graph.num_nodes(); ++id) {
     const ir::Node& n = graph.node(id);
     if (ir::IsSourceOp(n.op)) continue;
-    if (!IsRegionOp(n.op)) {
+    if (!IsStepOp(n.op)) {
       stretch.push_back(id);
       in_piece[id] = true;
       continue;
     }
     GJ_RETURN_IF_ERROR(close_piece());
+    if (ir::IsDataDependentOp(n.op)) {
+      cf->steps_.push_back({Step::kDataDependent, id});
+      continue;
+    }
     if (n.op == ir::OpCode::kLoopResult || n.op == ir::OpCode::kScanOutput) {
       const int64_t index = n.attrs.GetInt("index");
       if (auto it = scan_of.find(n.operands[0]); it != scan_of.end()) {
@@ -205,7 +212,7 @@ absl::StatusOr<std::unique_ptr<ControlFlow>> ControlFlow::Compile(
     if (!ir::IsSourceOp(op) || op == ir::OpCode::kInput) continue;
     bool outside = false;
     for (ir::ValueId u : users[id]) {
-      outside |= u >= graph.num_nodes() || IsRegionOp(graph.node(u).op);
+      outside |= u >= graph.num_nodes() || IsStepOp(graph.node(u).op);
     }
     if (outside) cf->outer_sources_.push_back(id);
   }
@@ -243,6 +250,19 @@ absl::StatusOr<std::vector<runtime::Tensor>> ControlFlow::Run(
     }
     if (step.kind == Step::kScan) {
       GJ_RETURN_IF_ERROR(RunScan(scans_[step.index], values, bound));
+      continue;
+    }
+    if (step.kind == Step::kDataDependent) {
+      const ir::Node& n = graph_.node(step.index);
+      std::vector<const runtime::Tensor*> args;
+      for (ir::ValueId v : n.operands) args.push_back(&values[v]);
+      absl::StatusOr<runtime::Tensor> out = runtime::EvalNode(n, args, bound);
+      if (!out.ok()) {
+        return absl::Status(out.status().code(),
+                            absl::StrCat("%", step.index, ": ", out.status().message()));
+      }
+      runtime::BindDefinedSymbol(n, *out, &bound);
+      values[step.index] = *std::move(out);
       continue;
     }
     const Piece& piece = pieces_[step.index];
@@ -374,7 +394,7 @@ std::vector<std::pair<std::string, const CompiledGraph*>> ControlFlow::Compiled(
       const Branch& b = branches_[step.index];
       out.emplace_back(absl::StrCat("if %", b.node, " then"), b.code[0].get());
       out.emplace_back(absl::StrCat("if %", b.node, " else"), b.code[1].get());
-    } else {
+    } else if (step.kind == Step::kScan) {
       const ScanLoop& s = scans_[step.index];
       out.emplace_back(absl::StrCat("scan %", s.node, " body"), s.body.get());
     }

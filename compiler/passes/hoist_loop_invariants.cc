@@ -43,7 +43,8 @@ Invariants FindInvariants(const ir::Graph& region, int first_invariant) {
       r.invariant[id] = true;
       continue;
     }
-    if (!n.regions.empty() || ir::LoweringOf(n.op) == ir::OpLowering::kRegion || MayFail(n.op)) {
+    if (!n.regions.empty() || ir::LoweringOf(n.op) == ir::OpLowering::kRegion ||
+        ir::IsDataDependentOp(n.op) || MayFail(n.op)) {
       continue;
     }
     bool all = true;

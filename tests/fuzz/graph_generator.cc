@@ -86,7 +86,9 @@ DType Generator::RandomDType() {
 ValueType Generator::RandomType() { return {RandomDType(), RandomShape()}; }
 
 bool Generator::Small(const ValueType& t) const {
-  absl::StatusOr<std::vector<int64_t>> dims = ir::EvaluateShape(t.shape, bindings_);
+  ir::Bindings all = bindings_;
+  all.insert(count_bounds_.begin(), count_bounds_.end());
+  absl::StatusOr<std::vector<int64_t>> dims = ir::EvaluateShape(t.shape, all);
   if (!dims.ok()) return false;
   int64_t n = 1;
   for (int64_t d : *dims) {
@@ -96,7 +98,22 @@ bool Generator::Small(const ValueType& t) const {
   return true;
 }
 
+bool Generator::MentionsCount(const Shape& shape) const {
+  for (const SymExpr& d : shape) {
+    if (!(d.Bind(count_bounds_) == d)) return true;
+  }
+  return false;
+}
+
 ValueId Generator::NewSource(ValueType t, bool allow_param) {
+  if (MentionsCount(t.shape)) {  // not an input: the caller would bind the count
+    ValueId v = b_.Add(OpCode::kFull, {},
+                       {{"value", 1.0 + static_cast<double>(in_.Below(3))},
+                        {"dtype", t.dtype},
+                        {"shape", t.shape}});
+    pool_.push_back(v);
+    return v;
+  }
   bool param = allow_param && in_.Below(4) == 0;
   std::string name = absl::StrCat(param ? "p" : "x", counter_++);
   ValueId v = param ? b_.Param(name, t.dtype, t.shape) : b_.Input(name, t.dtype, t.shape);
@@ -110,6 +127,10 @@ ValueId Generator::NewSource(ValueType t, bool allow_param) {
 }
 
 ValueId Generator::NewIndexInput(Shape shape, SymExpr bound) {
+  if (MentionsCount(shape) || MentionsCount({bound})) {  // index 0 (an error when bound is 0)
+    return b_.Add(OpCode::kFull, {},
+                  {{"value", 0.0}, {"dtype", DType::kI64}, {"shape", std::move(shape)}});
+  }
   std::string name = absl::StrCat("idx", counter_++);
   ValueId v = b_.Input(name, DType::kI64, std::move(shape));
   index_inputs_.push_back({name, std::move(bound)});
@@ -181,7 +202,7 @@ void Generator::Step() {
       [](Generator* g) { g->Scan(); },        [](Generator* g) { g->Window(); },
       [](Generator* g) { g->MathUnary(); },   [](Generator* g) { g->MathUnary(); },
       [](Generator* g) { g->Loop(); },        [](Generator* g) { g->Branch(); },
-      [](Generator* g) { g->RowScan(); },
+      [](Generator* g) { g->RowScan(); },     [](Generator* g) { g->DataDependent(); },
   };
   kOps[in_.Below(kOps.size())](this);
 }
@@ -593,6 +614,50 @@ void Generator::RowScan() {
   pool_.push_back(scan);
   pool_.push_back(b_.Add(OpCode::kScanOutput, {scan},
                          {{"index", int64_t{0}}, {"dtype", t.dtype}, {"shape", t.shape}}));
+}
+
+void Generator::DataDependent() {
+  // The bound is recorded first: Try's size check reads it.
+  const std::string symbol = absl::StrCat("count", counter_++);
+  switch (in_.Below(3)) {
+    case 0: {
+      ValueId x = Any();
+      if (T(x).rank() == 0) return;
+      Bound(symbol, ir::NumElements(T(x).shape));
+      Try(OpCode::kNonZero, {x}, {{"symbol", symbol}});
+      break;
+    }
+    case 1: {
+      ValueId x = Any();
+      const int rank = T(x).rank();
+      if (rank == 0) return;
+      const int64_t axis = Axis(rank);
+      ValueId condition = Like({T(x).shape[axis < 0 ? axis + rank : axis]}, DType::kBool);
+      Bound(symbol, T(condition).shape[0]);
+      Try(OpCode::kCompress, {x, condition}, {{"axis", axis}, {"symbol", symbol}});
+      break;
+    }
+    default: {
+      const SymExpr n = RandomDim();
+      ValueId boxes = Like({1, n, 4}, DType::kF32);
+      ValueId scores = Like({1, 2, n}, DType::kF32);
+      const auto max_per_class = static_cast<int64_t>(in_.Below(4));
+      Bound(symbol, SymExpr(2 * max_per_class));
+      Try(OpCode::kNonMaxSuppression, {boxes, scores},
+          {{"max_per_class", max_per_class},
+           {"iou_threshold", 0.25 * static_cast<double>(in_.Below(4))},
+           {"score_threshold", in_.Bool() ? -1e30 : 0.0},
+           {"center_point_box", static_cast<int64_t>(in_.Below(2))},
+           {"symbol", symbol}});
+      break;
+    }
+  }
+}
+
+void Generator::Bound(const std::string& symbol, const SymExpr& bound) {
+  ir::Bindings all = bindings_;
+  all.insert(count_bounds_.begin(), count_bounds_.end());
+  count_bounds_[symbol] = bound.Evaluate(all).value_or(0);
 }
 
 }  // namespace graphjit::fuzz

@@ -61,6 +61,9 @@ class Generator {
   // A new input or param (params are folded by constant_fold: params_are_constant).
   ValueId NewSource(ValueType t, bool allow_param = true);
   ValueId NewIndexInput(Shape shape, SymExpr bound);
+  // Whether `shape` mentions a count symbol (count_bounds_): such values are fills, not
+  // inputs.
+  bool MentionsCount(const Shape& shape) const;
 
   // A copy: references into the graph die when a node is appended.
   ValueType T(ValueId v) const { return b_.type(v); }
@@ -129,6 +132,11 @@ class Generator {
   // row's dtype: add, or for bool maximum) and stacks each row's doubled (or negated)
   // value.
   void RowScan();
+  // A data-dependent op (nonzero, compress, non_max_suppression) over a pool value or new
+  // inputs, defining a new count symbol `count<N>`, which later steps' values then carry.
+  void DataDependent();
+  // Records `bound`, evaluated now, as count symbol `symbol`'s largest value.
+  void Bound(const std::string& symbol, const SymExpr& bound);
 
   ByteReader& in_;
   ir::GraphBuilder b_;
@@ -137,6 +145,9 @@ class Generator {
   int64_t s_value_ = 0;
   int counter_ = 0;
   ir::Bindings bindings_;
+  // Each count symbol a data-dependent op defined, at its largest value: what sizes
+  // (Small) assume, and what a new input's dim is in its place (inputs cannot carry it).
+  ir::Bindings count_bounds_;
   std::vector<ValueId> pool_;
   std::vector<IndexInput> index_inputs_;
   runtime::TensorMap params_;

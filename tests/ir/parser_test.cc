@@ -168,6 +168,22 @@ Graph AllOpsGraph() {
   ValueId logits = b.Add(OpCode::kMatmul, {rows, head});
   ValueId loss = b.Add(OpCode::kCrossEntropy, {logits, ids});
   ValueId updated = b.Add(OpCode::kKvWrite, {cache, x}, {{"pos", P}});
+  // Data-dependent sizes: each defines its count's symbol.
+  ValueId hits = b.Add(OpCode::kNonZero, {flags}, {{"symbol", std::string("hits")}});
+  ValueId pick =
+      b.Add(OpCode::kFull, {}, {{"value", 1.0}, {"dtype", DType::kBool}, {"shape", Shape{2}}});
+  b.Add(OpCode::kCompress, {x, pick}, {{"axis", int64_t{0}}, {"symbol", std::string("kept")}});
+  ValueId boxes =
+      b.Add(OpCode::kFull, {}, {{"value", 0.5}, {"dtype", DType::kF32}, {"shape", Shape{1, S, 4}}});
+  b.Add(OpCode::kNonMaxSuppression,
+        {boxes, b.Add(OpCode::kFull, {},
+                      {{"value", 0.5}, {"dtype", DType::kF32}, {"shape", Shape{1, 3, S}}})},
+        {{"max_per_class", int64_t{2}},
+         {"iou_threshold", 0.5},
+         {"score_threshold", -1e30},
+         {"center_point_box", int64_t{0}},
+         {"symbol", std::string("boxes_kept")}});
+  b.Add(OpCode::kReshape, {hits}, {{"shape", Shape{SymExpr::Symbol("hits"), 3}}});
   // A while carrying x and a trip count, with w as an invariant, at most 5 trips.
   ValueId zero =
       b.Add(OpCode::kFull, {}, {{"value", 0.0}, {"dtype", DType::kI64}, {"shape", Shape{}}});
@@ -271,7 +287,8 @@ TEST(ParserTest, AllOpsGraphRoundTrips) {
     EXPECT_EQ(parsed->node(id).operands, g.node(id).operands) << id;
     EXPECT_EQ(parsed->node(id).type, g.node(id).type) << id;
   }
-  EXPECT_EQ(parsed->Symbols(), (std::set<std::string>{"P", "S"}));
+  EXPECT_EQ(parsed->Symbols(), (std::set<std::string>{"P", "S", "boxes_kept", "hits", "kept"}));
+  EXPECT_EQ(parsed->DefinedSymbols(), (std::set<std::string>{"boxes_kept", "hits", "kept"}));
   EXPECT_EQ(parsed->node(parsed->FindParam("layer.0/b\"\\")).op, OpCode::kParam);
 }
 

@@ -28,6 +28,14 @@ struct ErrorCase {
   std::string want;  // a substring of the message
 };
 
+Attrs NmsAttrs(int64_t center_point_box) {
+  return {{"max_per_class", int64_t{3}},
+          {"iou_threshold", 0.5},
+          {"score_threshold", 0.0},
+          {"center_point_box", center_point_box},
+          {"symbol", std::string("k")}};
+}
+
 std::vector<ErrorCase> ErrorCases() {
   return {
       // i32 is a storage type: only inputs, params and casts make it, only casts read it.
@@ -246,6 +254,29 @@ std::vector<ErrorCase> ErrorCases() {
        {F32({2, S, 16}), F64({2, 1, 16})},
        Attrs{{"pos", P}},
        "operand dtypes differ"},
+      // Data-dependent ops: a symbol name, a rank, the condition, the boxes' layout.
+      {OpCode::kNonZero, {F32({3})}, Attrs{{"symbol", std::string("2k")}}, "not a symbol name"},
+      {OpCode::kNonZero, {F32({})}, Attrs{{"symbol", std::string("k")}}, "rank >= 1"},
+      {OpCode::kCompress,
+       {F32({S, 3}), I64({S})},
+       Attrs{{"axis", int64_t{0}}, {"symbol", std::string("k")}},
+       "condition must be bool of rank 1"},
+      {OpCode::kCompress,
+       {F32({S, 3}), Bool({S})},
+       Attrs{{"axis", int64_t{2}}, {"symbol", std::string("k")}},
+       "axis"},
+      {OpCode::kNonMaxSuppression,
+       {F32({1, S, 5}), F32({1, 2, S})},
+       NmsAttrs(0),
+       "boxes must be f32 [B, N, 4]"},
+      {OpCode::kNonMaxSuppression,
+       {F32({1, S, 4}), F32({1, 2, T})},
+       NmsAttrs(0),
+       "scores must be f32 [B, C, N]"},
+      {OpCode::kNonMaxSuppression,
+       {F32({1, S, 4}), F32({1, 2, S})},
+       NmsAttrs(2),
+       "center_point_box must be 0 or 1"},
   };
 }
 

@@ -143,6 +143,23 @@ std::vector<ValidCase> ValidCases() {
        {Bool({}), F32({S})},
        Attrs{{"dtype", DType::kF64}, {"shape", Shape{2, S}}},
        F64({2, S})},
+      // Data-dependent ops: the count is the symbol they define.
+      {OpCode::kNonZero,
+       {Bool({S, 3})},
+       Attrs{{"symbol", std::string("k")}},
+       I64({2, SymExpr::Symbol("k")})},
+      {OpCode::kCompress,
+       {F32({S, 3}), Bool({T})},
+       Attrs{{"axis", int64_t{-1}}, {"symbol", std::string("k")}},
+       F32({S, SymExpr::Symbol("k")})},
+      {OpCode::kNonMaxSuppression,
+       {F32({2, S, 4}), F32({2, 3, S})},
+       Attrs{{"max_per_class", int64_t{5}},
+             {"iou_threshold", 0.5},
+             {"score_threshold", 0.0},
+             {"center_point_box", int64_t{1}},
+             {"symbol", std::string("k")}},
+       I64({SymExpr::Symbol("k"), 3})},
   };
   // Elementwise binary ops: `[2, 1, S]` with `[3, 1]` broadcasts to `[2, 3, S]`.
   for (OpCode op : {OpCode::kAdd, OpCode::kSub, OpCode::kMul, OpCode::kDiv, OpCode::kMaximum,

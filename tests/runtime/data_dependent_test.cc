@@ -1,0 +1,113 @@
+// The data-dependent ops' eager kernels (ir/ops.def: nonzero, compress,
+// non_max_suppression) against hand-computed results, and the interpreter binding the
+// symbols they define so that later nodes are sized by them.
+#include <cmath>
+#include <limits>
+
+#include "gmock/gmock.h"
+#include "ir/parser.h"
+#include "runtime/interpreter.h"
+#include "tests/runtime/test_util.h"
+
+namespace graphjit::runtime::testutil {
+namespace {
+
+COVERS_OPS(OpCode::kNonZero, OpCode::kCompress, OpCode::kNonMaxSuppression);
+
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+
+ir::Attrs Symbol(ir::Attrs attrs = {}) {
+  attrs.Set("symbol", std::string("k"));
+  return attrs;
+}
+
+std::vector<int64_t> Ints(const Tensor& t) {
+  return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel());
+}
+
+TEST(NonZero, IndicesPerAxisInRowMajorOrder) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Tensor x = *Tensor::FromDoubles(DType::kF32, {2, 1, 3}, {0, 2, 0, nan, 0, -1});
+  absl::StatusOr<Tensor> y = EvalOp(OpCode::kNonZero, {&x}, Symbol());
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(y->shape(), (Dims{3, 3}));
+  // (0,0,1), (1,0,0) NaN counts, (1,0,2).
+  EXPECT_THAT(Ints(*y), ElementsAre(0, 1, 1, 0, 0, 0, 1, 0, 2));
+  const Tensor none = *Tensor::FromDoubles(DType::kI64, {4}, {0, 0, 0, 0});
+  y = EvalOp(OpCode::kNonZero, {&none}, Symbol());
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(y->shape(), (Dims{1, 0}));
+  const Tensor flags = *Tensor::FromDoubles(DType::kBool, {3}, {1, 0, 1});
+  y = EvalOp(OpCode::kNonZero, {&flags}, Symbol());
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(Ints(*y), ElementsAre(0, 2));
+}
+
+TEST(Compress, KeepsTheSelectedSlicesAlongTheAxis) {
+  const Tensor x = *Tensor::FromDoubles(DType::kF64, {2, 3}, {1, 2, 3, 4, 5, 6});
+  // Shorter than the axis: column 2 is dropped.
+  const Tensor cond = *Tensor::FromDoubles(DType::kBool, {2}, {0, 1});
+  absl::StatusOr<Tensor> y = EvalOp(OpCode::kCompress, {&x, &cond}, Symbol({{"axis", int64_t{1}}}));
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(y->shape(), (Dims{2, 1}));
+  EXPECT_THAT(std::vector<double>(y->data<double>(), y->data<double>() + 2), ElementsAre(2, 5));
+  const Tensor rows = *Tensor::FromDoubles(DType::kBool, {2}, {1, 1});
+  y = EvalOp(OpCode::kCompress, {&x, &rows}, Symbol({{"axis", int64_t{-2}}}));
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(y->shape(), (Dims{2, 3}));
+  const Tensor longer = *Tensor::FromDoubles(DType::kBool, {4}, {1, 0, 0, 1});
+  y = EvalOp(OpCode::kCompress, {&x, &longer}, Symbol({{"axis", int64_t{1}}}));
+  ASSERT_FALSE(y.ok());
+  EXPECT_THAT(y.status().message(), HasSubstr("compress: condition bool[4] is longer than axis 1"));
+}
+
+ir::Attrs Nms(int64_t max_per_class, double iou, double score, int64_t center) {
+  return Symbol({{"max_per_class", max_per_class},
+                 {"iou_threshold", iou},
+                 {"score_threshold", score},
+                 {"center_point_box", center}});
+}
+
+TEST(NonMaxSuppression, PerBatchAndClassByDescendingScore) {
+  // Centre format: boxes 0 and 1 overlap (IoU 0.82), 2 is apart; two classes.
+  const Tensor boxes =
+      *Tensor::FromDoubles(DType::kF32, {1, 3, 4}, {0.5, 0.5, 1, 1, 0.6, 0.5, 1, 1, 5, 5, 1, 1});
+  const Tensor scores =
+      *Tensor::FromDoubles(DType::kF32, {1, 2, 3}, {0.9, 0.95, 0.3, 0.2, 0.2, 0.1});
+  absl::StatusOr<Tensor> y =
+      EvalOp(OpCode::kNonMaxSuppression, {&boxes, &scores}, Nms(10, 0.5, 0.15, 1));
+  ASSERT_TRUE(y.ok()) << y.status();
+  // Class 0: box 1 (best), box 0 suppressed, box 2. Class 1: boxes 0 and 1 tie (index
+  // order: 0 first, 1 suppressed); box 2 under the score threshold.
+  EXPECT_THAT(Ints(*y), ElementsAreArray({0, 0, 1, 0, 0, 2, 0, 1, 0}));
+  // A limit of one keeps each class's best only; none with a limit of 0.
+  y = EvalOp(OpCode::kNonMaxSuppression, {&boxes, &scores}, Nms(1, 0.7, 0.0, 1));
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(Ints(*y), ElementsAreArray({0, 0, 1, 0, 1, 0}));
+  y = EvalOp(OpCode::kNonMaxSuppression, {&boxes, &scores}, Nms(0, 0.5, 0.0, 1));
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(y->shape(), (Dims{0, 3}));
+}
+
+TEST(DataDependentInterpreter, LaterNodesAreSizedByTheBoundSymbol) {
+  absl::StatusOr<ir::Graph> g = ir::ParseGraph(R"(graph count {
+  %0 = input {name="x"} : f32[N]
+  %1 = full {value=0.0} : f32[]
+  %2 = gt(%0, %1) : bool[N]
+  %3 = compress(%0, %2) {axis=0, symbol="k"} : f32[k]
+  %4 = full {value=2.0} : f32[k]
+  %5 = mul(%3, %4) : f32[k]
+  return %5
+})");
+  ASSERT_TRUE(g.ok()) << g.status();
+  const Tensor x = *Tensor::FromDoubles(DType::kF32, {5}, {1, -1, 3, 0, 2});
+  absl::StatusOr<std::vector<Tensor>> out = Interpret(*g, {{"x", x}}, {});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(std::vector<float>((*out)[0].data<float>(), (*out)[0].data<float>() + 3),
+              ElementsAre(2, 6, 4));
+}
+
+}  // namespace
+}  // namespace graphjit::runtime::testutil
