@@ -86,7 +86,9 @@ std::set<std::string> Graph::Symbols() const {
 std::set<std::string> Graph::DefinedSymbols() const {
   std::set<std::string> symbols;
   for (const Node& n : nodes_) {
-    if (IsDataDependentOp(n.op)) symbols.insert(n.attrs.Get<std::string>("symbol"));
+    if (IsDataDependentOp(n.op) && n.attrs.Has("symbol")) {
+      symbols.insert(n.attrs.Get<std::string>("symbol"));
+    }
     for (const auto& region : n.regions) symbols.merge(region->DefinedSymbols());
   }
   return symbols;

@@ -558,4 +558,13 @@ absl::StatusOr<ValueType> NonMaxSuppressionRule(OpCode op, absl::Span<const Valu
   return ValueType{DType::kI64, {count, SymExpr(3)}};
 }
 
+absl::StatusOr<ValueType> AssertDimRule(OpCode op, absl::Span<const ValueType> in,
+                                        const Attrs& attrs) {
+  GJ_ASSIGN_OR_RETURN(int axis, NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), OpName(op)));
+  ValueType t = in[0];
+  t.shape[axis] = attrs.GetDim("dim");
+  GJ_RETURN_IF_ERROR(RequireNonNegativeDims(op, t.shape));
+  return t;
+}
+
 }  // namespace graphjit::ir

@@ -44,6 +44,7 @@ GJ_DECLARE_RULE(ScanOutputRule)
 GJ_DECLARE_RULE(NonZeroRule)
 GJ_DECLARE_RULE(CompressRule)
 GJ_DECLARE_RULE(NonMaxSuppressionRule)
+GJ_DECLARE_RULE(AssertDimRule)
 #undef GJ_DECLARE_RULE
 
 }  // namespace graphjit::ir

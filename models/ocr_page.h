@@ -57,6 +57,11 @@ class OcrPageReader {
   // error otherwise.
   absl::StatusOr<std::vector<OcrLine>> Read(const RgbImage& page);
 
+  // The runners Read calls (valid while this reader lives) and the alphabet: what a
+  // benchmark wraps to time or record each model's calls (WithModels).
+  const OcrPageModels& models() const { return models_; }
+  const OcrAlphabet& alphabet() const { return alphabet_; }
+
  private:
   OcrPageReader(OcrPageModels models, OcrAlphabet alphabet)
       : models_(std::move(models)), alphabet_(std::move(alphabet)) {}

@@ -373,6 +373,40 @@ const ir::ValueType& Context::type(ValueId id) const {
   return id == ir::kInvalidValue ? *kNone : b_->type(id);
 }
 
+ValueId Context::Op(OpCode op, absl::Span<const ValueId> operands, ir::Attrs attrs) {
+  const bool broadcasts = ir::LoweringOf(op) == ir::OpLowering::kPointwise || op == OpCode::kWhere;
+  if (counts_.empty() || !broadcasts || operands.size() < 2) {
+    return b_->Add(op, operands, std::move(attrs));
+  }
+  auto count_at = [&](ValueId v, size_t from_end) -> std::optional<std::string> {
+    const ir::Shape& shape = type(v).shape;
+    std::string name;
+    if (from_end >= shape.size() || !shape[shape.size() - 1 - from_end].IsSymbol(&name) ||
+        !counts_.contains(name)) {
+      return std::nullopt;
+    }
+    return name;
+  };
+  std::vector<ValueId> unified(operands.begin(), operands.end());
+  size_t rank = 0;
+  for (ValueId v : unified) rank = std::max(rank, type(v).shape.size());
+  for (size_t from_end = 0; from_end < rank; ++from_end) {
+    std::optional<std::string> first;
+    for (ValueId& v : unified) {
+      std::optional<std::string> count = count_at(v, from_end);
+      if (!count) continue;
+      if (!first) {
+        first = count;
+      } else if (*count != *first) {
+        const int axis = static_cast<int>(type(v).shape.size() - 1 - from_end);
+        v = b_->Add(OpCode::kAssertDim, {v},
+                    {{"axis", int64_t{axis}}, {"dim", ir::SymExpr::Symbol(*first)}});
+      }
+    }
+  }
+  return b_->Add(op, unified, std::move(attrs));
+}
+
 ValueId Context::ScalarLike(double value, ValueId like) {
   return b_->Scalar(value, type(like).dtype);
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/status/statusor.h"
 #include "ir/builder.h"
@@ -140,9 +141,12 @@ class Context {
 
   // Building: the builder keeps the first error, which SetOut reports.
   ir::GraphBuilder& b() { return *b_; }
-  ir::ValueId Op(ir::OpCode op, absl::Span<const ir::ValueId> operands, ir::Attrs attrs = {}) {
-    return b_->Add(op, operands, std::move(attrs));
-  }
+  // A broadcasting op (pointwise, where) whose operands have different counts (unbacked
+  // symbols, NoteCount) at one position gets an assert_dim on the later operands there: the
+  // model says they are equal, the run checks it.
+  ir::ValueId Op(ir::OpCode op, absl::Span<const ir::ValueId> operands, ir::Attrs attrs = {});
+  // `symbol` is a count a data-dependent op defines (onnx/ops_data_dependent.cc).
+  void NoteCount(const std::string& symbol) { counts_.insert(symbol); }
   // A scalar constant of the dtype of `like`.
   ir::ValueId ScalarLike(double value, ir::ValueId like);
   // An i64 [1] node holding the value of `dim` (a symbolic one as the sum of that many ones).
@@ -169,6 +173,7 @@ class Context {
   SubgraphImporter import_subgraph_;
   absl::flat_hash_map<std::string, ir::ValueId> param_ids_;  // params made by Materialize
   bool in_region_ = false;                                   // inside a RegionScope
+  absl::flat_hash_set<std::string> counts_;                  // NoteCount's symbols
 };
 
 }  // namespace graphjit::onnx

@@ -2,9 +2,10 @@
 // NonMaxSuppression. Each becomes a data-dependent graph op (ir/ops.def) that defines an
 // unbacked symbol, `len_<output>`, for its output's count; the rest of the model is sized
 // by that symbol like by any dynamic dim, and compiled so (compiler/compiled/
-// control_flow.h). NonMaxSuppression's scalar inputs (the limit and the thresholds) are
-// needed at import: a model that takes them as inputs is specialized on their values
-// (onnx/specialize.h).
+// control_flow.h). Where a broadcasting op combines two different counts, the importer
+// asserts them equal (Context::Op: assert_dim, checked when it runs). NonMaxSuppression's scalar
+// inputs (the limit and the thresholds) are needed at import: a model that takes them as inputs is
+// specialized on their values (onnx/specialize.h).
 #include <limits>
 #include <string>
 #include <vector>
@@ -23,9 +24,11 @@ using ir::ValueId;
 
 // The unbacked symbol of output 0's count: `len_` and the output's name as a symbol
 // (ONNX names are unique in a model, so the symbols are).
-std::string CountSymbol(const Context& ctx) {
+std::string CountSymbol(Context& ctx) {
   const std::string name = ir::ToSymbolName(ctx.node().output(0));
-  return name.front() == '_' ? absl::StrCat("len", name) : absl::StrCat("len_", name);
+  std::string symbol = name.front() == '_' ? absl::StrCat("len", name) : absl::StrCat("len_", name);
+  ctx.NoteCount(symbol);
+  return symbol;
 }
 
 absl::Status NonZero(Context& ctx) {

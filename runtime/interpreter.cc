@@ -109,6 +109,7 @@ absl::StatusOr<Tensor> EvalOrRun(
 }  // namespace
 
 void BindDefinedSymbol(const ir::Node& n, const Tensor& result, ir::Bindings* bindings) {
+  if (!n.attrs.Has("symbol")) return;  // assert_dim defines none
   const std::string& symbol = n.attrs.Get<std::string>("symbol");
   std::string name;
   for (int i = 0; i < n.type.rank() && i < result.rank(); ++i) {

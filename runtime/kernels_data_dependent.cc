@@ -1,7 +1,7 @@
 // The data-dependent ops (ir/ops.def: nonzero, compress, non_max_suppression): each
 // result has a dim only the run gives, so each kernel counts first and then allocates its
-// result at that size. Compiled code runs these same kernels between its compiled pieces
-// (compiler/compiled/control_flow.h).
+// result at that size; assert_dim checks that two such counts agree. Compiled code runs these same
+// kernels between its compiled pieces (compiler/compiled/control_flow.h).
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -158,6 +158,19 @@ absl::StatusOr<Tensor> EvalNonMaxSuppression(const ir::Node& node,
   GJ_ASSIGN_OR_RETURN(Tensor out, Tensor::Empty(ir::DType::kI64, WithCount(p, count)));
   std::copy(selected.begin(), selected.end(), out.data<int64_t>());
   return out;
+}
+
+absl::StatusOr<Tensor> EvalAssertDim(const ir::Node& node, absl::Span<const Tensor* const> operands,
+                                     const ir::Bindings& bindings) {
+  GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
+  const Tensor& x = *operands[0];
+  const int axis = ir::ValueOrDie(ir::NormalizeAxis(p.Int("axis"), x.rank(), "assert_dim"));
+  if (x.dim(axis) != p.Dim("dim")) {
+    return OpError(node, absl::StrCat("dim ", axis, " of ", x.TypeString(), " must equal ",
+                                      node.attrs.GetDim("dim").ToString(), " = ", p.Dim("dim"),
+                                      ": two counts computed from data differ"));
+  }
+  return x;  // the same buffer: nothing writes an operand
 }
 
 }  // namespace graphjit::runtime::kernels

@@ -11,6 +11,7 @@
 // state from call to call with --carry (Silero VAD: --feed=sr=sr.npy,h=h.npy,c=c.npy
 // --carry=hn=h,cn=c). A model graphjit cannot import or compile is reported as the
 // benchmark's error (e.g. "op Conv is not supported" before the importer had Conv).
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -28,6 +29,7 @@
 #include "compiler/jit.h"
 #include "ir/status_macros.h"
 #include "models/ocr.h"
+#include "models/ocr_page.h"
 #include "models/onnx_model.h"
 #include "onnx/import.h"
 #include "onnx/specialize.h"
@@ -52,6 +54,12 @@ ABSL_FLAG(std::string, prepare, "",
           ".npy file, and exit");
 ABSL_FLAG(std::vector<std::string>, lines, {}, "text-line PPM files, for --prepare");
 ABSL_FLAG(int64_t, width, 0, "the batch's width for --prepare (0: the widest line)");
+ABSL_FLAG(std::string, page, "",
+          "a page image (PPM): time reading it whole (detector, angle classifier, recognizer "
+          "and the steps between), with each model's share as counters");
+ABSL_FLAG(std::string, page_inputs, "",
+          "with --page: write each model call's input of one read as DIR/det_K.npy, "
+          "DIR/cls_K.npy, DIR/rec_K.npy, for ONNX Runtime's half (page.py)");
 
 namespace graphjit {
 namespace {
@@ -64,12 +72,16 @@ struct Model {
   std::unique_ptr<compiler::JitFunction> function;
 };
 
+// --fetch_dir, or where scripts/fetch_models.sh puts the models.
+std::string FetchDir() {
+  return absl::GetFlag(FLAGS_fetch_dir).empty() ? models::OcrFetchDir(".")
+                                                : absl::GetFlag(FLAGS_fetch_dir);
+}
+
 // The --model file, or the recognizer's.
 std::string ModelPath() {
   if (!absl::GetFlag(FLAGS_model).empty()) return absl::GetFlag(FLAGS_model);
-  const std::string dir = absl::GetFlag(FLAGS_fetch_dir).empty() ? models::OcrFetchDir(".")
-                                                                 : absl::GetFlag(FLAGS_fetch_dir);
-  return models::OcrFilesIn(dir).model;
+  return models::OcrFilesIn(FetchDir()).model;
 }
 
 // `r->model` under Jit, the exact policy: one entry per input shape.
@@ -195,6 +207,63 @@ void BM_Model(benchmark::State& state, const std::string& path) {
   if (x->rank() == 4) state.counters["W"] = static_cast<double>(x->dim(3));
 }
 
+// A model runner that adds its calls' seconds to *seconds and, while *record_dir is set,
+// writes each input as RECORD_DIR/STEM_K.npy.
+models::OcrModelFn Timed(models::OcrModelFn run, const std::string& stem, double* seconds,
+                         const std::string* record_dir) {
+  return [run = std::move(run), stem, seconds, record_dir,
+          calls = 0](const runtime::Tensor& x) mutable -> absl::StatusOr<runtime::Tensor> {
+    if (!record_dir->empty()) {
+      GJ_RETURN_IF_ERROR(
+          runtime::WriteNpy(absl::StrCat(*record_dir, "/", stem, "_", calls++, ".npy"), x));
+    }
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<runtime::Tensor> y = run(x);
+    *seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return y;
+  };
+}
+
+// The whole page through models::OcrPageReader, compiled before timing (the first read);
+// counters det_ms, cls_ms, rec_ms: each model's time in one read, the rest is pre- and
+// post-processing.
+void BM_Page(benchmark::State& state, const std::string& path) {
+  absl::StatusOr<models::RgbImage> page = models::ReadPpm(path);
+  absl::StatusOr<std::unique_ptr<models::OcrPageReader>> graphjit =
+      page.ok() ? models::OcrPageReader::Create(models::OcrPageFilesIn(FetchDir())) : page.status();
+  if (!graphjit.ok()) {
+    state.SkipWithError(std::string(graphjit.status().message()).c_str());
+    return;
+  }
+  double seconds[3] = {0, 0, 0};
+  std::string record_dir = absl::GetFlag(FLAGS_page_inputs);
+  if (!record_dir.empty()) std::filesystem::create_directories(record_dir);
+  const models::OcrPageModels& m = (*graphjit)->models();
+  std::unique_ptr<models::OcrPageReader> reader =
+      models::OcrPageReader::WithModels({Timed(m.detect, "det", &seconds[0], &record_dir),
+                                         Timed(m.classify, "cls", &seconds[1], &record_dir),
+                                         Timed(m.recognize, "rec", &seconds[2], &record_dir)},
+                                        (*graphjit)->alphabet());
+  absl::StatusOr<std::vector<models::OcrLine>> lines = reader->Read(*page);  // compiles
+  record_dir.clear();
+  if (!lines.ok()) {
+    state.SkipWithError(std::string(lines.status().message()).c_str());
+    return;
+  }
+  for (double& s : seconds) s = 0;
+  for (auto _ : state) {
+    lines = reader->Read(*page);
+    benchmark::DoNotOptimize(lines);
+    if (!lines.ok()) break;
+  }
+  if (!lines.ok()) state.SkipWithError(std::string(lines.status().message()).c_str());
+  const double reads = static_cast<double>(state.iterations());
+  state.counters["lines"] = static_cast<double>(lines->size());
+  state.counters["det_ms"] = seconds[0] * 1e3 / reads;
+  state.counters["cls_ms"] = seconds[1] * 1e3 / reads;
+  state.counters["rec_ms"] = seconds[2] * 1e3 / reads;
+}
+
 int Prepare() {
   std::vector<runtime::Tensor> lines;
   for (const std::string& file : absl::GetFlag(FLAGS_lines)) {
@@ -224,8 +293,14 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);  // takes the --benchmark_* flags out first
   absl::ParseCommandLine(argc, argv);
   if (!absl::GetFlag(FLAGS_prepare).empty()) return graphjit::Prepare();
-  if (absl::GetFlag(FLAGS_inputs).empty()) {
-    std::fprintf(stderr, "bench_ort_compare: give --inputs=x.npy,... (or --prepare)\n");
+  if (const std::string page = absl::GetFlag(FLAGS_page); !page.empty()) {
+    benchmark::RegisterBenchmark(
+        ("page/" + std::filesystem::path(page).stem().string()).c_str(),
+        [page](benchmark::State& state) { graphjit::BM_Page(state, page); })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  } else if (absl::GetFlag(FLAGS_inputs).empty()) {
+    std::fprintf(stderr, "bench_ort_compare: give --inputs=x.npy,... or --page (or --prepare)\n");
     return 1;
   }
   // `recognizer/1x320`, or `<model stem>/<input stem>` for --model.

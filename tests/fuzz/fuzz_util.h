@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -119,6 +120,40 @@ inline bool ShapesAreSmall(const ir::Graph& graph, const ir::Bindings& bindings,
     }
   }
   return true;
+}
+
+// Symbols bound to small values for a fuzzed graph's run: `call` binds each symbol to
+// 0..4 (from `seed`) except the counts data-dependent nodes define (`counts`), which
+// their runs bind; `sizes` also takes each count at 64, for ShapesAreSmall.
+struct RunBindings {
+  ir::Bindings call, sizes;
+  std::set<std::string> counts;
+};
+inline RunBindings SmallBindings(const ir::Graph& graph, uint64_t seed) {
+  RunBindings b;
+  b.counts = graph.DefinedSymbols();
+  int k = 0;
+  for (const std::string& s : graph.Symbols()) {
+    const auto value = static_cast<int64_t>((seed >> (3 * k++)) % 5);
+    if (!b.counts.contains(s)) b.call[s] = value;
+    b.sizes[s] = b.counts.contains(s) ? 64 : value;
+  }
+  return b;
+}
+
+// Whether `out` has type `declared` under `b.call`; a dim sized by a count is taken as the
+// run made it.
+inline bool HasDeclaredType(const runtime::Tensor& out, ir::ValueType declared,
+                            const RunBindings& b) {
+  for (int a = 0; a < declared.rank() && a < out.rank(); ++a) {
+    std::set<std::string> mentioned;
+    declared.shape[a].CollectSymbols(&mentioned);
+    for (const std::string& s : mentioned) {
+      if (b.counts.contains(s)) declared.shape[a] = out.dim(a);
+    }
+  }
+  absl::StatusOr<std::vector<int64_t>> dims = ir::EvaluateShape(declared.shape, b.call);
+  return dims.ok() && out.dtype() == declared.dtype && out.shape() == *dims;
 }
 
 // Two results agree: same dtype and shape; integers and bools exactly (unless

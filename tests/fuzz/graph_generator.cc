@@ -619,12 +619,22 @@ void Generator::RowScan() {
 void Generator::DataDependent() {
   // The bound is recorded first: Try's size check reads it.
   const std::string symbol = absl::StrCat("count", counter_++);
-  switch (in_.Below(3)) {
+  switch (in_.Below(4)) {
+    case 3: {  // assert_dim of a pool value's dim against a count (or itself: passes)
+      ValueId x = Any();
+      const int rank = T(x).rank();
+      if (rank == 0) return;
+      const int64_t axis = Axis(rank);
+      SymExpr dim = T(x).shape[axis < 0 ? axis + rank : axis];
+      if (!counts_.empty() && in_.Bool()) dim = SymExpr::Symbol(counts_[in_.Below(counts_.size())]);
+      Try(OpCode::kAssertDim, {x}, {{"axis", axis}, {"dim", dim}});
+      break;
+    }
     case 0: {
       ValueId x = Any();
       if (T(x).rank() == 0) return;
       Bound(symbol, ir::NumElements(T(x).shape));
-      Try(OpCode::kNonZero, {x}, {{"symbol", symbol}});
+      if (Try(OpCode::kNonZero, {x}, {{"symbol", symbol}})) counts_.push_back(symbol);
       break;
     }
     case 1: {
@@ -634,7 +644,9 @@ void Generator::DataDependent() {
       const int64_t axis = Axis(rank);
       ValueId condition = Like({T(x).shape[axis < 0 ? axis + rank : axis]}, DType::kBool);
       Bound(symbol, T(condition).shape[0]);
-      Try(OpCode::kCompress, {x, condition}, {{"axis", axis}, {"symbol", symbol}});
+      if (Try(OpCode::kCompress, {x, condition}, {{"axis", axis}, {"symbol", symbol}})) {
+        counts_.push_back(symbol);
+      }
       break;
     }
     default: {
@@ -643,12 +655,14 @@ void Generator::DataDependent() {
       ValueId scores = Like({1, 2, n}, DType::kF32);
       const auto max_per_class = static_cast<int64_t>(in_.Below(4));
       Bound(symbol, SymExpr(2 * max_per_class));
-      Try(OpCode::kNonMaxSuppression, {boxes, scores},
-          {{"max_per_class", max_per_class},
-           {"iou_threshold", 0.25 * static_cast<double>(in_.Below(4))},
-           {"score_threshold", in_.Bool() ? -1e30 : 0.0},
-           {"center_point_box", static_cast<int64_t>(in_.Below(2))},
-           {"symbol", symbol}});
+      const bool built = Try(OpCode::kNonMaxSuppression, {boxes, scores},
+                             {{"max_per_class", max_per_class},
+                              {"iou_threshold", 0.25 * static_cast<double>(in_.Below(4))},
+                              {"score_threshold", in_.Bool() ? -1e30 : 0.0},
+                              {"center_point_box", static_cast<int64_t>(in_.Below(2))},
+                              {"symbol", symbol}})
+                             .has_value();
+      if (built) counts_.push_back(symbol);
       break;
     }
   }

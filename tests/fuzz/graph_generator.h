@@ -133,7 +133,8 @@ class Generator {
   // value.
   void RowScan();
   // A data-dependent op (nonzero, compress, non_max_suppression) over a pool value or new
-  // inputs, defining a new count symbol `count<N>`, which later steps' values then carry.
+  // inputs, defining a new count symbol `count<N>`, which later steps' values then carry;
+  // or an assert_dim of a pool value's dim against a count (an error when they differ).
   void DataDependent();
   // Records `bound`, evaluated now, as count symbol `symbol`'s largest value.
   void Bound(const std::string& symbol, const SymExpr& bound);
@@ -148,6 +149,7 @@ class Generator {
   // Each count symbol a data-dependent op defined, at its largest value: what sizes
   // (Small) assume, and what a new input's dim is in its place (inputs cannot carry it).
   ir::Bindings count_bounds_;
+  std::vector<std::string> counts_;  // the counts the graph defines, in order
   std::vector<ValueId> pool_;
   std::vector<IndexInput> index_inputs_;
   runtime::TensorMap params_;

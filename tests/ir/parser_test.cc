@@ -172,7 +172,8 @@ Graph AllOpsGraph() {
   ValueId hits = b.Add(OpCode::kNonZero, {flags}, {{"symbol", std::string("hits")}});
   ValueId pick =
       b.Add(OpCode::kFull, {}, {{"value", 1.0}, {"dtype", DType::kBool}, {"shape", Shape{2}}});
-  b.Add(OpCode::kCompress, {x, pick}, {{"axis", int64_t{0}}, {"symbol", std::string("kept")}});
+  ValueId kept =
+      b.Add(OpCode::kCompress, {x, pick}, {{"axis", int64_t{0}}, {"symbol", std::string("kept")}});
   ValueId boxes =
       b.Add(OpCode::kFull, {}, {{"value", 0.5}, {"dtype", DType::kF32}, {"shape", Shape{1, S, 4}}});
   b.Add(OpCode::kNonMaxSuppression,
@@ -184,6 +185,7 @@ Graph AllOpsGraph() {
          {"center_point_box", int64_t{0}},
          {"symbol", std::string("boxes_kept")}});
   b.Add(OpCode::kReshape, {hits}, {{"shape", Shape{SymExpr::Symbol("hits"), 3}}});
+  b.Add(OpCode::kAssertDim, {kept}, {{"axis", int64_t{0}}, {"dim", SymExpr::Symbol("hits")}});
   // A while carrying x and a trip count, with w as an invariant, at most 5 trips.
   ValueId zero =
       b.Add(OpCode::kFull, {}, {{"value", 0.0}, {"dtype", DType::kI64}, {"shape", Shape{}}});

@@ -160,6 +160,10 @@ std::vector<ValidCase> ValidCases() {
              {"center_point_box", int64_t{1}},
              {"symbol", std::string("k")}},
        I64({SymExpr::Symbol("k"), 3})},
+      {OpCode::kAssertDim,
+       {F32({S, 3})},
+       Attrs{{"axis", int64_t{0}}, {"dim", SymExpr::Symbol("k")}},
+       F32({SymExpr::Symbol("k"), 3})},
   };
   // Elementwise binary ops: `[2, 1, S]` with `[3, 1]` broadcasts to `[2, 3, S]`.
   for (OpCode op : {OpCode::kAdd, OpCode::kSub, OpCode::kMul, OpCode::kDiv, OpCode::kMaximum,

@@ -96,6 +96,44 @@ TEST(DataDependentModels, NonZeroAndCompressUnderEveryPolicy) {
   }
 }
 
+TEST(DataDependentModels, TwoCountsTheModelAddsAreCheckedEqualWhenItRuns) {
+  // rows of x and of y that one condition (or two) selects, added: the importer asserts
+  // the two counts equal, so the model imports and the run checks it.
+  ModelBuilder m;
+  m.Input("x", kF32, {std::string("N"), int64_t{2}})
+      .Input("y", kF32, {std::string("N"), int64_t{2}})
+      .Input("c", kBool, {std::string("N")})
+      .Input("d", kBool, {std::string("N")})
+      .Output("sum", kF32);
+  onnx::testing::SetInt(m.Node("Compress", {"x", "c"}, {"xs"}), "axis", 0);
+  onnx::testing::SetInt(m.Node("Compress", {"y", "d"}, {"ys"}), "axis", 0);
+  m.Node("Add", {"xs", "ys"}, {"sum"});
+  absl::StatusOr<onnx::ImportedModel> model = onnx::Import(WriteModel(m, "data_dependent_add"));
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<std::unique_ptr<compiler::JitFunction>> fn = JitOnnxModel(*model);
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  auto flags = [](std::vector<double> v) {
+    return *Tensor::FromDoubles(ir::DType::kBool, {static_cast<int64_t>(v.size())}, v);
+  };
+  const Tensor x = *Tensor::FromDoubles(ir::DType::kF32, {4, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
+  // Two true each: rows 0, 2 of x plus rows 1, 3 of y.
+  absl::StatusOr<std::vector<Tensor>> sum =
+      (*fn)->Run({{"x", x}, {"y", x}, {"c", flags({1, 0, 1, 0})}, {"d", flags({0, 1, 0, 1})}});
+  ASSERT_TRUE(sum.ok()) << sum.status();
+  ASSERT_EQ((*sum)[0].shape(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ((*sum)[0].data<float>()[0], 1 + 3);
+  EXPECT_EQ((*sum)[0].data<float>()[3], 6 + 8);
+  // Two against three: an error naming the assertion, in the compiled code and the
+  // interpreter alike.
+  const runtime::TensorMap unequal = {
+      {"x", x}, {"y", x}, {"c", flags({1, 0, 1, 0})}, {"d", flags({1, 1, 0, 1})}};
+  for (absl::Status s : {(*fn)->Run(unequal).status(),
+                         runtime::Interpret(model->graph, unequal, model->params).status()}) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_THAT(s.message(), ::testing::HasSubstr("assert_dim: dim 0 of f32[3, 2] must equal"));
+  }
+}
+
 TEST(DataDependentModels, NonMaxSuppressionIsSpecializedOnItsScalars) {
   ModelBuilder m;
   m.Input("boxes", kF32, {int64_t{1}, std::string("B"), int64_t{4}})

@@ -4,7 +4,8 @@
 // known integers), an index grid into ScatterND, a 2x Resize of symbolic dims, the index
 // ops and ReduceProd on known indices, a signal window and a transposed convolution padded
 // SAME, a 2 x 2 / 2 transposed convolution without overlap (a product and a depth to
-// space), and a Loop until convergence with an If on data in its body (one while op). The
+// space), a Loop until convergence with an If on data in its body (one while op), and
+// counts only a run gives (NonZero, two Compress asserted equal). The
 // test checks that each imports; the disabled one rewrites the files:
 //   build/bin/onnx_test --gtest_also_run_disabled_tests --gtest_filter='*WriteFuzzSeeds'
 #include <fstream>
@@ -121,6 +122,25 @@ std::vector<std::pair<std::string, ModelBuilder>> Seeds() {
     testing::AddNode(testing::SetGraph(branch, "else_branch", {"stop"}), "Identity", {"below"},
                      {"stop"});
     seeds.emplace_back("control_loop_until_converged.onnx", std::move(m));
+  }
+  {
+    ModelBuilder m;  // data-dependent counts: NonZero's columns gathered, two Compress added
+    m.Input("x", kF32, {std::string("N"), int64_t{3}})
+        .Input("c", ::onnx::TensorProto::BOOL, {std::string("N")})
+        .Output("picked", kF32)
+        .Output("sum", kF32);
+    m.Initializer(F32Tensor("zero", {}, {0}));
+    m.Initializer(I64Tensor("one", {}, {1}));
+    m.Node("Greater", {"x", "zero"}, {"mask"});
+    m.Node("NonZero", {"mask"}, {"idx"});
+    SetInt(m.Node("Gather", {"idx", "one"}, {"cols"}), "axis", 0);
+    SetInt(m.Node("Gather", {"x", "cols"}, {"picked"}), "axis", 1);
+    SetInt(m.Node("Compress", {"x", "c"}, {"a"}), "axis", 0);
+    m.Node("Not", {"c"}, {"not_c"});
+    m.Node("Not", {"not_c"}, {"c_again"});
+    SetInt(m.Node("Compress", {"x", "c_again"}, {"b"}), "axis", 0);
+    m.Node("Add", {"a", "b"}, {"sum"});
+    seeds.emplace_back("data_dependent_counts.onnx", std::move(m));
   }
   return seeds;
 }

@@ -12,7 +12,7 @@
 namespace graphjit::runtime::testutil {
 namespace {
 
-COVERS_OPS(OpCode::kNonZero, OpCode::kCompress, OpCode::kNonMaxSuppression);
+COVERS_OPS(OpCode::kNonZero, OpCode::kCompress, OpCode::kNonMaxSuppression, OpCode::kAssertDim);
 
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
@@ -89,6 +89,17 @@ TEST(NonMaxSuppression, PerBatchAndClassByDescendingScore) {
   y = EvalOp(OpCode::kNonMaxSuppression, {&boxes, &scores}, Nms(0, 0.5, 0.0, 1));
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_EQ(y->shape(), (Dims{0, 3}));
+}
+
+TEST(AssertDim, PassesEqualCountsThroughAndNamesUnequalOnes) {
+  const Tensor x = *Tensor::FromDoubles(DType::kF32, {3, 2}, {1, 2, 3, 4, 5, 6});
+  const ir::Attrs attrs = {{"axis", int64_t{0}}, {"dim", ir::SymExpr::Symbol("k")}};
+  absl::StatusOr<Tensor> y = EvalOp(OpCode::kAssertDim, {&x}, attrs, {{"k", 3}});
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(y->raw_data(), x.raw_data());  // no copy
+  y = EvalOp(OpCode::kAssertDim, {&x}, attrs, {{"k", 2}});
+  ASSERT_FALSE(y.ok());
+  EXPECT_THAT(y.status().message(), HasSubstr("dim 0 of f32[3, 2] must equal k = 2"));
 }
 
 TEST(DataDependentInterpreter, LaterNodesAreSizedByTheBoundSymbol) {
