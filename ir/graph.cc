@@ -86,7 +86,7 @@ std::set<std::string> Graph::Symbols() const {
 std::set<std::string> Graph::DefinedSymbols() const {
   std::set<std::string> symbols;
   for (const Node& n : nodes_) {
-    if (IsDataDependentOp(n.op) && n.attrs.Has("symbol")) {
+    if (IsRuntimeOp(n.op) && n.attrs.Has("symbol")) {
       symbols.insert(n.attrs.Get<std::string>("symbol"));
     }
     for (const auto& region : n.regions) symbols.merge(region->DefinedSymbols());
@@ -94,9 +94,9 @@ std::set<std::string> Graph::DefinedSymbols() const {
   return symbols;
 }
 
-bool Graph::HasDataDependentOps() const {
+bool Graph::HasRuntimeOps() const {
   for (const Node& n : nodes_) {
-    if (IsDataDependentOp(n.op)) return true;
+    if (IsRuntimeOp(n.op)) return true;
   }
   return false;
 }

@@ -74,9 +74,9 @@ class Graph {
   // Whether some node holds regions (a while): such a graph is run by the interpreter or,
   // compiled, by compiler/compiled/control_flow.h, never lowered as one program.
   bool HasRegions() const;
-  // Whether some node is data-dependent (ir::IsDataDependentOp): compiled, such a graph is
+  // Whether some node runs its eager kernel (ir::IsRuntimeOp): compiled, such a graph is
   // run by compiler/compiled/control_flow.h too.
-  bool HasDataDependentOps() const;
+  bool HasRuntimeOps() const;
   // For each value, the ids of the nodes that use it, in graph order; an output counts
   // as a use by the pseudo-node num_nodes(). The one users map of the passes and lowering.
   std::vector<std::vector<ValueId>> Users() const;

@@ -36,7 +36,7 @@ enum class OpLowering : uint8_t {
   kComposite,
   kIndexComposite,
   kRegion,
-  kDataDependent
+  kRuntime
 };
 enum class FlopClass : uint8_t { kFree, kMatmul };
 
@@ -69,8 +69,9 @@ constexpr bool HasGradient(OpCode op) {
 }
 // Ops without operands: input, param, constant, full, iota.
 constexpr bool IsSourceOp(OpCode op) { return LoweringOf(op) == OpLowering::kSource; }
-// Ops with a result dim known only when they have run (ops.def: nonzero, compress, ...).
-constexpr bool IsDataDependentOp(OpCode op) { return LoweringOf(op) == OpLowering::kDataDependent; }
+// Ops run by their eager kernel between compiled pieces (ops.def's Runtime ops: nonzero,
+// compress, top_k, ...).
+constexpr bool IsRuntimeOp(OpCode op) { return LoweringOf(op) == OpLowering::kRuntime; }
 
 // The dtype and shape of a value.
 struct ValueType {

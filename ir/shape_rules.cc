@@ -567,4 +567,20 @@ absl::StatusOr<ValueType> AssertDimRule(OpCode op, absl::Span<const ValueType> i
   return t;
 }
 
+absl::StatusOr<ValueType> TopKRule(OpCode op, absl::Span<const ValueType> in, const Attrs& attrs) {
+  if (in[0].dtype == DType::kBool) return Error(op, "operand must be numeric, got bool");
+  GJ_ASSIGN_OR_RETURN(int axis, NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), OpName(op)));
+  const SymExpr& k = attrs.GetDim("k");
+  std::optional<int64_t> kc = k.AsConstant(), dim = in[0].shape[axis].AsConstant();
+  if (kc && dim && *kc > *dim) {
+    return Error(op, absl::StrCat("k=", *kc, " is more than axis ", axis, " of ",
+                                  TypeToString(in[0]), " holds"));
+  }
+  ValueType t = in[0];
+  t.shape[axis] = k;
+  if (op == OpCode::kTopKIndices) t.dtype = DType::kI64;
+  GJ_RETURN_IF_ERROR(RequireNonNegativeDims(op, t.shape));
+  return t;
+}
+
 }  // namespace graphjit::ir

@@ -45,6 +45,7 @@ GJ_DECLARE_RULE(NonZeroRule)
 GJ_DECLARE_RULE(CompressRule)
 GJ_DECLARE_RULE(NonMaxSuppressionRule)
 GJ_DECLARE_RULE(AssertDimRule)
+GJ_DECLARE_RULE(TopKRule)
 #undef GJ_DECLARE_RULE
 
 }  // namespace graphjit::ir

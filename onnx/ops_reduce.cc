@@ -1,5 +1,5 @@
-// Reductions over several axes (one graphjit reduction per axis), ArgMax / ArgMin and
-// CumSum. ReduceProd has no graphjit op: over axes of known length it is the product of
+// Reductions over several axes (one graphjit reduction per axis), ArgMax / ArgMin,
+// CumSum and TopK. ReduceProd has no graphjit op: over axes of known length it is the product of
 // the axis's slices, multiplied in order.
 #include <algorithm>
 
@@ -141,6 +141,30 @@ absl::Status ArgReduce(Context& ctx) {
                     pb::TensorProto::INT64);
 }
 
+// TopK: `top_k` for the values and `top_k_indices` for the indices (each output only if
+// wanted); K (an input from opset 10, else the attribute k) must be known at import, a
+// model input being specialized on its value. `sorted=0` allows any order: the sorted one.
+absl::Status TopK(Context& ctx) {
+  GJ_ASSIGN_OR_RETURN(ValueId x, ctx.InNode(0));
+  GJ_ASSIGN_OR_RETURN(int axis, NormAxis(ctx, ctx.AttrInt("axis", -1), ctx.type(x).rank()));
+  SymExpr k = ctx.AttrInt("k", -1);
+  if (ctx.opset() >= 10) {
+    GJ_ASSIGN_OR_RETURN(std::vector<SymExpr> ks, ctx.InInts(1));
+    if (ks.size() != 1) return ctx.Invalid("K must hold one value");
+    k = ks[0];
+  }
+  if (std::optional<int64_t> c = k.AsConstant(); c && *c < 0) {
+    return ctx.Invalid(absl::StrCat("K=", *c, " is negative"));
+  }
+  ir::Attrs attrs{{"k", k}, {"axis", int64_t{axis}}, {"largest", ctx.AttrInt("largest", 1) != 0}};
+  if (ctx.WantsOutput(0)) GJ_RETURN_IF_ERROR(ctx.SetOut(0, ctx.Op(OpCode::kTopK, {x}, attrs)));
+  if (ctx.WantsOutput(1)) {
+    GJ_RETURN_IF_ERROR(
+        ctx.SetOut(1, ctx.Op(OpCode::kTopKIndices, {x}, attrs), pb::TensorProto::INT64));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CumSum(Context& ctx) {
   GJ_ASSIGN_OR_RETURN(ValueId x, ctx.InNode(0));
   GJ_ASSIGN_OR_RETURN(std::vector<int64_t> axis_arg, ctx.InConstInts(1));
@@ -186,6 +210,7 @@ void AddReduceOps(OpTable* t) {
   (*t)["ArgMax"] = ArgReduce<OpCode::kArgMax>;
   (*t)["ArgMin"] = ArgReduce<OpCode::kArgMin>;
   (*t)["CumSum"] = CumSum;
+  (*t)["TopK"] = TopK;
 }
 
 }  // namespace graphjit::onnx

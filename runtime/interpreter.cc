@@ -313,7 +313,7 @@ absl::StatusOr<std::vector<Tensor>> Interpret(const ir::Graph& graph, const Tens
         return absl::Status(result.status().code(),
                             absl::StrCat("%", id, ": ", result.status().message()));
       }
-      if (ir::IsDataDependentOp(node.op)) BindDefinedSymbol(node, *result, &bound);
+      if (ir::IsRuntimeOp(node.op)) BindDefinedSymbol(node, *result, &bound);
       // A kernel result that disagrees with the declared type is a bug (or an unverified
       // graph), caught here before it spreads.
       absl::StatusOr<std::vector<int64_t>> declared = ir::EvaluateShape(node.type.shape, bound);

@@ -41,7 +41,7 @@ absl::StatusOr<std::vector<Tensor>> RunRegionOp(const ir::Node& node,
 absl::StatusOr<ir::Bindings> BindInputs(const ir::Graph& graph, const TensorMap& inputs,
                                         const ir::Bindings& bindings);
 
-// Binds the unbacked symbol that data-dependent node `n` (ir::IsDataDependentOp) defines,
+// Binds the unbacked symbol that runtime node `n` (ir::IsRuntimeOp) defines,
 // if any, to its dim in `result`, the node's value as its kernel made it.
 void BindDefinedSymbol(const ir::Node& n, const Tensor& result, ir::Bindings* bindings);
 

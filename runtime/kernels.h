@@ -37,7 +37,7 @@ class Prepared {
   int64_t Int(absl::string_view name) const { return attrs().GetInt(name); }
 
   DType dtype = DType::kF32;
-  // The result's dims; a data-dependent op's (ir::IsDataDependentOp) own dim is -1 here.
+  // The result's dims; the count a data-dependent op defines (its `symbol`) is -1 here.
   std::vector<int64_t> shape;
 
  private:

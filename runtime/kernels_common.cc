@@ -119,7 +119,7 @@ absl::StatusOr<Prepared> Prepare(const ir::Node& node, absl::Span<const Tensor* 
   p.shape.reserve(type->shape.size());
   for (const ir::SymExpr& d : type->shape) {
     std::optional<int64_t> c = d.AsConstant();
-    if (!c && ir::IsDataDependentOp(node.op)) c = -1;  // the count the kernel makes
+    if (!c && ir::IsRuntimeOp(node.op)) c = -1;  // the count the kernel makes
     if (!c) {
       return absl::InternalError(
           absl::StrCat(ir::OpName(node.op), ": result dim ", d.ToString(), " is not constant"));

@@ -85,7 +85,7 @@ absl::StatusOr<std::unique_ptr<CompiledGraph>> CompiledGraph::Compile(
     DumpStage(dump_dir, index, graph.name(), "0-traced", ir::PrintGraph(graph));
   }
   std::unique_ptr<CompiledGraph> cg(new CompiledGraph(env.profile));
-  if (graph.HasRegions() || graph.HasDataDependentOps()) {
+  if (graph.HasRegions() || graph.HasRuntimeOps()) {
     GJ_RETURN_IF_ERROR(cg->OptimizeAndCompileControl(graph, params, options));
     if (!dump_dir.empty()) {
       DumpStage(dump_dir, index, graph.name(), "1-optimized", ir::PrintGraph(cg->graph_));

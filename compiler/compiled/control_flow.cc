@@ -63,7 +63,7 @@ std::string PieceInputName(ir::ValueId id) { return absl::StrCat("v", id); }
 bool IsRegionOp(ir::OpCode op) { return ir::LoweringOf(op) == ir::OpLowering::kRegion; }
 
 // A node that ends a piece: control flow, or a data-dependent op.
-bool IsStepOp(ir::OpCode op) { return IsRegionOp(op) || ir::IsDataDependentOp(op); }
+bool IsStepOp(ir::OpCode op) { return IsRegionOp(op) || ir::IsRuntimeOp(op); }
 
 // For each input of compiled region `code` (in its call order), the operand it takes: the
 // region's inputs take the operands in graph order, matched by name.
@@ -155,8 +155,8 @@ absl::StatusOr<std::unique_ptr<ControlFlow>> ControlFlow::Compile(
       continue;
     }
     GJ_RETURN_IF_ERROR(close_piece());
-    if (ir::IsDataDependentOp(n.op)) {
-      cf->steps_.push_back({Step::kDataDependent, id});
+    if (ir::IsRuntimeOp(n.op)) {
+      cf->steps_.push_back({Step::kRuntime, id});
       continue;
     }
     if (n.op == ir::OpCode::kLoopResult || n.op == ir::OpCode::kScanOutput) {
@@ -252,7 +252,7 @@ absl::StatusOr<std::vector<runtime::Tensor>> ControlFlow::Run(
       GJ_RETURN_IF_ERROR(RunScan(scans_[step.index], values, bound));
       continue;
     }
-    if (step.kind == Step::kDataDependent) {
+    if (step.kind == Step::kRuntime) {
       const ir::Node& n = graph_.node(step.index);
       std::vector<const runtime::Tensor*> args;
       for (ir::ValueId v : n.operands) args.push_back(&values[v]);

@@ -11,10 +11,10 @@
 // the next carried values into buffers swapped with the current ones (no copy, no
 // allocation per trip, no return to the caller or graph break per trip).
 //
-// A data-dependent node (ir::IsDataDependentOp: nonzero, compress, ...) is a step of its
-// own too: its eager kernel runs between the pieces and binds the symbol it defines from
-// its result, so the pieces after it are compiled code sized by that symbol, read at run
-// time like any symbol (PyTorch's unbacked symbols, here without a bound to allocate for:
+// A runtime node (ir::IsRuntimeOp: nonzero, compress, top_k, ...) is a step of its own
+// too: its eager kernel runs between the pieces and binds the symbol it defines (if any)
+// from its result, so the pieces after it are compiled code sized by that symbol, read at
+// run time like any symbol (PyTorch's unbacked symbols, here without a bound to allocate for:
 // the kernel allocates its result once it has counted).
 //
 // What is not fused: a kernel never spans a piece boundary or a loop boundary (a loop's
@@ -71,7 +71,7 @@ class ControlFlow {
   struct ScanLoop;
   // One step of a run, in graph order: piece, loop, if or scan `index`.
   struct Step {
-    enum Kind { kPiece, kLoop, kIf, kScan, kDataDependent } kind;
+    enum Kind { kPiece, kLoop, kIf, kScan, kRuntime } kind;
     int index;  // a data-dependent step's: its node
   };
   ControlFlow() = default;

@@ -171,7 +171,7 @@ class KernelBuilder {
 #define GJ_NOT_INLINED_Kernel(name) case OpCode::k##name:
 #define GJ_NOT_INLINED_Composite(name) case OpCode::k##name:
 #define GJ_NOT_INLINED_Region(name) case OpCode::k##name:
-#define GJ_NOT_INLINED_DataDependent(name) case OpCode::k##name:
+#define GJ_NOT_INLINED_Runtime(name) case OpCode::k##name:
 #include "ir/ops.def"
 #undef GJ_OP
 #undef GJ_NOT_INLINED_Source
@@ -181,7 +181,7 @@ class KernelBuilder {
 #undef GJ_NOT_INLINED_Kernel
 #undef GJ_NOT_INLINED_Composite
 #undef GJ_NOT_INLINED_Region
-#undef GJ_NOT_INLINED_DataDependent
+#undef GJ_NOT_INLINED_Runtime
         break;
     }
     GJ_CHECK(false) << "no inline lowering for " << ir::OpName(n.op);
@@ -236,10 +236,10 @@ class KernelBuilder {
                                                    ") is a composite op; run the decompose "
                                                    "pass before lowering"));
     }
-    if (ir::LoweringOf(n.op) == ir::OpLowering::kRegion || ir::IsDataDependentOp(n.op)) {
+    if (ir::LoweringOf(n.op) == ir::OpLowering::kRegion || ir::IsRuntimeOp(n.op)) {
       return absl::UnimplementedError(absl::StrCat(
           "lower: %", id, " (", ir::OpName(n.op), ") is ",
-          ir::IsDataDependentOp(n.op) ? "data-dependent" : "control flow",
+          ir::IsRuntimeOp(n.op) ? "run by its eager kernel" : "control flow",
           "; CompiledGraph runs such a graph as pieces (compiler/compiled/control_flow.h), "
           "each lowered on its own"));
     }
@@ -276,7 +276,7 @@ class KernelBuilder {
   GJ_POINTWISE_KERNEL_##lowering(name)
 #define GJ_POINTWISE_KERNEL_Kernel(name)
 #define GJ_POINTWISE_KERNEL_Region(name) case OpCode::k##name:
-#define GJ_POINTWISE_KERNEL_DataDependent(name) case OpCode::k##name:
+#define GJ_POINTWISE_KERNEL_Runtime(name) case OpCode::k##name:
 #define GJ_POINTWISE_KERNEL_Source(name) case OpCode::k##name:
 #define GJ_POINTWISE_KERNEL_Pointwise(name) case OpCode::k##name:
 #define GJ_POINTWISE_KERNEL_Index(name) case OpCode::k##name:
@@ -286,7 +286,7 @@ class KernelBuilder {
 #undef GJ_OP
 #undef GJ_POINTWISE_KERNEL_Kernel
 #undef GJ_POINTWISE_KERNEL_Region
-#undef GJ_POINTWISE_KERNEL_DataDependent
+#undef GJ_POINTWISE_KERNEL_Runtime
 #undef GJ_POINTWISE_KERNEL_Source
 #undef GJ_POINTWISE_KERNEL_Pointwise
 #undef GJ_POINTWISE_KERNEL_Index

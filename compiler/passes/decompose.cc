@@ -49,7 +49,7 @@ class Expander {
 #define GJ_PRIMITIVE_Index(name) case OpCode::k##name:
 #define GJ_PRIMITIVE_Kernel(name) case OpCode::k##name:
 #define GJ_PRIMITIVE_Region(name) case OpCode::k##name:
-#define GJ_PRIMITIVE_DataDependent(name) case OpCode::k##name:
+#define GJ_PRIMITIVE_Runtime(name) case OpCode::k##name:
 #include "ir/ops.def"
 #undef GJ_OP
 #undef GJ_PRIMITIVE_Composite
@@ -59,7 +59,7 @@ class Expander {
 #undef GJ_PRIMITIVE_Index
 #undef GJ_PRIMITIVE_Kernel
 #undef GJ_PRIMITIVE_Region
-#undef GJ_PRIMITIVE_DataDependent
+#undef GJ_PRIMITIVE_Runtime
         return ir::kInvalidValue;
     }
     return ir::kInvalidValue;

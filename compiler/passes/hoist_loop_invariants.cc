@@ -44,7 +44,7 @@ Invariants FindInvariants(const ir::Graph& region, int first_invariant) {
       continue;
     }
     if (!n.regions.empty() || ir::LoweringOf(n.op) == ir::OpLowering::kRegion ||
-        ir::IsDataDependentOp(n.op) || MayFail(n.op)) {
+        ir::IsRuntimeOp(n.op) || MayFail(n.op)) {
       continue;
     }
     bool all = true;

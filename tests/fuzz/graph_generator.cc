@@ -202,7 +202,8 @@ void Generator::Step() {
       [](Generator* g) { g->Scan(); },        [](Generator* g) { g->Window(); },
       [](Generator* g) { g->MathUnary(); },   [](Generator* g) { g->MathUnary(); },
       [](Generator* g) { g->Loop(); },        [](Generator* g) { g->Branch(); },
-      [](Generator* g) { g->RowScan(); },     [](Generator* g) { g->DataDependent(); },
+      [](Generator* g) { g->RowScan(); },     [](Generator* g) { g->RuntimeOps(); },
+      [](Generator* g) { g->RuntimeOps(); },
   };
   kOps[in_.Below(kOps.size())](this);
 }
@@ -616,10 +617,22 @@ void Generator::RowScan() {
                          {{"index", int64_t{0}}, {"dtype", t.dtype}, {"shape", t.shape}}));
 }
 
-void Generator::DataDependent() {
+void Generator::RuntimeOps() {
   // The bound is recorded first: Try's size check reads it.
   const std::string symbol = absl::StrCat("count", counter_++);
-  switch (in_.Below(4)) {
+  switch (in_.Below(5)) {
+    case 4: {  // top_k / top_k_indices of up to the axis's length (a symbolic one: 0..S)
+      ValueId x = Numeric();
+      const int rank = T(x).rank();
+      if (rank == 0) return;
+      const int64_t axis = Axis(rank);
+      const SymExpr n = T(x).shape[axis < 0 ? axis + rank : axis];
+      const SymExpr k =
+          n.IsConstant() ? SymExpr(static_cast<int64_t>(in_.Below(*n.AsConstant() + 1))) : n;
+      Try(in_.Bool() ? OpCode::kTopK : OpCode::kTopKIndices, {x},
+          {{"k", k}, {"axis", axis}, {"largest", in_.Bool()}});
+      break;
+    }
     case 3: {  // assert_dim of a pool value's dim against a count (or itself: passes)
       ValueId x = Any();
       const int rank = T(x).rank();

@@ -132,10 +132,11 @@ class Generator {
   // row's dtype: add, or for bool maximum) and stacks each row's doubled (or negated)
   // value.
   void RowScan();
-  // A data-dependent op (nonzero, compress, non_max_suppression) over a pool value or new
-  // inputs, defining a new count symbol `count<N>`, which later steps' values then carry;
-  // or an assert_dim of a pool value's dim against a count (an error when they differ).
-  void DataDependent();
+  // A runtime op (ir/ops.def): a data-dependent one (nonzero, compress,
+  // non_max_suppression) over a pool value or new inputs, defining a new count symbol
+  // `count<N>`, which later steps' values then carry; an assert_dim of a pool value's dim
+  // against a count (an error when they differ); or a top_k (or its indices).
+  void RuntimeOps();
   // Records `bound`, evaluated now, as count symbol `symbol`'s largest value.
   void Bound(const std::string& symbol, const SymExpr& bound);
 

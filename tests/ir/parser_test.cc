@@ -186,6 +186,9 @@ Graph AllOpsGraph() {
          {"symbol", std::string("boxes_kept")}});
   b.Add(OpCode::kReshape, {hits}, {{"shape", Shape{SymExpr::Symbol("hits"), 3}}});
   b.Add(OpCode::kAssertDim, {kept}, {{"axis", int64_t{0}}, {"dim", SymExpr::Symbol("hits")}});
+  for (OpCode op : {OpCode::kTopK, OpCode::kTopKIndices}) {
+    b.Add(op, {x}, {{"k", SymExpr(2)}, {"axis", int64_t{-1}}, {"largest", op == OpCode::kTopK}});
+  }
   // A while carrying x and a trip count, with w as an invariant, at most 5 trips.
   ValueId zero =
       b.Add(OpCode::kFull, {}, {{"value", 0.0}, {"dtype", DType::kI64}, {"shape", Shape{}}});

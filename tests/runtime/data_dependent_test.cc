@@ -12,7 +12,8 @@
 namespace graphjit::runtime::testutil {
 namespace {
 
-COVERS_OPS(OpCode::kNonZero, OpCode::kCompress, OpCode::kNonMaxSuppression, OpCode::kAssertDim);
+COVERS_OPS(OpCode::kNonZero, OpCode::kCompress, OpCode::kNonMaxSuppression, OpCode::kAssertDim,
+           OpCode::kTopK, OpCode::kTopKIndices);
 
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
@@ -100,6 +101,32 @@ TEST(AssertDim, PassesEqualCountsThroughAndNamesUnequalOnes) {
   y = EvalOp(OpCode::kAssertDim, {&x}, attrs, {{"k", 2}});
   ASSERT_FALSE(y.ok());
   EXPECT_THAT(y.status().message(), HasSubstr("dim 0 of f32[3, 2] must equal k = 2"));
+}
+
+TEST(TopK, LargestAndSmallestAlongAnAxisTiesByIndexNanFirstOrLast) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // Two rows along axis 0 of a [4, 2] tensor: column 0 = 3, nan, 3, 1; column 1 = 2, 2, 5, 0.
+  const Tensor x = *Tensor::FromDoubles(DType::kF64, {4, 2}, {3, 2, nan, 2, 3, 5, 1, 0});
+  auto run = [&](OpCode op, int64_t k, bool largest) {
+    absl::StatusOr<Tensor> y =
+        EvalOp(op, {&x}, {{"k", ir::SymExpr(k)}, {"axis", int64_t{0}}, {"largest", largest}});
+    EXPECT_TRUE(y.ok()) << y.status();
+    return *y;
+  };
+  // Largest 3: column 0 nan, 3 (index 0), 3 (index 2); column 1 5, 2 (index 0), 2 (index 1).
+  EXPECT_THAT(Ints(run(OpCode::kTopKIndices, 3, true)), ElementsAre(1, 2, 0, 0, 2, 1));
+  const Tensor values = run(OpCode::kTopK, 3, true);
+  EXPECT_EQ(values.shape(), (Dims{3, 2}));
+  EXPECT_TRUE(std::isnan(values.data<double>()[0]));
+  EXPECT_EQ(values.data<double>()[1], 5);
+  // Smallest 2: column 0 1, 3 (index 0); column 1 0, 2 (index 0).
+  EXPECT_THAT(Ints(run(OpCode::kTopKIndices, 2, false)), ElementsAre(3, 3, 0, 0));
+  EXPECT_EQ(run(OpCode::kTopK, 0, true).shape(), (Dims{0, 2}));
+  absl::StatusOr<Tensor> too_many = EvalOp(
+      OpCode::kTopK, {&x},
+      {{"k", ir::SymExpr::Symbol("K")}, {"axis", int64_t{0}}, {"largest", true}}, {{"K", 5}});
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_THAT(too_many.status().message(), HasSubstr("k=5 is more than axis 0 of f64[4, 2] holds"));
 }
 
 TEST(DataDependentInterpreter, LaterNodesAreSizedByTheBoundSymbol) {

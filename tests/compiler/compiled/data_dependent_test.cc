@@ -154,7 +154,7 @@ TEST(DataDependentIr, PrintsParsesAndVerifies) {
   const ir::Graph g = *ir::ParseGraph(kGraph);
   EXPECT_TRUE(ir::VerifyGraph(g).ok());
   EXPECT_EQ(g.DefinedSymbols(), (std::set<std::string>{"k", "m"}));
-  EXPECT_TRUE(g.HasDataDependentOps());
+  EXPECT_TRUE(g.HasRuntimeOps());
   absl::StatusOr<ir::Graph> again = ir::ParseGraph(ir::PrintGraph(g));
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(ir::PrintGraph(*again), ir::PrintGraph(g));
