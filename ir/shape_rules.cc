@@ -583,4 +583,22 @@ absl::StatusOr<ValueType> TopKRule(OpCode op, absl::Span<const ValueType> in, co
   return t;
 }
 
+absl::StatusOr<ValueType> FactorDimRule(OpCode op, absl::Span<const ValueType> in,
+                                        const Attrs& attrs) {
+  GJ_ASSIGN_OR_RETURN(SymExpr q, DefinedSymbol(op, attrs));
+  GJ_ASSIGN_OR_RETURN(int axis, NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), OpName(op)));
+  const int64_t factor = attrs.GetInt("factor");
+  if (factor < 1) return Error(op, absl::StrCat("factor=", factor, " is not positive"));
+  ValueType t = in[0];
+  if (std::optional<int64_t> d = t.shape[axis].AsConstant()) {
+    if (*d % factor != 0) {
+      return Error(op, absl::StrCat("dim ", axis, " of ", TypeToString(in[0]),
+                                    " is not a multiple of ", factor));
+    }
+    return t;
+  }
+  t.shape[axis] = q * factor;
+  return t;
+}
+
 }  // namespace graphjit::ir

@@ -46,6 +46,7 @@ GJ_DECLARE_RULE(CompressRule)
 GJ_DECLARE_RULE(NonMaxSuppressionRule)
 GJ_DECLARE_RULE(AssertDimRule)
 GJ_DECLARE_RULE(TopKRule)
+GJ_DECLARE_RULE(FactorDimRule)
 #undef GJ_DECLARE_RULE
 
 }  // namespace graphjit::ir

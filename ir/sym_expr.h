@@ -98,6 +98,13 @@ class SymExpr {
 // Whether `name` can name a symbol: [A-Za-z_][A-Za-z0-9_]* (one token of the canonical
 // text, so a symbol never prints like an expression).
 bool IsSymbolName(absl::string_view name);
+
+// The value of `symbol` at which `dim`, read as a * symbol + b (a != 0, the other symbols
+// bound by `bindings`), evaluates to `value`: (value - b) / a. nullopt when `dim` does not
+// mention the symbol or does not evaluate. For dims that bind a symbol they compute (a
+// count, an image side's multiple).
+std::optional<int64_t> SolveFor(const SymExpr& dim, const std::string& symbol, int64_t value,
+                                const Bindings& bindings);
 // `text` made a symbol name: characters a symbol cannot hold become '_', and a '_' goes in
 // front of a leading digit (or of nothing). For names that come from elsewhere (an ONNX
 // dim_param, `<input>_<axis>`).

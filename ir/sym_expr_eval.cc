@@ -164,4 +164,15 @@ absl::StatusOr<std::vector<int64_t>> EvaluateShape(const Shape& shape, const Bin
 }
 
 Shape ConstShape(const std::vector<int64_t>& dims) { return Shape(dims.begin(), dims.end()); }
+std::optional<int64_t> SolveFor(const SymExpr& dim, const std::string& symbol, int64_t value,
+                                const Bindings& bindings) {
+  Bindings at = bindings;
+  at[symbol] = 0;
+  absl::StatusOr<int64_t> b = dim.Evaluate(at);
+  at[symbol] = 1;
+  absl::StatusOr<int64_t> a_plus_b = dim.Evaluate(at);
+  if (!b.ok() || !a_plus_b.ok() || *a_plus_b == *b) return std::nullopt;
+  return (value - *b) / (*a_plus_b - *b);
+}
+
 }  // namespace graphjit::ir

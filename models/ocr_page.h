@@ -44,9 +44,10 @@ struct OcrPageModels {
 
 class OcrPageReader {
  public:
-  // The three models under graphjit: the detector as an OnnxFunction (it imports only at
-  // a page's fixed size: one compiled specialization per page size), the classifier and
-  // the recognizer as Jit functions with `options`. NotFound for a missing file (saying
+  // The three models under graphjit: the detector as an OnnxFunction (its sides line up
+  // only as multiples of 32, which pages are: one specialization for every page, compiled
+  // per size or once symbolic as `options.policy` says), the classifier and the
+  // recognizer as Jit functions with `options`. NotFound for a missing file (saying
   // to run scripts/fetch_models.sh), the importer's errors otherwise.
   static absl::StatusOr<std::unique_ptr<OcrPageReader>> Create(const OcrPageFiles& files,
                                                                compiler::JitOptions options = {});

@@ -65,7 +65,16 @@ std::string OnnxFunction::Key(const runtime::TensorMap& inputs) const {
                     absl::string_view(bytes, it->second.nbytes()), ";");
   }
   if (shapes_fixed_) {
-    for (const auto& [name, t] : inputs) absl::StrAppend(&key, name, ":", t.TypeString(), ";");
+    for (const auto& [name, t] : inputs) {
+      absl::StrAppend(&key, name, ":", ir::DTypeName(t.dtype()), "[");
+      for (int axis = 0; axis < t.rank(); ++axis) {
+        const bool multiple = dim_factor_ > 0 && t.dim(axis) % dim_factor_ == 0 &&
+                              absl::c_linear_search(factored_, std::make_pair(name, axis));
+        absl::StrAppend(&key, multiple ? absl::StrCat("*", dim_factor_) : absl::StrCat(t.dim(axis)),
+                        ",");
+      }
+      absl::StrAppend(&key, "];");
+    }
   }
   return key;
 }
@@ -98,14 +107,21 @@ absl::StatusOr<std::vector<runtime::Tensor>> OnnxFunction::Run(const runtime::Te
   // A miss: import (and compile) outside the lock, so calls that hit run meanwhile.
   GJ_ASSIGN_OR_RETURN(onnx::SpecializedImport imported, onnx::ImportSpecialized(path_, inputs));
   std::unique_lock<std::mutex> lock(mu_);
-  bool rekeyed = imported.shapes_fixed && !shapes_fixed_;
+  const bool shapes_read = imported.shapes_fixed || imported.dim_factor > 0;
+  bool rekeyed = shapes_read && !shapes_fixed_;
+  if (imported.dim_factor > 0 && dim_factor_ == 0) {
+    // Calls whose dims are multiples now share one key; the fixed-shape entries made
+    // before keep theirs (their dims were not multiples, or the import would have factored).
+    dim_factor_ = imported.dim_factor;
+    factored_ = imported.factored;
+  }
   for (const std::string& name : imported.specialized) {
     if (absl::c_find(specialized_, name) == specialized_.end()) {
       specialized_.push_back(name);
       rekeyed = true;
     }
   }
-  shapes_fixed_ = shapes_fixed_ || imported.shapes_fixed;
+  shapes_fixed_ = shapes_fixed_ || shapes_read;
   if (rekeyed && !entries_.empty()) {
     // The guard now reads more inputs: no earlier entry's key can match again. Their code
     // stays alive (a call may be running it) but no longer counts toward the limit.

@@ -5,8 +5,10 @@
 // imports a specialization). A call whose values match no specialization so far is a
 // guard miss: the model is imported with the new values and compiled as another entry
 // (GRAPHJIT_LOG=recompiles names the input, the values the last entry has and the new
-// ones). A model that imports only at fixed shapes (dims that agree only for some sizes)
-// is specialized on its inputs' shapes the same way. Past `max_specializations` compiled
+// ones). A model whose dims agree only for some sizes is imported with its sides as
+// multiples (onnx::SpecializedImport::dim_factor: one specialization for every call whose
+// sides are multiples), or else only at fixed shapes, and is specialized on its inputs'
+// shapes the same way. Past `max_specializations` compiled
 // entries, a call with new values runs its specialization in the interpreter instead of
 // compiling forever (reported once). A model that imports without values runs as
 // JitOnnxModel does.
@@ -60,7 +62,8 @@ class OnnxFunction {
         max_specializations_(max_specializations) {}
 
   // The guard's key of `inputs`: the specialized inputs' types and values, and every
-  // input's shape when the model imports only at fixed shapes.
+  // input's shape when the model imports only at fixed shapes (an axis a factored import
+  // serves keyed as `*N`, a multiple of N, when it is one).
   std::string Key(const runtime::TensorMap& inputs) const;
   // What the last specialization was made for, for a recompile's log line.
   std::string Describe(const runtime::TensorMap& inputs) const;
@@ -73,6 +76,10 @@ class OnnxFunction {
   mutable std::mutex mu_;
   std::vector<std::string> specialized_;  // guarded by mu_
   bool shapes_fixed_ = false;             // guarded by mu_
+  // A factored import's guard (onnx::SpecializedImport::dim_factor): these inputs' axes
+  // are keyed as "a multiple of dim_factor_" rather than by their dims. Guarded by mu_.
+  int64_t dim_factor_ = 0;
+  std::vector<std::pair<std::string, int>> factored_;
   struct Entry {
     std::unique_ptr<compiler::JitFunction> fn;
     std::vector<std::string> specialized;  // the inputs this entry's graph does not take

@@ -1,6 +1,8 @@
 #include "models/onnx_model.h"
 
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <variant>
@@ -51,6 +53,24 @@ absl::StatusOr<std::shared_ptr<const ir::Graph>> BindRegion(const ir::Graph& gra
   return std::make_shared<const ir::Graph>(*std::move(g));
 }
 
+// The symbol runtime node `node` defines, when the trace made its dim a constant (a
+// factor_dim of a constant side): bound to that constant's quotient, so that later
+// attributes naming it are bound too.
+void BindTracedSymbol(const ir::Node& node, const ir::Shape& traced, ir::Bindings* bindings) {
+  if (!node.attrs.Has("symbol")) return;
+  const std::string& symbol = node.attrs.Get<std::string>("symbol");
+  for (size_t i = 0; i < node.type.shape.size() && i < traced.size(); ++i) {
+    std::set<std::string> mentioned;
+    node.type.shape[i].CollectSymbols(&mentioned);
+    std::optional<int64_t> c = traced[i].AsConstant();
+    if (!mentioned.contains(symbol) || !c) continue;
+    if (std::optional<int64_t> v = ir::SolveFor(node.type.shape[i], symbol, *c, *bindings)) {
+      (*bindings)[symbol] = *v;
+    }
+    return;
+  }
+}
+
 }  // namespace
 
 std::vector<frontend::Value> ReplayOnnxGraph(const ir::Graph& graph, frontend::Context& ctx) {
@@ -87,6 +107,9 @@ std::vector<frontend::Value> ReplayOnnxGraph(const ir::Graph& graph, frontend::C
       for (ir::ValueId o : node.operands) operands.push_back(values[o]);
       if (node.regions.empty()) {
         values[id] = ctx.Emit(node.op, operands, BindDims(node.attrs, bindings));
+        if (ir::IsRuntimeOp(node.op) && values[id].valid()) {
+          BindTracedSymbol(node, values[id].shape(), &bindings);
+        }
         continue;
       }
       // A control-flow op's regions are typed like its operands: bound as they are.

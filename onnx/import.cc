@@ -205,10 +205,32 @@ class Importer {
     if (*dtype == ir::DType::kI32) {  // computed in i64, as every INT32 value
       v.id = builder_.Add(ir::OpCode::kCast, {v.id}, {{"dtype", ir::DType::kI64}});
     }
+    if (options_.dim_factor > 0) FactorDims(&v);
     GJ_RETURN_IF_ERROR(builder_.status());
     ctx_.Define(name, std::move(v));
     out_.input_names.push_back(name);
     return absl::OkStatus();
+  }
+
+  // ImportOptions::dim_factor: each symbolic dim S of input `v` past axis 0 becomes
+  // factor * S_by<factor>, defined by a factor_dim (the first input with S) or checked by
+  // an assert_dim (another input with S).
+  void FactorDims(Value* v) {
+    const int64_t f = options_.dim_factor;
+    for (size_t axis = 1; axis < v->shape.size(); ++axis) {
+      std::string symbol;
+      if (!v->shape[axis].IsSymbol(&symbol)) continue;
+      const std::string q = ir::ToSymbolName(absl::StrCat(symbol, "_by", f));
+      const ir::SymExpr multiple = ir::SymExpr::Symbol(q) * f;
+      if (factored_.insert(q).second) {
+        v->id = builder_.Add(ir::OpCode::kFactorDim, {v->id},
+                             {{"axis", static_cast<int64_t>(axis)}, {"factor", f}, {"symbol", q}});
+      } else {
+        v->id = builder_.Add(ir::OpCode::kAssertDim, {v->id},
+                             {{"axis", static_cast<int64_t>(axis)}, {"dim", multiple}});
+      }
+      v->shape[axis] = multiple;
+    }
   }
 
   absl::Status ImportNode(const pb::NodeProto& node) {
@@ -262,6 +284,7 @@ class Importer {
   ir::GraphBuilder builder_;
   Context ctx_;
   absl::flat_hash_set<std::string> symbols_seen_;
+  absl::flat_hash_set<std::string> factored_;                // the symbols FactorDims defined
   absl::flat_hash_map<std::string, int64_t> fixed_symbols_;  // options_.input_shapes'
   int depth_ = 0;                                            // of the subgraph being imported
 };

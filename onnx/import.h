@@ -30,6 +30,12 @@ struct ImportOptions {
   // side a multiple of 32, so that an FPN's upsampled maps line up). A rank, or a
   // declared dim, that differs, or one symbol given two values, is InvalidArgument.
   absl::flat_hash_map<std::string, std::vector<int64_t>> input_shapes;
+  // Every symbolic dim of the inputs past axis 0 (the batch) is known to be a multiple of
+  // this: symbol S is read as dim_factor * S_by<dim_factor>, which a factor_dim node
+  // defines right after the input and checks when it runs (a call whose S is not a
+  // multiple is InvalidArgument naming it). For models whose symbolic import needs that
+  // fact (an FPN's maps line up for sides that are multiples of 32). 0: no such fact.
+  int64_t dim_factor = 0;
 };
 
 struct ImportedModel {

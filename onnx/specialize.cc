@@ -1,5 +1,8 @@
 #include "onnx/specialize.h"
 
+#include <utility>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
@@ -17,6 +20,28 @@ std::string InputNeededAtImport(const absl::Status& status) {
   return std::string(message.substr(head + kHead.size(), tail - head - kHead.size()));
 }
 
+namespace {
+
+// The (input, axis) pairs that factor_dim nodes of `graph` read (ImportOptions::dim_factor:
+// each right after its input, or after the input's cast).
+std::vector<std::pair<std::string, int>> FactoredAxes(const ir::Graph& graph) {
+  std::vector<std::pair<std::string, int>> out;
+  for (const ir::Node& n : graph.nodes()) {
+    if (n.op != ir::OpCode::kFactorDim && n.op != ir::OpCode::kAssertDim) continue;
+    ir::ValueId v = n.operands[0];
+    for (ir::OpCode op = graph.node(v).op;
+         op == ir::OpCode::kCast || op == ir::OpCode::kFactorDim || op == ir::OpCode::kAssertDim;
+         op = graph.node(v).op) {
+      v = graph.node(v).operands[0];
+    }
+    if (graph.node(v).op != ir::OpCode::kInput) continue;
+    out.emplace_back(graph.node(v).name(), static_cast<int>(n.attrs.GetInt("axis")));
+  }
+  return out;
+}
+
+}  // namespace
+
 absl::StatusOr<SpecializedImport> ImportSpecialized(const std::string& path,
                                                     const runtime::TensorMap& inputs,
                                                     ImportOptions options) {
@@ -29,6 +54,27 @@ absl::StatusOr<SpecializedImport> ImportSpecialized(const std::string& path,
     }
     const std::string name = InputNeededAtImport(model.status());
     auto it = inputs.find(name);
+    if (name.empty() && !out.shapes_fixed && !inputs.empty() && options.dim_factor == 0) {
+      // The symbolic dims may line up when they are multiples of a power of two.
+      for (int64_t f : {8, 16, 32, 64}) {
+        ImportOptions factored = options;
+        factored.dim_factor = f;
+        absl::StatusOr<ImportedModel> m = Import(path, factored);
+        if (!m.ok()) continue;
+        std::vector<std::pair<std::string, int>> axes = FactoredAxes(m->graph);
+        bool fits = true;
+        for (const auto& [input, axis] : axes) {
+          auto call = inputs.find(input);
+          fits &=
+              call != inputs.end() && axis < call->second.rank() && call->second.dim(axis) % f == 0;
+        }
+        if (!fits) continue;
+        out.model = *std::move(m);
+        out.dim_factor = f;
+        out.factored = std::move(axes);
+        return out;
+      }
+    }
     if (name.empty() && !out.shapes_fixed && !inputs.empty()) {
       // Not a value it needs: the symbolic dims themselves. Specialize on the shapes.
       for (const auto& [input, tensor] : inputs) {

@@ -28,6 +28,11 @@ struct SpecializedImport {
   // Whether the model was imported at the inputs' shapes (ImportOptions::input_shapes)
   // because its symbolic import failed.
   bool shapes_fixed = false;
+  // Or, instead, with its symbolic dims past the batch taken as multiples of this
+  // (ImportOptions::dim_factor: 8, 16, 32 or 64, the smallest that imports and that the
+  // inputs' dims are multiples of); 0 if not. `factored` lists the (input, axis) pairs.
+  int64_t dim_factor = 0;
+  std::vector<std::pair<std::string, int>> factored;
 };
 
 // Imports `path`; each time the importer needs the values of a graph input ("input 'X'
@@ -36,8 +41,10 @@ struct SpecializedImport {
 // or was fixed already; InvalidArgument naming X, its size and the limit when it has
 // more than kMaxSpecializedElements elements. When the symbolic import fails otherwise
 // (dims that must agree only for some sizes, e.g. an FPN's maps for sides that are
-// multiples of 32), the model is imported once more at the shapes of `inputs`
-// (shapes_fixed), and that import's result returned.
+// multiples of 32), the model is imported with its symbolic dims past the batch taken as
+// multiples of 8, 16, 32 or 64 (the first that imports and that `inputs` satisfy:
+// dim_factor), else once more at the shapes of `inputs` (shapes_fixed), and that import's
+// result returned.
 absl::StatusOr<SpecializedImport> ImportSpecialized(const std::string& path,
                                                     const runtime::TensorMap& inputs,
                                                     ImportOptions options = {});

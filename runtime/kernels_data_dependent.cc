@@ -173,4 +173,11 @@ absl::StatusOr<Tensor> EvalAssertDim(const ir::Node& node, absl::Span<const Tens
   return x;  // the same buffer: nothing writes an operand
 }
 
+absl::StatusOr<Tensor> EvalFactorDim(const ir::Node& node, absl::Span<const Tensor* const> operands,
+                                     const ir::Bindings& bindings) {
+  // Prepare's shape rule checks the dim (a multiple of the factor) on the concrete shape.
+  GJ_RETURN_IF_ERROR(Prepare(node, operands, bindings).status());
+  return *operands[0];  // the same buffer: nothing writes an operand
+}
+
 }  // namespace graphjit::runtime::kernels

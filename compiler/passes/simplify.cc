@@ -43,6 +43,11 @@ class Simplifier {
         }
         break;
       }
+      // Checks whose dims are already what they assert (a constant multiple, one count).
+      case OpCode::kFactorDim:
+      case OpCode::kAssertDim:
+        if (SameType(in[0], n)) return in[0];
+        break;
       case OpCode::kNeg:
         if (Producer(in[0]).op == OpCode::kNeg) return Producer(in[0]).operands[0];
         break;

@@ -620,7 +620,20 @@ void Generator::RowScan() {
 void Generator::RuntimeOps() {
   // The bound is recorded first: Try's size check reads it.
   const std::string symbol = absl::StrCat("count", counter_++);
-  switch (in_.Below(5)) {
+  switch (in_.Below(6)) {
+    case 5: {  // factor_dim of a pool value's dim by 2 (an error where it is odd)
+      ValueId x = Any();
+      const int rank = T(x).rank();
+      if (rank == 0) return;
+      const int64_t axis = Axis(rank);
+      const SymExpr d = T(x).shape[axis < 0 ? axis + rank : axis];
+      Bound(symbol, SymExpr::FloorDiv(d, 2));
+      if (Try(OpCode::kFactorDim, {x},
+              {{"axis", axis}, {"factor", int64_t{2}}, {"symbol", symbol}})) {
+        counts_.push_back(symbol);
+      }
+      break;
+    }
     case 4: {  // top_k / top_k_indices of up to the axis's length (a symbolic one: 0..S)
       ValueId x = Numeric();
       const int rank = T(x).rank();

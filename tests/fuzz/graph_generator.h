@@ -135,7 +135,8 @@ class Generator {
   // A runtime op (ir/ops.def): a data-dependent one (nonzero, compress,
   // non_max_suppression) over a pool value or new inputs, defining a new count symbol
   // `count<N>`, which later steps' values then carry; an assert_dim of a pool value's dim
-  // against a count (an error when they differ); or a top_k (or its indices).
+  // against a count (an error when they differ); a factor_dim by 2 (an error on an odd
+  // dim); or a top_k (or its indices).
   void RuntimeOps();
   // Records `bound`, evaluated now, as count symbol `symbol`'s largest value.
   void Bound(const std::string& symbol, const SymExpr& bound);

@@ -186,6 +186,8 @@ Graph AllOpsGraph() {
          {"symbol", std::string("boxes_kept")}});
   b.Add(OpCode::kReshape, {hits}, {{"shape", Shape{SymExpr::Symbol("hits"), 3}}});
   b.Add(OpCode::kAssertDim, {kept}, {{"axis", int64_t{0}}, {"dim", SymExpr::Symbol("hits")}});
+  b.Add(OpCode::kFactorDim, {x},
+        {{"axis", int64_t{1}}, {"factor", int64_t{4}}, {"symbol", std::string("quarter")}});
   for (OpCode op : {OpCode::kTopK, OpCode::kTopKIndices}) {
     b.Add(op, {x}, {{"k", SymExpr(2)}, {"axis", int64_t{-1}}, {"largest", op == OpCode::kTopK}});
   }
@@ -292,8 +294,10 @@ TEST(ParserTest, AllOpsGraphRoundTrips) {
     EXPECT_EQ(parsed->node(id).operands, g.node(id).operands) << id;
     EXPECT_EQ(parsed->node(id).type, g.node(id).type) << id;
   }
-  EXPECT_EQ(parsed->Symbols(), (std::set<std::string>{"P", "S", "boxes_kept", "hits", "kept"}));
-  EXPECT_EQ(parsed->DefinedSymbols(), (std::set<std::string>{"boxes_kept", "hits", "kept"}));
+  EXPECT_EQ(parsed->Symbols(),
+            (std::set<std::string>{"P", "S", "boxes_kept", "hits", "kept", "quarter"}));
+  EXPECT_EQ(parsed->DefinedSymbols(),
+            (std::set<std::string>{"boxes_kept", "hits", "kept", "quarter"}));
   EXPECT_EQ(parsed->node(parsed->FindParam("layer.0/b\"\\")).op, OpCode::kParam);
 }
 

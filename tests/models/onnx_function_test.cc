@@ -158,6 +158,43 @@ TEST(OnnxFunction, AModelThatImportsOnlyAtFixedShapesIsSpecializedOnThem) {
   EXPECT_FALSE((*fn)->Run({{"x", F32({5})}}).ok());
 }
 
+// x + upsample(pool(pool(x))): the maps line up only for sides that are multiples of 4, so
+// the symbolic import fails and the model imports with its sides as multiples of 8 (the
+// first factor tried that the call's sides are multiples of): one specialization, symbolic
+// in the sides / 8, serves every such call; other sides get fixed-shape specializations.
+TEST(OnnxFunction, SidesThatMustBeMultiplesShareOneFactoredSpecialization) {
+  ModelBuilder m;
+  m.Input("x", kF32, {int64_t{1}, int64_t{1}, std::string("H"), std::string("W")})
+      .Output("y", kF32);
+  m.Initializer(onnx::testing::F32Tensor("scales", {4}, {1, 1, 4, 4}));
+  for (const char* step : {"p1", "p2"}) {
+    auto* pool = m.Node("MaxPool", {step == std::string("p1") ? "x" : "p1"}, {step});
+    onnx::testing::SetInts(pool, "kernel_shape", {2, 2});
+    onnx::testing::SetInts(pool, "strides", {2, 2});
+  }
+  m.Node("Resize", {"p2", "", "scales"}, {"up"});
+  m.Node("Add", {"x", "up"}, {"y"});
+  const std::string path = WriteModel(m, "onnx_function_multiples");
+  compiler::JitOptions options;
+  options.policy = compiler::entries::ShapePolicy::kSymbolic;
+  absl::StatusOr<std::unique_ptr<OnnxFunction>> fn = OnnxFunction::Open(path, options);
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  ExpectRunEquals(**fn, path, {{"x", F32({1, 1, 16, 16})}});
+  ExpectRunEquals(**fn, path, {{"x", F32({1, 1, 24, 40})}});
+  ExpectRunEquals(**fn, path, {{"x", F32({1, 1, 32, 8})}});
+  EXPECT_EQ((*fn)->specializations(), 1);
+  absl::StatusOr<onnx::SpecializedImport> imported =
+      onnx::ImportSpecialized(path, {{"x", F32({1, 1, 16, 16})}});
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_EQ(imported->dim_factor, 8);
+  EXPECT_FALSE(imported->shapes_fixed);
+  // Multiples of 4, not of 8: imported at the call's shape.
+  ExpectRunEquals(**fn, path, {{"x", F32({1, 1, 20, 12})}});
+  EXPECT_EQ((*fn)->specializations(), 2);
+  ExpectRunEquals(**fn, path, {{"x", F32({1, 1, 48, 16})}});
+  EXPECT_EQ((*fn)->specializations(), 2);
+}
+
 TEST(OnnxFunction, AModelThatNeedsNoValuesIsOneJitFunction) {
   ModelBuilder m;
   m.Input("x", kF32, {std::string("N"), int64_t{4}}).Output("y", kF32);

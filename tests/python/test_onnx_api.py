@@ -218,6 +218,23 @@ def test_a_model_needing_values_is_specialized_per_call_or_on_known_inputs():
     assert np.array_equal(z, np.tile(x, repeats))
 
 
+def test_sizes_that_depend_on_data_are_numpy_shapes_of_one_compile():
+    """NonZero's columns of x gathered, and the rows two Compress ops keep (by c and by
+    not(not(c)), asserted equal) added: every count, 0 included, from one compiled entry."""
+    model = graphjit.onnx.load(os.path.join(CORPUS, "data_dependent_counts.onnx"))
+    rng = np.random.default_rng(3)
+    for positives in (0, 1, 7):
+        x = -np.abs(rng.standard_normal((4, 3))).astype(np.float32)
+        x.flat[rng.permutation(12)[:positives]] *= -1
+        c = np.array([True, False, True, True])
+        picked, total = model(x=x, c=c)
+        cols = np.nonzero(x > 0)[1]
+        assert np.array_equal(picked, x[:, cols])
+        assert np.array_equal(total, x[c] + x[c])
+    assert model.stats()["compiles"] == 1
+    model(x=x, c=np.zeros(4, dtype=bool))  # no rows: [0, 3]
+
+
 def test_example_inputs_import_silero_vad_and_stream_it():
     """Silero VAD: its If on sr and its Ifs on the batch are decided by a call's inputs; the
     state carried from chunk to chunk; the same model by its known_inputs alone refused."""

@@ -13,7 +13,7 @@ namespace graphjit::runtime::testutil {
 namespace {
 
 COVERS_OPS(OpCode::kNonZero, OpCode::kCompress, OpCode::kNonMaxSuppression, OpCode::kAssertDim,
-           OpCode::kTopK, OpCode::kTopKIndices);
+           OpCode::kTopK, OpCode::kTopKIndices, OpCode::kFactorDim);
 
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
@@ -127,6 +127,26 @@ TEST(TopK, LargestAndSmallestAlongAnAxisTiesByIndexNanFirstOrLast) {
       {{"k", ir::SymExpr::Symbol("K")}, {"axis", int64_t{0}}, {"largest", true}}, {{"K", 5}});
   ASSERT_FALSE(too_many.ok());
   EXPECT_THAT(too_many.status().message(), HasSubstr("k=5 is more than axis 0 of f64[4, 2] holds"));
+}
+
+TEST(FactorDim, BindsTheQuotientAndRefusesADimThatIsNotAMultiple) {
+  absl::StatusOr<ir::Graph> g = ir::ParseGraph(R"(graph sides {
+  %0 = input {name="x"} : f32[2, H]
+  %1 = factor_dim(%0) {axis=1, factor=4, symbol="h"} : f32[2, 4*h]
+  %2 = reshape(%1) {shape=[8, h]} : f32[8, h]
+  %3 = reduce_sum(%2) {axis=0, keepdim=false} : f32[h]
+  return %3
+})");
+  ASSERT_TRUE(g.ok()) << g.status();
+  const Tensor x = *Tensor::FromDoubles(DType::kF32, {2, 12}, std::vector<double>(24, 1.0));
+  absl::StatusOr<std::vector<Tensor>> out = Interpret(*g, {{"x", x}}, {});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].shape(), (Dims{3}));  // h = 12 / 4
+  EXPECT_EQ((*out)[0].data<float>()[0], 8);
+  const Tensor odd = *Tensor::FromDoubles(DType::kF32, {2, 10}, std::vector<double>(20, 1.0));
+  out = Interpret(*g, {{"x", odd}}, {});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("dim 1 of f32[2, 10] is not a multiple of 4"));
 }
 
 TEST(DataDependentInterpreter, LaterNodesAreSizedByTheBoundSymbol) {
