@@ -11,6 +11,7 @@
 // state from call to call with --carry (Silero VAD: --feed=sr=sr.npy,h=h.npy,c=c.npy
 // --carry=hn=h,cn=c). A model graphjit cannot import or compile is reported as the
 // benchmark's error (e.g. "op Conv is not supported" before the importer had Conv).
+// --page=FILE.ppm times a whole OCR page instead (page.py drives it beside ONNX Runtime).
 #include <chrono>
 #include <cstdio>
 #include <filesystem>

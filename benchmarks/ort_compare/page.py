@@ -25,7 +25,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import HERE, ROOT, blas_note, cpu_name, fail, run  # noqa: E402
+from compare import HERE, ROOT, blas_note, cpu_name, fail, need_bench, run  # noqa: E402
 
 # (x, y, font size, text) of the default page; line 4 is drawn upside down.
 LINES = [(40, 30, 32, "graphjit reads pages"), (40, 100, 24, "Hello graphjit 2026"),
@@ -53,9 +53,7 @@ def main():
             os.path.join(fetch, "onnxruntime-node", "node_modules", "onnxruntime-node")):
         fail(f"{', '.join(missing) or 'onnxruntime-node'} missing in {fetch}: "
              "run scripts/fetch_models.sh (it fetches them from npm)")
-    bench = os.path.join(args.build_dir, "bin", "bench_ort_compare")
-    if not os.path.exists(bench):
-        fail(f"{bench} is missing: ninja -C {args.build_dir} bench_ort_compare")
+    bench = need_bench(args.build_dir)
 
     work = os.path.join(args.build_dir, "ort_compare", "page")
     os.makedirs(work, exist_ok=True)

@@ -74,20 +74,6 @@ TensorMap Weights() {
 
 Tensor Count(int64_t v) { return *Tensor::FromDoubles(ir::DType::kI64, {}, {double(v)}); }
 
-void ExpectSameAsInterpreter(const CompiledGraph& cg, const ir::Graph& g, const TensorMap& in,
-                             const TensorMap& params) {
-  absl::StatusOr<std::vector<Tensor>> want = runtime::Interpret(g, in, params);
-  absl::StatusOr<std::vector<Tensor>> got = cg.Run(in);
-  ASSERT_TRUE(want.ok()) << want.status();
-  ASSERT_TRUE(got.ok()) << got.status();
-  ASSERT_EQ(got->size(), want->size());
-  for (size_t k = 0; k < got->size(); ++k) {
-    EXPECT_EQ((*got)[k].shape(), (*want)[k].shape()) << "output " << k;
-    // Products may sum in another order than the interpreter's: close, not bitwise.
-    EXPECT_LE(runtime::MaxAbsDiff((*got)[k], (*want)[k]), 1e-5) << "output " << k;
-  }
-}
-
 TEST(ControlFlowCompiled, LoopsMatchTheInterpreter) {
   const ir::Graph g = *ir::ParseGraph(kLoop);
   const TensorMap params = Weights();

@@ -9,6 +9,7 @@
 
 #include "compiler/compiled/compiled_graph.h"
 #include "gtest/gtest.h"
+#include "runtime/interpreter.h"
 #include "runtime/tensor.h"
 
 namespace graphjit::compiler {
@@ -41,6 +42,23 @@ inline std::unique_ptr<CompiledGraph> CompileOnThreads(const ir::Graph& g,
   absl::StatusOr<std::unique_ptr<CompiledGraph>> cg = CompiledGraph::Compile(g, params, options);
   EXPECT_TRUE(cg.ok()) << cg.status();
   return cg.ok() ? *std::move(cg) : nullptr;
+}
+
+// `cg` run on `in` gives the interpreter's outputs of `g` with `params`: the same shapes,
+// values within `tolerance` (products may sum in another order than the interpreter's:
+// close, not bitwise).
+inline void ExpectSameAsInterpreter(const CompiledGraph& cg, const ir::Graph& g,
+                                    const runtime::TensorMap& in, const runtime::TensorMap& params,
+                                    double tolerance = 1e-5) {
+  absl::StatusOr<std::vector<runtime::Tensor>> want = runtime::Interpret(g, in, params);
+  absl::StatusOr<std::vector<runtime::Tensor>> got = cg.Run(in);
+  ASSERT_TRUE(want.ok()) << want.status();
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), want->size());
+  for (size_t k = 0; k < got->size(); ++k) {
+    EXPECT_EQ((*got)[k].shape(), (*want)[k].shape()) << "output " << k;
+    EXPECT_LE(runtime::MaxAbsDiff((*got)[k], (*want)[k]), tolerance) << "output " << k;
+  }
 }
 
 }  // namespace graphjit::compiler
