@@ -39,7 +39,11 @@ std::optional<Channels> ChannelsOf(const ir::Graph& g, ValueId id, const ir::Val
   for (int a = 0; a < type.rank(); ++a) {
     if (type.shape[a] == SymExpr(1)) continue;
     const int axis = a + out.rank() - type.rank();
-    if (c.axis >= 0 || type.shape[a] != out.shape[axis]) return std::nullopt;
+    // The channels become a constant of that many values: a symbolic count (a param
+    // [S] of a graph compiled for every S) would not type against the result.
+    if (c.axis >= 0 || type.shape[a] != out.shape[axis] || !type.shape[a].IsConstant()) {
+      return std::nullopt;
+    }
     c.axis = axis;
   }
   auto known = KnownTensor(g, id, ctx);

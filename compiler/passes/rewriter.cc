@@ -9,8 +9,11 @@ GraphRewriter::GraphRewriter(const ir::Graph& source)
     : source_(source), builder_(source.name()), map_(source.num_nodes(), ir::kInvalidValue) {}
 
 ValueId GraphRewriter::Get(ValueId old_id) const {
-  GJ_CHECK(old_id >= 0 && old_id < static_cast<ValueId>(map_.size()) &&
-           map_[old_id] != ir::kInvalidValue)
+  GJ_CHECK(old_id >= 0 && old_id < static_cast<ValueId>(map_.size()))
+      << "value %" << old_id << " is not a value of the source graph";
+  // A value mapped to a failed Emit is kInvalidValue: the builder then refuses its users
+  // too, and Finish() reports the first error.
+  GJ_CHECK(map_[old_id] != ir::kInvalidValue || !builder_.status().ok())
       << "value %" << old_id << " used before it was rewritten";
   return map_[old_id];
 }

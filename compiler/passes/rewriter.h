@@ -25,7 +25,8 @@ class GraphRewriter {
   explicit GraphRewriter(const ir::Graph& source);
 
   const ir::Graph& source() const { return source_; }
-  // The new value standing for old value `old_id` (which must already be mapped).
+  // The new value standing for old value `old_id` (which must already be mapped; mapped
+  // to a failed Emit it is kInvalidValue, which the builder refuses in turn).
   ValueId Get(ValueId old_id) const;
   bool IsMapped(ValueId old_id) const { return map_[old_id] != ir::kInvalidValue; }
   void Map(ValueId old_id, ValueId new_id) { map_[old_id] = new_id; }

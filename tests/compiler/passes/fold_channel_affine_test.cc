@@ -227,6 +227,26 @@ TEST(FoldChannelAffine, DoesNotFire) {
   }
 }
 
+TEST(FoldChannelAffine, DoesNotFireOnChannelsAlongASymbolicAxis) {
+  // A param [S] (values for S = 3 only) scales a value [S]: a constant of 3 channels would
+  // not type against f32[S], so the chain stays (the fuzzer's graph: gelu_tanh of a param).
+  PassContext ctx;
+  ctx.params["p"] = Iota({3}, 0.5, 1.0);
+  bool changed = true;
+  absl::StatusOr<std::string> out = RunPassOnText("fold_channel_affine", R"(graph g {
+  %0 = input {name="x"} : f64[S]
+  %1 = param {name="p"} : f64[S]
+  %2 = mul(%0, %1) : f64[S]
+  %3 = add(%1, %2) : f64[S]
+  %4 = constant {value=[2.0]} : f64[]
+  %5 = mul(%4, %3) : f64[S]
+  return %5
+})",
+                                                  &ctx, &changed);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_FALSE(changed) << *out;
+}
+
 TEST(FoldChannelAffine, LeavesAMatmulWithAnotherUseAlone) {
   // The product is also an output: scaling its weight would change that output, so the
   // chain collapses but stays after the matmul.
