@@ -47,6 +47,8 @@ GJ_DECLARE_RULE(NonMaxSuppressionRule)
 GJ_DECLARE_RULE(AssertDimRule)
 GJ_DECLARE_RULE(TopKRule)
 GJ_DECLARE_RULE(FactorDimRule)
+GJ_DECLARE_RULE(UniqueRule)
+GJ_DECLARE_RULE(UniquePartRule)
 #undef GJ_DECLARE_RULE
 
 }  // namespace graphjit::ir

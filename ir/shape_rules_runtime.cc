@@ -1,5 +1,5 @@
 // Shape rules of the Runtime ops (ir/ops.def): the data-dependent ops, whose result has a
-// dim named by the symbol they define, the checks of such dims, and top_k.
+// dim named by the symbol they define, the checks of such dims, top_k and unique.
 #include <optional>
 #include <string>
 
@@ -112,6 +112,30 @@ absl::StatusOr<ValueType> FactorDimRule(OpCode op, absl::Span<const ValueType> i
   }
   t.shape[axis] = q * factor;
   return t;
+}
+
+absl::StatusOr<ValueType> UniqueRule(OpCode op, absl::Span<const ValueType> in,
+                                     const Attrs& attrs) {
+  GJ_ASSIGN_OR_RETURN(SymExpr count, DefinedSymbol(op, attrs));
+  GJ_ASSIGN_OR_RETURN(int axis, NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), OpName(op)));
+  ValueType t = in[0];
+  t.shape[axis] = count;
+  return t;
+}
+
+absl::StatusOr<ValueType> UniquePartRule(OpCode op, absl::Span<const ValueType> in,
+                                         const Attrs& attrs) {
+  const ValueType& x = in[0];
+  const ValueType& values = in[1];
+  GJ_ASSIGN_OR_RETURN(int axis, NormalizeAxis(attrs.GetInt("axis"), x.rank(), OpName(op)));
+  bool like = values.dtype == x.dtype && values.rank() == x.rank();
+  for (int a = 0; like && a < x.rank(); ++a) like = a == axis || values.shape[a] == x.shape[a];
+  if (!like) {
+    return Error(op, absl::StrCat("values ", TypeToString(values), " are not a unique of ",
+                                  TypeToString(x), " along axis ", axis));
+  }
+  const SymExpr& n = op == OpCode::kUniqueInverse ? x.shape[axis] : values.shape[axis];
+  return ValueType{DType::kI64, {n}};
 }
 
 }  // namespace graphjit::ir

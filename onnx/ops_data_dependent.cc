@@ -1,5 +1,5 @@
-// The ops whose output size depends on tensor data: NonZero, Compress and
-// NonMaxSuppression. Each becomes a data-dependent graph op (ir/ops.def) that defines an
+// The ops whose output size depends on tensor data: NonZero, Compress, NonMaxSuppression
+// and Unique. Each becomes a data-dependent graph op (ir/ops.def) that defines an
 // unbacked symbol, `len_<output>`, for its output's count; the rest of the model is sized
 // by that symbol like by any dynamic dim, and compiled so (compiler/compiled/
 // control_flow.h). Where a broadcasting op combines two different counts, the importer
@@ -22,10 +22,14 @@ using ir::OpCode;
 using ir::SymExpr;
 using ir::ValueId;
 
-// The unbacked symbol of output 0's count: `len_` and the output's name as a symbol
+// The unbacked symbol of the node's count: `len_` and its first named output as a symbol
 // (ONNX names are unique in a model, so the symbols are).
 std::string CountSymbol(Context& ctx) {
-  const std::string name = ir::ToSymbolName(ctx.node().output(0));
+  std::string output;
+  for (const std::string& o : ctx.node().output()) {
+    if (output.empty()) output = o;
+  }
+  const std::string name = ir::ToSymbolName(output);
   std::string symbol = name.front() == '_' ? absl::StrCat("len", name) : absl::StrCat("len_", name);
   ctx.NoteCount(symbol);
   return symbol;
@@ -83,12 +87,39 @@ absl::Status NonMaxSuppression(Context& ctx) {
   return ctx.SetOut(0, ctx.Op(OpCode::kNonMaxSuppression, {boxes, scores}, std::move(attrs)));
 }
 
+// Unique: `unique` for Y (always: it defines the count the other outputs are sized by),
+// `unique_indices`, `unique_inverse` and `unique_counts` of it for the other outputs
+// wanted. No axis: the unique elements of the flattened x.
+absl::Status Unique(Context& ctx) {
+  GJ_RETURN_IF_ERROR(ctx.ExpectInputs(1, 1));
+  GJ_ASSIGN_OR_RETURN(ValueId x, ctx.InNode(0));
+  int64_t axis = 0;
+  if (ctx.Attr("axis") == nullptr) {
+    x = Reshape(ctx, x, {ir::NumElements(ctx.type(x).shape)});
+  } else {
+    GJ_ASSIGN_OR_RETURN(axis, NormAxis(ctx, ctx.AttrInt("axis", 0), ctx.type(x).rank()));
+  }
+  const bool sorted = ctx.AttrInt("sorted", 1) != 0;
+  const ValueId values = ctx.Op(OpCode::kUnique, {x},
+                                {{"axis", axis}, {"sorted", sorted}, {"symbol", CountSymbol(ctx)}});
+  if (ctx.WantsOutput(0)) GJ_RETURN_IF_ERROR(ctx.SetOut(0, values));
+  const OpCode parts[] = {OpCode::kUniqueIndices, OpCode::kUniqueInverse, OpCode::kUniqueCounts};
+  for (int i = 1; i <= 3; ++i) {
+    if (!ctx.WantsOutput(i)) continue;
+    GJ_RETURN_IF_ERROR(
+        ctx.SetOut(i, ctx.Op(parts[i - 1], {x, values}, {{"axis", axis}, {"sorted", sorted}}),
+                   pb::TensorProto::INT64));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void AddDataDependentOps(OpTable* t) {
   (*t)["NonZero"] = NonZero;
   (*t)["Compress"] = Compress;
   (*t)["NonMaxSuppression"] = NonMaxSuppression;
+  (*t)["Unique"] = Unique;
 }
 
 }  // namespace graphjit::onnx

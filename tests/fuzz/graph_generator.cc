@@ -620,7 +620,24 @@ void Generator::RowScan() {
 void Generator::RuntimeOps() {
   // The bound is recorded first: Try's size check reads it.
   const std::string symbol = absl::StrCat("count", counter_++);
-  switch (in_.Below(6)) {
+  switch (in_.Below(7)) {
+    case 6: {  // unique along an axis, and one of its parts
+      ValueId x = Any();
+      const int rank = T(x).rank();
+      if (rank == 0) return;
+      const int64_t axis = Axis(rank);
+      Bound(symbol, T(x).shape[axis < 0 ? axis + rank : axis]);
+      const ir::Attrs attrs{{"axis", axis}, {"sorted", in_.Bool()}};
+      ir::Attrs defining = attrs;
+      defining.Set("symbol", symbol);
+      std::optional<ValueId> values = Try(OpCode::kUnique, {x}, std::move(defining));
+      if (!values) return;
+      counts_.push_back(symbol);
+      constexpr OpCode kParts[] = {OpCode::kUniqueIndices, OpCode::kUniqueInverse,
+                                   OpCode::kUniqueCounts};
+      Try(kParts[in_.Below(3)], {x, *values}, attrs);
+      break;
+    }
     case 5: {  // factor_dim of a pool value's dim by 2 (an error where it is odd)
       ValueId x = Any();
       const int rank = T(x).rank();

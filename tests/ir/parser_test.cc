@@ -191,6 +191,12 @@ Graph AllOpsGraph() {
   for (OpCode op : {OpCode::kTopK, OpCode::kTopKIndices}) {
     b.Add(op, {x}, {{"k", SymExpr(2)}, {"axis", int64_t{-1}}, {"largest", op == OpCode::kTopK}});
   }
+  ir::Attrs unique_attrs{{"axis", int64_t{1}}, {"sorted", false}};
+  ValueId distinct = b.Add(OpCode::kUnique, {x},
+                           {{"axis", int64_t{1}}, {"sorted", false}, {"symbol", std::string("u")}});
+  for (OpCode op : {OpCode::kUniqueIndices, OpCode::kUniqueInverse, OpCode::kUniqueCounts}) {
+    b.Add(op, {x, distinct}, unique_attrs);
+  }
   // A while carrying x and a trip count, with w as an invariant, at most 5 trips.
   ValueId zero =
       b.Add(OpCode::kFull, {}, {{"value", 0.0}, {"dtype", DType::kI64}, {"shape", Shape{}}});
@@ -295,9 +301,9 @@ TEST(ParserTest, AllOpsGraphRoundTrips) {
     EXPECT_EQ(parsed->node(id).type, g.node(id).type) << id;
   }
   EXPECT_EQ(parsed->Symbols(),
-            (std::set<std::string>{"P", "S", "boxes_kept", "hits", "kept", "quarter"}));
+            (std::set<std::string>{"P", "S", "boxes_kept", "hits", "kept", "quarter", "u"}));
   EXPECT_EQ(parsed->DefinedSymbols(),
-            (std::set<std::string>{"boxes_kept", "hits", "kept", "quarter"}));
+            (std::set<std::string>{"boxes_kept", "hits", "kept", "quarter", "u"}));
   EXPECT_EQ(parsed->node(parsed->FindParam("layer.0/b\"\\")).op, OpCode::kParam);
 }
 

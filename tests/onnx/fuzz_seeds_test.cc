@@ -142,6 +142,16 @@ std::vector<std::pair<std::string, ModelBuilder>> Seeds() {
     m.Node("Add", {"a", "b"}, {"sum"});
     seeds.emplace_back("data_dependent_counts.onnx", std::move(m));
   }
+  {
+    ModelBuilder m;  // Unique ids: the distinct ones, where each came from, how often
+    m.Input("ids", ::onnx::TensorProto::INT64, {std::string("N")})
+        .Output("distinct", ::onnx::TensorProto::INT64)
+        .Output("first", ::onnx::TensorProto::INT64)
+        .Output("inverse", ::onnx::TensorProto::INT64)
+        .Output("counts", ::onnx::TensorProto::INT64);
+    m.Node("Unique", {"ids"}, {"distinct", "first", "inverse", "counts"});
+    seeds.emplace_back("unique_ids.onnx", std::move(m));
+  }
   return seeds;
 }
 

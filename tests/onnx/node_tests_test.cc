@@ -26,7 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Passing cases measured when the suite was written; raise it as ops are added.
-constexpr int kMinPassed = 747;
+constexpr int kMinPassed = 752;
 
 // node_cases_refused.tsv: case name -> the reason it was refused with.
 std::map<std::string, std::string> ExpectedRefusals() {

@@ -235,6 +235,20 @@ def test_sizes_that_depend_on_data_are_numpy_shapes_of_one_compile():
     model(x=x, c=np.zeros(4, dtype=bool))  # no rows: [0, 3]
 
 
+def test_unique_gives_numpys_unique_from_one_compile():
+    """ONNX Unique (sorted, flattened): the distinct ids, each one's first index, every
+    id's index among them and the counts, as numpy.unique gives them: one compile for
+    six ids whatever their count of distinct ones."""
+    model = graphjit.onnx.load(os.path.join(CORPUS, "unique_ids.onnx"))
+    for ids in ([5, 3, 5, 5, 1, 3], [7] * 6, [6, 5, 4, 3, 2, 1], [2, 2, 1, 1, 0, 0]):
+        ids = np.array(ids, dtype=np.int64)
+        got = model(ids=ids)
+        want = np.unique(ids, return_index=True, return_inverse=True, return_counts=True)
+        for g, w in zip(got, want):
+            assert np.array_equal(g, w), (ids, got, want)
+    assert model.stats()["compiles"] == 1
+
+
 def test_example_inputs_import_silero_vad_and_stream_it():
     """Silero VAD: its If on sr and its Ifs on the batch are decided by a call's inputs; the
     state carried from chunk to chunk; the same model by its known_inputs alone refused."""

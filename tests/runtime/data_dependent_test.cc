@@ -1,6 +1,6 @@
 // The data-dependent ops' eager kernels (ir/ops.def: nonzero, compress,
-// non_max_suppression) against hand-computed results, and the interpreter binding the
-// symbols they define so that later nodes are sized by them.
+// non_max_suppression, unique, top_k) against hand-computed results, and the interpreter binding
+// the symbols they define so that later nodes are sized by them.
 #include <cmath>
 #include <limits>
 
@@ -13,7 +13,8 @@ namespace graphjit::runtime::testutil {
 namespace {
 
 COVERS_OPS(OpCode::kNonZero, OpCode::kCompress, OpCode::kNonMaxSuppression, OpCode::kAssertDim,
-           OpCode::kTopK, OpCode::kTopKIndices, OpCode::kFactorDim);
+           OpCode::kTopK, OpCode::kTopKIndices, OpCode::kFactorDim, OpCode::kUnique,
+           OpCode::kUniqueIndices, OpCode::kUniqueInverse, OpCode::kUniqueCounts);
 
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
@@ -127,6 +128,76 @@ TEST(TopK, LargestAndSmallestAlongAnAxisTiesByIndexNanFirstOrLast) {
       {{"k", ir::SymExpr::Symbol("K")}, {"axis", int64_t{0}}, {"largest", true}}, {{"K", 5}});
   ASSERT_FALSE(too_many.ok());
   EXPECT_THAT(too_many.status().message(), HasSubstr("k=5 is more than axis 0 of f64[4, 2] holds"));
+}
+
+// unique and its parts of x along `axis`: values, first indices, inverse, counts.
+struct UniqueRun {
+  Tensor values;
+  std::vector<int64_t> indices, inverse, counts;
+};
+
+UniqueRun RunUnique(const Tensor& x, int64_t axis, bool sorted) {
+  ir::Attrs attrs{{"axis", axis}, {"sorted", sorted}};
+  absl::StatusOr<Tensor> values = EvalOp(OpCode::kUnique, {&x}, Symbol(attrs));
+  EXPECT_TRUE(values.ok()) << values.status();
+  UniqueRun run{*values, {}, {}, {}};
+  for (auto [op, part] : {std::pair{OpCode::kUniqueIndices, &run.indices},
+                          std::pair{OpCode::kUniqueInverse, &run.inverse},
+                          std::pair{OpCode::kUniqueCounts, &run.counts}}) {
+    absl::StatusOr<Tensor> y = EvalOp(op, {&x, &run.values}, attrs);
+    EXPECT_TRUE(y.ok()) << y.status();
+    *part = Ints(*y);
+  }
+  return run;
+}
+
+std::vector<double> Doubles(const Tensor& t) {
+  std::vector<double> out;
+  for (int64_t i = 0; i < t.numel(); ++i) out.push_back(t.data<double>()[i]);
+  return out;
+}
+
+TEST(Unique, SortedAndByFirstOccurrenceWithIndicesInverseAndCounts) {
+  const Tensor x = *Tensor::FromDoubles(DType::kF64, {6}, {2, 1, 1, 3, 4, 3});
+  UniqueRun sorted = RunUnique(x, 0, true);  // ONNX's test_unique_sorted_without_axis
+  EXPECT_THAT(Doubles(sorted.values), ElementsAre(1, 2, 3, 4));
+  EXPECT_THAT(sorted.indices, ElementsAre(1, 0, 3, 4));
+  EXPECT_THAT(sorted.inverse, ElementsAre(1, 0, 0, 2, 3, 2));
+  EXPECT_THAT(sorted.counts, ElementsAre(2, 1, 2, 1));
+  UniqueRun first = RunUnique(x, 0, false);
+  EXPECT_THAT(Doubles(first.values), ElementsAre(2, 1, 3, 4));
+  EXPECT_THAT(first.indices, ElementsAre(0, 1, 3, 4));
+  EXPECT_THAT(first.inverse, ElementsAre(0, 1, 1, 2, 3, 2));
+  EXPECT_THAT(first.counts, ElementsAre(1, 2, 2, 1));
+}
+
+TEST(Unique, SlicesAlongAnAxisCompareWholeAndNanEqualsNan) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // Columns of a [2, 4]: (1, nan), (0, 5), (1, nan), (1, 2).
+  const Tensor x = *Tensor::FromDoubles(DType::kF64, {2, 4}, {1, 0, 1, 1, nan, 5, nan, 2});
+  UniqueRun run = RunUnique(x, -1, true);
+  EXPECT_EQ(run.values.shape(), (Dims{2, 3}));
+  // Sorted: (0, 5), (1, 2), (1, nan): NaN above every number.
+  std::vector<double> v = Doubles(run.values);
+  EXPECT_THAT(std::vector<double>(v.begin(), v.begin() + 5), ElementsAre(0, 1, 1, 5, 2));
+  EXPECT_TRUE(std::isnan(v[5]));
+  EXPECT_THAT(run.indices, ElementsAre(1, 3, 0));
+  EXPECT_THAT(run.inverse, ElementsAre(2, 0, 2, 1));
+  EXPECT_THAT(run.counts, ElementsAre(1, 1, 2));
+  const Tensor empty = *Tensor::FromDoubles(DType::kI64, {0, 3}, {});
+  UniqueRun none = RunUnique(empty, 0, true);
+  EXPECT_EQ(none.values.shape(), (Dims{0, 3}));
+  EXPECT_TRUE(none.counts.empty());
+}
+
+TEST(Unique, APartOfValuesThatAreNotTheUniqueOfXIsAnError) {
+  const Tensor x = *Tensor::FromDoubles(DType::kI64, {4}, {5, 5, 6, 7});
+  const Tensor wrong = *Tensor::FromDoubles(DType::kI64, {2}, {5, 6});
+  absl::StatusOr<Tensor> y =
+      EvalOp(OpCode::kUniqueCounts, {&x, &wrong}, {{"axis", int64_t{0}}, {"sorted", true}});
+  ASSERT_FALSE(y.ok());
+  EXPECT_THAT(y.status().message(),
+              HasSubstr("values i64[2] are not the unique of i64[4], which has 3 distinct slices"));
 }
 
 TEST(FactorDim, BindsTheQuotientAndRefusesADimThatIsNotAMultiple) {

@@ -1,4 +1,4 @@
-// Data-dependent sizes (ir/ops.def: nonzero, compress, non_max_suppression) compiled as
+// Data-dependent sizes (ir/ops.def: nonzero, compress, non_max_suppression, unique) compiled as
 // steps between compiled pieces (compiler/compiled/control_flow.h) against the interpreter:
 // counts of 0, 1 and many, the pieces after each op sized by its unbacked symbol, two such
 // symbols in one graph, a CompiledCall and 1 and 3 threads; and the errors: a symbol used
@@ -194,6 +194,39 @@ TEST(DataDependentRuntime, NonMaxSuppressionKeepsTheBestOfEachOverlap) {
     // Box 1 kept, box 0 suppressed by it, box 2 under the score threshold.
     ASSERT_EQ((*out)[0].shape(), (std::vector<int64_t>{1, 3}));
     EXPECT_EQ((*out)[0].data<int64_t>()[2], 1);
+  }
+}
+
+TEST(DataDependentCompiled, UniqueIdsLookedUpOnceAndScatteredBackByTheInverse) {
+  // The distinct ids' rows of w, transformed once each (compiled code sized by u), sent
+  // back to every id by the inverse, and the counts.
+  constexpr const char* kDedupe = R"(graph dedupe {
+  %0 = input {name="ids"} : i64[N]
+  %1 = param {name="w"} : f32[6, 4]
+  %2 = unique(%0) {axis=0, sorted=true, symbol="u"} : i64[u]
+  %3 = gather(%1, %2) : f32[u, 4]
+  %4 = tanh(%3) : f32[u, 4]
+  %5 = unique_inverse(%0, %2) {axis=0, sorted=true} : i64[N]
+  %6 = gather(%4, %5) : f32[N, 4]
+  %7 = unique_counts(%0, %2) {axis=0, sorted=true} : i64[u]
+  %8 = unique_indices(%0, %2) {axis=0, sorted=true} : i64[u]
+  return %6, %7, %8
+})";
+  const ir::Graph g = *ir::ParseGraph(kDedupe);
+  for (int threads : {1, 3}) {
+    std::unique_ptr<CompiledGraph> cg = CompileOnThreads(g, Weights(), threads);
+    ASSERT_NE(cg, nullptr);
+    ASSERT_NE(cg->control_flow(), nullptr);
+    for (const std::vector<double>& ids :
+         std::vector<std::vector<double>>{{3}, {5, 5, 5}, {4, 0, 4, 2, 0, 5, 1}}) {
+      const TensorMap in = {
+          {"ids", *Tensor::FromDoubles(ir::DType::kI64, {static_cast<int64_t>(ids.size())}, ids)}};
+      ExpectSameAsInterpreter(*cg, g, in, Weights(), 1e-6);
+      absl::StatusOr<std::vector<Tensor>> out = cg->Run(in);
+      ASSERT_TRUE(out.ok()) << out.status();
+      const std::set<double> distinct(ids.begin(), ids.end());
+      EXPECT_EQ((*out)[1].shape(), (std::vector<int64_t>{static_cast<int64_t>(distinct.size())}));
+    }
   }
 }
 
