@@ -176,6 +176,15 @@ int OnnxFunction::specializations() const {
   return static_cast<int>(entries_.size());
 }
 
+compiler::entries::CacheStats OnnxFunction::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  compiler::entries::CacheStats sum;
+  if (unspecialized_ != nullptr) sum += unspecialized_->stats();
+  for (const auto& [key, entry] : entries_) sum += entry.fn->stats();
+  for (const auto& fn : retired_) sum += fn->stats();
+  return sum;
+}
+
 int64_t OnnxFunction::interpreted_calls() const {
   std::lock_guard<std::mutex> lock(mu_);
   return interpreted_;

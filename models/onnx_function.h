@@ -52,6 +52,9 @@ class OnnxFunction {
   std::vector<std::string> specialized_inputs() const;
   // Compiled specializations (0 for a model that needs no values: one Jit function).
   int specializations() const;
+  // The counters of every Jit function this made (the unspecialized one or one per
+  // specialization), summed: a specialization's import is not counted, its compiles are.
+  compiler::entries::CacheStats stats() const;
   // Calls run in the interpreter because the specializations were full.
   int64_t interpreted_calls() const;
 

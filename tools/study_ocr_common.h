@@ -1,0 +1,49 @@
+// What graphjit-study's two OCR sections (the recognizer's lines, tools/study_ocr.cc; the
+// detector's pages, tools/study_ocr_pages.cc) share: text rendered by
+// scripts/render_text_line.py (PIL and DejaVu fonts, which Debian's python3 has once
+// scripts/bootstrap.sh ran), the Jit options of one policy's cold run, a skipped section.
+#ifndef GRAPHJIT_TOOLS_STUDY_OCR_COMMON_H_
+#define GRAPHJIT_TOOLS_STUDY_OCR_COMMON_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "compiler/entries/policy.h"
+#include "compiler/jit.h"
+#include "models/ocr_image.h"
+#include "tools/json_writer.h"
+#include "tools/study_common.h"
+
+namespace graphjit::study {
+
+// `/usr/bin/python3 script args... OUT.ppm`, the image it wrote. Unavailable (with the
+// script's own message, e.g. that PIL is missing, and what installs it) when it cannot
+// render: a section then skips rather than fails.
+absl::StatusOr<models::RgbImage> RenderWithScript(const std::string& script,
+                                                  const std::vector<std::string>& args);
+
+// The Jit options one policy's run of a model uses: `env` (source.Fresh: cold, empty code
+// stores of the run's own) and source's tier; a padding policy keys exact, the section
+// padding the inputs itself to the buckets (studies/ocr_lines.h says why the Jit's own
+// padding cannot serve these models).
+compiler::JitOptions OcrJitOptions(const CodeSource& source, compiler::entries::ShapePolicy policy,
+                                   const compiler::CompileEnv* env);
+
+// A section's output when it cannot run: why, and how to get what is missing, printed and
+// as `"key": {"skipped": why}`; OK, since a missing download is not a failed study.
+absl::Status SkipOcrSection(absl::string_view key, const std::string& why, tools::JsonWriter& json);
+
+// The row of policy `name` (rows[0] when there is none).
+template <typename Row>
+const Row& FindPolicyRow(const std::vector<Row>& rows, absl::string_view name) {
+  for (const Row& r : rows) {
+    if (r.name == name) return r;
+  }
+  return rows[0];
+}
+
+}  // namespace graphjit::study
+
+#endif  // GRAPHJIT_TOOLS_STUDY_OCR_COMMON_H_
