@@ -223,14 +223,24 @@ absl::StatusOr<ValueId> EmitConv(Context& ctx, ValueId x, ValueId wt, const Wind
     Shape w_shape = {m};
     w_shape.resize(1 + k, 1);
     std::vector<ValueId> taps = Taps(ctx, windows, w);
-    ValueId sum = ir::kInvalidValue;
+    std::vector<ValueId> terms;
     for (int64_t j = 0; j < window_size; ++j) {
       ValueId wj = ctx.Op(OpCode::kSlice, {wflat},
                           {{"axis", int64_t{1}}, {"start", SymExpr(j)}, {"end", SymExpr(j + 1)}});
-      ValueId term = ctx.Op(OpCode::kMul, {taps[j], Reshape(ctx, wj, w_shape)});
-      sum = sum == ir::kInvalidValue ? term : ctx.Op(OpCode::kAdd, {sum, term});
+      terms.push_back(ctx.Op(OpCode::kMul, {taps[j], Reshape(ctx, wj, w_shape)}));
     }
-    return sum;
+    // Summed pairwise, not in a chain: a chain of 49 multiply-adds (7 x 7) is one
+    // dependency of 49 FMA latencies per output vector, which out-of-order execution
+    // overlaps only a few vectors deep; pairwise it is 6 deep.
+    while (terms.size() > 1) {
+      std::vector<ValueId> next;
+      for (size_t i = 0; i + 1 < terms.size(); i += 2) {
+        next.push_back(ctx.Op(OpCode::kAdd, {terms[i], terms[i + 1]}));
+      }
+      if (terms.size() % 2 == 1) next.push_back(terms.back());
+      terms = std::move(next);
+    }
+    return terms[0];
   }
   ValueId patches = x;
   if (!IsIdentityWindow(w)) {
