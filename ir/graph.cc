@@ -77,6 +77,27 @@ void CollectNodeSymbols(const Node& n, std::set<std::string>* symbols) {
   for (const auto& region : n.regions) symbols->merge(region->Symbols());
 }
 
+const std::string* DefinedSymbolOf(const Node& n) {
+  if (!IsRuntimeOp(n.op) || !n.attrs.Has("symbol")) return nullptr;
+  return &n.attrs.Get<std::string>("symbol");
+}
+
+void BindDefinedSymbol(const Node& n, const std::function<std::optional<int64_t>(int)>& dim,
+                       Bindings* bindings) {
+  const std::string* symbol = DefinedSymbolOf(n);
+  if (symbol == nullptr) return;
+  for (int i = 0; i < n.type.rank(); ++i) {
+    std::set<std::string> mentioned;
+    n.type.shape[i].CollectSymbols(&mentioned);
+    std::optional<int64_t> value = dim(i);
+    if (!mentioned.contains(*symbol) || !value) continue;
+    if (std::optional<int64_t> v = SolveFor(n.type.shape[i], *symbol, *value, *bindings)) {
+      (*bindings)[*symbol] = *v;
+    }
+    return;
+  }
+}
+
 std::set<std::string> Graph::Symbols() const {
   std::set<std::string> symbols;
   for (const Node& n : nodes_) CollectNodeSymbols(n, &symbols);
@@ -86,9 +107,7 @@ std::set<std::string> Graph::Symbols() const {
 std::set<std::string> Graph::DefinedSymbols() const {
   std::set<std::string> symbols;
   for (const Node& n : nodes_) {
-    if (IsRuntimeOp(n.op) && n.attrs.Has("symbol")) {
-      symbols.insert(n.attrs.Get<std::string>("symbol"));
-    }
+    if (const std::string* s = DefinedSymbolOf(n)) symbols.insert(*s);
     for (const auto& region : n.regions) symbols.merge(region->DefinedSymbols());
   }
   return symbols;

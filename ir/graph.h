@@ -3,7 +3,9 @@
 #define GRAPHJIT_IR_GRAPH_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -35,6 +37,17 @@ struct Node {
 
 // Adds the symbols `n` mentions (its type, its dim attributes, its regions') to `symbols`.
 void CollectNodeSymbols(const Node& n, std::set<std::string>* symbols);
+
+// The unbacked symbol runtime node `n` defines (its `symbol` attribute: nonzero, unique,
+// factor_dim, ...), or nullptr for every node that defines none (assert_dim, top_k too).
+const std::string* DefinedSymbolOf(const Node& n);
+
+// Binds the symbol `n` defines from its result's dims as a run or a trace knows them
+// (`dim(i)`, nullopt where unknown): the first dim of n's type that mentions the symbol
+// (`a * symbol + b`: a count, or factor_dim's multiple) and has a value is solved for it
+// (ir::SolveFor). Nothing when n defines none or no such dim has a value.
+void BindDefinedSymbol(const Node& n, const std::function<std::optional<int64_t>(int)>& dim,
+                       Bindings* bindings);
 
 // Inputs (run-time tensors), named parameters (weights) and constants are nodes; a graph
 // may have several outputs. Graphs are plain values: copy one to transform it.

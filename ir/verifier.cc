@@ -89,16 +89,14 @@ absl::Status VerifyAtDepth(const Graph& graph, int depth) {
   absl::flat_hash_map<std::string, ValueId> defined;  // unbacked symbol -> its node
   for (ValueId id = 0; id < graph.num_nodes(); ++id) {
     const Node& n = graph.node(id);
-    if (IsRuntimeOp(n.op) && n.attrs.Has("symbol") &&
-        seen.contains(n.attrs.Get<std::string>("symbol"))) {
+    const std::string* symbol = DefinedSymbolOf(n);
+    if (symbol != nullptr && seen.contains(*symbol)) {
       return NodeError(id, n,
-                       absl::StrCat("symbol '", n.attrs.Get<std::string>("symbol"),
+                       absl::StrCat("symbol '", *symbol,
                                     "' is used before this node, which defines it: an unbacked ",
                                     "symbol needs a name of its own"));
     }
-    if (IsRuntimeOp(n.op) && n.attrs.Has("symbol")) {
-      defined.emplace(n.attrs.Get<std::string>("symbol"), id);
-    }
+    if (symbol != nullptr) defined.emplace(*symbol, id);
     if ((n.op == OpCode::kInput || n.op == OpCode::kParam) && !defined.empty()) {
       std::set<std::string> mentioned;
       CollectNodeSymbols(n, &mentioned);

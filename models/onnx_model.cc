@@ -53,24 +53,6 @@ absl::StatusOr<std::shared_ptr<const ir::Graph>> BindRegion(const ir::Graph& gra
   return std::make_shared<const ir::Graph>(*std::move(g));
 }
 
-// The symbol runtime node `node` defines, when the trace made its dim a constant (a
-// factor_dim of a constant side): bound to that constant's quotient, so that later
-// attributes naming it are bound too.
-void BindTracedSymbol(const ir::Node& node, const ir::Shape& traced, ir::Bindings* bindings) {
-  if (!node.attrs.Has("symbol")) return;
-  const std::string& symbol = node.attrs.Get<std::string>("symbol");
-  for (size_t i = 0; i < node.type.shape.size() && i < traced.size(); ++i) {
-    std::set<std::string> mentioned;
-    node.type.shape[i].CollectSymbols(&mentioned);
-    std::optional<int64_t> c = traced[i].AsConstant();
-    if (!mentioned.contains(symbol) || !c) continue;
-    if (std::optional<int64_t> v = ir::SolveFor(node.type.shape[i], symbol, *c, *bindings)) {
-      (*bindings)[symbol] = *v;
-    }
-    return;
-  }
-}
-
 }  // namespace
 
 std::vector<frontend::Value> ReplayOnnxGraph(const ir::Graph& graph, frontend::Context& ctx) {
@@ -108,7 +90,16 @@ std::vector<frontend::Value> ReplayOnnxGraph(const ir::Graph& graph, frontend::C
       if (node.regions.empty()) {
         values[id] = ctx.Emit(node.op, operands, BindDims(node.attrs, bindings));
         if (ir::IsRuntimeOp(node.op) && values[id].valid()) {
-          BindTracedSymbol(node, values[id].shape(), &bindings);
+          // When the trace made the defined dim a constant (a factor_dim of a constant
+          // side), its symbol is bound to the quotient, so that later attributes naming
+          // it are bound too.
+          const ir::Shape traced = values[id].shape();
+          ir::BindDefinedSymbol(
+              node,
+              [&](int i) {
+                return i < static_cast<int>(traced.size()) ? traced[i].AsConstant() : std::nullopt;
+              },
+              &bindings);
         }
         continue;
       }

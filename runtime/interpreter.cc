@@ -109,20 +109,12 @@ absl::StatusOr<Tensor> EvalOrRun(
 }  // namespace
 
 void BindDefinedSymbol(const ir::Node& n, const Tensor& result, ir::Bindings* bindings) {
-  if (!n.attrs.Has("symbol")) return;  // assert_dim defines none
-  const std::string& symbol = n.attrs.Get<std::string>("symbol");
-  // The first dim that mentions it, `a * symbol + b` (a count, or factor_dim's multiple):
-  // solved for the symbol.
-  for (int i = 0; i < n.type.rank() && i < result.rank(); ++i) {
-    std::set<std::string> mentioned;
-    n.type.shape[i].CollectSymbols(&mentioned);
-    if (!mentioned.contains(symbol)) continue;
-    if (std::optional<int64_t> v =
-            ir::SolveFor(n.type.shape[i], symbol, result.dim(i), *bindings)) {
-      (*bindings)[symbol] = *v;
-    }
-    return;
-  }
+  ir::BindDefinedSymbol(
+      n,
+      [&](int i) {
+        return i < result.rank() ? std::optional<int64_t>(result.dim(i)) : std::nullopt;
+      },
+      bindings);
 }
 
 absl::StatusOr<ir::Bindings> BindInputs(const ir::Graph& graph, const TensorMap& inputs,
