@@ -121,21 +121,16 @@ absl::Status StudyOcr(const CodeSource& source, const OcrStudyOptions& options,
   for (const Tensor& x : *lines) widths.push_back(x.dim(3));
   const int64_t distinct = static_cast<int64_t>(std::set(widths.begin(), widths.end()).size());
 
-  std::vector<PolicyRow> rows;
-  for (entries::ShapePolicy p : entries::AllPolicies()) {
-    Progress(absl::StrCat("ocr: ", entries::PolicyName(p), " ..."));
-    // Cold: each policy starts from empty code stores, so its compiles are all its own.
-    compiler::KernelStore kernels;
-    const compiler::CompileEnv env = source.Fresh(&kernels);
-    compiler::JitOptions jit = OcrJitOptions(source, p, &env);
-    GJ_ASSIGN_OR_RETURN(std::unique_ptr<models::OcrRecognizer> recognizer,
-                        models::OcrRecognizer::Create(files, std::move(jit)));
-    GJ_ASSIGN_OR_RETURN(studies::OcrLinesResult r, studies::RunOcrLines(*recognizer, *lines, p));
-    PolicyRow row{std::string(entries::PolicyName(p)), std::move(r)};
-    row.run_seconds = row.r.call_seconds - row.r.stats.compile_seconds;
-    rows.push_back(std::move(row));
-  }
-  ProgressDone();
+  GJ_ASSIGN_OR_RETURN(std::vector<PolicyRow> rows,
+                      RunEveryPolicy<PolicyRow>(
+                          source, "ocr",
+                          [&](entries::ShapePolicy p,
+                              compiler::JitOptions jit) -> absl::StatusOr<studies::OcrLinesResult> {
+                            GJ_ASSIGN_OR_RETURN(
+                                std::unique_ptr<models::OcrRecognizer> recognizer,
+                                models::OcrRecognizer::Create(files, std::move(jit)));
+                            return studies::RunOcrLines(*recognizer, *lines, p);
+                          }));
 
   const PolicyRow& exact = rows[0];
   int read_back = 0;

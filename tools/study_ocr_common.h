@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "compiler/entries/policy.h"
 #include "compiler/jit.h"
@@ -34,6 +35,28 @@ compiler::JitOptions OcrJitOptions(const CodeSource& source, compiler::entries::
 // A section's output when it cannot run: why, and how to get what is missing, printed and
 // as `"key": {"skipped": why}`; OK, since a missing download is not a failed study.
 absl::Status SkipOcrSection(absl::string_view key, const std::string& why, tools::JsonWriter& json);
+
+// Per policy (entries::AllPolicies, in the table's order), cold with fresh code stores of
+// its own, `run(policy, jit_options)`: a section's rows, each named by its policy, with the
+// result `r` (a studies::Ocr*Result) and `run_seconds`, its calls less their compiles.
+template <typename Row, typename Run>
+absl::StatusOr<std::vector<Row>> RunEveryPolicy(const CodeSource& source, absl::string_view what,
+                                                Run run) {
+  namespace entries = compiler::entries;
+  std::vector<Row> rows;
+  for (entries::ShapePolicy p : entries::AllPolicies()) {
+    Progress(absl::StrCat(what, ": ", entries::PolicyName(p), " ..."));
+    compiler::KernelStore kernels;
+    const compiler::CompileEnv env = source.Fresh(&kernels);
+    auto r = run(p, OcrJitOptions(source, p, &env));
+    if (!r.ok()) return r.status();
+    Row row{std::string(entries::PolicyName(p)), *std::move(r)};
+    row.run_seconds = row.r.call_seconds - row.r.stats.compile_seconds;
+    rows.push_back(std::move(row));
+  }
+  ProgressDone();
+  return rows;
+}
 
 // The row of policy `name` (rows[0] when there is none).
 template <typename Row>

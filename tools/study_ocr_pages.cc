@@ -154,21 +154,16 @@ absl::Status StudyOcrPages(const CodeSource& source, const OcrStudyOptions& opti
   }
   if (!pages.ok()) return pages.status();
 
-  std::vector<PolicyRow> rows;
-  for (entries::ShapePolicy p : entries::AllPolicies()) {
-    Progress(absl::StrCat("ocr pages: ", entries::PolicyName(p), " ..."));
-    // Cold: each policy starts from empty code stores, so its compiles are all its own.
-    compiler::KernelStore kernels;
-    const compiler::CompileEnv env = source.Fresh(&kernels);
-    compiler::JitOptions jit = OcrJitOptions(source, p, &env);
-    GJ_ASSIGN_OR_RETURN(std::unique_ptr<models::OnnxFunction> detector,
-                        models::OnnxFunction::Open(files.detector, std::move(jit)));
-    GJ_ASSIGN_OR_RETURN(studies::OcrPagesResult r, studies::RunOcrPages(*detector, *pages, p));
-    PolicyRow row{std::string(entries::PolicyName(p)), std::move(r)};
-    row.run_seconds = row.r.call_seconds - row.r.stats.compile_seconds;
-    rows.push_back(std::move(row));
-  }
-  ProgressDone();
+  GJ_ASSIGN_OR_RETURN(std::vector<PolicyRow> rows,
+                      RunEveryPolicy<PolicyRow>(
+                          source, "ocr pages",
+                          [&](entries::ShapePolicy p,
+                              compiler::JitOptions jit) -> absl::StatusOr<studies::OcrPagesResult> {
+                            GJ_ASSIGN_OR_RETURN(
+                                std::unique_ptr<models::OnnxFunction> detector,
+                                models::OnnxFunction::Open(files.detector, std::move(jit)));
+                            return studies::RunOcrPages(*detector, *pages, p);
+                          }));
 
   const PolicyRow& exact = rows[0];
   std::printf(
