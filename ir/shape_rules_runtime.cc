@@ -25,6 +25,16 @@ absl::StatusOr<SymExpr> DefinedSymbol(OpCode op, const Attrs& attrs) {
   return SymExpr::Symbol(name);
 }
 
+// x's type with the symbol the op defines at its `axis` (compress's kept slices, unique's
+// distinct ones).
+absl::StatusOr<ValueType> CountAtAxis(OpCode op, const ValueType& x, const Attrs& attrs) {
+  GJ_ASSIGN_OR_RETURN(SymExpr count, DefinedSymbol(op, attrs));
+  GJ_ASSIGN_OR_RETURN(int axis, NormalizeAxis(attrs.GetInt("axis"), x.rank(), OpName(op)));
+  ValueType t = x;
+  t.shape[axis] = count;
+  return t;
+}
+
 }  // namespace
 
 absl::StatusOr<ValueType> NonZeroRule(OpCode op, absl::Span<const ValueType> in,
@@ -38,14 +48,10 @@ absl::StatusOr<ValueType> NonZeroRule(OpCode op, absl::Span<const ValueType> in,
 
 absl::StatusOr<ValueType> CompressRule(OpCode op, absl::Span<const ValueType> in,
                                        const Attrs& attrs) {
-  GJ_ASSIGN_OR_RETURN(SymExpr count, DefinedSymbol(op, attrs));
   if (in[1].dtype != DType::kBool || in[1].rank() != 1) {
     return Error(op, absl::StrCat("condition must be bool of rank 1, got ", TypeToString(in[1])));
   }
-  GJ_ASSIGN_OR_RETURN(int axis, NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), OpName(op)));
-  ValueType t = in[0];
-  t.shape[axis] = count;
-  return t;
+  return CountAtAxis(op, in[0], attrs);
 }
 
 absl::StatusOr<ValueType> NonMaxSuppressionRule(OpCode op, absl::Span<const ValueType> in,
@@ -116,11 +122,7 @@ absl::StatusOr<ValueType> FactorDimRule(OpCode op, absl::Span<const ValueType> i
 
 absl::StatusOr<ValueType> UniqueRule(OpCode op, absl::Span<const ValueType> in,
                                      const Attrs& attrs) {
-  GJ_ASSIGN_OR_RETURN(SymExpr count, DefinedSymbol(op, attrs));
-  GJ_ASSIGN_OR_RETURN(int axis, NormalizeAxis(attrs.GetInt("axis"), in[0].rank(), OpName(op)));
-  ValueType t = in[0];
-  t.shape[axis] = count;
-  return t;
+  return CountAtAxis(op, in[0], attrs);
 }
 
 absl::StatusOr<ValueType> UniquePartRule(OpCode op, absl::Span<const ValueType> in,

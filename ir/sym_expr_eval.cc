@@ -164,6 +164,7 @@ absl::StatusOr<std::vector<int64_t>> EvaluateShape(const Shape& shape, const Bin
 }
 
 Shape ConstShape(const std::vector<int64_t>& dims) { return Shape(dims.begin(), dims.end()); }
+
 std::optional<int64_t> SolveFor(const SymExpr& dim, const std::string& symbol, int64_t value,
                                 const Bindings& bindings) {
   Bindings at = bindings;

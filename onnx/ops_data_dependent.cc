@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
 #include "onnx/op_helpers.h"
@@ -25,11 +26,9 @@ using ir::ValueId;
 // The unbacked symbol of the node's count: `len_` and its first named output as a symbol
 // (ONNX names are unique in a model, so the symbols are).
 std::string CountSymbol(Context& ctx) {
-  std::string output;
-  for (const std::string& o : ctx.node().output()) {
-    if (output.empty()) output = o;
-  }
-  const std::string name = ir::ToSymbolName(output);
+  const auto& outputs = ctx.node().output();
+  auto named = absl::c_find_if(outputs, [](const std::string& o) { return !o.empty(); });
+  const std::string name = ir::ToSymbolName(named == outputs.end() ? "" : *named);
   std::string symbol = name.front() == '_' ? absl::StrCat("len", name) : absl::StrCat("len_", name);
   ctx.NoteCount(symbol);
   return symbol;

@@ -65,6 +65,11 @@ absl::Status OpError(const ir::Node& node, absl::string_view what);
 // Product of shape[begin, end).
 int64_t Product(const std::vector<int64_t>& shape, int begin, int end);
 
+// The slices x[.., i, ..] along `axis` for each i of `indices` (each in range), in that
+// order: x's shape with indices.size() at `axis` (compress's kept slices, unique's first
+// occurrences).
+absl::StatusOr<Tensor> SlicesAt(const Tensor& x, int axis, absl::Span<const int64_t> indices);
+
 // Calls `f(T{})` for the C++ element type T of `dtype` if it is one of Ts; otherwise an
 // InvalidArgument naming the op (a shape rule normally rejects that dtype first).
 template <typename... Ts, typename F>

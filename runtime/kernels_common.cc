@@ -1,5 +1,6 @@
 // Helpers shared by the eager kernels: validation of a call against the op's shape rule
 // on concrete shapes, and broadcast strides.
+#include <cstring>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -81,6 +82,24 @@ int64_t Product(const std::vector<int64_t>& shape, int begin, int end) {
   int64_t n = 1;
   for (int i = begin; i < end; ++i) n *= shape[i];
   return n;
+}
+
+absl::StatusOr<Tensor> SlicesAt(const Tensor& x, int axis, absl::Span<const int64_t> indices) {
+  std::vector<int64_t> shape = x.shape();
+  shape[axis] = static_cast<int64_t>(indices.size());
+  GJ_ASSIGN_OR_RETURN(Tensor out, Tensor::Empty(x.dtype(), shape));
+  // Per outer index, each slice is a row of `inner` elements.
+  const int64_t outer = Product(x.shape(), 0, axis);
+  const int64_t inner_bytes = Product(x.shape(), axis + 1, x.rank()) * ir::DTypeSize(x.dtype());
+  const auto* src = static_cast<const char*>(x.raw_data());
+  auto* dst = static_cast<char*>(out.raw_data());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i : indices) {
+      std::memcpy(dst, src + (o * x.dim(axis) + i) * inner_bytes, static_cast<size_t>(inner_bytes));
+      dst += inner_bytes;
+    }
+  }
+  return out;
 }
 
 int64_t Prepared::Dim(absl::string_view name) const {

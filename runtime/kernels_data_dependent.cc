@@ -3,7 +3,6 @@
 // result at that size; assert_dim checks that two such counts agree. Compiled code runs these same
 // kernels between its compiled pieces (compiler/compiled/control_flow.h).
 #include <algorithm>
-#include <cstring>
 #include <numeric>
 
 #include "ir/status_macros.h"
@@ -72,20 +71,7 @@ absl::StatusOr<Tensor> EvalCompress(const ir::Node& node, absl::Span<const Tenso
   for (int64_t i = 0; i < condition.dim(0); ++i) {
     if (condition.data<bool>()[i]) kept.push_back(i);
   }
-  GJ_ASSIGN_OR_RETURN(Tensor out,
-                      Tensor::Empty(x.dtype(), WithCount(p, static_cast<int64_t>(kept.size()))));
-  // Per outer index, the kept slices [axis..] are rows of `inner` elements.
-  const int64_t outer = Product(x.shape(), 0, axis);
-  const int64_t inner_bytes = Product(x.shape(), axis + 1, x.rank()) * ir::DTypeSize(x.dtype());
-  const auto* src = static_cast<const char*>(x.raw_data());
-  auto* dst = static_cast<char*>(out.raw_data());
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t i : kept) {
-      std::memcpy(dst, src + (o * x.dim(axis) + i) * inner_bytes, static_cast<size_t>(inner_bytes));
-      dst += inner_bytes;
-    }
-  }
-  return out;
+  return SlicesAt(x, axis, kept);
 }
 
 namespace {

@@ -6,7 +6,6 @@
 // op a function of its operands.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <numeric>
 #include <vector>
 
@@ -84,8 +83,13 @@ Grouping Group(const Tensor& x, int axis, bool sorted) {
   return g;
 }
 
-absl::StatusOr<Grouping> GroupOf(const ir::Node& node, const Prepared& p, const Tensor& x) {
-  const int axis = ir::ValueOrDie(ir::NormalizeAxis(p.Int("axis"), x.rank(), "unique"));
+// The op's axis (normalized: the shape rule has checked it).
+int AxisOf(const Prepared& p, const Tensor& x) {
+  return ir::ValueOrDie(ir::NormalizeAxis(p.Int("axis"), x.rank(), "unique"));
+}
+
+absl::StatusOr<Grouping> GroupOf(const ir::Node& node, const Prepared& p, const Tensor& x,
+                                 int axis) {
   const bool sorted = p.attrs().Get<bool>("sorted");
   Grouping g;
   absl::StatusOr<Tensor> done = Dispatch<float, double, int64_t, int32_t, bool>(
@@ -103,8 +107,8 @@ absl::StatusOr<Tensor> Part(const ir::Node& node, absl::Span<const Tensor* const
   GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
   const Tensor& x = *operands[0];
   const Tensor& values = *operands[1];
-  GJ_ASSIGN_OR_RETURN(Grouping g, GroupOf(node, p, x));
-  const int axis = ir::ValueOrDie(ir::NormalizeAxis(p.Int("axis"), x.rank(), "unique"));
+  const int axis = AxisOf(p, x);
+  GJ_ASSIGN_OR_RETURN(Grouping g, GroupOf(node, p, x, axis));
   // The values are x's unique: the same count, else the graph paired them wrongly.
   if (values.dim(axis) != static_cast<int64_t>(g.first.size())) {
     return OpError(node, absl::StrCat("values ", values.TypeString(), " are not the unique of ",
@@ -123,23 +127,9 @@ absl::StatusOr<Tensor> EvalUnique(const ir::Node& node, absl::Span<const Tensor*
                                   const ir::Bindings& bindings) {
   GJ_ASSIGN_OR_RETURN(Prepared p, Prepare(node, operands, bindings));
   const Tensor& x = *operands[0];
-  GJ_ASSIGN_OR_RETURN(Grouping g, GroupOf(node, p, x));
-  const int axis = ir::ValueOrDie(ir::NormalizeAxis(p.Int("axis"), x.rank(), "unique"));
-  std::vector<int64_t> shape = x.shape();
-  shape[axis] = static_cast<int64_t>(g.first.size());
-  GJ_ASSIGN_OR_RETURN(Tensor out, Tensor::Empty(x.dtype(), shape));
-  // Per outer index, the first occurrence of each distinct slice, a row of `inner` elements.
-  const int64_t outer = Product(x.shape(), 0, axis);
-  const int64_t inner_bytes = Product(x.shape(), axis + 1, x.rank()) * ir::DTypeSize(x.dtype());
-  const auto* src = static_cast<const char*>(x.raw_data());
-  auto* dst = static_cast<char*>(out.raw_data());
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t i : g.first) {
-      std::memcpy(dst, src + (o * x.dim(axis) + i) * inner_bytes, static_cast<size_t>(inner_bytes));
-      dst += inner_bytes;
-    }
-  }
-  return out;
+  const int axis = AxisOf(p, x);
+  GJ_ASSIGN_OR_RETURN(Grouping g, GroupOf(node, p, x, axis));
+  return SlicesAt(x, axis, g.first);
 }
 
 absl::StatusOr<Tensor> EvalUniqueIndices(const ir::Node& node,
