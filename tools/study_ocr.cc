@@ -37,13 +37,8 @@ absl::StatusOr<std::vector<Tensor>> RenderLines(const std::vector<std::string>& 
   return lines;
 }
 
-struct PolicyRow {
-  std::string name;
-  studies::OcrLinesResult r;
-  double run_seconds = 0;  // the calls without their compiles
-  double max_diff = 0;     // at the lines' own steps, against exact
-  int changed = 0;         // lines whose text differs from exact's
-};
+// max_diff at the lines' own steps; changed: lines whose text differs from exact's.
+using PolicyRow = OcrPolicyRow<studies::OcrLinesResult>;
 
 // What the table says, in sentences computed from it.
 std::vector<std::string> Observe(const std::vector<PolicyRow>& rows, int64_t distinct_widths,

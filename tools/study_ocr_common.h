@@ -36,6 +36,17 @@ compiler::JitOptions OcrJitOptions(const CodeSource& source, compiler::entries::
 // as `"key": {"skipped": why}`; OK, since a missing download is not a failed study.
 absl::Status SkipOcrSection(absl::string_view key, const std::string& why, tools::JsonWriter& json);
 
+// One policy's row of a section's table: its result `r` (a studies::Ocr*Result), and how
+// it compares with exact's.
+template <typename Result>
+struct OcrPolicyRow {
+  std::string name;
+  Result r;
+  double run_seconds = 0;  // the calls without their compiles
+  double max_diff = 0;     // of the model's outputs at each input's own size, against exact
+  int changed = 0;         // inputs that read otherwise than under exact (text, boxes)
+};
+
 // Per policy (entries::AllPolicies, in the table's order), cold with fresh code stores of
 // its own, `run(policy, jit_options)`: a section's rows, each named by its policy, with the
 // result `r` (a studies::Ocr*Result) and `run_seconds`, its calls less their compiles.

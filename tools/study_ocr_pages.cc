@@ -72,14 +72,15 @@ absl::StatusOr<std::vector<Tensor>> RenderPages(int count, const std::string& sc
   return pages;
 }
 
-struct PolicyRow {
-  std::string name;
-  studies::OcrPagesResult r;
-  double run_seconds = 0;  // the calls without their compiles
-  double max_diff = 0;     // at the pages' own pixels, against exact
-  int changed = 0;         // pages whose boxes differ from exact's
-  int64_t boxes = 0;       // boxes found on all pages
-};
+// max_diff at the pages' own pixels; changed: pages whose boxes differ from exact's.
+using PolicyRow = OcrPolicyRow<studies::OcrPagesResult>;
+
+// The line boxes found on all pages.
+int64_t Boxes(const PolicyRow& row) {
+  int64_t n = 0;
+  for (const auto& page : row.r.boxes) n += static_cast<int64_t>(page.size());
+  return n;
+}
 
 bool SameBoxes(const std::vector<models::OcrBox>& a, const std::vector<models::OcrBox>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
@@ -107,7 +108,7 @@ std::vector<std::string> Observe(const std::vector<PolicyRow>& rows, int pages, 
                       compiles, static_cast<int>(exact.r.stats.compiles), pages,
                       tools::FormatSeconds(exact.r.stats.compile_seconds),
                       tools::FormatSeconds(exact.run_seconds), pages,
-                      static_cast<long long>(exact.boxes)),
+                      static_cast<long long>(Boxes(exact))),
       absl::StrFormat("symbolic serves every page with %d %s: the sides are read as multiples "
                       "of 32, so the detector's maps line up for any page; its maps are within "
                       "%.1e of exact's and its code ran the pages in %s, %.2fx exact's %s.",
@@ -184,7 +185,6 @@ absl::Status StudyOcrPages(const CodeSource& source, const OcrStudyOptions& opti
     for (size_t i = 0; i < pages->size(); ++i) {
       row.max_diff = std::max(row.max_diff, runtime::MaxAbsDiff(row.r.maps[i], exact.r.maps[i]));
       row.changed += !SameBoxes(row.r.boxes[i], exact.r.boxes[i]);
-      row.boxes += static_cast<int64_t>(row.r.boxes[i].size());
     }
     const entries::CacheStats& s = row.r.stats;
     const double padding =
@@ -202,7 +202,7 @@ absl::Status StudyOcrPages(const CodeSource& source, const OcrStudyOptions& opti
         .Member("padding_ratio", padding)
         .Member("run_seconds", row.run_seconds)
         .Member("max_abs_diff", row.max_diff)
-        .Member("boxes", row.boxes)
+        .Member("boxes", Boxes(row))
         .Member("pages_boxes_changed", row.changed)
         .EndObject();
   }
