@@ -21,6 +21,32 @@ const char* KindName(ExprKind kind) {
   return kind <= ExprKind::kCast ? kNames[static_cast<int>(kind)] : "invalid expression";
 }
 
+// `v` as a floating constant (a scalar or a splat vector), or null.
+const llvm::ConstantFP* FloatConstant(llvm::Value* v) {
+  const auto* c = llvm::dyn_cast<llvm::Constant>(v);
+  if (c == nullptr) return nullptr;
+  if (c->getType()->isVectorTy()) c = c->getSplatValue();
+  return llvm::dyn_cast_or_null<llvm::ConstantFP>(c);
+}
+
+// IEEE maximum (or minimum, `max` false) of x and a constant c that is not NaN, as one
+// compare and select: a NaN x fails the compare and stays, and the compare orders the
+// zeros as `maximum` does. x86 makes `x < c ? c : x` one vmaxps (and `x > c ? c : x` one
+// vminps); llvm.maximum's general expansion, which must also handle a NaN or a zero on
+// the other side, is six instructions with a mask register between them (relu and clip
+// passes ran at 15 cycles a vector). Null when c does not qualify.
+llvm::Value* ExtremumWithConstant(llvm::IRBuilder<>& b, bool max, llvm::Value* x, llvm::Value* c) {
+  const llvm::ConstantFP* constant = FloatConstant(c);
+  if (constant == nullptr || constant->isNaN()) return nullptr;
+  // maximum(+0, c = -0) is +0, so x == c must keep x: strict <; maximum(-0, c = +0) is
+  // +0, so x == c must take c: <=. Mirrored for the minimum.
+  const bool zero = constant->isZero();
+  const bool take_c_on_tie = zero && (constant->isNegative() != max);
+  llvm::Value* c_wins = max ? (take_c_on_tie ? b.CreateFCmpOLE(x, c) : b.CreateFCmpOLT(x, c))
+                            : (take_c_on_tie ? b.CreateFCmpOGE(x, c) : b.CreateFCmpOGT(x, c));
+  return b.CreateSelect(c_wins, c, x);
+}
+
 }  // namespace
 
 bool KernelEmitter::CheckTree(const ExprPtr& e, absl::string_view what) {
@@ -199,9 +225,13 @@ llvm::Value* KernelEmitter::FloatOp(ScalarOp op, llvm::Value* x, llvm::Value* y)
     case ScalarOp::kPow:
       return b.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, y);
     case ScalarOp::kMax:
-      return b.CreateMaximum(x, y);  // NaN-propagating, as numpy's maximum
-    case ScalarOp::kMin:
-      return b.CreateMinimum(x, y);
+    case ScalarOp::kMin: {
+      const bool max = op == ScalarOp::kMax;
+      if (llvm::Value* v = ExtremumWithConstant(b, max, x, y)) return v;
+      if (llvm::Value* v = ExtremumWithConstant(b, max, y, x)) return v;
+      // NaN-propagating, as numpy's maximum
+      return max ? b.CreateMaximum(x, y) : b.CreateMinimum(x, y);
+    }
     case ScalarOp::kEq:
       return b.CreateFCmpOEQ(x, y);
     case ScalarOp::kNe:

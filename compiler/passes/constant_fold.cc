@@ -45,6 +45,13 @@ bool FitsInConstant(const runtime::Tensor& t) {
   return true;
 }
 
+// A `constant` node holding `value`, of `type`.
+ValueId EmitConstant(GraphRewriter* rw, const runtime::Tensor& value, const ir::ValueType& type) {
+  return rw->Emit(
+      OpCode::kConstant, std::vector<ValueId>{},
+      ir::Attrs{{"value", value.ToDoubles()}, {"dtype", type.dtype}, {"shape", type.shape}});
+}
+
 std::string FreshParamName(const runtime::TensorMap& params) {
   for (int i = 0;; ++i) {
     std::string name = absl::StrCat("folded.", i);
@@ -71,9 +78,21 @@ absl::StatusOr<bool> ConstantFold(ir::Graph* graph, PassContext* ctx) {
       continue;
     }
     if (n.op == OpCode::kParam) {
-      rw.Copy(id);
       auto it = ctx->params.find(n.name());
-      if (ctx->params_are_constant && it != ctx->params.end()) known[id] = it->second;
+      if (!ctx->params_are_constant || it == ctx->params.end()) {
+        rw.Copy(id);
+        continue;
+      }
+      known[id] = it->second;
+      // A one-element parameter (a clip's bounds, a scale) becomes a constant, which
+      // lowering inlines into the kernels that read it: the code then sees the value
+      // (a max with a constant is one instruction, with a loaded scalar six).
+      if (it->second.numel() == 1 && FitsInConstant(it->second)) {
+        changed = true;
+        rw.Map(id, EmitConstant(&rw, it->second, n.type));
+      } else {
+        rw.Copy(id);
+      }
       continue;
     }
     bool all_known = true;
@@ -103,10 +122,7 @@ absl::StatusOr<bool> ConstantFold(ir::Graph* graph, PassContext* ctx) {
     }
     changed = true;
     if (value->numel() <= kMaxInlineElements && FitsInConstant(*value)) {
-      rw.Map(id, rw.Emit(OpCode::kConstant, std::vector<ValueId>{},
-                         ir::Attrs{{"value", value->ToDoubles()},
-                                   {"dtype", n.type.dtype},
-                                   {"shape", n.type.shape}}));
+      rw.Map(id, EmitConstant(&rw, *value, n.type));
     } else {
       std::string name = FreshParamName(ctx->params);
       ctx->params[name] = *value;

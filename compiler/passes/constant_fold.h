@@ -12,7 +12,9 @@ namespace graphjit::compiler {
 // if ctx->params_are_constant), or a computing node whose operands are all known and whose
 // shape is constant. Known computing nodes are evaluated once with the runtime's eager
 // kernels and replaced: by a `constant` node when small (<= kMaxInlineElements), else by a
-// new parameter `folded.<N>` added to ctx->params. Returns whether anything was folded.
+// new parameter `folded.<N>` added to ctx->params. A parameter of one element (a clip's
+// bound) becomes a constant too, so lowering inlines its value into the kernels that read
+// it. Returns whether anything was folded.
 absl::StatusOr<bool> ConstantFold(ir::Graph* graph, PassContext* ctx);
 
 inline constexpr int64_t kMaxInlineElements = 16;

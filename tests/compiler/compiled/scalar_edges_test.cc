@@ -239,6 +239,40 @@ TEST(ScalarEdges, InterpreterFoldingEvaluatorAndCompiledCodeAgree) {
   }
 }
 
+// maximum / minimum against a one-element parameter, which constant_fold makes a constant
+// and codegen then compiles as one compare and select (ExtremumWithConstant): every edge
+// value as the constant, on either side, over every edge value in vectors and in the
+// scalar remainder, bit for bit as the interpreter (the signs of zeros included).
+TEST(ScalarEdges, ExtremaWithAConstantAgreeWithTheInterpreter) {
+  constexpr int64_t kRows = 12, kCols = 37;
+  for (DType f : {DType::kF32, DType::kF64}) {
+    std::vector<double> a(kRows * kCols);
+    for (int64_t i = 0; i < kRows * kCols; ++i) a[i] = kFloatEdges[(i + i / kCols) % 12];
+    const TensorMap inputs = {{"a", *Tensor::FromDoubles(f, {kRows, kCols}, a)}};
+    const std::string t(ir::DTypeName(f));
+    for (const char* op : {"maximum", "minimum"}) {
+      for (bool constant_first : {false, true}) {
+        const std::string text =
+            absl::StrCat("graph edges {\n  %a = input {name=\"a\"} : ", t, "[", kRows, ", ", kCols,
+                         "]\n  %c = param {name=\"c\"} : ", t, "[]\n  %r = ", op,
+                         constant_first ? "(%c, %a)" : "(%a, %c)", " : ", t, "[", kRows, ", ",
+                         kCols, "]\n  return %r\n}\n");
+        absl::StatusOr<ir::Graph> g = ir::ParseGraph(text);
+        ASSERT_TRUE(g.ok()) << g.status() << "\n" << text;
+        for (double c : kFloatEdges) {
+          SCOPED_TRACE(absl::StrCat(op, " ", t, " constant ", c, constant_first ? " first" : ""));
+          const TensorMap params = {{"c", *Tensor::FromDoubles(f, {}, {c})}};
+          absl::StatusOr<std::vector<Tensor>> want = runtime::Interpret(*g, inputs, params);
+          ASSERT_TRUE(want.ok()) << want.status();
+          absl::StatusOr<Tensor> jit = Compiled(*g, inputs, params, nullptr);
+          ASSERT_TRUE(jit.ok()) << jit.status();
+          EXPECT_EQ(Difference(*jit, (*want)[0], 0), "");
+        }
+      }
+    }
+  }
+}
+
 // The documented values themselves (the agreement above could be agreement on a bug).
 TEST(ScalarEdges, DocumentedValues) {
   auto run = [](const EdgeCase& c) {

@@ -38,6 +38,41 @@ TEST(ConstantFold, FoldsConstantsAndConstantParams) {
 )");
 }
 
+TEST(ConstantFold, OneElementParamsBecomeConstants) {
+  // A clip's bounds: inlined where they are read. Must not fire: a param of two elements,
+  // and any param when the weights may change (training).
+  const char kClip[] = R"(graph g {
+  %0 = input {name="x"} : f32[4]
+  %1 = param {name="lo"} : f32[]
+  %2 = param {name="hi"} : f32[1]
+  %3 = param {name="w"} : f32[2]
+  %4 = maximum(%0, %1) : f32[4]
+  %5 = minimum(%4, %2) : f32[4]
+  return %5, %3
+})";
+  PassContext ctx;
+  ctx.params["lo"] = *Tensor::FromDoubles(ir::DType::kF32, {}, {0.0});
+  ctx.params["hi"] = *Tensor::FromDoubles(ir::DType::kF32, {1}, {6.0});
+  ctx.params["w"] = *Tensor::FromDoubles(ir::DType::kF32, {2}, {1.0, 2.0});
+  absl::StatusOr<std::string> out = RunPassOnText("constant_fold", kClip, &ctx);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out, R"(graph g {
+  %0 = input {name="x"} : f32[4]
+  %1 = constant {value=[0.0]} : f32[]
+  %2 = constant {value=[6.0]} : f32[1]
+  %3 = param {name="w"} : f32[2]
+  %4 = maximum(%0, %1) : f32[4]
+  %5 = minimum(%4, %2) : f32[4]
+  return %5, %3
+}
+)");
+  ctx.params_are_constant = false;
+  out = RunPassOnText("constant_fold", kClip, &ctx);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_NE(out->find(R"(%1 = param {name="lo"})"), std::string::npos) << *out;
+  EXPECT_NE(out->find(R"(%2 = param {name="hi"})"), std::string::npos) << *out;
+}
+
 TEST(ConstantFold, LargeResultsBecomeNewParams) {
   PassContext ctx;
   std::vector<double> w(4 * 8);
