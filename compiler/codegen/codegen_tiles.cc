@@ -46,6 +46,9 @@ int64_t ConstantOr0(llvm::Value* v) {
 
 }  // namespace
 
+// How many panels of packed weights ahead of the one in use the tiles prefetch.
+constexpr int64_t kPrefetchPanels = 3;
+
 bool KernelEmitter::EmitTiles() {
   const DType dtype = program_.buffers[kernel_.out].dtype;
   if (dtype != DType::kF32 && dtype != DType::kF64) return false;
@@ -322,6 +325,9 @@ bool KernelEmitter::EmitTiles() {
     // Scattered C: vector v's lane offsets from its panel's first column, and whether
     // they are consecutive (set per panel).
     std::vector<llvm::Value*> c_offsets(vectors), c_vector_consecutive(vectors);
+    // The same rows of the panel kPrefetchPanels on from this one (packed weights read in
+    // place), or null: asked into L2 while this panel's tiles run (see below).
+    llvm::Value* prefetch_panel = nullptr;
     auto micro_tile = [&](llvm::Value* m0, llvm::Value* col0, llvm::Value* k0, llvm::Value* kc,
                           llvm::Value* tile_a, llvm::Value* panel, bool scattered) {
       llvm::Value* first_block = body_.CreateICmpEQ(k0, body_.getInt64(0));
@@ -355,6 +361,15 @@ bool KernelEmitter::EmitTiles() {
       }
       EmitCountedLoop(body_.getInt64(0), kc, 1, "tile_k", [&](llvm::Value* kk) {
         llvm::Value* b_row = at(panel, mul(kk, nr));
+        if (prefetch_panel != nullptr) {
+          llvm::Value* ahead = at(prefetch_panel, mul(kk, nr));
+          for (int64_t line = 0; line < nr * size; line += 64) {
+            body_.CreateIntrinsic(llvm::Intrinsic::prefetch, {body_.getPtrTy()},
+                                  {body_.CreateGEP(body_.getInt8Ty(), ahead, body_.getInt64(line)),
+                                   body_.getInt32(0) /*read*/, body_.getInt32(2) /*into L2*/,
+                                   body_.getInt32(1) /*data*/});
+          }
+        }
         std::vector<llvm::Value*> b(vectors);
         for (int v = 0; v < vectors; ++v) {
           b[v] = body_.CreateAlignedLoad(vtype, at(b_row, body_.getInt64(int64_t{v} * lanes)),
@@ -545,6 +560,15 @@ bool KernelEmitter::EmitTiles() {
               loop_vars_[k] = k0;
               panel = TargetPtr(rhs->index, rhs->operands);
               if (panel == nullptr) return;
+              // Packed weights larger than L2 (a CNN's late layers: 9.4 MB for a 3 x 3
+              // over 512 channels) come from memory once per call, a panel at a time, and
+              // the hardware's stream prefetcher stops at every 4 KiB page of them; asked
+              // for three panels ahead, they arrive in L2 in time. resnet18's 7 x 7 layers
+              // 3.1 -> 2.1 ms (1 panel ahead 2.2, 2 panels 2.1, 4 panels 1.9-2.2 on a
+              // noisier minute); the lines already there cost a load slot each.
+              llvm::Value* ahead = add(col0, kPrefetchPanels * nr);
+              loop_vars_[n] = body_.CreateSelect(body_.CreateICmpSLT(ahead, n_end), ahead, col0);
+              prefetch_panel = TargetPtr(rhs->index, rhs->operands);
             }
             EmitCountedLoop(body_.getInt64(0), tiles, 1, "tile_m", [&](llvm::Value* t) {
               llvm::Value* m0 = body_.CreateAdd(mc0, mul(t, rows));
