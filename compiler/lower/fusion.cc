@@ -1,5 +1,6 @@
 #include "compiler/lower/fusion.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "compiler/lower/kernel_ir.h"
@@ -66,6 +67,18 @@ bool FusionPolicy::Decide(ValueId id, const std::vector<int>& buffer_of) {
   for (ValueId u : users_[id]) {
     if (g_.node(u).op == OpCode::kWindow && Overlaps(g_.node(u)) &&
         (cost_[id] > 0 || n.op == OpCode::kConcat)) {
+      return true;
+    }
+  }
+  // A padded buffer widened so its rows' interiors start on vectors (align_padded_rows:
+  // concat -> slice -> the convolution reading it): the concat is the buffer, the slice
+  // a view of it, whatever the slice's users would otherwise have materialized.
+  if (n.op == OpCode::kConcat && users_[id].size() == 1 &&
+      g_.node(users_[id][0]).op == OpCode::kSlice) {
+    const std::vector<ValueId>& readers = users_[users_[id][0]];
+    if (readers.size() > 1 || std::any_of(readers.begin(), readers.end(), [&](ValueId u) {
+          return u < g_.num_nodes() && g_.node(u).op == OpCode::kWindow && Overlaps(g_.node(u));
+        })) {
       return true;
     }
   }

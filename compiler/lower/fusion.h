@@ -1,12 +1,13 @@
-// Fusion decisions for lowering: which graph values get a buffer and which are inlined
-// into their consumers' loop nests as expressions. A value is materialized when it is a
-// graph output or an op with a kernel of its own (Lowering Kernel in ir/ops.def), or
-// when inlining it would repeat expensive work: more than one user, a matmul operand
-// re-read per output element, or the operand of an overlapping window (a padded input
-// included); or when its arithmetic is costly and its one user a transpose moving its last
-// axis (the kernel would otherwise run in the transposed order and scatter its stores). The cost of
-// inlining is the arithmetic an inlined value repeats per use (its scalar op's cost, plus its
-// inlined operands'; layout, casts and sources are free).
+// Fusion decisions for lowering: which graph values get a buffer and which are inlined into
+// their consumers' loop nests as expressions. A value is materialized when it is a graph output
+// or an op with a kernel of its own (Lowering Kernel in ir/ops.def), or when inlining it would
+// repeat expensive work: more than one user, a matmul operand re-read per output element, or
+// the operand of an overlapping window (a padded input included, and a padded input widened for
+// alignment under the slice its readers share, which then stays a view); or when its arithmetic
+// is costly and its one user a transpose moving its last axis (the kernel would otherwise run
+// in the transposed order and scatter its stores). The cost of inlining is the arithmetic an
+// inlined value repeats per use (its scalar op's cost, plus its inlined operands'; layout,
+// casts and sources are free).
 #ifndef GRAPHJIT_COMPILER_LOWER_FUSION_H_
 #define GRAPHJIT_COMPILER_LOWER_FUSION_H_
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/passes/align_padded_rows.h"
 #include "compiler/passes/concat_weights.h"
 #include "compiler/passes/constant_fold.h"
 #include "compiler/passes/cse.h"
@@ -39,6 +40,7 @@ const std::vector<Pass>& BuiltinPasses() {
       {"flatten_matmul_batch", [](ir::Graph* g, PassContext*) { return FlattenMatmulBatch(g); }},
       {"winograd_convolutions", WinogradConvolutions},
       {"orient_products", OrientProducts},
+      {"align_padded_rows", AlignPaddedRows},
       // Opt-in: see concat_weights.h for what it was measured to cost and save.
       {"concat_weights", ConcatWeights, /*in_default=*/false},
       {"dce", [](ir::Graph* g, PassContext*) { return Dce(g); }},
