@@ -33,7 +33,7 @@ namespace graphjit::compiler {
 // than the multiplies saved (64 channels at 56 x 56 as F(2x2, 3x3): 1.41 ms against 1.25
 // direct; as F(4, 3) on rows: 0.92).
 // Only where the product runs as tiles (ctx->tile_vector_bytes > 0: OpenBLAS would need the
-// 1 x 3 windows copied out first) with enough work per transformed element: K and C >= 16,
+// 1 x 3 windows copied out first) with enough work per transformed element: K >= 64 and C >= 16,
 // H and OW >= 8, and at least 32 columns (tile rows x OW x N) per transformed weight,
 // which is twice the direct one's size and streams from memory in a large model
 // (resnet50's 14 x 14 convolutions, 56 columns, measured ~10% faster; at 7 x 7, 14

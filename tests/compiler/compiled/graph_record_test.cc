@@ -472,11 +472,11 @@ TEST(GraphRecordPackedWeights, WinogradWeightsAreKeptAndRebuilt) {
   %0 = input {name="x"} : f32[1, 16, 10, 66]
   %1 = window(%0) {dilations=[1, 1], kernel=[3, 3], strides=[1, 1]} : f32[1, 16, 3, 3, 8, 64]
   %2 = reshape(%1) {shape=[1, 144, 512]} : f32[1, 144, 512]
-  %3 = param {name="w"} : f32[20, 144]
-  %4 = matmul(%3, %2) : f32[1, 20, 512]
+  %3 = param {name="w"} : f32[64, 144]
+  %4 = matmul(%3, %2) : f32[1, 64, 512]
   return %4
 })",
-                                     {{"w", Ramp({20, 144}, 0.01, 89, -0.4)}},
+                                     {{"w", Ramp({64, 144}, 0.01, 89, -0.4)}},
                                      {{"x", Ramp({1, 16, 10, 66}, 0.02, 31, -0.3)}},
                                      {"winograd(w)"});
 }

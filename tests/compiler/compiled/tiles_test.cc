@@ -325,17 +325,17 @@ TEST(TilesTest, ConvolutionWindowsAreReadInPlace) {
       });
 }
 
-// 3 x 3 stride-1 convolutions with 16 or more channels each way, sides of 8 or more and 32
-// or more columns (tile rows x width x images) run
+// 3 x 3 stride-1 convolutions with 16 or more input channels, 64 or more output channels,
+// sides of 8 or more and 32 or more columns (tile rows x width x images) run
 // as Winograd's F(4, 3) along the rows (winograd_convolutions): the interpreter's results
 // within 1e-5 of the largest output (F(4, 3)'s transforms round several times more than
 // the direct sums), the same bits on 1-3 threads, at the host's vectors and AVX2's.
 TEST(TilesTest, WinogradConvolutionsMatchTheInterpreterOnAnyThreads) {
   const Conv kConvs[] = {
-      {1, 16, 9, 44, 24, 3, 3, 1, 1, 1, 1, 1, 1},   // 9 rows: the last tile has one
-      {2, 32, 16, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1},  // N = 2, rows a multiple of 4
-      {1, 17, 8, 70, 40, 3, 3, 1, 1, 0, 2, 2, 0},   // asymmetric pads
-      {1, 20, 10, 66, 19, 3, 3, 1, 1, 0, 0, 0, 0},  // no pads: x's own windows
+      {1, 16, 9, 44, 64, 3, 3, 1, 1, 1, 1, 1, 1},   // 9 rows: the last tile has one
+      {2, 32, 16, 16, 72, 3, 3, 1, 1, 1, 1, 1, 1},  // N = 2, rows a multiple of 4
+      {1, 17, 8, 70, 65, 3, 3, 1, 1, 0, 2, 2, 0},   // asymmetric pads
+      {1, 20, 10, 66, 64, 3, 3, 1, 1, 0, 0, 0, 0},  // no pads: x's own windows
   };
   ExpectConvsMatchOnAnyThreads(
       kConvs,

@@ -19,7 +19,7 @@ using testing::RunPassOnText;
 // An imported 3 x 3 convolution as the importer writes it: the input padded by one on each
 // side (zeros concatenated), its windows, the weights' product and the image reshape.
 struct ConvSpec {
-  int64_t n = 1, c = 16, k = 16, h = 9, w = 44;
+  int64_t n = 1, c = 16, k = 64, h = 9, w = 44;
   std::string dtype = "f32";
   int64_t stride = 1, dilation = 1;
 };
@@ -99,17 +99,17 @@ TEST(WinogradConvolutions, ThreeByThreeConvolutionComputesRowsInTilesOfFour) {
   EXPECT_TRUE(changed);
   EXPECT_TRUE(absl::StrContains(out, "kernel=[6, 1], strides=[4, 1]")) << out;
   EXPECT_TRUE(absl::StrContains(out, "full {value=0.0} : f32[1, 16, 3, 46]")) << out;
-  EXPECT_TRUE(absl::StrContains(out, "param {name=\"winograd(w)\"} : f32[6, 1, 16, 48]")) << out;
+  EXPECT_TRUE(absl::StrContains(out, "param {name=\"winograd(w)\"} : f32[6, 1, 64, 48]")) << out;
   ASSERT_TRUE(ctx.params.contains("winograd(w)"));
   const std::vector<double> w = ctx.params.at("w").ToDoubles();
   const std::vector<double> u = ctx.params.at("winograd(w)").ToDoubles();
-  ASSERT_EQ(u.size(), 6u * 16 * 48);
-  for (int k = 0; k < 16; ++k) {
+  ASSERT_EQ(u.size(), 6u * 64 * 48);
+  for (int k = 0; k < 64; ++k) {
     for (int c = 0; c < 16; ++c) {
       for (int kw = 0; kw < 3; ++kw) {
         const int col = c * 3 + kw, first = (k * 16 + c) * 9 + kw;
         EXPECT_EQ(u[k * 48 + col], static_cast<float>(w[first] / 4));
-        EXPECT_EQ(u[(5 * 16 + k) * 48 + col], w[first + 6]);
+        EXPECT_EQ(u[(5 * 64 + k) * 48 + col], w[first + 6]);
       }
     }
   }
@@ -119,7 +119,7 @@ TEST(WinogradConvolutions, ThreeByThreeConvolutionComputesRowsInTilesOfFour) {
 // Images in a batch, a side that is a multiple of 4, and f64 (whose sums agree to ~1e-15).
 TEST(WinogradConvolutions, BatchesAndDoublesAgreeWithTheDirectProduct) {
   for (const ConvSpec& s : {ConvSpec{.n = 3, .h = 8, .w = 24},
-                            ConvSpec{.c = 17, .k = 33, .h = 13, .w = 33, .dtype = "f64"}}) {
+                            ConvSpec{.c = 17, .k = 65, .h = 13, .w = 33, .dtype = "f64"}}) {
     SCOPED_TRACE(ConvText(s));
     PassContext ctx = ContextFor(s);
     bool changed = false;
@@ -142,6 +142,7 @@ TEST(WinogradConvolutions, LeavesOtherConvolutionsAlone) {
       {"dilation 2", ConvSpec{.h = 11, .w = 11, .dilation = 2}},
       {"8 input channels", ConvSpec{.c = 8}},
       {"8 output channels", ConvSpec{.k = 8}},
+      {"32 output channels (densenet's)", ConvSpec{.k = 32}},
       {"7 rows", ConvSpec{.h = 7, .w = 100}},
       {"7 columns", ConvSpec{.h = 80, .w = 7}},
       {"2 tile rows of 15 columns", ConvSpec{.h = 8, .w = 15}},
