@@ -2,7 +2,7 @@
 """graphjit beside ONNX Runtime on twelve torchvision CNNs, same inputs, one run.
 
 Usage: benchmarks/zoo/compare.py [--build-dir build] [--threads 1,2] [--models a,b]
-                                 [--repeat 20] [--json FILE]
+                                 [--repeat 20] [--rounds 1] [--json FILE]
 
 Exports the models (benchmarks/zoo/export.py: random weights from a fixed seed, opset 17,
 dynamic batch) into BUILD/zoo, then for each thread count times ONNX Runtime (ort_run.js:
@@ -10,7 +10,9 @@ median of --repeat single calls) and graphjit (bench_ort_compare --model: the me
 Google Benchmark repetitions, exact policy, compiled first) on x: f32[1, 3, 224, 224]
 (and [8, 3, 224, 224] for resnet50), and prints per model: medians in ms, graphjit / ORT,
 and max |difference| of the outputs from ORT's and from torch's; then the geometric mean
-of the ratios and the CPU. Needs python3-torchvision (scripts/bootstrap.sh), ONNX Runtime
+of the ratios and the CPU. --rounds R times each model R times, ORT and graphjit
+alternating, and reports each tool's median over the rounds: on a shared host whose speed
+drifts within minutes, a ratio of two times taken minutes apart measures the drift. Needs python3-torchvision (scripts/bootstrap.sh), ONNX Runtime
 (scripts/fetch_models.sh) and bench_ort_compare; says which is missing.
 """
 
@@ -18,6 +20,7 @@ import argparse
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 
@@ -39,6 +42,8 @@ def main():
     parser.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--repeat", type=int, default=20, help="ORT's timed calls per input")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="alternating rounds of ORT and graphjit per model (medians)")
     parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args()
     models = [m for m in args.models.split(",") if m]
@@ -48,6 +53,8 @@ def main():
     thread_counts = [int(t) for t in args.threads.split(",")]
     if any(t < 1 for t in thread_counts):
         oc.fail(f"--threads {args.threads}: expected counts of 1 or more")
+    if args.rounds < 1:
+        oc.fail(f"--rounds {args.rounds}: expected 1 or more")
     fetch = os.environ.get("GRAPHJIT_FETCH_DIR", os.path.join(ROOT, "third_party", "fetched"))
     if not os.path.isdir(os.path.join(fetch, "onnxruntime-node", "node_modules",
                                       "onnxruntime-node")):
@@ -75,14 +82,21 @@ def main():
                 stem = f"{m}.n{b}"
                 x = os.path.join(work, f"{stem}.x.npy")
                 out_dir = os.path.join(work, f"ort_{stem}_t{t}")
-                report = json.loads(oc.run(["node", os.path.join(HERE, "..", "ort_compare",
-                                                                 "ort_run.js"), model,
-                                            "--input", f"x=@{x}", "--output-dir", out_dir,
-                                            "--threads", t, "--repeat", str(args.repeat)],
-                                           env=env))
                 gj_dir = os.path.join(work, f"graphjit_t{t}")
-                times = oc.graphjit_times(bench, model, [x], gj_dir, env, m)
-                gj, error = times.get(f"{stem}.x", (None, "no result"))
+                ort_times, gj_times, error = [], [], None
+                for _ in range(args.rounds):
+                    report = json.loads(oc.run(
+                        ["node", os.path.join(HERE, "..", "ort_compare", "ort_run.js"), model,
+                         "--input", f"x=@{x}", "--output-dir", out_dir, "--threads", t,
+                         "--repeat", str(args.repeat)], env=env))
+                    ort_times.append(report["median_ms"])
+                    times = oc.graphjit_times(bench, model, [x], gj_dir, env, m)
+                    gj_round, error = times.get(f"{stem}.x", (None, "no result"))
+                    if gj_round is None:
+                        break
+                    gj_times.append(gj_round)
+                gj = statistics.median(gj_times) if error is None else None
+                report["median_ms"] = statistics.median(ort_times)
                 ort_out = oc.read_npy_f32(os.path.join(out_dir, "output0.npy"))
                 torch_out = oc.read_npy_f32(os.path.join(work, f"{stem}.y.npy"))
                 gj_path = os.path.join(gj_dir, f"{stem}.x.npy")
@@ -101,7 +115,8 @@ def main():
                                                                   else ""), flush=True)
 
     print(f"\ntorchvision CNNs, x: f32[N, 3, 224, 224]; CPU: {oc.cpu_name()}")
-    print(f"ONNX Runtime: median of {args.repeat} calls; graphjit: median of 5 repetitions")
+    print(f"ONNX Runtime: median of {args.repeat} calls; graphjit: median of 5 repetitions"
+          + (f"; each the median of {args.rounds} alternating rounds" if args.rounds > 1 else ""))
     print(oc.blas_note())
     header = "| model | N |" + "".join(
         f" ORT {t}t | graphjit {t}t | ratio |" for t in thread_counts)
