@@ -67,15 +67,9 @@ struct RowPads {
 std::optional<RowPads> AlignablePads(const ir::Graph& g, ValueId id, int64_t lanes,
                                      const std::vector<std::vector<ValueId>>& users) {
   const ir::Node& n = g.node(id);
-  // Read only by a convolution or a pool (its taps or windows): a view of the wider
-  // buffer serves them, where an output or any other reader would need a copy.
-  if (users[id].empty() || !std::all_of(users[id].begin(), users[id].end(), [&](ValueId u) {
-        return u < g.num_nodes() &&
-               (g.node(u).op == OpCode::kSlice || g.node(u).op == OpCode::kWindow);
-      })) {
+  if (lanes < 1 || n.op != OpCode::kConcat || !ir::IsFloat(n.type.dtype) || n.type.rank() < 2) {
     return {};
   }
-  if (n.op != OpCode::kConcat || !ir::IsFloat(n.type.dtype) || n.type.rank() < 2) return {};
   int64_t axis = n.attrs.GetInt("axis");
   if (axis < 0) axis += n.type.rank();
   if (axis != n.type.rank() - 1 || n.operands.size() < 2 || n.operands.size() > 3) return {};
@@ -91,6 +85,14 @@ std::optional<RowPads> AlignablePads(const ir::Graph& g, ValueId id, int64_t lan
   const std::optional<int64_t> width = g.type(n.operands[1]).shape.back().AsConstant();
   if (!right || !width || *width < std::max(lanes, kMinAlignedRow)) return {};
   if (!StoreBoundProduct(g, n.operands[1])) return {};
+  // Read only by a convolution or a pool (its taps or windows): a view of the wider
+  // buffer serves them, where an output or any other reader would need a copy.
+  if (users[id].empty() || !std::all_of(users[id].begin(), users[id].end(), [&](ValueId u) {
+        return u < g.num_nodes() &&
+               (g.node(u).op == OpCode::kSlice || g.node(u).op == OpCode::kWindow);
+      })) {
+    return {};
+  }
   return RowPads{*left, *right};
 }
 
