@@ -96,14 +96,14 @@ def main():
                         break
                     gj_times.append(gj_round)
                 gj = statistics.median(gj_times) if error is None else None
-                report["median_ms"] = statistics.median(ort_times)
+                ort_ms = statistics.median(ort_times)
                 ort_out = oc.read_npy_f32(os.path.join(out_dir, "output0.npy"))
                 torch_out = oc.read_npy_f32(os.path.join(work, f"{stem}.y.npy"))
                 gj_path = os.path.join(gj_dir, f"{stem}.x.npy")
                 gj_out = oc.read_npy_f32(gj_path) if gj is not None else None
-                row = {"model": m, "n": b, "threads": threads, "ort_ms": report["median_ms"],
+                row = {"model": m, "n": b, "threads": threads, "ort_ms": ort_ms,
                        "graphjit_ms": gj, "graphjit_error": error,
-                       "ratio": None if gj is None else gj / report["median_ms"],
+                       "ratio": None if gj is None else gj / ort_ms,
                        "diff_ort": None if gj_out is None else oc.max_abs_diff(gj_out, ort_out),
                        "diff_torch": None if gj_out is None else oc.max_abs_diff(gj_out,
                                                                                torch_out)}

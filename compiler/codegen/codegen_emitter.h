@@ -249,6 +249,9 @@ class KernelEmitter {
   llvm::Value* LoadEveryOtherLane(int buffer, llvm::Value* ptr, int lanes, llvm::Value* mask);
   // `value`'s lanes to consecutive elements from `ptr`; with a mask, only its lanes.
   void StoreLanes(int buffer, llvm::Value* ptr, llvm::Value* value, llvm::Value* mask = nullptr);
+  // Vectors r[0..lanes) of `lanes` lanes as their transpose: vector j of the result holds
+  // lane j of every input.
+  std::vector<llvm::Value*> TransposeLanes(std::vector<llvm::Value*> r);
   // A vector's lanes folded into one value by `combine`, halves at a time.
   llvm::Value* CombineLanes(llvm::Value* v,
                             absl::FunctionRef<llvm::Value*(llvm::Value*, llvm::Value*)> combine);

@@ -3,7 +3,8 @@
 // max_vector_bytes within it) with a scalar rest, so that the tier's code no longer waits
 // for LLVM's loop vectorizer to find them (compiler/orc/optimize_module.cc). At O2, maps
 // too (PlanLanes says why), their vectors in pairs and their rest one masked vector.
-// Loads of every other element (stride-2 windows) are a wide load and a shuffle.
+// Loads of every other element (stride-2 windows) are a wide load and a shuffle; a
+// square of vectors is transposed in registers (the tiles pack A's rows with it).
 //
 // Each lane computes what the scalar loop computes at its index, with the same
 // instructions (FloatOp, IntOp, BoolOp, Exp and CastValue take vectors too), so a map's
@@ -495,6 +496,27 @@ llvm::Value* KernelEmitter::EmitReduceLanes(
     for (size_t i = 0; i < width / 2; ++i) sums[i] = combine(sums[i], sums[i + width / 2]);
   }
   return CombineLanes(sums[0], combine);
+}
+
+// log2(lanes) stages of two-input shuffles (one vpermt2ps each with AVX-512), stage s
+// swapping the off-diagonal s x s blocks of every 2s x 2s block.
+std::vector<llvm::Value*> KernelEmitter::TransposeLanes(std::vector<llvm::Value*> r) {
+  const int lanes = static_cast<int>(r.size());
+  for (int s = lanes / 2; s >= 1; s /= 2) {
+    std::vector<llvm::Value*> next(lanes);
+    for (int i = 0; i < lanes; ++i) {
+      if ((i & s) != 0) continue;
+      std::vector<int> low(lanes), high(lanes);
+      for (int j = 0; j < lanes; ++j) {
+        low[j] = (j & s) != 0 ? lanes + j - s : j;
+        high[j] = (j & s) != 0 ? lanes + j : j + s;
+      }
+      next[i] = body_.CreateShuffleVector(r[i], r[i + s], low);
+      next[i + s] = body_.CreateShuffleVector(r[i], r[i + s], high);
+    }
+    r = std::move(next);
+  }
+  return r;
 }
 
 llvm::Value* KernelEmitter::CombineLanes(

@@ -161,26 +161,6 @@ bool KernelEmitter::EmitTiles() {
     return body_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, x, y);
   };
 
-  // Rows r[0..lanes) as their transpose: row j of the result holds element j of every
-  // row. log2(lanes) stages of two-input shuffles (one vpermt2ps each with AVX-512),
-  // stage s swapping the off-diagonal s x s blocks of every 2s x 2s block.
-  auto transpose = [&](std::vector<llvm::Value*> r) {
-    for (int s = lanes / 2; s >= 1; s /= 2) {
-      std::vector<llvm::Value*> next(lanes);
-      for (int i = 0; i < lanes; ++i) {
-        if ((i & s) != 0) continue;
-        std::vector<int> low(lanes), high(lanes);
-        for (int j = 0; j < lanes; ++j) {
-          low[j] = (j & s) != 0 ? lanes + j - s : j;
-          high[j] = (j & s) != 0 ? lanes + j : j + s;
-        }
-        next[i] = body_.CreateShuffleVector(r[i], r[i + s], low);
-        next[i + s] = body_.CreateShuffleVector(r[i], r[i + s], high);
-      }
-      r = std::move(next);
-    }
-    return r;
-  };
   llvm::Type* ivtype = llvm::FixedVectorType::get(i64, lanes);
   std::vector<llvm::Constant*> iota_bytes;
   for (int j = 0; j < lanes; ++j) iota_bytes.push_back(llvm::ConstantInt::get(i64, j * size));
@@ -278,7 +258,7 @@ bool KernelEmitter::EmitTiles() {
             if (src == nullptr) return;
             r[i] = body_.CreateMaskedLoad(vtype, src, ealign, in_k, zero);
           }
-          std::vector<llvm::Value*> cols = transpose(std::move(r));
+          std::vector<llvm::Value*> cols = TransposeLanes(std::move(r));
           llvm::Value* group_lanes = lanes_below(body_.getInt64(count));
           for (int j = 0; j < lanes; ++j) {
             llvm::Value* dst = at(tile_a, add(mul(add(kk0, j), rows), g));

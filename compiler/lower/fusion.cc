@@ -20,10 +20,11 @@ bool IsLayout(OpCode op) {
          op == OpCode::kSlice || op == OpCode::kConcat || op == OpCode::kWindow;
 }
 
-// Whether `window` reads each element of its operand more than once (more than one
-// position per window).
-bool Overlaps(const ir::Node& window) {
-  for (int64_t k : window.attrs.Get<std::vector<int64_t>>("kernel")) {
+// Whether user `u` (num_nodes() for a graph output) is a window reading each element of
+// its operand more than once (more than one position per window).
+bool IsOverlappingWindow(const ir::Graph& g, ValueId u) {
+  if (u >= g.num_nodes() || g.node(u).op != OpCode::kWindow) return false;
+  for (int64_t k : g.node(u).attrs.Get<std::vector<int64_t>>("kernel")) {
     if (k > 1) return true;
   }
   return false;
@@ -65,8 +66,7 @@ bool FusionPolicy::Decide(ValueId id, const std::vector<int>& buffer_of) {
   // would repeat that often, and a padding concat's selects would run per position
   // instead of once per element. A buffer read by plain loads is cheaper from 2 on.
   for (ValueId u : users_[id]) {
-    if (g_.node(u).op == OpCode::kWindow && Overlaps(g_.node(u)) &&
-        (cost_[id] > 0 || n.op == OpCode::kConcat)) {
+    if (IsOverlappingWindow(g_, u) && (cost_[id] > 0 || n.op == OpCode::kConcat)) {
       return true;
     }
   }
@@ -76,9 +76,8 @@ bool FusionPolicy::Decide(ValueId id, const std::vector<int>& buffer_of) {
   if (n.op == OpCode::kConcat && users_[id].size() == 1 &&
       g_.node(users_[id][0]).op == OpCode::kSlice) {
     const std::vector<ValueId>& readers = users_[users_[id][0]];
-    if (readers.size() > 1 || std::any_of(readers.begin(), readers.end(), [&](ValueId u) {
-          return u < g_.num_nodes() && g_.node(u).op == OpCode::kWindow && Overlaps(g_.node(u));
-        })) {
+    if (readers.size() > 1 || std::any_of(readers.begin(), readers.end(),
+                                          [&](ValueId u) { return IsOverlappingWindow(g_, u); })) {
       return true;
     }
   }
