@@ -11,7 +11,8 @@
 namespace graphjit::compiler {
 
 // Rewrites y = matmul(W, x), W a known parameter [b.., M, K] of constant shape and x
-// [.., K, N] sliding windows (a convolution's patches: a `window`, through reshapes) with
+// [.., K, N] sliding windows (a convolution's patches: a `window`, through reshapes) or,
+// with N <= 64, any operand (a 1 x 1 convolution's activation over a 7 x 7 map), with
 // constant N, 2 <= N < M and M N K >= 4096 (the smallest product lowering gives to tiles
 // or BLAS), into
 //   y = transpose(matmul(transpose(x), W^T))

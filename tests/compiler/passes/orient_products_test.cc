@@ -156,10 +156,11 @@ TEST(OrientProducts, DoesNotFire) {
   %2 = matmul(%0, %1) : f32[5, 288]
   return %2
 })"},
-      {"an activation, not windows (a 1 x 1 convolution's input)", R"(graph g {
-  %0 = input {name="x"} : f32[288, 5]
-  %1 = param {name="W"} : f32[64, 288]
-  %2 = matmul(%1, %0) : f32[64, 5]
+      {"an activation, not windows, with 65 columns (a 1 x 1 convolution's input)",
+       R"(graph g {
+  %0 = input {name="x"} : f32[288, 65]
+  %1 = param {name="W"} : f32[128, 288]
+  %2 = matmul(%1, %0) : f32[128, 65]
   return %2
 })"},
   };
@@ -167,6 +168,7 @@ TEST(OrientProducts, DoesNotFire) {
     PassContext ctx;
     ctx.params["W"] = Weight({64, 288});
     if (absl::StrContains(c.text, "f32[64, 8]")) ctx.params["W"] = Weight({64, 8});
+    if (absl::StrContains(c.text, "f32[128, 288]")) ctx.params["W"] = Weight({128, 288});
     ctx.params_are_constant = c.params_are_constant;
     ctx.tile_vector_bytes = c.tile_vector_bytes;
     bool changed = true;
@@ -184,6 +186,41 @@ TEST(OrientProducts, DoesNotFire) {
   bool changed = false;
   ASSERT_TRUE(RunPassOnText("orient_products", product("64", "5"), &ctx, &changed).ok());
   EXPECT_TRUE(changed);
+}
+
+// A 1 x 1 convolution over a 7 x 7 map: its activation (not windows) has 49 columns, few
+// enough to run turned; the product computes what it did.
+TEST(OrientProducts, ActivationWithFewColumnsRunsTheOtherWayRound) {
+  const char kPointwiseConv[] = R"(graph g {
+  %0 = input {name="x"} : f32[1, 288, 49]
+  %1 = param {name="W"} : f32[1, 64, 288]
+  %2 = matmul(%1, %0) : f32[1, 64, 49]
+  return %2
+})";
+  PassContext ctx;
+  ctx.tile_vector_bytes = 64;
+  ctx.params["W"] = Weight({1, 64, 288});
+  absl::StatusOr<std::string> out = RunPassOnText("orient_products", kPointwiseConv, &ctx);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out, R"gir(graph g {
+  %0 = input {name="x"} : f32[1, 288, 49]
+  %1 = param {name="W"} : f32[1, 64, 288]
+  %2 = param {name="panels32(W)"} : f32[1, 2, 288, 32]
+  %3 = transpose(%2) {perm=[0, 2, 1, 3]} : f32[1, 288, 2, 32]
+  %4 = reshape(%3) {shape=[1, 288, 64]} : f32[1, 288, 64]
+  %5 = transpose(%0) {perm=[0, 2, 1]} : f32[1, 49, 288]
+  %6 = matmul(%5, %4) : f32[1, 49, 64]
+  %7 = transpose(%6) {perm=[0, 2, 1]} : f32[1, 64, 49]
+  return %7
+}
+)gir");
+  std::vector<double> xs(288 * 49);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.5 - 0.003 * static_cast<double>(i % 211);
+  runtime::TensorMap in = {{"x", *Tensor::FromDoubles(ir::DType::kF32, {1, 288, 49}, xs)}};
+  auto before = runtime::Interpret(*ir::ParseGraph(kPointwiseConv), in, ctx.params);
+  auto after = runtime::Interpret(*ir::ParseGraph(*out), in, ctx.params);
+  ASSERT_TRUE(before.ok() && after.ok());
+  EXPECT_LT(runtime::MaxAbsDiff((*before)[0], (*after)[0]), 1e-5);
 }
 
 }  // namespace
