@@ -1,5 +1,5 @@
 // The order_loops lowering step: which loop of a pointwise kernel runs innermost, the one
-// codegen's vectors (and LLVM's loop vectorizer) run along.
+// codegen's vectors (and LLVM's loop vectorizer) run along, and which short rows merge.
 #ifndef GRAPHJIT_COMPILER_LOWER_ORDER_LOOPS_H_
 #define GRAPHJIT_COMPILER_LOWER_ORDER_LOOPS_H_
 
@@ -16,6 +16,13 @@ namespace graphjit::compiler {
 // the others keep their order. A transposed copy (one load, one store) ties and stays; a
 // depthwise convolution written transposed (NCHW read through 49 taps, NHWC written, as
 // ConvNeXt's blocks export it) turns to run along the rows it reads.
+//
+// Then, where the innermost loop is a short constant row (under 64: a CNN's late maps)
+// and every access (the store, each load) walks the trailing loops as whole rows of its
+// buffer ([.., h, w] over dims [.., H', W]) or not at all (a per-channel bias), those loops
+// run as one ([C, 7, 7] as 49 or 1152 x 49 elements, the first loop kept), its variable
+// split back by division and remainder in the indices, which still address consecutive
+// elements: vectors no longer end with each row.
 //
 // Each element is still computed once, from the same operands by the same instructions,
 // so the results are bit-identical; only the order of the iterations changes. Kernels

@@ -139,5 +139,62 @@ TEST(OrderLoops, KernelsReadingWhatTheyWriteKeepTheirOrder) {
       << ProgramToString(p);
 }
 
+// A pointwise kernel over a CNN's 7 x 7 map with a per-channel bias: its rows of 7 and the
+// 7 rows of each channel run as one loop of 49, split back into (row, column) in the
+// indices; the channel loop stays, the bias reading it.
+TEST(OrderLoops, MergesShortRowsThatEveryAccessWalksWhole) {
+  const ir::Graph g = Parse(R"(graph g {
+  %0 = input {name="x"} : f32[2, 6, 7, 7]
+  %1 = input {name="b"} : f32[6, 1, 1]
+  %2 = add(%0, %1) : f32[2, 6, 7, 7]
+  %3 = sigmoid(%2) : f32[2, 6, 7, 7]
+  %4 = mul(%2, %3) : f32[2, 6, 7, 7]
+  return %4
+})");
+  absl::StatusOr<LoweredGraph> lowered = Lower(g);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_EQ(KernelText(lowered->program, "k0"),
+            "  kernel k0_mul for i0 < 2, i1 < 6, i2 < 49:\n"
+            "    b2[i0, i1, (i2 / 7), (i2 % 7)] = ((b0[i0, i1, (i2 / 7), (i2 % 7)] + b1[i1, 0, 0]) "
+            "* sigmoid((b0[i0, i1, (i2 / 7), (i2 % 7)] + b1[i1, 0, 0])))");
+  ExpectSameAsInterpreter(g, *lowered);
+}
+
+TEST(OrderLoops, MustNotMergeLongRowsBroadcastRowsOrWindows) {
+  struct Case {
+    const char* why;
+    const char* text;
+  };
+  const Case cases[] = {
+      {"rows of 64: vectors fill them already", R"(graph g {
+  %0 = input {name="x"} : f32[6, 3, 64]
+  %1 = sigmoid(%0) : f32[6, 3, 64]
+  return %1
+})"},
+      {"a row broadcast down the rows (it uses the column, not the row)", R"(graph g {
+  %0 = input {name="x"} : f32[6, 7, 7]
+  %1 = input {name="r"} : f32[7]
+  %2 = add(%0, %1) : f32[6, 7, 7]
+  return %2
+})"},
+      {"a slice of a padded map (rows of 9 read 7 at a time)", R"(graph g {
+  %0 = input {name="x"} : f32[6, 9, 9]
+  %1 = slice(%0) {axis=2, end=8, start=1} : f32[6, 9, 7]
+  %2 = slice(%1) {axis=1, end=8, start=1} : f32[6, 7, 7]
+  %3 = sigmoid(%2) : f32[6, 7, 7]
+  return %3
+})"},
+  };
+  for (const Case& c : cases) {
+    const ir::Graph g = Parse(c.text);
+    absl::StatusOr<LoweredGraph> lowered = Lower(g);
+    ASSERT_TRUE(lowered.ok()) << c.why << ": " << lowered.status();
+    const std::string text = KernelText(lowered->program, "k0");
+    EXPECT_FALSE(absl::StrContains(text, "/")) << c.why << "\n" << text;
+    EXPECT_TRUE(absl::StrContains(text, "i2 < ")) << c.why << "\n" << text;
+    ExpectSameAsInterpreter(g, *lowered);
+  }
+}
+
 }  // namespace
 }  // namespace graphjit::compiler
