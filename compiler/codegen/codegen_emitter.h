@@ -249,6 +249,27 @@ class KernelEmitter {
   llvm::Value* LoadEveryOtherLane(int buffer, llvm::Value* ptr, int lanes, llvm::Value* mask);
   // `value`'s lanes to consecutive elements from `ptr`; with a mask, only its lanes.
   void StoreLanes(int buffer, llvm::Value* ptr, llvm::Value* value, llvm::Value* mask = nullptr);
+  // The byte offsets of `e`'s elements j < count (<= the lanes of `slot`, an i64 vector
+  // alloca) along loop variable `var`, element j at var = var_at(j), from its element at
+  // var = origin (the other loop variables as set): an i64 vector, 0 past count. Null if
+  // an address cannot be formed. These three are in codegen_tile_lanes.cc.
+  llvm::Value* LaneOffsets(const Expr* e, int var, llvm::Value* origin, int count,
+                           absl::FunctionRef<llvm::Value*(llvm::Value*)> var_at,
+                           llvm::AllocaInst* slot);
+  // A vector's lanes as runs of consecutive elements (a window's positions across an
+  // image's rows): run r is the lanes in mask[r], at byte `shift[r]` from the base plus
+  // lane * element size; `complete` (i1) says every lane of `in` is in a run.
+  struct RowRuns {
+    static constexpr int kMax = 4;  // a 16-lane vector across rows of 6 or more
+    llvm::Value* mask[kMax] = {};
+    llvm::Value* shift[kMax] = {};
+    llvm::Value* complete = nullptr;
+  };
+  // The runs of the lanes in `in` (an i1 vector) whose byte offsets from a base are
+  // `offsets` (i64 lanes); `consecutive` holds lane j's j * `element_bytes`.
+  // Plans `count` (<= kMax) runs.
+  RowRuns PlanRowRuns(llvm::Value* offsets, llvm::Value* in, llvm::Value* consecutive,
+                      int64_t element_bytes, int count);
   // Vectors r[0..lanes) of `lanes` lanes as their transpose: vector j of the result holds
   // lane j of every input.
   std::vector<llvm::Value*> TransposeLanes(std::vector<llvm::Value*> r);

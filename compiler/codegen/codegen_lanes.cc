@@ -498,27 +498,6 @@ llvm::Value* KernelEmitter::EmitReduceLanes(
   return CombineLanes(sums[0], combine);
 }
 
-// log2(lanes) stages of two-input shuffles (one vpermt2ps each with AVX-512), stage s
-// swapping the off-diagonal s x s blocks of every 2s x 2s block.
-std::vector<llvm::Value*> KernelEmitter::TransposeLanes(std::vector<llvm::Value*> r) {
-  const int lanes = static_cast<int>(r.size());
-  for (int s = lanes / 2; s >= 1; s /= 2) {
-    std::vector<llvm::Value*> next(lanes);
-    for (int i = 0; i < lanes; ++i) {
-      if ((i & s) != 0) continue;
-      std::vector<int> low(lanes), high(lanes);
-      for (int j = 0; j < lanes; ++j) {
-        low[j] = (j & s) != 0 ? lanes + j - s : j;
-        high[j] = (j & s) != 0 ? lanes + j : j + s;
-      }
-      next[i] = body_.CreateShuffleVector(r[i], r[i + s], low);
-      next[i + s] = body_.CreateShuffleVector(r[i], r[i + s], high);
-    }
-    r = std::move(next);
-  }
-  return r;
-}
-
 llvm::Value* KernelEmitter::CombineLanes(
     llvm::Value* v, absl::FunctionRef<llvm::Value*(llvm::Value*, llvm::Value*)> combine) {
   const int lanes =

@@ -80,6 +80,7 @@ bool KernelEmitter::EmitTiles() {
   // base that moves with k (a plain load where the offsets are consecutive).
   const bool rhs_contiguous = ContiguousAlongN(rhs->operands, n);
   const bool gather_b = packed_nr == 0 && !rhs_contiguous && SeparableLoad(rhs, k, n);
+  const int run_count = RowRunsPerVector(rhs, n, lanes, RowRuns::kMax);
   if (packed_nr == 0 && !rhs_contiguous && !gather_b) return false;
   const int64_t m_const = ConstantOr0(EvalPrologue(kernel_.loops[m], "M extent"));
   const int64_t n_const = ConstantOr0(EvalPrologue(kernel_.loops[n], "N extent"));
@@ -165,36 +166,12 @@ bool KernelEmitter::EmitTiles() {
   std::vector<llvm::Constant*> iota_bytes;
   for (int j = 0; j < lanes; ++j) iota_bytes.push_back(llvm::ConstantInt::get(i64, j * size));
   llvm::Value* consecutive = llvm::ConstantVector::get(iota_bytes);
-  // The byte offsets of `e`'s elements j < count (<= lanes) along loop variable `var`,
-  // element j at var = var_at(j), from its element at var = origin (the other loop
-  // variables as set): an i64 vector, 0 past count. Null if an address cannot be formed. A
-  // loop kept rolled over a slot rather than one address per lane: an address is a dozen
-  // instructions of index arithmetic, and unrolled they doubled a tile kernel's compile.
+  // LaneOffsets' slot (see there).
   llvm::AllocaInst* offset_slot = prologue_.CreateAlloca(ivtype, nullptr, "lane_offsets");
   offset_slot->setAlignment(llvm::Align(64));
   auto lane_offsets = [&](const Expr* e, int var, llvm::Value* origin, int count,
-                          absl::FunctionRef<llvm::Value*(llvm::Value*)> var_at) -> llvm::Value* {
-    loop_vars_[var] = origin;
-    llvm::Value* first = TargetPtr(e->index, e->operands);
-    if (first == nullptr) return nullptr;
-    first = body_.CreatePtrToInt(first, i64);
-    body_.CreateStore(llvm::Constant::getNullValue(ivtype), offset_slot);
-    bool formed = true;
-    llvm::BranchInst* back = EmitCountedLoop(
-        body_.getInt64(0), body_.getInt64(count), 1, "lane_offsets", [&](llvm::Value* j) {
-          loop_vars_[var] = var_at(j);
-          llvm::Value* ptr = TargetPtr(e->index, e->operands);
-          if (ptr == nullptr) {
-            formed = false;
-            return;
-          }
-          body_.CreateStore(body_.CreateSub(body_.CreatePtrToInt(ptr, i64), first),
-                            body_.CreateInBoundsGEP(i64, offset_slot, j));
-        });
-    SetLoopHint(back, llvm::MDNode::get(
-                          context_, {llvm::MDString::get(context_, "llvm.loop.unroll.disable")}));
-    if (!formed) return nullptr;
-    return body_.CreateAlignedLoad(ivtype, offset_slot, llvm::Align(64));
+                          absl::FunctionRef<llvm::Value*(llvm::Value*)> var_at) {
+    return LaneOffsets(e, var, origin, count, var_at, offset_slot);
   };
   // Whether `offsets` (of `count` lanes) are those of consecutive elements from element
   // `from` on.
@@ -459,7 +436,9 @@ bool KernelEmitter::EmitTiles() {
           EmitCountedLoop(body_.getInt64(0), panels, 1, "pack_p", [&](llvm::Value* p) {
             llvm::Value* col0 = body_.CreateAdd(n0, mul(p, nr));
             std::vector<llvm::Value*> offsets(vectors);
+            std::vector<RowRuns> runs(vectors);
             llvm::Value* loads = body_.getTrue();
+            llvm::Value* in_runs = body_.getTrue();
             if (gather_b) {
               loop_vars_[k] = k0;
               for (int v = 0; v < vectors; ++v) {
@@ -470,12 +449,30 @@ bool KernelEmitter::EmitTiles() {
                 if (offsets[v] == nullptr) return;
                 loads = body_.CreateAnd(loads,
                                         consecutive_lanes(offsets[v], lanes, int64_t{v} * lanes));
+                runs[v] = PlanRowRuns(offsets[v], lanes_below(body_.CreateSub(n_end, col)),
+                                      consecutive, size, run_count);
+                in_runs = body_.CreateAnd(in_runs, runs[v].complete);
               }
             }
-            auto pack = [&](bool as_load) {
+            // Each panel packs by one of three loops (the others run no iteration): every
+            // vector consecutive (loads), each vector a few runs across the image's rows
+            // (masked loads, a quarter of a gather's cost), else gathers.
+            enum class Pack { kLoads, kRuns, kGathers };
+            llvm::Value* way = body_.CreateSelect(
+                loads, body_.getInt32(0),
+                body_.CreateSelect(in_runs, body_.getInt32(1), body_.getInt32(2)));
+            auto pack = [&](Pack how) {
+              llvm::Value* trips =
+                  gather_b ? body_.CreateSelect(
+                                 body_.CreateICmpEQ(way, body_.getInt32(static_cast<int>(how))), kc,
+                                 body_.getInt64(0))
+                           : kc;
               EmitCountedLoop(
-                  body_.getInt64(0), gather_b ? pack_trips(loads, as_load, kc) : kc, 1,
-                  as_load ? "pack_k" : "pack_kg", [&](llvm::Value* kk) {
+                  body_.getInt64(0), trips, 1,
+                  how == Pack::kLoads  ? "pack_k"
+                  : how == Pack::kRuns ? "pack_kr"
+                                       : "pack_kg",
+                  [&](llvm::Value* kk) {
                     loop_vars_[k] = body_.CreateAdd(k0, kk);
                     loop_vars_[n] = col0;
                     llvm::Value* base = TargetPtr(rhs->index, rhs->operands);
@@ -484,17 +481,30 @@ bool KernelEmitter::EmitTiles() {
                     for (int v = 0; v < vectors; ++v) {
                       llvm::Value* col = add(col0, int64_t{v} * lanes);
                       llvm::Value* in_n = lanes_below(body_.CreateSub(n_end, col));
-                      llvm::Value* x = as_load
-                                           ? body_.CreateMaskedLoad(vtype, in_panel(base, col, v),
-                                                                    ealign, in_n, zero)
-                                           : gather(base, offsets[v], in_n);
+                      llvm::Value* x = nullptr;
+                      if (how == Pack::kLoads) {
+                        x = body_.CreateMaskedLoad(vtype, in_panel(base, col, v), ealign, in_n,
+                                                   zero);
+                      } else if (how == Pack::kRuns) {
+                        x = zero;
+                        for (int r = 0; r < run_count; ++r) {
+                          x = body_.CreateMaskedLoad(
+                              vtype, body_.CreateGEP(body_.getInt8Ty(), base, runs[v].shift[r]),
+                              ealign, runs[v].mask[r], x);
+                        }
+                      } else {
+                        x = gather(base, offsets[v], in_n);
+                      }
                       body_.CreateAlignedStore(x, at(row, body_.getInt64(int64_t{v} * lanes)),
                                                valign);
                     }
                   });
             };
-            pack(true);
-            if (gather_b) pack(false);
+            pack(Pack::kLoads);
+            if (gather_b) {
+              pack(Pack::kRuns);
+              pack(Pack::kGathers);
+            }
           });
         // Row blocks of MC rows: A's block packed, then every panel of B (in L1) against
         // every row tile of it (A's tiles from L2).

@@ -126,4 +126,21 @@ int64_t PackedPanelWidth(const Expr* rhs, const std::vector<ExprPtr>& dims, int 
   return *nr;
 }
 
+int RowRunsPerVector(const Expr* rhs, int n, int lanes, int max) {
+  int64_t row = 0;  // the shortest row n is taken modulo
+  std::vector<const Expr*> todo = {rhs};
+  while (!todo.empty()) {
+    const Expr* e = todo.back();
+    todo.pop_back();
+    if (e->kind == ExprKind::kOp && e->op == ScalarOp::kMod && e->operands.size() == 2 &&
+        UsesLoopVar(e->operands[0].get(), n) && e->operands[1]->kind == ExprKind::kConst &&
+        e->operands[1]->i_value > 0) {
+      row = row == 0 ? e->operands[1]->i_value : std::min(row, e->operands[1]->i_value);
+    }
+    for (const ExprPtr& o : e->operands) todo.push_back(o.get());
+  }
+  if (row == 0) return 1;
+  return static_cast<int>(std::min<int64_t>(max, (lanes - 1 + row - 1) / row + 1));
+}
+
 }  // namespace graphjit::compiler::codegen_internal

@@ -291,7 +291,8 @@ void ExpectConvsMatchOnAnyThreads(
 }
 
 // The tiles read a convolution's windows in place, gathering them (or loading them where
-// a vector's elements are consecutive) as they pack: no im2col kernel, the interpreter's
+// a vector's elements are consecutive, or a run per image row where they are so within
+// each row) as they pack: no im2col kernel, the interpreter's
 // sums, the same bits on 1-3 threads, at the host's vectors and AVX2's, f32 and f64. Wide
 // outputs run as written (the windows are B); narrow ones with many channels are turned
 // round by orient_products (the windows are A, gathered a tile's rows at a time).
@@ -307,6 +308,9 @@ TEST(TilesTest, ConvolutionWindowsAreReadInPlace) {
       {1, 29, 7, 7, 70, 7, 7, 1, 1, 3, 3, 3, 3},   // turned: 7 x 7 windows
       {1, 4, 20, 20, 16, 3, 3, 1, 1, 1, 1, 1, 1},  // 400 columns: threads split them
       {1, 8, 3, 3, 400, 3, 3, 1, 1, 1, 1, 1, 1},   // turned: threads split 400 channels
+      {1, 16, 5, 56, 32, 3, 3, 1, 1, 1, 1, 1, 1},  // rows of 56: two runs across a row end
+      {1, 8, 6, 14, 24, 3, 3, 1, 1, 1, 1, 1, 1},   // rows of 14: a vector across three rows
+      {1, 6, 9, 5, 11, 3, 3, 1, 1, 1, 1, 1, 1},    // rows of 5: more rows than runs, gathers
   };
   ExpectConvsMatchOnAnyThreads(
       kConvs,
@@ -319,6 +323,9 @@ TEST(TilesTest, ConvolutionWindowsAreReadInPlace) {
         const bool turned = absl::StrContains(program, "panels");
         EXPECT_EQ(turned, c.m > c.oh() * c.ow()) << program;
         EXPECT_TRUE(absl::StrContains(cg.kernels().llvm_ir(), turned ? "pack_ag" : "pack_kg"));
+        // A panel of windows across an image's row ends loads each row's run (one or two
+        // per vector at stride 1) where every vector's lanes fall in its runs.
+        if (!turned) EXPECT_TRUE(absl::StrContains(cg.kernels().llvm_ir(), "pack_kr"));
       },
       [](const Conv& c, ir::DType dt, const Tensor&) {
         return (dt == ir::DType::kF64 ? 1e-13 : 1e-6) * static_cast<double>(c.k() + 1);

@@ -1,0 +1,100 @@
+// The register tiles' lane helpers (compiler/codegen/codegen_tiles.cc): where a vector's
+// elements are (their byte offsets, the runs of consecutive ones) and the register
+// transpose of a tile.
+#include <cstdint>
+#include <vector>
+
+#include "compiler/codegen/codegen_emitter.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/Metadata.h"
+
+namespace graphjit::compiler::codegen_internal {
+
+// A loop kept rolled over `slot` rather than one address per lane: an address is a dozen
+// instructions of index arithmetic, and unrolled they doubled a tile kernel's compile.
+llvm::Value* KernelEmitter::LaneOffsets(const Expr* e, int var, llvm::Value* origin, int count,
+                                        absl::FunctionRef<llvm::Value*(llvm::Value*)> var_at,
+                                        llvm::AllocaInst* slot) {
+  llvm::Type* i64 = body_.getInt64Ty();
+  llvm::Type* ivtype = slot->getAllocatedType();
+  loop_vars_[var] = origin;
+  llvm::Value* first = TargetPtr(e->index, e->operands);
+  if (first == nullptr) return nullptr;
+  first = body_.CreatePtrToInt(first, i64);
+  body_.CreateStore(llvm::Constant::getNullValue(ivtype), slot);
+  bool formed = true;
+  llvm::BranchInst* back = EmitCountedLoop(
+      body_.getInt64(0), body_.getInt64(count), 1, "lane_offsets", [&](llvm::Value* j) {
+        loop_vars_[var] = var_at(j);
+        llvm::Value* ptr = TargetPtr(e->index, e->operands);
+        if (ptr == nullptr) {
+          formed = false;
+          return;
+        }
+        body_.CreateStore(body_.CreateSub(body_.CreatePtrToInt(ptr, i64), first),
+                          body_.CreateInBoundsGEP(i64, slot, j));
+      });
+  SetLoopHint(back, llvm::MDNode::get(context_,
+                                      {llvm::MDString::get(context_, "llvm.loop.unroll.disable")}));
+  if (!formed) return nullptr;
+  return body_.CreateAlignedLoad(ivtype, slot, llvm::Align(64));
+}
+
+// Run r starts at the lowest lane left (cttz of the lanes not yet in a run; the last lane
+// when none is left: that run's mask is empty) and holds the lanes whose offsets continue
+// it. A masked load per run costs a quarter of the 16-lane gather it replaces.
+KernelEmitter::RowRuns KernelEmitter::PlanRowRuns(llvm::Value* offsets, llvm::Value* in,
+                                                  llvm::Value* consecutive, int64_t element_bytes,
+                                                  int count) {
+  const int lanes =
+      static_cast<int>(llvm::cast<llvm::FixedVectorType>(in->getType())->getNumElements());
+  llvm::Type* bits_type = body_.getIntNTy(lanes);
+  llvm::Type* i64 = body_.getInt64Ty();
+  RowRuns runs;
+  llvm::Value* rest = in;
+  for (int r = 0; r < count; ++r) {
+    llvm::Value* first = body_.CreateBinaryIntrinsic(
+        llvm::Intrinsic::cttz, body_.CreateBitCast(rest, bits_type), body_.getFalse());
+    first =
+        body_.CreateZExt(body_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, first,
+                                                     llvm::ConstantInt::get(bits_type, lanes - 1)),
+                         i64);
+    llvm::Value* shift = body_.CreateSub(body_.CreateExtractElement(offsets, first),
+                                         body_.CreateMul(first, body_.getInt64(element_bytes)));
+    llvm::Value* run = body_.CreateAnd(
+        body_.CreateICmpEQ(offsets,
+                           body_.CreateAdd(consecutive, body_.CreateVectorSplat(lanes, shift))),
+        rest);
+    runs.mask[r] = run;
+    runs.shift[r] = shift;
+    rest = body_.CreateAnd(rest, body_.CreateNot(run));
+  }
+  runs.complete = body_.CreateNot(body_.CreateOrReduce(rest));
+  return runs;
+}
+
+// log2(lanes) stages of two-input shuffles (one vpermt2ps each with AVX-512), stage s
+// swapping the off-diagonal s x s blocks of every 2s x 2s block.
+std::vector<llvm::Value*> KernelEmitter::TransposeLanes(std::vector<llvm::Value*> r) {
+  const int lanes = static_cast<int>(r.size());
+  for (int s = lanes / 2; s >= 1; s /= 2) {
+    std::vector<llvm::Value*> next(lanes);
+    for (int i = 0; i < lanes; ++i) {
+      if ((i & s) != 0) continue;
+      std::vector<int> low(lanes), high(lanes);
+      for (int j = 0; j < lanes; ++j) {
+        low[j] = (j & s) != 0 ? lanes + j - s : j;
+        high[j] = (j & s) != 0 ? lanes + j : j + s;
+      }
+      next[i] = body_.CreateShuffleVector(r[i], r[i + s], low);
+      next[i + s] = body_.CreateShuffleVector(r[i], r[i + s], high);
+    }
+    r = std::move(next);
+  }
+  return r;
+}
+
+}  // namespace graphjit::compiler::codegen_internal
