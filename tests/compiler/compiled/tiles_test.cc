@@ -325,7 +325,9 @@ TEST(TilesTest, ConvolutionWindowsAreReadInPlace) {
         EXPECT_TRUE(absl::StrContains(cg.kernels().llvm_ir(), turned ? "pack_ag" : "pack_kg"));
         // A panel of windows across an image's row ends loads each row's run (one or two
         // per vector at stride 1) where every vector's lanes fall in its runs.
-        if (!turned) EXPECT_TRUE(absl::StrContains(cg.kernels().llvm_ir(), "pack_kr"));
+        if (!turned) {
+          EXPECT_TRUE(absl::StrContains(cg.kernels().llvm_ir(), "pack_kr"));
+        }
       },
       [](const Conv& c, ir::DType dt, const Tensor&) {
         return (dt == ir::DType::kF64 ? 1e-13 : 1e-6) * static_cast<double>(c.k() + 1);
