@@ -44,9 +44,10 @@ std::string AsWindows(const std::string& k, const std::string& n) {
 }
 
 // Panel p, row k, lane j of `panels` holds row p * 32 + j, column k of W [1, m, 288]
-// (zero past m), and the rewritten graph `out` computes what `text` does.
-void ExpectPanelsOfW(const PassContext& ctx, const std::string& text, const std::string& out,
-                     int m) {
+// (zero past m), and the rewritten graph `out` computes what `text` does on an x of
+// `x_shape`.
+void ExpectPanelsOfW(const PassContext& ctx, const std::string& text, const std::string& out, int m,
+                     const std::vector<int64_t>& x_shape = {1, 32, 4, 4}) {
   const std::vector<double> w = ctx.params.at("W").ToDoubles();
   const std::vector<double> packed = ctx.params.at("panels32(W)").ToDoubles();
   const int panels = (m + 31) / 32;
@@ -60,22 +61,30 @@ void ExpectPanelsOfW(const PassContext& ctx, const std::string& text, const std:
       }
     }
   }
-  std::vector<double> xs(32 * 4 * 4);
+  int64_t size = 1;
+  for (int64_t d : x_shape) size *= d;
+  std::vector<double> xs(size);
   for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.5 - 0.003 * static_cast<double>(i % 211);
-  runtime::TensorMap in = {{"x", *Tensor::FromDoubles(ir::DType::kF32, {1, 32, 4, 4}, xs)}};
+  runtime::TensorMap in = {{"x", *Tensor::FromDoubles(ir::DType::kF32, x_shape, xs)}};
   auto before = runtime::Interpret(*ir::ParseGraph(text), in, ctx.params);
   auto after = runtime::Interpret(*ir::ParseGraph(out), in, ctx.params);
   ASSERT_TRUE(before.ok() && after.ok());
   EXPECT_LT(runtime::MaxAbsDiff((*before)[0], (*after)[0]), 1e-5);
 }
 
+// orient_products on `text` with 64-byte vectors and W of `w_shape` in `ctx`.
+absl::StatusOr<std::string> Orient(const std::string& text, std::vector<int64_t> w_shape,
+                                   PassContext* ctx) {
+  ctx->tile_vector_bytes = 64;
+  ctx->params["W"] = Weight(std::move(w_shape));
+  return RunPassOnText("orient_products", text, ctx);
+}
+
 // The weights are packed into the tiles' panels (two vectors of rows: 32 f32 at 64-byte
 // vectors) and read back as W^T; 64 rows fill two panels, no slice.
 TEST(OrientProducts, NarrowProductOfKnownWeightsRunsTheOtherWayRound) {
   PassContext ctx;
-  ctx.tile_vector_bytes = 64;
-  ctx.params["W"] = Weight({1, 64, 288});
-  absl::StatusOr<std::string> out = RunPassOnText("orient_products", kConvProduct, &ctx);
+  absl::StatusOr<std::string> out = Orient(kConvProduct, {1, 64, 288}, &ctx);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(*out, R"gir(graph g {
   %0 = input {name="x"} : f32[1, 32, 4, 4]
@@ -98,10 +107,8 @@ TEST(OrientProducts, NarrowProductOfKnownWeightsRunsTheOtherWayRound) {
 // 40 rows: the second panel is zero past row 40, and a slice keeps W^T's 40 columns.
 TEST(OrientProducts, WeightsArePackedIntoTheTilesPanels) {
   PassContext ctx;
-  ctx.tile_vector_bytes = 64;
-  ctx.params["W"] = Weight({1, 40, 288});
   const std::string text = absl::StrReplaceAll(kConvProduct, {{"64", "40"}});
-  absl::StatusOr<std::string> out = RunPassOnText("orient_products", text, &ctx);
+  absl::StatusOr<std::string> out = Orient(text, {1, 40, 288}, &ctx);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(*out, R"gir(graph g {
   %0 = input {name="x"} : f32[1, 32, 4, 4]
@@ -189,7 +196,8 @@ TEST(OrientProducts, DoesNotFire) {
 }
 
 // A 1 x 1 convolution over a 7 x 7 map: its activation (not windows) has 49 columns, few
-// enough to run turned; the product computes what it did.
+// enough to run turned, its weights packed as a window product's are; the product
+// computes what it did.
 TEST(OrientProducts, ActivationWithFewColumnsRunsTheOtherWayRound) {
   const char kPointwiseConv[] = R"(graph g {
   %0 = input {name="x"} : f32[1, 288, 49]
@@ -198,9 +206,7 @@ TEST(OrientProducts, ActivationWithFewColumnsRunsTheOtherWayRound) {
   return %2
 })";
   PassContext ctx;
-  ctx.tile_vector_bytes = 64;
-  ctx.params["W"] = Weight({1, 64, 288});
-  absl::StatusOr<std::string> out = RunPassOnText("orient_products", kPointwiseConv, &ctx);
+  absl::StatusOr<std::string> out = Orient(kPointwiseConv, {1, 64, 288}, &ctx);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(*out, R"gir(graph g {
   %0 = input {name="x"} : f32[1, 288, 49]
@@ -214,13 +220,7 @@ TEST(OrientProducts, ActivationWithFewColumnsRunsTheOtherWayRound) {
   return %7
 }
 )gir");
-  std::vector<double> xs(288 * 49);
-  for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.5 - 0.003 * static_cast<double>(i % 211);
-  runtime::TensorMap in = {{"x", *Tensor::FromDoubles(ir::DType::kF32, {1, 288, 49}, xs)}};
-  auto before = runtime::Interpret(*ir::ParseGraph(kPointwiseConv), in, ctx.params);
-  auto after = runtime::Interpret(*ir::ParseGraph(*out), in, ctx.params);
-  ASSERT_TRUE(before.ok() && after.ok());
-  EXPECT_LT(runtime::MaxAbsDiff((*before)[0], (*after)[0]), 1e-5);
+  ExpectPanelsOfW(ctx, kPointwiseConv, *out, 64, {1, 288, 49});
 }
 
 }  // namespace
