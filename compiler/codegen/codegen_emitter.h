@@ -270,6 +270,11 @@ class KernelEmitter {
   // Plans `count` (<= kMax) runs.
   RowRuns PlanRowRuns(llvm::Value* offsets, llvm::Value* in, llvm::Value* consecutive,
                       int64_t element_bytes, int count);
+  // The lanes of `passthru` under `mask` replaced by elements ptr[j * stride] (stride 1:
+  // one masked load; 2: two and a shuffle of their even elements), each element read only
+  // where its lane is in the mask.
+  llvm::Value* LoadRun(llvm::Type* vtype, llvm::Value* ptr, llvm::Value* mask, int stride,
+                       llvm::Value* passthru);
   // Vectors r[0..lanes) of `lanes` lanes as their transpose: vector j of the result holds
   // lane j of every input.
   std::vector<llvm::Value*> TransposeLanes(std::vector<llvm::Value*> r);

@@ -97,4 +97,28 @@ std::vector<llvm::Value*> KernelEmitter::TransposeLanes(std::vector<llvm::Value*
   return r;
 }
 
+llvm::Value* KernelEmitter::LoadRun(llvm::Type* vtype, llvm::Value* ptr, llvm::Value* mask,
+                                    int stride, llvm::Value* passthru) {
+  const llvm::Align align(vtype->getScalarSizeInBits() / 8);
+  if (stride == 1) return body_.CreateMaskedLoad(vtype, ptr, align, mask, passthru);
+  const int lanes = static_cast<int>(llvm::cast<llvm::FixedVectorType>(vtype)->getNumElements());
+  // Element e of the two loads (e < 2 * lanes) is lane e / 2's where e is even.
+  auto half_mask = [&](int half) {
+    std::vector<int> spread(lanes);
+    for (int e = 0; e < lanes; ++e) spread[e] = (half * lanes + e) / 2;
+    llvm::Value* m = body_.CreateShuffleVector(mask, spread);
+    std::vector<llvm::Constant*> even(lanes);
+    for (int e = 0; e < lanes; ++e) even[e] = body_.getInt1(e % 2 == 0);
+    return body_.CreateAnd(m, llvm::ConstantVector::get(even));
+  };
+  llvm::Value* zero = llvm::Constant::getNullValue(vtype);
+  llvm::Value* low = body_.CreateMaskedLoad(vtype, ptr, align, half_mask(0), zero);
+  llvm::Value* high = body_.CreateMaskedLoad(
+      vtype, body_.CreateInBoundsGEP(vtype->getScalarType(), ptr, body_.getInt64(lanes)), align,
+      half_mask(1), zero);
+  std::vector<int> evens(lanes);
+  for (int j = 0; j < lanes; ++j) evens[j] = 2 * j;
+  return body_.CreateSelect(mask, body_.CreateShuffleVector(low, high, evens), passthru);
+}
+
 }  // namespace graphjit::compiler::codegen_internal

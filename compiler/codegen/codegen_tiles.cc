@@ -80,7 +80,7 @@ bool KernelEmitter::EmitTiles() {
   // base that moves with k (a plain load where the offsets are consecutive).
   const bool rhs_contiguous = ContiguousAlongN(rhs->operands, n);
   const bool gather_b = packed_nr == 0 && !rhs_contiguous && SeparableLoad(rhs, k, n);
-  const int run_count = RowRunsPerVector(rhs, n, lanes, RowRuns::kMax);
+  const RowRunPlan run_plan = PlanRunsPerVector(rhs, n, lanes, RowRuns::kMax);
   if (packed_nr == 0 && !rhs_contiguous && !gather_b) return false;
   const int64_t m_const = ConstantOr0(EvalPrologue(kernel_.loops[m], "M extent"));
   const int64_t n_const = ConstantOr0(EvalPrologue(kernel_.loops[n], "N extent"));
@@ -166,6 +166,8 @@ bool KernelEmitter::EmitTiles() {
   std::vector<llvm::Constant*> iota_bytes;
   for (int j = 0; j < lanes; ++j) iota_bytes.push_back(llvm::ConstantInt::get(i64, j * size));
   llvm::Value* consecutive = llvm::ConstantVector::get(iota_bytes);
+  // Every other element's offsets: a stride-2 convolution's windows along a row.
+  llvm::Value* every_other = body_.CreateAdd(consecutive, consecutive);
   // LaneOffsets' slot (see there).
   llvm::AllocaInst* offset_slot = prologue_.CreateAlloca(ivtype, nullptr, "lane_offsets");
   offset_slot->setAlignment(llvm::Align(64));
@@ -450,13 +452,15 @@ bool KernelEmitter::EmitTiles() {
                 loads = body_.CreateAnd(loads,
                                         consecutive_lanes(offsets[v], lanes, int64_t{v} * lanes));
                 runs[v] = PlanRowRuns(offsets[v], lanes_below(body_.CreateSub(n_end, col)),
-                                      consecutive, size, run_count);
+                                      run_plan.stride == 2 ? every_other : consecutive,
+                                      size * run_plan.stride, run_plan.runs);
                 in_runs = body_.CreateAnd(in_runs, runs[v].complete);
               }
             }
             // Each panel packs by one of three loops (the others run no iteration): every
             // vector consecutive (loads), each vector a few runs across the image's rows
-            // (masked loads, a quarter of a gather's cost), else gathers.
+            // (masked loads, a quarter of a gather's cost; every other element for a
+            // stride of 2), else gathers.
             enum class Pack { kLoads, kRuns, kGathers };
             llvm::Value* way = body_.CreateSelect(
                 loads, body_.getInt32(0),
@@ -487,10 +491,10 @@ bool KernelEmitter::EmitTiles() {
                                                    zero);
                       } else if (how == Pack::kRuns) {
                         x = zero;
-                        for (int r = 0; r < run_count; ++r) {
-                          x = body_.CreateMaskedLoad(
-                              vtype, body_.CreateGEP(body_.getInt8Ty(), base, runs[v].shift[r]),
-                              ealign, runs[v].mask[r], x);
+                        for (int r = 0; r < run_plan.runs; ++r) {
+                          x = LoadRun(vtype,
+                                      body_.CreateGEP(body_.getInt8Ty(), base, runs[v].shift[r]),
+                                      runs[v].mask[r], run_plan.stride, x);
                         }
                       } else {
                         x = gather(base, offsets[v], in_n);

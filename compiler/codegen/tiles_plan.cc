@@ -126,21 +126,31 @@ int64_t PackedPanelWidth(const Expr* rhs, const std::vector<ExprPtr>& dims, int 
   return *nr;
 }
 
-int RowRunsPerVector(const Expr* rhs, int n, int lanes, int max) {
-  int64_t row = 0;  // the shortest row n is taken modulo
+RowRunPlan PlanRunsPerVector(const Expr* rhs, int n, int lanes, int max) {
+  int64_t row = 0;     // the shortest row n is taken modulo
+  int64_t stride = 1;  // what that remainder is multiplied by (a convolution's stride)
+  auto row_of = [&](const Expr* e) -> int64_t {
+    if (e->kind != ExprKind::kOp || e->op != ScalarOp::kMod || e->operands.size() != 2 ||
+        !UsesLoopVar(e->operands[0].get(), n) || e->operands[1]->kind != ExprKind::kConst) {
+      return 0;
+    }
+    return std::max<int64_t>(0, e->operands[1]->i_value);
+  };
   std::vector<const Expr*> todo = {rhs};
   while (!todo.empty()) {
     const Expr* e = todo.back();
     todo.pop_back();
-    if (e->kind == ExprKind::kOp && e->op == ScalarOp::kMod && e->operands.size() == 2 &&
-        UsesLoopVar(e->operands[0].get(), n) && e->operands[1]->kind == ExprKind::kConst &&
-        e->operands[1]->i_value > 0) {
-      row = row == 0 ? e->operands[1]->i_value : std::min(row, e->operands[1]->i_value);
+    if (const int64_t w = row_of(e); w > 0 && (row == 0 || w < row)) row = w;
+    if (e->kind == ExprKind::kOp && e->op == ScalarOp::kMul && e->operands.size() == 2 &&
+        row_of(e->operands[0].get()) > 0 && e->operands[1]->kind == ExprKind::kConst) {
+      stride = e->operands[1]->i_value;
     }
     for (const ExprPtr& o : e->operands) todo.push_back(o.get());
   }
-  if (row == 0) return 1;
-  return static_cast<int>(std::min<int64_t>(max, (lanes - 1 + row - 1) / row + 1));
+  if (row == 0) return {1, 1};
+  if (stride != 1 && stride != 2) return {0, 1};
+  return {static_cast<int>(std::min<int64_t>(max, (lanes - 1 + row - 1) / row + 1)),
+          static_cast<int>(stride)};
 }
 
 }  // namespace graphjit::compiler::codegen_internal

@@ -33,11 +33,16 @@ TilePlan PlanTiles(int64_t m, int64_t n, int64_t k, int lanes, int registers, in
 // [.., n / NR, k, n % NR] with no other index using n or k; else 0.
 int64_t PackedPanelWidth(const Expr* rhs, const std::vector<ExprPtr>& dims, int n, int k);
 
-// How many runs of consecutive elements a vector of `lanes` consecutive values of loop
-// variable `n` can read through `rhs` (a convolution's windows: n splits into an image's
-// rows of W at n % W, so a vector crosses up to ceil((lanes - 1) / W) row ends): 2 for
-// rows of `lanes` or more, 1 where no index takes n modulo a constant, at most `max`.
-int RowRunsPerVector(const Expr* rhs, int n, int lanes, int max);
+// How a vector of `lanes` consecutive values of loop variable `n` reads through `rhs` (a
+// convolution's windows: n splits into an image's rows of W at n % W, so a vector crosses
+// up to ceil((lanes - 1) / W) row ends): in `runs` runs (2 for rows of `lanes` or more, 1
+// where no index takes n modulo a constant, at most `max`, 0 for no runs) of elements
+// `stride` apart (the convolution's stride where (n % W) is multiplied by 2; 1 or 2).
+struct RowRunPlan {
+  int runs;
+  int stride;
+};
+RowRunPlan PlanRunsPerVector(const Expr* rhs, int n, int lanes, int max);
 
 }  // namespace graphjit::compiler::codegen_internal
 

@@ -311,6 +311,7 @@ TEST(TilesTest, ConvolutionWindowsAreReadInPlace) {
       {1, 16, 5, 56, 32, 3, 3, 1, 1, 1, 1, 1, 1},  // rows of 56: two runs across a row end
       {1, 8, 6, 14, 24, 3, 3, 1, 1, 1, 1, 1, 1},   // rows of 14: a vector across three rows
       {1, 6, 9, 5, 11, 3, 3, 1, 1, 1, 1, 1, 1},    // rows of 5: more rows than runs, gathers
+      {1, 3, 9, 40, 16, 3, 3, 2, 1, 1, 1, 1, 1},   // stride 2, rows of 20: every other element
   };
   ExpectConvsMatchOnAnyThreads(
       kConvs,
