@@ -80,8 +80,12 @@ bool KernelEmitter::EmitTiles() {
   // base that moves with k (a plain load where the offsets are consecutive).
   const bool rhs_contiguous = ContiguousAlongN(rhs->operands, n);
   const bool gather_b = packed_nr == 0 && !rhs_contiguous && SeparableLoad(rhs, k, n);
-  const RowRunPlan run_plan = PlanRunsPerVector(rhs, n, lanes, RowRuns::kMax);
   if (packed_nr == 0 && !rhs_contiguous && !gather_b) return false;
+  // Gathered windows whose vectors are runs of consecutive (or every other) elements per
+  // image row load them run by run (see the packing of B below).
+  const RowRunPlan run_plan =
+      gather_b ? PlanRunsPerVector(rhs, n, lanes, RowRuns::kMax) : RowRunPlan{0, 1};
+  const bool pack_runs = run_plan.runs > 0;
   const int64_t m_const = ConstantOr0(EvalPrologue(kernel_.loops[m], "M extent"));
   const int64_t n_const = ConstantOr0(EvalPrologue(kernel_.loops[n], "N extent"));
   const int64_t k_const = ConstantOr0(EvalPrologue(kernel_.loops[k], "K extent"));
@@ -185,11 +189,10 @@ bool KernelEmitter::EmitTiles() {
         body_.CreateOr(equal, body_.CreateNot(lanes_below(body_.getInt64(count))));
     return body_.CreateAndReduce(lane_ok);
   };
-  // A packing loop's trip count: `kc` for its loads where `loads` holds, else for its
-  // gathers (both loops are emitted; one of them runs no iteration).
-  auto pack_trips = [&](llvm::Value* loads, bool as_load, llvm::Value* kc) {
-    llvm::Value* none = body_.getInt64(0);
-    return body_.CreateSelect(loads, as_load ? kc : none, as_load ? none : kc);
+  // A packing loop's trip count: `kc` where `taken` holds, else none (each way of
+  // packing is a loop of its own, and only the one taken runs).
+  auto trips_if = [&](llvm::Value* taken, llvm::Value* kc) {
+    return body_.CreateSelect(taken, kc, body_.getInt64(0));
   };
   // The elements at `base` + offsets (bytes) where `mask` is set, zero elsewhere.
   auto gather = [&](llvm::Value* base, llvm::Value* offsets, llvm::Value* mask) {
@@ -263,8 +266,8 @@ bool KernelEmitter::EmitTiles() {
         llvm::Value* loads = consecutive_lanes(offsets, count);
         auto pack = [&](bool as_load) {
           EmitCountedLoop(
-              body_.getInt64(0), pack_trips(loads, as_load, kc), 1, as_load ? "pack_al" : "pack_ag",
-              [&](llvm::Value* kk) {
+              body_.getInt64(0), trips_if(as_load ? loads : body_.CreateNot(loads), kc), 1,
+              as_load ? "pack_al" : "pack_ag", [&](llvm::Value* kk) {
                 loop_vars_[m] = clamped_row(m0, g);
                 loop_vars_[k] = body_.CreateAdd(k0, kk);
                 llvm::Value* src = TargetPtr(lhs->index, lhs->operands);
@@ -440,7 +443,7 @@ bool KernelEmitter::EmitTiles() {
             std::vector<llvm::Value*> offsets(vectors);
             std::vector<RowRuns> runs(vectors);
             llvm::Value* loads = body_.getTrue();
-            llvm::Value* in_runs = body_.getTrue();
+            llvm::Value* in_runs = body_.getInt1(pack_runs);
             if (gather_b) {
               loop_vars_[k] = k0;
               for (int v = 0; v < vectors; ++v) {
@@ -451,6 +454,7 @@ bool KernelEmitter::EmitTiles() {
                 if (offsets[v] == nullptr) return;
                 loads = body_.CreateAnd(loads,
                                         consecutive_lanes(offsets[v], lanes, int64_t{v} * lanes));
+                if (!pack_runs) continue;
                 runs[v] = PlanRowRuns(offsets[v], lanes_below(body_.CreateSub(n_end, col)),
                                       run_plan.stride == 2 ? every_other : consecutive,
                                       size * run_plan.stride, run_plan.runs);
@@ -467,10 +471,9 @@ bool KernelEmitter::EmitTiles() {
                 body_.CreateSelect(in_runs, body_.getInt32(1), body_.getInt32(2)));
             auto pack = [&](Pack how) {
               llvm::Value* trips =
-                  gather_b ? body_.CreateSelect(
-                                 body_.CreateICmpEQ(way, body_.getInt32(static_cast<int>(how))), kc,
-                                 body_.getInt64(0))
-                           : kc;
+                  gather_b
+                      ? trips_if(body_.CreateICmpEQ(way, body_.getInt32(static_cast<int>(how))), kc)
+                      : kc;
               EmitCountedLoop(
                   body_.getInt64(0), trips, 1,
                   how == Pack::kLoads  ? "pack_k"
@@ -505,10 +508,8 @@ bool KernelEmitter::EmitTiles() {
                   });
             };
             pack(Pack::kLoads);
-            if (gather_b) {
-              pack(Pack::kRuns);
-              pack(Pack::kGathers);
-            }
+            if (pack_runs) pack(Pack::kRuns);
+            if (gather_b) pack(Pack::kGathers);
           });
         // Row blocks of MC rows: A's block packed, then every panel of B (in L1) against
         // every row tile of it (A's tiles from L2).
