@@ -7,6 +7,15 @@
 namespace graphjit::compiler {
 namespace {
 
+// Whether `v` is a convolution's sliding windows (im2col's patches), seen through
+// reshapes and transposes.
+bool IsConvolutionWindows(const ir::Graph& graph, ir::ValueId v) {
+  while (graph.node(v).op == ir::OpCode::kReshape || graph.node(v).op == ir::OpCode::kTranspose) {
+    v = graph.node(v).operands[0];
+  }
+  return graph.node(v).op == ir::OpCode::kWindow;
+}
+
 // True if the first load in `e` indexes its last dim by exactly loop variable `var`
 // (so consecutive `var` values read consecutive elements).
 bool InnermostIsVar(const ExprPtr& e, int var) {
@@ -57,10 +66,7 @@ std::optional<ProductKernels> ParseProductKernels(std::string_view name) {
   return std::nullopt;
 }
 
-bool ProductsRunAsTiles(ProductKernels policy) {
-  return policy == ProductKernels::kTiles ||
-         (policy == ProductKernels::kAuto && runtime::BlasNarrowerThanHost());
-}
+bool ProductsRunAsTiles(ProductKernels policy) { return policy != ProductKernels::kBlas; }
 
 bool IsPackedPanels(const ir::Graph& graph, ir::ValueId v) {
   const ir::Node* n = &graph.node(v);
@@ -97,15 +103,24 @@ ProductKernel ChooseProductKernel(const ir::Graph& graph, ir::ValueId id, Produc
     case ProductKernels::kAuto:
       break;
   }
-  // Measured on znver5 (AVX-512), one thread, graphjit-dump --profile of resnet18 at N = 1
-  // (20 products after im2col; the whole call, ms): tiles 28.4 vs OpenBLAS 37.9 with
-  // OpenBLAS's AVX2 kernels (OPENBLAS_CORETYPE=Haswell), 28.0 vs 24.4 with its own choice,
-  // Cooperlake's AVX-512 kernels. Alone, the tiles reach ~210 GFLOP/s on 64x576x3136 and
-  // 128x1152x784 (OpenBLAS's AVX-512 kernels 195-217) but lose where a short N leaves
-  // lanes idle (512x4608x49: 2.04 vs 1.37 ms); inside the model they lose on every shape.
-  // Weights orient_products packed (it does where ProductsRunAsTiles): the tiles read them
-  // in place; OpenBLAS would need them copied back out on every call.
-  if (IsPackedPanels(graph, graph.node(id).operands[1])) return ProductKernel::kTiles;
+  // Weights orient_products packed: the tiles read them in place; OpenBLAS would need them
+  // copied back out on every call. A convolution's windows: the tiles gather them as they
+  // pack, OpenBLAS needs them copied out first (im2col). Measured on znver5 with OpenBLAS's
+  // own AVX-512 kernels (Cooperlake), one thread, graphjit-dump --profile, alternating,
+  // sum of kernel medians (ms): resnet18 25.7 with every product OpenBLAS after im2col, 18.1
+  // with these two as tiles; resnet50 55.4 / 47.5, densenet121 49.0 / 41.4.
+  const ir::Node& n = graph.node(id);
+  if (IsPackedPanels(graph, n.operands[1]) || IsConvolutionWindows(graph, n.operands[1])) {
+    return ProductKernel::kTiles;
+  }
+  // Any other product (a 1 x 1 convolution's, a linear layer's, attention's) is plain
+  // BLAS work: OpenBLAS's AVX-512 kernels match the tiles there (a 480 x 480 x 480 1 x 1
+  // convolution 0.99 against 1.06 ms; the PP-OCR recognizer at 1 x 320 with them all as
+  // tiles 11.1 against 9.6 ms; regnet_y_400mf 9.4 against 7.8, googlenet 19.9 against
+  // 17.2), and a BLAS call costs
+  // nothing to compile. Where OpenBLAS runs narrower kernels than the host's (AVX2 on an
+  // AVX-512 host, as OPENBLAS_CORETYPE=Haswell makes it), the tiles win those too, except
+  // over a transposed rhs that BLAS reads in place and the tiles would copy.
   if (rhs_transposed || !runtime::BlasNarrowerThanHost()) return ProductKernel::kBlas;
   return ProductKernel::kTiles;
 }

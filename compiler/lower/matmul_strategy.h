@@ -38,12 +38,10 @@ const char* ProductKernelsName(ProductKernels p);
 std::optional<ProductKernels> ParseProductKernels(std::string_view name);
 
 // Whether products of known weights by a narrow operand run as generated tiles under
-// `policy` (so orient_products turns them and packs the weights into the tiles' panels):
-// kTiles, and kAuto where OpenBLAS runs kernels narrower than the host's. Not kAuto
-// elsewhere: over packed weights the tiles beat OpenBLAS's AVX-512 kernels on those
-// products (resnet18 at N = 1, znver5: 20.3 against 20.6 ms), but resnet18's cold compile
-// took 282-299 ms against 156-167 (its ten tile kernels cost 65-100 ms each to compile,
-// a BLAS call nothing): a worse trade for a JIT than the 0.3 ms a call.
+// `policy` (so orient_products turns them and packs the weights into the tiles' panels,
+// and winograd_convolutions rewrites 3 x 3 convolutions for them): kTiles and kAuto. The
+// tiles' compile costs more than a BLAS call (resnet18's cold compile 0.57 s against 0.18
+// s all OpenBLAS, znver5), but they save 7 ms of its 25 on every call.
 bool ProductsRunAsTiles(ProductKernels policy);
 
 // Whether `v` is weights orient_products packed into the tiles' panels, seen as a
@@ -62,9 +60,10 @@ bool TilesReadInPlace(const ir::Graph& graph, ir::ValueId v);
 enum class ProductKernel : uint8_t { kLoops, kTiles, kBlas };
 // For matmul node `id` under `policy`: kLoops where UseExternMatmul says no (small
 // products, matrix-vector); else kBlas or kTiles by `policy`, where kAuto takes the tiles
-// for packed weights (IsPackedPanels) and where OpenBLAS runs kernels narrower than the
-// host's vectors (runtime::BlasNarrowerThanHost), unless the rhs is a transpose BLAS reads
-// in place (`rhs_transposed`: the tiles would copy it).
+// for packed weights (IsPackedPanels) and a convolution's windows (which they gather in
+// place, where BLAS needs an im2col copy), and for the other products where OpenBLAS runs
+// kernels narrower than the host's vectors (runtime::BlasNarrowerThanHost), unless the rhs
+// is a transpose BLAS reads in place (`rhs_transposed`: the tiles would copy it).
 ProductKernel ChooseProductKernel(const ir::Graph& graph, ir::ValueId id, ProductKernels policy,
                                   bool rhs_transposed);
 

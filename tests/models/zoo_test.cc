@@ -1,9 +1,9 @@
 // The twelve torchvision CNNs of benchmarks/zoo (exported by its export.py into a
 // temporary directory: random weights from a fixed seed, opset 17, dynamic batch), each
 // imported, compiled for N = 1 and run on the exporter's input: the output within 1e-5 of
-// torch's own, relative to its largest magnitude. Their convolutions run the generated
-// product tiles or OpenBLAS as GRAPHJIT_PRODUCTS=auto chooses on this host; a second
-// pass forces the tiles on two of them.
+// torch's own, relative to its largest magnitude. Under GRAPHJIT_PRODUCTS=auto their
+// windowed convolutions run the generated product tiles and the other products the tiles
+// or OpenBLAS as it chooses on this host; a second pass forces the tiles on two of them.
 #include <cmath>
 #include <string>
 #include <vector>

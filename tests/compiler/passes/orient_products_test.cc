@@ -69,7 +69,9 @@ void ExpectPanelsOfW(const PassContext& ctx, const std::string& text, const std:
   auto before = runtime::Interpret(*ir::ParseGraph(text), in, ctx.params);
   auto after = runtime::Interpret(*ir::ParseGraph(out), in, ctx.params);
   ASSERT_TRUE(before.ok() && after.ok());
-  EXPECT_LT(runtime::MaxAbsDiff((*before)[0], (*after)[0]), 1e-5);
+  // The two products sum in different orders in OpenBLAS (which kernels, AVX2 or AVX-512,
+  // moves the rounding: 1.3e-5 apart with OPENBLAS_CORETYPE=Haswell).
+  EXPECT_LT(runtime::MaxAbsDiff((*before)[0], (*after)[0]), 1e-4);
 }
 
 // orient_products on `text` with 64-byte vectors and W of `w_shape` in `ctx`.
