@@ -275,6 +275,15 @@ class KernelEmitter {
   // where its lane is in the mask.
   llvm::Value* LoadRun(llvm::Type* vtype, llvm::Value* ptr, llvm::Value* mask, int stride,
                        llvm::Value* passthru);
+  // A vector of C's elements at `base` + `offsets` (bytes) under `mask` (zero elsewhere),
+  // and its store: by `runs` (two of them: a vector across one row end of a padded
+  // buffer's interior) where runs->complete holds, one masked load or store per run, else
+  // by a gather or scatter (always, without runs). A scatter of 16 lanes cost more than
+  // the pass it fused on AMD's Zen 5, where two masked stores cost two stores.
+  llvm::Value* LoadLanes(llvm::Type* vtype, llvm::Value* base, llvm::Value* offsets,
+                         const RowRuns* runs, llvm::Value* mask);
+  void StoreLanes(llvm::Value* y, llvm::Value* base, llvm::Value* offsets, const RowRuns* runs,
+                  llvm::Value* mask);
   // Vectors r[0..lanes) of `lanes` lanes as their transpose: vector j of the result holds
   // lane j of every input.
   std::vector<llvm::Value*> TransposeLanes(std::vector<llvm::Value*> r);

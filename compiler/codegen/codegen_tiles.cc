@@ -72,6 +72,9 @@ bool KernelEmitter::EmitTiles() {
   if (scatter_c && !SeparableLoad(c_elem.get(), m, n)) return false;
   const int64_t size = ir::DTypeSize(dtype);
   const int lanes = VectorBytes() / static_cast<int>(size);
+  // Rows of at least a vector: each of C's vectors is at most two runs (see StoreLanes).
+  const RowRunPlan c_run_plan = PlanRunsPerVector(c_elem.get(), n, lanes, 3);
+  const bool c_runs = scatter_c && c_run_plan.runs == 2 && c_run_plan.stride == 1;
   // Weights packed into panels at compile time are read in place: no pack of B per call.
   int64_t packed_nr = PackedPanelWidth(rhs, program_.buffers[rhs->index].dims, n, k);
   if (packed_nr % lanes != 0 || packed_nr / lanes < 2 || packed_nr / lanes > 4) packed_nr = 0;
@@ -287,14 +290,14 @@ bool KernelEmitter::EmitTiles() {
     // Scattered C: vector v's lane offsets from its panel's first column, and whether
     // they are consecutive (set per panel).
     std::vector<llvm::Value*> c_offsets(vectors), c_vector_consecutive(vectors);
+    std::vector<RowRuns> c_row_runs(vectors);
     // The same rows of the panel kPrefetchPanels on from this one (packed weights read in
     // place), or null: asked into L2 while this panel's tiles run (see below).
     llvm::Value* prefetch_panel = nullptr;
     auto micro_tile = [&](llvm::Value* m0, llvm::Value* col0, llvm::Value* k0, llvm::Value* kc,
                           llvm::Value* tile_a, llvm::Value* panel, bool scattered) {
       llvm::Value* first_block = body_.CreateICmpEQ(k0, body_.getInt64(0));
-      std::vector<llvm::Value*> c_ptr(rows * vectors), c_mask(rows * vectors),
-          c_vector_ptr(rows * vectors);
+      std::vector<llvm::Value*> c_ptr(rows * vectors), c_mask(rows * vectors);
       for (int i = 0; i < rows; ++i) {
         llvm::Value* row_in = body_.CreateICmpSLT(add(m0, i), m_end);
         loop_vars_[m] = clamped_row(m0, i);
@@ -304,7 +307,6 @@ bool KernelEmitter::EmitTiles() {
         for (int v = 0; v < vectors; ++v) {
           llvm::Value* col = add(col0, int64_t{v} * lanes);
           c_ptr[i * vectors + v] = scattered ? row_ptr : in_panel(row_ptr, col, v);
-          if (scattered) c_vector_ptr[i * vectors + v] = in_panel(row_ptr, col, v);
           c_mask[i * vectors + v] = body_.CreateAnd(lanes_below(body_.CreateSub(n_end, col)),
                                                     body_.CreateVectorSplat(lanes, row_in));
         }
@@ -317,7 +319,9 @@ bool KernelEmitter::EmitTiles() {
       llvm::Value* later_block = body_.CreateVectorSplat(lanes, body_.CreateNot(first_block));
       for (int t = 0; t < rows * vectors; ++t) {
         llvm::Value* mask = body_.CreateAnd(c_mask[t], later_block);
-        body_.CreateStore(scattered ? gather(c_ptr[t], c_offsets[t % vectors], mask)
+        const int v = t % vectors;
+        body_.CreateStore(scattered ? LoadLanes(vtype, c_ptr[t], c_offsets[v],
+                                                c_runs ? &c_row_runs[v] : nullptr, mask)
                                     : body_.CreateMaskedLoad(vtype, c_ptr[t], ealign, mask, zero),
                           acc[t]);
       }
@@ -368,19 +372,7 @@ bool KernelEmitter::EmitTiles() {
               body_.CreateMaskedStore(y, c_ptr[t], ealign, c_mask[t]);
               continue;
             }
-            // Vector by vector: one within a row is stored as a vector all the same.
-            llvm::BasicBlock* whole = llvm::BasicBlock::Create(context_, "c_vector", function_);
-            llvm::BasicBlock* lanes_bb = llvm::BasicBlock::Create(context_, "c_scatter", function_);
-            llvm::BasicBlock* next = llvm::BasicBlock::Create(context_, "c_stored", function_);
-            body_.CreateCondBr(c_vector_consecutive[v], whole, lanes_bb);
-            body_.SetInsertPoint(whole);
-            body_.CreateMaskedStore(y, c_vector_ptr[t], ealign, c_mask[t]);
-            body_.CreateBr(next);
-            body_.SetInsertPoint(lanes_bb);
-            body_.CreateMaskedScatter(y, body_.CreateGEP(body_.getInt8Ty(), c_ptr[t], c_offsets[v]),
-                                      ealign, c_mask[t]);
-            body_.CreateBr(next);
-            body_.SetInsertPoint(next);
+            StoreLanes(y, c_ptr[t], c_offsets[v], c_runs ? &c_row_runs[v] : nullptr, c_mask[t]);
           }
         }
       };
@@ -544,6 +536,10 @@ bool KernelEmitter::EmitTiles() {
                 if (c_offsets[v] == nullptr) return;
                 c_vector_consecutive[v] =
                     consecutive_lanes(c_offsets[v], lanes, int64_t{v} * lanes);
+                if (c_runs) {
+                  c_row_runs[v] = PlanRowRuns(
+                      c_offsets[v], lanes_below(body_.CreateSub(n_end, col)), consecutive, size, 2);
+                }
                 c_consecutive = body_.CreateAnd(c_consecutive, c_vector_consecutive[v]);
               }
             }

@@ -119,8 +119,8 @@ const Case kCases[] = {
 })",
      {{1, 16, 300}, {1, 300, 143}, {1, 16, 11, 13}},
      true},
-    {"into a padded buffer's interior (its border fills move before the product; panels "
-     "across a row end scatter)",
+    {"into a padded buffer's interior (its border fills move before the product; vectors "
+     "across a row end stored as two runs)",
      R"(graph g {
   %0 = input {name="a"} : DT[1, 16, 24]
   %1 = input {name="b"} : DT[1, 24, 160]
@@ -135,6 +135,22 @@ const Case kCases[] = {
   return %9
 })",
      {{1, 16, 24}, {1, 24, 160}, {16, 1, 1}},
+     true},
+    {"into a padded buffer's interior, blocks of k (C read back by runs between them)",
+     R"(graph g {
+  %0 = input {name="a"} : DT[1, 16, 1500]
+  %1 = input {name="b"} : DT[1, 1500, 160]
+  %2 = input {name="r"} : DT[16, 1, 1]
+  %3 = matmul(%0, %1) : DT[1, 16, 160]
+  %4 = reshape(%3) {shape=[1, 16, 2, 80]} : DT[1, 16, 2, 80]
+  %5 = add(%4, %2) : DT[1, 16, 2, 80]
+  %6 = full {value=0} : DT[1, 16, 2, 1]
+  %7 = concat(%6, %5, %6) {axis=3} : DT[1, 16, 2, 82]
+  %8 = full {value=0} : DT[1, 16, 1, 82]
+  %9 = concat(%8, %7, %8) {axis=2} : DT[1, 16, 4, 82]
+  return %9
+})",
+     {{1, 16, 1500}, {1, 1500, 160}, {16, 1, 1}},
      true},
     {"into a padded image of 24 rows of 160 (hardswish, every side padded)",
      R"(graph g {
