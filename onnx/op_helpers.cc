@@ -148,8 +148,24 @@ ValueId TakeAlongAxis(Context& ctx, ValueId x, int axis, const std::vector<int64
 
 ValueId ReduceAxes(Context& ctx, OpCode op, ValueId x, const std::vector<int>& axes,
                    bool keepdims) {
-  for (int axis : axes) {
-    x = ctx.Op(op, {x}, {{"axis", int64_t{axis}}, {"keepdim", true}});
+  // Adjacent axes (a mean over H and W) are one axis of a reshape, reduced once: as one
+  // reduction per axis, the second pass reads the first's partial results a row apart.
+  const bool adjacent =
+      axes.size() > 1 && axes.back() - axes.front() + 1 == static_cast<int>(axes.size());
+  if (adjacent && ctx.b().status().ok()) {
+    const Shape shape = ctx.type(x).shape;
+    const int first = axes.front(), last = axes.back();
+    Shape merged(shape.begin(), shape.begin() + first);
+    merged.push_back(DimProduct(shape, first, last + 1));
+    merged.insert(merged.end(), shape.begin() + last + 1, shape.end());
+    x = ctx.Op(op, {Reshape(ctx, x, merged)}, {{"axis", int64_t{first}}, {"keepdim", true}});
+    Shape kept = shape;
+    for (int axis : axes) kept[axis] = 1;
+    x = Reshape(ctx, x, kept);
+  } else {
+    for (int axis : axes) {
+      x = ctx.Op(op, {x}, {{"axis", int64_t{axis}}, {"keepdim", true}});
+    }
   }
   if (keepdims || !ctx.b().status().ok()) return x;
   Shape shape;
