@@ -251,6 +251,22 @@ llvm::BranchInst* KernelEmitter::EmitCountedLoop(llvm::Value* begin, llvm::Value
   return back;
 }
 
+void KernelEmitter::EmitIfElse(llvm::Value* cond, const std::string& name,
+                               absl::FunctionRef<void()> then_arm,
+                               absl::FunctionRef<void()> else_arm) {
+  llvm::BasicBlock* then_block = llvm::BasicBlock::Create(context_, name + ".then", function_);
+  llvm::BasicBlock* else_block = llvm::BasicBlock::Create(context_, name + ".else", function_);
+  llvm::BasicBlock* joined = llvm::BasicBlock::Create(context_, name + ".done", function_);
+  body_.CreateCondBr(cond, then_block, else_block);
+  body_.SetInsertPoint(then_block);
+  then_arm();
+  body_.CreateBr(joined);
+  body_.SetInsertPoint(else_block);
+  else_arm();
+  body_.CreateBr(joined);
+  body_.SetInsertPoint(joined);
+}
+
 void KernelEmitter::EmitBlockedLoop(llvm::Value* extent, int var, int64_t block,
                                     absl::FunctionRef<void(llvm::Value*)> whole,
                                     absl::FunctionRef<void(llvm::Value*)> rest,

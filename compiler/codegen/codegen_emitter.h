@@ -158,6 +158,10 @@ class KernelEmitter {
   llvm::BranchInst* EmitCountedLoop(llvm::Value* begin, llvm::Value* end, int64_t step,
                                     const std::string& name,
                                     absl::FunctionRef<void(llvm::Value*)> body);
+  // if (cond) then_arm() else else_arm(), its blocks named after `name`; the builder
+  // continues after both.
+  void EmitIfElse(llvm::Value* cond, const std::string& name, absl::FunctionRef<void()> then_arm,
+                  absl::FunctionRef<void()> else_arm);
   // Attaches loop hint `hint` (e.g. !{"llvm.loop.unroll.disable"}) to the loop whose back
   // edge is `back` (EmitCountedLoop's result).
   void SetLoopHint(llvm::BranchInst* back, llvm::MDNode* hint);

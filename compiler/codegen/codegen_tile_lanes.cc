@@ -121,38 +121,20 @@ llvm::Value* KernelEmitter::LoadRun(llvm::Type* vtype, llvm::Value* ptr, llvm::V
   return body_.CreateSelect(mask, body_.CreateShuffleVector(low, high, evens), passthru);
 }
 
-namespace {
-
-// Emits `runs_way` where `complete` (i1, or null: never) holds, `lanes_way` otherwise.
-void ByRunsOrLanes(llvm::IRBuilder<>& b, llvm::LLVMContext& context, llvm::Function* function,
-                   llvm::Value* complete, absl::FunctionRef<void()> runs_way,
-                   absl::FunctionRef<void()> lanes_way) {
-  if (complete == nullptr) return lanes_way();
-  llvm::BasicBlock* by_runs = llvm::BasicBlock::Create(context, "c_runs", function);
-  llvm::BasicBlock* by_lanes = llvm::BasicBlock::Create(context, "c_lanes", function);
-  llvm::BasicBlock* next = llvm::BasicBlock::Create(context, "c_next", function);
-  b.CreateCondBr(complete, by_runs, by_lanes);
-  b.SetInsertPoint(by_runs);
-  runs_way();
-  b.CreateBr(next);
-  b.SetInsertPoint(by_lanes);
-  lanes_way();
-  b.CreateBr(next);
-  b.SetInsertPoint(next);
-}
-
-}  // namespace
-
 llvm::Value* KernelEmitter::LoadLanes(llvm::Type* vtype, llvm::Value* base, llvm::Value* offsets,
                                       const RowRuns* runs, llvm::Value* mask) {
   const llvm::Align align(vtype->getScalarSizeInBits() / 8);
   llvm::Value* zero = llvm::Constant::getNullValue(vtype);
-  llvm::Value *by_runs = nullptr, *by_lanes = nullptr;
+  auto gather = [&] {
+    return body_.CreateMaskedGather(vtype, body_.CreateGEP(body_.getInt8Ty(), base, offsets), align,
+                                    mask, zero);
+  };
+  if (runs == nullptr) return gather();
+  llvm::Value *by_runs = zero, *by_lanes = nullptr;
   llvm::BasicBlock *runs_end = nullptr, *lanes_end = nullptr;
-  ByRunsOrLanes(
-      body_, context_, function_, runs == nullptr ? nullptr : runs->complete,
+  EmitIfElse(
+      runs->complete, "c_runs",
       [&] {
-        by_runs = zero;
         for (int r = 0; r < 2; ++r) {
           by_runs = body_.CreateMaskedLoad(vtype,
                                            body_.CreateGEP(body_.getInt8Ty(), base, runs->shift[r]),
@@ -161,11 +143,9 @@ llvm::Value* KernelEmitter::LoadLanes(llvm::Type* vtype, llvm::Value* base, llvm
         runs_end = body_.GetInsertBlock();
       },
       [&] {
-        by_lanes = body_.CreateMaskedGather(
-            vtype, body_.CreateGEP(body_.getInt8Ty(), base, offsets), align, mask, zero);
+        by_lanes = gather();
         lanes_end = body_.GetInsertBlock();
       });
-  if (runs == nullptr) return by_lanes;
   llvm::PHINode* phi = body_.CreatePHI(vtype, 2, "c_loaded");
   phi->addIncoming(by_runs, runs_end);
   phi->addIncoming(by_lanes, lanes_end);
@@ -175,18 +155,19 @@ llvm::Value* KernelEmitter::LoadLanes(llvm::Type* vtype, llvm::Value* base, llvm
 void KernelEmitter::StoreLanes(llvm::Value* y, llvm::Value* base, llvm::Value* offsets,
                                const RowRuns* runs, llvm::Value* mask) {
   const llvm::Align align(y->getType()->getScalarSizeInBits() / 8);
-  ByRunsOrLanes(
-      body_, context_, function_, runs == nullptr ? nullptr : runs->complete,
+  auto scatter = [&] {
+    body_.CreateMaskedScatter(y, body_.CreateGEP(body_.getInt8Ty(), base, offsets), align, mask);
+  };
+  if (runs == nullptr) return scatter();
+  EmitIfElse(
+      runs->complete, "c_runs",
       [&] {
         for (int r = 0; r < 2; ++r) {
           body_.CreateMaskedStore(y, body_.CreateGEP(body_.getInt8Ty(), base, runs->shift[r]),
                                   align, body_.CreateAnd(runs->mask[r], mask));
         }
       },
-      [&] {
-        body_.CreateMaskedScatter(y, body_.CreateGEP(body_.getInt8Ty(), base, offsets), align,
-                                  mask);
-      });
+      scatter);
 }
 
 }  // namespace graphjit::compiler::codegen_internal

@@ -138,8 +138,9 @@ ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& 
   // the panel three ahead, with fewer rows where that computes fewer rows past M, v23
   // windows packed a run of consecutive elements per image row, v24 also a stride-2
   // convolution's (every other element), v25 C's vectors across a row end of a padded
-  // buffer stored and loaded as two runs rather than scattered and gathered.
-  h.Text("graphjit-kernel-key-v25");
+  // buffer stored and loaded as two runs rather than scattered and gathered, v26 N's last
+  // panel computing only its vectors in N where a part-full one wastes 5% or more.
+  h.Text("graphjit-kernel-key-v26");
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir, emit_asm and keep_object change what is kept.
   h.Text(absl::StrCat("tile_matmuls=", codegen.tile_matmuls, ",tier=", CodeTierName(codegen.tier),

@@ -100,6 +100,8 @@ const Case kCases[] = {
     {"11, 29", "2, 29, 47", "2, 11, 47", {11, 29}, {2, 29, 47}},
     // An A over 256 KiB: packed per block of k and row block, not once per call.
     {"300, 257", "257, 19", "300, 19", {300, 257}, {257, 19}},
+    // 196 columns (a 14 x 14 map): the last panel's tiles compute its vectors in N only.
+    {"64, 384", "384, 196", "64, 196", {64, 384}, {384, 196}},
 };
 
 TEST(TilesTest, EdgeShapesMatchTheInterpreterAndBlas) {
@@ -297,20 +299,21 @@ void ExpectConvsMatchOnAnyThreads(
 // round by orient_products (the windows are A, gathered a tile's rows at a time).
 TEST(TilesTest, ConvolutionWindowsAreReadInPlace) {
   const Conv kConvs[] = {
-      {1, 3, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1},    // rows of 7: every panel crosses one
-      {5, 17, 11, 13, 9, 5, 5, 2, 1, 1, 2, 0, 1},  // stride 2, asymmetric pads, N = 5
-      {1, 5, 9, 9, 7, 3, 3, 1, 2, 2, 2, 2, 2},     // dilation 2
-      {1, 64, 8, 8, 13, 3, 3, 1, 1, 1, 1, 1, 1},   // K = 576: several blocks of k
-      {2, 2, 2, 47, 33, 1, 1, 1, 1, 0, 0, 0, 0},   // 1 x 1, rows of 47: consecutive panels
-      {1, 40, 1, 13, 67, 1, 3, 1, 1, 0, 0, 1, 1},  // turned: 13 columns in one row
-      {1, 37, 5, 5, 131, 3, 3, 2, 1, 1, 1, 1, 1},  // turned: 3 x 3 outputs, stride 2
-      {1, 29, 7, 7, 70, 7, 7, 1, 1, 3, 3, 3, 3},   // turned: 7 x 7 windows
-      {1, 4, 20, 20, 16, 3, 3, 1, 1, 1, 1, 1, 1},  // 400 columns: threads split them
-      {1, 8, 3, 3, 400, 3, 3, 1, 1, 1, 1, 1, 1},   // turned: threads split 400 channels
-      {1, 16, 5, 56, 32, 3, 3, 1, 1, 1, 1, 1, 1},  // rows of 56: two runs across a row end
-      {1, 8, 6, 14, 24, 3, 3, 1, 1, 1, 1, 1, 1},   // rows of 14: a vector across three rows
-      {1, 6, 9, 5, 11, 3, 3, 1, 1, 1, 1, 1, 1},    // rows of 5: more rows than runs, gathers
-      {1, 3, 9, 40, 16, 3, 3, 2, 1, 1, 1, 1, 1},   // stride 2, rows of 20: every other element
+      {1, 3, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1},     // rows of 7: every panel crosses one
+      {5, 17, 11, 13, 9, 5, 5, 2, 1, 1, 2, 0, 1},   // stride 2, asymmetric pads, N = 5
+      {1, 5, 9, 9, 7, 3, 3, 1, 2, 2, 2, 2, 2},      // dilation 2
+      {1, 64, 8, 8, 13, 3, 3, 1, 1, 1, 1, 1, 1},    // K = 576: several blocks of k
+      {2, 2, 2, 47, 33, 1, 1, 1, 1, 0, 0, 0, 0},    // 1 x 1, rows of 47: consecutive panels
+      {1, 40, 1, 13, 67, 1, 3, 1, 1, 0, 0, 1, 1},   // turned: 13 columns in one row
+      {1, 37, 5, 5, 131, 3, 3, 2, 1, 1, 1, 1, 1},   // turned: 3 x 3 outputs, stride 2
+      {1, 29, 7, 7, 70, 7, 7, 1, 1, 3, 3, 3, 3},    // turned: 7 x 7 windows
+      {1, 4, 20, 20, 16, 3, 3, 1, 1, 1, 1, 1, 1},   // 400 columns: threads split them
+      {1, 8, 3, 3, 400, 3, 3, 1, 1, 1, 1, 1, 1},    // turned: threads split 400 channels
+      {1, 16, 5, 56, 32, 3, 3, 1, 1, 1, 1, 1, 1},   // rows of 56: two runs across a row end
+      {1, 8, 6, 14, 24, 3, 3, 1, 1, 1, 1, 1, 1},    // rows of 14: a vector across three rows
+      {1, 6, 9, 5, 11, 3, 3, 1, 1, 1, 1, 1, 1},     // rows of 5: more rows than runs, gathers
+      {1, 3, 9, 40, 16, 3, 3, 2, 1, 1, 1, 1, 1},    // stride 2, rows of 20: every other element
+      {1, 24, 14, 14, 40, 3, 3, 1, 1, 1, 1, 1, 1},  // 196 columns: a part-full last panel
   };
   ExpectConvsMatchOnAnyThreads(
       kConvs,
