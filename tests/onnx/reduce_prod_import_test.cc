@@ -1,6 +1,8 @@
 // ReduceProd (onnx/ops_reduce.cc): the product of an axis's slices in order, over several
 // axes, with and without keepdims; an axis too long to multiply out or symbolic is refused
-// naming the node and why.
+// naming the node and why. Reductions over several axes (onnx/op_helpers.h, ReduceAxes):
+// adjacent axes (a mean over H and W) import as one reduction of a reshape, other sets as
+// one reduction per axis, with the same values and shapes.
 #include <string>
 #include <vector>
 
@@ -21,11 +23,12 @@ using testing::SetInts;
 
 constexpr int32_t kF32 = ::onnx::TensorProto::FLOAT;
 
+// A model of one `op` node (ReduceProd unless said) over `axes` of x with `dims`.
 absl::StatusOr<ImportedModel> ProdModel(std::vector<testing::Dim> dims, std::vector<int64_t> axes,
-                                        bool keepdims) {
+                                        bool keepdims, const std::string& op = "ReduceProd") {
   ModelBuilder m;
   m.Input("x", kF32, dims).Output("y", kF32);
-  ::onnx::NodeProto* n = m.Node("ReduceProd", {"x"}, {"y"}, "prod");
+  ::onnx::NodeProto* n = m.Node(op, {"x"}, {"y"}, "prod");
   if (!axes.empty()) SetInts(n, "axes", axes);
   SetInt(n, "keepdims", keepdims ? 1 : 0);
   return ImportFromBytes(m.Bytes(), "prod.onnx");
@@ -64,6 +67,47 @@ TEST(OnnxReduceProd, ALongOrSymbolicAxisIsRefusedNamingTheNode) {
   absl::StatusOr<ImportedModel> symbolic = ProdModel({int64_t{2}, std::string("W")}, {1}, true);
   EXPECT_EQ(symbolic.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(symbolic.status().message(), HasSubstr("ReduceProd over a symbolic axis"));
+}
+
+int CountOps(const ir::Graph& g, ir::OpCode op) {
+  int count = 0;
+  for (ir::ValueId v = 0; v < g.num_nodes(); ++v) count += g.node(v).op == op;
+  return count;
+}
+
+// x[n, c, h, w] = 12n + 6c + 3h + w over [2, 2, 2, 3].
+runtime::Tensor Counting() {
+  std::vector<double> values(24);
+  for (int i = 0; i < 24; ++i) values[i] = i;
+  return *runtime::Tensor::FromDoubles(ir::DType::kF32, {2, 2, 2, 3}, values);
+}
+
+const std::vector<testing::Dim> kDims = {int64_t{2}, int64_t{2}, int64_t{2}, int64_t{3}};
+
+TEST(OnnxReduceAxes, AdjacentAxesAreOneReduction) {
+  absl::StatusOr<ImportedModel> mean = ProdModel(kDims, {2, 3}, true, "ReduceMean");
+  ASSERT_TRUE(mean.ok()) << mean.status();
+  EXPECT_EQ(CountOps(mean->graph, ir::OpCode::kReduceMean), 1);
+  std::vector<int64_t> shape;
+  // The means of 0..5, 6..11, 12..17, 18..23.
+  EXPECT_THAT(Outputs(*mean, Counting(), &shape), ElementsAre(2.5, 8.5, 14.5, 20.5));
+  EXPECT_THAT(shape, ElementsAre(2, 2, 1, 1));
+  absl::StatusOr<ImportedModel> max = ProdModel(kDims, {1, 2, 3}, false, "ReduceMax");
+  ASSERT_TRUE(max.ok()) << max.status();
+  EXPECT_EQ(CountOps(max->graph, ir::OpCode::kReduceMax), 1);
+  EXPECT_THAT(Outputs(*max, Counting(), &shape), ElementsAre(11, 23));
+  EXPECT_THAT(shape, ElementsAre(2));
+}
+
+TEST(OnnxReduceAxes, AxesApartAreOneReductionEach) {
+  // Must not merge: axes 1 and 3 are not adjacent.
+  absl::StatusOr<ImportedModel> max = ProdModel(kDims, {1, 3}, false, "ReduceMax");
+  ASSERT_TRUE(max.ok()) << max.status();
+  EXPECT_EQ(CountOps(max->graph, ir::OpCode::kReduceMax), 2);
+  std::vector<int64_t> shape;
+  // The largest over c and w is 12n + 3h + 8.
+  EXPECT_THAT(Outputs(*max, Counting(), &shape), ElementsAre(8, 11, 20, 23));
+  EXPECT_THAT(shape, ElementsAre(2, 2));
 }
 
 }  // namespace
