@@ -279,8 +279,13 @@ class KernelEmitter {
   // where its lane is in the mask.
   llvm::Value* LoadRun(llvm::Type* vtype, llvm::Value* ptr, llvm::Value* mask, int stride,
                        llvm::Value* passthru);
-  // A vector of C's elements at `base` + `offsets` (bytes) under `mask` (zero elsewhere),
-  // and its store: by `runs` (two of them: a vector across one row end of a padded
+  // A vector by its first `count` runs from `base` (each run's lanes at its shift plus
+  // lane * `stride` elements, LoadRun), only lanes also in `mask` where given; zero
+  // elsewhere.
+  llvm::Value* LoadRuns(llvm::Type* vtype, llvm::Value* base, const RowRuns& runs, int count,
+                        int stride, llvm::Value* mask);
+  // A vector of elements at `base` + `offsets` (bytes) under `mask` (zero elsewhere), and
+  // its store: by `runs` (two of them: a vector of C across one row end of a padded
   // buffer's interior) where runs->complete holds, one masked load or store per run, else
   // by a gather or scatter (always, without runs). A scatter of 16 lanes cost more than
   // the pass it fused on AMD's Zen 5, where two masked stores cost two stores.

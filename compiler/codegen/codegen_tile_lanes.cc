@@ -121,6 +121,16 @@ llvm::Value* KernelEmitter::LoadRun(llvm::Type* vtype, llvm::Value* ptr, llvm::V
   return body_.CreateSelect(mask, body_.CreateShuffleVector(low, high, evens), passthru);
 }
 
+llvm::Value* KernelEmitter::LoadRuns(llvm::Type* vtype, llvm::Value* base, const RowRuns& runs,
+                                     int count, int stride, llvm::Value* mask) {
+  llvm::Value* x = llvm::Constant::getNullValue(vtype);
+  for (int r = 0; r < count; ++r) {
+    llvm::Value* in = mask == nullptr ? runs.mask[r] : body_.CreateAnd(runs.mask[r], mask);
+    x = LoadRun(vtype, body_.CreateGEP(body_.getInt8Ty(), base, runs.shift[r]), in, stride, x);
+  }
+  return x;
+}
+
 llvm::Value* KernelEmitter::LoadLanes(llvm::Type* vtype, llvm::Value* base, llvm::Value* offsets,
                                       const RowRuns* runs, llvm::Value* mask) {
   const llvm::Align align(vtype->getScalarSizeInBits() / 8);
@@ -130,16 +140,12 @@ llvm::Value* KernelEmitter::LoadLanes(llvm::Type* vtype, llvm::Value* base, llvm
                                     mask, zero);
   };
   if (runs == nullptr) return gather();
-  llvm::Value *by_runs = zero, *by_lanes = nullptr;
+  llvm::Value *by_runs = nullptr, *by_lanes = nullptr;
   llvm::BasicBlock *runs_end = nullptr, *lanes_end = nullptr;
   EmitIfElse(
       runs->complete, "c_runs",
       [&] {
-        for (int r = 0; r < 2; ++r) {
-          by_runs = body_.CreateMaskedLoad(vtype,
-                                           body_.CreateGEP(body_.getInt8Ty(), base, runs->shift[r]),
-                                           align, body_.CreateAnd(runs->mask[r], mask), by_runs);
-        }
+        by_runs = LoadRuns(vtype, base, *runs, 2, 1, mask);
         runs_end = body_.GetInsertBlock();
       },
       [&] {

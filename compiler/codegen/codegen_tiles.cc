@@ -207,11 +207,6 @@ bool KernelEmitter::EmitTiles() {
   auto trips_if = [&](llvm::Value* taken, llvm::Value* kc) {
     return body_.CreateSelect(taken, kc, body_.getInt64(0));
   };
-  // The elements at `base` + offsets (bytes) where `mask` is set, zero elsewhere.
-  auto gather = [&](llvm::Value* base, llvm::Value* offsets, llvm::Value* mask) {
-    llvm::Value* ptrs = body_.CreateGEP(body_.getInt8Ty(), base, offsets);
-    return body_.CreateMaskedGather(vtype, ptrs, ealign, mask, zero);
-  };
   EmitNest(0, nb, [&] {
     llvm::Value* m_extent = EvalTop(kernel_.loops[m], DType::kI64, "M extent");
     llvm::Value* n_extent = EvalTop(kernel_.loops[n], DType::kI64, "N extent");
@@ -287,7 +282,7 @@ bool KernelEmitter::EmitTiles() {
                 if (src == nullptr) return;
                 llvm::Value* x = as_load
                                      ? body_.CreateMaskedLoad(vtype, src, ealign, group_lanes, zero)
-                                     : gather(src, offsets, group_lanes);
+                                     : LoadLanes(vtype, src, offsets, nullptr, group_lanes);
                 body_.CreateMaskedStore(x, at(tile_a, add(mul(kk, rows), g)), ealign, group_lanes);
               });
         };
@@ -297,9 +292,9 @@ bool KernelEmitter::EmitTiles() {
     };
     // C[m0 .. m0+MR, col0 .. col0+NR] (+)= A's tile (kc x MR at tile_a) times B's panel
     // (kc x NR at panel); rows from m_end on and columns from n_end on are not stored.
-    // Scattered C: vector v's lane offsets from its panel's first column, and whether
-    // they are consecutive (set per panel).
-    std::vector<llvm::Value*> c_offsets(vectors), c_vector_consecutive(vectors);
+    // Scattered C: vector v's lane offsets from its panel's first column, and their runs
+    // (set per panel).
+    std::vector<llvm::Value*> c_offsets(vectors);
     std::vector<RowRuns> c_row_runs(vectors);
     // The same rows of the panel kPrefetchPanels on from this one (packed weights read in
     // place), or null: asked into L2 while this panel's tiles run (see below).
@@ -489,14 +484,9 @@ bool KernelEmitter::EmitTiles() {
                         x = body_.CreateMaskedLoad(vtype, in_panel(base, col, v), ealign, in_n,
                                                    zero);
                       } else if (how == Pack::kRuns) {
-                        x = zero;
-                        for (int r = 0; r < run_plan.runs; ++r) {
-                          x = LoadRun(vtype,
-                                      body_.CreateGEP(body_.getInt8Ty(), base, runs[v].shift[r]),
-                                      runs[v].mask[r], run_plan.stride, x);
-                        }
+                        x = LoadRuns(vtype, base, runs[v], run_plan.runs, run_plan.stride, nullptr);
                       } else {
-                        x = gather(base, offsets[v], in_n);
+                        x = LoadLanes(vtype, base, offsets[v], nullptr, in_n);
                       }
                       body_.CreateAlignedStore(x, at(row, body_.getInt64(int64_t{v} * lanes)),
                                                valign);
@@ -538,13 +528,12 @@ bool KernelEmitter::EmitTiles() {
                   return safe_column(body_.CreateAdd(col, j), col0);
                 });
                 if (c_offsets[v] == nullptr) return;
-                c_vector_consecutive[v] =
-                    consecutive_lanes(c_offsets[v], lanes, int64_t{v} * lanes);
                 if (c_runs) {
                   c_row_runs[v] = PlanRowRuns(
                       c_offsets[v], lanes_below(body_.CreateSub(n_end, col)), consecutive, size, 2);
                 }
-                c_consecutive = body_.CreateAnd(c_consecutive, c_vector_consecutive[v]);
+                c_consecutive = body_.CreateAnd(
+                    c_consecutive, consecutive_lanes(c_offsets[v], lanes, int64_t{v} * lanes));
               }
             }
             llvm::Value* panel = nullptr;

@@ -7,13 +7,21 @@
 namespace graphjit::compiler {
 namespace {
 
+// The first node under `v` that is neither a reshape nor a transpose; whether the way
+// down passed a reshape and a transpose in *reshaped and *transposed.
+ir::ValueId UnderLayouts(const ir::Graph& graph, ir::ValueId v, bool* reshaped, bool* transposed) {
+  for (;; v = graph.node(v).operands[0]) {
+    const ir::OpCode op = graph.node(v).op;
+    if (op != ir::OpCode::kReshape && op != ir::OpCode::kTranspose) return v;
+    *(op == ir::OpCode::kReshape ? reshaped : transposed) = true;
+  }
+}
+
 // Whether `v` is a convolution's sliding windows (im2col's patches), seen through
 // reshapes and transposes.
 bool IsConvolutionWindows(const ir::Graph& graph, ir::ValueId v) {
-  while (graph.node(v).op == ir::OpCode::kReshape || graph.node(v).op == ir::OpCode::kTranspose) {
-    v = graph.node(v).operands[0];
-  }
-  return graph.node(v).op == ir::OpCode::kWindow;
+  bool reshaped = false, transposed = false;
+  return graph.node(UnderLayouts(graph, v, &reshaped, &transposed)).op == ir::OpCode::kWindow;
 }
 
 // True if the first load in `e` indexes its last dim by exactly loop variable `var`
@@ -80,16 +88,8 @@ bool IsPackedPanels(const ir::Graph& graph, ir::ValueId v) {
 
 bool TilesReadInPlace(const ir::Graph& graph, ir::ValueId v) {
   bool reshaped = false, transposed = false;
-  for (;; v = graph.node(v).operands[0]) {
-    const ir::OpCode op = graph.node(v).op;
-    if (op == ir::OpCode::kReshape) {
-      reshaped = true;
-    } else if (op == ir::OpCode::kTranspose) {
-      transposed = true;
-    } else {
-      return op == ir::OpCode::kWindow || (reshaped && !transposed);
-    }
-  }
+  const ir::ValueId under = UnderLayouts(graph, v, &reshaped, &transposed);
+  return graph.node(under).op == ir::OpCode::kWindow || (reshaped && !transposed);
 }
 
 ProductKernel ChooseProductKernel(const ir::Graph& graph, ir::ValueId id, ProductKernels policy,
@@ -117,10 +117,10 @@ ProductKernel ChooseProductKernel(const ir::Graph& graph, ir::ValueId id, Produc
   // BLAS work: OpenBLAS's AVX-512 kernels match the tiles there (a 480 x 480 x 480 1 x 1
   // convolution 0.99 against 1.06 ms; the PP-OCR recognizer at 1 x 320 with them all as
   // tiles 11.1 against 9.6 ms; regnet_y_400mf 9.4 against 7.8, googlenet 19.9 against
-  // 17.2), and a BLAS call costs
-  // nothing to compile. Where OpenBLAS runs narrower kernels than the host's (AVX2 on an
-  // AVX-512 host, as OPENBLAS_CORETYPE=Haswell makes it), the tiles win those too, except
-  // over a transposed rhs that BLAS reads in place and the tiles would copy.
+  // 17.2), and a BLAS call costs nothing to compile. Where OpenBLAS runs narrower kernels
+  // than the host's (AVX2 on an AVX-512 host, as OPENBLAS_CORETYPE=Haswell makes it), the
+  // tiles win those too, except over a transposed rhs that BLAS reads in place and the
+  // tiles would copy.
   if (rhs_transposed || !runtime::BlasNarrowerThanHost()) return ProductKernel::kBlas;
   return ProductKernel::kTiles;
 }
