@@ -1,4 +1,5 @@
-// The kernels that are loop nests: pointwise, reduction, arg reduction and scan bodies.
+// The kernels that are loop nests: pointwise, reduction, arg reduction and scan bodies, and
+// the vector accumulators of reductions in lanes (EmitReduceLanes).
 #include <limits>
 
 #include "compiler/codegen/codegen_emitter.h"
@@ -8,6 +9,16 @@
 namespace graphjit::compiler::codegen_internal {
 
 using ir::DType;
+
+namespace {
+
+// Vector accumulators of a reduction whose value is cheap (a load, a product): enough
+// independent adds to cover their latency. A value with a transcendental is bound by its
+// own instructions, and two chains keep its IR (one copy of the value per chain) small.
+constexpr int kReduceChains = 4;
+constexpr int kCostlyReduceChains = 2;
+
+}  // namespace
 
 void KernelEmitter::EmitPointwise() {
   const DType dtype = program_.buffers[kernel_.out].dtype;
@@ -185,6 +196,74 @@ void KernelEmitter::EmitScan() {
       StoreElement(kernel_.out, TargetPtr(kernel_.out, indices), result);
     });
   });
+}
+
+llvm::Value* KernelEmitter::EmitReduceLanes(
+    int lanes, llvm::Value* extent, llvm::Value* init,
+    absl::FunctionRef<llvm::Value*(llvm::Value*, llvm::Value*)> combine,
+    absl::FunctionRef<void(llvm::Value*)> scalar_step) {
+  const int var = static_cast<int>(kernel_.loops.size());
+  int cost = 0;
+  for (const auto& [e, lane_class] : lane_class_) {
+    if (e->kind == ExprKind::kOp) cost += ScalarOpCost(e->op);
+  }
+  const int chains = cost >= 8 ? kCostlyReduceChains : kReduceChains;
+  llvm::Type* type = llvm::FixedVectorType::get(init->getType(), lanes);
+  std::vector<llvm::AllocaInst*> acc;
+  for (int u = 0; u < chains; ++u) {
+    acc.push_back(prologue_.CreateAlloca(type, nullptr, "lanes"));
+    body_.CreateStore(body_.CreateVectorSplat(lanes, init), acc.back());
+  }
+  // value at loop_vars_[var] = first .. first + lanes - 1 into accumulator u.
+  auto step = [&](int u, llvm::Value* first) {
+    loop_vars_[var] = first;
+    llvm::Value* value = EvalLanes(kernel_.value, var, lanes);
+    body_.CreateStore(combine(body_.CreateLoad(type, acc[u]), value), acc[u]);
+  };
+  const int64_t block = int64_t{chains} * lanes;
+  llvm::Value* blocks = body_.CreateSDiv(extent, body_.getInt64(block));
+  llvm::Value* done = body_.CreateMul(blocks, body_.getInt64(block), "", true, true);
+  if (const auto* c = llvm::dyn_cast<llvm::ConstantInt>(blocks);
+      c == nullptr || c->getSExtValue() > 0) {
+    EmitLoop(blocks, var, [&] {
+      llvm::Value* first = body_.CreateMul(loop_vars_[var], body_.getInt64(block), "", true, true);
+      for (int u = 0; u < chains; ++u) {
+        step(u, u == 0
+                    ? first
+                    : body_.CreateAdd(first, body_.getInt64(int64_t{u} * lanes), "", true, true));
+      }
+    });
+  }
+  EmitBlockedLoop(
+      extent, var, lanes, [&](llvm::Value* first) { step(0, first); },
+      [&](llvm::Value* index) {
+        loop_vars_[var] = index;
+        scalar_step(index);
+      },
+      done);
+  // The chains in a tree, then the lanes: halves combined until one is left.
+  std::vector<llvm::Value*> sums;
+  for (llvm::AllocaInst* a : acc) sums.push_back(body_.CreateLoad(type, a));
+  for (size_t width = sums.size(); width > 1; width /= 2) {
+    for (size_t i = 0; i < width / 2; ++i) sums[i] = combine(sums[i], sums[i + width / 2]);
+  }
+  return CombineLanes(sums[0], combine);
+}
+
+llvm::Value* KernelEmitter::CombineLanes(
+    llvm::Value* v, absl::FunctionRef<llvm::Value*(llvm::Value*, llvm::Value*)> combine) {
+  const int lanes =
+      static_cast<int>(llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements());
+  for (int width = lanes; width > 2; width /= 2) {
+    std::vector<int> low(width / 2), high(width / 2);
+    for (int i = 0; i < width / 2; ++i) {
+      low[i] = i;
+      high[i] = width / 2 + i;
+    }
+    v = combine(body_.CreateShuffleVector(v, low), body_.CreateShuffleVector(v, high));
+  }
+  return combine(body_.CreateExtractElement(v, uint64_t{0}),
+                 body_.CreateExtractElement(v, uint64_t{1}));
 }
 
 }  // namespace graphjit::compiler::codegen_internal

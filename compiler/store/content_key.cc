@@ -139,8 +139,9 @@ ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& 
   // windows packed a run of consecutive elements per image row, v24 also a stride-2
   // convolution's (every other element), v25 C's vectors across a row end of a padded
   // buffer stored and loaded as two runs rather than scattered and gathered, v26 N's last
-  // panel computing only its vectors in N where a part-full one wastes 5% or more.
-  h.Text("graphjit-kernel-key-v26");
+  // panel computing only its vectors in N where a part-full one wastes 5% or more, v27
+  // O2 maps over a stride-1 stencil's rows (a depthwise convolution) four rows at a time.
+  h.Text("graphjit-kernel-key-v27");
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir, emit_asm and keep_object change what is kept.
   h.Text(absl::StrCat("tile_matmuls=", codegen.tile_matmuls, ",tier=", CodeTierName(codegen.tier),

@@ -4,7 +4,8 @@
 // tier's bits, reductions the reference's values, and the emitted IR has vectors of the
 // width asked for and none wider. Loops one vector cannot hold stay with LLVM's
 // vectorizer. Stride-2 loads (a wide load's even lanes) give the reference's bits in
-// both tiers, the O2 tier's pairs and masked rests included.
+// both tiers, the O2 tier's pairs and masked rests included; so do row stencils, whose
+// rows the O2 tier computes four at a time.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -243,6 +244,72 @@ TEST(CodegenLanesTest, UniformSelectsBranchToTheTakenArm) {
 
 TEST(CodegenLanesTest, StrideTwoLoadsF32) { CheckStrideTwo<float>(DType::kF32); }
 TEST(CodegenLanesTest, StrideTwoLoadsF64) { CheckStrideTwo<double>(DType::kF64); }
+
+// Vector stores in emitted IR.
+int VectorStores(const std::string& ir) {
+  int count = 0;
+  for (size_t at = ir.find("store <"); at != std::string::npos; at = ir.find("store <", at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+// A stride-1 stencil over rows, out[r, i] = (x[r, i] * 0.75 + x[r + s, i + 1] * -1.25) +
+// x[r + 2s, i], `rows` rows of N outputs from rows + 2s rows of N + 1 inputs. With s = 1
+// the taps share input rows, so at O2 the rows are computed four at a time (in the
+// emitted IR, four rows' stores per vector, from 4 rows on), the rest rows one by one;
+// s = 0 (every tap on the output's row) must not jam. Both tiers give the reference's
+// bits at every row count and length.
+template <typename T>
+void CheckRowStencil(DType dtype) {
+  for (int64_t rows : {1, 2, 3, 4, 5, 7, 9}) {
+    std::vector<int> stores;
+    for (int s : {0, 1}) {
+      ProgramBuilder pb({"N"});
+      ExprPtr n = SymbolValue(0);
+      int x = pb.Arg("x", dtype, {C(rows + 2 * s), Op(ScalarOp::kAdd, n, C(1))});
+      int out = pb.Arg("out", dtype, {C(rows), n}, BufferKind::kOutput);
+      auto tap = [&](int row, int col) {
+        ExprPtr r = row == 0 ? I(0) : Op(ScalarOp::kAdd, I(0), C(row));
+        return Load(x, dtype, {r, col == 0 ? I(1) : Op(ScalarOp::kAdd, I(1), C(col))});
+      };
+      pb.Pointwise(out, {C(rows), n},
+                   Op(ScalarOp::kAdd,
+                      Op(ScalarOp::kAdd, Op(ScalarOp::kMul, tap(0, 0), F(0.75, dtype)),
+                         Op(ScalarOp::kMul, tap(s, 1), F(-1.25, dtype))),
+                      tap(2 * s, 0)));
+      for (CodeTier tier : {CodeTier::kBaseline, CodeTier::kOptimized}) {
+        auto code = CompileAt(pb.program(), tier);
+        ASSERT_NE(code, nullptr);
+        if (tier == CodeTier::kOptimized) stores.push_back(VectorStores(code->llvm_ir()));
+        for (int64_t len : kLengths) {
+          SCOPED_TRACE(::testing::Message() << "tier " << static_cast<int>(tier) << " rows " << rows
+                                            << " s " << s << " N " << len);
+          std::vector<T> xs = Values<T>((rows + 2 * s) * (len + 1), 4);
+          std::vector<T> got(rows * len, T(-7));
+          RunEntry(*code, {xs.data(), got.data()}, {len});
+          for (int64_t r = 0; r < rows; ++r) {
+            const T* in = xs.data() + r * (len + 1);
+            for (int64_t i = 0; i < len; ++i) {
+              const T want = (in[i] * T(0.75) + in[s * (len + 1) + i + 1] * T(-1.25)) +
+                             in[2 * s * (len + 1) + i];
+              ASSERT_EQ(got[r * len + i], want) << r << ", " << i;
+            }
+          }
+        }
+      }
+    }
+    // Fewer than four rows: no block of four is emitted.
+    if (rows >= 4) {
+      EXPECT_GT(stores[1], stores[0]) << rows << " rows";
+    } else {
+      EXPECT_EQ(stores[1], stores[0]) << rows << " rows";
+    }
+  }
+}
+
+TEST(CodegenLanesTest, RowStencilsF32) { CheckRowStencil<float>(DType::kF32); }
+TEST(CodegenLanesTest, RowStencilsF64) { CheckRowStencil<double>(DType::kF64); }
 
 // sums[r] = sum_i x[r, i] * x[r, i], maxes[r] = max_i x[r, i] over a symbolic length.
 template <typename T>
