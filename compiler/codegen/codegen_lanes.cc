@@ -74,8 +74,10 @@ bool StrideTwoAlong(const std::vector<ExprPtr>& indices, int var) {
 // position is row_var plus offsets: a stride-1 depthwise convolution's taps), so that
 // the rows load the vectors they share once: 4 (3 x 3 taps: 18 loads of input rows
 // instead of 36). 1 without shared rows, with more than 9 taps (their weights and loads
-// no longer fit the registers together) and at stride 2, where only one row in two is
-// shared. Alternating runs, one row at a time / in pairs / in fours: a 3 x 3 depthwise
+// no longer fit the registers together), with a transcendental (exp's constants take the
+// registers: the convolution and its x * sigmoid(x) in one kernel, 96 channels of
+// 56 x 56, 147 us in fours, 125 one row at a time) and at stride 2, where only one row in
+// two is shared. Alternating runs, one row at a time / in pairs / in fours: a 3 x 3 depthwise
 // convolution with its relu over 48 channels of 56 x 56 30.4 / 21.5 / 19.2 us, over 144
 // of 14 x 14 8.0 / 5.2 / 5.0; 5 x 5 over 72 of 28 x 28 40.3 / 46.7 / 45.3; stride 2
 // over mobilenet_v2's 96 of 112 x 112 (in pairs) 211 -> 237.
@@ -86,7 +88,11 @@ int RowsSharingLoads(const Expr* value, int row_var) {
     std::string index;  // row_var plus its offset, as text
   };
   std::vector<Tap> taps;
+  absl::flat_hash_set<const Expr*> seen;  // an expression shared by two uses counts once
+  bool costly = false;
   auto walk = [&](auto&& self, const Expr* e) -> void {
+    if (!seen.insert(e).second) return;
+    if (e->kind == ExprKind::kOp && ScalarOpCost(e->op) >= 8) costly = true;
     if (e->kind == ExprKind::kLoad) {
       for (size_t i = 0; i < e->operands.size(); ++i) {
         const int64_t c = Coefficient(e->operands[i].get(), row_var);
@@ -97,6 +103,7 @@ int RowsSharingLoads(const Expr* value, int row_var) {
     for (const ExprPtr& operand : e->operands) self(self, operand.get());
   };
   walk(walk, value);
+  if (costly) return 1;
   constexpr int64_t kMaxJammedTaps = 9;
   int jam = 1;
   for (const Tap& tap : taps) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/lower/fusion.h"
 #include "compiler/lower/index_exprs.h"
@@ -53,10 +54,14 @@ class KernelBuilder {
   }
 
   // The value of node `v` at index `idx`: a load if it lives in a buffer, else its
-  // expression inlined.
+  // expression inlined, built once per kernel and index (users meeting in one consumer,
+  // x * sigmoid(x), share it, and codegen computes a shared expression once).
   ExprPtr Value(ValueId v, const std::vector<ExprPtr>& idx) {
     if (buffer_of_[v] >= 0) return LoadBuffer(buffer_of_[v], idx);
-    return Inline(v, idx);
+    std::pair<ValueId, std::vector<const Expr*>> key{v, {}};
+    for (const ExprPtr& e : idx) key.second.push_back(e.get());
+    if (auto it = inlined_.find(key); it != inlined_.end()) return it->second;
+    return inlined_[key] = Inline(v, idx);
   }
 
   ExprPtr LoadBuffer(int b, const std::vector<ExprPtr>& idx) {
@@ -112,19 +117,10 @@ class KernelBuilder {
         in[axis] = Op(ScalarOp::kAdd, idx[axis], Sym(n.attrs.GetDim("start")));
         return operand(0, in);
       }
-      case OpCode::kWindow: {
-        const auto& kernel = n.attrs.Get<std::vector<int64_t>>("kernel");
-        const auto& strides = n.attrs.Get<std::vector<int64_t>>("strides");
-        const auto& dilations = n.attrs.Get<std::vector<int64_t>>("dilations");
-        const size_t k = kernel.size(), batch = idx.size() - 2 * k;
-        std::vector<ExprPtr> in(idx.begin(), idx.begin() + batch);
-        for (size_t i = 0; i < k; ++i) {
-          in.push_back(Op(ScalarOp::kAdd,
-                          Op(ScalarOp::kMul, idx[batch + k + i], ConstI(strides[i])),
-                          Op(ScalarOp::kMul, idx[batch + i], ConstI(dilations[i]))));
-        }
-        return operand(0, in);
-      }
+      case OpCode::kWindow:
+        return operand(0, WindowIndex(idx, n.attrs.Get<std::vector<int64_t>>("kernel"),
+                                      n.attrs.Get<std::vector<int64_t>>("strides"),
+                                      n.attrs.Get<std::vector<int64_t>>("dilations")));
       case OpCode::kConcat: {
         int axis =
             ir::ValueOrDie(ir::NormalizeAxis(n.attrs.GetInt("axis"), n.type.rank(), "concat"));
@@ -221,7 +217,10 @@ class KernelBuilder {
     return absl::OkStatus();
   }
 
-  void AddKernel(Kernel k) { prog_.kernels.push_back(std::move(k)); }
+  void AddKernel(Kernel k) {
+    inlined_.clear();
+    prog_.kernels.push_back(std::move(k));
+  }
 
   std::string KernelName(ValueId id, const char* what = "") {
     return absl::StrCat("k", prog_.kernels.size(), "_", ir::OpName(g_.node(id).op), what);
@@ -584,6 +583,7 @@ class KernelBuilder {
   LoweredGraph out_;
   FusionPolicy fusion_;
   std::vector<int> buffer_of_;  // per node: its buffer, or -1 while it is inlined
+  absl::flat_hash_map<std::pair<ValueId, std::vector<const Expr*>>, ExprPtr> inlined_;
   std::vector<int> written_outputs_;
 };
 

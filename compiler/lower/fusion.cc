@@ -30,6 +30,14 @@ bool IsOverlappingWindow(const ir::Graph& g, ValueId u) {
   return false;
 }
 
+// How many single-user pointwise steps the uses of a value may take to meet (see
+// MeetInOneConsumer): hardswish's x * (clip(x + 3) / 6) takes 3.
+constexpr int kMaxMeetingSteps = 4;
+
+bool IsElementwise(const ir::Graph& g, ValueId v) {
+  return ScalarOpFor(g.node(v).op).has_value() || g.node(v).op == OpCode::kCast;
+}
+
 }  // namespace
 
 FusionPolicy::FusionPolicy(const ir::Graph& graph) : g_(graph), users_(graph.Users()) {
@@ -54,6 +62,42 @@ bool FusionPolicy::RhsTransposed(ValueId mm, const std::vector<int>& buffer_of) 
   while (buffer_of[v] < 0 && IsLayout(g_.node(v).op)) {
     if (g_.node(v).op == OpCode::kTranspose) return true;
     v = g_.node(v).operands[0];
+  }
+  return false;
+}
+
+bool FusionPolicy::MeetInOneConsumer(ValueId id) const {
+  // Each user's path: the user, then while a node is elementwise with one user (not an
+  // output), that user.
+  auto path = [&](ValueId u) {
+    std::vector<ValueId> p = {u};
+    while (static_cast<int>(p.size()) <= kMaxMeetingSteps && p.back() < g_.num_nodes() &&
+           IsElementwise(g_, p.back()) && users_[p.back()].size() == 1 && !is_output_[p.back()]) {
+      p.push_back(users_[p.back()][0]);
+    }
+    return p;
+  };
+  std::vector<std::vector<ValueId>> paths;
+  for (ValueId u : users_[id]) paths.push_back(path(u));
+  // The meeting node: the first of one path on every other path, itself elementwise, and
+  // every node before it on each path elementwise (so it reads `id` at its own index) and
+  // cheap: a transcendental's constants (exp's polynomial) beside a costly producer's
+  // (a depthwise convolution's nine weights) overflow the vector registers, and the kernel
+  // spills. One 3 x 3 depthwise convolution over 96 channels of 56 x 56 and its
+  // x * sigmoid(x): 37 + 62 us as two kernels, 125 us as one.
+  for (ValueId meet : paths[0]) {
+    if (meet >= g_.num_nodes() || !IsElementwise(g_, meet)) return false;
+    for (const auto& p : paths) {
+      for (ValueId v : p) {
+        if (v == meet) break;
+        const std::optional<ScalarOp> op = ScalarOpFor(g_.node(v).op);
+        if (op && ScalarOpCost(*op) >= 8) return false;
+      }
+    }
+    const bool on_all = std::all_of(paths.begin(), paths.end(), [&](const auto& p) {
+      return std::find(p.begin(), p.end(), meet) != p.end();
+    });
+    if (on_all) return true;
   }
   return false;
 }
@@ -83,7 +127,7 @@ bool FusionPolicy::Decide(ValueId id, const std::vector<int>& buffer_of) {
   }
   if (cost_[id] <= 1) return false;
   // Not an output (returned above), so every user is a node.
-  if (users_[id].size() > 1) return true;
+  if (users_[id].size() > 1 && !MeetInOneConsumer(id)) return true;
   // Costly arithmetic whose one user moves its last axis (NCHW to NHWC): inlined, the
   // kernel would run along the transposed order, scattering each vector's stores (or
   // gathering every operand); materialized, it runs along its own rows and the transpose

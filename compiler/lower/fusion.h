@@ -1,7 +1,8 @@
 // Fusion decisions for lowering: which graph values get a buffer and which are inlined into
 // their consumers' loop nests as expressions. A value is materialized when it is a graph output
 // or an op with a kernel of its own (Lowering Kernel in ir/ops.def), or when inlining it would
-// repeat expensive work: more than one user, a matmul operand re-read per output element, or
+// repeat expensive work: more than one user (unless they meet in one elementwise consumer, as
+// x * sigmoid(x) does), a matmul operand re-read per output element, or
 // the operand of an overlapping window (a padded input included, and a padded input widened for
 // alignment under the slice its readers share, which then stays a view); or when its arithmetic
 // is costly and its one user a transpose moving its last axis (the kernel would otherwise run
@@ -36,6 +37,11 @@ class FusionPolicy {
 
  private:
   int Cost(ir::ValueId id, const std::vector<int>& buffer_of) const;
+  // Whether the users of `id` meet in one elementwise node within a few single-user
+  // elementwise steps (x * sigmoid(x) after a depthwise convolution meets at the mul):
+  // inlined, `id` is computed once in that node's kernel (lowering builds the expression
+  // of a value at an index once per kernel) rather than stored and read back.
+  bool MeetInOneConsumer(ir::ValueId id) const;
   bool RhsTransposed(ir::ValueId matmul, const std::vector<int>& buffer_of) const;
 
   const ir::Graph& g_;

@@ -108,6 +108,19 @@ std::vector<ExprPtr> BroadcastIndex(const ir::Shape& in, const ir::Shape& out,
   return r;
 }
 
+std::vector<ExprPtr> WindowIndex(const std::vector<ExprPtr>& idx,
+                                 const std::vector<int64_t>& kernel,
+                                 const std::vector<int64_t>& strides,
+                                 const std::vector<int64_t>& dilations) {
+  const size_t k = kernel.size(), batch = idx.size() - 2 * k;
+  std::vector<ExprPtr> in(idx.begin(), idx.begin() + batch);
+  for (size_t i = 0; i < k; ++i) {
+    in.push_back(Op(ScalarOp::kAdd, Op(ScalarOp::kMul, idx[batch + k + i], ConstI(strides[i])),
+                    Op(ScalarOp::kMul, idx[batch + i], ConstI(dilations[i]))));
+  }
+  return in;
+}
+
 std::vector<ExprPtr> ReshapeIndex(const ir::Shape& in, const ir::Shape& out,
                                   const std::vector<ExprPtr>& idx,
                                   const std::vector<std::string>& symbols) {

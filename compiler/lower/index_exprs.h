@@ -38,6 +38,13 @@ ExprPtr RenameLoopVars(const ExprPtr& e, const absl::flat_hash_map<int, int>& va
 std::vector<ExprPtr> BroadcastIndex(const ir::Shape& in, const ir::Shape& out,
                                     const std::vector<ExprPtr>& idx);
 
+// The index into a window's operand for result index `idx` ([batch.., window offsets k..,
+// output positions o..]): position o * stride + k * dilation along each windowed dim.
+std::vector<ExprPtr> WindowIndex(const std::vector<ExprPtr>& idx,
+                                 const std::vector<int64_t>& kernel,
+                                 const std::vector<int64_t>& strides,
+                                 const std::vector<int64_t>& dilations);
+
 // The index into a row-major reshape's operand of shape `in` for result index `idx` of
 // shape `out`, group by group of dims with equal products (so splitting and merging
 // dims, symbolic ones too, map directly; div and mod by the operand's dims only where a

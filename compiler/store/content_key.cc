@@ -140,7 +140,8 @@ ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& 
   // convolution's (every other element), v25 C's vectors across a row end of a padded
   // buffer stored and loaded as two runs rather than scattered and gathered, v26 N's last
   // panel computing only its vectors in N where a part-full one wastes 5% or more, v27
-  // O2 maps over a stride-1 stencil's rows (a depthwise convolution) four rows at a time.
+  // O2 maps over a stride-1 stencil's rows (a depthwise convolution) four rows at a time
+  // (none with a transcendental).
   h.Text("graphjit-kernel-key-v27");
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir, emit_asm and keep_object change what is kept.

@@ -46,6 +46,13 @@ TEST(IndexExprs, BroadcastReadsElementZeroOfSizeOneDims) {
   EXPECT_EQ(Strings(BroadcastIndex({1}, {1}, LoopVars(1))), (std::vector<std::string>{"i0"}));
 }
 
+TEST(IndexExprs, WindowReadsPositionTimesStridePlusOffsetTimesDilation) {
+  // [n, c, k0, k1, o0, o1] of a 2-D window, strides 2 x 1, dilations 1 x 3 (Op drops the
+  // products by 1).
+  EXPECT_EQ(Strings(WindowIndex(LoopVars(6), {3, 3}, {2, 1}, {1, 3})),
+            (std::vector<std::string>{"i0", "i1", "((i4 * 2) + i2)", "(i5 + (i3 * 3))"}));
+}
+
 TEST(IndexExprs, ReshapeMapsEqualDimsDirectlyAndOthersThroughTheFlatIndex) {
   const std::vector<std::string> symbols = {"S"};
   // [S, 4] -> [S, 1, 4]: same non-1 dims, no arithmetic.
@@ -56,7 +63,7 @@ TEST(IndexExprs, ReshapeMapsEqualDimsDirectlyAndOthersThroughTheFlatIndex) {
             (std::vector<std::string>{"(((i0 * 4) + i1) / 6)", "(((i0 * 4) + i1) % 6)"}));
 }
 
-TEST(Fusion, CheapChainsInlineAndSharedExpensiveValuesGetBuffers) {
+TEST(Fusion, CheapChainsAndValuesReadTwiceByOneNodeInline) {
   ir::Graph g = Parse(R"(graph f {
     %x = input {name="x"} : f32[8]
     %n = neg(%x) : f32[8]
@@ -82,13 +89,58 @@ TEST(Fusion, CheapChainsInlineAndSharedExpensiveValuesGetBuffers) {
   // neg (cost 1) is read twice but inlined; add of it (cost 3) has one user: inlined.
   EXPECT_FALSE(decided[0]) << "neg";
   EXPECT_FALSE(decided[1]) << "add";
-  // exp (cost 8) is read twice by mul: it gets a buffer.
-  EXPECT_TRUE(decided[2]) << "exp";
+  // exp (cost 8) is read twice, both times by the mul: inlined there, built once.
+  EXPECT_FALSE(decided[2]) << "exp";
   EXPECT_FALSE(decided[3]) << "mul";
   EXPECT_TRUE(decided[4]) << "reduce_sum has a kernel of its own";
   EXPECT_TRUE(decided[5]) << "the output";
   EXPECT_EQ(policy.cost(1), 1);
   EXPECT_EQ(policy.cost(2), 3);
+}
+
+// Decisions in node order, each materialized value then read from its buffer.
+std::vector<bool> DecideAll(const ir::Graph& g, int inputs) {
+  FusionPolicy policy(g);
+  std::vector<int> buffer_of(g.num_nodes(), -1);
+  std::vector<bool> decided(g.num_nodes(), true);
+  for (ir::ValueId id = 0; id < g.num_nodes(); ++id) {
+    if (id >= inputs) decided[id] = policy.Decide(id, buffer_of);
+    if (decided[id]) {
+      buffer_of[id] = static_cast<int>(id);
+      policy.Materialized(id);
+    }
+  }
+  return decided;
+}
+
+TEST(Fusion, UsersMeetingInOneCheapConsumerShareTheInlinedValue) {
+  ir::Graph g = Parse(R"(graph f {
+    %x = input {name="x"} : f32[8]
+    %w = input {name="w"} : f32[8]
+    %p = mul(%x, %w) : f32[8]
+    %d = add(%p, %x) : f32[8]
+    %t = add(%d, %w) : f32[8]
+    %u = maximum(%t, %x) : f32[8]
+    %h = mul(%d, %u) : f32[8]
+    %q = mul(%x, %w) : f32[8]
+    %e = add(%q, %w) : f32[8]
+    %s = sigmoid(%e) : f32[8]
+    %y = mul(%e, %s) : f32[8]
+    %k = mul(%w, %x) : f32[8]
+    %f = add(%k, %w) : f32[8]
+    %r = reduce_sum(%f) {axis=0, keepdim=false} : f32[]
+    %z = add(%f, %r) : f32[8]
+    %o1 = add(%h, %y) : f32[8]
+    %o = add(%o1, %z) : f32[8]
+    return %o
+  })");
+  const std::vector<bool> decided = DecideAll(g, 2);
+  // %d's users (%t and %h) meet at %h through cheap ops (hardswish's shape): inlined.
+  EXPECT_FALSE(decided[3]) << "d";
+  // Must not fire: %e's users meet past a sigmoid (x * sigmoid(x)), whose constants would
+  // crowd the producer's out of the registers; %f's never meet (a reduction reads it).
+  EXPECT_TRUE(decided[8]) << "e";
+  EXPECT_TRUE(decided[12]) << "f";
 }
 
 TEST(Fusion, ExpensiveMatmulRhsIsMaterializedButAnAxpyLhsIsNot) {

@@ -247,6 +247,43 @@ TEST(Lower, CostlyMapsAreNotInlinedIntoATransposeOfTheirRows) {
   }
 }
 
+// d read twice by h (d * max(d + w, x), hardswish's shape): one kernel, d's expression
+// built once and shared by both uses (codegen then computes it once), equal to the
+// interpreter's.
+TEST(Lower, AValueReadTwiceByOneNodeIsBuiltOnce) {
+  absl::StatusOr<ir::Graph> g = ir::ParseGraph(R"(graph f {
+    %x = input {name="x"} : f64[4, 6]
+    %w = input {name="w"} : f64[4, 6]
+    %p = mul(%x, %w) : f64[4, 6]
+    %d = add(%p, %x) : f64[4, 6]
+    %t = add(%d, %w) : f64[4, 6]
+    %u = maximum(%t, %x) : f64[4, 6]
+    %h = mul(%d, %u) : f64[4, 6]
+    return %h
+  })");
+  ASSERT_TRUE(g.ok()) << g.status();
+  std::vector<double> x(24), w(24);
+  for (int i = 0; i < 24; ++i) {
+    x[i] = std::sin(0.7 * i);
+    w[i] = std::cos(0.3 * i);
+  }
+  TensorMap in = {{"x", *Tensor::FromDoubles(ir::DType::kF64, {4, 6}, x)},
+                  {"w", *Tensor::FromDoubles(ir::DType::kF64, {4, 6}, w)}};
+  LoweredGraph lowered;
+  auto want = runtime::Interpret(*g, in, {});
+  auto got = RunLowered(*g, in, {}, {}, &lowered);
+  ASSERT_TRUE(want.ok() && got.ok()) << want.status() << got.status();
+  EXPECT_EQ(MaxRelDiff((*want)[0], (*got)[0]), 0.0);
+  ASSERT_EQ(lowered.program.kernels.size(), 1u) << ProgramToString(lowered.program);
+  const Expr& h = *lowered.program.kernels[0].value;
+  ASSERT_EQ(h.operands.size(), 2u) << ExprToString(lowered.program.kernels[0].value);
+  const Expr& u = *h.operands[1];
+  ASSERT_FALSE(u.operands.empty());
+  ASSERT_FALSE(u.operands[0]->operands.empty());
+  EXPECT_EQ(h.operands[0].get(), u.operands[0]->operands[0].get())
+      << ExprToString(lowered.program.kernels[0].value);
+}
+
 // argmin / argmax become arg reductions over their (inlined) operand and cumsum a scan
 // along its axis; the evaluator computes them in the interpreter's order, so the results
 // are equal, not just close.
