@@ -1,6 +1,6 @@
 // Conv, MaxPool and AveragePool at import: results against direct loops written here
-// (grouped, strided, dilated, padded, with a symbolic width), and the refusals that name
-// the node and what was expected.
+// (grouped, strided, dilated, padded, with a symbolic width), a max pool's maximums as a
+// tree, and the refusals that name the node and what was expected.
 #include <cmath>
 #include <limits>
 #include <random>
@@ -206,6 +206,42 @@ TEST(OnnxConv, PoolsMatchLoops) {
           }
         }
       }
+    }
+  }
+}
+
+// A 3 x 3 max pool is a tree of maximums (depth 4, not a chain of 8: each maximum is a
+// dependent sequence of instructions where NaN must win), and a NaN in a window still
+// makes that window's output NaN.
+TEST(OnnxConv, MaxPoolIsATreeOfMaximumsInWhichNaNWins) {
+  ModelBuilder m;
+  m.Input("x", kF32, {int64_t{1}, int64_t{1}, int64_t{4}, int64_t{5}}).Output("y", kF32);
+  SetInts(m.Node("MaxPool", {"x"}, {"y"}, "pool"), "kernel_shape", {3, 3});
+  absl::StatusOr<ImportedModel> model = ImportFromBytes(m.Bytes(), "pool.onnx");
+  ASSERT_TRUE(model.ok()) << model.status();
+  const ir::Graph& g = model->graph;
+  std::vector<int> depth(g.num_nodes(), 0);
+  int deepest = 0, maximums = 0;
+  for (ir::ValueId id = 0; id < g.num_nodes(); ++id) {
+    if (g.node(id).op != ir::OpCode::kMaximum) continue;
+    ++maximums;
+    for (ir::ValueId v : g.node(id).operands) depth[id] = std::max(depth[id], depth[v] + 1);
+    deepest = std::max(deepest, depth[id]);
+  }
+  EXPECT_EQ(maximums, 8) << ir::PrintGraph(g);
+  EXPECT_EQ(deepest, 4) << ir::PrintGraph(g);
+  std::vector<double> x(20);
+  for (int i = 0; i < 20; ++i) x[i] = std::sin(1.3 * i);
+  x[5 * 1 + 4] = std::numeric_limits<double>::quiet_NaN();  // row 1, column 4
+  absl::StatusOr<std::vector<runtime::Tensor>> out = runtime::Interpret(
+      g, {{"x", *runtime::Tensor::FromDoubles(ir::DType::kF32, {1, 1, 4, 5}, x)}}, model->params);
+  ASSERT_TRUE(out.ok()) << out.status();
+  const std::vector<double> y = (*out)[0].ToDoubles();
+  ASSERT_EQ(y.size(), 6u);  // 2 x 3
+  for (int r = 0; r < 2; ++r) {
+    for (int c = 0; c < 3; ++c) {
+      const bool holds_nan = c == 2;  // windows over columns 2-4 (rows 0-2 and 1-3)
+      EXPECT_EQ(std::isnan(y[r * 3 + c]), holds_nan) << r << ", " << c;
     }
   }
 }
