@@ -528,11 +528,24 @@ absl::Status AveragePool(Context& ctx) {
   }
   const ir::Attrs over_window = {{"axis", int64_t{2}}, {"keepdim", false}};
   ValueId xp = PadSpatial(ctx, x, w.pad_begin, Plus(w.pad_end, w.ceil_extra), 0.0);
-  if (!padded)
+  // A small window's sum as its taps added pairwise, as MaxPool's: elementwise ops along
+  // the output row, where a reduction over the window runs one output at a time (densenet's
+  // 2 x 2 / 2 pools over 128 channels of 56 x 56: 243 us, ONNX Runtime's 23).
+  const bool taps = WindowSize(w) <= kMaxPoolTaps;
+  if (!padded && !taps) {
     return ctx.SetOut(0, ctx.Op(OpCode::kReduceMean, {FlatWindows(ctx, xp, w)}, over_window));
+  }
+  ValueId sum = taps ? Pairwise(ctx, OpCode::kAdd, Taps(ctx, Windows(ctx, xp, w), w))
+                     : ctx.Op(OpCode::kReduceSum, {FlatWindows(ctx, xp, w)}, over_window);
+  if (!padded) {
+    ValueId size = ctx.Op(OpCode::kFull, {},
+                          {{"value", static_cast<double>(WindowSize(w))},
+                           {"dtype", ctx.type(x).dtype},
+                           {"shape", Shape(xs.size(), 1)}});
+    return ctx.SetOut(0, ctx.Op(OpCode::kDiv, {sum, size}));
+  }
   // Divide by the elements each window covers: x's, plus the explicit pads when
   // count_include_pad, never ceil_mode's extra ones. A window of ones padded alike counts.
-  ValueId sum = ctx.Op(OpCode::kReduceSum, {FlatWindows(ctx, xp, w)}, over_window);
   Shape ones_shape(xs.size(), 1);
   for (size_t i = 2; i < xs.size(); ++i) {
     ones_shape[i] = include_pad ? xs[i] + w.pad_begin[i - 2] + w.pad_end[i - 2] : xs[i];

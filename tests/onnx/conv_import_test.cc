@@ -1,6 +1,7 @@
 // Conv, MaxPool and AveragePool at import: results against direct loops written here
-// (grouped, strided, dilated, padded, with a symbolic width), a max pool's maximums as a
-// tree, and the refusals that name the node and what was expected.
+// (grouped, strided, dilated, padded, with a symbolic width), small pools as their taps (a
+// max pool's maximums as a tree), and the refusals that name the node and what was
+// expected.
 #include <cmath>
 #include <limits>
 #include <random>
@@ -242,6 +243,46 @@ TEST(OnnxConv, MaxPoolIsATreeOfMaximumsInWhichNaNWins) {
     for (int c = 0; c < 3; ++c) {
       const bool holds_nan = c == 2;  // windows over columns 2-4 (rows 0-2 and 1-3)
       EXPECT_EQ(std::isnan(y[r * 3 + c]), holds_nan) << r << ", " << c;
+    }
+  }
+}
+
+// An unpadded average pool of a small window (densenet's 2 x 2 / 2) is its taps added and
+// divided, no reduction; a 5 x 5 window (25 taps) stays a mean over the window. Both
+// match direct loops.
+TEST(OnnxConv, SmallAveragePoolsAreTheirTapsSummed) {
+  std::mt19937_64 rng(9);
+  Image x{1, 3, 6, 10, {}};
+  x.v = RandomFloats(x.n * x.c * x.h * x.w, rng);
+  for (const int64_t k : {2, 5}) {
+    SCOPED_TRACE(absl::StrCat("kernel ", k));
+    const int64_t s = k == 2 ? 2 : 1;
+    ModelBuilder m;
+    m.Input("x", kF32, {int64_t{1}, int64_t{3}, int64_t{6}, std::string("W")}).Output("y", kF32);
+    ::onnx::NodeProto* pool = m.Node("AveragePool", {"x"}, {"y"}, "pool");
+    SetInts(pool, "kernel_shape", {k, k});
+    SetInts(pool, "strides", {s, s});
+    absl::StatusOr<ImportedModel> model = ImportFromBytes(m.Bytes(), "pool.onnx");
+    ASSERT_TRUE(model.ok()) << model.status();
+    bool reduces = false;
+    for (ir::ValueId id = 0; id < model->graph.num_nodes(); ++id) {
+      const ir::OpCode op = model->graph.node(id).op;
+      reduces |= op == ir::OpCode::kReduceMean || op == ir::OpCode::kReduceSum;
+    }
+    EXPECT_EQ(reduces, k == 5) << ir::PrintGraph(model->graph);
+    std::vector<double> got = RunModel(m, x);
+    const int64_t oh = (x.h - k) / s + 1, ow = (x.w - k) / s + 1;
+    ASSERT_EQ(got.size(), static_cast<size_t>(x.c * oh * ow));
+    for (int64_t c = 0; c < x.c; ++c) {
+      for (int64_t y = 0; y < oh; ++y) {
+        for (int64_t xo = 0; xo < ow; ++xo) {
+          double sum = 0;
+          for (int64_t i = 0; i < k; ++i) {
+            for (int64_t j = 0; j < k; ++j) sum += x.at(0, c, y * s + i, xo * s + j);
+          }
+          EXPECT_NEAR(got[(c * oh + y) * ow + xo], sum / (k * k), 1e-6) << c << " " << y;
+        }
+      }
     }
   }
 }
