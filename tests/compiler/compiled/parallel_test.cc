@@ -1,7 +1,7 @@
 // Kernels split across threads (issue 32): the decode layer's outputs are the same bits on
 // 1, 2 and 3 threads (3 on a 2-core machine: uneven splits, a worker waiting for a core),
-// large kernels do split, one compiled graph called from several threads at once shares
-// the pool, and bad thread counts are refused naming the option.
+// large kernels do split (products, stencil rows), one compiled graph called from several
+// threads at once shares the pool, and bad thread counts are refused naming the option.
 #include <cblas.h>
 
 #include <cmath>
@@ -130,6 +130,44 @@ TEST(Parallel, BlasProductsSplitByRowsOrColumnsWithTheSameBits) {
       ASSERT_TRUE(got.ok()) << got.status();
       EXPECT_TRUE(SameBits((*want)[0], (*got)[0])) << threads << " threads";
     }
+  }
+}
+
+// A stencil over rows (a depthwise convolution's shape: rows r, r + 1, r + 2 of one input)
+// computes four rows per vector and the rest one by one (codegen_lanes.cc); split by rows
+// over 2 and 3 threads, in uneven ranges, each row still gives the same bits.
+TEST(Parallel, StencilRowsSplitAcrossThreadsWithTheSameBits) {
+  const int64_t rows = 67, width = 45;
+  ir::GraphBuilder b("stencil");
+  ir::ValueId x = b.Input("x", ir::DType::kF32, {1, rows + 2, width});
+  auto tap = [&](int64_t at) {
+    return b.Add(
+        ir::OpCode::kSlice, {x},
+        {{"axis", int64_t{1}}, {"start", ir::SymExpr(at)}, {"end", ir::SymExpr(at + rows)}});
+  };
+  ir::ValueId w = b.Input("w", ir::DType::kF32, {1, rows, width});
+  b.Output(b.Add(ir::OpCode::kAdd,
+                 {b.Add(ir::OpCode::kMul, {tap(0), w}),
+                  b.Add(ir::OpCode::kAdd, {tap(1), b.Add(ir::OpCode::kMul, {tap(2), w})})}));
+  ir::Graph g = *std::move(b).Build();
+  std::vector<double> xv((rows + 2) * width), wv(rows * width);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::sin(0.37 * static_cast<double>(i));
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = std::cos(0.11 * static_cast<double>(i));
+  TensorMap in = {{"x", *Tensor::FromDoubles(ir::DType::kF32, {1, rows + 2, width}, xv)},
+                  {"w", *Tensor::FromDoubles(ir::DType::kF32, {1, rows, width}, wv)}};
+  auto one = CompiledGraph::Compile(g, {}, {.threads = 1});
+  ASSERT_TRUE(one.ok()) << one.status();
+  auto want = (*one)->Run(in);
+  ASSERT_TRUE(want.ok()) << want.status();
+  for (int threads : {2, 3}) {
+    auto many = CompiledGraph::Compile(g, {}, {.threads = threads, .min_parallel_work = 0});
+    ASSERT_TRUE(many.ok()) << many.status();
+    ASSERT_EQ((*many)->program().kernels.size(), 1u);
+    EXPECT_EQ((*many)->program().kernels[0].parallel_loop, 1) << "split by rows";
+    EXPECT_GT((*many)->kernels().PartsOf(0, nullptr), 1) << threads << " threads";
+    auto got = (*many)->Run(in);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_TRUE(SameBits((*want)[0], (*got)[0])) << threads << " threads";
   }
 }
 
