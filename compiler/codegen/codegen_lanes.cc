@@ -14,8 +14,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "compiler/codegen/codegen_emitter.h"
 #include "compiler/lower/index_exprs.h"
@@ -82,21 +84,24 @@ bool StrideTwoAlong(const std::vector<ExprPtr>& indices, int var) {
 // of 14 x 14 8.0 / 5.2 / 5.0; 5 x 5 over 72 of 28 x 28 40.3 / 46.7 / 45.3; stride 2
 // over mobilenet_v2's 96 of 112 x 112 (in pairs) 211 -> 237.
 int RowsSharingLoads(const Expr* value, int row_var) {
-  struct Tap {
-    int buffer;
-    size_t position;
-    std::string index;  // row_var plus its offset, as text
+  // Per buffer and index position read at row_var plus an offset: how many loads, and
+  // their offsets (the index as text).
+  struct Taps {
+    int64_t loads = 0;
+    absl::flat_hash_set<std::string> rows;
   };
-  std::vector<Tap> taps;
+  absl::flat_hash_map<std::pair<int, size_t>, Taps> taps;
   absl::flat_hash_set<const Expr*> seen;  // an expression shared by two uses counts once
   bool costly = false;
   auto walk = [&](auto&& self, const Expr* e) -> void {
     if (!seen.insert(e).second) return;
-    if (e->kind == ExprKind::kOp && ScalarOpCost(e->op) >= 8) costly = true;
+    if (e->kind == ExprKind::kOp && IsTranscendental(e->op)) costly = true;
     if (e->kind == ExprKind::kLoad) {
       for (size_t i = 0; i < e->operands.size(); ++i) {
-        const int64_t c = Coefficient(e->operands[i].get(), row_var);
-        if (c == 1) taps.push_back({e->index, i, ExprToString(e->operands[i])});
+        if (Coefficient(e->operands[i].get(), row_var) != 1) continue;
+        Taps& t = taps[{e->index, i}];
+        ++t.loads;
+        t.rows.insert(ExprToString(e->operands[i]));
       }
       return;
     }
@@ -106,16 +111,9 @@ int RowsSharingLoads(const Expr* value, int row_var) {
   if (costly) return 1;
   constexpr int64_t kMaxJammedTaps = 9;
   int jam = 1;
-  for (const Tap& tap : taps) {
-    absl::flat_hash_set<std::string> rows;
-    int64_t n = 0;
-    for (const Tap& other : taps) {
-      if (other.buffer != tap.buffer || other.position != tap.position) continue;
-      rows.insert(other.index);
-      ++n;
-    }
-    if (n > kMaxJammedTaps) return 1;
-    if (rows.size() >= 2) jam = 4;
+  for (const auto& [where, t] : taps) {
+    if (t.loads > kMaxJammedTaps) return 1;
+    if (t.rows.size() >= 2) jam = 4;
   }
   return jam;
 }

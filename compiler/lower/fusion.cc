@@ -91,7 +91,7 @@ bool FusionPolicy::MeetInOneConsumer(ValueId id) const {
       for (ValueId v : p) {
         if (v == meet) break;
         const std::optional<ScalarOp> op = ScalarOpFor(g_.node(v).op);
-        if (op && ScalarOpCost(*op) >= 8) return false;
+        if (op && IsTranscendental(*op)) return false;
       }
     }
     const bool on_all = std::all_of(paths.begin(), paths.end(), [&](const auto& p) {

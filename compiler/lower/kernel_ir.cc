@@ -73,6 +73,8 @@ bool IsComparison(ScalarOp op) { return FactsOf(op).cls == ScalarClass::kCompare
 const char* ScalarOpName(ScalarOp op) { return FactsOf(op).name; }
 int ScalarOpCost(ScalarOp op) { return FactsOf(op).cost; }
 
+bool IsTranscendental(ScalarOp op) { return ScalarOpCost(op) >= 8; }
+
 std::optional<ScalarOp> ScalarOpFor(ir::OpCode op) { return kScalarOfOp[static_cast<int>(op)]; }
 
 namespace {

@@ -42,6 +42,8 @@ bool IsComparison(ScalarOp op);  // result bool
 const char* ScalarOpName(ScalarOp op);
 // What inlining one use costs (1 for an instruction, 8 for a transcendental).
 int ScalarOpCost(ScalarOp op);
+// Whether `op` costs a transcendental's 8 or more (exp, sigmoid, rsqrt, the libm functions).
+bool IsTranscendental(ScalarOp op);
 // The kernel ScalarOp of a Pointwise op of ir/ops.def (its Scalar column), else nullopt.
 std::optional<ScalarOp> ScalarOpFor(ir::OpCode op);
 
