@@ -1,16 +1,91 @@
 #include "compiler/lower/buffer_plan.h"
 
 #include <algorithm>
+#include <string>
+#include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "compiler/lower/index_exprs.h"
 #include "ir/check.h"
 
 namespace graphjit::compiler {
+namespace {
+
+// A temp that takes space: its bytes (a 64-byte multiple), the kernels from its first
+// write to its last read, and for a temp once kernels fill, what they store.
+struct Live {
+  int buffer;
+  ir::SymExpr size;
+  int def, last;
+  std::string constants;
+};
+
+// Two lives may not share bytes when their kernel ranges meet or touch: a temp read last
+// by kernel i is not reused by kernel i + 1, which could otherwise have run beside i in
+// one phase (compiler/compiled/step_phases.h) and now would have to wait for it.
+bool Overlap(const Live& a, const Live& b) { return a.def <= b.last + 1 && b.def <= a.last + 1; }
+
+// Offsets from 0 for lives of constant sizes, largest first, each at the smallest gap
+// between the placed lives it overlaps that fits it, or above them all ("greedy by size",
+// as TFLite's arena planner does: a CNN's activations shrink layer by layer, so temps of
+// equal sizes rarely follow each other). Returns the region's bytes.
+int64_t PlaceBySize(std::vector<Live> lives, std::vector<int64_t>* offsets) {
+  std::stable_sort(lives.begin(), lives.end(), [](const Live& a, const Live& b) {
+    return *a.size.AsConstant() > *b.size.AsConstant();
+  });
+  struct Placed {
+    const Live* live;
+    int64_t begin, end;
+  };
+  std::vector<Placed> placed;
+  int64_t total = 0;
+  for (const Live& l : lives) {
+    const int64_t size = *l.size.AsConstant();
+    std::vector<std::pair<int64_t, int64_t>> taken;
+    for (const Placed& p : placed) {
+      if (Overlap(l, *p.live)) taken.push_back({p.begin, p.end});
+    }
+    std::sort(taken.begin(), taken.end());
+    int64_t at = 0, best = -1, best_gap = 0;
+    for (const auto& [begin, end] : taken) {
+      if (begin - at >= size && (best < 0 || begin - at < best_gap)) {
+        best = at;
+        best_gap = begin - at;
+      }
+      at = std::max(at, end);
+    }
+    if (best < 0) best = at;
+    placed.push_back({&l, best, best + size});
+    (*offsets)[l.buffer] = best;
+    total = std::max(total, best + size);
+  }
+  return total;
+}
+
+// What the once kernels of buffer `b` store, where: temps of one shape whose fills
+// store the same constants at the same elements may share bytes, as each one's other
+// writers store only elsewhere (constant_fills.h) and its fills rewrite what is there.
+std::string ConstantsOf(const Program& program, int b) {
+  const Buffer& buf = program.buffers[b];
+  std::string s = absl::StrCat(ir::DTypeName(buf.dtype), ir::ShapeToString(buf.shape));
+  for (const Kernel& k : program.kernels) {
+    if (!k.once || k.out != b) continue;
+    absl::StrAppend(&s, "|", static_cast<int>(k.kind));
+    for (const std::vector<ExprPtr>* list : {&k.loops, &k.store_indices}) {
+      for (const ExprPtr& e : *list) absl::StrAppend(&s, ";", ExprToString(e));
+      absl::StrAppend(&s, "/");
+    }
+    absl::StrAppend(&s, ExprToString(k.value));
+  }
+  return s;
+}
+
+}  // namespace
 
 void PlanWorkspace(Program* program) {
   const int num_buffers = static_cast<int>(program->buffers.size());
   std::vector<int> def_kernel(num_buffers, -1), last_use(num_buffers, -1);
-  std::vector<bool> kept(num_buffers, false);  // constants across calls: a slot alone
+  std::vector<bool> kept(num_buffers, false);  // constants across calls
   for (int i = 0; i < static_cast<int>(program->kernels.size()); ++i) {
     const Kernel& k = program->kernels[i];
     for (int b : KernelWrites(k)) {
@@ -23,45 +98,51 @@ void PlanWorkspace(Program* program) {
       last_use[b] = i;  // kernels in order: the last one seen is the last use
     }
   }
-  struct Slot {
-    ir::SymExpr size, offset;
-    int free_after;
-  };
-  std::vector<Slot> slots;
-  ir::SymExpr total = kWorkspaceHeaderBytes;
-  bool any = false;
-  for (size_t b = 0; b < program->buffers.size(); ++b) {
+  // Temps of constant sizes are placed by size in one region after the header. Temps
+  // once kernels fill and temps of symbolic sizes follow in slots, which a temp shares
+  // only with temps of the same size expression (sizes over symbols cannot be compared)
+  // and the same constants, whose lives do not overlap its own.
+  std::vector<Live> by_size, by_slot;
+  for (int b = 0; b < num_buffers; ++b) {
     Buffer& buf = program->buffers[b];
     if (buf.kind != BufferKind::kTemp) continue;
+    buf.workspace_offset = ConstI(0);
+    if (def_kernel[b] < 0 && last_use[b] < 0) continue;  // no kernel touches it: no space
     const ir::SymExpr bytes = ir::NumElements(buf.shape) * ir::DTypeSize(buf.dtype);
-    const ir::SymExpr size = (bytes + 63) / 64 * 64;
-    if (def_kernel[b] < 0 && last_use[b] < 0) {
-      buf.workspace_offset = ConstI(0);
-      continue;
-    }
-    const int def = std::max(def_kernel[b], 0), last = std::max(last_use[b], def);
-    any = true;
-    if (kept[b]) {  // never free, and taken from no one
-      buf.workspace_offset = SymToExpr(total, program->symbols);
-      total = total + size;
-      continue;
-    }
-    Slot* chosen = nullptr;
-    for (Slot& s : slots) {
-      if (s.free_after < def && s.size == size) {
-        chosen = &s;
-        break;
-      }
-    }
-    if (chosen == nullptr) {
-      slots.push_back({size, total, last});
-      total = total + size;
-      chosen = &slots.back();
-    }
-    chosen->free_after = last;
-    buf.workspace_offset = SymToExpr(chosen->offset, program->symbols);
+    const int def = std::max(def_kernel[b], 0);
+    Live live{b, (bytes + 63) / 64 * 64, def, std::max(last_use[b], def), ""};
+    if (kept[b]) live.constants = ConstantsOf(*program, b);
+    (live.size.IsConstant() && !kept[b] ? by_size : by_slot).push_back(std::move(live));
   }
-  program->workspace_bytes = any ? total : ir::SymExpr(0);
+  if (by_size.empty() && by_slot.empty()) {
+    program->workspace_bytes = ir::SymExpr(0);
+    return;
+  }
+  std::vector<int64_t> offsets(num_buffers, 0);
+  ir::SymExpr total = kWorkspaceHeaderBytes + PlaceBySize(by_size, &offsets);
+  for (const Live& l : by_size) {
+    program->buffers[l.buffer].workspace_offset = ConstI(kWorkspaceHeaderBytes + offsets[l.buffer]);
+  }
+  struct Slot {
+    ir::SymExpr offset;
+    Live last;  // the latest live in it
+  };
+  std::vector<Slot> slots;
+  for (const Live& l : by_slot) {
+    // After the slot's latest live (temps come in buffer order, not in order of life).
+    auto fits = [&](const Slot& s) {
+      return s.last.size == l.size && s.last.constants == l.constants && s.last.last + 1 < l.def;
+    };
+    auto it = std::find_if(slots.begin(), slots.end(), fits);
+    if (it == slots.end()) {
+      slots.push_back({total, l});
+      total = total + l.size;
+      it = slots.end() - 1;
+    }
+    it->last = l;
+    program->buffers[l.buffer].workspace_offset = SymToExpr(it->offset, program->symbols);
+  }
+  program->workspace_bytes = total;
 }
 
 }  // namespace graphjit::compiler

@@ -7,9 +7,9 @@
 // a column of them one element per row (one cache line each): 72 kernels and 0.5-1.6 ms
 // per call on the torchvision models. Marked once, the runtime runs them on a call only
 // when the workspace was last used by another program or for other symbol values
-// (compiler/compiled/kernel_set.h), and the workspace plan gives their buffers slots of
-// their own (compiler/lower/buffer_plan.h), so nothing else overwrites the constants in
-// between.
+// (compiler/compiled/kernel_set.h), and the workspace plan shares their buffers' bytes only
+// among temps with the same constants (compiler/lower/buffer_plan.h), so nothing else
+// overwrites the constants in between.
 #ifndef GRAPHJIT_COMPILER_LOWER_CONSTANT_FILLS_H_
 #define GRAPHJIT_COMPILER_LOWER_CONSTANT_FILLS_H_
 

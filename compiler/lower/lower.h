@@ -41,8 +41,8 @@ struct LoweredGraph {
 // OpenBLAS (LowerOptions::products, compiler/lower/matmul_strategy.h); smaller ones, and
 // matrix-vector products, are generated loops. kv_write of a graph input whose old value nobody
 // else reads is done in place (the output aliases the donated input). Temps share one
-// workspace, reusing space whose live ranges do not overlap. Attention's five kernels
-// (scores, max, exp, sum, P @ V) become one (compiler/lower/fuse_attention.h), and a tiled
+// workspace, reusing space whose live ranges do not overlap (buffer_plan.h). Attention's five
+// kernels (scores, max, exp, sum, P @ V) become one (compiler/lower/fuse_attention.h), and a tiled
 // product takes the pointwise kernel after it as its epilogue (fuse_epilogues.h), before
 // the workspace is planned; fills of constants (a pad's border) run once per workspace
 // rather than once per call (constant_fills.h). Last, the kernels' index expressions are simplified

@@ -2,7 +2,9 @@
 // header): a padded convolution gives the interpreter's results on every call, also when
 // another graph ran on the thread's workspace in between and overwrote its border, when
 // the symbols change (another layout), on 1 and 3 threads, and through a
-// CompiledCall (a workspace of its own); a fresh workspace's header is cleared.
+// CompiledCall (a workspace of its own); padded inputs of one shape share their bytes;
+// a fresh workspace's header is cleared.
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -100,6 +102,57 @@ TEST(FillsOnce, ACompiledCallsOwnWorkspaceKeepsItsConstants) {
     ASSERT_TRUE(want.ok()) << want.status();
     ASSERT_TRUE(call.Run({x}, {}).ok());
     EXPECT_LT(runtime::MaxAbsDiff((*want)[0], call.outputs()[0]), 1e-5);
+  }
+}
+
+// Three such convolutions in a row, 3 channels to 3: their padded inputs have one shape
+// and one border, so the first's bytes serve the third (buffer_plan.h).
+std::string ThreePaddedConvs() {
+  std::string text = "graph convs {\n  %0 = input {name=\"x\"} : f32[N, 3, H, 9]\n";
+  int v = 0;
+  for (int i = 0; i < 3; ++i) {
+    const int x = v;
+    absl::StrAppend(
+        &text, "  %", v + 1, " = full {value=0} : f32[N, 3, 1, 9]\n", "  %", v + 2, " = concat(%",
+        v + 1, ", %", x, ", %", v + 1, ") {axis=2} : f32[N, 3, H+2, 9]\n", "  %", v + 3,
+        " = full {value=0} : f32[N, 3, H+2, 1]\n", "  %", v + 4, " = concat(%", v + 3, ", %", v + 2,
+        ", %", v + 3, ") {axis=3} : f32[N, 3, H+2, 11]\n", "  %", v + 5, " = window(%", v + 4,
+        ") {dilations=[1, 1], kernel=[3, 3], strides=[1, 1]} : f32[N, 3, 3, 3, H, 9]\n", "  %",
+        v + 6, " = reshape(%", v + 5, ") {shape=[N, 27, H*9]} : f32[N, 27, H*9]\n", "  %", v + 7,
+        " = param {name=\"w", i, "\"} : f32[3, 27]\n", "  %", v + 8, " = matmul(%", v + 7, ", %",
+        v + 6, ") : f32[N, 3, H*9]\n", "  %", v + 9, " = reshape(%", v + 8,
+        ") {shape=[N, 3, H, 9]} : f32[N, 3, H, 9]\n");
+    v += 9;
+  }
+  return absl::StrCat(text, "  return %", v, "\n}");
+}
+
+TEST(FillsOnce, PaddedInputsOfOneShapeShareBytesAndKeepTheirBorders) {
+  absl::StatusOr<ir::Graph> convs = ir::ParseGraph(ThreePaddedConvs());
+  ASSERT_TRUE(convs.ok()) << convs.status();
+  const TensorMap params = {{"w0", Wave(ir::DType::kF32, {3, 27}, 0.4)},
+                            {"w1", Wave(ir::DType::kF32, {3, 27}, 0.5)},
+                            {"w2", Wave(ir::DType::kF32, {3, 27}, 0.6)}};
+  std::unique_ptr<CompiledGraph> cg = CompileOnThreads(*convs, params, 1);
+  ASSERT_NE(cg, nullptr);
+  // The temps once kernels fill, by offset: three padded inputs in two places.
+  const Program& program = cg->program();
+  std::set<int> kept;
+  for (const Kernel& k : program.kernels) {
+    if (k.once) kept.insert(k.out);
+  }
+  std::set<std::string> offsets;
+  for (int b : kept) offsets.insert(ExprToString(program.buffers[b].workspace_offset));
+  EXPECT_EQ(kept.size(), 3u) << ProgramToString(program);
+  EXPECT_EQ(offsets.size(), 2u) << ProgramToString(program);
+  for (int64_t h : {9, 9, 4, 9}) {
+    SCOPED_TRACE(absl::StrCat("H = ", h));
+    const TensorMap in = {{"x", Wave(ir::DType::kF32, {2, 3, h, 9}, 0.7 * h)}};
+    auto want = runtime::Interpret(*convs, in, params);
+    ASSERT_TRUE(want.ok()) << want.status();
+    auto got = cg->Run(in);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_LT(runtime::MaxAbsDiff((*want)[0], (*got)[0]), 1e-4);
   }
 }
 

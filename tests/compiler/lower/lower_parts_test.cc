@@ -1,10 +1,9 @@
 // The parts of lowering, each on its own: index algebra (golden expressions), fusion
-// decisions (what gets a buffer, and what must not), the matmul strategy and the
-// workspace plan.
+// decisions (what gets a buffer, and what must not) and the matmul strategy (the workspace
+// plan: buffer_plan_test.cc).
 #include <string>
 #include <vector>
 
-#include "compiler/lower/buffer_plan.h"
 #include "compiler/lower/fusion.h"
 #include "compiler/lower/index_exprs.h"
 #include "compiler/lower/matmul_strategy.h"
@@ -179,55 +178,6 @@ TEST(MatmulStrategy, BlasFromTheThresholdAndNeverForMatrixVector) {
             MatmulOrder::kAxpy);
   EXPECT_EQ(ChooseMatmulOrder(Load(0, ir::DType::kF32, {LoopVar(1), LoopVar(2)}), 1),
             MatmulOrder::kDot);
-}
-
-TEST(BufferPlan, DeadTempsOfTheSameSizeShareSpace) {
-  Program p;
-  p.symbols = {"S"};
-  auto buffer = [&](ir::Shape shape, BufferKind kind) {
-    Buffer b;
-    b.dtype = ir::DType::kF32;
-    b.shape = shape;
-    b.kind = kind;
-    p.buffers.push_back(b);
-  };
-  buffer({16}, BufferKind::kTemp);      // b0: kernels 0..1
-  buffer({16}, BufferKind::kTemp);      // b1: kernel 2..3, after b0 died: reuses its slot
-  buffer({16}, BufferKind::kTemp);      // b2: kernel 3..4, overlaps b1: a new slot
-  buffer({kS, 16}, BufferKind::kTemp);  // b3: symbolic size: its own slot
-  buffer({16}, BufferKind::kOutput);    // b4
-  buffer({16}, BufferKind::kTemp);      // b5: no kernel touches it: no space
-  // Kernel i writes `out` and reads `in` (-1: nothing).
-  auto kernel = [&](int out, int in) {
-    Kernel k{KernelKind::kPointwise, "k", out};
-    k.loops = {ConstI(16)};
-    k.value = in < 0 ? ConstF(1, ir::DType::kF32) : Load(in, ir::DType::kF32, {ConstI(0)});
-    p.kernels.push_back(k);
-  };
-  kernel(0, -1);
-  kernel(4, 0);
-  kernel(1, -1);
-  kernel(2, 1);
-  kernel(3, 2);
-  kernel(4, 3);
-  PlanWorkspace(&p);
-  // After the runtime's header (kWorkspaceHeaderBytes).
-  EXPECT_EQ(ExprToString(p.buffers[0].workspace_offset), "64");
-  EXPECT_EQ(ExprToString(p.buffers[1].workspace_offset), "64");
-  EXPECT_EQ(ExprToString(p.buffers[2].workspace_offset), "128");
-  EXPECT_EQ(ExprToString(p.buffers[3].workspace_offset), "192");
-  EXPECT_EQ(ExprToString(p.buffers[5].workspace_offset), "0");
-  EXPECT_EQ(p.workspace_bytes, ir::SymExpr(192) + (64 * kS + 63) / 64 * 64);
-  // A temp a once kernel fills keeps its slot: b1 no longer takes b0's, b2 b1's.
-  p.kernels[0].once = true;
-  PlanWorkspace(&p);
-  EXPECT_EQ(ExprToString(p.buffers[0].workspace_offset), "64");
-  EXPECT_EQ(ExprToString(p.buffers[1].workspace_offset), "128");
-  EXPECT_EQ(ExprToString(p.buffers[2].workspace_offset), "192");
-  // A program without temps has no workspace, and so no header.
-  Program none;
-  PlanWorkspace(&none);
-  EXPECT_EQ(none.workspace_bytes, ir::SymExpr(0));
 }
 
 }  // namespace
