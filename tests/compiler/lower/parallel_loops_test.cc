@@ -131,6 +131,10 @@ TEST(MarkParallel, SplitsKernelsWhoseStoreIndicesKeepTheLoopsElementsApart) {
 // A tiled product [M, K] @ [K, N] splits its rows, or its columns in whole panels of
 // every tile width where N is at least twice M (a convolution's positions, or the
 // channels of one turned round over packed weights); batch loops first.
+// Columns where they outnumber the rows twice, unless whole panels of 192 split them
+// worse than 1.5 : 0.5 and rows split more evenly: N = 196 (192 + 4) and N = 160 (one
+// panel) go by rows, N = 784 (576 + 208: 1.47) and N = 3136 stay by columns, and so does
+// N = 196 over 8 rows, which split no better.
 TEST(MarkParallel, TiledProductsSplitColumnsWhereTheyOutnumberRows) {
   struct Case {
     std::vector<int64_t> loops;  // batch.., M, N, K
@@ -139,7 +143,9 @@ TEST(MarkParallel, TiledProductsSplitColumnsWhereTheyOutnumberRows) {
   };
   for (const Case& c :
        {Case{{64, 3136, 576}, 1, 192}, Case{{49, 512, 4608}, 1, 192}, Case{{64, 127, 576}, 0, 8},
-        Case{{512, 49, 4608}, 0, 8}, Case{{5, 16, 400, 72}, 0, 1}}) {
+        Case{{512, 49, 4608}, 0, 8}, Case{{5, 16, 400, 72}, 0, 1}, Case{{64, 196, 384}, 0, 8},
+        Case{{49, 160, 576}, 0, 8}, Case{{192, 784, 32}, 1, 192}, Case{{24, 3136, 96}, 1, 192},
+        Case{{8, 196, 384}, 1, 192}}) {
     SCOPED_TRACE(absl::StrCat(c.loops[c.loops.size() - 3], " x ", c.loops[c.loops.size() - 2]));
     StoreProgram p;
     std::vector<int64_t> out_shape(c.loops.begin(), c.loops.end() - 1);
