@@ -17,6 +17,11 @@
 
 namespace graphjit::compiler {
 
+// A buffer whose once fills would store less than 30% of its (constant) elements - the
+// border of a large map - keeps them per call (kMinOnceShare in constant_fills.cc): its
+// bytes are then shared with other temps, warm in the caches, where a buffer of its own is
+// cold on every call.
+//
 // Sets Kernel::once on each kPointwise kernel whose value is a constant and which stores
 // to a temp buffer no other kernel stores to at an element it stores to: in some dim, the
 // ranges of the fill's and every other writer's store index (IndexBounds over their

@@ -1,7 +1,7 @@
 // mark_constant_fills (compiler/lower/constant_fills.h) and the workspace plan it feeds
 // (compiler/lower/buffer_plan.h): a padded buffer's border fills are marked once and keep
 // their buffer's slot to themselves; fills that something else overwrites, fills of
-// outputs and kernels that load are not marked.
+// outputs, kernels that load and the thin border of a large map are not marked.
 #include "compiler/lower/constant_fills.h"
 
 #include <set>
@@ -69,6 +69,32 @@ TEST(ConstantFills, APadsBorderIsFilledOnceInASlotOfItsOwn) {
   }
   // Off: no kernel once.
   for (const Kernel& k : Lowered(kPadded, /*fills_once=*/false).kernels) EXPECT_FALSE(k.once);
+}
+
+// The same pad around a 62 x 62 map: its border is 6% of the padded buffer.
+constexpr const char* kPaddedLarge = R"(graph pad {
+  %0 = input {name="x"} : f32[1, 2, 62, 62]
+  %1 = full {value=0} : f32[1, 2, 1, 62]
+  %2 = concat(%1, %0, %1) {axis=2} : f32[1, 2, 64, 62]
+  %3 = full {value=0} : f32[1, 2, 64, 1]
+  %4 = concat(%3, %2, %3) {axis=3} : f32[1, 2, 64, 64]
+  %5 = window(%4) {dilations=[1, 1], kernel=[3, 3], strides=[1, 1]} : f32[1, 2, 3, 3, 62, 62]
+  %6 = reduce_sum(%5) {axis=3, keepdim=false} : f32[1, 2, 3, 62, 62]
+  %7 = reduce_sum(%6) {axis=2, keepdim=false} : f32[1, 2, 62, 62]
+  return %7
+})";
+
+TEST(ConstantFills, ALargeMapsThinBorderIsFilledOnEveryCall) {
+  // Under 30% of the buffer: its fills run per call and its bytes are shared (the 4 x 6
+  // map's border above, 44%, stays once).
+  const Program p = Lowered(kPaddedLarge);
+  int fills = 0;
+  for (const Kernel& k : p.kernels) {
+    EXPECT_FALSE(k.once) << k.name;
+    if (absl::StrContains(k.name, "_full")) ++fills;
+  }
+  EXPECT_EQ(fills, 4) << ProgramToString(p);
+  EXPECT_FALSE(absl::StrContains(ProgramToString(p), "(once)"));
 }
 
 // A buffer of `n` elements.
