@@ -89,8 +89,9 @@ void MarkConstantFills(Program* program) {
     filled[k.out] = n < 0 ? -1 : filled[k.out] + n;
   }
   for (Kernel& k : p.kernels) {
+    if (!k.once) continue;
     const std::optional<int64_t> size = ir::NumElements(p.buffers[k.out].shape).AsConstant();
-    if (k.once && filled[k.out] >= 0 && size &&
+    if (filled[k.out] >= 0 && size &&
         static_cast<double>(filled[k.out]) < kMinOnceShare * static_cast<double>(*size)) {
       k.once = false;
     }
