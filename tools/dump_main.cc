@@ -506,9 +506,12 @@ int Main(int argc, char** argv) {
       std::fprintf(stderr, "graphjit-dump: %s\n", std::string(p.status().message()).c_str());
       return 1;
     }
-    // Kernel times depend on the CPU (vector width, caches): say which one ran them.
+    // Kernel times depend on the CPU (vector width, caches) and on the threads a call's
+    // kernels split over (GRAPHJIT_NUM_THREADS, default every available core): say which.
     const compiler::HostTarget target = compiler::DescribeHostTarget();
-    std::printf("# target: %s, LLVM %s\n", target.cpu_name.c_str(), target.llvm_version.c_str());
+    const int threads = compiled->kernels().run_threads();
+    std::printf("# target: %s, LLVM %s, kernels on %d thread%s\n", target.cpu_name.c_str(),
+                target.llvm_version.c_str(), threads, threads == 1 ? "" : "s");
     std::fputs(compiler::FormatProfile(*p).c_str(), stdout);
     return 0;
   }
