@@ -1,9 +1,12 @@
 #include "compiler/lower/buffer_plan.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "absl/base/casts.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/lower/index_exprs.h"
 #include "ir/check.h"
@@ -75,7 +78,14 @@ std::string ConstantsOf(const Program& program, int b) {
       for (const ExprPtr& e : *list) absl::StrAppend(&s, ";", ExprToString(e));
       absl::StrAppend(&s, "/");
     }
-    absl::StrAppend(&s, ExprToString(k.value));
+    // Printed expressions round float constants to 6 digits: the value's bits instead.
+    const Expr* v = k.value.get();
+    if (v != nullptr && v->kind == ExprKind::kConst && ir::IsFloat(v->dtype)) {
+      absl::StrAppend(&s, ir::DTypeName(v->dtype), ":",
+                      absl::Hex(absl::bit_cast<uint64_t>(v->f_value)));
+    } else {
+      absl::StrAppend(&s, ExprToString(k.value));
+    }
   }
   return s;
 }
@@ -84,18 +94,25 @@ std::string ConstantsOf(const Program& program, int b) {
 
 void PlanWorkspace(Program* program) {
   const int num_buffers = static_cast<int>(program->buffers.size());
+  // A temp lives from the first kernel that touches it to the last one (a write after
+  // its last read, or a read before its first write, keeps it alive too).
   std::vector<int> def_kernel(num_buffers, -1), last_use(num_buffers, -1);
   std::vector<bool> kept(num_buffers, false);  // constants across calls
+  auto touch = [&](int b, int i) {
+    if (def_kernel[b] < 0) def_kernel[b] = i;
+    last_use[b] = i;  // kernels in order: the last one seen is the last use
+  };
   for (int i = 0; i < static_cast<int>(program->kernels.size()); ++i) {
     const Kernel& k = program->kernels[i];
     for (int b : KernelWrites(k)) {
-      GJ_CHECK(b >= 0 && b < num_buffers) << "kernel " << k.name << " writes b" << b;
-      if (def_kernel[b] < 0) def_kernel[b] = i;
+      if (b < 0) continue;  // an attention kernel without its scratch buffers
+      GJ_CHECK(b < num_buffers) << "kernel " << k.name << " writes b" << b;
+      touch(b, i);
       if (k.once) kept[b] = true;
     }
     for (int b : KernelLoads(k)) {
       GJ_CHECK(b >= 0 && b < num_buffers) << "kernel " << k.name << " loads b" << b;
-      last_use[b] = i;  // kernels in order: the last one seen is the last use
+      touch(b, i);
     }
   }
   // Temps of constant sizes are placed by size in one region after the header. Temps
@@ -107,10 +124,9 @@ void PlanWorkspace(Program* program) {
     Buffer& buf = program->buffers[b];
     if (buf.kind != BufferKind::kTemp) continue;
     buf.workspace_offset = ConstI(0);
-    if (def_kernel[b] < 0 && last_use[b] < 0) continue;  // no kernel touches it: no space
+    if (def_kernel[b] < 0) continue;  // no kernel touches it: no space
     const ir::SymExpr bytes = ir::NumElements(buf.shape) * ir::DTypeSize(buf.dtype);
-    const int def = std::max(def_kernel[b], 0);
-    Live live{b, (bytes + 63) / 64 * 64, def, std::max(last_use[b], def), ""};
+    Live live{b, (bytes + 63) / 64 * 64, def_kernel[b], last_use[b], ""};
     if (kept[b]) live.constants = ConstantsOf(*program, b);
     (live.size.IsConstant() && !kept[b] ? by_size : by_slot).push_back(std::move(live));
   }
@@ -125,13 +141,14 @@ void PlanWorkspace(Program* program) {
   }
   struct Slot {
     ir::SymExpr offset;
-    Live last;  // the latest live in it
+    Live latest;  // the last live given to it
   };
   std::vector<Slot> slots;
   for (const Live& l : by_slot) {
     // After the slot's latest live (temps come in buffer order, not in order of life).
     auto fits = [&](const Slot& s) {
-      return s.last.size == l.size && s.last.constants == l.constants && s.last.last + 1 < l.def;
+      return s.latest.size == l.size && s.latest.constants == l.constants &&
+             s.latest.last + 1 < l.def;
     };
     auto it = std::find_if(slots.begin(), slots.end(), fits);
     if (it == slots.end()) {
@@ -139,7 +156,7 @@ void PlanWorkspace(Program* program) {
       total = total + l.size;
       it = slots.end() - 1;
     }
-    it->last = l;
+    it->latest = l;
     program->buffers[l.buffer].workspace_offset = SymToExpr(it->offset, program->symbols);
   }
   program->workspace_bytes = total;

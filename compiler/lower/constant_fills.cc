@@ -36,7 +36,8 @@ bool Disjoint(const Box& a, const Box& b) {
 }
 
 // A buffer whose fills store fewer of its elements than this share keeps them per call.
-// Filled once, its buffer keeps bytes of its own, which no other kernel of a call touches:
+// Filled once, its buffer shares bytes only with buffers of the same constants, which
+// no other kernel of a call touches:
 // each call writes its interior into memory gone cold since the last (mnasnet0_5's stem
 // 112 us alone, 257 in the model). Filled per call, it shares the workspace's warm bytes
 // (buffer_plan.h), and a thin border costs less than the cold writes it saves: one
@@ -62,6 +63,7 @@ void MarkConstantFills(Program* program) {
   for (size_t j = 0; j < p.kernels.size(); ++j) {
     const Kernel& k = p.kernels[j];
     for (int w : KernelWrites(k)) {
+      if (w < 0) continue;  // an attention kernel without its scratch buffers
       writers[w].emplace_back(j, w == k.out ? std::optional<Box>(StoreBox(k)) : std::nullopt);
     }
   }
@@ -84,8 +86,9 @@ void MarkConstantFills(Program* program) {
   for (const Kernel& k : p.kernels) {
     if (!k.once) continue;
     int64_t n = filled[k.out] < 0 ? -1 : 1;
-    for (const ExprPtr& e : k.loops)
+    for (const ExprPtr& e : k.loops) {
       n = e->kind == ExprKind::kConst && n >= 0 ? n * e->i_value : -1;
+    }
     filled[k.out] = n < 0 ? -1 : filled[k.out] + n;
   }
   for (Kernel& k : p.kernels) {

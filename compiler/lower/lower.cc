@@ -42,8 +42,8 @@ const std::vector<LowerStep>& BuiltinLowerSteps() {
       ProgramStep("fuse_attention", FuseAttention, &LowerOptions::fuse_attention),
       // A tiled product takes the pointwise ops after it into its stores.
       ProgramStep("fuse_epilogues", FuseEpilogues, &LowerOptions::fuse_epilogues),
-      // After fusion (fills move with their products); before the plan, which keeps the
-      // filled buffers' slots to themselves.
+      // After fusion (fills move with their products); before the plan, which shares a
+      // filled buffer's bytes only with buffers holding the same constants.
       ProgramStep("mark_constant_fills", MarkConstantFills, &LowerOptions::fills_once),
       // After fusion: the fused kernel's dropped temps take no space.
       ProgramStep("plan_workspace", PlanWorkspace),

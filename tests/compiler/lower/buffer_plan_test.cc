@@ -68,8 +68,8 @@ TEST(BufferPlan, DeadTempsShareSpaceButNotWithTheNextKernel) {
 
 TEST(BufferPlan, ShrinkingTempsFitInTheGapsOfLargerDeadOnes) {
   // A chain whose temps halve (a CNN's activations): 4096, 2048, 1024, 512 bytes, each
-  // read by the next kernel. Equal sizes never meet, yet the last two fit below in the
-  // first one's bytes once it died.
+  // read by the next kernel. Equal sizes never meet, yet the last one fits in the first
+  // one's bytes once it died (the third still overlaps its life by the margin).
   Builder t;
   const int b0 = t.Buffer({1024}), b1 = t.Buffer({512}), b2 = t.Buffer({256});
   const int b3 = t.Buffer({128}), out = t.Buffer({16}, BufferKind::kOutput);
@@ -87,18 +87,19 @@ TEST(BufferPlan, ShrinkingTempsFitInTheGapsOfLargerDeadOnes) {
 }
 
 TEST(BufferPlan, TempsFilledOnceShareOnlyWithTheSameConstants) {
-  // Four padded temps of 16 elements whose border (elements 0 and 15) a once kernel
-  // fills with zeros: b0 and b1 (same constants, lives apart) share; b2 fills its border
-  // with ones and b3 fills element 1: neither shares with them; an ordinary temp never
-  // takes a kept temp's bytes, though it is dead.
+  // Padded temps of 16 elements whose border (elements 0 and 15) a once kernel fills
+  // with zeros: b0 and b1 (same constants, lives apart) share; b2 fills its border with
+  // ones, b4 with 1.0000001 (the same to 6 digits, as expressions print) and b3 fills
+  // element 1: none shares with another; an ordinary temp never takes a kept temp's
+  // bytes, though it is dead.
   Builder t;
   const int b0 = t.Buffer({16}), b1 = t.Buffer({16}), b2 = t.Buffer({16});
-  const int b3 = t.Buffer({16}), plain = t.Buffer({16});
+  const int b3 = t.Buffer({16}), plain = t.Buffer({16}), b4 = t.Buffer({16});
   const int out = t.Buffer({16}, BufferKind::kOutput);
   auto padded = [&](int b, double fill, int64_t first) {
     t.Write(b, -1, 1, first, fill).once = true;
     t.Write(b, -1, 1, 15, fill).once = true;
-    t.Write(b, -1, 14, first + 1, 2);  // the interior, every call
+    t.Write(b, -1, 14 - first, first + 1, 2);  // the interior, every call
     t.Write(out, b);
   };
   padded(b0, 0, 0);
@@ -107,13 +108,15 @@ TEST(BufferPlan, TempsFilledOnceShareOnlyWithTheSameConstants) {
   padded(b1, 0, 0);
   padded(b2, 1, 0);
   padded(b3, 0, 1);
+  padded(b4, 1.0000001, 0);
   PlanWorkspace(&t.p);
   EXPECT_EQ(t.Offset(plain), "64");  // the only temp of the constant-size region
   EXPECT_EQ(t.Offset(b0), "128");
   EXPECT_EQ(t.Offset(b1), "128");
   EXPECT_EQ(t.Offset(b2), "192");
   EXPECT_EQ(t.Offset(b3), "256");
-  EXPECT_EQ(t.p.workspace_bytes, ir::SymExpr(320));
+  EXPECT_EQ(t.Offset(b4), "320");
+  EXPECT_EQ(t.p.workspace_bytes, ir::SymExpr(384));
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // mark_constant_fills (compiler/lower/constant_fills.h) and the workspace plan it feeds
-// (compiler/lower/buffer_plan.h): a padded buffer's border fills are marked once and keep
-// their buffer's slot to themselves; fills that something else overwrites, fills of
+// (compiler/lower/buffer_plan.h): a padded buffer's border fills are marked once and its
+// bytes shared with no temp of other constants; fills that something else overwrites, fills of
 // outputs, kernels that load and the thin border of a large map are not marked.
 #include "compiler/lower/constant_fills.h"
 
@@ -85,7 +85,7 @@ constexpr const char* kPaddedLarge = R"(graph pad {
 })";
 
 TEST(ConstantFills, ALargeMapsThinBorderIsFilledOnEveryCall) {
-  // Under 30% of the buffer: its fills run per call and its bytes are shared (the 4 x 6
+  // Under 30% of the buffer: its fills run per call and its bytes are shared (the 6 x 6
   // map's border above, 44%, stays once).
   const Program p = Lowered(kPaddedLarge);
   int fills = 0;

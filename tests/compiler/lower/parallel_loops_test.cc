@@ -133,8 +133,8 @@ TEST(MarkParallel, SplitsKernelsWhoseStoreIndicesKeepTheLoopsElementsApart) {
 // channels of one turned round over packed weights); batch loops first.
 // Columns where they outnumber the rows twice, unless whole panels of 192 split them
 // worse than 1.5 : 0.5 and rows split more evenly: N = 196 (192 + 4) and N = 160 (one
-// panel) go by rows, N = 784 (576 + 208: 1.47) and N = 3136 stay by columns, and so does
-// N = 196 over 8 rows, which split no better.
+// panel) go by rows, N = 784 (384 + 400), 512 (192 + 320: 1.25) and 3136 stay by
+// columns, and so does N = 196 over 8 rows, which split no better.
 TEST(MarkParallel, TiledProductsSplitColumnsWhereTheyOutnumberRows) {
   struct Case {
     std::vector<int64_t> loops;  // batch.., M, N, K
