@@ -538,11 +538,8 @@ absl::Status AveragePool(Context& ctx) {
   ValueId sum = taps ? Pairwise(ctx, OpCode::kAdd, Taps(ctx, Windows(ctx, xp, w), w))
                      : ctx.Op(OpCode::kReduceSum, {FlatWindows(ctx, xp, w)}, over_window);
   if (!padded) {
-    ValueId size = ctx.Op(OpCode::kFull, {},
-                          {{"value", static_cast<double>(WindowSize(w))},
-                           {"dtype", ctx.type(x).dtype},
-                           {"shape", Shape(xs.size(), 1)}});
-    return ctx.SetOut(0, ctx.Op(OpCode::kDiv, {sum, size}));
+    return ctx.SetOut(
+        0, ctx.Op(OpCode::kDiv, {sum, ctx.ScalarLike(static_cast<double>(WindowSize(w)), x)}));
   }
   // Divide by the elements each window covers: x's, plus the explicit pads when
   // count_include_pad, never ceil_mode's extra ones. A window of ones padded alike counts.

@@ -14,8 +14,8 @@
 namespace graphjit::compiler {
 namespace {
 
-// A temp that takes space: its bytes (a 64-byte multiple), the kernels from its first
-// write to its last read, and for a temp once kernels fill, what they store.
+// A temp that takes space: its bytes (a 64-byte multiple), the kernels from the first to
+// the last that touch it, and for a temp once kernels fill, what they store.
 struct Live {
   int buffer;
   ir::SymExpr size;
@@ -65,29 +65,23 @@ int64_t PlaceBySize(std::vector<Live> lives, std::vector<int64_t>* offsets) {
   return total;
 }
 
-// What the once kernels of buffer `b` store, where: temps of one shape whose fills
+// Appends what once kernel `k` stores, where, to `s`: temps of one shape whose fills
 // store the same constants at the same elements may share bytes, as each one's other
 // writers store only elsewhere (constant_fills.h) and its fills rewrite what is there.
-std::string ConstantsOf(const Program& program, int b) {
-  const Buffer& buf = program.buffers[b];
-  std::string s = absl::StrCat(ir::DTypeName(buf.dtype), ir::ShapeToString(buf.shape));
-  for (const Kernel& k : program.kernels) {
-    if (!k.once || k.out != b) continue;
-    absl::StrAppend(&s, "|", static_cast<int>(k.kind));
-    for (const std::vector<ExprPtr>* list : {&k.loops, &k.store_indices}) {
-      for (const ExprPtr& e : *list) absl::StrAppend(&s, ";", ExprToString(e));
-      absl::StrAppend(&s, "/");
-    }
-    // Printed expressions round float constants to 6 digits: the value's bits instead.
-    const Expr* v = k.value.get();
-    if (v != nullptr && v->kind == ExprKind::kConst && ir::IsFloat(v->dtype)) {
-      absl::StrAppend(&s, ir::DTypeName(v->dtype), ":",
-                      absl::Hex(absl::bit_cast<uint64_t>(v->f_value)));
-    } else {
-      absl::StrAppend(&s, ExprToString(k.value));
-    }
+void AppendFill(const Kernel& k, std::string* s) {
+  absl::StrAppend(s, "|", static_cast<int>(k.kind));
+  for (const std::vector<ExprPtr>* list : {&k.loops, &k.store_indices}) {
+    for (const ExprPtr& e : *list) absl::StrAppend(s, ";", ExprToString(e));
+    absl::StrAppend(s, "/");
   }
-  return s;
+  // Printed expressions round float constants to 6 digits: the value's bits instead.
+  const Expr* v = k.value.get();
+  if (v != nullptr && v->kind == ExprKind::kConst && ir::IsFloat(v->dtype)) {
+    absl::StrAppend(s, ir::DTypeName(v->dtype), ":",
+                    absl::Hex(absl::bit_cast<uint64_t>(v->f_value)));
+  } else {
+    absl::StrAppend(s, ExprToString(k.value));
+  }
 }
 
 }  // namespace
@@ -97,7 +91,8 @@ void PlanWorkspace(Program* program) {
   // A temp lives from the first kernel that touches it to the last one (a write after
   // its last read, or a read before its first write, keeps it alive too).
   std::vector<int> def_kernel(num_buffers, -1), last_use(num_buffers, -1);
-  std::vector<bool> kept(num_buffers, false);  // constants across calls
+  // What once kernels store in each temp (constants across calls; empty: none).
+  std::vector<std::string> fills(num_buffers);
   auto touch = [&](int b, int i) {
     if (def_kernel[b] < 0) def_kernel[b] = i;
     last_use[b] = i;  // kernels in order: the last one seen is the last use
@@ -108,7 +103,7 @@ void PlanWorkspace(Program* program) {
       if (b < 0) continue;  // an attention kernel without its scratch buffers
       GJ_CHECK(b < num_buffers) << "kernel " << k.name << " writes b" << b;
       touch(b, i);
-      if (k.once) kept[b] = true;
+      if (k.once) AppendFill(k, &fills[b]);
     }
     for (int b : KernelLoads(k)) {
       GJ_CHECK(b >= 0 && b < num_buffers) << "kernel " << k.name << " loads b" << b;
@@ -126,9 +121,11 @@ void PlanWorkspace(Program* program) {
     buf.workspace_offset = ConstI(0);
     if (def_kernel[b] < 0) continue;  // no kernel touches it: no space
     const ir::SymExpr bytes = ir::NumElements(buf.shape) * ir::DTypeSize(buf.dtype);
-    Live live{b, (bytes + 63) / 64 * 64, def_kernel[b], last_use[b], ""};
-    if (kept[b]) live.constants = ConstantsOf(*program, b);
-    (live.size.IsConstant() && !kept[b] ? by_size : by_slot).push_back(std::move(live));
+    const bool kept = !fills[b].empty();
+    Live live{
+        b, (bytes + 63) / 64 * 64, def_kernel[b], last_use[b],
+        kept ? absl::StrCat(ir::DTypeName(buf.dtype), ir::ShapeToString(buf.shape), fills[b]) : ""};
+    (live.size.IsConstant() && !kept ? by_size : by_slot).push_back(std::move(live));
   }
   if (by_size.empty() && by_slot.empty()) {
     program->workspace_bytes = ir::SymExpr(0);

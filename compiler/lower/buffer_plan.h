@@ -20,7 +20,7 @@ namespace graphjit::compiler {
 inline constexpr int64_t kWorkspaceHeaderBytes = 64;
 
 // Sets workspace_offset of every kTemp buffer of `program` and its workspace_bytes. A
-// temp lives from the first kernel that writes it to the last that reads it, and shares
+// temp lives from the first kernel that touches it to the last, and shares
 // no byte with a temp whose life overlaps or directly follows its own (kernel i + 1 may
 // run beside kernel i: compiler/compiled/step_phases.h); a temp no kernel touches takes
 // no space. Temps of constant sizes are placed first, largest first, each in the smallest

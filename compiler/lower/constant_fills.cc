@@ -36,14 +36,14 @@ bool Disjoint(const Box& a, const Box& b) {
 }
 
 // A buffer whose fills store fewer of its elements than this share keeps them per call.
-// Filled once, its buffer shares bytes only with buffers of the same constants, which
-// no other kernel of a call touches:
-// each call writes its interior into memory gone cold since the last (mnasnet0_5's stem
-// 112 us alone, 257 in the model). Filled per call, it shares the workspace's warm bytes
-// (buffer_plan.h), and a thin border costs less than the cold writes it saves: one
-// thread, alternating, mobilenet_v2 5.1-5.6 -> 4.8-4.9 ms, mnasnet0_5 2.15-2.38 -> 2.04-2.13,
-// efficientnet_b0 7.9-9.2 -> 7.8-8.9 (the 112 x 112 maps' rows aligned to 144: a fifth of
-// them border). Small maps' borders (7 x 7 padded to 9 x 9: 40%) stay filled once.
+// Filled once, its buffer shares bytes only with buffers of the same constants, which no
+// other kernel of a call touches, so each call writes its interior into memory gone cold
+// since the last (mnasnet0_5's stem 112 us alone, 257 in the model). Filled per call, it
+// shares the workspace's warm bytes (buffer_plan.h), and a thin border costs less than
+// the cold writes it saves: one thread, alternating, mobilenet_v2 5.1-5.6 -> 4.8-4.9 ms,
+// mnasnet0_5 2.15-2.38 -> 2.04-2.13, efficientnet_b0 7.9-9.2 -> 7.8-8.9 (the 112 x 112
+// maps' rows aligned to 144: a fifth of them border). Small maps' borders (7 x 7 padded
+// to 9 x 9: 40%) stay filled once.
 constexpr double kMinOnceShare = 0.3;
 
 bool IsConstantFill(const Program& p, const Kernel& k) {
