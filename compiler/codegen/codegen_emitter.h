@@ -333,9 +333,14 @@ class KernelEmitter {
   llvm::Type* ValueTypeLike(ir::DType dtype, llvm::Value* like);
   llvm::Value* EvalSelect(const Expr& e, bool index);
   llvm::Value* CallLibm(const char* f64_name, const char* f32_name, llvm::Value* x);
-  // exp of a float or double, emitted inline (no call), so it vectorizes in place.
+  // Inline transcendentals (codegen_math.cc), so they vectorize in place. exp of a float
+  // or double as libm's (within 2 ulps, subnormals and inf included).
   llvm::Value* Exp(llvm::Value* x);
-  // erf of a float (scalar or vector), emitted inline on Exp; f64 keeps libm's erf.
+  // exp(x) for sums with 1: exact to 2 ulps where it is a normal number, exp(lo) below lo.
+  llvm::Value* ExpClamped(llvm::Value* x);
+  // 1 / (1 + exp(-x)) on ExpClamped.
+  llvm::Value* Sigmoid(llvm::Value* x);
+  // erf of a float (scalar or vector) on ExpClamped; f64 keeps libm's erf.
   llvm::Value* ErfF32(llvm::Value* x);
 
   const Program& program_;
