@@ -293,6 +293,10 @@ class KernelEmitter {
                          const RowRuns* runs, llvm::Value* mask);
   void StoreLanes(llvm::Value* y, llvm::Value* base, llvm::Value* offsets, const RowRuns* runs,
                   llvm::Value* mask);
+  // The loads of `buffer` in `e` (null: none), not looking inside them.
+  static std::vector<const Expr*> LoadsOf(const Expr* e, int buffer);
+  // A software prefetch of the line at `address` into L2 (a read of data).
+  void PrefetchIntoL2(llvm::Value* address);
   // Vectors r[0..lanes) of `lanes` lanes as their transpose: vector j of the result holds
   // lane j of every input.
   std::vector<llvm::Value*> TransposeLanes(std::vector<llvm::Value*> r);

@@ -176,4 +176,26 @@ void KernelEmitter::StoreLanes(llvm::Value* y, llvm::Value* base, llvm::Value* o
       scatter);
 }
 
+void KernelEmitter::PrefetchIntoL2(llvm::Value* address) {
+  body_.CreateIntrinsic(llvm::Intrinsic::prefetch, {body_.getPtrTy()},
+                        {address, body_.getInt32(0) /*read*/, body_.getInt32(2) /*into L2*/,
+                         body_.getInt32(1) /*data*/});
+}
+
+std::vector<const Expr*> KernelEmitter::LoadsOf(const Expr* e, int buffer) {
+  std::vector<const Expr*> loads;
+  std::vector<const Expr*> todo;
+  if (e != nullptr) todo.push_back(e);
+  while (!todo.empty()) {
+    const Expr* x = todo.back();
+    todo.pop_back();
+    if (x->kind == ExprKind::kLoad && x->index == buffer) {
+      loads.push_back(x);
+      continue;
+    }
+    for (const ExprPtr& o : x->operands) todo.push_back(o.get());
+  }
+  return loads;
+}
+
 }  // namespace graphjit::compiler::codegen_internal

@@ -19,9 +19,10 @@
 // NR = V vectors. The tile (MR, V) keeps MR * V accumulators, V rhs vectors and a splat
 // in the vector registers and is chosen for the product's constant M and N so that the
 // fewest lanes are wasted at the edges (12 x 2 vectors, 8 x 3 or 6 x 4 with 32
-// registers; 6 x 2, 4 x 3 or 3 x 4 with 16). Both operands are packed per call: the rhs a
-// vector at a time from a buffer contiguous along n (lowering materializes it, as for
-// BLAS), the lhs as any expression of m and k, once per row block.
+// registers; 6 x 2, 4 x 3 or 3 x 4 with 16). Operands are packed per call (the rhs a vector
+// at a time, from a buffer contiguous along n or a convolution's windows; the lhs as any
+// expression of m and k, once per row block) unless they are weights packed into panels
+// when the code was built (compiler/passes/packed_weights.h), read in place.
 // Every element is summed over k in order, one FMA per term, whatever the tile, the
 // blocks or the thread's row range: results are the same bits on any thread count.
 // Explicit vector code: the baseline tier runs the same tiles as O2.
@@ -76,8 +77,13 @@ bool KernelEmitter::EmitTiles() {
   // Rows of at least a vector: each of C's vectors is at most two runs (see StoreLanes).
   const RowRunPlan c_run_plan = PlanRunsPerVector(c_elem.get(), n, lanes, 3);
   const bool c_runs = scatter_c && c_run_plan.runs == 2 && c_run_plan.stride == 1;
-  // Weights packed into panels at compile time are read in place: no pack of B per call.
-  int64_t packed_nr = PackedPanelWidth(rhs, program_.buffers[rhs->index].dims, n, k);
+  // Weights packed into panels when the code was built, along `v` (n: orient_products' rhs;
+  // m: pack_weight_rows' lhs), read in place: no pack of that operand per call.
+  auto packed_width = [&](const Expr* e, int v) -> int64_t {
+    return e->kind == ExprKind::kLoad ? PackedPanelWidth(e, program_.buffers[e->index].dims, v, k)
+                                      : 0;
+  };
+  int64_t packed_nr = packed_width(rhs, n);
   if (packed_nr % lanes != 0 || packed_nr / lanes < 2 || packed_nr / lanes > 4) packed_nr = 0;
   // A convolution's windows, which lowering leaves in place (no im2col copy): the address
   // is f(n) + g(k), so each vector of a panel is gathered at offsets fixed per panel from a
@@ -97,18 +103,8 @@ bool KernelEmitter::EmitTiles() {
   // The epilogue (fuse_epilogues) on each tile once its sums are complete, in vectors of
   // the tile's lanes along n, its loads of C (each element's sum) given from the
   // accumulators; otherwise EmitMatmul applies it in a pass of its own.
-  std::vector<const Expr*> epilogue_sums;
+  const std::vector<const Expr*> epilogue_sums = LoadsOf(kernel_.epilogue.get(), kernel_.out);
   if (kernel_.epilogue != nullptr) {
-    std::vector<const Expr*> todo = {kernel_.epilogue.get()};
-    while (!todo.empty()) {
-      const Expr* e = todo.back();
-      todo.pop_back();
-      if (e->kind == ExprKind::kLoad && e->index == kernel_.out) {
-        epilogue_sums.push_back(e);
-        continue;
-      }
-      for (const ExprPtr& o : e->operands) todo.push_back(o.get());
-    }
     for (const Expr* sum : epilogue_sums) lane_values_[sum] = nullptr;  // planned as given
   }
   const bool tile_epilogue =
@@ -117,8 +113,12 @@ bool KernelEmitter::EmitTiles() {
                 /*at_o2=*/true) == lanes;
   lane_values_.clear();
   epilogue_applied_ = tile_epilogue;
-  const TilePlan plan = PlanTiles(m_const, n_const, k_const, lanes, VectorRegisters(),
-                                  static_cast<int>(packed_nr / lanes), size);
+  // A in panels of MR rows: its tiles, where the plan's tile has MR rows.
+  int64_t packed_mr = packed_width(lhs, m);
+  const TilePlan plan =
+      PlanTiles(m_const, n_const, k_const, VectorBytes(), static_cast<int>(packed_nr / lanes),
+                static_cast<int>(packed_mr), size);
+  if (plan.rows != packed_mr) packed_mr = 0;
   const int rows = plan.rows, vectors = plan.vectors;
   const int64_t nr = plan.nr, kc_max = plan.kc_max, tiles_total = plan.tiles_total;
   const int64_t nc_max = plan.nc_max, mc_max = plan.mc_max;
@@ -147,15 +147,15 @@ bool KernelEmitter::EmitTiles() {
   const llvm::Align b_align = packed_nr == 0 ? valign : ealign;
   // A whose rows are contiguous along k is packed a vector of k at a time
   // (pack_a_vectors), whose last vector may run up to `lanes` rows of k past a tile.
-  const bool lhs_rows_contiguous =
-      lhs->kind == ExprKind::kLoad && ContiguousAlongN(lhs->operands, k) && !UsesLoopVar(lhs, n);
+  const bool lhs_rows_contiguous = packed_mr == 0 && lhs->kind == ExprKind::kLoad &&
+                                   ContiguousAlongN(lhs->operands, k) && !UsesLoopVar(lhs, n);
   // Turned windows (orient_products) as A, at f(m) + g(k): a tile's rows are gathered
   // per k, at offsets fixed per tile.
-  const bool gather_a = !lhs_rows_contiguous && SeparableLoad(lhs, m, k);
+  const bool gather_a = packed_mr == 0 && !lhs_rows_contiguous && SeparableLoad(lhs, m, k);
   // Tile t of A at packed_a[t * a_stride * MR], k-major: the whole K of every tile when
-  // whole_a, else one block of k of one row block.
+  // whole_a, else one block of k of one row block (none for weights packed in place).
   const int64_t a_stride = whole_a ? k_const : kc_max;
-  const int64_t a_tiles = whole_a ? tiles_total : tiles_max;
+  const int64_t a_tiles = packed_mr > 0 ? 0 : whole_a ? tiles_total : tiles_max;
   auto* packed_a =
       prologue_.CreateAlloca(type, prologue_.getInt64((a_tiles * a_stride + lanes) * rows), "ap");
   packed_a->setAlignment(llvm::Align(64));
@@ -299,6 +299,9 @@ bool KernelEmitter::EmitTiles() {
     // The same rows of the panel kPrefetchPanels on from this one (packed weights read in
     // place), or null: asked into L2 while this panel's tiles run (see below).
     llvm::Value* prefetch_panel = nullptr;
+    // The next tile's rows of A's packed weights, or null: into L2 a line per k while this
+    // tile runs, so the first panel's pass over a row block does not wait on memory.
+    llvm::Value* prefetch_a = nullptr;
     // Over the panel's first `nv` vectors (its others are all past N).
     auto micro_tile = [&](llvm::Value* m0, llvm::Value* col0, llvm::Value* k0, llvm::Value* kc,
                           llvm::Value* tile_a, llvm::Value* panel, bool scattered, int nv) {
@@ -334,13 +337,11 @@ bool KernelEmitter::EmitTiles() {
       }
       EmitCountedLoop(body_.getInt64(0), kc, 1, "tile_k", [&](llvm::Value* kk) {
         llvm::Value* b_row = at(panel, mul(kk, nr));
+        if (prefetch_a != nullptr) PrefetchIntoL2(at(prefetch_a, mul(kk, rows)));
         if (prefetch_panel != nullptr) {
           llvm::Value* ahead = at(prefetch_panel, mul(kk, nr));
           for (int64_t line = 0; line < nr * size; line += 64) {
-            body_.CreateIntrinsic(llvm::Intrinsic::prefetch, {body_.getPtrTy()},
-                                  {body_.CreateGEP(body_.getInt8Ty(), ahead, body_.getInt64(line)),
-                                   body_.getInt32(0) /*read*/, body_.getInt32(2) /*into L2*/,
-                                   body_.getInt32(1) /*data*/});
+            PrefetchIntoL2(body_.CreateGEP(body_.getInt8Ty(), ahead, body_.getInt64(line)));
           }
         }
         std::vector<llvm::Value*> b(vectors);
@@ -508,11 +509,16 @@ bool KernelEmitter::EmitTiles() {
               whole_a ? body_.CreateUDiv(body_.CreateSub(mc0, m_begin), body_.getInt64(rows))
                       : body_.getInt64(0);
           auto tile_a_at = [&](llvm::Value* t, llvm::Value* k_offset) {
+            if (packed_mr > 0) {  // row k_offset of the weights' panel of this tile's rows
+              loop_vars_[m] = body_.CreateAdd(mc0, mul(t, rows));
+              loop_vars_[k] = k_offset;
+              return TargetPtr(lhs->index, lhs->operands);
+            }
             return at(packed_a,
                       mul(body_.CreateAdd(mul(body_.CreateAdd(first_tile, t), a_stride), k_offset),
                           rows));
           };
-          if (!whole_a) {
+          if (!whole_a && packed_mr == 0) {
             EmitCountedLoop(body_.getInt64(0), tiles, 1, "pack_t", [&](llvm::Value* t) {
               pack_a(body_.CreateAdd(mc0, mul(t, rows)), k0, kc, tile_a_at(t, body_.getInt64(0)));
             });
@@ -556,7 +562,14 @@ bool KernelEmitter::EmitTiles() {
             }
             EmitCountedLoop(body_.getInt64(0), tiles, 1, "tile_m", [&](llvm::Value* t) {
               llvm::Value* m0 = body_.CreateAdd(mc0, mul(t, rows));
-              llvm::Value* tile_a = tile_a_at(t, whole_a ? k0 : body_.getInt64(0));
+              llvm::Value* tile_a = tile_a_at(t, whole_a || packed_mr > 0 ? k0 : body_.getInt64(0));
+              if (tile_a == nullptr) return;
+              if (packed_mr > 0) {  // the next tile's, or this one's at M's end
+                llvm::Value* next = body_.CreateSelect(body_.CreateICmpSLT(add(m0, rows), m_end),
+                                                       body_.CreateAdd(t, body_.getInt64(1)), t);
+                prefetch_a = tile_a_at(next, k0);
+                if (prefetch_a == nullptr) return;
+              }
               // N's last panel, where it is part full, computes its vectors in N only.
               auto panel_tiles = [&](bool scattered) {
                 if (scattered || edge_vectors == 0) {

@@ -54,8 +54,10 @@ TileShape FewestRowsPastM(int64_t m, TileShape tile) {
 
 // The tile wasting the fewest lanes on M x N (constants, 0 when not), earlier shapes
 // first on ties: 12 x 2 reads the fewest rhs vectors per FMA that still hide the latency.
-// `vectors` > 0 takes the shape with that many vectors (a packed rhs's panel width).
-TileShape ChooseTile(int64_t m, int64_t n, int lanes, int registers, int vectors = 0) {
+// `vectors` > 0 takes the shape with that many vectors (a packed rhs's panel width), `rows`
+// > 0 the shape with that many rows (a packed lhs's), if there is one.
+TileShape ChooseTile(int64_t m, int64_t n, int lanes, int registers, int vectors = 0,
+                     int rows = 0) {
   static constexpr std::array<TileShape, 3> kWide = {{{12, 2}, {8, 3}, {6, 4}}};
   static constexpr std::array<TileShape, 3> kNarrow = {{{6, 2}, {4, 3}, {3, 4}}};
   const auto& shapes = registers >= 32 ? kWide : kNarrow;
@@ -66,6 +68,7 @@ TileShape ChooseTile(int64_t m, int64_t n, int lanes, int registers, int vectors
       if (t.vectors == vectors) return FewestRowsPastM(m, t);
       continue;
     }
+    if (rows > 0 && t.rows == rows) return t;
     const double useful = Useful(m, t.rows) * Useful(n, int64_t{t.vectors} * lanes);
     if (useful > best_useful + 0.01) {
       best = t;
@@ -75,12 +78,22 @@ TileShape ChooseTile(int64_t m, int64_t n, int lanes, int registers, int vectors
   return best;
 }
 
+// The register file of vectors of `vector_bytes`: AVX-512's 32, else 16.
+int RegistersFor(int vector_bytes) { return vector_bytes == 64 ? 32 : 16; }
+
 }  // namespace
 
-TilePlan PlanTiles(int64_t m, int64_t n, int64_t k, int lanes, int registers, int packed_vectors,
-                   int64_t element_bytes) {
+int TileRowsFor(int64_t m, int64_t n, int vector_bytes, int64_t element_bytes) {
+  const int lanes = static_cast<int>(vector_bytes / element_bytes);
+  return ChooseTile(m, n, lanes, RegistersFor(vector_bytes)).rows;
+}
+
+TilePlan PlanTiles(int64_t m, int64_t n, int64_t k, int vector_bytes, int packed_vectors,
+                   int packed_rows, int64_t element_bytes) {
   const int64_t size = element_bytes;
-  const TileShape tile = ChooseTile(m, n, lanes, registers, packed_vectors);
+  const int lanes = static_cast<int>(vector_bytes / size);
+  const TileShape tile =
+      ChooseTile(m, n, lanes, RegistersFor(vector_bytes), packed_vectors, packed_rows);
   TilePlan p;
   p.rows = tile.rows;
   p.vectors = tile.vectors;
@@ -89,7 +102,10 @@ TilePlan PlanTiles(int64_t m, int64_t n, int64_t k, int lanes, int registers, in
   // Blocks of equal size: K = 576 in 170s would end on a block of 66.
   if (k > 0) p.kc_max = (k + (k + p.kc_max - 1) / p.kc_max - 1) / ((k + p.kc_max - 1) / p.kc_max);
   p.tiles_total = m > 0 ? (m + p.rows - 1) / p.rows : 0;
-  p.whole_a = p.tiles_total > 0 && k > 0 && p.tiles_total * p.rows * k * size <= kWholeABytes;
+  // A packed at compile time is read in place: never packed, whole or by blocks.
+  const bool packed_a = packed_rows > 0 && p.rows == packed_rows;
+  p.whole_a =
+      !packed_a && p.tiles_total > 0 && k > 0 && p.tiles_total * p.rows * k * size <= kWholeABytes;
   int64_t panels = std::max<int64_t>(
       1, (p.whole_a ? kSmallBlockBytes : BlockBytes()) / (p.kc_max * p.nr * size));
   if (n > 0) panels = std::min(panels, (n + p.nr - 1) / p.nr);
@@ -98,32 +114,6 @@ TilePlan PlanTiles(int64_t m, int64_t n, int64_t k, int lanes, int registers, in
   if (m > 0) tiles = std::min(tiles, (m + p.rows - 1) / p.rows);
   p.mc_max = tiles * p.rows;
   return p;
-}
-
-int64_t PackedPanelWidth(const Expr* rhs, const std::vector<ExprPtr>& dims, int n, int k) {
-  const auto& ix = rhs->operands;
-  const size_t r = ix.size();
-  if (rhs->kind != ExprKind::kLoad || r < 3 || dims.size() != r ||
-      dims.back()->kind != ExprKind::kConst) {
-    return 0;
-  }
-  const std::optional<int64_t> nr = dims.back()->i_value;
-  auto is_var = [](const ExprPtr& e, int var) {
-    return e->kind == ExprKind::kLoopVar && e->index == var;
-  };
-  auto is_n_by_nr = [&](const ExprPtr& e, ScalarOp op) {
-    return e->kind == ExprKind::kOp && e->op == op && e->operands.size() == 2 &&
-           is_var(e->operands[0], n) && e->operands[1]->kind == ExprKind::kConst &&
-           e->operands[1]->i_value == nr;
-  };
-  if (!nr || !is_n_by_nr(ix[r - 1], ScalarOp::kMod) || !is_var(ix[r - 2], k) ||
-      !is_n_by_nr(ix[r - 3], ScalarOp::kDiv)) {
-    return 0;
-  }
-  for (size_t i = 0; i + 3 < r; ++i) {
-    if (UsesLoopVar(ix[i].get(), n) || UsesLoopVar(ix[i].get(), k)) return 0;
-  }
-  return *nr;
 }
 
 RowRunPlan PlanRunsPerVector(const Expr* rhs, int n, int lanes, int max) {

@@ -23,15 +23,16 @@ struct TilePlan {
 };
 
 // The plan for an M x N x K product (constants, 0 when not) of `element_bytes` elements
-// on vectors of `lanes` with `registers` of them; `packed_vectors` > 0 takes that panel
-// width (weights packed into panels at compile time).
-TilePlan PlanTiles(int64_t m, int64_t n, int64_t k, int lanes, int registers, int packed_vectors,
-                   int64_t element_bytes);
+// on vectors of `vector_bytes` (32 registers of 64 bytes, else 16); `packed_vectors` > 0
+// takes that panel width (weights packed into panels at compile time as the rhs),
+// `packed_rows` > 0 a tile of that many rows where there is one (weights packed as the lhs:
+// the caller checks plan.rows).
+TilePlan PlanTiles(int64_t m, int64_t n, int64_t k, int vector_bytes, int packed_vectors,
+                   int packed_rows, int64_t element_bytes);
 
-// The panel width NR when `rhs` reads weights orient_products packed into the tiles'
-// panels (compiler/passes/orient_products.h): a load of [.., panels, K, NR] at
-// [.., n / NR, k, n % NR] with no other index using n or k; else 0.
-int64_t PackedPanelWidth(const Expr* rhs, const std::vector<ExprPtr>& dims, int n, int k);
+// The rows of the register tile PlanTiles takes for an M x N product (N 0 when not a
+// constant) with no packed operand: the panels pack_weight_rows packs weights into.
+int TileRowsFor(int64_t m, int64_t n, int vector_bytes, int64_t element_bytes);
 
 // How a vector of `lanes` consecutive values of loop variable `n` reads through `rhs` (a
 // convolution's windows: n splits into an image's rows of W at n % W, so a vector crosses

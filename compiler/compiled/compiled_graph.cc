@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/codegen/tiles_plan.h"
 #include "compiler/compiled/call_frame.h"
 #include "compiler/compiled/graph_record.h"
 #include "compiler/compiled/profile.h"
@@ -16,6 +17,7 @@
 #include "ir/clock.h"
 #include "ir/printer.h"
 #include "ir/status_macros.h"
+#include "runtime/jit_helpers.h"
 #include "runtime/thread_pool.h"
 
 namespace graphjit::compiler {
@@ -57,8 +59,18 @@ ProductKernels ProductsOf(const CompileGraphOptions& options) {
 
 PassContext PassContextFor(const runtime::TensorMap& params, const CompileGraphOptions& options) {
   PassContext ctx{params, options.params_are_constant};
-  if (ProductsRunAsTiles(ProductsOf(options))) {
+  const ProductKernels products = ProductsOf(options);
+  if (ProductsRunAsTiles(products)) {
     ctx.tile_vector_bytes = CodegenVectorBytes(options.codegen.max_vector_bytes);
+  }
+  // Products of weights by activations run as tiles too (ChooseProductKernel): their
+  // weights may be packed as the tiles' lhs.
+  if (products == ProductKernels::kTiles ||
+      (products == ProductKernels::kAuto && runtime::BlasNarrowerThanHost())) {
+    const int vector_bytes = ctx.tile_vector_bytes;
+    ctx.tile_rows = [vector_bytes](int64_t m, int64_t n, int64_t element_bytes) {
+      return codegen_internal::TileRowsFor(m, n, vector_bytes, element_bytes);
+    };
   }
   return ctx;
 }

@@ -487,14 +487,14 @@ class KernelBuilder {
     b_idx.push_back(nv);
     if (how == ProductKernel::kTiles) {
       // Both operands from buffers, as for BLAS (the tiles pack the rhs a vector at a time
-      // from a buffer contiguous along n), except weights packed into the tiles' panels,
-      // a convolution's windows and reshapes of a buffer, which the tiles read in place
-      // (codegen_tiles.cc): no im2col copy.
+      // from a buffer contiguous along n), except weights packed into the tiles' panels
+      // (either operand), a convolution's windows and reshapes of a buffer, which the tiles
+      // read in place (codegen_tiles.cc): no im2col copy.
       auto in_place = [&](ValueId v, const std::vector<ExprPtr>& idx, int rows, int cols) {
         return buffer_of_[v] < 0 && TilesReadInPlace(g_, v) &&
                SeparableLoad(Value(v, idx).get(), rows, cols);
       };
-      if (!in_place(n.operands[0], a_idx, nb, nb + 2))
+      if (!IsPackedPanels(g_, n.operands[0]) && !in_place(n.operands[0], a_idx, nb, nb + 2))
         OperandBuffer(n.operands[0], /*allow_transpose=*/false);
       if (!IsPackedPanels(g_, n.operands[1]) && !in_place(n.operands[1], b_idx, nb + 2, nb + 1))
         OperandBuffer(n.operands[1], /*allow_transpose=*/false);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -349,6 +350,30 @@ bool SeparableIndex(const Expr* e, int a, int b) {
 }
 
 }  // namespace
+
+int64_t PackedPanelWidth(const Expr* e, const std::vector<ExprPtr>& dims, int v, int k) {
+  if (e == nullptr || e->kind != ExprKind::kLoad) return 0;
+  const auto& ix = e->operands;
+  const size_t r = ix.size();
+  if (r < 3 || dims.size() != r || dims.back()->kind != ExprKind::kConst) return 0;
+  const std::optional<int64_t> width = dims.back()->i_value;
+  auto is_var = [](const ExprPtr& x, int var) {
+    return x->kind == ExprKind::kLoopVar && x->index == var;
+  };
+  auto is_v_by_width = [&](const ExprPtr& x, ScalarOp op) {
+    return x->kind == ExprKind::kOp && x->op == op && x->operands.size() == 2 &&
+           is_var(x->operands[0], v) && x->operands[1]->kind == ExprKind::kConst &&
+           x->operands[1]->i_value == width;
+  };
+  if (!width || !is_v_by_width(ix[r - 1], ScalarOp::kMod) || !is_var(ix[r - 2], k) ||
+      !is_v_by_width(ix[r - 3], ScalarOp::kDiv)) {
+    return 0;
+  }
+  for (size_t i = 0; i + 3 < r; ++i) {
+    if (UsesLoopVar(ix[i].get(), v) || UsesLoopVar(ix[i].get(), k)) return 0;
+  }
+  return *width;
+}
 
 bool SeparableLoad(const Expr* e, int a, int b) {
   if (e == nullptr || e->kind != ExprKind::kLoad) return false;

@@ -228,6 +228,12 @@ bool UsesLoopVar(const Expr* e, int var);
 // base that moves with a. The tiles read a convolution's windows so, in place, instead
 // of from an im2col copy (compiler/codegen/codegen_tiles.cc).
 bool SeparableLoad(const Expr* e, int a, int b);
+// The panel width P when `e` reads weights packed into the tiles' panels at compile time
+// (compiler/passes/packed_weights.h): a load of [.., panels, K, P] (`dims`) at
+// [.., v / P, k, v % P] for loop variables v and k (v = n: the packed rhs of
+// orient_products; v = m: the packed lhs of pack_weight_rows), no other index using v or
+// k; else 0.
+int64_t PackedPanelWidth(const Expr* e, const std::vector<ExprPtr>& dims, int v, int k);
 
 // A whole compiled graph: its symbols, buffers and kernels, run in order by one entry
 //   void entry(void** args, const int64_t* symbols, char* workspace)

@@ -103,14 +103,15 @@ ProductKernel ChooseProductKernel(const ir::Graph& graph, ir::ValueId id, Produc
     case ProductKernels::kAuto:
       break;
   }
-  // Weights orient_products packed: the tiles read them in place; OpenBLAS would need them
-  // copied back out on every call. A convolution's windows: the tiles gather them as they
-  // pack, OpenBLAS needs them copied out first (im2col). Measured on znver5 with OpenBLAS's
-  // own AVX-512 kernels (Cooperlake), one thread, graphjit-dump --profile, alternating,
-  // sum of kernel medians (ms): resnet18 25.7 with every product OpenBLAS after im2col, 18.1
-  // with these two as tiles; resnet50 55.4 / 47.5, densenet121 49.0 / 41.4.
+  // Weights orient_products or pack_weight_rows packed: the tiles read them in place;
+  // OpenBLAS would need them copied back out on every call. A convolution's windows: the tiles
+  // gather them as they pack, OpenBLAS needs them copied out first (im2col). Measured on znver5
+  // with OpenBLAS's own AVX-512 kernels (Cooperlake), one thread, graphjit-dump --profile,
+  // alternating, sum of kernel medians (ms): resnet18 25.7 with every product OpenBLAS after
+  // im2col, 18.1 with these two as tiles; resnet50 55.4 / 47.5, densenet121 49.0 / 41.4.
   const ir::Node& n = graph.node(id);
-  if (IsPackedPanels(graph, n.operands[1]) || IsConvolutionWindows(graph, n.operands[1])) {
+  if (IsPackedPanels(graph, n.operands[0]) || IsPackedPanels(graph, n.operands[1]) ||
+      IsConvolutionWindows(graph, n.operands[1])) {
     return ProductKernel::kTiles;
   }
   // Any other product (a 1 x 1 convolution's, a linear layer's, attention's) is plain

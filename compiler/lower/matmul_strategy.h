@@ -44,9 +44,9 @@ std::optional<ProductKernels> ParseProductKernels(std::string_view name);
 // s all OpenBLAS, znver5), but they save 7 ms of its 25 on every call.
 bool ProductsRunAsTiles(ProductKernels policy);
 
-// Whether `v` is weights orient_products packed into the tiles' panels, seen as a
-// product's rhs: [slice of] reshape(transpose(param of rank >= 3)). Tiles read those
-// panels in place; anything else would copy the weights back out on every call.
+// Whether `v` is weights orient_products (a product's rhs) or pack_weight_rows (its lhs)
+// packed into the tiles' panels: [slice of] reshape(transpose(param of rank >= 3)). Tiles
+// read those panels in place; anything else would copy the weights back out on every call.
 bool IsPackedPanels(const ir::Graph& graph, ir::ValueId v);
 
 // Whether generated tiles read product operand `v` in place when it lowers to a load at
@@ -60,8 +60,8 @@ bool TilesReadInPlace(const ir::Graph& graph, ir::ValueId v);
 enum class ProductKernel : uint8_t { kLoops, kTiles, kBlas };
 // For matmul node `id` under `policy`: kLoops where UseExternMatmul says no (small
 // products, matrix-vector); else kBlas or kTiles by `policy`, where kAuto takes the tiles
-// for packed weights (IsPackedPanels) and a convolution's windows (which they gather in
-// place, where BLAS needs an im2col copy), and for the other products where OpenBLAS runs
+// for packed weights (IsPackedPanels, either operand) and a convolution's windows (which they
+// gather in place, where BLAS needs an im2col copy), and for the other products where OpenBLAS runs
 // kernels narrower than the host's vectors (runtime::BlasNarrowerThanHost), unless the rhs
 // is a transpose BLAS reads in place (`rhs_transposed`: the tiles would copy it).
 ProductKernel ChooseProductKernel(const ir::Graph& graph, ir::ValueId id, ProductKernels policy,

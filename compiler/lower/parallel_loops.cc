@@ -33,6 +33,17 @@ constexpr int64_t kTileRowAlign = 8;
 // or f64), which weights packed into panels need (a range reads whole panels).
 constexpr int64_t kTileColumnAlign = 192;
 
+// Split points of a tiled product's rows (loop loops.size() - 3): kTileRowAlign, or whole
+// panels where its lhs is weights packed into panels of rows (pack_weight_rows), whose
+// tiles must start at a panel.
+int64_t TileRowAlign(const Program& program, const Kernel& k) {
+  const Expr* lhs = k.lhs.get();
+  if (lhs == nullptr || lhs->kind != ExprKind::kLoad) return kTileRowAlign;
+  const int m = static_cast<int>(k.loops.size()) - 3;
+  const int64_t mr = PackedPanelWidth(lhs, program.buffers[lhs->index].dims, m, m + 2);
+  return mr > 0 ? mr : kTileRowAlign;
+}
+
 bool IsConstant(const ExprPtr& e, int64_t* value) {
   if (e == nullptr || e->kind != ExprKind::kConst) return false;
   *value = e->i_value;
@@ -222,7 +233,7 @@ void MarkParallelLoops(Program* program) {
       k.parallel_align = kBlasAlign;
     }
     if (k.kind == KernelKind::kMatmul && k.order == MatmulOrder::kTiles) {
-      if (k.parallel_loop == rows) k.parallel_align = kTileRowAlign;
+      if (k.parallel_loop == rows) k.parallel_align = TileRowAlign(*program, k);
       if (k.parallel_loop == rows + 1) k.parallel_align = kTileColumnAlign;
     }
   }

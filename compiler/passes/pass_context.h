@@ -2,6 +2,9 @@
 #ifndef GRAPHJIT_COMPILER_PASSES_PASS_CONTEXT_H_
 #define GRAPHJIT_COMPILER_PASSES_PASS_CONTEXT_H_
 
+#include <cstdint>
+#include <functional>
+
 #include "runtime/interpreter.h"
 
 namespace graphjit::compiler {
@@ -19,6 +22,11 @@ struct PassContext {
   // ProductsRunAsTiles), else 0. orient_products turns products for the tiles and packs
   // the weights into their panels of two vectors; OpenBLAS packs either operand as fast.
   int tile_vector_bytes = 0;
+  // Set when products of weights by activations run as generated tiles (not OpenBLAS):
+  // the rows of the register tile the tiles take for an M x N product (N 0 when not a
+  // constant) of elements of `element_bytes`. pack_weight_rows packs such weights into
+  // panels of that many rows, the tiles' packed lhs.
+  std::function<int(int64_t m, int64_t n, int64_t element_bytes)> tile_rows = nullptr;
 };
 
 }  // namespace graphjit::compiler

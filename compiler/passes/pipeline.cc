@@ -15,6 +15,7 @@
 #include "compiler/passes/fold_norm_weight.h"
 #include "compiler/passes/hoist_loop_invariants.h"
 #include "compiler/passes/orient_products.h"
+#include "compiler/passes/pack_weight_rows.h"
 #include "compiler/passes/simplify.h"
 #include "compiler/passes/sink_channel_scale.h"
 #include "compiler/passes/sink_row_scale.h"
@@ -40,6 +41,7 @@ const std::vector<Pass>& BuiltinPasses() {
       {"flatten_matmul_batch", [](ir::Graph* g, PassContext*) { return FlattenMatmulBatch(g); }},
       {"winograd_convolutions", WinogradConvolutions},
       {"orient_products", OrientProducts},
+      {"pack_weight_rows", PackWeightRows},
       {"align_padded_rows", AlignPaddedRows},
       // Opt-in: see concat_weights.h for what it was measured to cost and save.
       {"concat_weights", ConcatWeights, /*in_default=*/false},

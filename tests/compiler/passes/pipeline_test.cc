@@ -17,11 +17,12 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 TEST(Pipeline, DefaultIsTheSeedOrder) {
-  EXPECT_THAT(Pipeline::Default().names(),
-              ElementsAre("unroll_scans", "hoist_loop_invariants", "decompose", "cse",
-                          "constant_fold", "simplify", "fold_channel_affine", "fold_norm_weight",
-                          "sink_row_scale", "sink_channel_scale", "flatten_matmul_batch",
-                          "winograd_convolutions", "orient_products", "align_padded_rows", "dce"));
+  EXPECT_THAT(
+      Pipeline::Default().names(),
+      ElementsAre("unroll_scans", "hoist_loop_invariants", "decompose", "cse", "constant_fold",
+                  "simplify", "fold_channel_affine", "fold_norm_weight", "sink_row_scale",
+                  "sink_channel_scale", "flatten_matmul_batch", "winograd_convolutions",
+                  "orient_products", "pack_weight_rows", "align_padded_rows", "dce"));
   absl::StatusOr<Pipeline> p = Pipeline::FromNames({"cse", "bogus"});
   ASSERT_FALSE(p.ok());
   EXPECT_THAT(std::string(p.status().message()), HasSubstr("unknown pass 'bogus'"));
@@ -66,7 +67,7 @@ TEST(Pipeline, PrintsAfterChosenPassesAndRecordsStats) {
   ASSERT_TRUE(p.Run(&g, &ctx).ok());
   ASSERT_EQ(printed.size(), 2u);
   EXPECT_EQ(printed[1], "dce:" + std::to_string(g.num_nodes()));
-  ASSERT_EQ(p.stats().size(), 15u);
+  ASSERT_EQ(p.stats().size(), 16u);
   EXPECT_FALSE(p.stats()[0].changed);  // unroll_scans: the layer has no loop
   EXPECT_FALSE(p.stats()[1].changed);  // hoist_loop_invariants: nor one to hoist from
   EXPECT_TRUE(p.stats()[2].changed);   // decompose
@@ -80,8 +81,9 @@ TEST(Pipeline, PrintsAfterChosenPassesAndRecordsStats) {
   EXPECT_FALSE(p.stats()[10].changed);  // flatten_matmul_batch: the layer's products are 2-D
   EXPECT_FALSE(p.stats()[11].changed);  // winograd_convolutions: no convolution
   EXPECT_FALSE(p.stats()[12].changed);  // orient_products: its weights are the rhs
-  EXPECT_FALSE(p.stats()[13].changed);  // align_padded_rows: no padded buffer
-  EXPECT_LT(p.stats()[14].nodes_after, p.stats()[14].nodes_before);  // dce removed something
+  EXPECT_FALSE(p.stats()[13].changed);  // pack_weight_rows: the context has no tiles
+  EXPECT_FALSE(p.stats()[14].changed);  // align_padded_rows: no padded buffer
+  EXPECT_LT(p.stats()[15].nodes_after, p.stats()[15].nodes_before);  // dce removed something
   for (size_t i = 1; i < p.stats().size(); ++i) {
     EXPECT_EQ(p.stats()[i].nodes_before, p.stats()[i - 1].nodes_after);
   }
