@@ -9,6 +9,7 @@
 #include "compiler/lower/constant_fills.h"
 #include "compiler/lower/fuse_attention.h"
 #include "compiler/lower/fuse_epilogues.h"
+#include "compiler/lower/narrow_fills.h"
 #include "compiler/lower/order_loops.h"
 #include "compiler/lower/parallel_loops.h"
 #include "compiler/lower/simplify_index.h"
@@ -42,6 +43,8 @@ const std::vector<LowerStep>& BuiltinLowerSteps() {
       ProgramStep("fuse_attention", FuseAttention, &LowerOptions::fuse_attention),
       // A tiled product takes the pointwise ops after it into its stores.
       ProgramStep("fuse_epilogues", FuseEpilogues, &LowerOptions::fuse_epilogues),
+      // After fusion, on the final readers: each fill stores only what some kernel reads.
+      ProgramStep("narrow_fills", NarrowFills),
       // After fusion (fills move with their products); before the plan, which shares a
       // filled buffer's bytes only with buffers holding the same constants.
       ProgramStep("mark_constant_fills", MarkConstantFills, &LowerOptions::fills_once),

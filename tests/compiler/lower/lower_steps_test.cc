@@ -31,7 +31,7 @@ TEST(LowerSteps, RunInOrderAndPrintAfterTheNamedOnes) {
   const ir::Graph g = OptimizedDecodeLayer();
   LowerPipeline lowering = LowerPipeline::FromOptions();
   EXPECT_THAT(lowering.names(), ElementsAre("build_kernels", "fuse_attention", "fuse_epilogues",
-                                            "mark_constant_fills", "plan_workspace",
+                                            "narrow_fills", "mark_constant_fills", "plan_workspace",
                                             "simplify_indices", "order_loops", "mark_parallel"));
   std::vector<std::pair<std::string, std::string>> printed;
   ASSERT_TRUE(lowering
@@ -51,11 +51,11 @@ TEST(LowerSteps, RunInOrderAndPrintAfterTheNamedOnes) {
   EXPECT_EQ(printed[1].first, "fuse_attention");
   EXPECT_THAT(printed[1].second, HasSubstr("attention over"));
   // 20 kernels as built, 16 once attention's five are one.
-  ASSERT_EQ(lowering.stats().size(), 8u);
+  ASSERT_EQ(lowering.stats().size(), 9u);
   EXPECT_EQ(lowering.stats()[0].kernels, 20);
   EXPECT_EQ(lowering.stats()[1].kernels, 16);
-  EXPECT_EQ(lowering.stats()[5].kernels, lowering.stats()[2].kernels);
-  EXPECT_EQ(lowering.stats()[7].kernels, lowering.stats()[2].kernels);
+  EXPECT_EQ(lowering.stats()[6].kernels, lowering.stats()[2].kernels);
+  EXPECT_EQ(lowering.stats()[8].kernels, lowering.stats()[2].kernels);
   // The list is Lower(): the same program.
   absl::StatusOr<LoweredGraph> direct = Lower(g);
   ASSERT_TRUE(direct.ok()) << direct.status();
@@ -79,13 +79,13 @@ TEST(LowerSteps, OptionsLeaveStepsOutAndUnknownNamesAreRefused) {
                                                        .fuse_attention = false,
                                                        .fuse_epilogues = false,
                                                        .fills_once = false});
-  EXPECT_THAT(lowering.names(),
-              ElementsAre("build_kernels", "plan_workspace", "order_loops", "mark_parallel"));
+  EXPECT_THAT(lowering.names(), ElementsAre("build_kernels", "narrow_fills", "plan_workspace",
+                                            "order_loops", "mark_parallel"));
   absl::Status s = lowering.SetPrintAfter({"fuse_attention"}, nullptr);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(),
-              HasSubstr("no lowering step 'fuse_attention' in this lowering "
-                        "(build_kernels, plan_workspace, order_loops, mark_parallel)"));
+  EXPECT_THAT(s.message(), HasSubstr("no lowering step 'fuse_attention' in this lowering "
+                                     "(build_kernels, narrow_fills, plan_workspace, order_loops, "
+                                     "mark_parallel)"));
   // Without fusion the attention's kernels stay five.
   absl::StatusOr<LoweredGraph> lowered = lowering.Run(OptimizedDecodeLayer());
   ASSERT_TRUE(lowered.ok()) << lowered.status();
