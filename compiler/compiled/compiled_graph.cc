@@ -62,16 +62,14 @@ PassContext PassContextFor(const runtime::TensorMap& params, const CompileGraphO
   const ProductKernels products = ProductsOf(options);
   if (ProductsRunAsTiles(products)) {
     ctx.tile_vector_bytes = CodegenVectorBytes(options.codegen.max_vector_bytes);
-  }
-  // Products of weights by activations run as tiles too (ChooseProductKernel): their
-  // weights may be packed as the tiles' lhs.
-  if (products == ProductKernels::kTiles ||
-      (products == ProductKernels::kAuto && runtime::BlasNarrowerThanHost())) {
     const int vector_bytes = ctx.tile_vector_bytes;
     ctx.tile_rows = [vector_bytes](int64_t m, int64_t n, int64_t element_bytes) {
       return codegen_internal::TileRowsFor(m, n, vector_bytes, element_bytes);
     };
   }
+  ctx.plain_products_as_tiles =
+      products == ProductKernels::kTiles ||
+      (products == ProductKernels::kAuto && runtime::BlasNarrowerThanHost());
   return ctx;
 }
 

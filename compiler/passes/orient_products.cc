@@ -43,12 +43,6 @@ std::vector<int64_t> SwapLastTwo(int rank) {
   return perm;
 }
 
-// Whether `v` is sliding windows (im2col's patches), through reshapes.
-bool IsWindow(const ir::Graph& g, ValueId v) {
-  while (g.node(v).op == OpCode::kReshape) v = g.node(v).operands[0];
-  return g.node(v).op == OpCode::kWindow;
-}
-
 // Whether matmul `id` should run the other way round: its lhs a known parameter of
 // constant shape, its rhs's column count a constant below the lhs's row count.
 bool ShouldOrient(const ir::Graph& g, ValueId id, const PassContext& ctx) {
@@ -63,7 +57,7 @@ bool ShouldOrient(const ir::Graph& g, ValueId id, const PassContext& ctx) {
   // Windows (a convolution's patches), which lowering materializes anyway and then
   // materializes turned at the same cost; an activation (a 1 x 1 convolution's input)
   // only with few columns (see kMaxTurnedActivationColumns).
-  if (!IsWindow(g, m.operands[1]) && !(n && *n <= kMaxTurnedActivationColumns)) return false;
+  if (!IsWindows(g, m.operands[1]) && !(n && *n <= kMaxTurnedActivationColumns)) return false;
   const int64_t rows = shape[shape.size() - 2], depth = shape.back();
   return n && *n >= 2 && *n < rows && rows * *n * depth >= kMinMacs;
 }

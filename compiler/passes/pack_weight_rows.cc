@@ -25,6 +25,8 @@ int RowsToPack(const ir::Graph& g, ValueId id, const PassContext& ctx) {
   if (m.op != OpCode::kMatmul || m.operands[0] == m.operands[1]) return 0;
   const ir::Node& w = g.node(m.operands[0]);
   if (w.op != OpCode::kParam || !ir::IsFloat(w.type.dtype)) return 0;
+  // OpenBLAS's products read W as it is.
+  if (!IsWindows(g, m.operands[1]) && !ctx.plain_products_as_tiles) return 0;
   const std::optional<std::vector<int64_t>> known = KnownParamDims(g, m.operands[0], ctx);
   if (!known || known->size() < 2) return 0;
   const int64_t rows = (*known)[known->size() - 2], depth = known->back();

@@ -64,6 +64,11 @@ absl::StatusOr<runtime::Tensor> PackPanels(const runtime::Tensor& w, int64_t nr)
 
 }  // namespace
 
+bool IsWindows(const ir::Graph& graph, ValueId v) {
+  while (graph.node(v).op == OpCode::kReshape) v = graph.node(v).operands[0];
+  return graph.node(v).op == OpCode::kWindow;
+}
+
 absl::StatusOr<ValueId> PackedWeights(GraphRewriter* rw, const ir::Node& w, int64_t nr,
                                       bool transposed, PassContext* ctx) {
   const std::string name = absl::StrCat("panels", nr, "(", w.name(), ")");

@@ -22,6 +22,10 @@ namespace graphjit::compiler {
 //     axis), [b.., K, panels * nr]), :M), read by the tiles as [.., n / nr, k, n % nr];
 //   else:       W [b.., M, K] = slice(reshape(transpose(panels, lanes before K),
 //     [b.., panels * nr, K]), :M), read as [.., m / nr, k, m % nr].
+// Whether `v` is sliding windows (im2col's patches, a convolution's product's rhs),
+// through reshapes: the products that run as tiles whichever kernels run the others.
+bool IsWindows(const ir::Graph& graph, ir::ValueId v);
+
 absl::StatusOr<ir::ValueId> PackedWeights(GraphRewriter* rw, const ir::Node& w, int64_t nr,
                                           bool transposed, PassContext* ctx);
 

@@ -22,11 +22,16 @@ struct PassContext {
   // ProductsRunAsTiles), else 0. orient_products turns products for the tiles and packs
   // the weights into their panels of two vectors; OpenBLAS packs either operand as fast.
   int tile_vector_bytes = 0;
-  // Set when products of weights by activations run as generated tiles (not OpenBLAS):
-  // the rows of the register tile the tiles take for an M x N product (N 0 when not a
-  // constant) of elements of `element_bytes`. pack_weight_rows packs such weights into
-  // panels of that many rows, the tiles' packed lhs.
+  // Set when large products run as generated tiles (as tile_vector_bytes): the rows of
+  // the register tile the tiles take for an M x N product (N 0 when not a constant) of
+  // elements of `element_bytes`. pack_weight_rows packs the weights of a product the tiles
+  // compute as their lhs into panels of that many rows.
   std::function<int(int64_t m, int64_t n, int64_t element_bytes)> tile_rows = nullptr;
+  // Whether products other than a convolution's windows (a 1 x 1 convolution's, a linear
+  // layer's) run as tiles too: CompileGraphOptions::products tiles, or auto where OpenBLAS
+  // runs kernels narrower than the host's (ChooseProductKernel). Else OpenBLAS computes
+  // them, reading the weights as they are.
+  bool plain_products_as_tiles = false;
 };
 
 }  // namespace graphjit::compiler

@@ -90,8 +90,9 @@ TEST(PackedRows, WeightsAsTheLhsAreReadInPlaceOverEdgeShapes) {
 }
 
 // OpenBLAS's products read W as it is; the tiles' rows come from the tiles' plan (a row
-// count of one of their register tiles), and auto packs only where its plain products run
-// as tiles (OpenBLAS narrower than the host's vectors: ChooseProductKernel).
+// count of one of their register tiles), and auto packs a plain product's weights only
+// where those run as tiles (OpenBLAS narrower than the host's vectors: ChooseProductKernel),
+// a convolution's windows' always.
 TEST(PackedRows, OnlyProductsThatRunAsTilesPackTheirWeights) {
   const Shape s{40, 100, 64};
   absl::StatusOr<ir::Graph> g = ir::ParseGraph(Product("f32", s));
@@ -104,14 +105,17 @@ TEST(PackedRows, OnlyProductsThatRunAsTilesPackTheirWeights) {
   ASSERT_TRUE(cg.ok()) << cg.status();
   EXPECT_FALSE(absl::StrContains(ProgramToString((*cg)->program()), "panels"));
   EXPECT_FALSE(PassContextFor(params, options).tile_rows);
+  EXPECT_FALSE(PassContextFor(params, options).plain_products_as_tiles);
   options.products = ProductKernels::kAuto;
-  EXPECT_EQ(static_cast<bool>(PassContextFor(params, options).tile_rows),
+  EXPECT_TRUE(PassContextFor(params, options).tile_rows);
+  EXPECT_EQ(PassContextFor(params, options).plain_products_as_tiles,
             runtime::BlasNarrowerThanHost());
   options.products = ProductKernels::kTiles;
   for (int vector_bytes : {0, 32}) {
     options.codegen.max_vector_bytes = vector_bytes;
     const PassContext ctx = PassContextFor(params, options);
     ASSERT_TRUE(ctx.tile_rows);
+    EXPECT_TRUE(ctx.plain_products_as_tiles);
     const int rows = ctx.tile_rows(40, 100, 4);
     EXPECT_TRUE(rows == 12 || rows == 8 || rows == 6 || rows == 4 || rows == 3) << rows;
   }

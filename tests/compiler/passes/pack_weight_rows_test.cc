@@ -37,6 +37,7 @@ TEST(PackWeightRows, WeightsOfAProductsLhsArePackedIntoPanelsOfTheTilesRows) {
   PassContext ctx;
   ctx.params["W"] = Weight({20, 64});
   ctx.tile_rows = TwelveRows;
+  ctx.plain_products_as_tiles = true;
   const std::string text = Product("20", "50");
   absl::StatusOr<std::string> out = RunPassOnText("pack_weight_rows", text, &ctx);
   ASSERT_TRUE(out.ok()) << out.status();
@@ -78,10 +79,12 @@ TEST(PackWeightRows, DoesNotFire) {
     std::string text;
     bool params_are_constant = true;
     bool tiles = true;  // ctx.tile_rows set
+    bool plain = true;  // ctx.plain_products_as_tiles
   };
   const Case cases[] = {
       {"weights that may change (training)", Product("20", "50"), false},
       {"products that go to OpenBLAS", Product("20", "50"), true, false},
+      {"a product of activations OpenBLAS computes", Product("20", "50"), true, true, false},
       {"no value for the parameter", Product("20", "50", "V")},
       {"a matrix-vector product", Product("20", "1")},
       {"fewer rows than a tile", Product("11", "50")},
@@ -112,6 +115,7 @@ TEST(PackWeightRows, DoesNotFire) {
     if (absl::StrContains(c.text, "f32[20, 1]")) ctx.params["W"] = Weight({20, 1});
     ctx.params_are_constant = c.params_are_constant;
     if (c.tiles) ctx.tile_rows = TwelveRows;
+    ctx.plain_products_as_tiles = c.plain;
     bool changed = true;
     absl::StatusOr<std::string> out = RunPassOnText("pack_weight_rows", c.text, &ctx, &changed);
     ASSERT_TRUE(out.ok()) << c.why << ": " << out.status();
@@ -123,9 +127,31 @@ TEST(PackWeightRows, DoesNotFire) {
   PassContext ctx;
   ctx.params["W"] = Weight({20, 64});
   ctx.tile_rows = TwelveRows;
+  ctx.plain_products_as_tiles = true;
   bool changed = false;
   ASSERT_TRUE(RunPassOnText("pack_weight_rows", Product("20", "50"), &ctx, &changed).ok());
   EXPECT_TRUE(changed);
+}
+
+// A convolution's windows run as tiles whichever kernels run the other products: its
+// weights are packed where OpenBLAS computes plain products.
+TEST(PackWeightRows, AConvolutionsWeightsArePackedWhereOpenBlasRunsPlainProducts) {
+  PassContext ctx;
+  ctx.params["W"] = Weight({20, 64});
+  ctx.tile_rows = TwelveRows;
+  bool changed = false;
+  absl::StatusOr<std::string> out = RunPassOnText("pack_weight_rows", R"(graph g {
+  %0 = input {name="x"} : f32[1, 64, 1, 50]
+  %1 = window(%0) {dilations=[1, 1], kernel=[1, 1], strides=[1, 1]} : f32[1, 64, 1, 1, 1, 50]
+  %2 = reshape(%1) {shape=[64, 50]} : f32[64, 50]
+  %3 = param {name="W"} : f32[20, 64]
+  %4 = matmul(%3, %2) : f32[20, 50]
+  return %4
+})",
+                                                  &ctx, &changed);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_TRUE(changed);
+  EXPECT_TRUE(absl::StrContains(*out, "param {name=\"panels12(W)\"} : f32[2, 64, 12]")) << *out;
 }
 
 }  // namespace
