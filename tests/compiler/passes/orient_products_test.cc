@@ -12,15 +12,7 @@ namespace {
 
 using runtime::Tensor;
 using testing::RunPassOnText;
-
-// W [g, M, K] with distinct values, so a transposed copy that mixes up rows shows.
-Tensor Weight(std::vector<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<double> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = 0.01 * static_cast<double>(i % 97) - 0.3;
-  return *Tensor::FromDoubles(ir::DType::kF32, shape, v);
-}
+using testing::Weight;
 
 // A convolution's product in the last stage of a CNN: 64 channels, 3 x 3 x 32 window
 // elements, 2 x 2 = 4 positions (the pass needs M N K >= 4096: 64 * 4 * 288).

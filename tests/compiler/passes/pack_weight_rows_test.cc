@@ -11,15 +11,7 @@ namespace {
 
 using runtime::Tensor;
 using testing::RunPassOnText;
-
-// W with distinct values, so a packed copy that mixes up rows shows.
-Tensor Weight(std::vector<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<double> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = 0.01 * static_cast<double>(i % 97) - 0.3;
-  return *Tensor::FromDoubles(ir::DType::kF32, shape, v);
-}
+using testing::Weight;
 
 // W [m, 64] @ x [64, n]: a 1 x 1 convolution's product.
 std::string Product(const std::string& m, const std::string& n, const char* w_name = "W") {
