@@ -340,7 +340,8 @@ class KernelEmitter {
   // Inline transcendentals (codegen_math.cc), so they vectorize in place. exp of a float
   // or double as libm's (within 2 ulps, subnormals and inf included).
   llvm::Value* Exp(llvm::Value* x);
-  // exp(x) for sums with 1: exact to 2 ulps where it is a normal number, exp(lo) below lo.
+  // exp(x) for sums with 1 (sigmoid, erf): within 2 ulps where x is in [lo, 127.5 ln 2),
+  // exp(lo) below lo (a normal number), inf from 127.5 ln 2 (88.38 for f32) on.
   llvm::Value* ExpClamped(llvm::Value* x);
   // 1 / (1 + exp(-x)) on ExpClamped.
   llvm::Value* Sigmoid(llvm::Value* x);

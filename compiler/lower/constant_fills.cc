@@ -19,8 +19,7 @@ using Box = std::vector<std::optional<std::pair<int64_t, int64_t>>>;
 Box StoreBox(const Kernel& k) {
   const std::vector<ExprPtr> indices =
       k.store_indices.empty() ? LoopVars(DefaultStoreRank(k)) : k.store_indices;
-  std::vector<ExprPtr> extents = k.loops;
-  if (ExprPtr var_extent = VarExtent(k)) extents.push_back(std::move(var_extent));
+  const std::vector<ExprPtr> extents = KernelExtents(k);
   Box box;
   for (const ExprPtr& index : indices) box.push_back(IndexBounds(index, extents));
   return box;
@@ -46,13 +45,13 @@ bool Disjoint(const Box& a, const Box& b) {
 // to 9 x 9: 40%) stay filled once.
 constexpr double kMinOnceShare = 0.3;
 
+}  // namespace
+
 bool IsConstantFill(const Program& p, const Kernel& k) {
   return k.kind == KernelKind::kPointwise && k.value != nullptr &&
          k.value->kind == ExprKind::kConst && k.out >= 0 &&
          p.buffers[k.out].kind == BufferKind::kTemp && KernelLoads(k).empty();
 }
-
-}  // namespace
 
 void MarkConstantFills(Program* program) {
   Program& p = *program;

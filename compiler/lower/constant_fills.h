@@ -31,6 +31,10 @@ namespace graphjit::compiler {
 // indices), or on a kernel that loads anything.
 void MarkConstantFills(Program* program);
 
+// Whether `k` stores a constant into a temp buffer and loads nothing (a kPointwise kernel
+// whose value is a constant): a fill, which mark_constant_fills and narrow_fills consider.
+bool IsConstantFill(const Program& program, const Kernel& k);
+
 }  // namespace graphjit::compiler
 
 #endif  // GRAPHJIT_COMPILER_LOWER_CONSTANT_FILLS_H_

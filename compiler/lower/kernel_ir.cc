@@ -269,6 +269,12 @@ std::vector<int> KernelWrites(const Kernel& k) {
   return writes;
 }
 
+std::vector<ExprPtr> KernelExtents(const Kernel& k) {
+  std::vector<ExprPtr> extents = k.loops;
+  if (ExprPtr var_extent = VarExtent(k)) extents.push_back(std::move(var_extent));
+  return extents;
+}
+
 ExprPtr* MutableVarExtent(Kernel* k) {
   switch (FactsOf(k->kind).var) {
     case KernelKindVar::kNone:

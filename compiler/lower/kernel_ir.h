@@ -208,6 +208,9 @@ std::vector<ExprPtr*> MutableKernelExprs(Kernel* kernel);
 std::vector<int> KernelWrites(const Kernel& kernel);
 // The same as the fields holding them, for passes that renumber buffers.
 std::vector<int*> MutableKernelWrites(Kernel* kernel);
+// The extents of every loop variable a kernel's expressions use: its loops, then the one
+// past them where its kind has one (VarExtent).
+std::vector<ExprPtr> KernelExtents(const Kernel& kernel);
 // The extent of the loop variable a kernel has past its loops (variable loops.size(); the
 // kind's Var column): &reduce_extent, &values_width, or null for a kind without one.
 ExprPtr* MutableVarExtent(Kernel* kernel);

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/lower/constant_fills.h"
 #include "compiler/lower/index_exprs.h"
 #include "compiler/lower/simplify_index.h"
 
@@ -14,14 +15,6 @@ namespace {
 
 // Per dim of a buffer, the least and greatest index read (nullopt: some read unbounded).
 using Hull = std::vector<std::optional<std::pair<int64_t, int64_t>>>;
-
-// The loop extents a kernel's expressions range over (its loops and its variable past
-// them).
-std::vector<ExprPtr> Extents(const Kernel& k) {
-  std::vector<ExprPtr> extents = k.loops;
-  if (ExprPtr var_extent = VarExtent(k)) extents.push_back(std::move(var_extent));
-  return extents;
-}
 
 // Widens `hulls` by every load in `e` (a kernel's expression over `extents`).
 void AddReads(const Expr* e, const std::vector<ExprPtr>& extents, std::vector<Hull>* hulls,
@@ -72,10 +65,21 @@ bool AsVarPlusConstant(const ExprPtr& e, int* var, int64_t* offset) {
   return true;
 }
 
-bool IsConstantFill(const Program& p, const Kernel& k) {
-  return k.kind == KernelKind::kPointwise && k.value != nullptr &&
-         k.value->kind == ExprKind::kConst && k.out >= 0 &&
-         p.buffers[k.out].kind == BufferKind::kTemp && KernelLoads(k).empty();
+// Whether a kernel of `kind` reads its buffers exactly at the indices its loads give over
+// its loops. OpenBLAS's products are given their operands' origins and read whole
+// matrices from there; attention's kernel reads its rows by its own plan. Those are taken
+// to read every element of every buffer they load.
+bool LoadsBoundReads(KernelKind kind) {
+  switch (kind) {
+    case KernelKind::kPointwise:
+    case KernelKind::kReduce:
+    case KernelKind::kMatmul:
+    case KernelKind::kArgReduce:
+    case KernelKind::kScan:
+      return true;
+    default:
+      return false;
+  }
 }
 
 // Narrows fill `k` to `hull` (its buffer's reads); false when nothing of it is read.
@@ -116,7 +120,14 @@ void NarrowFills(Program* program) {
   std::vector<Hull> hulls(p.buffers.size());
   std::vector<bool> read(p.buffers.size(), false);
   for (const Kernel& k : p.kernels) {
-    const std::vector<ExprPtr> extents = Extents(k);
+    if (!LoadsBoundReads(k.kind)) {
+      for (int b : KernelLoads(k)) {
+        read[b] = true;
+        hulls[b].assign(p.buffers[b].dims.size(), std::nullopt);
+      }
+      continue;
+    }
+    const std::vector<ExprPtr> extents = KernelExtents(k);
     for (const ExprPtr* e : KernelExprs(k)) AddReads(e->get(), extents, &hulls, &read);
   }
   std::vector<Kernel> kept;

@@ -21,7 +21,8 @@ namespace graphjit::compiler {
 // drops the fill where that leaves nothing. Elements outside every reader's hull are never
 // read, so their values do not matter. Must not fire on a fill of an input or output, on
 // indices of another form (a loop variable scaled or used twice), or along a dim some
-// reader loads at an unknown index (a loaded or symbolic one).
+// reader loads at an unknown index (a loaded or symbolic one), nor on a buffer an OpenBLAS
+// product or an attention kernel reads (their loads do not bound their reads).
 void NarrowFills(Program* program);
 
 }  // namespace graphjit::compiler

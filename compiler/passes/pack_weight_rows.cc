@@ -25,7 +25,10 @@ int RowsToPack(const ir::Graph& g, ValueId id, const PassContext& ctx) {
   if (m.op != OpCode::kMatmul || m.operands[0] == m.operands[1]) return 0;
   const ir::Node& w = g.node(m.operands[0]);
   if (w.op != OpCode::kParam || !ir::IsFloat(w.type.dtype)) return 0;
-  // OpenBLAS's products read W as it is.
+  // OpenBLAS's products read W as it is, and read a transposed x in place where the
+  // tiles would copy it (ChooseProductKernel keeps those with OpenBLAS).
+  const ir::Node& x = g.node(m.operands[1]);
+  if (x.op == OpCode::kTranspose) return 0;
   if (!IsWindows(g, m.operands[1]) && !ctx.plain_products_as_tiles) return 0;
   const std::optional<std::vector<int64_t>> known = KnownParamDims(g, m.operands[0], ctx);
   if (!known || known->size() < 2) return 0;
@@ -39,7 +42,9 @@ int RowsToPack(const ir::Graph& g, ValueId id, const PassContext& ctx) {
     return 0;
   }
   const int mr = ctx.tile_rows(rows, columns, ir::DTypeSize(w.type.dtype));
-  return mr > 0 && rows >= mr ? mr : 0;
+  // One panel is not packed: lowering drops its panel dim of 1, which the tiles then do not
+  // read as panels.
+  return mr > 0 && rows > mr ? mr : 0;
 }
 
 }  // namespace

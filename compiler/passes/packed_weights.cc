@@ -33,7 +33,8 @@ inline void CopyElement(const char* src, int64_t from, char* dst, int64_t to, in
 }
 
 // `w` [b.., M, K] as panels of `nr` of its rows: [b.., ceil(M / nr), K, nr] with
-// panel p, row k, lane j holding w[p * nr + j, k] (zero past M): the tiles' packed rhs.
+// panel p, row k, lane j holding w[p * nr + j, k] (zero past M): the tiles' packed rhs (as
+// W^T) or lhs.
 absl::StatusOr<runtime::Tensor> PackPanels(const runtime::Tensor& w, int64_t nr) {
   std::vector<int64_t> shape = w.shape();
   const int rank = static_cast<int>(shape.size());

@@ -14,6 +14,10 @@
 
 namespace graphjit::compiler {
 
+// Whether `v` is sliding windows (im2col's patches, a convolution's product's rhs),
+// through reshapes: the products that run as tiles whichever kernels run the others.
+bool IsWindows(const ir::Graph& graph, ir::ValueId v);
+
 // Adds `w` (a parameter [b.., M, K] of constant dims that ctx->params holds) packed into
 // panels of `nr` rows to ctx->params as `panels<nr>(<w>)` ([b.., ceil(M / nr), K, nr],
 // panel p, row k, lane j holding w[p * nr + j, k], zero past M) unless it is there, and
@@ -22,10 +26,6 @@ namespace graphjit::compiler {
 //     axis), [b.., K, panels * nr]), :M), read by the tiles as [.., n / nr, k, n % nr];
 //   else:       W [b.., M, K] = slice(reshape(transpose(panels, lanes before K),
 //     [b.., panels * nr, K]), :M), read as [.., m / nr, k, m % nr].
-// Whether `v` is sliding windows (im2col's patches, a convolution's product's rhs),
-// through reshapes: the products that run as tiles whichever kernels run the others.
-bool IsWindows(const ir::Graph& graph, ir::ValueId v);
-
 absl::StatusOr<ir::ValueId> PackedWeights(GraphRewriter* rw, const ir::Node& w, int64_t nr,
                                           bool transposed, PassContext* ctx);
 

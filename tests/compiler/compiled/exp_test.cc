@@ -1,9 +1,10 @@
-// Compiled exp (emitted inline by compiler/codegen/codegen_expr.cc, KernelEmitter::Exp)
+// Compiled exp (emitted inline by compiler/codegen/codegen_math.cc, KernelEmitter::Exp)
 // against libm's over the whole range of each dtype, in vectorized loops and their scalar
 // tails alike: within 2 ulps where the result is normal, within one unit of the smallest
 // subnormal where it underflows into subnormals, and exactly 0, inf and NaN where libm
-// gives those. sigmoid, which is built on exp, stays within a few ulps too, and so does
-// f32 erf (KernelEmitter::ErfF32, on exp), which vectorizes where libm's erff kept GELU's
+// gives those. sigmoid, built on an exp clamped to the normal numbers (ExpClamped), stays
+// within a few ulps too (0 where libm's is a subnormal), and so does f32 erf
+// (KernelEmitter::ErfF32, on ExpClamped), which vectorizes where libm's erff kept GELU's
 // loops scalar.
 #include <cmath>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // narrow_fills (compiler/lower/narrow_fills.h): a padded buffer's border widened for
-// alignment is filled only where its readers read; fills of outputs, fills of buffers read
-// at unknown indices and fills nothing reads are left as they are.
+// alignment is filled only where its readers read; fills of outputs, fills whose every
+// element is read and fills of an OpenBLAS product's operand are left as they are.
 #include "compiler/lower/narrow_fills.h"
 
 #include <string>
@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "compiler/compiled/compiled_graph.h"
 #include "compiler/lower/lower.h"
+#include "compiler/lower/matmul_strategy.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
 #include "runtime/interpreter.h"
@@ -35,10 +36,11 @@ constexpr const char* kWidened = R"(graph pad {
 })";
 
 // The program after lowering step `step` (the steps before it run as Lower() runs them).
-Program LoweredUpTo(const char* text, const std::string& step) {
+Program LoweredUpTo(const char* text, const std::string& step,
+                    ProductKernels products = ProductKernels::kAuto) {
   absl::StatusOr<ir::Graph> g = ir::ParseGraph(text);
   EXPECT_TRUE(g.ok()) << g.status();
-  LowerPipeline lowering = LowerPipeline::FromOptions();
+  LowerPipeline lowering = LowerPipeline::FromOptions({.products = products});
   Program after;
   EXPECT_TRUE(
       lowering.SetPrintAfter({step}, [&](const std::string&, const Program& p) { after = p; })
@@ -104,29 +106,40 @@ TEST(NarrowFills, DoesNotFire) {
   %0 = full {value=0} : f32[4, 16]
   return %0
 })"},
-      {"a buffer read at loaded indices", R"(graph g {
-  %0 = input {name="i"} : i64[3]
-  %1 = input {name="x"} : f32[6, 2]
-  %2 = full {value=0} : f32[4, 2]
-  %3 = concat(%2, %1) {axis=0} : f32[10, 2]
-  %4 = gather(%3, %0) : f32[3, 2]
-  return %4
-})"},
-      {"every element read", R"(graph g {
-  %0 = input {name="x"} : f32[2, 6]
-  %1 = full {value=0} : f32[2, 4]
-  %2 = concat(%1, %0) {axis=1} : f32[2, 10]
-  %3 = exp(%2) : f32[2, 10]
-  %4 = add(%3, %3) : f32[2, 10]
-  return %3, %4
+      {"every element read (a pad of 1 under a 3 x 3 window)", R"(graph g {
+  %0 = input {name="x"} : f32[1, 2, 6, 6]
+  %1 = full {value=0} : f32[1, 2, 1, 6]
+  %2 = concat(%1, %0, %1) {axis=2} : f32[1, 2, 8, 6]
+  %3 = full {value=0} : f32[1, 2, 8, 1]
+  %4 = concat(%3, %2, %3) {axis=3} : f32[1, 2, 8, 8]
+  %5 = window(%4) {dilations=[1, 1], kernel=[3, 3], strides=[1, 1]} : f32[1, 2, 3, 3, 6, 6]
+  %6 = reduce_sum(%5) {axis=3, keepdim=false} : f32[1, 2, 3, 6, 6]
+  %7 = reduce_sum(%6) {axis=2, keepdim=false} : f32[1, 2, 6, 6]
+  return %7
 })"},
   };
   for (const Case& c : cases) {
     const Program before = LoweredUpTo(c.text, "fuse_epilogues");
     const Program after = LoweredUpTo(c.text, "narrow_fills");
+    EXPECT_FALSE(FillExtents(before).empty()) << c.why << "\n" << ProgramToString(before);
     EXPECT_EQ(FillExtents(before), FillExtents(after)) << c.why << "\n" << ProgramToString(after);
     EXPECT_EQ(before.kernels.size(), after.kernels.size()) << c.why;
   }
+  // OpenBLAS is given an operand's origin (its loads name one element) and reads the whole
+  // matrix: a padded operand's fill stays whole.
+  constexpr const char* kBlasOperand = R"(graph g {
+  %0 = input {name="x"} : f32[6, 32]
+  %1 = full {value=0} : f32[2, 32]
+  %2 = concat(%1, %0) {axis=0} : f32[8, 32]
+  %3 = input {name="w"} : f32[32, 16]
+  %4 = matmul(%2, %3) : f32[8, 16]
+  return %4
+})";
+  const Program before = LoweredUpTo(kBlasOperand, "fuse_epilogues", ProductKernels::kBlas);
+  const Program after = LoweredUpTo(kBlasOperand, "narrow_fills", ProductKernels::kBlas);
+  ASSERT_TRUE(absl::StrContains(ProgramToString(after), "_blas")) << ProgramToString(after);
+  EXPECT_EQ(FillExtents(before), (std::vector<std::string>{"2 32"})) << ProgramToString(before);
+  EXPECT_EQ(FillExtents(after), FillExtents(before)) << ProgramToString(after);
 }
 
 }  // namespace

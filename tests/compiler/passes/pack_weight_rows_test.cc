@@ -80,6 +80,14 @@ TEST(PackWeightRows, DoesNotFire) {
       {"no value for the parameter", Product("20", "50", "V")},
       {"a matrix-vector product", Product("20", "1")},
       {"fewer rows than a tile", Product("11", "50")},
+      {"one panel's rows (lowering drops a panel dim of 1)", Product("12", "50")},
+      {"a transposed x, which OpenBLAS reads in place", R"(graph g {
+  %0 = input {name="x"} : f32[50, 64]
+  %1 = transpose(%0) {perm=[1, 0]} : f32[64, 50]
+  %2 = param {name="W"} : f32[20, 64]
+  %3 = matmul(%2, %1) : f32[20, 50]
+  return %3
+})"},
       {"too small to be a large product", Product("20", "3")},
       {"the weights are the rhs", R"(graph g {
   %0 = input {name="x"} : f32[50, 20]
@@ -103,6 +111,7 @@ TEST(PackWeightRows, DoesNotFire) {
     PassContext ctx;
     ctx.params["W"] = Weight({20, 64});
     if (absl::StrContains(c.text, "f32[11, 64]")) ctx.params["W"] = Weight({11, 64});
+    if (absl::StrContains(c.text, "f32[12, 64]")) ctx.params["W"] = Weight({12, 64});
     if (absl::StrContains(c.text, "f32[64, 64]")) ctx.params["W"] = Weight({64, 64});
     if (absl::StrContains(c.text, "f32[20, 1]")) ctx.params["W"] = Weight({20, 1});
     ctx.params_are_constant = c.params_are_constant;
