@@ -295,8 +295,9 @@ class KernelEmitter {
                   llvm::Value* mask);
   // The loads of `buffer` in `e` (null: none), not looking inside them.
   static std::vector<const Expr*> LoadsOf(const Expr* e, int buffer);
-  // A software prefetch of the line at `address` into L2 (a read of data).
-  void PrefetchIntoL2(llvm::Value* address);
+  // Software prefetches into L2 (reads of data) of the lines of `bytes` bytes from
+  // `address`, one per 64 bytes.
+  void PrefetchIntoL2(llvm::Value* address, int64_t bytes);
   // Vectors r[0..lanes) of `lanes` lanes as their transpose: vector j of the result holds
   // lane j of every input.
   std::vector<llvm::Value*> TransposeLanes(std::vector<llvm::Value*> r);

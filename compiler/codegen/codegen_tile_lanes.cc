@@ -176,10 +176,13 @@ void KernelEmitter::StoreLanes(llvm::Value* y, llvm::Value* base, llvm::Value* o
       scatter);
 }
 
-void KernelEmitter::PrefetchIntoL2(llvm::Value* address) {
-  body_.CreateIntrinsic(llvm::Intrinsic::prefetch, {body_.getPtrTy()},
-                        {address, body_.getInt32(0) /*read*/, body_.getInt32(2) /*into L2*/,
-                         body_.getInt32(1) /*data*/});
+void KernelEmitter::PrefetchIntoL2(llvm::Value* address, int64_t bytes) {
+  for (int64_t line = 0; line < bytes; line += 64) {
+    llvm::Value* at = body_.CreateGEP(body_.getInt8Ty(), address, body_.getInt64(line));
+    body_.CreateIntrinsic(llvm::Intrinsic::prefetch, {body_.getPtrTy()},
+                          {at, body_.getInt32(0) /*read*/, body_.getInt32(2) /*into L2*/,
+                           body_.getInt32(1) /*data*/});
+  }
 }
 
 std::vector<const Expr*> KernelEmitter::LoadsOf(const Expr* e, int buffer) {

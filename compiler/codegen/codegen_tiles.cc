@@ -337,18 +337,9 @@ bool KernelEmitter::EmitTiles() {
       }
       EmitCountedLoop(body_.getInt64(0), kc, 1, "tile_k", [&](llvm::Value* kk) {
         llvm::Value* b_row = at(panel, mul(kk, nr));
-        if (prefetch_a != nullptr) {  // a k step's MR values: 48 or 96 bytes
-          llvm::Value* ahead = at(prefetch_a, mul(kk, rows));
-          for (int64_t line = 0; line < rows * size; line += 64) {
-            PrefetchIntoL2(body_.CreateGEP(body_.getInt8Ty(), ahead, body_.getInt64(line)));
-          }
-        }
-        if (prefetch_panel != nullptr) {
-          llvm::Value* ahead = at(prefetch_panel, mul(kk, nr));
-          for (int64_t line = 0; line < nr * size; line += 64) {
-            PrefetchIntoL2(body_.CreateGEP(body_.getInt8Ty(), ahead, body_.getInt64(line)));
-          }
-        }
+        // A k step's MR values (48 or 96 bytes) and NR values, every line of them.
+        if (prefetch_a != nullptr) PrefetchIntoL2(at(prefetch_a, mul(kk, rows)), rows * size);
+        if (prefetch_panel != nullptr) PrefetchIntoL2(at(prefetch_panel, mul(kk, nr)), nr * size);
         std::vector<llvm::Value*> b(vectors);
         for (int v = 0; v < nv; ++v) {
           b[v] = body_.CreateAlignedLoad(vtype, at(b_row, body_.getInt64(int64_t{v} * lanes)),
