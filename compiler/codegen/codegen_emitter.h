@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "compiler/codegen/native_code.h"
+#include "compiler/codegen/tiles_plan.h"
 #include "compiler/lower/kernel_ir.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
@@ -120,7 +121,7 @@ class KernelEmitter {
   // the host's) and how many registers of that width it counts on (32 for 64-byte
   // vectors, else 16).
   int VectorBytes() const;
-  int VectorRegisters() const { return VectorBytes() == 64 ? 32 : 16; }
+  int VectorRegisters() const { return RegistersFor(VectorBytes()); }
   // --- tiled products (codegen_tiles.cc)
   // kTiles: register tiles of broadcast FMAs over packed panels of both operands. False,
   // with nothing emitted, where it does not apply (ints, out not contiguous along n): the

@@ -78,10 +78,9 @@ TileShape ChooseTile(int64_t m, int64_t n, int lanes, int registers, int vectors
   return best;
 }
 
-// The register file of vectors of `vector_bytes`: AVX-512's 32, else 16.
-int RegistersFor(int vector_bytes) { return vector_bytes == 64 ? 32 : 16; }
-
 }  // namespace
+
+int RegistersFor(int vector_bytes) { return vector_bytes == 64 ? 32 : 16; }
 
 int TileRowsFor(int64_t m, int64_t n, int vector_bytes, int64_t element_bytes) {
   const int lanes = static_cast<int>(vector_bytes / element_bytes);

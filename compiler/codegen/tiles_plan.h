@@ -30,6 +30,9 @@ struct TilePlan {
 TilePlan PlanTiles(int64_t m, int64_t n, int64_t k, int vector_bytes, int packed_vectors,
                    int packed_rows, int64_t element_bytes);
 
+// The vector registers of vectors of `vector_bytes`: AVX-512's 32, else 16.
+int RegistersFor(int vector_bytes);
+
 // The rows of the register tile PlanTiles takes for an M x N product (N 0 when not a
 // constant) with no packed operand: the panels pack_weight_rows packs weights into.
 int TileRowsFor(int64_t m, int64_t n, int vector_bytes, int64_t element_bytes);

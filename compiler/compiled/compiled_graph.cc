@@ -17,7 +17,6 @@
 #include "ir/clock.h"
 #include "ir/printer.h"
 #include "ir/status_macros.h"
-#include "runtime/jit_helpers.h"
 #include "runtime/thread_pool.h"
 
 namespace graphjit::compiler {
@@ -67,9 +66,7 @@ PassContext PassContextFor(const runtime::TensorMap& params, const CompileGraphO
       return codegen_internal::TileRowsFor(m, n, vector_bytes, element_bytes);
     };
   }
-  ctx.plain_products_as_tiles =
-      products == ProductKernels::kTiles ||
-      (products == ProductKernels::kAuto && runtime::BlasNarrowerThanHost());
+  ctx.plain_products_as_tiles = PlainProductsRunAsTiles(products);
   return ctx;
 }
 

@@ -76,6 +76,11 @@ std::optional<ProductKernels> ParseProductKernels(std::string_view name) {
 
 bool ProductsRunAsTiles(ProductKernels policy) { return policy != ProductKernels::kBlas; }
 
+bool PlainProductsRunAsTiles(ProductKernels policy) {
+  return policy == ProductKernels::kTiles ||
+         (policy == ProductKernels::kAuto && runtime::BlasNarrowerThanHost());
+}
+
 bool IsPackedPanels(const ir::Graph& graph, ir::ValueId v) {
   const ir::Node* n = &graph.node(v);
   if (n->op == ir::OpCode::kSlice) n = &graph.node(n->operands[0]);
@@ -122,7 +127,7 @@ ProductKernel ChooseProductKernel(const ir::Graph& graph, ir::ValueId id, Produc
   // than the host's (AVX2 on an AVX-512 host, as OPENBLAS_CORETYPE=Haswell makes it), the
   // tiles win those too, except over a transposed rhs that BLAS reads in place and the
   // tiles would copy.
-  if (rhs_transposed || !runtime::BlasNarrowerThanHost()) return ProductKernel::kBlas;
+  if (rhs_transposed || !PlainProductsRunAsTiles(policy)) return ProductKernel::kBlas;
   return ProductKernel::kTiles;
 }
 

@@ -18,10 +18,6 @@ namespace {
 
 using ir::OpCode;
 
-// Products below this many multiply-adds stay generated loops whichever way round
-// (kExternMatmulMinMacs in compiler/lower/matmul_strategy.h, which passes do not include).
-constexpr int64_t kMinMacs = 4096;
-
 // A 1 x 1 convolution over at most this many positions (a CNN's 7 x 7 stage: 49) runs
 // turned: its weights become panels packed at compile time (as the lhs they were packed
 // again on every call, 0.9-1.6 MB streamed from memory per layer) and its few columns no
@@ -59,7 +55,7 @@ bool ShouldOrient(const ir::Graph& g, ValueId id, const PassContext& ctx) {
   // only with few columns (see kMaxTurnedActivationColumns).
   if (!IsWindows(g, m.operands[1]) && !(n && *n <= kMaxTurnedActivationColumns)) return false;
   const int64_t rows = shape[shape.size() - 2], depth = shape.back();
-  return n && *n >= 2 && *n < rows && rows * *n * depth >= kMinMacs;
+  return n && *n >= 2 && *n < rows && rows * *n * depth >= kMinPackedMacs;
 }
 
 }  // namespace

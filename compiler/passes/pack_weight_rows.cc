@@ -15,10 +15,6 @@ namespace {
 using ir::OpCode;
 using ir::ValueId;
 
-// Products below this many multiply-adds stay generated loops (kExternMatmulMinMacs in
-// compiler/lower/matmul_strategy.h, which passes do not include).
-constexpr int64_t kMinMacs = 4096;
-
 // The rows MR to pack matmul `id`'s lhs into, or 0 to leave it.
 int RowsToPack(const ir::Graph& g, ValueId id, const PassContext& ctx) {
   const ir::Node& m = g.node(id);
@@ -38,7 +34,7 @@ int RowsToPack(const ir::Graph& g, ValueId id, const PassContext& ctx) {
   const int64_t columns = n.value_or(0);
   // A depth of 1 (an outer product) lowers with k folded to 0, which the tiles would not
   // read as panels.
-  if (columns == 1 || depth < 2 || rows * std::max<int64_t>(columns, 1) * depth < kMinMacs) {
+  if (columns == 1 || depth < 2 || rows * std::max<int64_t>(columns, 1) * depth < kMinPackedMacs) {
     return 0;
   }
   const int mr = ctx.tile_rows(rows, columns, ir::DTypeSize(w.type.dtype));

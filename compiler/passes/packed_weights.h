@@ -14,6 +14,11 @@
 
 namespace graphjit::compiler {
 
+// Products below this many multiply-adds stay generated loops whichever way round, so their
+// weights are not packed (kExternMatmulMinMacs in compiler/lower/matmul_strategy.h, which
+// passes do not include).
+inline constexpr int64_t kMinPackedMacs = 4096;
+
 // Whether `v` is sliding windows (im2col's patches, a convolution's product's rhs),
 // through reshapes: the products that run as tiles whichever kernels run the others.
 bool IsWindows(const ir::Graph& graph, ir::ValueId v);
