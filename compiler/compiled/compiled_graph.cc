@@ -66,7 +66,6 @@ PassContext PassContextFor(const runtime::TensorMap& params, const CompileGraphO
       return codegen_internal::TileRowsFor(m, n, vector_bytes, element_bytes);
     };
   }
-  ctx.plain_products_as_tiles = PlainProductsRunAsTiles(products);
   return ctx;
 }
 

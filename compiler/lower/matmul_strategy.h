@@ -44,10 +44,10 @@ std::optional<ProductKernels> ParseProductKernels(std::string_view name);
 // s all OpenBLAS, znver5), but they save 7 ms of its 25 on every call.
 bool ProductsRunAsTiles(ProductKernels policy);
 
-// Whether the products no rule gives to the tiles (a 1 x 1 convolution's, a linear
-// layer's) run as tiles under `policy` (unless their rhs is a transpose OpenBLAS reads in
-// place): kTiles, and kAuto where OpenBLAS runs kernels narrower than the host's vectors
-// (runtime::BlasNarrowerThanHost). Then pack_weight_rows packs their weights too.
+// Whether the products no rule gives to the tiles (a linear layer's x @ W^T where
+// orient_products left it, a product of two activations) run as tiles under `policy`
+// (unless their rhs is a transpose OpenBLAS reads in place): kTiles, and kAuto where
+// OpenBLAS runs kernels narrower than the host's vectors (runtime::BlasNarrowerThanHost).
 bool PlainProductsRunAsTiles(ProductKernels policy);
 
 // Whether `v` is weights orient_products (a product's rhs) or pack_weight_rows (its lhs)

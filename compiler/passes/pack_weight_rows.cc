@@ -25,7 +25,6 @@ int RowsToPack(const ir::Graph& g, ValueId id, const PassContext& ctx) {
   // tiles would copy it (ChooseProductKernel keeps those with OpenBLAS).
   const ir::Node& x = g.node(m.operands[1]);
   if (x.op == OpCode::kTranspose) return 0;
-  if (!IsWindows(g, m.operands[1]) && !ctx.plain_products_as_tiles) return 0;
   const std::optional<std::vector<int64_t>> known = KnownParamDims(g, m.operands[0], ctx);
   if (!known || known->size() < 2) return 0;
   const int64_t rows = (*known)[known->size() - 2], depth = known->back();

@@ -12,8 +12,7 @@ namespace graphjit::compiler {
 
 // Rewrites y = matmul(W, x), W a known float parameter [b.., M, K] of constant shape with
 // M N K >= 4096 (the products lowering gives to tiles), N not 1, K at least 2, M more
-// than the tile's rows and x a convolution's windows (or, where
-// ctx->plain_products_as_tiles, any x but a transpose, which OpenBLAS reads in place), into
+// than the tile's rows and x anything but a transpose (which OpenBLAS reads in place), into
 // y = matmul(W', x) with W' the view of W packed into panels of MR = ctx->tile_rows(M, N,
 // element size) rows (PackedWeights, not transposed): [b.., ceil(M / MR), K, MR], lane j of panel t
 // at row k holding W[t * MR + j, k]. The tiles read a tile's A there in place (k-major, MR values

@@ -27,10 +27,6 @@ struct PassContext {
   // elements of `element_bytes`. pack_weight_rows packs the weights of a product the tiles
   // compute as their lhs into panels of that many rows.
   std::function<int(int64_t m, int64_t n, int64_t element_bytes)> tile_rows = nullptr;
-  // Whether products other than a convolution's windows (a 1 x 1 convolution's, a linear
-  // layer's) run as tiles too (PlainProductsRunAsTiles in compiler/lower/matmul_strategy.h).
-  // Else OpenBLAS computes them, reading the weights as they are.
-  bool plain_products_as_tiles = false;
 };
 
 }  // namespace graphjit::compiler

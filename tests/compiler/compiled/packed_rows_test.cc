@@ -90,9 +90,8 @@ TEST(PackedRows, WeightsAsTheLhsAreReadInPlaceOverEdgeShapes) {
 }
 
 // OpenBLAS's products read W as it is; the tiles' rows come from the tiles' plan (a row
-// count of one of their register tiles), and auto packs a plain product's weights only
-// where those run as tiles (OpenBLAS narrower than the host's vectors: ChooseProductKernel),
-// a convolution's windows' always.
+// count of one of their register tiles), and auto packs a plain product's weights (a 1 x 1
+// convolution's) and gives it to the tiles, which read them in place, on any host.
 TEST(PackedRows, OnlyProductsThatRunAsTilesPackTheirWeights) {
   const Shape s{40, 100, 64};
   absl::StatusOr<ir::Graph> g = ir::ParseGraph(Product("f32", s));
@@ -104,18 +103,20 @@ TEST(PackedRows, OnlyProductsThatRunAsTilesPackTheirWeights) {
   auto cg = CompiledGraph::Compile(*g, params, options);
   ASSERT_TRUE(cg.ok()) << cg.status();
   EXPECT_FALSE(absl::StrContains(ProgramToString((*cg)->program()), "panels"));
+  EXPECT_TRUE(absl::StrContains(ProgramToString((*cg)->program()), "blas"));
   EXPECT_FALSE(PassContextFor(params, options).tile_rows);
-  EXPECT_FALSE(PassContextFor(params, options).plain_products_as_tiles);
   options.products = ProductKernels::kAuto;
   EXPECT_TRUE(PassContextFor(params, options).tile_rows);
-  EXPECT_EQ(PassContextFor(params, options).plain_products_as_tiles,
-            runtime::BlasNarrowerThanHost());
+  cg = CompiledGraph::Compile(*g, params, options);
+  ASSERT_TRUE(cg.ok()) << cg.status();
+  const std::string program = ProgramToString((*cg)->program());
+  EXPECT_TRUE(absl::StrContains(program, "panels")) << program;
+  EXPECT_FALSE(absl::StrContains(program, "blas")) << program;
   options.products = ProductKernels::kTiles;
   for (int vector_bytes : {0, 32}) {
     options.codegen.max_vector_bytes = vector_bytes;
     const PassContext ctx = PassContextFor(params, options);
     ASSERT_TRUE(ctx.tile_rows);
-    EXPECT_TRUE(ctx.plain_products_as_tiles);
     const int rows = ctx.tile_rows(40, 100, 4);
     EXPECT_TRUE(rows == 12 || rows == 8 || rows == 6 || rows == 4 || rows == 3) << rows;
   }

@@ -29,7 +29,6 @@ TEST(PackWeightRows, WeightsOfAProductsLhsArePackedIntoPanelsOfTheTilesRows) {
   PassContext ctx;
   ctx.params["W"] = Weight({20, 64});
   ctx.tile_rows = TwelveRows;
-  ctx.plain_products_as_tiles = true;
   const std::string text = Product("20", "50");
   absl::StatusOr<std::string> out = RunPassOnText("pack_weight_rows", text, &ctx);
   ASSERT_TRUE(out.ok()) << out.status();
@@ -71,12 +70,10 @@ TEST(PackWeightRows, DoesNotFire) {
     std::string text;
     bool params_are_constant = true;
     bool tiles = true;  // ctx.tile_rows set
-    bool plain = true;  // ctx.plain_products_as_tiles
   };
   const Case cases[] = {
       {"weights that may change (training)", Product("20", "50"), false},
       {"products that go to OpenBLAS", Product("20", "50"), true, false},
-      {"a product of activations OpenBLAS computes", Product("20", "50"), true, true, false},
       {"no value for the parameter", Product("20", "50", "V")},
       {"a matrix-vector product", Product("20", "1")},
       {"fewer rows than a tile", Product("11", "50")},
@@ -116,7 +113,6 @@ TEST(PackWeightRows, DoesNotFire) {
     if (absl::StrContains(c.text, "f32[20, 1]")) ctx.params["W"] = Weight({20, 1});
     ctx.params_are_constant = c.params_are_constant;
     if (c.tiles) ctx.tile_rows = TwelveRows;
-    ctx.plain_products_as_tiles = c.plain;
     bool changed = true;
     absl::StatusOr<std::string> out = RunPassOnText("pack_weight_rows", c.text, &ctx, &changed);
     ASSERT_TRUE(out.ok()) << c.why << ": " << out.status();
@@ -128,15 +124,13 @@ TEST(PackWeightRows, DoesNotFire) {
   PassContext ctx;
   ctx.params["W"] = Weight({20, 64});
   ctx.tile_rows = TwelveRows;
-  ctx.plain_products_as_tiles = true;
   bool changed = false;
   ASSERT_TRUE(RunPassOnText("pack_weight_rows", Product("20", "50"), &ctx, &changed).ok());
   EXPECT_TRUE(changed);
 }
 
-// A convolution's windows run as tiles whichever kernels run the other products: its
-// weights are packed where OpenBLAS computes plain products.
-TEST(PackWeightRows, AConvolutionsWeightsArePackedWhereOpenBlasRunsPlainProducts) {
+// A convolution's windows (through the reshape to a matrix) are an x as any other.
+TEST(PackWeightRows, AConvolutionsWeightsArePacked) {
   PassContext ctx;
   ctx.params["W"] = Weight({20, 64});
   ctx.tile_rows = TwelveRows;
