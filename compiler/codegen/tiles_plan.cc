@@ -112,6 +112,10 @@ TilePlan PlanTiles(int64_t m, int64_t n, int64_t k, int vector_bytes, int packed
   int64_t tiles = std::max<int64_t>(1, kRowBlockBytes / (p.kc_max * p.rows * size));
   if (m > 0) tiles = std::min(tiles, (m + p.rows - 1) / p.rows);
   p.mc_max = tiles * p.rows;
+  const int64_t n_rest = n > 0 ? n % p.nr : 0, rest_vectors = (n_rest + lanes - 1) / lanes;
+  if (n_rest > 0 && (p.vectors - rest_vectors) * 20 >= (n + p.nr - 1) / p.nr * p.vectors) {
+    p.edge_vectors = static_cast<int>(rest_vectors);
+  }
   return p;
 }
 

@@ -114,6 +114,9 @@ const Case kCases[] = {
     {"300, 257", "257, 19", "300, 19", {300, 257}, {257, 19}},
     // 196 columns (a 14 x 14 map): the last panel's tiles compute its vectors in N only.
     {"64, 384", "384, 196", "64, 196", {64, 384}, {384, 196}},
+    // A B of 12 MB (f32) or more, beyond what any L2 keeps: packed with prefetches of the
+    // rows a few panels on, the last panels' clamped to the block.
+    {"13, 96", "96, 32771", "13, 32771", {13, 96}, {96, 32771}},
 };
 
 TEST(TilesTest, EdgeShapesMatchTheInterpreterAndBlas) {
