@@ -455,6 +455,34 @@ TEST(TilesTest, AutoKeepsBlasForATransposedRhsAndLoopsForSmallProducts) {
   EXPECT_TRUE(absl::StrContains(program, "_blas")) << program;
 }
 
+// Weights scaled per call (a squeeze-and-excitation gate sink_channel_scale folded into a
+// 1 x 1 convolution's weights) run as tiles under auto, which scale them as they pack them.
+TEST(TilesTest, AutoTakesTheTilesForWeightsScaledPerCall) {
+  absl::StatusOr<ir::Graph> g = ir::ParseGraph(R"(graph g {
+  %0 = param {name="w"} : f32[48, 96]
+  %1 = input {name="gate"} : f32[1, 96]
+  %2 = mul(%0, %1) : f32[48, 96]
+  %3 = input {name="x"} : f32[96, 200]
+  %4 = matmul(%2, %3) : f32[48, 200]
+  return %4
+})");
+  ASSERT_TRUE(g.ok()) << g.status();
+  const TensorMap params = {{"w", Wave(ir::DType::kF32, {48, 96}, 0.3)}};
+  const TensorMap in = {{"gate", Wave(ir::DType::kF32, {1, 96}, 0.5)},
+                        {"x", Wave(ir::DType::kF32, {96, 200}, 0.7)}};
+  CompileGraphOptions options;
+  options.products = ProductKernels::kAuto;
+  options.env = &CompileEnv::MemoryOnly();
+  auto cg = CompiledGraph::Compile(*g, params, options);
+  ASSERT_TRUE(cg.ok()) << cg.status();
+  EXPECT_TRUE(UsesTiles(**cg)) << ProgramToString((*cg)->program());
+  auto got = (*cg)->Run(in);
+  ASSERT_TRUE(got.ok()) << got.status();
+  auto want = runtime::Interpret(*g, in, params);
+  ASSERT_TRUE(want.ok()) << want.status();
+  EXPECT_LT(runtime::MaxAbsDiff((*want)[0], (*got)[0]), 1e-5);
+}
+
 // Tools that run the passes themselves (graphjit-dump, Python's OnnxModel.ir) take the
 // context a compile would: orient_products follows the products' kernels.
 TEST(TilesTest, PassContextForFollowsTheProductPolicy) {
