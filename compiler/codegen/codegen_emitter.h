@@ -297,9 +297,9 @@ class KernelEmitter {
   // The loads of `buffer` in `e` (null: none), not looking inside them.
   static std::vector<const Expr*> LoadsOf(const Expr* e, int buffer);
   // The loads in `e` of buffers other than `skip` whose element moves with loop `var` and
-  // whose indices load nothing (a residual's element next to the product's): the data an
-  // epilogue streams in.
-  static std::vector<const Expr*> StreamedLoadsOf(const Expr* e, int skip, int var);
+  // whose indices load nothing (a residual's element next to the product's), outside any
+  // select's arms, each once: the data an epilogue streams in.
+  std::vector<const Expr*> StreamedLoadsOf(const Expr* e, int skip, int var);
   // Whether lane offsets `offsets` (bytes, of `count` lanes) are those of consecutive
   // elements of `element_bytes` from element `from` on (an i1).
   llvm::Value* ConsecutiveLanes(llvm::Value* offsets, int count, int64_t from,
@@ -313,7 +313,7 @@ class KernelEmitter {
   bool OutgrowsTheCaches(int buffer) const;
   // Software prefetches (reads of data) of the lines of `bytes` bytes from `address`, one
   // per 64 bytes, into L2 (locality 2) or L1 (3).
-  void PrefetchIntoL2(llvm::Value* address, int64_t bytes, int locality = 2);
+  void Prefetch(llvm::Value* address, int64_t bytes, int locality = 2);
   // Vectors r[0..lanes) of `lanes` lanes as their transpose: vector j of the result holds
   // lane j of every input.
   std::vector<llvm::Value*> TransposeLanes(std::vector<llvm::Value*> r);

@@ -119,7 +119,7 @@ bool KernelEmitter::EmitTiles() {
   // What the epilogue streams in (a residual): a tile prefetches it before its last block
   // of k. Read after the FMAs, it missed to memory one tile at a time once activations
   // outgrew the caches (resnet50 at N = 8: a 1 x 1 convolution with its residual 2.2x its
-  // time per image at N = 1, 1.1x without; 1.2x with the prefetch).
+  // time per image at N = 1, 1.1x without; 1.3x with the prefetch).
   const std::vector<const Expr*> streamed =
       tile_epilogue ? StreamedLoadsOf(kernel_.epilogue.get(), kernel_.out, n)
                     : std::vector<const Expr*>{};
@@ -145,8 +145,8 @@ bool KernelEmitter::EmitTiles() {
   }
   llvm::Type* ptr = body_.getPtrTy();
   // A gathered B's row addresses for the block of k being packed (see pack_rows), where a
-  // block has panels enough to repay them (a 14 x 14 map's 5 did not: 2% slower).
-  const bool b_rows = gather_b && (n_const == 0 || n_const >= 8 * nr);
+  // block has panels enough to repay them (a 14 x 14 map's 5 did not: 3% slower).
+  const bool b_rows = gather_b && panels_max >= 8;
   llvm::AllocaInst* row_at =
       b_rows ? prologue_.CreateAlloca(ptr, prologue_.getInt64(kc_max), "b_rows") : nullptr;
   // Panels packed here are aligned to the vectors; a param's are to its elements.
@@ -344,8 +344,8 @@ bool KernelEmitter::EmitTiles() {
       EmitCountedLoop(body_.getInt64(0), kc, 1, "tile_k", [&](llvm::Value* kk) {
         llvm::Value* b_row = at(panel, mul(kk, nr));
         // A k step's MR values (48 or 96 bytes) and NR values, every line of them.
-        if (prefetch_a != nullptr) PrefetchIntoL2(at(prefetch_a, mul(kk, rows)), rows * size);
-        if (prefetch_panel != nullptr) PrefetchIntoL2(at(prefetch_panel, mul(kk, nr)), nr * size);
+        if (prefetch_a != nullptr) Prefetch(at(prefetch_a, mul(kk, rows)), rows * size);
+        if (prefetch_panel != nullptr) Prefetch(at(prefetch_panel, mul(kk, nr)), nr * size);
         std::vector<llvm::Value*> b(vectors);
         for (int v = 0; v < nv; ++v) {
           b[v] = body_.CreateAlignedLoad(vtype, at(b_row, body_.getInt64(int64_t{v} * lanes)),
@@ -440,25 +440,36 @@ bool KernelEmitter::EmitTiles() {
             if (first != nullptr) body_.CreateStore(first, body_.CreateGEP(ptr, row_at, kk));
           });
         }
-        // The address of B's element at row k0 + kk of column col0 + `ahead`.
-        auto b_at = [&](llvm::Value* kk, llvm::Value* col0, llvm::Value* ahead) -> llvm::Value* {
-          loop_vars_[n] = ahead == nullptr ? col0 : safe_column(body_.CreateAdd(col0, ahead), col0);
-          if (!b_rows) {
-            loop_vars_[k] = body_.CreateAdd(k0, kk);
-            return TargetPtr(rhs->index, rhs->operands);
-          }
+        // With b_rows, g(col) - g(n0) in bytes: once per panel (hoisted by hand: the
+        // baseline tier runs no LICM over these loops).
+        auto column_offset = [&](llvm::Value* col) -> llvm::Value* {
+          if (!b_rows) return nullptr;
           loop_vars_[k] = k0;
+          loop_vars_[n] = col;
           llvm::Value* at_col = TargetPtr(rhs->index, rhs->operands);
           loop_vars_[n] = n0;
           llvm::Value* at_n0 = TargetPtr(rhs->index, rhs->operands);
           if (at_col == nullptr || at_n0 == nullptr) return nullptr;
+          return body_.CreatePtrDiff(body_.getInt8Ty(), at_col, at_n0);
+        };
+        // The address of B's element at row k0 + kk of column `col` (`offset` its
+        // column_offset).
+        auto b_at = [&](llvm::Value* kk, llvm::Value* col, llvm::Value* offset) -> llvm::Value* {
+          if (!b_rows) {
+            loop_vars_[k] = body_.CreateAdd(k0, kk);
+            loop_vars_[n] = col;
+            return TargetPtr(rhs->index, rhs->operands);
+          }
+          if (offset == nullptr) return nullptr;
           llvm::Value* first = body_.CreateLoad(ptr, body_.CreateGEP(ptr, row_at, kk));
-          return body_.CreateGEP(body_.getInt8Ty(), first,
-                                 body_.CreatePtrDiff(body_.getInt8Ty(), at_col, at_n0));
+          return body_.CreateGEP(body_.getInt8Ty(), first, offset);
         };
         if (packed_nr == 0)
           EmitCountedLoop(body_.getInt64(0), panels, 1, "pack_p", [&](llvm::Value* p) {
             llvm::Value* col0 = body_.CreateAdd(n0, mul(p, nr));
+            llvm::Value* ahead = safe_column(add(col0, kPackAheadPanels * nr), col0);
+            llvm::Value* col0_offset = column_offset(col0);
+            llvm::Value* ahead_offset = prefetch_b ? column_offset(ahead) : nullptr;
             std::vector<llvm::Value*> offsets(vectors);
             std::vector<RowRuns> runs(vectors);
             llvm::Value* loads = body_.getTrue();
@@ -499,13 +510,13 @@ bool KernelEmitter::EmitTiles() {
                   : how == Pack::kRuns ? "pack_kr"
                                        : "pack_kg",
                   [&](llvm::Value* kk) {
-                    llvm::Value* base = b_at(kk, col0, nullptr);
+                    llvm::Value* base = b_at(kk, col0, col0_offset);
                     if (base == nullptr) return;
                     llvm::Value* row = at(packed_b, mul(body_.CreateAdd(mul(p, kc_max), kk), nr));
                     if (prefetch_b && how != Pack::kGathers) {
-                      llvm::Value* ahead = b_at(kk, col0, body_.getInt64(kPackAheadPanels * nr));
+                      llvm::Value* next = b_at(kk, ahead, ahead_offset);
                       const int64_t stride = how == Pack::kRuns ? run_plan.stride : 1;
-                      if (ahead != nullptr) PrefetchIntoL2(ahead, nr * size * stride, 3);
+                      if (next != nullptr) Prefetch(next, nr * size * stride, 3);
                     }
                     for (int v = 0; v < vectors; ++v) {
                       llvm::Value* col = add(col0, int64_t{v} * lanes);

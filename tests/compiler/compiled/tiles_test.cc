@@ -114,8 +114,8 @@ const Case kCases[] = {
     {"300, 257", "257, 19", "300, 19", {300, 257}, {257, 19}},
     // 196 columns (a 14 x 14 map): the last panel's tiles compute its vectors in N only.
     {"64, 384", "384, 196", "64, 196", {64, 384}, {384, 196}},
-    // A B of 12 MB (f32) or more, beyond what any L2 keeps: packed with prefetches of the
-    // rows a few panels on, the last panels' clamped to the block.
+    // A B of 12 MB (f32) or more, beyond four L2s of up to 3 MB: packed with prefetches of
+    // the rows a few panels on (at N's end, of the panel's own).
     {"13, 96", "96, 32771", "13, 32771", {13, 96}, {96, 32771}},
 };
 
@@ -323,6 +323,7 @@ TEST(TilesTest, ConvolutionWindowsAreReadInPlace) {
       {1, 37, 5, 5, 131, 3, 3, 2, 1, 1, 1, 1, 1},   // turned: 3 x 3 outputs, stride 2
       {1, 29, 7, 7, 70, 7, 7, 1, 1, 3, 3, 3, 3},    // turned: 7 x 7 windows
       {1, 4, 20, 20, 16, 3, 3, 1, 1, 1, 1, 1, 1},   // 400 columns: threads split them
+      {1, 64, 32, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1},  // blocks of k and of n: a row table each
       {1, 8, 3, 3, 400, 3, 3, 1, 1, 1, 1, 1, 1},    // turned: threads split 400 channels
       {1, 16, 5, 56, 32, 3, 3, 1, 1, 1, 1, 1, 1},   // rows of 56: two runs across a row end
       {1, 8, 6, 14, 24, 3, 3, 1, 1, 1, 1, 1, 1},    // rows of 14: a vector across three rows
@@ -330,10 +331,17 @@ TEST(TilesTest, ConvolutionWindowsAreReadInPlace) {
       {1, 3, 9, 40, 16, 3, 3, 2, 1, 1, 1, 1, 1},    // stride 2, rows of 20: every other element
       {1, 24, 14, 14, 40, 3, 3, 1, 1, 1, 1, 1, 1},  // 196 columns: a part-full last panel
   };
+  // Packings of windows that take their rows' addresses from a table made once per block
+  // of k (blocks of 8 panels or more) and that compute them per panel.
+  int row_tables = 0, per_panel = 0;
   ExpectConvsMatchOnAnyThreads(
       kConvs,
-      [](const Conv& c, const CompiledGraph& cg) {
+      [&](const Conv& c, const CompiledGraph& cg) {
         const std::string program = ProgramToString(cg.program());
+        const std::string& llvm_ir = cg.kernels().llvm_ir();
+        if (absl::StrContains(llvm_ir, "pack_kr")) {
+          (absl::StrContains(llvm_ir, "pack_rows") ? row_tables : per_panel) += 1;
+        }
         EXPECT_TRUE(UsesTiles(cg)) << program;
         EXPECT_FALSE(absl::StrContains(program, "_reshape")) << program;
         // Turned round (packed weights), the windows are A, gathered a tile at a time;
@@ -350,6 +358,8 @@ TEST(TilesTest, ConvolutionWindowsAreReadInPlace) {
       [](const Conv& c, ir::DType dt, const Tensor&) {
         return (dt == ir::DType::kF64 ? 1e-13 : 1e-6) * static_cast<double>(c.k() + 1);
       });
+  EXPECT_GT(row_tables, 0);
+  EXPECT_GT(per_panel, 0);
 }
 
 // 3 x 3 stride-1 convolutions with 16 or more input channels, 64 or more output channels,
