@@ -145,8 +145,9 @@ ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& 
   // two, sigmoid 0 below -88.37), v29 tiles reading weights packed as their lhs in place
   // (pack_weight_rows) and prefetching the next tile's rows, v30 tiles prefetching their
   // epilogue's streamed loads (a residual) and, over a B beyond the caches, B's rows ahead,
-  // v31 windows' row addresses computed once per block of k.
-  h.Text("graphjit-kernel-key-v31");
+  // v31 windows' row addresses computed once per block of k, v32 their column offsets once
+  // per panel and row tables by panels per block.
+  h.Text("graphjit-kernel-key-v32");
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir, emit_asm and keep_object change what is kept.
   h.Text(absl::StrCat("tile_matmuls=", codegen.tile_matmuls, ",tier=", CodeTierName(codegen.tier),
