@@ -13,31 +13,19 @@
 namespace graphjit::compiler {
 namespace {
 
-// Per dim of a buffer, the least and greatest index read (nullopt: some read unbounded).
-using Hull = std::vector<std::optional<std::pair<int64_t, int64_t>>>;
-
-// Widens `hulls` by every load in `e` (a kernel's expression over `extents`).
-void AddReads(const Expr* e, const std::vector<ExprPtr>& extents, std::vector<Hull>* hulls,
+// Widens `hulls` (per buffer, the indices read: nullopt where some read is unbounded) by
+// every load in `e` (a kernel's expression over `extents`).
+void AddReads(const Expr* e, const std::vector<ExprPtr>& extents, std::vector<IndexBox>* hulls,
               std::vector<bool>* read) {
   if (e == nullptr) return;
   if (e->kind == ExprKind::kLoad && e->index >= 0) {
-    Hull& hull = (*hulls)[e->index];
-    const bool first = !(*read)[e->index];
-    (*read)[e->index] = true;
-    if (first) hull.assign(e->operands.size(), std::pair<int64_t, int64_t>{0, -1});
-    for (size_t d = 0; d < e->operands.size() && d < hull.size(); ++d) {
-      const auto bounds = IndexBounds(e->operands[d], extents);
-      if (!bounds || !hull[d]) {
-        hull[d] = std::nullopt;
-        continue;
-      }
-      if (hull[d]->first > hull[d]->second) {
-        hull[d] = bounds;
-      } else {
-        hull[d] = std::pair{std::min(hull[d]->first, bounds->first),
-                            std::max(hull[d]->second, bounds->second)};
-      }
+    const IndexBox reads = IndexBoxOf(e->operands, extents);
+    if ((*read)[e->index]) {
+      WidenIndexBox(reads, &(*hulls)[e->index]);
+    } else {
+      (*hulls)[e->index] = reads;
     }
+    (*read)[e->index] = true;
   }
   for (const ExprPtr& o : e->operands) AddReads(o.get(), extents, hulls, read);
 }
@@ -83,7 +71,7 @@ bool LoadsBoundReads(KernelKind kind) {
 }
 
 // Narrows fill `k` to `hull` (its buffer's reads); false when nothing of it is read.
-bool Narrow(Kernel* k, const Hull& hull) {
+bool Narrow(Kernel* k, const IndexBox& hull) {
   std::vector<ExprPtr> indices =
       k->store_indices.empty() ? LoopVars(DefaultStoreRank(*k)) : k->store_indices;
   if (indices.size() != hull.size()) return true;
@@ -117,7 +105,7 @@ bool Narrow(Kernel* k, const Hull& hull) {
 
 void NarrowFills(Program* program) {
   Program& p = *program;
-  std::vector<Hull> hulls(p.buffers.size());
+  std::vector<IndexBox> hulls(p.buffers.size());
   std::vector<bool> read(p.buffers.size(), false);
   for (const Kernel& k : p.kernels) {
     if (!LoadsBoundReads(k.kind)) {

@@ -3,6 +3,7 @@
 // simplify_index_ranges.cc hold the rest of the Simplifier.
 #include "compiler/lower/simplify_index.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -198,6 +199,24 @@ std::optional<std::pair<int64_t, int64_t>> IndexBounds(const ExprPtr& e,
   const Range r = s.ValuesOf(e);
   if (!r.exact || r.lo_inf || r.hi_inf) return std::nullopt;
   return std::pair{r.lo, r.hi};
+}
+
+IndexBox IndexBoxOf(const std::vector<ExprPtr>& indices, const std::vector<ExprPtr>& loop_extents) {
+  IndexBox box;
+  for (const ExprPtr& index : indices) box.push_back(IndexBounds(index, loop_extents));
+  return box;
+}
+
+void WidenIndexBox(const IndexBox& other, IndexBox* box) {
+  for (size_t d = 0; d < box->size() && d < other.size(); ++d) {
+    auto& range = (*box)[d];
+    if (!range || !other[d]) {
+      range = std::nullopt;
+      continue;
+    }
+    range = std::pair{std::min(range->first, other[d]->first),
+                      std::max(range->second, other[d]->second)};
+  }
 }
 
 bool ConsecutiveInMemory(const std::vector<ExprPtr>& indices, const std::vector<ExprPtr>& dims,

@@ -84,6 +84,15 @@ ExprPtr SimplifyIndexExpr(const ExprPtr& e, const std::vector<ExprPtr>& loop_ext
 std::optional<std::pair<int64_t, int64_t>> IndexBounds(const ExprPtr& e,
                                                        const std::vector<ExprPtr>& loop_extents);
 
+// Per dim of a buffer, the least and greatest index of some accesses (nullopt: not known).
+using IndexBox = std::vector<std::optional<std::pair<int64_t, int64_t>>>;
+
+// The box `indices` address over loops of `loop_extents` (IndexBounds per dim).
+IndexBox IndexBoxOf(const std::vector<ExprPtr>& indices, const std::vector<ExprPtr>& loop_extents);
+
+// Widens `box` to hold `other` too, dim by dim; a dim not known in either is not known.
+void WidenIndexBox(const IndexBox& other, IndexBox* box);
+
 // Whether consecutive values of loop variable `var` address consecutive elements of a
 // row-major buffer of `dims` through `indices`: their element offset, simplified, is
 // x + var with x free of var. Also where the indices split var over several dims (a

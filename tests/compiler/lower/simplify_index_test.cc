@@ -5,8 +5,10 @@
 #include "compiler/lower/simplify_index.h"
 
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -146,6 +148,33 @@ TEST(SimplifyIndex, SymbolicExtentsGiveNoUpperBound) {
   EXPECT_EQ(SimpE(Div(Add(Mul(S(0), C(8)), V(0)), C(8)), {C(8)}), "s0");
   EXPECT_EQ(SimpE(Div(V(0), C(8)), {Add(S(0), C(1))}), "(i0 / 8)");
   EXPECT_EQ(SimpE(Lt(V(0), Add(S(0), C(1))), {Add(S(0), C(1))}), "(i0 < (s0 + 1))");
+}
+
+// The box of a store or load: each index's bounds over the loops; widening takes the
+// hull of two boxes dim by dim, and a dim unknown in either stays unknown.
+TEST(SimplifyIndex, IndexBoxesWidenToTheirHull) {
+  using Range = std::pair<int64_t, int64_t>;
+  // A padded map's interior [1, 56] x [1, 56] over 56 x 56 loops; a symbolic extent
+  // bounds nothing above.
+  IndexBox box = IndexBoxOf({Add(V(0), C(1)), Add(V(1), C(1))}, {C(56), C(56)});
+  ASSERT_EQ(box.size(), 2u);
+  EXPECT_EQ(box[0], Range(1, 56));
+  EXPECT_EQ(box[1], Range(1, 56));
+  EXPECT_EQ(IndexBoxOf({V(0)}, {S(0)})[0], std::nullopt);
+  // Its top border row 0 and a column past it: the hull is rows [0, 56], columns [1, 57].
+  WidenIndexBox(IndexBoxOf({C(0), Add(V(0), C(2))}, {C(56)}), &box);
+  EXPECT_EQ(box[0], Range(0, 56));
+  EXPECT_EQ(box[1], Range(1, 57));
+  // A read whose row is loaded from a buffer (unbounded) leaves the rows unknown for good.
+  WidenIndexBox({std::nullopt, Range(3, 4)}, &box);
+  EXPECT_EQ(box[0], std::nullopt);
+  EXPECT_EQ(box[1], Range(1, 57));
+  WidenIndexBox({Range(0, 1), Range(0, 0)}, &box);
+  EXPECT_EQ(box[0], std::nullopt);
+  EXPECT_EQ(box[1], Range(0, 57));
+  // A box of another rank widens only the dims both have.
+  WidenIndexBox({Range(-5, 100)}, &box);
+  EXPECT_EQ(box[1], Range(0, 57));
 }
 
 TEST(SimplifyIndex, MinMaxAndSelectResolveByRange) {
