@@ -330,6 +330,13 @@ class KernelEmitter {
   llvm::Value* EmitReduceLanes(int lanes, llvm::Value* extent, llvm::Value* init,
                                absl::FunctionRef<llvm::Value*(llvm::Value*, llvm::Value*)> combine,
                                absl::FunctionRef<void(llvm::Value*)> scalar_step);
+  // A reduction whose reduced loop reads memory a vector cannot (a sum over the channels
+  // of NCHW, at a stride of H * W) as vectors of outputs instead: along the last output
+  // loop of more than one iteration, each lane summing its own output over the whole
+  // reduced loop in index order. False (nothing emitted) where that loop's outputs and
+  // reads are not consecutive. `combine` as for EmitReduceLanes.
+  bool EmitReduceOutputLanes(llvm::Value* init,
+                             absl::FunctionRef<llvm::Value*(llvm::Value*, llvm::Value*)> combine);
 
   // --- expressions (codegen_expr.cc)
   // Evaluates `e` (expected dtype `want`) at the builder's position with a fresh memo.

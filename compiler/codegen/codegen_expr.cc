@@ -223,6 +223,15 @@ llvm::Value* KernelEmitter::FloatOp(ScalarOp op, llvm::Value* x, llvm::Value* y)
     case ScalarOp::kDiv:
       return b.CreateFDiv(x, y);
     case ScalarOp::kPow:
+      // x pow 2 is x * x, exactly rounded either way (LLVM's own rewrite at O2); as a
+      // product it also has a vector form (codegen_lanes.cc, IsSquare).
+      if (const auto* c = llvm::dyn_cast<llvm::Constant>(y); c != nullptr) {
+        if (c->getType()->isVectorTy()) c = c->getSplatValue();
+        if (const auto* two = llvm::dyn_cast_or_null<llvm::ConstantFP>(c);
+            two != nullptr && two->isExactlyValue(2.0)) {
+          return b.CreateFMul(x, x);
+        }
+      }
       return b.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, y);
     case ScalarOp::kMax:
     case ScalarOp::kMin: {

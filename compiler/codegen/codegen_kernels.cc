@@ -1,5 +1,7 @@
 // The kernels that are loop nests: pointwise, reduction, arg reduction and scan bodies, and
-// the vector accumulators of reductions in lanes (EmitReduceLanes).
+// the vector accumulators of reductions in lanes (EmitReduceLanes), or of reductions over
+// a strided axis in vectors of their outputs (EmitReduceOutputLanes).
+#include <algorithm>
 #include <limits>
 
 #include "compiler/codegen/codegen_emitter.h"
@@ -74,9 +76,14 @@ void KernelEmitter::EmitReduce() {
     body_.setFastMathFlags(fmf);
     return body_.CreateFAdd(sum, value);
   };
+  const int reduce_var = static_cast<int>(kernel_.loops.size());
+  if (PlanLanes(kernel_.value, reduce_var, nullptr, acc_dtype, /*in_place=*/-1,
+                /*at_o2=*/true) == 0 &&
+      EmitReduceOutputLanes(init, combine)) {
+    return;
+  }
   // The accumulator lives in an alloca that SROA turns into the phi the vectorizer wants.
   llvm::AllocaInst* acc = Accumulator(acc_dtype);
-  const int reduce_var = static_cast<int>(kernel_.loops.size());
   const int lanes = PlanLanes(kernel_.value, reduce_var, nullptr, acc_dtype);
   VectorizeLoops vectorize(this, lanes > 0 ? -1 : reduce_var);
   EmitNest(0, kernel_.loops.size(), [&] {
@@ -248,6 +255,83 @@ llvm::Value* KernelEmitter::EmitReduceLanes(
     for (size_t i = 0; i < width / 2; ++i) sums[i] = combine(sums[i], sums[i + width / 2]);
   }
   return CombineLanes(sums[0], combine);
+}
+
+bool KernelEmitter::EmitReduceOutputLanes(
+    llvm::Value* init, absl::FunctionRef<llvm::Value*(llvm::Value*, llvm::Value*)> combine) {
+  const DType dtype = program_.buffers[kernel_.out].dtype;
+  const int reduce_var = static_cast<int>(kernel_.loops.size());
+  // The last output loop that is not a constant single iteration (a mean over the
+  // channels kept as a dim of 1 leaves loops [.., H, W, 1]).
+  int var = reduce_var - 1;
+  auto single = [&](int v) {
+    const Expr* e = kernel_.loops[v].get();
+    return e->kind == ExprKind::kConst && e->i_value == 1;
+  };
+  while (var >= 0 && single(var)) --var;
+  if (var < 0 || UsesLoopVar(kernel_.reduce_extent.get(), var) ||
+      (kernel_.finish_scale != nullptr && UsesLoopVar(kernel_.finish_scale.get(), var))) {
+    return false;
+  }
+  const auto& indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
+  const DType acc_dtype = init->getType()->isDoubleTy()  ? DType::kF64
+                          : init->getType()->isFloatTy() ? DType::kF32
+                                                         : DType::kI64;
+  const int lanes = PlanLanes(kernel_.value, var, &indices, acc_dtype, /*in_place=*/-1,
+                              /*at_o2=*/true);
+  if (lanes == 0) return false;
+  // Four vectors at a time (one vector of 4 * lanes, which LLVM splits): four
+  // independent chains of adds hide their latency, as the reduced loop is a chain per lane.
+  // Fewer where a constant row of outputs is shorter.
+  constexpr int64_t kChains = 4;
+  const Expr* row = kernel_.loops[var].get();
+  const int64_t chains = row->kind == ExprKind::kConst
+                             ? std::clamp<int64_t>((row->i_value + lanes - 1) / lanes, 1, kChains)
+                             : kChains;
+  const int width = static_cast<int>(chains) * lanes;
+  llvm::Type* type = llvm::FixedVectorType::get(init->getType(), width);
+  llvm::AllocaInst* acc = prologue_.CreateAlloca(type, nullptr, "outputs");
+  std::vector<uint64_t> steps(width);
+  for (int i = 0; i < width; ++i) steps[i] = i;
+  // Outputs first .. first + width - 1, under `mask` (null: all of them).
+  auto outputs = [&](llvm::Value* first, llvm::Value* mask) {
+    EmitNest(var + 1, kernel_.loops.size(), [&] {
+      loop_vars_[var] = first;
+      body_.CreateStore(body_.CreateVectorSplat(width, init), acc);
+      llvm::Value* extent = EvalTop(kernel_.reduce_extent, DType::kI64, "reduce extent");
+      EmitLoop(extent, reduce_var, [&] {
+        loop_vars_[var] = first;
+        llvm::Value* value = EvalLanes(kernel_.value, var, width, mask);
+        body_.CreateStore(combine(body_.CreateLoad(type, acc), value), acc);
+      });
+      loop_vars_[var] = first;
+      llvm::Value* result = body_.CreateLoad(type, acc);
+      if (kernel_.finish_scale != nullptr) {
+        llvm::Value* scale = EvalTop(kernel_.finish_scale, dtype, "finish scale");
+        if (acc_dtype != dtype) scale = body_.CreateFPExt(scale, init->getType());
+        scale = body_.CreateVectorSplat(width, scale);
+        result =
+            dtype == DType::kI64 ? body_.CreateMul(result, scale) : body_.CreateFMul(result, scale);
+      }
+      if (acc_dtype != dtype) {
+        result = body_.CreateFPTrunc(result, llvm::FixedVectorType::get(ValueType(dtype), width));
+      }
+      StoreLanes(kernel_.out, TargetPtr(kernel_.out, indices), result, mask);
+    });
+  };
+  EmitNest(0, var, [&] {
+    llvm::Value* extent = EvalTop(kernel_.loops[var], DType::kI64, "loop extent");
+    auto [begin, end] = LoopBounds(var, extent);
+    EmitBlocks(
+        end, var, width, [&](llvm::Value* first) { outputs(first, nullptr); },
+        [&](llvm::Value* first, llvm::Value* left) {
+          llvm::Value* mask = body_.CreateICmpSLT(llvm::ConstantDataVector::get(context_, steps),
+                                                  body_.CreateVectorSplat(width, left));
+          outputs(first, mask);
+        },
+        begin);
+  });
+  return true;
 }
 
 llvm::Value* KernelEmitter::CombineLanes(

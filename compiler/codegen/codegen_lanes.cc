@@ -71,19 +71,15 @@ bool StrideTwoAlong(const std::vector<ExprPtr>& indices, int var) {
                       [&](const ExprPtr& e) { return UsesLoopVar(e.get(), var); });
 }
 
-// How many rows of a stencil EmitPointwiseLanes computes together at O2 where `value`
-// reads one buffer at several consecutive rows of `row_var` (loads whose index at one
-// position is row_var plus offsets: a stride-1 depthwise convolution's taps), so that
-// the rows load the vectors they share once: 4 (3 x 3 taps: 18 loads of input rows
-// instead of 36). 1 without shared rows, with more than 9 taps (their weights and loads
-// no longer fit the registers together), with a transcendental (exp's constants take the
-// registers: the convolution and its x * sigmoid(x) in one kernel, 96 channels of
-// 56 x 56, 147 us in fours, 125 one row at a time) and at stride 2, where only one row in
-// two is shared. Alternating runs, one row at a time / in pairs / in fours: a 3 x 3 depthwise
-// convolution with its relu over 48 channels of 56 x 56 30.4 / 21.5 / 19.2 us, over 144
-// of 14 x 14 8.0 / 5.2 / 5.0; 5 x 5 over 72 of 28 x 28 40.3 / 46.7 / 45.3; stride 2
-// over mobilenet_v2's 96 of 112 x 112 (in pairs) 211 -> 237.
-int RowsSharingLoads(const Expr* value, int row_var) {
+// What a map's value reads of one buffer at consecutive rows of `row_var` (loads whose
+// index at one position is row_var plus offsets: a stride-1 depthwise convolution's taps).
+struct Stencil {
+  int64_t most_taps = 0;     // the most loads of one buffer at one such index position
+  bool shared_rows = false;  // some buffer is read at two or more of those rows
+  bool costly = false;       // the value has a transcendental
+};
+
+Stencil StencilOf(const Expr* value, int row_var) {
   // Per buffer and index position read at row_var plus an offset: how many loads, and
   // their offsets (the index as text).
   struct Taps {
@@ -92,10 +88,10 @@ int RowsSharingLoads(const Expr* value, int row_var) {
   };
   absl::flat_hash_map<std::pair<int, size_t>, Taps> taps;
   absl::flat_hash_set<const Expr*> seen;  // an expression shared by two uses counts once
-  bool costly = false;
+  Stencil stencil;
   auto walk = [&](auto&& self, const Expr* e) -> void {
     if (!seen.insert(e).second) return;
-    if (e->kind == ExprKind::kOp && IsTranscendental(e->op)) costly = true;
+    if (e->kind == ExprKind::kOp && IsTranscendental(e->op)) stencil.costly = true;
     if (e->kind == ExprKind::kLoad) {
       for (size_t i = 0; i < e->operands.size(); ++i) {
         if (Coefficient(e->operands[i].get(), row_var) != 1) continue;
@@ -108,14 +104,40 @@ int RowsSharingLoads(const Expr* value, int row_var) {
     for (const ExprPtr& operand : e->operands) self(self, operand.get());
   };
   walk(walk, value);
-  if (costly) return 1;
-  constexpr int64_t kMaxJammedTaps = 9;
-  int jam = 1;
   for (const auto& [where, t] : taps) {
-    if (t.loads > kMaxJammedTaps) return 1;
-    if (t.rows.size() >= 2) jam = 4;
+    stencil.most_taps = std::max(stencil.most_taps, t.loads);
+    if (t.rows.size() >= 2) stencil.shared_rows = true;
   }
-  return jam;
+  return stencil;
+}
+
+// The most taps of a stencil whose rows are computed together (below); a stencil with
+// more is computed a row at a time, in vectors as wide as its row (VectorsPerRow).
+constexpr int64_t kMaxJammedTaps = 9;
+
+// How many rows of a stencil EmitPointwiseLanes computes together at O2, so that the rows
+// load the vectors they share once: 4 (3 x 3 taps: 18 loads of input rows instead of 36).
+// 1 without shared rows, with more than kMaxJammedTaps taps (their weights and loads
+// no longer fit the registers together), with a transcendental (exp's constants take the
+// registers: the convolution and its x * sigmoid(x) in one kernel, 96 channels of
+// 56 x 56, 147 us in fours, 125 one row at a time) and at stride 2, where only one row in
+// two is shared. Alternating runs, one row at a time / in pairs / in fours: a 3 x 3 depthwise
+// convolution with its relu over 48 channels of 56 x 56 30.4 / 21.5 / 19.2 us, over 144
+// of 14 x 14 8.0 / 5.2 / 5.0; 5 x 5 over 72 of 28 x 28 40.3 / 46.7 / 45.3; stride 2
+// over mobilenet_v2's 96 of 112 x 112 (in pairs) 211 -> 237.
+int RowsSharingLoads(const Stencil& stencil) {
+  return stencil.shared_rows && !stencil.costly && stencil.most_taps <= kMaxJammedTaps ? 4 : 1;
+}
+
+// How many vectors of `lanes` one evaluation of a stencil with more taps than are jammed
+// covers: its whole row of `row_extent` (a constant, else 0), up to 4. As separate
+// vectors, a row's trees of 49 products (a 7 x 7 depthwise convolution) share the 49
+// broadcast weights, which LLVM keeps in registers across the trees until they spill and
+// are broadcast again; one wide vector uses each weight on all its parts at once. One
+// thread, 96 channels of 56 x 56, 7 x 7: 509-781 -> 372-437 us (4 vectors of 16).
+int VectorsPerRow(const Stencil& stencil, int64_t row_extent, int lanes) {
+  if (!stencil.shared_rows || stencil.most_taps <= kMaxJammedTaps || row_extent <= 0) return 1;
+  return static_cast<int>(std::clamp<int64_t>((row_extent + lanes - 1) / lanes, 1, 4));
 }
 
 // The ops whose lanes FloatOp / IntOp / BoolOp compute with vector instructions. Not
@@ -153,6 +175,13 @@ bool HasVectorForm(ScalarOp op, DType dtype) {
     default:
       return false;
   }
+}
+
+// x pow 2 (a variance's square, as ONNX exports it): FloatOp multiplies x by itself.
+bool IsSquare(const Expr& e) {
+  return e.kind == ExprKind::kOp && e.op == ScalarOp::kPow && e.operands.size() == 2 &&
+         e.operands[1]->kind == ExprKind::kConst && e.operands[1]->f_value == 2.0 &&
+         (e.dtype == DType::kF32 || e.dtype == DType::kF64);
 }
 
 }  // namespace
@@ -213,7 +242,8 @@ KernelEmitter::LaneClass KernelEmitter::ClassifyLanes(const Expr* e, int var) {
                          (IsUnary(e->op) || dtype_of(1) == dtype_of(0));
       if (!typed) {
         result = LaneClass::kNo;  // the scalar path names the error
-      } else if (result == LaneClass::kVarying && !HasVectorForm(e->op, dtype_of(0))) {
+      } else if (result == LaneClass::kVarying && !HasVectorForm(e->op, dtype_of(0)) &&
+                 !IsSquare(*e)) {
         result = LaneClass::kNo;
       }
       break;
@@ -443,6 +473,11 @@ void KernelEmitter::StoreLanes(int buffer, llvm::Value* ptr, llvm::Value* value,
 void KernelEmitter::EmitPointwiseLanes(int lanes) {
   const DType dtype = program_.buffers[kernel_.out].dtype;
   const int inner = static_cast<int>(kernel_.loops.size()) - 1;
+  const bool at_o2 = options_.tier != CodeTier::kBaseline;
+  const Stencil stencil =
+      at_o2 && inner >= 1 ? StencilOf(kernel_.value.get(), inner - 1) : Stencil{};
+  const Expr* row = kernel_.loops[inner].get();
+  lanes *= VectorsPerRow(stencil, row->kind == ExprKind::kConst ? row->i_value : 0, lanes);
   const auto& indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
   // The rows (values of loop inner - 1) each vector is computed for: all their values
   // first, then their stores, so LLVM loads a vector two rows share once.
@@ -511,9 +546,7 @@ void KernelEmitter::EmitPointwiseLanes(int lanes) {
         },
         begin);
   };
-  const int jam = options_.tier != CodeTier::kBaseline && inner >= 1
-                      ? RowsSharingLoads(kernel_.value.get(), inner - 1)
-                      : 1;
+  const int jam = at_o2 && inner >= 1 ? RowsSharingLoads(stencil) : 1;
   EmitNest(0, jam > 1 ? inner - 1 : inner, [&] {
     if (jam > 1) {
       // The row loop in blocks of `jam` rows, its rest row by row.

@@ -5,7 +5,9 @@
 // width asked for and none wider. Loops one vector cannot hold stay with LLVM's
 // vectorizer. Stride-2 loads (a wide load's even lanes) give the reference's bits in
 // both tiers, the O2 tier's pairs and masked rests included; so do row stencils, whose
-// rows the O2 tier computes four at a time.
+// rows the O2 tier computes four at a time (with more than 9 taps, one row at a time in a
+// vector as wide as the row), and reductions over strided axes, in vectors of outputs.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -358,6 +360,127 @@ void CheckReductions(DType dtype) {
 
 TEST(CodegenLanesTest, ReductionsAtEdgeLengthsF64) { CheckReductions<double>(DType::kF64); }
 TEST(CodegenLanesTest, ReductionsAtEdgeLengthsF32) { CheckReductions<float>(DType::kF32); }
+
+// Reductions over a leading, strided axis (a mean over NCHW's channels):
+// sums[r, i] = 0.25 * sum_j x[j, r, i]^2, maxes[r, i, 0] = max_j x[j, r, i] over rows of
+// the symbol N. The reduced loop reads at a stride of kRows * N, which no vector holds, so
+// both tiers take vectors of outputs along i (past the max's trailing loop of one), each
+// lane summing its own j in order in f64: the reference's bits, NaNs kept, at every length.
+template <typename T>
+void CheckReductionsAcrossOutputs(DType dtype) {
+  constexpr int kDepth = 5;
+  ProgramBuilder pb({"N"});
+  ExprPtr n = SymbolValue(0);
+  int x = pb.Arg("x", dtype, {C(kDepth), C(kRows), n});
+  int sums = pb.Arg("sums", dtype, {C(kRows), n}, BufferKind::kOutput);
+  int maxes = pb.Arg("maxes", dtype, {C(kRows), n, C(1)}, BufferKind::kOutput);
+  ExprPtr sq = Op(ScalarOp::kPow, Load(x, dtype, {I(2), I(0), I(1)}), F(2.0, dtype));
+  pb.Reduce(sums, {C(kRows), n}, C(kDepth), ScalarOp::kAdd, sq, F(0.25, dtype));
+  pb.Reduce(maxes, {C(kRows), n, C(1)}, C(kDepth), ScalarOp::kMax,
+            Load(x, dtype, {I(3), I(0), I(1)}));
+  for (CodeTier tier : {CodeTier::kBaseline, CodeTier::kOptimized}) {
+    auto code = CompileAt(pb.program(), tier);
+    ASSERT_NE(code, nullptr);
+    EXPECT_THAT(code->llvm_ir(), HasSubstr(" x double>"));
+    EXPECT_THAT(code->llvm_ir(), Not(HasSubstr("llvm.loop.vectorize.enable")));
+    EXPECT_THAT(code->llvm_ir(), Not(HasSubstr("@llvm.pow")));
+    for (int64_t len : kLengths) {
+      SCOPED_TRACE(::testing::Message() << CodeTierName(tier) << " N " << len);
+      std::vector<T> xs = Values<T>(kDepth * kRows * len, 6);
+      if (len > 0) xs[kRows * len + len - 1] = std::numeric_limits<T>::quiet_NaN();  // j = 1
+      std::vector<T> got_sums(kRows * len, T(-7)), got_maxes(kRows * len, T(-7));
+      RunEntry(*code, {xs.data(), got_sums.data(), got_maxes.data()}, {len});
+      for (int64_t o = 0; o < kRows * len; ++o) {
+        double sum = 0;
+        T max = -std::numeric_limits<T>::infinity();
+        for (int j = 0; j < kDepth; ++j) {
+          const T v = xs[j * kRows * len + o];
+          sum += double(v * v);
+          max = std::isnan(max) || std::isnan(v) ? std::numeric_limits<T>::quiet_NaN()
+                                                 : std::max(max, v);
+        }
+        const T want_sum = static_cast<T>(sum * double(T(0.25)));
+        ASSERT_EQ(std::memcmp(&got_sums[o], &want_sum, sizeof(T)), 0) << o;
+        ASSERT_EQ(std::memcmp(&got_maxes[o], &max, sizeof(T)), 0) << o;
+      }
+    }
+  }
+}
+
+TEST(CodegenLanesTest, StridedReductionsRunAcrossOutputsF32) {
+  CheckReductionsAcrossOutputs<float>(DType::kF32);
+}
+TEST(CodegenLanesTest, StridedReductionsRunAcrossOutputsF64) {
+  CheckReductionsAcrossOutputs<double>(DType::kF64);
+}
+
+// A 5 x 5 stencil (a depthwise convolution's 25 taps, more than rows are jammed for),
+// out[r, i] = the pairwise sum over t of x[r + t / 5, i + t % 5] * w[t], over rows of a
+// constant length: at O2 one vector as wide as the row (up to 4 of the target's), at
+// 32 bytes a row of 56 f32 in one <32 x float>, a row of 8 in one <8 x float>; the
+// reference's bits at every length in both tiers.
+template <typename T>
+void CheckManyTapStencil(DType dtype) {
+  constexpr int kSide = 5, kTaps = kSide * kSide;
+  for (int64_t len : {1, 5, 8, 9, 17, 33, 56, 67}) {
+    ProgramBuilder pb;
+    int x = pb.Arg("x", dtype, {C(kRows + kSide - 1), C(len + kSide - 1)});
+    int w = pb.Arg("w", dtype, {C(kTaps)});
+    int out = pb.Arg("out", dtype, {C(kRows), C(len)}, BufferKind::kOutput);
+    std::vector<ExprPtr> terms;
+    for (int t = 0; t < kTaps; ++t) {
+      ExprPtr r = t / kSide == 0 ? I(0) : Op(ScalarOp::kAdd, I(0), C(t / kSide));
+      ExprPtr c = t % kSide == 0 ? I(1) : Op(ScalarOp::kAdd, I(1), C(t % kSide));
+      terms.push_back(Op(ScalarOp::kMul, Load(x, dtype, {r, c}), Load(w, dtype, {C(t)})));
+    }
+    while (terms.size() > 1) {
+      std::vector<ExprPtr> next;
+      for (size_t i = 0; i + 1 < terms.size(); i += 2) {
+        next.push_back(Op(ScalarOp::kAdd, std::move(terms[i]), std::move(terms[i + 1])));
+      }
+      if (terms.size() % 2 == 1) next.push_back(std::move(terms.back()));
+      terms = std::move(next);
+    }
+    pb.Pointwise(out, {C(kRows), C(len)}, std::move(terms[0]));
+    const int lanes = 32 / static_cast<int>(sizeof(T));
+    std::vector<T> xs = Values<T>((kRows + kSide - 1) * (len + kSide - 1), 8);
+    std::vector<T> ws = Values<T>(kTaps, 9);
+    for (CodeTier tier : {CodeTier::kBaseline, CodeTier::kOptimized}) {
+      SCOPED_TRACE(::testing::Message() << CodeTierName(tier) << " N " << len);
+      auto code = CompileAt(pb.program(), tier, /*vector_bytes=*/32);
+      ASSERT_NE(code, nullptr);
+      if (tier == CodeTier::kOptimized) {
+        const int64_t wide = std::min<int64_t>(4, (len + lanes - 1) / lanes) * lanes;
+        EXPECT_THAT(code->llvm_ir(), HasSubstr(VectorOf(static_cast<int>(wide), dtype)));
+        EXPECT_THAT(code->llvm_ir(), Not(HasSubstr(VectorOf(static_cast<int>(2 * wide), dtype))));
+      }
+      std::vector<T> got(kRows * len, T(-7));
+      RunEntry(*code, {xs.data(), ws.data(), got.data()});
+      for (int64_t r = 0; r < kRows; ++r) {
+        for (int64_t i = 0; i < len; ++i) {
+          std::vector<T> sums;
+          for (int t = 0; t < kTaps; ++t) {
+            sums.push_back(xs[(r + t / kSide) * (len + kSide - 1) + i + t % kSide] * ws[t]);
+          }
+          while (sums.size() > 1) {
+            std::vector<T> next;
+            for (size_t j = 0; j + 1 < sums.size(); j += 2) next.push_back(sums[j] + sums[j + 1]);
+            if (sums.size() % 2 == 1) next.push_back(sums.back());
+            sums = std::move(next);
+          }
+          ASSERT_EQ(got[r * len + i], sums[0]) << r << ", " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(CodegenLanesTest, ManyTapStencilsTakeRowWideVectorsF32) {
+  CheckManyTapStencil<float>(DType::kF32);
+}
+TEST(CodegenLanesTest, ManyTapStencilsTakeRowWideVectorsF64) {
+  CheckManyTapStencil<double>(DType::kF64);
+}
 
 // i64 sums and maxima, and a bool map (i1 lanes, i8 in memory).
 TEST(CodegenLanesTest, IntegerReductionsAndBoolMaps) {
