@@ -240,6 +240,10 @@ class KernelEmitter {
   // Under `mask` (null: all lanes), the lanes a select's arm is taken in: its loads read
   // only those lanes (a guarded load may be out of bounds in the others).
   llvm::Value* LanesOf(const Expr& e, int var, int lanes, llvm::Value* mask);
+  // With row_parts_: `part(r, part_mask)` for each row part at its row (part_mask: that
+  // part's lanes of `mask`, or null), concatenated into one vector of `lanes`.
+  llvm::Value* ConcatParts(int lanes, llvm::Value* mask,
+                           absl::FunctionRef<llvm::Value*(int, llvm::Value*)> part);
   // Whether `e` (in an arm of a varying select) has a load evaluated once for all lanes,
   // which a mask cannot guard.
   bool HasUniformLoad(const Expr* e);
@@ -398,6 +402,11 @@ class KernelEmitter {
   // Expressions whose lanes are given rather than computed (a tile's epilogue reads its
   // sums from the accumulators, not from memory): set around one EvalLanes.
   absl::flat_hash_map<const Expr*, llvm::Value*> lane_values_;
+  // Rows of a stencil evaluated as parts of one vector (EmitPointwiseLanes): part r holds
+  // loop row_var_ = row_parts_[r], each part `lanes` / row_parts_.size() lanes; empty when
+  // a vector is one row's.
+  std::vector<llvm::Value*> row_parts_;
+  int row_var_ = -1;
 
   std::vector<llvm::Value*> symbol_values_;
   std::vector<BufferAccess> buffers_;

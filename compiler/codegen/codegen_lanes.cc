@@ -3,7 +3,8 @@
 // max_vector_bytes within it) with a scalar rest, so that the tier's code no longer waits
 // for LLVM's loop vectorizer to find them (compiler/orc/optimize_module.cc). At O2, maps
 // too (PlanLanes says why), their vectors in pairs and their rest one masked vector, and
-// a stencil's rows (a depthwise convolution's) four at a time.
+// a stencil's rows (a depthwise convolution's) four at a time; a stencil of more taps in
+// vectors as wide as its row, or with its rows as the parts of one vector.
 // Loads of every other element (stride-2 windows) are a wide load and a shuffle; a
 // square of vectors is transposed in registers (the tiles pack A's rows with it).
 //
@@ -138,6 +139,32 @@ int RowsSharingLoads(const Stencil& stencil) {
 int VectorsPerRow(const Stencil& stencil, int64_t row_extent, int lanes) {
   if (!stencil.shared_rows || stencil.most_taps <= kMaxJammedTaps || row_extent <= 0) return 1;
   return static_cast<int>(std::clamp<int64_t>((row_extent + lanes - 1) / lanes, 1, 4));
+}
+
+// How many rows (of `row_count`, a constant, else 0) of such a stencil one evaluation
+// computes where a row of `row_extent` fits one vector (a 7 x 7 depthwise convolution over
+// 14 x 14 or 7 x 7 maps): as the parts of one vector of that many vectors, so that each weight
+// serves the rows at once and the input rows they share are loaded once (LLVM merges the parts'
+// equal loads). Not with a transcendental (its constants take the registers) nor a select (its arms
+// branch for all lanes at once).
+int RowsAsParts(const Stencil& stencil, int64_t row_extent, int64_t row_count, int lanes,
+                const Expr* value) {
+  if (!stencil.shared_rows || stencil.costly || stencil.most_taps <= kMaxJammedTaps ||
+      row_extent <= 0 || row_extent > lanes) {
+    return 1;
+  }
+  const auto has_select = [](auto&& self, const Expr* e) -> bool {
+    if (e->kind == ExprKind::kSelect) return true;
+    return std::any_of(e->operands.begin(), e->operands.end(),
+                       [&](const ExprPtr& o) { return self(self, o.get()); });
+  };
+  if (has_select(has_select, value)) return 1;
+  // Four rows, or two where four would leave more than a quarter of the rows to go one
+  // at a time (7 rows: three). One thread, alternating, one / two / four rows: 7 x 7 over
+  // 384 channels of 14 x 14 152-155 / 98-102 / 93-103 us, over 768 of 7 x 7 147-152 /
+  // 105-111 / 100-116; 5 x 5 over 576 of 7 x 7 57-58 / 33-41 / 40-41, over 240 of 14 x 14
+  // 46-49 / 33-34 / 29.
+  return row_count > 0 && (row_count % 4) * 4 > row_count ? 2 : 4;
 }
 
 // The ops whose lanes FloatOp / IntOp / BoolOp compute with vector instructions. Not
@@ -330,22 +357,40 @@ llvm::Value* KernelEmitter::LanesOf(const Expr& e, int var, int lanes, llvm::Val
   if (lane_class == lane_class_.end() || lane_class->second == LaneClass::kNo) {
     Fail("a ", ir::DTypeName(e.dtype), " expression evaluated as vectors, not planned so");
   } else if (lane_class->second == LaneClass::kUniform) {
-    v = body_.CreateVectorSplat(lanes, Eval(e, /*index=*/false));
+    if (!row_parts_.empty() && UsesLoopVar(&e, row_var_)) {
+      v = ConcatParts(lanes, mask, [&](int, llvm::Value*) {
+        return body_.CreateVectorSplat(lanes / static_cast<int>(row_parts_.size()),
+                                       Eval(e, /*index=*/false));
+      });
+    } else {
+      v = body_.CreateVectorSplat(lanes, Eval(e, /*index=*/false));
+    }
   } else {
     switch (e.kind) {
       case ExprKind::kLoopVar: {
+        const int width = row_parts_.empty() ? lanes : lanes / static_cast<int>(row_parts_.size());
         std::vector<uint64_t> steps(lanes);
-        for (int i = 0; i < lanes; ++i) steps[i] = i;
+        for (int i = 0; i < lanes; ++i) steps[i] = i % width;
         v = body_.CreateAdd(body_.CreateVectorSplat(lanes, loop_vars_[var]),
                             llvm::ConstantDataVector::get(context_, steps), "", true, true);
         break;
       }
-      case ExprKind::kLoad:
-        if (llvm::Value* ptr = ElementPtr(e.index, e.operands)) {
-          v = stride_two_loads_.contains(&e) ? LoadEveryOtherLane(e.index, ptr, lanes, mask)
-                                             : LoadLanes(e.index, ptr, lanes, mask);
+      case ExprKind::kLoad: {
+        auto load = [&](int width, llvm::Value* m) -> llvm::Value* {
+          llvm::Value* ptr = ElementPtr(e.index, e.operands);
+          if (ptr == nullptr) return nullptr;
+          return stride_two_loads_.contains(&e) ? LoadEveryOtherLane(e.index, ptr, width, m)
+                                                : LoadLanes(e.index, ptr, width, m);
+        };
+        if (!row_parts_.empty() && UsesLoopVar(&e, row_var_)) {
+          v = ConcatParts(lanes, mask, [&](int, llvm::Value* m) {
+            return load(lanes / static_cast<int>(row_parts_.size()), m);
+          });
+        } else {
+          v = load(lanes, mask);
         }
         break;
+      }
       case ExprKind::kOp: {
         const DType dtype = e.operands[0]->dtype;
         llvm::Value* x = lanes_of(0, mask);
@@ -384,6 +429,42 @@ llvm::Value* KernelEmitter::LanesOf(const Expr& e, int var, int lanes, llvm::Val
     v = llvm::PoisonValue::get(llvm::FixedVectorType::get(ValueType(e.dtype), lanes));
   }
   return lane_memo_[{&e, mask}] = v;
+}
+
+llvm::Value* KernelEmitter::ConcatParts(int lanes, llvm::Value* mask,
+                                        absl::FunctionRef<llvm::Value*(int, llvm::Value*)> part) {
+  const int parts = static_cast<int>(row_parts_.size());
+  const int width = lanes / parts;
+  llvm::Value* saved = loop_vars_[row_var_];
+  std::vector<llvm::Value*> values;
+  for (int r = 0; r < parts; ++r) {
+    // Expressions of the row are evaluated afresh at each part's row.
+    memo_.clear();
+    loop_vars_[row_var_] = row_parts_[r];
+    llvm::Value* part_mask = nullptr;
+    if (mask != nullptr) {
+      std::vector<int> lanes_of_part(width);
+      for (int i = 0; i < width; ++i) lanes_of_part[i] = r * width + i;
+      part_mask = body_.CreateShuffleVector(mask, lanes_of_part);
+    }
+    values.push_back(part(r, part_mask));
+    if (values.back() == nullptr) return nullptr;
+  }
+  memo_.clear();
+  loop_vars_[row_var_] = saved;
+  // Halves joined until one vector is left.
+  while (values.size() > 1) {
+    std::vector<llvm::Value*> joined;
+    const int half =
+        static_cast<int>(llvm::cast<llvm::FixedVectorType>(values[0]->getType())->getNumElements());
+    std::vector<int> both(2 * half);
+    for (int i = 0; i < 2 * half; ++i) both[i] = i;
+    for (size_t i = 0; i < values.size(); i += 2) {
+      joined.push_back(body_.CreateShuffleVector(values[i], values[i + 1], both));
+    }
+    values = std::move(joined);
+  }
+  return values[0];
 }
 
 // A select whose condition is the same for every lane (a concat along an outer axis,
@@ -476,8 +557,17 @@ void KernelEmitter::EmitPointwiseLanes(int lanes) {
   const bool at_o2 = options_.tier != CodeTier::kBaseline;
   const Stencil stencil =
       at_o2 && inner >= 1 ? StencilOf(kernel_.value.get(), inner - 1) : Stencil{};
-  const Expr* row = kernel_.loops[inner].get();
-  lanes *= VectorsPerRow(stencil, row->kind == ExprKind::kConst ? row->i_value : 0, lanes);
+  const auto constant_or_0 = [&](int loop) {
+    const Expr* e = kernel_.loops[loop].get();
+    return e->kind == ExprKind::kConst ? e->i_value : 0;
+  };
+  // A stencil too wide to jam: a row in one vector as wide as it, or where a row fits one
+  // vector, rows as the parts of one.
+  const int parts = at_o2 && inner >= 1
+                        ? RowsAsParts(stencil, constant_or_0(inner), constant_or_0(inner - 1),
+                                      lanes, kernel_.value.get())
+                        : 1;
+  lanes *= VectorsPerRow(stencil, constant_or_0(inner), lanes);
   const auto& indices = kernel_.store_indices.empty() ? identity_ : kernel_.store_indices;
   // The rows (values of loop inner - 1) each vector is computed for: all their values
   // first, then their stores, so LLVM loads a vector two rows share once.
@@ -546,7 +636,35 @@ void KernelEmitter::EmitPointwiseLanes(int lanes) {
         },
         begin);
   };
-  const int jam = at_o2 && inner >= 1 ? RowsSharingLoads(stencil) : 1;
+  // `parts` rows as one vector's parts, each part stored at its row.
+  auto row_parts = [&] {
+    const int wide = parts * lanes;
+    llvm::Value* extent = EvalTop(kernel_.loops[inner], DType::kI64, "loop extent");
+    auto [begin, end] = LoopBounds(inner, extent);
+    llvm::Value* left = body_.CreateSub(end, begin);
+    std::vector<uint64_t> part_steps(wide);
+    for (int i = 0; i < wide; ++i) part_steps[i] = i % lanes;
+    llvm::Value* mask = body_.CreateICmpSLT(llvm::ConstantDataVector::get(context_, part_steps),
+                                            body_.CreateVectorSplat(wide, left));
+    std::vector<int> first_part(lanes);
+    for (int i = 0; i < lanes; ++i) first_part[i] = i;
+    llvm::Value* part_mask = body_.CreateShuffleVector(mask, first_part);
+    loop_vars_[inner] = begin;
+    row_parts_ = rows;
+    row_var_ = inner - 1;
+    llvm::Value* value = EvalLanes(kernel_.value, inner, wide, mask);
+    row_parts_.clear();
+    if (failed()) return;
+    for (int r = 0; r < parts; ++r) {
+      std::vector<int> lanes_of_part(lanes);
+      for (int i = 0; i < lanes; ++i) lanes_of_part[i] = r * lanes + i;
+      loop_vars_[inner - 1] = rows[r];
+      loop_vars_[inner] = begin;
+      StoreLanes(kernel_.out, TargetPtr(kernel_.out, indices),
+                 body_.CreateShuffleVector(value, lanes_of_part), part_mask);
+    }
+  };
+  const int jam = at_o2 && inner >= 1 ? std::max(RowsSharingLoads(stencil), parts) : 1;
   EmitNest(0, jam > 1 ? inner - 1 : inner, [&] {
     if (jam > 1) {
       // The row loop in blocks of `jam` rows, its rest row by row.
@@ -559,7 +677,11 @@ void KernelEmitter::EmitPointwiseLanes(int lanes) {
               rows.push_back(r == 0 ? first
                                     : body_.CreateAdd(first, body_.getInt64(r), "", true, true));
             }
-            columns();
+            if (parts > 1) {
+              row_parts();
+            } else {
+              columns();
+            }
             rows.clear();
           },
           [&](llvm::Value* first, llvm::Value* left) {

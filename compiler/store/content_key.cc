@@ -148,8 +148,9 @@ ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& 
   // v31 windows' row addresses computed once per block of k, v32 their column offsets once
   // per panel and row tables by panels per block, v33 stencils of more than 9 taps in
   // vectors as wide as their rows, reductions over a strided axis in vectors of outputs,
-  // and x pow 2 as x * x in every tier.
-  h.Text("graphjit-kernel-key-v33");
+  // and x pow 2 as x * x in every tier, v34 such stencils' rows as the parts of one vector
+  // where a row fits one.
+  h.Text("graphjit-kernel-key-v34");
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir, emit_asm and keep_object change what is kept.
   h.Text(absl::StrCat("tile_matmuls=", codegen.tile_matmuls, ",tier=", CodeTierName(codegen.tier),

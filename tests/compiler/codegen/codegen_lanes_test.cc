@@ -415,64 +415,72 @@ TEST(CodegenLanesTest, StridedReductionsRunAcrossOutputsF64) {
 }
 
 // A 5 x 5 stencil (a depthwise convolution's 25 taps, more than rows are jammed for),
-// out[r, i] = the pairwise sum over t of x[r + t / 5, i + t % 5] * w[t], over rows of a
-// constant length: at O2 one vector as wide as the row (up to 4 of the target's), at
-// 32 bytes a row of 56 f32 in one <32 x float>, a row of 8 in one <8 x float>; the
-// reference's bits at every length in both tiers.
+// out[r, i] = the pairwise sum over t of x[r + t / 5, i + t % 5] * w[t], over `rows` rows
+// of a constant length: at O2 one vector as wide as the row (up to 4 of the target's), at
+// 32 bytes a row of 56 f32 in one <32 x float>; a row that fits one vector has its rows
+// as the parts of one vector, 4 rows a vector (2 where 4 leave more than a quarter of the
+// rows), the rest one by one: rows of 8 f32 in a <32 x float> of 4 rows.
+// The reference's bits at every length and row count in both tiers.
 template <typename T>
 void CheckManyTapStencil(DType dtype) {
   constexpr int kSide = 5, kTaps = kSide * kSide;
-  for (int64_t len : {1, 5, 8, 9, 17, 33, 56, 67}) {
-    ProgramBuilder pb;
-    int x = pb.Arg("x", dtype, {C(kRows + kSide - 1), C(len + kSide - 1)});
-    int w = pb.Arg("w", dtype, {C(kTaps)});
-    int out = pb.Arg("out", dtype, {C(kRows), C(len)}, BufferKind::kOutput);
-    std::vector<ExprPtr> terms;
-    for (int t = 0; t < kTaps; ++t) {
-      ExprPtr r = t / kSide == 0 ? I(0) : Op(ScalarOp::kAdd, I(0), C(t / kSide));
-      ExprPtr c = t % kSide == 0 ? I(1) : Op(ScalarOp::kAdd, I(1), C(t % kSide));
-      terms.push_back(Op(ScalarOp::kMul, Load(x, dtype, {r, c}), Load(w, dtype, {C(t)})));
-    }
-    while (terms.size() > 1) {
-      std::vector<ExprPtr> next;
-      for (size_t i = 0; i + 1 < terms.size(); i += 2) {
-        next.push_back(Op(ScalarOp::kAdd, std::move(terms[i]), std::move(terms[i + 1])));
+  for (int64_t rows : {1, 3, 4, 7, 9})
+    for (int64_t len : {1, 5, 8, 9, 17, 33, 56, 67}) {
+      ProgramBuilder pb;
+      int x = pb.Arg("x", dtype, {C(rows + kSide - 1), C(len + kSide - 1)});
+      int w = pb.Arg("w", dtype, {C(kTaps)});
+      int out = pb.Arg("out", dtype, {C(rows), C(len)}, BufferKind::kOutput);
+      std::vector<ExprPtr> terms;
+      for (int t = 0; t < kTaps; ++t) {
+        ExprPtr r = t / kSide == 0 ? I(0) : Op(ScalarOp::kAdd, I(0), C(t / kSide));
+        ExprPtr c = t % kSide == 0 ? I(1) : Op(ScalarOp::kAdd, I(1), C(t % kSide));
+        terms.push_back(Op(ScalarOp::kMul, Load(x, dtype, {r, c}), Load(w, dtype, {C(t)})));
       }
-      if (terms.size() % 2 == 1) next.push_back(std::move(terms.back()));
-      terms = std::move(next);
-    }
-    pb.Pointwise(out, {C(kRows), C(len)}, std::move(terms[0]));
-    const int lanes = 32 / static_cast<int>(sizeof(T));
-    std::vector<T> xs = Values<T>((kRows + kSide - 1) * (len + kSide - 1), 8);
-    std::vector<T> ws = Values<T>(kTaps, 9);
-    for (CodeTier tier : {CodeTier::kBaseline, CodeTier::kOptimized}) {
-      SCOPED_TRACE(::testing::Message() << CodeTierName(tier) << " N " << len);
-      auto code = CompileAt(pb.program(), tier, /*vector_bytes=*/32);
-      ASSERT_NE(code, nullptr);
-      if (tier == CodeTier::kOptimized) {
-        const int64_t wide = std::min<int64_t>(4, (len + lanes - 1) / lanes) * lanes;
-        EXPECT_THAT(code->llvm_ir(), HasSubstr(VectorOf(static_cast<int>(wide), dtype)));
-        EXPECT_THAT(code->llvm_ir(), Not(HasSubstr(VectorOf(static_cast<int>(2 * wide), dtype))));
+      while (terms.size() > 1) {
+        std::vector<ExprPtr> next;
+        for (size_t i = 0; i + 1 < terms.size(); i += 2) {
+          next.push_back(Op(ScalarOp::kAdd, std::move(terms[i]), std::move(terms[i + 1])));
+        }
+        if (terms.size() % 2 == 1) next.push_back(std::move(terms.back()));
+        terms = std::move(next);
       }
-      std::vector<T> got(kRows * len, T(-7));
-      RunEntry(*code, {xs.data(), ws.data(), got.data()});
-      for (int64_t r = 0; r < kRows; ++r) {
-        for (int64_t i = 0; i < len; ++i) {
-          std::vector<T> sums;
-          for (int t = 0; t < kTaps; ++t) {
-            sums.push_back(xs[(r + t / kSide) * (len + kSide - 1) + i + t % kSide] * ws[t]);
+      pb.Pointwise(out, {C(rows), C(len)}, std::move(terms[0]));
+      const int lanes = 32 / static_cast<int>(sizeof(T));
+      std::vector<T> xs = Values<T>((rows + kSide - 1) * (len + kSide - 1), 8);
+      std::vector<T> ws = Values<T>(kTaps, 9);
+      for (CodeTier tier : {CodeTier::kBaseline, CodeTier::kOptimized}) {
+        SCOPED_TRACE(::testing::Message()
+                     << CodeTierName(tier) << " rows " << rows << " N " << len);
+        auto code = CompileAt(pb.program(), tier, /*vector_bytes=*/32);
+        ASSERT_NE(code, nullptr);
+        if (tier == CodeTier::kOptimized) {
+          // Rows as parts where a row fits one vector and there are rows for a block.
+          const int64_t parts = len > lanes ? 1 : (rows % 4) * 4 > rows ? 2 : 4;
+          const int64_t wide = len > lanes ? std::min<int64_t>(4, (len + lanes - 1) / lanes) * lanes
+                               : rows >= parts ? parts * lanes
+                                               : lanes;
+          EXPECT_THAT(code->llvm_ir(), HasSubstr(VectorOf(static_cast<int>(wide), dtype)));
+          EXPECT_THAT(code->llvm_ir(), Not(HasSubstr(VectorOf(static_cast<int>(2 * wide), dtype))));
+        }
+        std::vector<T> got(rows * len, T(-7));
+        RunEntry(*code, {xs.data(), ws.data(), got.data()});
+        for (int64_t r = 0; r < rows; ++r) {
+          for (int64_t i = 0; i < len; ++i) {
+            std::vector<T> sums;
+            for (int t = 0; t < kTaps; ++t) {
+              sums.push_back(xs[(r + t / kSide) * (len + kSide - 1) + i + t % kSide] * ws[t]);
+            }
+            while (sums.size() > 1) {
+              std::vector<T> next;
+              for (size_t j = 0; j + 1 < sums.size(); j += 2) next.push_back(sums[j] + sums[j + 1]);
+              if (sums.size() % 2 == 1) next.push_back(sums.back());
+              sums = std::move(next);
+            }
+            ASSERT_EQ(got[r * len + i], sums[0]) << r << ", " << i;
           }
-          while (sums.size() > 1) {
-            std::vector<T> next;
-            for (size_t j = 0; j + 1 < sums.size(); j += 2) next.push_back(sums[j] + sums[j + 1]);
-            if (sums.size() % 2 == 1) next.push_back(sums.back());
-            sums = std::move(next);
-          }
-          ASSERT_EQ(got[r * len + i], sums[0]) << r << ", " << i;
         }
       }
     }
-  }
 }
 
 TEST(CodegenLanesTest, ManyTapStencilsTakeRowWideVectorsF32) {
