@@ -60,8 +60,10 @@ class KernelBuilder {
     if (buffer_of_[v] >= 0) return LoadBuffer(buffer_of_[v], idx);
     std::pair<ValueId, std::vector<const Expr*>> key{v, {}};
     for (const ExprPtr& e : idx) key.second.push_back(e.get());
-    if (auto it = inlined_.find(key); it != inlined_.end()) return it->second;
-    return inlined_[key] = Inline(v, idx);
+    if (auto it = inlined_.find(key); it != inlined_.end()) return it->second.value;
+    ExprPtr value = Inline(v, idx);
+    inlined_[key] = {idx, value};
+    return value;
   }
 
   ExprPtr LoadBuffer(int b, const std::vector<ExprPtr>& idx) {
@@ -583,7 +585,16 @@ class KernelBuilder {
   LoweredGraph out_;
   FusionPolicy fusion_;
   std::vector<int> buffer_of_;  // per node: its buffer, or -1 while it is inlined
-  absl::flat_hash_map<std::pair<ValueId, std::vector<const Expr*>>, ExprPtr> inlined_;
+  // Per node and index (the index expressions' addresses): its inlined expression. The
+  // entry owns the index expressions, so no address in a key is freed and reused by
+  // another index while the entry lives: a tap at (i2 + 3) once found the expression built
+  // for a freed (i2 + 4) at the same address, and the kernel read the wrong row (one
+  // process in ten lowered mobilenet_v3_small so; which depended on the allocator).
+  struct Inlined {
+    std::vector<ExprPtr> idx;
+    ExprPtr value;
+  };
+  absl::flat_hash_map<std::pair<ValueId, std::vector<const Expr*>>, Inlined> inlined_;
   std::vector<int> written_outputs_;
 };
 
