@@ -240,8 +240,11 @@ class KernelEmitter {
   // Under `mask` (null: all lanes), the lanes a select's arm is taken in: its loads read
   // only those lanes (a guarded load may be out of bounds in the others).
   llvm::Value* LanesOf(const Expr& e, int var, int lanes, llvm::Value* mask);
-  // With row_parts_: `part(r, part_mask)` for each row part at its row (part_mask: that
-  // part's lanes of `mask`, or null), concatenated into one vector of `lanes`.
+  // The lanes i of a vector of `lanes` with i (modulo `period`, where > 0) below `count`.
+  llvm::Value* LanesBelow(int lanes, llvm::Value* count, int period = 0);
+  // With row_parts_: `part(width, part_mask)` for each row part at its row (width: a part's
+  // lanes; part_mask: that part's lanes of `mask`, or null), concatenated into one vector of
+  // `lanes`.
   llvm::Value* ConcatParts(int lanes, llvm::Value* mask,
                            absl::FunctionRef<llvm::Value*(int, llvm::Value*)> part);
   // Whether `e` (in an arm of a varying select) has a load evaluated once for all lanes,

@@ -291,8 +291,6 @@ bool KernelEmitter::EmitReduceOutputLanes(
   const int width = static_cast<int>(chains) * lanes;
   llvm::Type* type = llvm::FixedVectorType::get(init->getType(), width);
   llvm::AllocaInst* acc = prologue_.CreateAlloca(type, nullptr, "outputs");
-  std::vector<uint64_t> steps(width);
-  for (int i = 0; i < width; ++i) steps[i] = i;
   // Outputs first .. first + width - 1, under `mask` (null: all of them).
   auto outputs = [&](llvm::Value* first, llvm::Value* mask) {
     EmitNest(var + 1, kernel_.loops.size(), [&] {
@@ -324,11 +322,7 @@ bool KernelEmitter::EmitReduceOutputLanes(
     auto [begin, end] = LoopBounds(var, extent);
     EmitBlocks(
         end, var, width, [&](llvm::Value* first) { outputs(first, nullptr); },
-        [&](llvm::Value* first, llvm::Value* left) {
-          llvm::Value* mask = body_.CreateICmpSLT(llvm::ConstantDataVector::get(context_, steps),
-                                                  body_.CreateVectorSplat(width, left));
-          outputs(first, mask);
-        },
+        [&](llvm::Value* first, llvm::Value* left) { outputs(first, LanesBelow(width, left)); },
         begin);
   });
   return true;

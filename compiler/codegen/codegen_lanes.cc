@@ -14,13 +14,10 @@
 // accumulator chains, the reassociation their `reassoc` flag allows LLVM's vectorizer.
 #include <algorithm>
 #include <cstdint>
-#include <string>
-#include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "compiler/codegen/codegen_emitter.h"
+#include "compiler/codegen/stencil_plan.h"
 #include "compiler/lower/index_exprs.h"
 #include "compiler/lower/simplify_index.h"
 #include "llvm/IR/Constants.h"
@@ -43,128 +40,12 @@ bool UnitStrideAlong(const std::vector<ExprPtr>& indices, int var) {
                       [&](const ExprPtr& e) { return UsesLoopVar(e.get(), var); });
 }
 
-// var's coefficient in `e` where e is linear in var through +, - and products by
-// constants ((i3 * 2) + 1: 2); 0 where it is not (or does not mention var).
-int64_t Coefficient(const Expr* e, int var) {
-  if (IsVar(e, var)) return 1;
-  if (e->kind != ExprKind::kOp || IsUnary(e->op)) return 0;
-  const Expr* x = e->operands[0].get();
-  const Expr* y = e->operands[1].get();
-  switch (e->op) {
-    case ScalarOp::kAdd:
-      if (!UsesLoopVar(x, var)) return Coefficient(y, var);
-      return UsesLoopVar(y, var) ? 0 : Coefficient(x, var);
-    case ScalarOp::kSub:
-      return UsesLoopVar(y, var) ? 0 : Coefficient(x, var);
-    case ScalarOp::kMul:
-      if (x->kind == ExprKind::kConst) std::swap(x, y);
-      return y->kind == ExprKind::kConst ? y->i_value * Coefficient(x, var) : 0;
-    default:
-      return 0;
-  }
-}
-
 // The last index is 2 * var plus an offset and no other index mentions var: lanes read
 // every other element (a stride-2 window of a convolution or a pool).
 bool StrideTwoAlong(const std::vector<ExprPtr>& indices, int var) {
   return !indices.empty() && Coefficient(indices.back().get(), var) == 2 &&
          std::none_of(indices.begin(), indices.end() - 1,
                       [&](const ExprPtr& e) { return UsesLoopVar(e.get(), var); });
-}
-
-// What a map's value reads of one buffer at consecutive rows of `row_var` (loads whose
-// index at one position is row_var plus offsets: a stride-1 depthwise convolution's taps).
-struct Stencil {
-  int64_t most_taps = 0;     // the most loads of one buffer at one such index position
-  bool shared_rows = false;  // some buffer is read at two or more of those rows
-  bool costly = false;       // the value has a transcendental
-};
-
-Stencil StencilOf(const Expr* value, int row_var) {
-  // Per buffer and index position read at row_var plus an offset: how many loads, and
-  // their offsets (the index as text).
-  struct Taps {
-    int64_t loads = 0;
-    absl::flat_hash_set<std::string> rows;
-  };
-  absl::flat_hash_map<std::pair<int, size_t>, Taps> taps;
-  absl::flat_hash_set<const Expr*> seen;  // an expression shared by two uses counts once
-  Stencil stencil;
-  auto walk = [&](auto&& self, const Expr* e) -> void {
-    if (!seen.insert(e).second) return;
-    if (e->kind == ExprKind::kOp && IsTranscendental(e->op)) stencil.costly = true;
-    if (e->kind == ExprKind::kLoad) {
-      for (size_t i = 0; i < e->operands.size(); ++i) {
-        if (Coefficient(e->operands[i].get(), row_var) != 1) continue;
-        Taps& t = taps[{e->index, i}];
-        ++t.loads;
-        t.rows.insert(ExprToString(e->operands[i]));
-      }
-      return;
-    }
-    for (const ExprPtr& operand : e->operands) self(self, operand.get());
-  };
-  walk(walk, value);
-  for (const auto& [where, t] : taps) {
-    stencil.most_taps = std::max(stencil.most_taps, t.loads);
-    if (t.rows.size() >= 2) stencil.shared_rows = true;
-  }
-  return stencil;
-}
-
-// The most taps of a stencil whose rows are computed together (below); a stencil with
-// more is computed a row at a time, in vectors as wide as its row (VectorsPerRow).
-constexpr int64_t kMaxJammedTaps = 9;
-
-// How many rows of a stencil EmitPointwiseLanes computes together at O2, so that the rows
-// load the vectors they share once: 4 (3 x 3 taps: 18 loads of input rows instead of 36).
-// 1 without shared rows, with more than kMaxJammedTaps taps (their weights and loads
-// no longer fit the registers together), with a transcendental (exp's constants take the
-// registers: the convolution and its x * sigmoid(x) in one kernel, 96 channels of
-// 56 x 56, 147 us in fours, 125 one row at a time) and at stride 2, where only one row in
-// two is shared. Alternating runs, one row at a time / in pairs / in fours: a 3 x 3 depthwise
-// convolution with its relu over 48 channels of 56 x 56 30.4 / 21.5 / 19.2 us, over 144
-// of 14 x 14 8.0 / 5.2 / 5.0; 5 x 5 over 72 of 28 x 28 40.3 / 46.7 / 45.3; stride 2
-// over mobilenet_v2's 96 of 112 x 112 (in pairs) 211 -> 237.
-int RowsSharingLoads(const Stencil& stencil) {
-  return stencil.shared_rows && !stencil.costly && stencil.most_taps <= kMaxJammedTaps ? 4 : 1;
-}
-
-// How many vectors of `lanes` one evaluation of a stencil with more taps than are jammed
-// covers: its whole row of `row_extent` (a constant, else 0), up to 4. As separate
-// vectors, a row's trees of 49 products (a 7 x 7 depthwise convolution) share the 49
-// broadcast weights, which LLVM keeps in registers across the trees until they spill and
-// are broadcast again; one wide vector uses each weight on all its parts at once. One
-// thread, 96 channels of 56 x 56, 7 x 7: 509-781 -> 372-437 us (4 vectors of 16).
-int VectorsPerRow(const Stencil& stencil, int64_t row_extent, int lanes) {
-  if (!stencil.shared_rows || stencil.most_taps <= kMaxJammedTaps || row_extent <= 0) return 1;
-  return static_cast<int>(std::clamp<int64_t>((row_extent + lanes - 1) / lanes, 1, 4));
-}
-
-// How many rows (of `row_count`, a constant, else 0) of such a stencil one evaluation
-// computes where a row of `row_extent` fits one vector (a 7 x 7 depthwise convolution over
-// 14 x 14 or 7 x 7 maps): as the parts of one vector of that many vectors, so that each weight
-// serves the rows at once and the input rows they share are loaded once (LLVM merges the parts'
-// equal loads). Not with a transcendental (its constants take the registers) nor a select (its arms
-// branch for all lanes at once).
-int RowsAsParts(const Stencil& stencil, int64_t row_extent, int64_t row_count, int lanes,
-                const Expr* value) {
-  if (!stencil.shared_rows || stencil.costly || stencil.most_taps <= kMaxJammedTaps ||
-      row_extent <= 0 || row_extent > lanes) {
-    return 1;
-  }
-  const auto has_select = [](auto&& self, const Expr* e) -> bool {
-    if (e->kind == ExprKind::kSelect) return true;
-    return std::any_of(e->operands.begin(), e->operands.end(),
-                       [&](const ExprPtr& o) { return self(self, o.get()); });
-  };
-  if (has_select(has_select, value)) return 1;
-  // Four rows, or two where four would leave more than a quarter of the rows to go one
-  // at a time (7 rows: three). One thread, alternating, one / two / four rows: 7 x 7 over
-  // 384 channels of 14 x 14 152-155 / 98-102 / 93-103 us, over 768 of 7 x 7 147-152 /
-  // 105-111 / 100-116; 5 x 5 over 576 of 7 x 7 57-58 / 33-41 / 40-41, over 240 of 14 x 14
-  // 46-49 / 33-34 / 29.
-  return row_count > 0 && (row_count % 4) * 4 > row_count ? 2 : 4;
 }
 
 // The ops whose lanes FloatOp / IntOp / BoolOp compute with vector instructions. Not
@@ -358,9 +239,8 @@ llvm::Value* KernelEmitter::LanesOf(const Expr& e, int var, int lanes, llvm::Val
     Fail("a ", ir::DTypeName(e.dtype), " expression evaluated as vectors, not planned so");
   } else if (lane_class->second == LaneClass::kUniform) {
     if (!row_parts_.empty() && UsesLoopVar(&e, row_var_)) {
-      v = ConcatParts(lanes, mask, [&](int, llvm::Value*) {
-        return body_.CreateVectorSplat(lanes / static_cast<int>(row_parts_.size()),
-                                       Eval(e, /*index=*/false));
+      v = ConcatParts(lanes, mask, [&](int width, llvm::Value*) {
+        return body_.CreateVectorSplat(width, Eval(e, /*index=*/false));
       });
     } else {
       v = body_.CreateVectorSplat(lanes, Eval(e, /*index=*/false));
@@ -383,9 +263,7 @@ llvm::Value* KernelEmitter::LanesOf(const Expr& e, int var, int lanes, llvm::Val
                                                 : LoadLanes(e.index, ptr, width, m);
         };
         if (!row_parts_.empty() && UsesLoopVar(&e, row_var_)) {
-          v = ConcatParts(lanes, mask, [&](int, llvm::Value* m) {
-            return load(lanes / static_cast<int>(row_parts_.size()), m);
-          });
+          v = ConcatParts(lanes, mask, load);
         } else {
           v = load(lanes, mask);
         }
@@ -431,6 +309,13 @@ llvm::Value* KernelEmitter::LanesOf(const Expr& e, int var, int lanes, llvm::Val
   return lane_memo_[{&e, mask}] = v;
 }
 
+llvm::Value* KernelEmitter::LanesBelow(int lanes, llvm::Value* count, int period) {
+  std::vector<uint64_t> steps(lanes);
+  for (int i = 0; i < lanes; ++i) steps[i] = period > 0 ? i % period : i;
+  return body_.CreateICmpSLT(llvm::ConstantDataVector::get(context_, steps),
+                             body_.CreateVectorSplat(lanes, count));
+}
+
 llvm::Value* KernelEmitter::ConcatParts(int lanes, llvm::Value* mask,
                                         absl::FunctionRef<llvm::Value*(int, llvm::Value*)> part) {
   const int parts = static_cast<int>(row_parts_.size());
@@ -447,11 +332,12 @@ llvm::Value* KernelEmitter::ConcatParts(int lanes, llvm::Value* mask,
       for (int i = 0; i < width; ++i) lanes_of_part[i] = r * width + i;
       part_mask = body_.CreateShuffleVector(mask, lanes_of_part);
     }
-    values.push_back(part(r, part_mask));
-    if (values.back() == nullptr) return nullptr;
+    values.push_back(part(width, part_mask));
+    if (values.back() == nullptr) break;
   }
   memo_.clear();
   loop_vars_[row_var_] = saved;
+  if (values.back() == nullptr) return nullptr;
   // Halves joined until one vector is left.
   while (values.size() > 1) {
     std::vector<llvm::Value*> joined;
@@ -612,10 +498,7 @@ void KernelEmitter::EmitPointwiseLanes(int lanes) {
       llvm::Value* once =
           body_.CreateZExt(body_.CreateICmpSGT(left, body_.getInt64(0)), body_.getInt64Ty());
       EmitCountedLoop(body_.getInt64(0), once, 1, "rest", [&](llvm::Value*) {
-        std::vector<uint64_t> steps(lanes);
-        for (int i = 0; i < lanes; ++i) steps[i] = i;
-        llvm::Value* mask = body_.CreateICmpSLT(llvm::ConstantDataVector::get(context_, steps),
-                                                body_.CreateVectorSplat(lanes, left));
+        llvm::Value* mask = LanesBelow(lanes, left);
         loop_vars_[inner] = first;
         for_rows([&] { return EvalLanes(kernel_.value, inner, lanes, mask); },
                  [&](llvm::Value* value) {
@@ -642,13 +525,8 @@ void KernelEmitter::EmitPointwiseLanes(int lanes) {
     llvm::Value* extent = EvalTop(kernel_.loops[inner], DType::kI64, "loop extent");
     auto [begin, end] = LoopBounds(inner, extent);
     llvm::Value* left = body_.CreateSub(end, begin);
-    std::vector<uint64_t> part_steps(wide);
-    for (int i = 0; i < wide; ++i) part_steps[i] = i % lanes;
-    llvm::Value* mask = body_.CreateICmpSLT(llvm::ConstantDataVector::get(context_, part_steps),
-                                            body_.CreateVectorSplat(wide, left));
-    std::vector<int> first_part(lanes);
-    for (int i = 0; i < lanes; ++i) first_part[i] = i;
-    llvm::Value* part_mask = body_.CreateShuffleVector(mask, first_part);
+    llvm::Value* mask = LanesBelow(wide, left, /*period=*/lanes);
+    llvm::Value* part_mask = LanesBelow(lanes, left);
     loop_vars_[inner] = begin;
     row_parts_ = rows;
     row_var_ = inner - 1;
