@@ -329,6 +329,10 @@ class KernelEmitter {
                             absl::FunctionRef<llvm::Value*(llvm::Value*, llvm::Value*)> combine);
   // A map's innermost loop in vectors of `lanes` and a scalar rest.
   void EmitPointwiseLanes(int lanes);
+  // A map that reads a buffer transposed (consecutive along an outer loop, not the
+  // innermost) in square blocks transposed in registers (codegen_transposed_lanes.cc);
+  // false (nothing emitted) where the map is not one.
+  bool EmitTransposedLanes();
   // A reduction's loop over [0, extent) at the current position: value vectors into
   // a few accumulators (from `init`) per block, then single vectors, then
   // scalar_step(index) for the rest; returns the accumulators' lanes combined (in a tree,

@@ -31,6 +31,8 @@ void KernelEmitter::EmitPointwise() {
                                     /*at_o2=*/true)) {
       return EmitPointwiseLanes(lanes);
     }
+    // A map between layouts (one of its buffers consecutive along an outer loop).
+    if (EmitTransposedLanes()) return;
   }
   VectorizeLoops vectorize(this, inner);
   EmitNest(0, kernel_.loops.size(), [&] {

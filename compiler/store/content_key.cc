@@ -149,8 +149,9 @@ ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& 
   // per panel and row tables by panels per block, v33 stencils of more than 9 taps in
   // vectors as wide as their rows, reductions over a strided axis in vectors of outputs,
   // and x pow 2 as x * x in every tier, v34 such stencils' rows as the parts of one vector
-  // where a row fits one, v35 their parts' masks compared rather than shuffled.
-  h.Text("graphjit-kernel-key-v35");
+  // where a row fits one, v35 their parts' masks compared rather than shuffled, v36 maps
+  // between layouts (a buffer read or written transposed) in register-transposed blocks.
+  h.Text("graphjit-kernel-key-v36");
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir, emit_asm and keep_object change what is kept.
   h.Text(absl::StrCat("tile_matmuls=", codegen.tile_matmuls, ",tier=", CodeTierName(codegen.tier),

@@ -84,14 +84,6 @@ std::unique_ptr<NativeCode> CompileBaseline(const Program& program) {
   return CompileAt(program, CodeTier::kBaseline);
 }
 
-template <typename T>
-std::vector<T> Values(int64_t count, int seed) {
-  std::vector<T> v(count);
-  for (int64_t i = 0; i < count; ++i)
-    v[i] = static_cast<T>(((i * 37 + seed * 11) % 29) / 7.0 - 2.0);
-  return v;
-}
-
 // The map over rows of length n, compiled for `length` (n, or -1: the symbol N) in both
 // tiers: the baseline's vectors give the O2 tier's bits, both near the reference.
 template <typename T>
@@ -607,19 +599,20 @@ TEST(CodegenLanesTest, NarrowerWidthsAreNarrowerTargets) {
   }
 }
 
-// Must not fire: a load with a stride along the loop (a gather), a libm call without a
-// vector form here, a guarded load of one element for all lanes, and a kernel reading
-// the buffer it writes in place of: those loops stay scalar for LLVM's vectorizer, and
-// still compute the right values.
+// Must not fire: a load with a stride of 3 along the loop (a gather; a transposed read
+// has blocks of its own, codegen_transposed_test.cc), a libm call without a vector form here, a
+// guarded load of one element for all lanes, and a kernel reading the buffer it writes in place of:
+// those loops stay scalar for LLVM's vectorizer, and still compute the right values.
 TEST(CodegenLanesTest, LoopsOneVectorCannotHoldStayWithTheVectorizer) {
   constexpr int kN = 37;
   ProgramBuilder pb;
   int x = pb.Arg("x", DType::kF64, {C(kN), C(kN)});
+  int x3 = pb.Arg("x3", DType::kF64, {C(kN), C(3 * kN)});
   int t = pb.Arg("t", DType::kF64, {C(kN), C(kN)}, BufferKind::kOutput);
   int h = pb.Arg("h", DType::kF64, {C(kN), C(kN)}, BufferKind::kOutput);
   int p = pb.Arg("p", DType::kF64, {C(kN), C(kN + 3)}, BufferKind::kOutput);
   int acc = pb.Arg("acc", DType::kF64, {C(kN), C(kN)}, BufferKind::kOutput);
-  pb.Pointwise(t, {C(kN), C(kN)}, Load(x, DType::kF64, {I(1), I(0)}));
+  pb.Pointwise(t, {C(kN), C(kN)}, Load(x3, DType::kF64, {I(0), Op(ScalarOp::kMul, I(1), C(3))}));
   pb.Pointwise(h, {C(kN), C(kN)}, Op(ScalarOp::kTanh, Load(x, DType::kF64, {I(0), I(1)})));
   pb.Pointwise(p, {C(kN), C(kN + 3)},
                Select(Op(ScalarOp::kLt, I(1), C(kN)), Load(x, DType::kF64, {I(0), C(0)}), F(0.0)));
@@ -630,14 +623,14 @@ TEST(CodegenLanesTest, LoopsOneVectorCannotHoldStayWithTheVectorizer) {
   const std::string& ir = code->llvm_ir();
   EXPECT_EQ(CountOf(ir, "!llvm.loop !"), 4) << ir;
   EXPECT_THAT(ir, Not(HasSubstr(" x double>"))) << ir;
-  std::vector<double> xs = Values<double>(kN * kN, 7), ts(kN * kN), hs(kN * kN), ps(kN * (kN + 3)),
-                      accs(kN * kN, 2.0);
-  RunEntry(*code, {xs.data(), ts.data(), hs.data(), ps.data(), accs.data()});
+  std::vector<double> xs = Values<double>(kN * kN, 7), x3s = Values<double>(3 * kN * kN, 8),
+                      ts(kN * kN), hs(kN * kN), ps(kN * (kN + 3)), accs(kN * kN, 2.0);
+  RunEntry(*code, {xs.data(), x3s.data(), ts.data(), hs.data(), ps.data(), accs.data()});
   for (int r = 0; r < kN; ++r) {
     for (int c = 0; c < kN + 3; ++c) {
       EXPECT_EQ(ps[r * (kN + 3) + c], c < kN ? xs[r * kN] : 0.0) << r << "," << c;
       if (c >= kN) continue;
-      EXPECT_EQ(ts[r * kN + c], xs[c * kN + r]);
+      EXPECT_EQ(ts[r * kN + c], x3s[r * 3 * kN + 3 * c]);
       EXPECT_TRUE(Close(hs[r * kN + c], std::tanh(xs[r * kN + c]), 1e-14));
       EXPECT_EQ(accs[r * kN + c], 3.0);
     }

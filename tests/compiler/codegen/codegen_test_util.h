@@ -145,6 +145,16 @@ inline ExprPtr I(int v) { return LoopVar(v); }
 inline ExprPtr C(int64_t v) { return ConstI(v); }
 inline ExprPtr F(double v, DType dtype = DType::kF64) { return ConstF(v, dtype); }
 
+// `count` values of T in [-2, 2] (sevenths), a different sequence per seed.
+template <typename T>
+std::vector<T> Values(int64_t count, int seed) {
+  std::vector<T> v(count);
+  for (int64_t i = 0; i < count; ++i) {
+    v[i] = static_cast<T>(((i * 37 + seed * 11) % 29) / 7.0 - 2.0);
+  }
+  return v;
+}
+
 // Relative closeness that treats equal infinities and two NaNs as equal.
 inline ::testing::AssertionResult Close(double got, double want, double rel) {
   if (std::isnan(want) ? std::isnan(got) : got == want) return ::testing::AssertionSuccess();
