@@ -30,7 +30,7 @@ constexpr int64_t kBlasAlign = 48;
 constexpr int64_t kTileRowAlign = 8;
 // Split points of a tiled product's columns: whole panels of every tile width (2, 3 or 4
 // vectors: multiples of 32, 48 and 64 f32 lanes with AVX-512, of 16, 24 and 32 with AVX2
-// or f64), which weights packed into panels need (a range reads whole panels).
+// or f64), so that no range ends on a part-full panel, where the rhs is packed per call.
 constexpr int64_t kTileColumnAlign = 192;
 
 // Split points of a tiled product's rows (loop loops.size() - 3): kTileRowAlign, or whole
@@ -42,6 +42,19 @@ int64_t TileRowAlign(const Program& program, const Kernel& k) {
   const int m = static_cast<int>(k.loops.size()) - 3;
   const int64_t mr = PackedPanelWidth(lhs, program.buffers[lhs->index].dims, m, m + 2);
   return mr > 0 ? mr : kTileRowAlign;
+}
+
+// Split points of a tiled product's columns (loop loops.size() - 2): whole panels where
+// its rhs is weights packed into panels (orient_products), whose ranges must start at a
+// panel, else kTileColumnAlign. The panel's own width rather than 192: resnet18's last
+// layers (N = 512 in panels of 32) split 192 / 320 by 192s, the larger part 1.25x an even
+// one's on two threads.
+int64_t TileColumnAlign(const Program& program, const Kernel& k) {
+  const Expr* rhs = k.rhs.get();
+  if (rhs == nullptr || rhs->kind != ExprKind::kLoad) return kTileColumnAlign;
+  const int n = static_cast<int>(k.loops.size()) - 2;
+  const int64_t nr = PackedPanelWidth(rhs, program.buffers[rhs->index].dims, n, n + 1);
+  return nr > 0 ? nr : kTileColumnAlign;
 }
 
 bool IsConstant(const ExprPtr& e, int64_t* value) {
@@ -76,11 +89,11 @@ double TwoPartImbalance(int64_t extent, int64_t align) {
 // 62 -> 52 us by rows on two threads). Rows are the exception: each range reads and
 // packs all of B (28 x 28 ones, M = 192, K = 32, by rows: 47 us against 25 as 384 and
 // 400 columns).
-bool TilesSplitByColumns(const Kernel& k, int nb) {
+bool TilesSplitByColumns(const Program& program, const Kernel& k, int nb) {
   if (!ColumnsOutnumberRows(k, nb)) return false;
   const int64_t m_extent = k.loops[nb]->i_value, n_extent = k.loops[nb + 1]->i_value;
-  const double by_columns = TwoPartImbalance(n_extent, kTileColumnAlign);
-  return by_columns <= 1.5 || by_columns <= TwoPartImbalance(m_extent, kTileRowAlign);
+  const double by_columns = TwoPartImbalance(n_extent, TileColumnAlign(program, k));
+  return by_columns <= 1.5 || by_columns <= TwoPartImbalance(m_extent, TileRowAlign(program, k));
 }
 
 // What computing `e` once costs, as fusion counts it (shared subtrees once).
@@ -160,7 +173,7 @@ int ChooseLoop(const Program& program, const Kernel& k) {
       // would read all of the packed weights. The bits do not depend on the split.
       if (k.order == MatmulOrder::kTiles) {
         const int loop = FirstNonUnitLoop(k, nb + 1);
-        return loop == nb && TilesSplitByColumns(k, nb) ? nb + 1 : loop;
+        return loop == nb && TilesSplitByColumns(program, k, nb) ? nb + 1 : loop;
       }
       int loop = FirstNonUnitLoop(k, nb + 2);
       if (loop != nb + 1) return loop;
@@ -234,7 +247,7 @@ void MarkParallelLoops(Program* program) {
     }
     if (k.kind == KernelKind::kMatmul && k.order == MatmulOrder::kTiles) {
       if (k.parallel_loop == rows) k.parallel_align = TileRowAlign(*program, k);
-      if (k.parallel_loop == rows + 1) k.parallel_align = kTileColumnAlign;
+      if (k.parallel_loop == rows + 1) k.parallel_align = TileColumnAlign(*program, k);
     }
   }
 }

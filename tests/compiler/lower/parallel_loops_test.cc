@@ -166,6 +166,34 @@ TEST(MarkParallel, TiledProductsSplitColumnsWhereTheyOutnumberRows) {
   }
 }
 
+// Over weights packed into panels of 32 columns (orient_products' rhs), columns split at
+// those panels: N = 512 as 256 + 256 (by 192s it was 192 + 320, the larger part 1.25x an
+// even one's), and N = 160, one part 64 and the other 96, now by columns as well.
+TEST(MarkParallel, TiledProductsOverPackedWeightsSplitAtTheirPanels) {
+  for (int64_t n : {512, 160}) {
+    SCOPED_TRACE(absl::StrCat("N = ", n));
+    constexpr int64_t kM = 49, kK = 576, kPanel = 32;
+    StoreProgram p;
+    const int a = p.Buffer({kM, kK}, BufferKind::kInput);
+    const int w = p.Buffer({1, n / kPanel, kK, kPanel}, BufferKind::kParam);
+    const int out = p.Buffer({kM, n}, BufferKind::kOutput);
+    Kernel k;
+    k.name = "k_tiles";
+    k.kind = KernelKind::kMatmul;
+    k.order = MatmulOrder::kTiles;
+    k.out = out;
+    k.loops = {ConstI(kM), ConstI(n), ConstI(kK)};
+    k.lhs = Load(a, ir::DType::kF32, {LoopVar(0), LoopVar(2)});
+    k.rhs = Load(w, ir::DType::kF32,
+                 {ConstI(0), Op(ScalarOp::kDiv, LoopVar(1), ConstI(kPanel)), LoopVar(2),
+                  Op(ScalarOp::kMod, LoopVar(1), ConstI(kPanel))});
+    p.program.kernels.push_back(std::move(k));
+    MarkParallelLoops(&p.program);
+    EXPECT_EQ(p.program.kernels.back().parallel_loop, 1);
+    EXPECT_EQ(p.program.kernels.back().parallel_align, kPanel);
+  }
+}
+
 TEST(MarkParallel, DoesNotSplitStoresItCannotProveApartOrKernelsReadingTheirOutput) {
   StoreProgram p;
   const int x = p.Buffer({6, 8}, BufferKind::kInput);
