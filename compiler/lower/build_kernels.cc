@@ -1,18 +1,17 @@
 // build_kernels: lowering's first step, one walk over the graph in order that builds the
 // kernel program. The decisions live beside it, one concern per file: index_exprs (dims
-// and index rewrites as expressions), fusion (which values get buffers) and
-// matmul_strategy (BLAS or loops, loop order).
+// and index rewrites as expressions), inline_node (a node's value as an expression),
+// fusion (which values get buffers) and matmul_strategy (BLAS or loops, loop order).
 #include "compiler/lower/build_kernels.h"
 
 #include <algorithm>
-#include <cmath>
-#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/lower/fusion.h"
 #include "compiler/lower/index_exprs.h"
+#include "compiler/lower/inline_node.h"
 #include "compiler/lower/matmul_strategy.h"
 #include "ir/check.h"
 #include "ir/status_macros.h"
@@ -71,119 +70,8 @@ class KernelBuilder {
   }
 
   ExprPtr Inline(ValueId v, const std::vector<ExprPtr>& idx) {
-    const ir::Node& n = g_.node(v);
-    const ir::Shape& out = n.type.shape;
-    auto operand = [&](int i, const std::vector<ExprPtr>& at) { return Value(n.operands[i], at); };
-    auto broadcast = [&](int i) {
-      return operand(i, BroadcastIndex(g_.type(n.operands[i]).shape, out, idx));
-    };
-    if (std::optional<ScalarOp> op = ScalarOpFor(n.op)) {  // the Pointwise ops
-      if (IsUnary(*op)) return Op(*op, operand(0, idx));
-      return Op(*op, broadcast(0), broadcast(1));
-    }
-    // Every other op by hand; the ones that never reach here have their case labels
-    // generated from ir/ops.def, so a new Index op fails to compile (-Werror=switch)
-    // until it has a case.
-    switch (n.op) {
-      case OpCode::kConstant: {
-        // Constants of one element are inlined (larger ones are param buffers); a constant
-        // of no elements is never read (every loop over it runs zero times).
-        const auto& value = n.attrs.Get<std::vector<double>>("value");
-        return ConstF(value.empty() ? 0.0 : value[0], n.type.dtype);
-      }
-      case OpCode::kFull:
-        return ConstF(n.attrs.GetFloat("value"), n.type.dtype);
-      case OpCode::kIota: {
-        int64_t axis = n.attrs.GetInt("axis");
-        if (axis < 0) axis += n.type.rank();
-        return Cast(idx[axis], n.type.dtype);
-      }
-      case OpCode::kWhere:
-        return Select(broadcast(0), broadcast(1), broadcast(2));
-      case OpCode::kCast:
-        return Cast(operand(0, idx), n.type.dtype);
-      case OpCode::kTranspose: {
-        const auto& perm = n.attrs.Get<std::vector<int64_t>>("perm");
-        std::vector<ExprPtr> in(perm.size());
-        for (size_t i = 0; i < perm.size(); ++i) in[perm[i]] = idx[i];
-        return operand(0, in);
-      }
-      case OpCode::kReshape:
-        return operand(0, ReshapeIndex(g_.type(n.operands[0]).shape, out, idx, prog_.symbols));
-      case OpCode::kExpand:
-        return broadcast(0);
-      case OpCode::kSlice: {
-        int axis =
-            ir::ValueOrDie(ir::NormalizeAxis(n.attrs.GetInt("axis"), n.type.rank(), "slice"));
-        std::vector<ExprPtr> in = idx;
-        in[axis] = Op(ScalarOp::kAdd, idx[axis], Sym(n.attrs.GetDim("start")));
-        return operand(0, in);
-      }
-      case OpCode::kWindow:
-        return operand(0, WindowIndex(idx, n.attrs.Get<std::vector<int64_t>>("kernel"),
-                                      n.attrs.Get<std::vector<int64_t>>("strides"),
-                                      n.attrs.Get<std::vector<int64_t>>("dilations")));
-      case OpCode::kConcat: {
-        int axis =
-            ir::ValueOrDie(ir::NormalizeAxis(n.attrs.GetInt("axis"), n.type.rank(), "concat"));
-        // Later pieces first, so the outermost select picks the first piece. Each piece's
-        // index is clamped into range: select evaluates both arms, so every load must be
-        // in bounds even where its value is discarded.
-        ExprPtr result;
-        ir::SymExpr offset = 0;
-        std::vector<std::pair<ir::SymExpr, ValueId>> starts;
-        for (ValueId p : n.operands) {
-          starts.push_back({offset, p});
-          offset = offset + g_.type(p).shape[axis];
-        }
-        for (size_t i = starts.size(); i-- > 0;) {
-          const ir::SymExpr& start = starts[i].first;
-          ExprPtr size = Sym(g_.type(starts[i].second).shape[axis]);
-          std::vector<ExprPtr> in = idx;
-          ExprPtr local = Op(ScalarOp::kSub, idx[axis], Sym(start));
-          in[axis] = Op(ScalarOp::kMax,
-                        Op(ScalarOp::kMin, local, Op(ScalarOp::kSub, size, ConstI(1))), ConstI(0));
-          ExprPtr piece = Value(starts[i].second, in);
-          result = result == nullptr
-                       ? piece
-                       : Select(Op(ScalarOp::kLt, idx[axis],
-                                   Sym(start + g_.type(starts[i].second).shape[axis])),
-                                piece, result);
-        }
-        return result;
-      }
-      case OpCode::kCausalMask: {
-        size_t r = out.size();
-        ir::SymExpr offset = out[r - 1] - out[r - 2];
-        ExprPtr keep = Op(ScalarOp::kLe, idx[r - 1], Op(ScalarOp::kAdd, idx[r - 2], Sym(offset)));
-        return Select(keep, operand(0, idx), ConstF(-INFINITY, n.type.dtype));
-      }
-      case OpCode::kInput:
-      case OpCode::kParam:  // always buffers
-#define GJ_OP(name, spelling, min_arity, max_arity, schema, rule, lowering, ...) \
-  GJ_NOT_INLINED_##lowering(name)
-#define GJ_NOT_INLINED_Source(name)
-#define GJ_NOT_INLINED_Index(name)
-#define GJ_NOT_INLINED_IndexComposite(name)
-#define GJ_NOT_INLINED_Pointwise(name) case OpCode::k##name:
-#define GJ_NOT_INLINED_Kernel(name) case OpCode::k##name:
-#define GJ_NOT_INLINED_Composite(name) case OpCode::k##name:
-#define GJ_NOT_INLINED_Region(name) case OpCode::k##name:
-#define GJ_NOT_INLINED_Runtime(name) case OpCode::k##name:
-#include "ir/ops.def"
-#undef GJ_OP
-#undef GJ_NOT_INLINED_Source
-#undef GJ_NOT_INLINED_Index
-#undef GJ_NOT_INLINED_IndexComposite
-#undef GJ_NOT_INLINED_Pointwise
-#undef GJ_NOT_INLINED_Kernel
-#undef GJ_NOT_INLINED_Composite
-#undef GJ_NOT_INLINED_Region
-#undef GJ_NOT_INLINED_Runtime
-        break;
-    }
-    GJ_CHECK(false) << "no inline lowering for " << ir::OpName(n.op);
-    return nullptr;
+    return InlineNode(g_, v, idx, prog_.symbols,
+                      [&](ValueId u, const std::vector<ExprPtr>& at) { return Value(u, at); });
   }
 
   // ---- buffers and kernels -------------------------------------------------------------
@@ -382,6 +270,16 @@ class KernelBuilder {
       std::vector<ExprPtr> offsets(n.type.rank(), ConstI(0));
       return MaterializePieces(id, offsets, out);
     }
+    if (n.op == OpCode::kReshape && n.type.rank() > 0 &&
+        g_.node(n.operands[0]).op == OpCode::kConcat && buffer_of_[n.operands[0]] < 0) {
+      // A reshape of an inlined concat (squeezenet's fire modules into the next 1 x 1
+      // convolution's layout): its pieces, each stored through the reshape's index map.
+      // Read inline, every element took the select chain, and one loop order served
+      // pieces of different layouts (a Winograd output beside a plain 1 x 1's).
+      const Reshape reshape{g_.type(n.operands[0]).shape, n.type.shape};
+      std::vector<ExprPtr> offsets(reshape.from.size(), ConstI(0));
+      return MaterializePieces(n.operands[0], offsets, out, &reshape);
+    }
     Kernel k{KernelKind::kPointwise, KernelName(id), out};
     if (n.op == OpCode::kReshape && n.type.rank() > 0) {
       const ir::Shape& in = g_.type(n.operands[0]).shape;
@@ -396,8 +294,16 @@ class KernelBuilder {
     AddKernel(std::move(k));
   }
 
-  // Node `v` (a piece of a concat being materialized) stored at `offsets` in buffer `out`.
-  void MaterializePieces(ValueId v, std::vector<ExprPtr> offsets, int out) {
+  // A reshape from shape `from` (a concat's) to `to`.
+  struct Reshape {
+    const ir::Shape& from;
+    const ir::Shape& to;
+  };
+
+  // Node `v` (a piece of a concat being materialized) stored at `offsets` in buffer `out`,
+  // or where `reshape` is set, at the offsets' index (into the outermost concat) reshaped.
+  void MaterializePieces(ValueId v, std::vector<ExprPtr> offsets, int out,
+                         const Reshape* reshape = nullptr) {
     const ir::Node& n = g_.node(v);
     const int rank = n.type.rank();
     if (n.op == OpCode::kConcat && buffer_of_[v] < 0) {
@@ -406,7 +312,7 @@ class KernelBuilder {
       const ExprPtr base = offsets[axis];
       for (ValueId p : n.operands) {
         offsets[axis] = Op(ScalarOp::kAdd, base, Sym(start));
-        MaterializePieces(p, offsets, out);
+        MaterializePieces(p, offsets, out, reshape);
         start = start + g_.type(p).shape[axis];
       }
       return;
@@ -417,6 +323,9 @@ class KernelBuilder {
     k.value = Value(v, vars);
     for (int d = 0; d < rank; ++d)
       k.store_indices.push_back(Op(ScalarOp::kAdd, vars[d], offsets[d]));
+    if (reshape != nullptr) {
+      k.store_indices = ReshapeIndex(reshape->to, reshape->from, k.store_indices, prog_.symbols);
+    }
     AddKernel(std::move(k));
   }
 

@@ -248,6 +248,58 @@ TEST(Lower, CostlyMapsAreNotInlinedIntoATransposeOfTheirRows) {
   }
 }
 
+// A reshape of a concat (squeezenet's fire modules, reshaped into the next 1 x 1
+// convolution's layout) writes each piece with a kernel of its own through the reshape's
+// index map, nested concats' pieces included: no select chooses a piece per element. Must
+// not fire where the concat is a buffer of its own (read twice): the reshape then copies.
+TEST(Lower, AReshapedConcatWritesItsPiecesThroughTheReshape) {
+  auto text = [](const char* tail) {
+    return absl::StrCat(R"(graph f {
+    %x = input {name="x"} : f64[1, 4, 3, 5]
+    %y = input {name="y"} : f64[1, 2, 3, 5]
+    %z = input {name="z"} : f64[1, 3, 3, 5]
+    %zero = constant {value=[0.0]} : f64[]
+    %a = maximum(%x, %zero) : f64[1, 4, 3, 5]
+    %b = exp(%y) : f64[1, 2, 3, 5]
+    %c = neg(%z) : f64[1, 3, 3, 5]
+    %ab = concat(%a, %b) {axis=1} : f64[1, 6, 3, 5]
+    %abc = concat(%ab, %c) {axis=1} : f64[1, 9, 3, 5]
+    %r = reshape(%abc) {shape=[1, 1, 9, 15]} : f64[1, 1, 9, 15]
+)",
+                        tail, "}\n");
+  };
+  struct Case {
+    const char* tail;
+    int kernels;
+    bool selects;
+  };
+  for (const Case& c : {Case{"    return %r\n", 3, false},
+                        Case{"    %s = reduce_sum(%abc) {axis=1, keepdim=true} : f64[1, 1, 3, 5]\n"
+                             "    return %r, %s\n",
+                             5, false}}) {
+    const std::string graph_text = text(c.tail);
+    SCOPED_TRACE(graph_text);
+    absl::StatusOr<ir::Graph> g = ir::ParseGraph(graph_text);
+    ASSERT_TRUE(g.ok()) << g.status();
+    TensorMap in;
+    for (const auto& [name, channels] :
+         {std::pair<const char*, int64_t>{"x", 4}, {"y", 2}, {"z", 3}}) {
+      std::vector<double> v(channels * 15);
+      for (size_t i = 0; i < v.size(); ++i)
+        v[i] = std::sin(0.37 * static_cast<double>(i) + channels);
+      in[name] = *Tensor::FromDoubles(ir::DType::kF64, {1, channels, 3, 5}, v);
+    }
+    LoweredGraph lowered;
+    auto want = runtime::Interpret(*g, in, {});
+    auto got = RunLowered(*g, in, {}, {}, &lowered);
+    ASSERT_TRUE(want.ok() && got.ok()) << want.status() << got.status();
+    for (size_t i = 0; i < want->size(); ++i) EXPECT_EQ(MaxRelDiff((*want)[i], (*got)[i]), 0.0);
+    const std::string program = ProgramToString(lowered.program);
+    EXPECT_EQ(static_cast<int>(lowered.program.kernels.size()), c.kernels) << program;
+    EXPECT_EQ(program.find("select") != std::string::npos, c.selects) << program;
+  }
+}
+
 // d read twice by h (d * max(d + w, x), hardswish's shape): one kernel, d's expression
 // built once and shared by both uses (codegen then computes it once), equal to the
 // interpreter's.
