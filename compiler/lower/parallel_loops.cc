@@ -33,28 +33,25 @@ constexpr int64_t kTileRowAlign = 8;
 // or f64), so that no range ends on a part-full panel, where the rhs is packed per call.
 constexpr int64_t kTileColumnAlign = 192;
 
-// Split points of a tiled product's rows (loop loops.size() - 3): kTileRowAlign, or whole
-// panels where its lhs is weights packed into panels of rows (pack_weight_rows), whose
-// tiles must start at a panel.
-int64_t TileRowAlign(const Program& program, const Kernel& k) {
-  const Expr* lhs = k.lhs.get();
-  if (lhs == nullptr || lhs->kind != ExprKind::kLoad) return kTileRowAlign;
-  const int m = static_cast<int>(k.loops.size()) - 3;
-  const int64_t mr = PackedPanelWidth(lhs, program.buffers[lhs->index].dims, m, m + 2);
-  return mr > 0 ? mr : kTileRowAlign;
+// Split points of a tiled product's loop `var` (its M or N): whole panels where `operand`
+// (its lhs or rhs) is weights packed into panels along it, whose tiles or ranges must
+// start at a panel (pack_weight_rows' rows, orient_products' columns), else `fallback`.
+// The panel's own width rather than the fallback: resnet18's last layers (N = 512 in
+// panels of 32) split 192 / 320 by 192s, the larger part 1.25x an even one's on two threads.
+int64_t PanelAlign(const Program& program, const Kernel& k, const Expr* operand, int var,
+                   int64_t fallback) {
+  if (operand == nullptr || operand->kind != ExprKind::kLoad) return fallback;
+  const int reduced = static_cast<int>(k.loops.size()) - 1;
+  const int64_t width =
+      PackedPanelWidth(operand, program.buffers[operand->index].dims, var, reduced);
+  return width > 0 ? width : fallback;
 }
-
-// Split points of a tiled product's columns (loop loops.size() - 2): whole panels where
-// its rhs is weights packed into panels (orient_products), whose ranges must start at a
-// panel, else kTileColumnAlign. The panel's own width rather than 192: resnet18's last
-// layers (N = 512 in panels of 32) split 192 / 320 by 192s, the larger part 1.25x an even
-// one's on two threads.
+int64_t TileRowAlign(const Program& program, const Kernel& k) {
+  return PanelAlign(program, k, k.lhs.get(), static_cast<int>(k.loops.size()) - 3, kTileRowAlign);
+}
 int64_t TileColumnAlign(const Program& program, const Kernel& k) {
-  const Expr* rhs = k.rhs.get();
-  if (rhs == nullptr || rhs->kind != ExprKind::kLoad) return kTileColumnAlign;
-  const int n = static_cast<int>(k.loops.size()) - 2;
-  const int64_t nr = PackedPanelWidth(rhs, program.buffers[rhs->index].dims, n, n + 1);
-  return nr > 0 ? nr : kTileColumnAlign;
+  return PanelAlign(program, k, k.rhs.get(), static_cast<int>(k.loops.size()) - 2,
+                    kTileColumnAlign);
 }
 
 bool IsConstant(const ExprPtr& e, int64_t* value) {
