@@ -168,14 +168,9 @@ bool KernelEmitter::EmitTiles() {
   std::vector<llvm::AllocaInst*> acc;
   for (int i = 0; i < rows * vectors; ++i)
     acc.push_back(prologue_.CreateAlloca(vtype, nullptr, "acc"));
-  std::vector<llvm::Constant*> iota;
-  for (int j = 0; j < lanes; ++j) iota.push_back(llvm::ConstantInt::get(i64, j));
-  llvm::Value* lane_index = llvm::ConstantVector::get(iota);
   llvm::Value* zero = llvm::Constant::getNullValue(vtype);
   // Lanes j with j < remaining (none when remaining <= 0).
-  auto lanes_below = [&](llvm::Value* remaining) {
-    return body_.CreateICmpSLT(lane_index, body_.CreateVectorSplat(lanes, remaining));
-  };
+  auto lanes_below = [&](llvm::Value* remaining) { return LanesBelow(lanes, remaining); };
   auto at = [&](llvm::Value* base, llvm::Value* index) {
     return body_.CreateInBoundsGEP(type, base, index);
   };

@@ -107,8 +107,6 @@ bool KernelEmitter::EmitTransposedLanes() {
 
   llvm::Type* vtype = llvm::FixedVectorType::get(ValueType(dtype), lanes);
   const llvm::Align align(ir::DTypeSize(dtype));
-  std::vector<uint64_t> steps(lanes);
-  for (int i = 0; i < lanes; ++i) steps[i] = i;
   std::vector<llvm::AllocaInst*> block_buffers;
   for (size_t t = 0; t < std::max<size_t>(1, transposed.size()); ++t) {
     block_buffers.push_back(prologue_.CreateAlloca(vtype, prologue_.getInt64(lanes), "block"));
@@ -190,16 +188,13 @@ bool KernelEmitter::EmitTransposedLanes() {
     EmitCountedLoop(u_begin, u_end, lanes, "transposed_u", [&](llvm::Value* u0) {
       llvm::Value* u_left = body_.CreateBinaryIntrinsic(
           llvm::Intrinsic::smin, body_.getInt64(lanes), body_.CreateSub(u_end, u0));
-      llvm::Value* u_mask = body_.CreateICmpSLT(llvm::ConstantDataVector::get(context_, steps),
-                                                body_.CreateVectorSplat(lanes, u_left));
+      llvm::Value* u_mask = LanesBelow(lanes, u_left);
       EmitNest(u + 1, inner, [&] {
         llvm::Value* extent = EvalTop(kernel_.loops[inner], DType::kI64, "loop extent");
         auto [begin, end] = LoopBounds(inner, extent);
         llvm::Value* last = body_.CreateSub(end, body_.getInt64(1));
         auto masked = [&](llvm::Value* first, llvm::Value* left) {
-          llvm::Value* mask = body_.CreateICmpSLT(llvm::ConstantDataVector::get(context_, steps),
-                                                  body_.CreateVectorSplat(lanes, left));
-          block(u0, u_left, u_mask, first, left, last, mask);
+          block(u0, u_left, u_mask, first, left, last, LanesBelow(lanes, left));
         };
         // Rows a whole number of vectors long take unmasked blocks; others one loop of
         // masked blocks, its last part full, rather than a second copy of the block (its
