@@ -25,6 +25,8 @@
 
 namespace graphjit::compiler::codegen_internal {
 
+struct TileFrame;  // tile_frame.h
+
 // Whether the host has FMA instructions (llvm.fma is then one instruction, not a call).
 bool HostHasFma();
 // The host's widest vector in bytes (AVX-512: 64, AVX / AVX2: 32, else 16).
@@ -122,11 +124,20 @@ class KernelEmitter {
   // vectors, else 16).
   int VectorBytes() const;
   int VectorRegisters() const { return RegistersFor(VectorBytes()); }
-  // --- tiled products (codegen_tiles.cc)
+  // --- tiled products (codegen_tiles.cc; the packing of their operands in
+  // codegen_tile_packing.cc)
   // kTiles: register tiles of broadcast FMAs over packed panels of both operands. False,
   // with nothing emitted, where it does not apply (ints, out not contiguous along n): the
   // caller then emits the axpy loops.
   bool EmitTiles();
+  // Packs A's tile at row m0, k from k0 + [0, kc), into tile_a (k-major, MR values per
+  // k; rows past M repeat the last row). In codegen_tile_packing.cc, as is the next.
+  void PackTileA(const TileFrame& f, llvm::Value* m0, llvm::Value* k0, llvm::Value* kc,
+                 llvm::Value* tile_a);
+  // Packs B's block of columns from n0 (`panels` panels of NR) and rows k0 + [0, kc)
+  // into f.packed_b, panel p's row kk at [(p * KC + kk) * NR], zeros past N.
+  void PackTileB(const TileFrame& f, llvm::Value* n0, llvm::Value* k0, llvm::Value* kc,
+                 llvm::Value* panels);
   // --- shared with attention (codegen_matmul.cc)
   // How many iterations of the batch loop just outside m to run per pass (1: none), at
   // most max_jam and dividing its constant extent, when rhs does not depend on that loop

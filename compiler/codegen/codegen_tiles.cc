@@ -22,13 +22,15 @@
 // registers; 6 x 2, 4 x 3 or 3 x 4 with 16). Operands are packed per call (the rhs a vector
 // at a time, from a buffer contiguous along n or a convolution's windows; the lhs as any
 // expression of m and k, once per row block) unless they are weights packed into panels
-// when the code was built (compiler/passes/packed_weights.h), read in place.
+// when the code was built (compiler/passes/packed_weights.h), read in place; the packing
+// is in codegen_tile_packing.cc, what it shares with this file in tile_frame.h.
 // Every element is summed over k in order, one FMA per term, whatever the tile, the
 // blocks or the thread's row range: results are the same bits on any thread count.
 // Explicit vector code: the baseline tier runs the same tiles as O2.
 #include <algorithm>
 
 #include "compiler/codegen/codegen_emitter.h"
+#include "compiler/codegen/tile_frame.h"
 #include "compiler/codegen/tiles_plan.h"
 #include "compiler/lower/simplify_index.h"
 #include "llvm/IR/Constants.h"
@@ -50,8 +52,6 @@ int64_t ConstantOr0(llvm::Value* v) {
 
 // How many panels of packed weights ahead of the one in use the tiles prefetch.
 constexpr int64_t kPrefetchPanels = 3;
-// How many panels ahead of the one being packed the packing of B prefetches its rows.
-constexpr int64_t kPackAheadPanels = 2;
 
 bool KernelEmitter::EmitTiles() {
   const DType dtype = program_.buffers[kernel_.out].dtype;
@@ -134,30 +134,36 @@ bool KernelEmitter::EmitTiles() {
   const int64_t nc_max = plan.nc_max, mc_max = plan.mc_max;
   const bool whole_a = plan.whole_a;
   const int64_t panels_max = nc_max / nr, tiles_max = mc_max / rows;
-  llvm::Type* type = ValueType(dtype);
-  llvm::Type* vtype = llvm::FixedVectorType::get(type, lanes);
-  const llvm::Align valign(VectorBytes()), ealign(size);
+  TileFrame f;
+  f.body = &body_;
+  f.m = m, f.n = n, f.k = k;
+  f.dtype = dtype, f.lhs = lhs, f.rhs = rhs, f.size = size, f.lanes = lanes, f.plan = plan;
+  f.packed_nr = packed_nr, f.gather_b = gather_b, f.pack_runs = pack_runs, f.run_plan = run_plan;
+  f.prefetch_b = prefetch_b;
+  llvm::Type* type = f.type = ValueType(dtype);
+  llvm::Type* vtype = f.vtype = llvm::FixedVectorType::get(type, lanes);
+  const llvm::Align valign = f.valign = llvm::Align(VectorBytes());
+  const llvm::Align ealign = f.ealign = llvm::Align(size);
   llvm::Type* i64 = body_.getInt64Ty();
-  llvm::AllocaInst* packed_b = nullptr;
   if (packed_nr == 0) {
-    packed_b = prologue_.CreateAlloca(type, prologue_.getInt64(panels_max * kc_max * nr), "bp");
-    packed_b->setAlignment(llvm::Align(64));
+    f.packed_b = prologue_.CreateAlloca(type, prologue_.getInt64(panels_max * kc_max * nr), "bp");
+    f.packed_b->setAlignment(llvm::Align(64));
   }
-  llvm::Type* ptr = body_.getPtrTy();
-  // A gathered B's row addresses for the block of k being packed (see pack_rows), where a
+  // A gathered B's row addresses for the block of k being packed (see PackTileB), where a
   // block has panels enough to repay them (a 14 x 14 map's 5 did not: 3% slower).
-  const bool b_rows = gather_b && panels_max >= 8;
-  llvm::AllocaInst* row_at =
-      b_rows ? prologue_.CreateAlloca(ptr, prologue_.getInt64(kc_max), "b_rows") : nullptr;
+  f.b_rows = gather_b && panels_max >= 8;
+  if (f.b_rows) {
+    f.row_at = prologue_.CreateAlloca(body_.getPtrTy(), prologue_.getInt64(kc_max), "b_rows");
+  }
   // Panels packed here are aligned to the vectors; a param's are to its elements.
   const llvm::Align b_align = packed_nr == 0 ? valign : ealign;
-  // A whose rows are contiguous along k is packed a vector of k at a time
-  // (pack_a_vectors), whose last vector may run up to `lanes` rows of k past a tile.
-  const bool lhs_rows_contiguous = packed_mr == 0 && lhs->kind == ExprKind::kLoad &&
-                                   ContiguousAlongN(lhs->operands, k) && !UsesLoopVar(lhs, n);
+  // A whose rows are contiguous along k is packed a vector of k at a time, whose last
+  // vector may run up to `lanes` rows of k past a tile.
+  f.lhs_rows_contiguous = packed_mr == 0 && lhs->kind == ExprKind::kLoad &&
+                          ContiguousAlongN(lhs->operands, k) && !UsesLoopVar(lhs, n);
   // Turned windows (orient_products) as A, at f(m) + g(k): a tile's rows are gathered
   // per k, at offsets fixed per tile.
-  const bool gather_a = packed_mr == 0 && !lhs_rows_contiguous && SeparableLoad(lhs, m, k);
+  f.gather_a = packed_mr == 0 && !f.lhs_rows_contiguous && SeparableLoad(lhs, m, k);
   // Tile t of A at packed_a[t * a_stride * MR], k-major: the whole K of every tile when
   // whole_a, else one block of k of one row block (none for weights packed in place).
   const int64_t a_stride = whole_a ? k_const : kc_max;
@@ -168,35 +174,17 @@ bool KernelEmitter::EmitTiles() {
   std::vector<llvm::AllocaInst*> acc;
   for (int i = 0; i < rows * vectors; ++i)
     acc.push_back(prologue_.CreateAlloca(vtype, nullptr, "acc"));
-  llvm::Value* zero = llvm::Constant::getNullValue(vtype);
-  // Lanes j with j < remaining (none when remaining <= 0).
-  auto lanes_below = [&](llvm::Value* remaining) { return LanesBelow(lanes, remaining); };
-  auto at = [&](llvm::Value* base, llvm::Value* index) {
-    return body_.CreateInBoundsGEP(type, base, index);
-  };
-  auto add = [&](llvm::Value* x, int64_t y) { return body_.CreateAdd(x, body_.getInt64(y)); };
-  auto mul = [&](llvm::Value* x, int64_t y) { return body_.CreateMul(x, body_.getInt64(y)); };
-  auto smin = [&](llvm::Value* x, llvm::Value* y) {
-    return body_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, x, y);
-  };
-
+  llvm::Value* zero = f.zero = llvm::Constant::getNullValue(vtype);
   llvm::Type* ivtype = llvm::FixedVectorType::get(i64, lanes);
   std::vector<llvm::Constant*> iota_bytes;
   for (int j = 0; j < lanes; ++j) iota_bytes.push_back(llvm::ConstantInt::get(i64, j * size));
-  llvm::Value* consecutive = llvm::ConstantVector::get(iota_bytes);
-  // Every other element's offsets: a stride-2 convolution's windows along a row.
-  llvm::Value* every_other = body_.CreateAdd(consecutive, consecutive);
-  // LaneOffsets' slot (see there).
-  llvm::AllocaInst* offset_slot = prologue_.CreateAlloca(ivtype, nullptr, "lane_offsets");
-  offset_slot->setAlignment(llvm::Align(64));
+  llvm::Value* consecutive = f.consecutive = llvm::ConstantVector::get(iota_bytes);
+  f.every_other = body_.CreateAdd(consecutive, consecutive);
+  f.offset_slot = prologue_.CreateAlloca(ivtype, nullptr, "lane_offsets");
+  f.offset_slot->setAlignment(llvm::Align(64));
   auto lane_offsets = [&](const Expr* e, int var, llvm::Value* origin, int count,
                           absl::FunctionRef<llvm::Value*(llvm::Value*)> var_at) {
-    return LaneOffsets(e, var, origin, count, var_at, offset_slot);
-  };
-  // A packing loop's trip count: `kc` where `taken` holds, else none (each way of
-  // packing is a loop of its own, and only the one taken runs).
-  auto trips_if = [&](llvm::Value* taken, llvm::Value* kc) {
-    return body_.CreateSelect(taken, kc, body_.getInt64(0));
+    return LaneOffsets(e, var, origin, count, var_at, f.offset_slot);
   };
   EmitNest(0, nb, [&] {
     llvm::Value* m_extent = EvalTop(kernel_.loops[m], DType::kI64, "M extent");
@@ -205,82 +193,7 @@ bool KernelEmitter::EmitTiles() {
     if (failed()) return;
     auto [m_begin, m_end] = LoopBounds(m, m_extent);
     auto [n_begin, n_end] = LoopBounds(n, n_extent);
-    // A column of B or C that is in bounds: `col` if it is, else the block's first.
-    auto safe_column = [&](llvm::Value* col, llvm::Value* first) {
-      return body_.CreateSelect(body_.CreateICmpSLT(col, n_end), col, first);
-    };
-    // Vector v of a panel whose first column (col0 < n_end) is at `first`, contiguous
-    // along n: at column col = col0 + v * lanes if in bounds, else at the first column
-    // (every lane masked off then).
-    auto in_panel = [&](llvm::Value* first, llvm::Value* col, int v) {
-      if (v == 0) return first;
-      return body_.CreateGEP(
-          type, first,
-          body_.CreateSelect(body_.CreateICmpSLT(col, n_end), body_.getInt64(int64_t{v} * lanes),
-                             body_.getInt64(0)));
-    };
-    // Row i of the tile at m0, or the range's last row past it (computed, never stored).
-    auto clamped_row = [&](llvm::Value* m0, int i) { return smin(add(m0, i), add(m_end, -1)); };
-    // Packs A's tile at row m0, k from k0 + [0, kc), into tile_a: per `lanes` values of k,
-    // each group of `lanes` rows loaded as vectors (masked past kc), transposed, and the
-    // group's lanes of each k stored at tile_a[kk * MR + group's first row]. A scalar per
-    // element took about as long as the FMAs of a product with 49 columns.
-    auto pack_a_vectors = [&](llvm::Value* m0, llvm::Value* k0, llvm::Value* kc,
-                              llvm::Value* tile_a) {
-      EmitCountedLoop(body_.getInt64(0), kc, lanes, "pack_av", [&](llvm::Value* kk0) {
-        llvm::Value* in_k = lanes_below(body_.CreateSub(kc, kk0));
-        loop_vars_[k] = body_.CreateAdd(k0, kk0);
-        for (int g = 0; g < rows; g += lanes) {
-          const int count = std::min(lanes, rows - g);
-          std::vector<llvm::Value*> r(lanes, zero);
-          for (int i = 0; i < count; ++i) {
-            loop_vars_[m] = clamped_row(m0, g + i);
-            llvm::Value* src = TargetPtr(lhs->index, lhs->operands);
-            if (src == nullptr) return;
-            r[i] = body_.CreateMaskedLoad(vtype, src, ealign, in_k, zero);
-          }
-          std::vector<llvm::Value*> cols = TransposeLanes(std::move(r));
-          llvm::Value* group_lanes = lanes_below(body_.getInt64(count));
-          for (int j = 0; j < lanes; ++j) {
-            llvm::Value* dst = at(tile_a, add(mul(add(kk0, j), rows), g));
-            body_.CreateMaskedStore(cols[j], dst, ealign, group_lanes);
-          }
-        }
-      });
-    };
-    // Packs A's tile at row m0, k from k0 + [0, kc), into tile_a when A is at f(m) + g(k):
-    // per group of `lanes` rows their offsets once, then per k one load of the group where
-    // the rows are consecutive elements (a tile inside one output row of a stride-1
-    // convolution), else one gather.
-    auto pack_a_gathered = [&](llvm::Value* m0, llvm::Value* k0, llvm::Value* kc,
-                               llvm::Value* tile_a) {
-      for (int g = 0; g < rows; g += lanes) {
-        const int count = std::min(lanes, rows - g);
-        loop_vars_[k] = k0;
-        llvm::Value* offsets = lane_offsets(lhs, m, clamped_row(m0, g), count, [&](llvm::Value* i) {
-          return smin(body_.CreateAdd(add(m0, g), i), add(m_end, -1));
-        });
-        if (offsets == nullptr) return;
-        llvm::Value* group_lanes = lanes_below(body_.getInt64(count));
-        llvm::Value* loads = ConsecutiveLanes(offsets, count, 0, size);
-        auto pack = [&](bool as_load) {
-          EmitCountedLoop(
-              body_.getInt64(0), trips_if(as_load ? loads : body_.CreateNot(loads), kc), 1,
-              as_load ? "pack_al" : "pack_ag", [&](llvm::Value* kk) {
-                loop_vars_[m] = clamped_row(m0, g);
-                loop_vars_[k] = body_.CreateAdd(k0, kk);
-                llvm::Value* src = TargetPtr(lhs->index, lhs->operands);
-                if (src == nullptr) return;
-                llvm::Value* x = as_load
-                                     ? body_.CreateMaskedLoad(vtype, src, ealign, group_lanes, zero)
-                                     : LoadLanes(vtype, src, offsets, nullptr, group_lanes);
-                body_.CreateMaskedStore(x, at(tile_a, add(mul(kk, rows), g)), ealign, group_lanes);
-              });
-        };
-        pack(true);
-        pack(false);
-      }
-    };
+    f.m_end = m_end, f.n_end = n_end;
     // C[m0 .. m0+MR, col0 .. col0+NR] (+)= A's tile (kc x MR at tile_a) times B's panel
     // (kc x NR at panel); rows from m_end on and columns from n_end on are not stored.
     // Scattered C: vector v's lane offsets from its panel's first column, and their runs
@@ -299,15 +212,15 @@ bool KernelEmitter::EmitTiles() {
       llvm::Value* first_block = body_.CreateICmpEQ(k0, body_.getInt64(0));
       std::vector<llvm::Value*> c_ptr(rows * vectors), c_mask(rows * vectors);
       for (int i = 0; i < rows; ++i) {
-        llvm::Value* row_in = body_.CreateICmpSLT(add(m0, i), m_end);
-        loop_vars_[m] = clamped_row(m0, i);
+        llvm::Value* row_in = body_.CreateICmpSLT(f.Add(m0, i), m_end);
+        loop_vars_[m] = f.ClampedRow(m0, i);
         loop_vars_[n] = col0;
         llvm::Value* row_ptr = TargetPtr(kernel_.out, out_indices);
         if (row_ptr == nullptr) return;
         for (int v = 0; v < nv; ++v) {
-          llvm::Value* col = add(col0, int64_t{v} * lanes);
-          c_ptr[i * vectors + v] = scattered ? row_ptr : in_panel(row_ptr, col, v);
-          c_mask[i * vectors + v] = body_.CreateAnd(lanes_below(body_.CreateSub(n_end, col)),
+          llvm::Value* col = f.Add(col0, int64_t{v} * lanes);
+          c_ptr[i * vectors + v] = scattered ? row_ptr : f.InPanel(row_ptr, col, v);
+          c_mask[i * vectors + v] = body_.CreateAnd(LanesBelow(lanes, body_.CreateSub(n_end, col)),
                                                     body_.CreateVectorSplat(lanes, row_in));
         }
       }
@@ -329,26 +242,26 @@ bool KernelEmitter::EmitTiles() {
       llvm::Value* last_block = body_.CreateICmpEQ(body_.CreateAdd(k0, kc), k_extent);
       if (!streamed.empty()) {
         auto position = [&](int t) {
-          loop_vars_[m] = clamped_row(m0, t / nv);
-          loop_vars_[n] = safe_column(add(col0, int64_t{t % nv} * lanes), col0);
+          loop_vars_[m] = f.ClampedRow(m0, t / nv);
+          loop_vars_[n] = f.SafeColumn(f.Add(col0, int64_t{t % nv} * lanes), col0);
         };
         EmitIfElse(
             last_block, "prefetch_epilogue", [&] { PrefetchLoads(streamed, rows * nv, position); },
             [] {});
       }
       EmitCountedLoop(body_.getInt64(0), kc, 1, "tile_k", [&](llvm::Value* kk) {
-        llvm::Value* b_row = at(panel, mul(kk, nr));
+        llvm::Value* b_row = f.At(panel, f.Mul(kk, nr));
         // A k step's MR values (48 or 96 bytes) and NR values, every line of them.
-        if (prefetch_a != nullptr) Prefetch(at(prefetch_a, mul(kk, rows)), rows * size);
-        if (prefetch_panel != nullptr) Prefetch(at(prefetch_panel, mul(kk, nr)), nr * size);
+        if (prefetch_a != nullptr) Prefetch(f.At(prefetch_a, f.Mul(kk, rows)), rows * size);
+        if (prefetch_panel != nullptr) Prefetch(f.At(prefetch_panel, f.Mul(kk, nr)), nr * size);
         std::vector<llvm::Value*> b(vectors);
         for (int v = 0; v < nv; ++v) {
-          b[v] = body_.CreateAlignedLoad(vtype, at(b_row, body_.getInt64(int64_t{v} * lanes)),
+          b[v] = body_.CreateAlignedLoad(vtype, f.At(b_row, body_.getInt64(int64_t{v} * lanes)),
                                          b_align);
         }
-        llvm::Value* a_row = at(tile_a, mul(kk, rows));
+        llvm::Value* a_row = f.At(tile_a, f.Mul(kk, rows));
         for (int i = 0; i < rows; ++i) {
-          llvm::Value* a = body_.CreateAlignedLoad(type, at(a_row, body_.getInt64(i)), ealign);
+          llvm::Value* a = body_.CreateAlignedLoad(type, f.At(a_row, body_.getInt64(i)), ealign);
           llvm::Value* splat = body_.CreateVectorSplat(lanes, a);
           for (int v = 0; v < nv; ++v) {
             llvm::AllocaInst* slot = acc[i * vectors + v];
@@ -366,8 +279,8 @@ bool KernelEmitter::EmitTiles() {
             const int t = i * vectors + v;
             llvm::Value* y = body_.CreateLoad(vtype, acc[t]);
             if (epilogue) {
-              loop_vars_[m] = clamped_row(m0, i);
-              loop_vars_[n] = safe_column(add(col0, int64_t{v} * lanes), col0);
+              loop_vars_[m] = f.ClampedRow(m0, i);
+              loop_vars_[n] = f.SafeColumn(f.Add(col0, int64_t{v} * lanes), col0);
               for (const Expr* sum : epilogue_sums) lane_values_[sum] = y;
               y = EvalLanes(kernel_.epilogue, n, lanes, c_mask[t]);
               lane_values_.clear();
@@ -387,158 +300,26 @@ bool KernelEmitter::EmitTiles() {
       }
       EmitIfElse(last_block, "epilogue", [&] { store_tile(true); }, [&] { store_tile(false); });
     };
-    // Packs A's tile at row m0, k from k0 + [0, kc), into tile_a (k-major, MR per k).
-    auto pack_a = [&](llvm::Value* m0, llvm::Value* k0, llvm::Value* kc, llvm::Value* tile_a) {
-      if (lhs_rows_contiguous) {
-        pack_a_vectors(m0, k0, kc, tile_a);
-        return;
-      }
-      if (gather_a) {
-        pack_a_gathered(m0, k0, kc, tile_a);
-        return;
-      }
-      for (int i = 0; i < rows; ++i) {
-        llvm::Value* row = clamped_row(m0, i);
-        EmitCountedLoop(body_.getInt64(0), kc, 1, "pack_a", [&](llvm::Value* kk) {
-          loop_vars_[m] = row;
-          loop_vars_[k] = body_.CreateAdd(k0, kk);
-          llvm::Value* x = EvalTop(kernel_.lhs, dtype, "lhs");
-          body_.CreateAlignedStore(x, at(tile_a, add(mul(kk, rows), i)), ealign);
-        });
-      }
-    };
     if (whole_a) {
       llvm::Value* tiles =
-          body_.CreateUDiv(add(body_.CreateSub(m_end, m_begin), rows - 1), body_.getInt64(rows));
+          body_.CreateUDiv(f.Add(body_.CreateSub(m_end, m_begin), rows - 1), body_.getInt64(rows));
       EmitCountedLoop(body_.getInt64(0), tiles, 1, "pack_whole_a", [&](llvm::Value* t) {
-        pack_a(body_.CreateAdd(m_begin, mul(t, rows)), body_.getInt64(0), k_extent,
-               at(packed_a, mul(mul(t, a_stride), rows)));
+        PackTileA(f, body_.CreateAdd(m_begin, f.Mul(t, rows)), body_.getInt64(0), k_extent,
+                  f.At(packed_a, f.Mul(f.Mul(t, a_stride), rows)));
       });
     }
     EmitCountedLoop(n_begin, n_end, nc_max, "n0", [&](llvm::Value* n0) {
-      llvm::Value* nc = smin(body_.getInt64(nc_max), body_.CreateSub(n_end, n0));
-      llvm::Value* panels = body_.CreateUDiv(add(nc, nr - 1), body_.getInt64(nr));
+      llvm::Value* nc = f.Smin(body_.getInt64(nc_max), body_.CreateSub(n_end, n0));
+      llvm::Value* panels = body_.CreateUDiv(f.Add(nc, nr - 1), body_.getInt64(nr));
       EmitCountedLoop(body_.getInt64(0), k_extent, kc_max, "k0", [&](llvm::Value* k0) {
-        llvm::Value* kc = smin(body_.getInt64(kc_max), body_.CreateSub(k_extent, k0));
-        // Pack B: panel p, row kk at packed_b[(p * KC + kk) * NR] (unless packed already).
-        // A gathered rhs: each vector's lane offsets from the panel's first column once
-        // per panel, then per k a load where they are consecutive for the whole panel,
-        // else a gather; one address per k either way, the panel's first column's. That
-        // address is f(k) + g(n): with b_rows, f(k) (divisions of k by a window's taps) is
-        // computed once per block of k into row_at and a panel adds g(col0) - g(n0) to it
-        // (a 3 x 3 convolution 128 -> 32 channels at 56 x 56: 1.30-1.38 -> 1.23-1.34 ms).
-        if (packed_nr == 0 && b_rows) {
-          loop_vars_[n] = n0;
-          EmitCountedLoop(body_.getInt64(0), kc, 1, "pack_rows", [&](llvm::Value* kk) {
-            loop_vars_[k] = body_.CreateAdd(k0, kk);
-            llvm::Value* first = TargetPtr(rhs->index, rhs->operands);
-            if (first != nullptr) body_.CreateStore(first, body_.CreateGEP(ptr, row_at, kk));
-          });
-        }
-        // With b_rows, g(col) - g(n0) in bytes: once per panel (hoisted by hand: the
-        // baseline tier runs no LICM over these loops).
-        auto column_offset = [&](llvm::Value* col) -> llvm::Value* {
-          if (!b_rows) return nullptr;
-          loop_vars_[k] = k0;
-          loop_vars_[n] = col;
-          llvm::Value* at_col = TargetPtr(rhs->index, rhs->operands);
-          loop_vars_[n] = n0;
-          llvm::Value* at_n0 = TargetPtr(rhs->index, rhs->operands);
-          if (at_col == nullptr || at_n0 == nullptr) return nullptr;
-          return body_.CreatePtrDiff(body_.getInt8Ty(), at_col, at_n0);
-        };
-        // The address of B's element at row k0 + kk of column `col` (`offset` its
-        // column_offset).
-        auto b_at = [&](llvm::Value* kk, llvm::Value* col, llvm::Value* offset) -> llvm::Value* {
-          if (!b_rows) {
-            loop_vars_[k] = body_.CreateAdd(k0, kk);
-            loop_vars_[n] = col;
-            return TargetPtr(rhs->index, rhs->operands);
-          }
-          if (offset == nullptr) return nullptr;
-          llvm::Value* first = body_.CreateLoad(ptr, body_.CreateGEP(ptr, row_at, kk));
-          return body_.CreateGEP(body_.getInt8Ty(), first, offset);
-        };
-        if (packed_nr == 0)
-          EmitCountedLoop(body_.getInt64(0), panels, 1, "pack_p", [&](llvm::Value* p) {
-            llvm::Value* col0 = body_.CreateAdd(n0, mul(p, nr));
-            llvm::Value* ahead = safe_column(add(col0, kPackAheadPanels * nr), col0);
-            llvm::Value* col0_offset = column_offset(col0);
-            llvm::Value* ahead_offset = prefetch_b ? column_offset(ahead) : nullptr;
-            std::vector<llvm::Value*> offsets(vectors);
-            std::vector<RowRuns> runs(vectors);
-            llvm::Value* loads = body_.getTrue();
-            llvm::Value* in_runs = body_.getInt1(pack_runs);
-            if (gather_b) {
-              loop_vars_[k] = k0;
-              for (int v = 0; v < vectors; ++v) {
-                llvm::Value* col = add(col0, int64_t{v} * lanes);
-                offsets[v] = lane_offsets(rhs, n, col0, lanes, [&](llvm::Value* j) {
-                  return safe_column(body_.CreateAdd(col, j), n0);
-                });
-                if (offsets[v] == nullptr) return;
-                loads = body_.CreateAnd(
-                    loads, ConsecutiveLanes(offsets[v], lanes, int64_t{v} * lanes, size));
-                if (!pack_runs) continue;
-                runs[v] = PlanRowRuns(offsets[v], lanes_below(body_.CreateSub(n_end, col)),
-                                      run_plan.stride == 2 ? every_other : consecutive,
-                                      size * run_plan.stride, run_plan.runs);
-                in_runs = body_.CreateAnd(in_runs, runs[v].complete);
-              }
-            }
-            // Each panel packs by one of three loops (the others run no iteration): every
-            // vector consecutive (loads), each vector a few runs across the image's rows
-            // (masked loads, a quarter of a gather's cost; every other element for a
-            // stride of 2), else gathers.
-            enum class Pack { kLoads, kRuns, kGathers };
-            llvm::Value* way = body_.CreateSelect(
-                loads, body_.getInt32(0),
-                body_.CreateSelect(in_runs, body_.getInt32(1), body_.getInt32(2)));
-            auto pack = [&](Pack how) {
-              llvm::Value* trips =
-                  gather_b
-                      ? trips_if(body_.CreateICmpEQ(way, body_.getInt32(static_cast<int>(how))), kc)
-                      : kc;
-              EmitCountedLoop(
-                  body_.getInt64(0), trips, 1,
-                  how == Pack::kLoads  ? "pack_k"
-                  : how == Pack::kRuns ? "pack_kr"
-                                       : "pack_kg",
-                  [&](llvm::Value* kk) {
-                    llvm::Value* base = b_at(kk, col0, col0_offset);
-                    if (base == nullptr) return;
-                    llvm::Value* row = at(packed_b, mul(body_.CreateAdd(mul(p, kc_max), kk), nr));
-                    if (prefetch_b && how != Pack::kGathers) {
-                      llvm::Value* next = b_at(kk, ahead, ahead_offset);
-                      const int64_t stride = how == Pack::kRuns ? run_plan.stride : 1;
-                      if (next != nullptr) Prefetch(next, nr * size * stride, 3);
-                    }
-                    for (int v = 0; v < vectors; ++v) {
-                      llvm::Value* col = add(col0, int64_t{v} * lanes);
-                      llvm::Value* in_n = lanes_below(body_.CreateSub(n_end, col));
-                      llvm::Value* x = nullptr;
-                      if (how == Pack::kLoads) {
-                        x = body_.CreateMaskedLoad(vtype, in_panel(base, col, v), ealign, in_n,
-                                                   zero);
-                      } else if (how == Pack::kRuns) {
-                        x = LoadRuns(vtype, base, runs[v], run_plan.runs, run_plan.stride, nullptr);
-                      } else {
-                        x = LoadLanes(vtype, base, offsets[v], nullptr, in_n);
-                      }
-                      body_.CreateAlignedStore(x, at(row, body_.getInt64(int64_t{v} * lanes)),
-                                               valign);
-                    }
-                  });
-            };
-            pack(Pack::kLoads);
-            if (pack_runs) pack(Pack::kRuns);
-            if (gather_b) pack(Pack::kGathers);
-          });
+        llvm::Value* kc = f.Smin(body_.getInt64(kc_max), body_.CreateSub(k_extent, k0));
+        // Pack B (unless packed already): PackTileB.
+        if (packed_nr == 0) PackTileB(f, n0, k0, kc, panels);
         // Row blocks of MC rows: A's block packed, then every panel of B (in L1) against
         // every row tile of it (A's tiles from L2).
         EmitCountedLoop(m_begin, m_end, mc_max, "mc0", [&](llvm::Value* mc0) {
-          llvm::Value* block_end = smin(add(mc0, mc_max), m_end);
-          llvm::Value* tiles = body_.CreateUDiv(add(body_.CreateSub(block_end, mc0), rows - 1),
+          llvm::Value* block_end = f.Smin(f.Add(mc0, mc_max), m_end);
+          llvm::Value* tiles = body_.CreateUDiv(f.Add(body_.CreateSub(block_end, mc0), rows - 1),
                                                 body_.getInt64(rows));
           // Tile t of this row block: packed now (one block of k), or once per call.
           llvm::Value* first_tile =
@@ -546,33 +327,36 @@ bool KernelEmitter::EmitTiles() {
                       : body_.getInt64(0);
           auto tile_a_at = [&](llvm::Value* t, llvm::Value* k_offset) {
             if (packed_mr > 0) {  // row k_offset of the weights' panel of this tile's rows
-              loop_vars_[m] = body_.CreateAdd(mc0, mul(t, rows));
+              loop_vars_[m] = body_.CreateAdd(mc0, f.Mul(t, rows));
               loop_vars_[k] = k_offset;
               return TargetPtr(lhs->index, lhs->operands);
             }
-            return at(packed_a,
-                      mul(body_.CreateAdd(mul(body_.CreateAdd(first_tile, t), a_stride), k_offset),
-                          rows));
+            return f.At(
+                packed_a,
+                f.Mul(body_.CreateAdd(f.Mul(body_.CreateAdd(first_tile, t), a_stride), k_offset),
+                      rows));
           };
           if (!whole_a && packed_mr == 0) {
             EmitCountedLoop(body_.getInt64(0), tiles, 1, "pack_t", [&](llvm::Value* t) {
-              pack_a(body_.CreateAdd(mc0, mul(t, rows)), k0, kc, tile_a_at(t, body_.getInt64(0)));
+              PackTileA(f, body_.CreateAdd(mc0, f.Mul(t, rows)), k0, kc,
+                        tile_a_at(t, body_.getInt64(0)));
             });
           }
           EmitCountedLoop(body_.getInt64(0), panels, 1, "tile_p", [&](llvm::Value* p) {
-            llvm::Value* col0 = body_.CreateAdd(n0, mul(p, nr));
+            llvm::Value* col0 = body_.CreateAdd(n0, f.Mul(p, nr));
             llvm::Value* c_consecutive = body_.getTrue();
             if (scatter_c) {  // C's lane offsets for this panel, from its first column
               loop_vars_[m] = mc0;
               for (int v = 0; v < vectors; ++v) {
-                llvm::Value* col = add(col0, int64_t{v} * lanes);
+                llvm::Value* col = f.Add(col0, int64_t{v} * lanes);
                 c_offsets[v] = lane_offsets(c_elem.get(), n, col0, lanes, [&](llvm::Value* j) {
-                  return safe_column(body_.CreateAdd(col, j), col0);
+                  return f.SafeColumn(body_.CreateAdd(col, j), col0);
                 });
                 if (c_offsets[v] == nullptr) return;
                 if (c_runs) {
-                  c_row_runs[v] = PlanRowRuns(
-                      c_offsets[v], lanes_below(body_.CreateSub(n_end, col)), consecutive, size, 2);
+                  c_row_runs[v] =
+                      PlanRowRuns(c_offsets[v], LanesBelow(lanes, body_.CreateSub(n_end, col)),
+                                  consecutive, size, 2);
                 }
                 c_consecutive = body_.CreateAnd(
                     c_consecutive, ConsecutiveLanes(c_offsets[v], lanes, int64_t{v} * lanes, size));
@@ -580,7 +364,7 @@ bool KernelEmitter::EmitTiles() {
             }
             llvm::Value* panel = nullptr;
             if (packed_nr == 0) {
-              panel = at(packed_b, mul(mul(p, kc_max), nr));
+              panel = f.At(f.packed_b, f.Mul(f.Mul(p, kc_max), nr));
             } else {  // the packed weights' panel col0 / NR from row k0 (col0 is a multiple)
               loop_vars_[n] = col0;
               loop_vars_[k] = k0;
@@ -592,16 +376,16 @@ bool KernelEmitter::EmitTiles() {
               // for three panels ahead, they arrive in L2 in time. resnet18's 7 x 7 layers
               // 3.1 -> 2.1 ms (1 panel ahead 2.2, 2 panels 2.1, 4 panels 1.9-2.2 on a
               // noisier minute); the lines already there cost a load slot each.
-              llvm::Value* ahead = add(col0, kPrefetchPanels * nr);
+              llvm::Value* ahead = f.Add(col0, kPrefetchPanels * nr);
               loop_vars_[n] = body_.CreateSelect(body_.CreateICmpSLT(ahead, n_end), ahead, col0);
               prefetch_panel = TargetPtr(rhs->index, rhs->operands);
             }
             EmitCountedLoop(body_.getInt64(0), tiles, 1, "tile_m", [&](llvm::Value* t) {
-              llvm::Value* m0 = body_.CreateAdd(mc0, mul(t, rows));
+              llvm::Value* m0 = body_.CreateAdd(mc0, f.Mul(t, rows));
               llvm::Value* tile_a = tile_a_at(t, whole_a || packed_mr > 0 ? k0 : body_.getInt64(0));
               if (tile_a == nullptr) return;
               if (packed_mr > 0) {  // the next tile's, or this one's at M's end
-                llvm::Value* next = body_.CreateSelect(body_.CreateICmpSLT(add(m0, rows), m_end),
+                llvm::Value* next = body_.CreateSelect(body_.CreateICmpSLT(f.Add(m0, rows), m_end),
                                                        body_.CreateAdd(t, body_.getInt64(1)), t);
                 prefetch_a = tile_a_at(next, k0);
                 if (prefetch_a == nullptr) return;
