@@ -124,6 +124,12 @@ class KernelEmitter {
   // vectors, else 16).
   int VectorBytes() const;
   int VectorRegisters() const { return RegistersFor(VectorBytes()); }
+  // Whether a masked store of these vectors may cost far more than a plain one: below
+  // 64 bytes they may be AVX's vmaskmovps, microcoded on AMD's Zen 1 to 3 (42 uops, one
+  // per 12 cycles on Zen 3 by llvm-mca -mcpu=znver3), where AVX-512's masked stores cost
+  // a store. Then whole tiles, blocks and a row's rest of constant length store plain
+  // vectors (on AVX-512 hosts with 32-byte vectors too, where it costs nothing).
+  bool MaskedStoresAreSlow() const { return VectorBytes() < 64; }
   // --- tiled products (codegen_tiles.cc; the packing of their operands in
   // codegen_tile_packing.cc)
   // kTiles: register tiles of broadcast FMAs over packed panels of both operands. False,
@@ -136,6 +142,9 @@ class KernelEmitter {
                  llvm::Value* tile_a);
   // Packs B's block of columns from n0 (`panels` panels of NR) and rows k0 + [0, kc)
   // into f.packed_b, panel p's row kk at [(p * KC + kk) * NR], zeros past N.
+  // Stores lanes `group_lanes` of x, a group of a tile's rows at one k, at dst in A's tile
+  // (PackTileA's stores).
+  void StoreGroup(const TileFrame& f, llvm::Value* x, llvm::Value* dst, llvm::Value* group_lanes);
   void PackTileB(const TileFrame& f, llvm::Value* n0, llvm::Value* k0, llvm::Value* kc,
                  llvm::Value* panels);
   // --- shared with attention (codegen_matmul.cc)
@@ -272,6 +281,14 @@ class KernelEmitter {
   llvm::Value* LoadEveryOtherLane(int buffer, llvm::Value* ptr, int lanes, llvm::Value* mask);
   // `value`'s lanes to consecutive elements from `ptr`; with a mask, only its lanes.
   void StoreLanes(int buffer, llvm::Value* ptr, llvm::Value* value, llvm::Value* mask = nullptr);
+  // The lanes of `value` in `mask` from `ptr`: a masked store, or where MaskedStoresAreSlow
+  // and the mask is a constant's lanes below a count (a row's rest), StorePrefix.
+  void StoreMasked(llvm::Value* value, llvm::Value* ptr, llvm::Align align, llvm::Value* mask);
+  // The count of a constant mask of the lanes j < count; nullopt for any other mask.
+  static std::optional<int> ConstantPrefix(llvm::Value* mask);
+  // Lanes j < count of `value` from `ptr` as plain stores of power-of-two pieces, largest
+  // first: 6 of 8 lanes as 4 and 2.
+  void StorePrefix(llvm::Value* value, llvm::Value* ptr, llvm::Align align, int count);
   // The byte offsets of `e`'s elements j < count (<= the lanes of `slot`, an i64 vector
   // alloca) along loop variable `var`, element j at var = var_at(j), from its element at
   // var = origin (the other loop variables as set): an i64 vector, 0 past count. Null if

@@ -14,6 +14,18 @@ namespace graphjit::compiler::codegen_internal {
 // How many panels ahead of the one being packed the packing of B prefetches its rows.
 constexpr int64_t kPackAheadPanels = 2;
 
+void KernelEmitter::StoreGroup(const TileFrame& f, llvm::Value* x, llvm::Value* dst,
+                               llvm::Value* group_lanes) {
+  // Where masked stores are slow, a tile's only group of rows stores a whole vector in the
+  // order of k: the lanes past the group land on the next k's rows (or past the tile's k,
+  // the tile's slack), which are stored after; with more groups StoreMasked's pieces.
+  if (MaskedStoresAreSlow() && f.plan.rows <= f.lanes) {
+    body_.CreateAlignedStore(x, dst, f.ealign);
+  } else {
+    StoreMasked(x, dst, f.ealign, group_lanes);
+  }
+}
+
 void KernelEmitter::PackTileA(const TileFrame& f, llvm::Value* m0, llvm::Value* k0, llvm::Value* kc,
                               llvm::Value* tile_a) {
   const int m = f.m, k = f.k, lanes = f.lanes, rows = f.plan.rows;
@@ -39,7 +51,7 @@ void KernelEmitter::PackTileA(const TileFrame& f, llvm::Value* m0, llvm::Value* 
         llvm::Value* group_lanes = LanesBelow(lanes, body_.getInt64(count));
         for (int j = 0; j < lanes; ++j) {
           llvm::Value* dst = f.At(tile_a, f.Add(f.Mul(f.Add(kk0, j), rows), g));
-          body_.CreateMaskedStore(cols[j], dst, f.ealign, group_lanes);
+          StoreGroup(f, cols[j], dst, group_lanes);
         }
       }
     });
@@ -72,8 +84,7 @@ void KernelEmitter::PackTileA(const TileFrame& f, llvm::Value* m0, llvm::Value* 
                               as_load ? body_.CreateMaskedLoad(f.vtype, src, f.ealign, group_lanes,
                                                                f.zero)
                                       : LoadLanes(f.vtype, src, offsets, nullptr, group_lanes);
-                          body_.CreateMaskedStore(x, f.At(tile_a, f.Add(f.Mul(kk, rows), g)),
-                                                  f.ealign, group_lanes);
+                          StoreGroup(f, x, f.At(tile_a, f.Add(f.Mul(kk, rows), g)), group_lanes);
                         });
       };
       pack(true);

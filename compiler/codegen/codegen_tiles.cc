@@ -165,11 +165,13 @@ bool KernelEmitter::EmitTiles() {
   // per k, at offsets fixed per tile.
   f.gather_a = packed_mr == 0 && !f.lhs_rows_contiguous && SeparableLoad(lhs, m, k);
   // Tile t of A at packed_a[t * a_stride * MR], k-major: the whole K of every tile when
-  // whole_a, else one block of k of one row block (none for weights packed in place).
+  // whole_a, else one block of k of one row block (none for weights packed in place); past
+  // the last, room for the vectors of k it packs past kc and a vector of rows past MR
+  // (StoreGroup).
   const int64_t a_stride = whole_a ? k_const : kc_max;
   const int64_t a_tiles = packed_mr > 0 ? 0 : whole_a ? tiles_total : tiles_max;
-  auto* packed_a =
-      prologue_.CreateAlloca(type, prologue_.getInt64((a_tiles * a_stride + lanes) * rows), "ap");
+  auto* packed_a = prologue_.CreateAlloca(
+      type, prologue_.getInt64((a_tiles * a_stride + lanes) * rows + lanes), "ap");
   packed_a->setAlignment(llvm::Align(64));
   std::vector<llvm::AllocaInst*> acc;
   for (int i = 0; i < rows * vectors; ++i)
@@ -273,7 +275,10 @@ bool KernelEmitter::EmitTiles() {
       });
       // The sums stored; after the last block of k, through the epilogue first, its loads
       // of C taken from the accumulators.
+      // Where masked stores are slow, a tile with every lane in C stores plain vectors.
+      const bool whole_tiles = !scattered && MaskedStoresAreSlow();
       auto store_tile = [&](bool epilogue) {
+        std::vector<llvm::Value*> ys(rows * vectors);
         for (int i = 0; i < rows; ++i) {
           for (int v = 0; v < nv; ++v) {
             const int t = i * vectors + v;
@@ -286,13 +291,30 @@ bool KernelEmitter::EmitTiles() {
               lane_values_.clear();
               if (failed()) return;
             }
-            if (!scattered) {
+            if (whole_tiles) {
+              ys[t] = y;
+            } else if (!scattered) {
               body_.CreateMaskedStore(y, c_ptr[t], ealign, c_mask[t]);
-              continue;
+            } else {
+              StoreLanes(y, c_ptr[t], c_offsets[v], c_runs ? &c_row_runs[v] : nullptr, c_mask[t]);
             }
-            StoreLanes(y, c_ptr[t], c_offsets[v], c_runs ? &c_row_runs[v] : nullptr, c_mask[t]);
           }
         }
+        if (!whole_tiles) return;
+        llvm::Value* whole =
+            body_.CreateAnd(body_.CreateICmpSLE(f.Add(m0, rows), m_end),
+                            body_.CreateICmpSLE(f.Add(col0, int64_t{nv} * lanes), n_end));
+        auto store = [&](bool masked) {
+          for (int t = 0; t < rows * vectors; ++t) {
+            if (ys[t] == nullptr) continue;
+            if (masked) {
+              body_.CreateMaskedStore(ys[t], c_ptr[t], ealign, c_mask[t]);
+            } else {
+              body_.CreateAlignedStore(ys[t], c_ptr[t], ealign);
+            }
+          }
+        };
+        EmitIfElse(whole, "c_whole", [&] { store(false); }, [&] { store(true); });
       };
       if (!tile_epilogue) {
         store_tile(false);

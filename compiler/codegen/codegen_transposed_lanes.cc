@@ -139,19 +139,35 @@ bool KernelEmitter::EmitTransposedLanes() {
         values[m] = body_.CreateLoad(vtype, slot(block_buffers[0], body_.getInt64(m)));
       }
       std::vector<llvm::Value*> columns = TransposeLanes(std::move(values));
+      std::vector<llvm::Value*> ptrs(lanes), in_range(lanes);
       for (int j = 0; j < lanes; ++j) {
         loop_vars_[u] = u0;
         loop_vars_[inner] = lane_of_i(j);
-        llvm::Value* ptr = TargetPtr(kernel_.out, indices);
-        if (ptr == nullptr) return;
-        llvm::Value* in_range = u_mask;
+        ptrs[j] = TargetPtr(kernel_.out, indices);
+        if (ptrs[j] == nullptr) return;
+        in_range[j] = u_mask;
         if (mask != nullptr) {
-          in_range = body_.CreateAnd(
-              in_range,
+          in_range[j] = body_.CreateAnd(
+              in_range[j],
               body_.CreateVectorSplat(lanes, body_.CreateICmpSLT(body_.getInt64(j), left)));
         }
-        body_.CreateMaskedStore(columns[j], ptr, align, in_range);
       }
+      auto store = [&](bool masked) {
+        for (int j = 0; j < lanes; ++j) {
+          if (masked) {
+            body_.CreateMaskedStore(columns[j], ptrs[j], align, in_range[j]);
+          } else {
+            body_.CreateAlignedStore(columns[j], ptrs[j], align);
+          }
+        }
+      };
+      if (!MaskedStoresAreSlow()) return store(true);
+      // Where masked stores are slow, a whole block stores plain vectors.
+      llvm::Value* whole = body_.CreateICmpEQ(u_left, body_.getInt64(lanes));
+      if (mask != nullptr) {
+        whole = body_.CreateAnd(whole, body_.CreateICmpEQ(left, body_.getInt64(lanes)));
+      }
+      EmitIfElse(whole, "whole_block", [&] { store(false); }, [&] { store(true); });
       return;
     }
     for (size_t t = 0; t < transposed.size(); ++t) {

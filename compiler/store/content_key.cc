@@ -150,8 +150,9 @@ ContentKey KernelContentKey(const std::string& unit_text, const CompileOptions& 
   // vectors as wide as their rows, reductions over a strided axis in vectors of outputs,
   // and x pow 2 as x * x in every tier, v34 such stencils' rows as the parts of one vector
   // where a row fits one, v35 their parts' masks compared rather than shuffled, v36 maps
-  // between layouts (a buffer read or written transposed) in register-transposed blocks.
-  h.Text("graphjit-kernel-key-v36");
+  // between layouts (a buffer read or written transposed) in register-transposed blocks,
+  // v37 plain stores for whole tiles and blocks and constant rests below 64-byte vectors.
+  h.Text("graphjit-kernel-key-v37");
   h.Text(JitIdentity());
   // Only options that change the code; keep_ir, emit_asm and keep_object change what is kept.
   h.Text(absl::StrCat("tile_matmuls=", codegen.tile_matmuls, ",tier=", CodeTierName(codegen.tier),

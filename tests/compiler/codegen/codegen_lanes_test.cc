@@ -131,6 +131,46 @@ void CheckMaps(DType dtype) {
 TEST(CodegenLanesTest, MapsAtEdgeLengthsF64) { CheckMaps<double>(DType::kF64); }
 TEST(CodegenLanesTest, MapsAtEdgeLengthsF32) { CheckMaps<float>(DType::kF32); }
 
+// Below 64-byte vectors (AVX's masked stores are microcoded on AMD's Zen 1 to 3) a row's
+// rest of constant length stores plain pieces: 7 of 8 lanes as 4 + 2 + 1, no masked
+// store; no element past the rows is written (sentinels after the output stay), and the
+// values are the baseline tier's bits (with 64-byte vectors too, on AVX-512 hosts, where the
+// rest stays one masked store).
+template <typename T>
+void CheckConstantRests(DType dtype) {
+  std::vector<int> widths = {16, 32};
+  if (__builtin_cpu_supports("avx512f")) widths.push_back(64);
+  for (int vector_bytes : widths) {
+    for (int64_t n : {1, 3, 5, 6, 7, 9, 13, 15, 17, 23}) {
+      SCOPED_TRACE(::testing::Message() << "bytes " << vector_bytes << " n " << n);
+      const int lanes = vector_bytes / static_cast<int>(sizeof(T));
+      std::unique_ptr<NativeCode> o2 =
+          CompileAt(MapProgram(dtype, n), CodeTier::kOptimized, vector_bytes);
+      std::unique_ptr<NativeCode> baseline =
+          CompileAt(MapProgram(dtype, n), CodeTier::kBaseline, vector_bytes);
+      ASSERT_NE(o2, nullptr);
+      ASSERT_NE(baseline, nullptr);
+      if (n % lanes != 0 && vector_bytes < 64) {
+        EXPECT_THAT(o2->llvm_ir(), Not(HasSubstr("llvm.masked.store")));
+      }
+      std::vector<T> xs = Values<T>(kRows * n, 1), ys = Values<T>(n, 2), zs = Values<T>(kRows, 3);
+      std::vector<std::vector<T>> outs;
+      for (const auto& code : {o2.get(), baseline.get()}) {
+        std::vector<T> out(kRows * n + 16, T(-7));
+        RunEntry(*code, {xs.data(), ys.data(), zs.data(), out.data()}, {});
+        for (int64_t i = kRows * n; i < kRows * n + 16; ++i) ASSERT_EQ(out[i], T(-7)) << i;
+        outs.push_back(out);
+      }
+      ASSERT_EQ(std::memcmp(outs[0].data(), outs[1].data(), outs[0].size() * sizeof(T)), 0);
+    }
+  }
+}
+
+TEST(CodegenLanesTest, ConstantRestsStorePlainPiecesF32) { CheckConstantRests<float>(DType::kF32); }
+TEST(CodegenLanesTest, ConstantRestsStorePlainPiecesF64) {
+  CheckConstantRests<double>(DType::kF64);
+}
+
 // Indices are i64 but stay scalars: an f32 map without an i64 value fills its vectors
 // with f32 lanes.
 TEST(CodegenLanesTest, F32MapsTakeF32Lanes) {
