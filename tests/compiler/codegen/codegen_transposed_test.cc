@@ -108,7 +108,9 @@ void CheckWrittenTransposed(DType dtype, int vector_bytes) {
           EXPECT_THAT(code->llvm_ir(), HasSubstr("transposed_u"));
           // Below 64-byte vectors whole blocks store plain vectors (masked stores may be
           // microcoded there), the others masked ones.
-          if (vector_bytes == 32) EXPECT_THAT(code->llvm_ir(), HasSubstr("whole_block"));
+          if (vector_bytes == 32) {
+            EXPECT_THAT(code->llvm_ir(), HasSubstr("whole_block"));
+          }
         }
         std::vector<T> xs = Values<T>(rows * len, 5), ys = Values<T>(rows * len, 6),
                        zs = Values<T>(rows, 7);
