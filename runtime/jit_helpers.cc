@@ -111,7 +111,36 @@ bool SameBitsSplitByColumns(int64_t m, int64_t n, int64_t k, int64_t split) {
   return std::memcmp(whole.data(), parts.data(), whole.size() * sizeof(T)) == 0;
 }
 
+// c = a @ b whole, and as rows [0, split) and [split, m): the same bits?
+template <typename T>
+bool SameBitsSplitByRows(int64_t m, int64_t n, int64_t k, int64_t split) {
+  std::vector<T> a(m * k), b(k * n), whole(m * n), parts(m * n);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<T>(std::sin(0.37 * i));
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<T>(std::cos(0.11 * i));
+  Matmul(a.data(), b.data(), whole.data(), m, n, k, n, n, false);
+  Matmul(a.data(), b.data(), parts.data(), split, n, k, n, n, false);
+  Matmul(a.data() + split * k, b.data(), parts.data() + split * n, m - split, n, k, n, n, false);
+  return std::memcmp(whole.data(), parts.data(), whole.size() * sizeof(T)) == 0;
+}
+
+template <typename T>
+bool RowSplitsExactAt(int64_t align) {
+  return SameBitsSplitByRows<T>(2 * align + 1, 97, 160, align) &&
+         SameBitsSplitByRows<T>(5 * align + 3, 61, 600, 2 * align);
+}
+
 }  // namespace
+
+int64_t BlasRowSplitAlign() {
+  static const int64_t align = [] {
+    UseSingleThreadedBlas();
+    for (int64_t rows : {8, 16, 24}) {
+      if (RowSplitsExactAt<float>(rows) && RowSplitsExactAt<double>(rows)) return rows;
+    }
+    return int64_t{48};
+  }();
+  return align;
+}
 
 bool BlasColumnSplitsExact() {
   static const bool exact = [] {

@@ -36,6 +36,15 @@ void UseSingleThreadedBlas();
 // parallel_loops.h), else by rows.
 bool BlasColumnSplitsExact();
 
+// The fewest rows (8, 16 or 24; else 48) at whose multiples OpenBLAS computes a block of a
+// product's rows with the bits it gives them in the whole product (checked once per
+// process on f32 and f64 products over one and two blocks of k, split at one and two
+// multiples): its kernels sum each element the same way whatever its block, except in the
+// remainder block of rows past its unroll. 24 for its Haswell kernels (Zen 3), where 48
+// split a 49-row product 48 / 1 across two threads. A product's rows split at multiples of
+// it (compiler/lower/parallel_loops.h).
+int64_t BlasRowSplitAlign();
+
 // OpenBLAS's name for the kernels it runs (openblas_get_corename: "Haswell",
 // "Cooperlake", ...), which OPENBLAS_CORETYPE can force.
 std::string BlasCoreName();

@@ -18,11 +18,13 @@ constexpr int64_t kMaxStripBytes = 8 * 64;
 // w1's 344 columns in 32s split 160 / 184, in 16s 176 / 168, and a join waits for the
 // larger part.
 constexpr int64_t kContiguousAlign = 16;
-// Split points of a BLAS product's rows or columns: OpenBLAS computes C in blocks of its
+// Split points of a BLAS product's columns: OpenBLAS computes C in blocks of its
 // kernel's unrolls (4, 8, 16 or 24 rows or columns, by CPU and type), and a block cut
 // short is computed by a remainder kernel that sums in another order (seen on Zen 5: a
 // 96-row sgemm split at 32 rows changed rows 24-95 in the last bits). Multiples of 48 are
-// whole blocks for each; the last part ends where the whole product does.
+// whole blocks for each; the last part ends where the whole product does. Rows split at
+// runtime::BlasRowSplitAlign(), the unroll measured on the host (24 on Zen 3, where 48
+// split convnext_tiny's 49-row linear layers 48 / 1).
 constexpr int64_t kBlasAlign = 48;
 // Split points of a tiled product's rows: whole blocks of the 8-row tile, and few rows
 // computed and dropped at a range's end for the 12- and 6-row ones (the bits do not
@@ -238,8 +240,10 @@ void MarkParallelLoops(Program* program) {
                                : static_cast<int>(k.loops.size()) - 1;
     if (k.parallel_loop == contiguous) k.parallel_align = kContiguousAlign;
     const int rows = static_cast<int>(k.loops.size()) - 3;  // M of a product
-    if (k.kind == KernelKind::kExternMatmul &&
-        (k.parallel_loop == rows || k.parallel_loop == rows + 1)) {
+    if (k.kind == KernelKind::kExternMatmul && k.parallel_loop == rows) {
+      k.parallel_align = runtime::BlasRowSplitAlign();
+    }
+    if (k.kind == KernelKind::kExternMatmul && k.parallel_loop == rows + 1) {
       k.parallel_align = kBlasAlign;
     }
     if (k.kind == KernelKind::kMatmul && k.order == MatmulOrder::kTiles) {

@@ -4,6 +4,7 @@
 // threads at once shares the pool, and bad thread counts are refused naming the option.
 #include <cblas.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <thread>
@@ -97,7 +98,8 @@ TEST(Parallel, BlasProductsSplitByRowsOrColumnsWithTheSameBits) {
                                                                 {80, 120, 240, false},
                                                                 {64, 3025, 144, true},
                                                                 {16, 3136, 128, true},
-                                                                {192, 200, 96, true}}) {
+                                                                {192, 200, 96, true},
+                                                                {49, 3072, 96, true}}) {
     SCOPED_TRACE(absl::StrCat(m, "x", n, "x", k));
     ir::GraphBuilder b("product");
     ir::ValueId x = b.Input("x", ir::DType::kF32, {m, k});
@@ -123,9 +125,21 @@ TEST(Parallel, BlasProductsSplitByRowsOrColumnsWithTheSameBits) {
       const int rows = static_cast<int>(kernel.loops.size()) - 3;
       const bool by_columns = n >= 2 * m && runtime::BlasColumnSplitsExact();
       EXPECT_EQ(kernel.parallel_loop, by_columns ? rows + 1 : rows);
-      // 16 rows are less than one block of 48: they split only by columns.
-      EXPECT_EQ((*many)->kernels().PartsOf(0, nullptr) > 1, splits && (by_columns || m > 48))
+      // 16 rows are less than one block of rows: they split only by columns; 49 rows split
+      // 24 / 25 where OpenBLAS's kernels unroll 24 rows (Haswell's), else 48 / 1.
+      const int64_t row_align = runtime::BlasRowSplitAlign();
+      EXPECT_EQ((*many)->kernels().PartsOf(0, nullptr) > 1, splits && (by_columns || m > row_align))
           << threads << " threads";
+      if (!by_columns && threads == 2 && splits && m > row_align) {
+        // Rows cut at the first multiple of the unroll past half their blocks: 49 rows as
+        // 24 + 25 on Haswell's kernels, not 48 + 1.
+        const int64_t first = (m + row_align - 1) / row_align / 2 * row_align;
+        int64_t largest = 0;
+        for (const KernelSet::StepTask& task : (*many)->kernels().PlanOf(nullptr)) {
+          largest = std::max(largest, task.end - task.begin);
+        }
+        EXPECT_EQ(largest, std::max(first, m - first));
+      }
       auto got = (*many)->Run(in);
       ASSERT_TRUE(got.ok()) << got.status();
       EXPECT_TRUE(SameBits((*want)[0], (*got)[0])) << threads << " threads";
