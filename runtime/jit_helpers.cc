@@ -99,34 +99,27 @@ void UseSingleThreadedBlas() {
 
 namespace {
 
-// c = a @ b whole, and as columns [0, split) and [split, n): the same bits?
+// c = a @ b whole, and in two parts cut at row (by_rows) or column `split`: the same bits?
 template <typename T>
-bool SameBitsSplitByColumns(int64_t m, int64_t n, int64_t k, int64_t split) {
+bool SameBitsSplit(int64_t m, int64_t n, int64_t k, int64_t split, bool by_rows) {
   std::vector<T> a(m * k), b(k * n), whole(m * n), parts(m * n);
   for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<T>(std::sin(0.37 * i));
   for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<T>(std::cos(0.11 * i));
   Matmul(a.data(), b.data(), whole.data(), m, n, k, n, n, false);
-  Matmul(a.data(), b.data(), parts.data(), m, split, k, n, n, false);
-  Matmul(a.data(), b.data() + split, parts.data() + split, m, n - split, k, n, n, false);
-  return std::memcmp(whole.data(), parts.data(), whole.size() * sizeof(T)) == 0;
-}
-
-// c = a @ b whole, and as rows [0, split) and [split, m): the same bits?
-template <typename T>
-bool SameBitsSplitByRows(int64_t m, int64_t n, int64_t k, int64_t split) {
-  std::vector<T> a(m * k), b(k * n), whole(m * n), parts(m * n);
-  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<T>(std::sin(0.37 * i));
-  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<T>(std::cos(0.11 * i));
-  Matmul(a.data(), b.data(), whole.data(), m, n, k, n, n, false);
-  Matmul(a.data(), b.data(), parts.data(), split, n, k, n, n, false);
-  Matmul(a.data() + split * k, b.data(), parts.data() + split * n, m - split, n, k, n, n, false);
+  if (by_rows) {
+    Matmul(a.data(), b.data(), parts.data(), split, n, k, n, n, false);
+    Matmul(a.data() + split * k, b.data(), parts.data() + split * n, m - split, n, k, n, n, false);
+  } else {
+    Matmul(a.data(), b.data(), parts.data(), m, split, k, n, n, false);
+    Matmul(a.data(), b.data() + split, parts.data() + split, m, n - split, k, n, n, false);
+  }
   return std::memcmp(whole.data(), parts.data(), whole.size() * sizeof(T)) == 0;
 }
 
 template <typename T>
 bool RowSplitsExactAt(int64_t align) {
-  return SameBitsSplitByRows<T>(2 * align + 1, 97, 160, align) &&
-         SameBitsSplitByRows<T>(5 * align + 3, 61, 600, 2 * align);
+  return SameBitsSplit<T>(2 * align + 1, 97, 160, align, true) &&
+         SameBitsSplit<T>(5 * align + 3, 61, 600, 2 * align, true);
 }
 
 }  // namespace
@@ -145,9 +138,9 @@ int64_t BlasRowSplitAlign() {
 bool BlasColumnSplitsExact() {
   static const bool exact = [] {
     UseSingleThreadedBlas();
-    return SameBitsSplitByColumns<float>(64, 3025, 144, 1536) &&
-           SameBitsSplitByColumns<float>(16, 3136, 128, 1584) &&
-           SameBitsSplitByColumns<double>(64, 3025, 144, 1536);
+    return SameBitsSplit<float>(64, 3025, 144, 1536, false) &&
+           SameBitsSplit<float>(16, 3136, 128, 1584, false) &&
+           SameBitsSplit<double>(64, 3025, 144, 1536, false);
   }();
   return exact;
 }
