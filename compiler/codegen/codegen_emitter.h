@@ -279,7 +279,8 @@ class KernelEmitter {
   // Elements ptr[0], ptr[2], .. ptr[2 * (lanes - 1)] as one vector: a wide masked load
   // and a shuffle of its even lanes (`mask`, when given, per result lane).
   llvm::Value* LoadEveryOtherLane(int buffer, llvm::Value* ptr, int lanes, llvm::Value* mask);
-  // `value`'s lanes to consecutive elements from `ptr`; with a mask, only its lanes.
+  // `value`'s lanes to consecutive elements from `ptr`; with a mask, only its lanes. This
+  // and the next three are in codegen_lane_stores.cc.
   void StoreLanes(int buffer, llvm::Value* ptr, llvm::Value* value, llvm::Value* mask = nullptr);
   // The lanes of `value` in `mask` from `ptr`: a masked store, or where MaskedStoresAreSlow
   // and the mask is a constant's lanes below a count (a row's rest), StorePrefix.

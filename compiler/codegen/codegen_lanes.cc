@@ -13,9 +13,7 @@
 // vectors give the bits of its scalar rest and of the O2 tier. Sums split into lanes and
 // accumulator chains, the reassociation their `reassoc` flag allows LLVM's vectorizer.
 #include <algorithm>
-#include <bit>
 #include <cstdint>
-#include <optional>
 #include <vector>
 
 #include "compiler/codegen/codegen_emitter.h"
@@ -421,69 +419,6 @@ llvm::Value* KernelEmitter::LoadEveryOtherLane(int buffer, llvm::Value* ptr, int
   std::vector<int> even(lanes);
   for (int j = 0; j < lanes; ++j) even[j] = 2 * j;
   return body_.CreateShuffleVector(all, even);
-}
-
-void KernelEmitter::StoreLanes(int buffer, llvm::Value* ptr, llvm::Value* value,
-                               llvm::Value* mask) {
-  if (ptr == nullptr || failed()) return;
-  const DType dtype = program_.buffers[buffer].dtype;
-  if (dtype == DType::kBool) {
-    const auto* type = llvm::cast<llvm::VectorType>(value->getType());
-    value = body_.CreateZExt(value, llvm::VectorType::get(body_.getInt8Ty(), type));
-  }
-  const llvm::Align align(ir::DTypeSize(dtype));
-  if (mask == nullptr) {
-    body_.CreateAlignedStore(value, ptr, align);
-    return;
-  }
-  StoreMasked(value, ptr, align, mask);
-}
-
-void KernelEmitter::StoreMasked(llvm::Value* value, llvm::Value* ptr, llvm::Align align,
-                                llvm::Value* mask) {
-  if (MaskedStoresAreSlow()) {
-    if (const std::optional<int> count = ConstantPrefix(mask); count.has_value()) {
-      return StorePrefix(value, ptr, align, *count);
-    }
-  }
-  body_.CreateMaskedStore(value, ptr, align, mask);
-}
-
-std::optional<int> KernelEmitter::ConstantPrefix(llvm::Value* mask) {
-  auto* c = llvm::dyn_cast<llvm::Constant>(mask);
-  if (c == nullptr) return std::nullopt;
-  const int lanes =
-      static_cast<int>(llvm::cast<llvm::FixedVectorType>(mask->getType())->getNumElements());
-  int count = 0;
-  while (count < lanes && c->getAggregateElement(count)->isOneValue()) ++count;
-  for (int j = count; j < lanes; ++j) {
-    if (!c->getAggregateElement(j)->isNullValue()) return std::nullopt;
-  }
-  return count;
-}
-
-void KernelEmitter::StorePrefix(llvm::Value* value, llvm::Value* ptr, llvm::Align align,
-                                int count) {
-  const auto* type = llvm::cast<llvm::FixedVectorType>(value->getType());
-  const int lanes = static_cast<int>(type->getNumElements());
-  int at = 0;
-  for (int piece = std::bit_floor(static_cast<unsigned>(lanes)); piece >= 1; piece /= 2) {
-    if (count - at < piece) continue;
-    llvm::Value* part = nullptr;
-    if (piece == 1) {
-      part = body_.CreateExtractElement(value, body_.getInt64(at));
-    } else if (piece == lanes) {
-      part = value;
-    } else {
-      std::vector<int> picked(piece);
-      for (int j = 0; j < piece; ++j) picked[j] = at + j;
-      part = body_.CreateShuffleVector(value, picked);
-    }
-    body_.CreateAlignedStore(
-        part, at == 0 ? ptr : body_.CreateGEP(type->getElementType(), ptr, body_.getInt64(at)),
-        align);
-    at += piece;
-  }
 }
 
 void KernelEmitter::EmitPointwiseLanes(int lanes) {
